@@ -1,0 +1,540 @@
+/*
+ * libsptensor: sparse tensor algebra and low-rank decompositions.
+ *
+ * Public C API. This header compiles as C99 and as C++; it contains no C++
+ * types. Every function returns an spt_status (0 = SPT_OK, negative = error,
+ * positive = warning) unless documented otherwise. No function ever prints,
+ * aborts, exits or lets a C++ exception escape.
+ *
+ * Conventions used throughout:
+ *  - Context: most functions take an `spt_context *ctx` first. It may be NULL,
+ *    in which case library defaults are used (all threads, AUTO backend) and
+ *    error messages go only to the calling thread's last-error slot
+ *    (spt_thread_last_error()). When ctx is non-NULL the message is stored in
+ *    the context as well (spt_last_error(ctx)).
+ *  - Ownership: functions that create an object write a new handle through an
+ *    `out` pointer; the caller owns it and releases it with the matching
+ *    *_free function. On error nothing is written to *out and nothing leaks.
+ *    "Borrowed" pointers returned by accessors stay valid until the owning
+ *    handle is modified or freed.
+ *  - Thread safety: distinct handles may be used concurrently from different
+ *    threads. A single handle (context included) must not be used from two
+ *    threads at once without the caller's own lock; read-only functions on a
+ *    tensor (kernels reading it) may run concurrently with each other when
+ *    each call uses its own context.
+ *  - Indices: spt_index is 32-bit per mode; counts and offsets (spt_nnz) are
+ *    64-bit. Coordinates inside the library are 0-based; functions that take
+ *    caller coordinates accept an index base (0 or 1).
+ *  - Dense matrices are row-major by default; SPT_COL_MAJOR lets Fortran and
+ *    MATLAB callers pass arrays without reordering.
+ */
+#ifndef SPTENSOR_H
+#define SPTENSOR_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sptensor/sptensor_export.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------------ */
+/* Version                                                                  */
+/* ------------------------------------------------------------------------ */
+
+#define SPT_VERSION_MAJOR 0
+#define SPT_VERSION_MINOR 1
+#define SPT_VERSION_PATCH 0
+
+/** Version string of the loaded library, e.g. "0.1.0". Never NULL; static
+ *  storage, do not free. Thread safe. */
+SPT_API const char *spt_version(void);
+
+/** Version numbers of the loaded library (which may differ from the header's
+ *  SPT_VERSION_* macros if a newer compatible library is loaded). Any pointer
+ *  may be NULL. Thread safe. */
+SPT_API void spt_version_numbers(int *major, int *minor, int *patch);
+
+/* ------------------------------------------------------------------------ */
+/* Basic types and status codes                                             */
+/* ------------------------------------------------------------------------ */
+
+typedef uint32_t spt_index; /**< index within one mode */
+typedef uint64_t spt_nnz;   /**< nonzero counts, offsets and sizes */
+
+/** Status codes. 0 is success, negative values are errors, positive values
+ *  are warnings (the call produced a usable result). */
+typedef enum spt_status_code {
+  SPT_OK = 0,
+  SPT_WARN_NOT_CONVERGED = 1,     /**< iteration limit reached before tolerance */
+  SPT_ERR_INVALID_ARGUMENT = -1,  /**< bad argument: NULL, out of range, shape mismatch */
+  SPT_ERR_IO = -2,                /**< file could not be opened/read/written */
+  SPT_ERR_PARSE = -3,             /**< malformed input file (message gives file:line) */
+  SPT_ERR_OUT_OF_MEMORY = -4,     /**< allocation failed */
+  SPT_ERR_UNSUPPORTED = -5,       /**< feature not available in this build or not implemented */
+  SPT_ERR_DEVICE = -6,            /**< GPU/device failure */
+  SPT_ERR_MPI = -7,               /**< MPI failure */
+  SPT_ERR_NUMERICAL = -8,         /**< numerical breakdown (e.g. NaN in a solve) */
+  SPT_ERR_OVERFLOW = -9,          /**< a size or index does not fit its type */
+  SPT_ERR_READ_ONLY = -10,        /**< modification of a read-only view */
+  SPT_ERR_INTERNAL = -99          /**< a bug in the library; please report it */
+} spt_status_code;
+
+typedef int spt_status;
+
+/** Short constant name of a status code, e.g. "SPT_ERR_PARSE". Unknown codes
+ *  give "SPT_UNKNOWN_STATUS". Static storage; thread safe. */
+SPT_API const char *spt_status_string(spt_status status);
+
+/** Value type of a tensor or matrix, chosen at run time. */
+typedef enum spt_dtype {
+  SPT_FLOAT32 = 1,
+  SPT_FLOAT64 = 2
+} spt_dtype;
+
+/** Memory layout of a dense matrix. */
+typedef enum spt_layout {
+  SPT_ROW_MAJOR = 0, /**< element (i,j) at data[i*ld + j], ld >= cols */
+  SPT_COL_MAJOR = 1  /**< element (i,j) at data[j*ld + i], ld >= rows */
+} spt_layout;
+
+/** Compute backend choice for a context. */
+typedef enum spt_backend {
+  SPT_BACKEND_AUTO = 0,      /**< best available (currently the CPU) */
+  SPT_BACKEND_CPU = 1,       /**< OpenMP kernels */
+  SPT_BACKEND_CUDA = 2,      /**< NVIDIA GPU plugin (not in this release: SPT_ERR_UNSUPPORTED) */
+  SPT_BACKEND_REFERENCE = 3  /**< sequential reference kernels (slow; for testing) */
+} spt_backend;
+
+/* ------------------------------------------------------------------------ */
+/* Context and errors                                                       */
+/* ------------------------------------------------------------------------ */
+
+typedef struct spt_context_s spt_context;
+
+/** Progress callback: `stage` names the work ("read", "cpd"), `fraction` is in
+ *  [0,1]. Called from the thread that made the library call. */
+typedef void (*spt_progress_fn)(void *user_data, const char *stage, double fraction);
+
+/** Log callback: `level` 1 = note, 2 = detail, 3 = debug. Called from the
+ *  thread that made the library call; `message` is valid during the call. */
+typedef void (*spt_log_fn)(void *user_data, int level, const char *message);
+
+/** Create a context with defaults: threads = all available (or OMP_NUM_THREADS),
+ *  backend from env SPT_BACKEND (auto|cpu|cuda|reference) else AUTO, seed 0,
+ *  verbosity 0, no callbacks.
+ *  Errors: SPT_ERR_INVALID_ARGUMENT (out NULL, or SPT_BACKEND has an unknown
+ *  value), SPT_ERR_OUT_OF_MEMORY. */
+SPT_API spt_status spt_context_create(spt_context **out);
+
+/** Free a context. NULL is accepted and ignored. Returns SPT_OK. */
+SPT_API spt_status spt_context_free(spt_context *ctx);
+
+/** Number of threads for kernels in this context; 0 restores the default.
+ *  Errors: SPT_ERR_INVALID_ARGUMENT for ctx NULL or threads < 0. */
+SPT_API spt_status spt_context_set_threads(spt_context *ctx, int threads);
+/** Threads that kernels will use (resolved, never 0). */
+SPT_API spt_status spt_context_get_threads(const spt_context *ctx, int *threads);
+
+/** Choose the backend. SPT_BACKEND_CUDA returns SPT_ERR_UNSUPPORTED in this
+ *  release (no CUDA plugin yet); the context is left unchanged. */
+SPT_API spt_status spt_context_set_backend(spt_context *ctx, spt_backend backend);
+SPT_API spt_status spt_context_get_backend(const spt_context *ctx, spt_backend *backend);
+
+/** Default seed for randomised algorithms (CP-ALS random init) that do not
+ *  set their own. */
+SPT_API spt_status spt_context_set_seed(spt_context *ctx, uint64_t seed);
+
+/** Verbosity for the log callback: 0 = silent, 1 = notes, 2 = details. */
+SPT_API spt_status spt_context_set_verbosity(spt_context *ctx, int level);
+
+/** Install (or clear, with fn NULL) the progress callback. */
+SPT_API spt_status spt_context_set_progress(spt_context *ctx, spt_progress_fn fn, void *user_data);
+
+/** Install (or clear, with fn NULL) the log callback. */
+SPT_API spt_status spt_context_set_log(spt_context *ctx, spt_log_fn fn, void *user_data);
+
+/** The message of the last error recorded in this context ("" if none).
+ *  With ctx NULL, same as spt_thread_last_error(). The pointer is valid until
+ *  the next call using this context. */
+SPT_API const char *spt_last_error(const spt_context *ctx);
+
+/** The message of the last error raised on the calling thread by any call
+ *  (with or without a context). Valid until the thread's next library call. */
+SPT_API const char *spt_thread_last_error(void);
+
+/* ------------------------------------------------------------------------ */
+/* Dense matrices                                                           */
+/* ------------------------------------------------------------------------ */
+
+typedef struct spt_matrix_s spt_matrix;
+
+/** New zero-filled rows x cols matrix of `dtype` in `layout` (ld = cols for
+ *  row-major, rows for column-major). rows or cols may be 0.
+ *  Errors: INVALID_ARGUMENT, OVERFLOW (rows*cols too large), OUT_OF_MEMORY. */
+SPT_API spt_status spt_matrix_create(spt_context *ctx, spt_dtype dtype, spt_nnz rows, spt_nnz cols,
+                                     spt_layout layout, spt_matrix **out);
+
+/** New matrix holding a copy of caller data (element (i,j) located per
+ *  `layout` and `ld`). The copy keeps the caller's layout. */
+SPT_API spt_status spt_matrix_create_copy(spt_context *ctx, spt_dtype dtype, spt_nnz rows, spt_nnz cols,
+                                          spt_layout layout, const void *data, spt_nnz ld,
+                                          spt_matrix **out);
+
+/** Wrap caller memory without copying. The library reads and (for outputs)
+ *  writes `data` directly; the caller keeps ownership and must keep the
+ *  memory alive until spt_matrix_free. */
+SPT_API spt_status spt_matrix_wrap(spt_context *ctx, spt_dtype dtype, spt_nnz rows, spt_nnz cols,
+                                   spt_layout layout, void *data, spt_nnz ld, spt_matrix **out);
+
+/** Free a matrix (wrapped memory is not freed). NULL is ignored. */
+SPT_API spt_status spt_matrix_free(spt_matrix *m);
+
+/** Shape and storage of a matrix. Any output pointer may be NULL. */
+SPT_API spt_status spt_matrix_info(const spt_matrix *m, spt_dtype *dtype, spt_nnz *rows, spt_nnz *cols,
+                                   spt_layout *layout, spt_nnz *ld);
+
+/** Borrowed pointer to the matrix's storage (layout and ld per spt_matrix_info). */
+SPT_API spt_status spt_matrix_data(spt_matrix *m, void **data);
+
+/** Copy the matrix into caller memory in the caller's layout and ld. */
+SPT_API spt_status spt_matrix_copy_out(const spt_matrix *m, spt_layout layout, void *data, spt_nnz ld);
+
+/** Dense Khatri-Rao product (column-wise Kronecker): A is I x R, B is J x R,
+ *  the new matrix is (I*J) x R with row i*J + j = A(i,:) .* B(j,:).
+ *  Both inputs must share dtype and column count. Result is row-major. */
+SPT_API spt_status spt_khatri_rao(spt_context *ctx, const spt_matrix *a, const spt_matrix *b,
+                                  spt_matrix **out);
+
+/** Dense Kronecker product: A is I x J, B is K x L, the new matrix is
+ *  (I*K) x (J*L) with element (i*K+k, j*L+l) = A(i,j) * B(k,l). Row-major. */
+SPT_API spt_status spt_kronecker(spt_context *ctx, const spt_matrix *a, const spt_matrix *b,
+                                 spt_matrix **out);
+
+/* ------------------------------------------------------------------------ */
+/* Sparse COO tensors                                                       */
+/* ------------------------------------------------------------------------ */
+
+typedef struct spt_coo_s spt_coo;
+
+/** Flags for creating and appending nonzeros (bitwise OR). */
+typedef enum spt_coo_flags {
+  SPT_COO_DEFAULT = 0,
+  SPT_COO_REJECT_NONFINITE = 1, /**< fail with INVALID_ARGUMENT on NaN/Inf values */
+  SPT_COO_GROW_DIMS = 2         /**< (append) grow dims to fit new indices instead of failing */
+} spt_coo_flags;
+
+/** What to do with repeated coordinates. */
+typedef enum spt_duplicates {
+  SPT_DUPLICATES_KEEP = 0,   /**< keep them (kernels treat them as summed) */
+  SPT_DUPLICATES_SUM = 1,    /**< merge into one entry holding the sum */
+  SPT_DUPLICATES_REJECT = 2  /**< fail with INVALID_ARGUMENT naming the coordinate */
+} spt_duplicates;
+
+/** New empty tensor of `order` >= 1 modes with the given dims (each >= 1).
+ *  Errors: INVALID_ARGUMENT, OUT_OF_MEMORY. */
+SPT_API spt_status spt_coo_create(spt_context *ctx, spt_dtype dtype, uint32_t order, const spt_index *dims,
+                                  spt_coo **out);
+
+/** New tensor holding a copy of caller arrays.
+ *  dims: `order` entries, or NULL to infer dims[m] = (max index in mode m) + 1
+ *        (after base adjustment).
+ *  indices: the coordinate of nonzero k in mode m is indices[m*ld + k]
+ *        (mode-major: a column-major nnz x order array when ld = nnz, as
+ *        MATLAB's subs). ld >= nnz.
+ *  index_base: 0 or 1 (1 for MATLAB/Fortran/FROSTT coordinates).
+ *  values: nnz values of `dtype`.
+ *  flags: spt_coo_flags (SPT_COO_REJECT_NONFINITE honoured).
+ *  Errors: INVALID_ARGUMENT (NULL arrays with nnz > 0, index outside dims,
+ *  index below base, non-finite value when rejected), OUT_OF_MEMORY. */
+SPT_API spt_status spt_coo_create_from_arrays(spt_context *ctx, spt_dtype dtype, uint32_t order,
+                                              const spt_index *dims, spt_nnz nnz, const spt_index *indices,
+                                              spt_nnz ld, int index_base, const void *values, int flags,
+                                              spt_coo **out);
+
+/** Read-only view of caller arrays (0-based, layout as in
+ *  spt_coo_create_from_arrays). Nothing is copied: the caller keeps the arrays
+ *  alive and unchanged until spt_coo_free. The indices are validated once.
+ *  Modifying calls (append, sort, coalesce) on a view return
+ *  SPT_ERR_READ_ONLY; use spt_coo_copy first. */
+SPT_API spt_status spt_coo_create_view(spt_context *ctx, spt_dtype dtype, uint32_t order, const spt_index *dims,
+                                       spt_nnz nnz, const spt_index *indices, spt_nnz ld, const void *values,
+                                       spt_coo **out);
+
+/** Deep copy (a view becomes an owning tensor). */
+SPT_API spt_status spt_coo_copy(spt_context *ctx, const spt_coo *x, spt_coo **out);
+
+/** Copy with values converted to `dtype`. */
+SPT_API spt_status spt_coo_convert_dtype(spt_context *ctx, const spt_coo *x, spt_dtype dtype, spt_coo **out);
+
+/** Free a tensor. NULL is ignored. */
+SPT_API spt_status spt_coo_free(spt_coo *x);
+
+/** Append `n` nonzeros (layout as in spt_coo_create_from_arrays, values of
+ *  the tensor's dtype). Indices must lie inside dims unless
+ *  SPT_COO_GROW_DIMS is set. On error the tensor is unchanged. */
+SPT_API spt_status spt_coo_append(spt_context *ctx, spt_coo *x, spt_nnz n, const spt_index *indices,
+                                  spt_nnz ld, int index_base, const void *values, int flags);
+
+/** Order, dtype and nonzero count. Any output pointer may be NULL. */
+SPT_API spt_status spt_coo_info(const spt_coo *x, spt_dtype *dtype, uint32_t *order, spt_nnz *nnz);
+
+/** Copy the dims (order entries) into `dims`. */
+SPT_API spt_status spt_coo_dims(const spt_coo *x, spt_index *dims);
+
+/** Borrowed pointer to the nnz 0-based indices of mode `mode`. */
+SPT_API spt_status spt_coo_indices(const spt_coo *x, uint32_t mode, const spt_index **indices);
+
+/** Borrowed pointer to the nnz values (float or double per dtype). */
+SPT_API spt_status spt_coo_values(const spt_coo *x, const void **values);
+
+/** Sort nonzeros lexicographically, comparing modes in `mode_order`
+ *  (a permutation of 0..order-1; NULL means 0,1,...,order-1). Stable. */
+SPT_API spt_status spt_coo_sort(spt_context *ctx, spt_coo *x, const uint32_t *mode_order);
+
+/** Sort nonzeros in Z-Morton order (bits of all modes interleaved, most
+ *  significant first; mode 0 takes the highest bit of each level). */
+SPT_API spt_status spt_coo_sort_morton(spt_context *ctx, spt_coo *x);
+
+/** Merge repeated coordinates: SPT_DUPLICATES_SUM sums them, REJECT fails
+ *  naming the first repeated coordinate (tensor unchanged), KEEP does
+ *  nothing. Sorts the tensor (mode order 0..N-1) as a side effect. */
+SPT_API spt_status spt_coo_coalesce(spt_context *ctx, spt_coo *x, spt_duplicates policy);
+
+/** Frobenius norm sqrt(sum of squared values), accumulated in double.
+ *  Duplicates are treated as separate entries (coalesce first if needed). */
+SPT_API spt_status spt_coo_norm(spt_context *ctx, const spt_coo *x, double *norm);
+
+/* ------------------------------------------------------------------------ */
+/* Semi-sparse tensors (sCOO) and CSR unfoldings: kernel outputs            */
+/* ------------------------------------------------------------------------ */
+
+/** Semi-sparse tensor: sparse in all modes but one dense mode. It stores
+ *  `nfibers` fibers along the dense mode; fiber f has coordinates
+ *  indices_m[f] in each sparse mode m and a dense vector of length
+ *  dims[dense_mode] at values[f * dims[dense_mode] ...]. */
+typedef struct spt_scoo_s spt_scoo;
+
+SPT_API spt_status spt_scoo_free(spt_scoo *y);
+/** dtype, order, dense mode and number of fibers. Outputs may be NULL. */
+SPT_API spt_status spt_scoo_info(const spt_scoo *y, spt_dtype *dtype, uint32_t *order, uint32_t *dense_mode,
+                                 spt_nnz *nfibers);
+SPT_API spt_status spt_scoo_dims(const spt_scoo *y, spt_index *dims);
+/** Borrowed fiber coordinates in sparse mode `mode` (mode != dense mode). */
+SPT_API spt_status spt_scoo_indices(const spt_scoo *y, uint32_t mode, const spt_index **indices);
+/** Borrowed values: nfibers x dims[dense_mode], row-major. */
+SPT_API spt_status spt_scoo_values(const spt_scoo *y, const void **values);
+/** Convert to COO, dropping exact zeros. */
+SPT_API spt_status spt_scoo_to_coo(spt_context *ctx, const spt_scoo *y, spt_coo **out);
+
+/** Sparse matrix in compressed sparse row form (mode-n unfolding). Column
+ *  indices are 64-bit because an unfolding's column count is a product of dims. */
+typedef struct spt_csr_s spt_csr;
+
+SPT_API spt_status spt_csr_free(spt_csr *a);
+/** Borrowed arrays: row_ptr has rows+1 entries, col_ind and values have nnz.
+ *  Any output may be NULL. Columns are sorted within each row. */
+SPT_API spt_status spt_csr_arrays(const spt_csr *a, spt_dtype *dtype, spt_nnz *rows, uint64_t *cols, spt_nnz *nnz,
+                                  const spt_nnz **row_ptr, const uint64_t **col_ind, const void **values);
+
+/* ------------------------------------------------------------------------ */
+/* Kernels on COO tensors                                                   */
+/* ------------------------------------------------------------------------ */
+
+/** Tensor-times-vector in mode `mode`: Y = X x_mode v, an order-(N-1) COO
+ *  tensor with the remaining modes in their original order (duplicates
+ *  summed, result sorted). `v` has dims[mode] entries of the tensor's dtype.
+ *  Requires order >= 2. */
+SPT_API spt_status spt_ttv(spt_context *ctx, const spt_coo *x, uint32_t mode, const void *v, spt_nnz v_len,
+                           spt_coo **out);
+
+/** Sparse tensor-times-matrix (SpTTM) in mode `mode`: U is dims[mode] x R
+ *  (factor-matrix shape, as in ParTI!), and
+ *  Y(i_1..r..i_N) = sum_{i_mode} X(i_1..i_mode..i_N) U(i_mode, r),
+ *  i.e. Kolda's X x_mode U^T. The result is semi-sparse with dense mode
+ *  `mode` of size R, one fiber per distinct coordinate of the other modes. */
+SPT_API spt_status spt_ttm(spt_context *ctx, const spt_coo *x, uint32_t mode, const spt_matrix *u,
+                           spt_scoo **out);
+
+/** Matricized tensor times Khatri-Rao product in mode `mode`:
+ *  out(i, r) = sum over nonzeros with i_mode = i of  x * prod_{m != mode} U_m(i_m, r).
+ *  factors: `order` matrices (factors[mode] is not read and may be NULL),
+ *  U_m of dims[m] x R, same dtype as X. out: preallocated dims[mode] x R of
+ *  the same dtype; overwritten. Layouts may differ per matrix. */
+SPT_API spt_status spt_mttkrp(spt_context *ctx, const spt_coo *x, const spt_matrix *const *factors, uint32_t mode,
+                              spt_matrix *out);
+
+/** Elementwise operations. */
+typedef enum spt_elementwise_op {
+  SPT_OP_ADD = 0, /**< X + Y over the union of patterns */
+  SPT_OP_SUB = 1, /**< X - Y over the union of patterns */
+  SPT_OP_MUL = 2, /**< X .* Y over the intersection of patterns */
+  SPT_OP_DIV = 3  /**< X ./ Y over the intersection of patterns (entries where
+                       Y is an implicit zero are not produced) */
+} spt_elementwise_op;
+
+/** Elementwise op of two tensors with the same order, dims and dtype.
+ *  Repeated coordinates are summed first. Result is coalesced and sorted;
+ *  entries that become exactly zero are kept (use the pattern as computed). */
+SPT_API spt_status spt_elementwise(spt_context *ctx, spt_elementwise_op op, const spt_coo *x, const spt_coo *y,
+                                   spt_coo **out);
+
+/** Elementwise op of a tensor and a scalar applied to the stored nonzeros
+ *  (the pattern is kept: ADD/SUB shift stored values only). DIV by 0 is
+ *  rejected with INVALID_ARGUMENT. */
+SPT_API spt_status spt_elementwise_scalar(spt_context *ctx, spt_elementwise_op op, const spt_coo *x, double s,
+                                          spt_coo **out);
+
+/** Mode-n unfolding X_(n) as CSR: rows = dims[mode], column of a nonzero is
+ *  the linear index of its other coordinates with the lowest other mode
+ *  varying fastest (Kolda's convention). Duplicates are summed.
+ *  Errors: OVERFLOW when the column count exceeds 2^64 - 1. */
+SPT_API spt_status spt_unfold_csr(spt_context *ctx, const spt_coo *x, uint32_t mode, spt_csr **out);
+
+/* ------------------------------------------------------------------------ */
+/* Kruskal tensors (CP models)                                              */
+/* ------------------------------------------------------------------------ */
+
+typedef struct spt_ktensor_s spt_ktensor;
+
+/** New Kruskal tensor with lambda = 1 and zero factors (dims[m] x rank,
+ *  row-major). */
+SPT_API spt_status spt_ktensor_create(spt_context *ctx, spt_dtype dtype, uint32_t order, const spt_index *dims,
+                                      spt_index rank, spt_ktensor **out);
+SPT_API spt_status spt_ktensor_free(spt_ktensor *k);
+/** dtype, order and rank. Outputs may be NULL. */
+SPT_API spt_status spt_ktensor_info(const spt_ktensor *k, spt_dtype *dtype, uint32_t *order, spt_index *rank);
+SPT_API spt_status spt_ktensor_dims(const spt_ktensor *k, spt_index *dims);
+/** Borrowed lambda (rank entries of the dtype); writable. */
+SPT_API spt_status spt_ktensor_lambda(spt_ktensor *k, void **lambda);
+/** Borrowed factor matrix of mode `mode` (owned by k; do not free); writable. */
+SPT_API spt_status spt_ktensor_factor(spt_ktensor *k, uint32_t mode, spt_matrix **factor);
+/** Norm ||K||_F computed from lambda and Gram matrices (no densification). */
+SPT_API spt_status spt_ktensor_norm(spt_context *ctx, const spt_ktensor *k, double *norm);
+
+/** Inner product <X, K> of a sparse tensor and a Kruskal tensor of the same
+ *  dims (and dtype), accumulated in double. */
+SPT_API spt_status spt_inner_ktensor(spt_context *ctx, const spt_coo *x, const spt_ktensor *k, double *result);
+
+/** Results of a decomposition stored on the ktensor (set by spt_cpd_als).
+ *  fit: final fit; iterations: sweeps done; converged: 1 if the tolerance
+ *  was met. Outputs may be NULL. */
+SPT_API spt_status spt_ktensor_result(const spt_ktensor *k, double *fit, int *iterations, int *converged);
+
+/** Per-iteration history (borrowed arrays of `count` entries): fit and
+ *  wall-clock seconds of each iteration. Outputs may be NULL. */
+SPT_API spt_status spt_ktensor_history(const spt_ktensor *k, int *count, const double **fits,
+                                       const double **seconds);
+
+/* ------------------------------------------------------------------------ */
+/* CP-ALS                                                                   */
+/* ------------------------------------------------------------------------ */
+
+typedef enum spt_cpd_init {
+  SPT_CPD_INIT_RANDOM = 0, /**< uniform [0,1) factors from the seed (as pyttb 'random') */
+  SPT_CPD_INIT_USER = 1    /**< copy opts->init_factors */
+} spt_cpd_init;
+
+/** Per-iteration callback: iteration (1-based), fit, change in fit, seconds of
+ *  this iteration. Return non-zero to stop early (result is kept, status
+ *  SPT_WARN_NOT_CONVERGED). */
+typedef int (*spt_cpd_callback)(void *user_data, int iteration, double fit, double delta, double seconds);
+
+/** CP-ALS options. Always initialise with spt_cpd_options_init() first: the
+ *  struct_size field lets later versions add fields compatibly. */
+typedef struct spt_cpd_options {
+  size_t struct_size;        /**< set by spt_cpd_options_init */
+  spt_index rank;            /**< number of components (default 10) */
+  int max_iters;             /**< maximum sweeps (default 50) */
+  double tol;                /**< stop when |fit change| < tol after sweep 1 (default 1e-4) */
+  spt_cpd_init init;         /**< SPT_CPD_INIT_RANDOM (default) or _USER */
+  uint64_t seed;             /**< random init seed (default 0 = use the context seed) */
+  const spt_matrix *const *init_factors; /**< with SPT_CPD_INIT_USER: order matrices dims[m] x rank */
+  spt_cpd_callback callback; /**< optional */
+  void *callback_data;
+} spt_cpd_options;
+
+/** Fill `opts` with defaults. */
+SPT_API spt_status spt_cpd_options_init(spt_cpd_options *opts);
+
+/** CP decomposition by alternating least squares (Tensor Toolbox / pyttb
+ *  cp_als numerics): per mode MTTKRP, Hadamard product of Gram matrices,
+ *  Cholesky solve with pseudo-inverse fallback, column normalisation (2-norm
+ *  first sweep, max-norm after), fit via ||X||, <X,M>, ||M|| without forming
+ *  M; at the end columns are normalised into lambda, sorted by decreasing
+ *  lambda and signs fixed. The ktensor has the tensor's dtype and carries
+ *  fit, iterations, converged flag and history.
+ *  Returns SPT_OK when converged, SPT_WARN_NOT_CONVERGED (with a valid
+ *  result) when max_iters was reached first (also when tol <= 0).
+ *  Errors: INVALID_ARGUMENT (rank 0, init factor shape/dtype mismatch,
+ *  empty tensor), NUMERICAL (non-finite values appear), OUT_OF_MEMORY. */
+SPT_API spt_status spt_cpd_als(spt_context *ctx, const spt_coo *x, const spt_cpd_options *opts,
+                               spt_ktensor **out);
+
+/* ------------------------------------------------------------------------ */
+/* File I/O                                                                 */
+/* ------------------------------------------------------------------------ */
+
+/** File formats. */
+typedef enum spt_file_format {
+  SPT_FORMAT_AUTO = 0,          /**< detect from content (binary magic or text) */
+  SPT_FORMAT_TNS = 1,           /**< FROSTT text: "i1 ... iN value" per line */
+  SPT_FORMAT_TNS_EXTENDED = 2,  /**< ParTI!/B-CSF text: order line, dims line, then entries */
+  SPT_FORMAT_SPLATT_BIN = 3,    /**< SPLATT binary coordinate file (.bin) */
+  SPT_FORMAT_SPT_BIN = 4        /**< libsptensor binary (.sptb): versioned, checksummed */
+} spt_file_format;
+
+/** Compression of a file (reading detects it from the content). */
+typedef enum spt_compression {
+  SPT_COMPRESS_AUTO = 0, /**< read: detect by magic; write: from the file extension */
+  SPT_COMPRESS_NONE = 1,
+  SPT_COMPRESS_GZIP = 2,
+  SPT_COMPRESS_XZ = 3,
+  SPT_COMPRESS_ZSTD = 4
+} spt_compression;
+
+/** Options for spt_read. Initialise with spt_read_options_init(). */
+typedef struct spt_read_options {
+  size_t struct_size;
+  spt_file_format format;    /**< default AUTO (text vs binary by content; extended header detected) */
+  spt_dtype dtype;           /**< value type of the result (default SPT_FLOAT64) */
+  int index_base;            /**< text files: 1 (default, FROSTT) or 0 */
+  uint32_t order;            /**< 0 = infer; else the expected order (checked) */
+  const spt_index *dims;     /**< NULL = infer (max index); else `order` dims that indices must respect */
+  spt_duplicates duplicates; /**< default SPT_DUPLICATES_KEEP */
+  int reject_nonfinite;      /**< non-zero: NaN/Inf values are a parse error */
+} spt_read_options;
+
+SPT_API spt_status spt_read_options_init(spt_read_options *opts);
+
+/** Read a tensor file (any spt_file_format, optionally gzip/xz/zstd
+ *  compressed). Text is parsed in parallel; progress goes to the context's
+ *  progress callback. opts may be NULL for defaults.
+ *  Errors: IO (open/read failure), PARSE (message "FILE:LINE: what was
+ *  expected"), UNSUPPORTED (compression not compiled in), INVALID_ARGUMENT,
+ *  OVERFLOW (more than 2^32-1 in an index), OUT_OF_MEMORY. */
+SPT_API spt_status spt_read(spt_context *ctx, const char *path, const spt_read_options *opts, spt_coo **out);
+
+/** Options for spt_write. Initialise with spt_write_options_init(). */
+typedef struct spt_write_options {
+  size_t struct_size;
+  spt_file_format format;       /**< AUTO = by extension: .bin SPLATT, .sptb ours, else TNS */
+  spt_compression compression;  /**< AUTO = by extension (.gz, .xz, .zst), else none */
+  int index_base;               /**< text: 1 (default) or 0 */
+  int precision;                /**< text: significant digits (0 = shortest exact round trip) */
+} spt_write_options;
+
+SPT_API spt_status spt_write_options_init(spt_write_options *opts);
+
+/** Write a tensor. Text output writes shortest round-trip values by default,
+ *  so text -> read -> write is exact. The file is written to a temporary
+ *  name and renamed, so a failure never leaves a truncated file. */
+SPT_API spt_status spt_write(spt_context *ctx, const spt_coo *x, const char *path, const spt_write_options *opts);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SPTENSOR_H */

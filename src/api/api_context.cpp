@@ -1,0 +1,138 @@
+// C ABI: version, status strings, context and error reporting.
+#include <cstdlib>
+
+#include "api/guard.hpp"
+
+using namespace spt;
+
+extern "C" {
+
+SPT_API const char* spt_version(void) {
+#define SPT_STR2(x) #x
+#define SPT_STR(x) SPT_STR2(x)
+  return SPT_STR(SPT_VERSION_MAJOR) "." SPT_STR(SPT_VERSION_MINOR) "." SPT_STR(SPT_VERSION_PATCH);
+#undef SPT_STR
+#undef SPT_STR2
+}
+
+SPT_API void spt_version_numbers(int* major, int* minor, int* patch) {
+  if (major) *major = SPT_VERSION_MAJOR;
+  if (minor) *minor = SPT_VERSION_MINOR;
+  if (patch) *patch = SPT_VERSION_PATCH;
+}
+
+SPT_API const char* spt_status_string(spt_status status) {
+  switch (status) {
+    case SPT_OK: return "SPT_OK";
+    case SPT_WARN_NOT_CONVERGED: return "SPT_WARN_NOT_CONVERGED";
+    case SPT_ERR_INVALID_ARGUMENT: return "SPT_ERR_INVALID_ARGUMENT";
+    case SPT_ERR_IO: return "SPT_ERR_IO";
+    case SPT_ERR_PARSE: return "SPT_ERR_PARSE";
+    case SPT_ERR_OUT_OF_MEMORY: return "SPT_ERR_OUT_OF_MEMORY";
+    case SPT_ERR_UNSUPPORTED: return "SPT_ERR_UNSUPPORTED";
+    case SPT_ERR_DEVICE: return "SPT_ERR_DEVICE";
+    case SPT_ERR_MPI: return "SPT_ERR_MPI";
+    case SPT_ERR_NUMERICAL: return "SPT_ERR_NUMERICAL";
+    case SPT_ERR_OVERFLOW: return "SPT_ERR_OVERFLOW";
+    case SPT_ERR_READ_ONLY: return "SPT_ERR_READ_ONLY";
+    case SPT_ERR_INTERNAL: return "SPT_ERR_INTERNAL";
+    default: return "SPT_UNKNOWN_STATUS";
+  }
+}
+
+SPT_API spt_status spt_context_create(spt_context** out) {
+  return guarded("spt_context_create", [&] {
+    require_not_null(out, "out");
+    spt_backend backend = SPT_BACKEND_AUTO;
+    if (const char* env = std::getenv("SPT_BACKEND"); env && *env) {
+      if (!parse_backend(env, &backend))
+        fail(SPT_ERR_INVALID_ARGUMENT, "environment variable SPT_BACKEND=", env,
+             " is not one of auto, cpu, cuda, reference");
+      if (backend == SPT_BACKEND_CUDA)
+        fail(SPT_ERR_UNSUPPORTED, "SPT_BACKEND=cuda: the CUDA backend is not available in this release");
+    }
+    auto* ctx = new spt_context_s();
+    ctx->backend = backend;
+    *out = ctx;
+  });
+}
+
+SPT_API spt_status spt_context_free(spt_context* ctx) {
+  delete ctx;
+  return SPT_OK;
+}
+
+SPT_API spt_status spt_context_set_threads(spt_context* ctx, int threads) {
+  return guarded(ctx, "spt_context_set_threads", [&] {
+    require_not_null(ctx, "ctx");
+    require(threads >= 0, "threads must be >= 0 (0 = default), got ", threads);
+    ctx->threads = threads;
+  });
+}
+
+SPT_API spt_status spt_context_get_threads(const spt_context* ctx, int* threads) {
+  return guarded("spt_context_get_threads", [&] {
+    require_not_null(threads, "threads");
+    *threads = thread_count(resolve(ctx));
+  });
+}
+
+SPT_API spt_status spt_context_set_backend(spt_context* ctx, spt_backend backend) {
+  return guarded(ctx, "spt_context_set_backend", [&] {
+    require_not_null(ctx, "ctx");
+    switch (backend) {
+      case SPT_BACKEND_AUTO:
+      case SPT_BACKEND_CPU:
+      case SPT_BACKEND_REFERENCE: ctx->backend = backend; return;
+      case SPT_BACKEND_CUDA:
+        fail(SPT_ERR_UNSUPPORTED, "the CUDA backend is not available in this release; use SPT_BACKEND_CPU or AUTO");
+      default: fail(SPT_ERR_INVALID_ARGUMENT, "unknown backend ", static_cast<int>(backend));
+    }
+  });
+}
+
+SPT_API spt_status spt_context_get_backend(const spt_context* ctx, spt_backend* backend) {
+  return guarded("spt_context_get_backend", [&] {
+    require_not_null(backend, "backend");
+    *backend = resolve(ctx).backend;
+  });
+}
+
+SPT_API spt_status spt_context_set_seed(spt_context* ctx, uint64_t seed) {
+  return guarded(ctx, "spt_context_set_seed", [&] {
+    require_not_null(ctx, "ctx");
+    ctx->seed = seed;
+  });
+}
+
+SPT_API spt_status spt_context_set_verbosity(spt_context* ctx, int level) {
+  return guarded(ctx, "spt_context_set_verbosity", [&] {
+    require_not_null(ctx, "ctx");
+    require(level >= 0, "verbosity must be >= 0, got ", level);
+    ctx->verbosity = level;
+  });
+}
+
+SPT_API spt_status spt_context_set_progress(spt_context* ctx, spt_progress_fn fn, void* user_data) {
+  return guarded(ctx, "spt_context_set_progress", [&] {
+    require_not_null(ctx, "ctx");
+    ctx->progress = fn;
+    ctx->progress_data = user_data;
+  });
+}
+
+SPT_API spt_status spt_context_set_log(spt_context* ctx, spt_log_fn fn, void* user_data) {
+  return guarded(ctx, "spt_context_set_log", [&] {
+    require_not_null(ctx, "ctx");
+    ctx->log = fn;
+    ctx->log_data = user_data;
+  });
+}
+
+SPT_API const char* spt_last_error(const spt_context* ctx) {
+  return ctx ? ctx->last_error.c_str() : thread_error();
+}
+
+SPT_API const char* spt_thread_last_error(void) { return thread_error(); }
+
+}  // extern "C"

@@ -1,0 +1,63 @@
+#include "core/context.hpp"
+
+#include <omp.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <strings.h>
+
+namespace spt {
+
+namespace {
+thread_local spt_context_s default_context;
+thread_local std::string thread_last_error;
+}  // namespace
+
+spt_context_s& resolve(spt_context* ctx) { return ctx ? *ctx : default_context; }
+const spt_context_s& resolve(const spt_context* ctx) { return ctx ? *ctx : default_context; }
+
+int thread_count(const spt_context_s& ctx) {
+  if (ctx.threads > 0) return ctx.threads;
+  int n = omp_get_max_threads();
+  return n > 0 ? n : 1;
+}
+
+spt_backend effective_backend(const spt_context_s& ctx) {
+  return ctx.backend == SPT_BACKEND_AUTO ? SPT_BACKEND_CPU : ctx.backend;
+}
+
+void log(const spt_context_s& ctx, int level, const std::string& message) {
+  if (ctx.log && level <= ctx.verbosity) ctx.log(ctx.log_data, level, message.c_str());
+}
+
+void progress(const spt_context_s& ctx, const char* stage, double fraction) {
+  if (ctx.progress) ctx.progress(ctx.progress_data, stage, fraction);
+}
+
+void record_error(spt_context* ctx, const std::string& message) {
+  thread_last_error = message;
+  if (ctx) ctx->last_error = message;
+}
+
+void clear_thread_error() { thread_last_error.clear(); }
+const char* thread_error() { return thread_last_error.c_str(); }
+
+bool parse_backend(const char* text, spt_backend* out) {
+  struct Name {
+    const char* name;
+    spt_backend value;
+  };
+  static const Name names[] = {{"auto", SPT_BACKEND_AUTO},
+                               {"cpu", SPT_BACKEND_CPU},
+                               {"cuda", SPT_BACKEND_CUDA},
+                               {"reference", SPT_BACKEND_REFERENCE}};
+  for (const Name& n : names) {
+    if (strcasecmp(text, n.name) == 0) {
+      *out = n.value;
+      return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace spt

@@ -1,0 +1,49 @@
+// The context: backend choice, thread count, seed, callbacks and the last
+// error message. A NULL context from the caller resolves to per-thread
+// defaults (see resolve()).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "sptensor/sptensor.h"
+
+struct spt_context_s {
+  int threads = 0;  // 0 = default (omp_get_max_threads at call time)
+  spt_backend backend = SPT_BACKEND_AUTO;
+  uint64_t seed = 0;
+  int verbosity = 0;
+  spt_progress_fn progress = nullptr;
+  void* progress_data = nullptr;
+  spt_log_fn log = nullptr;
+  void* log_data = nullptr;
+  std::string last_error;
+};
+
+namespace spt {
+
+// The caller's context, or a per-thread default one when ctx is NULL.
+spt_context_s& resolve(spt_context* ctx);
+const spt_context_s& resolve(const spt_context* ctx);
+
+// Threads kernels should use for this context (>= 1).
+int thread_count(const spt_context_s& ctx);
+
+// Backend that kernels run on: AUTO resolves to CPU in this release.
+spt_backend effective_backend(const spt_context_s& ctx);
+
+// Send a message to the log callback when `level` <= verbosity.
+void log(const spt_context_s& ctx, int level, const std::string& message);
+
+// Report progress in [0,1] for `stage` to the progress callback, if any.
+void progress(const spt_context_s& ctx, const char* stage, double fraction);
+
+// Record an error message on the context (if any) and the calling thread.
+void record_error(spt_context* ctx, const std::string& message);
+void clear_thread_error();
+const char* thread_error();
+
+// Parse an SPT_BACKEND value ("auto", "cpu", "cuda", "reference").
+bool parse_backend(const char* text, spt_backend* out);
+
+}  // namespace spt

@@ -1,0 +1,120 @@
+#include "core/coo.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "core/error.hpp"
+
+void spt_coo_s::init_owned(spt_dtype dtype, const std::vector<spt_index>& d, spt_nnz n) {
+  dims = d;
+  read_only = false;
+  own_ind.assign(d.size(), {});
+  for (auto& a : own_ind) a.resize(n);
+  own_val.set_dtype(dtype);
+  own_val.resize(n);
+  nnz = n;
+  sorted_by.clear();
+  refresh();
+}
+
+void spt_coo_s::resize(spt_nnz n) {
+  for (auto& a : own_ind) a.resize(n);
+  own_val.resize(n);
+  nnz = n;
+  refresh();
+}
+
+void spt_coo_s::refresh() {
+  ind.resize(own_ind.size());
+  for (size_t m = 0; m < own_ind.size(); ++m) ind[m] = own_ind[m].data();
+  val = own_val.data();
+}
+
+namespace spt {
+
+void require_writable(const spt_coo_s& x) {
+  if (x.read_only)
+    fail(SPT_ERR_READ_ONLY, "the tensor is a read-only view of caller arrays; make an owning copy with spt_coo_copy");
+}
+
+void validate_dims(uint32_t order, const spt_index* dims) {
+  require(order >= 1, "order must be at least 1, got ", order);
+  require_not_null(dims, "dims");
+  for (uint32_t m = 0; m < order; ++m) require(dims[m] >= 1, "dims[", m, "] must be at least 1, got 0");
+}
+
+namespace {
+
+template <typename T>
+void copy_values(spt_coo_s& x, spt_nnz offset, spt_nnz n, const T* src, bool reject_nonfinite) {
+  T* dst = x.mutable_values<T>() + offset;
+  if (reject_nonfinite) {
+    for (spt_nnz k = 0; k < n; ++k)
+      if (!std::isfinite(src[k])) fail(SPT_ERR_INVALID_ARGUMENT, "value of nonzero ", k, " is not finite (", src[k], ")");
+  }
+  if (n) std::memcpy(dst, src, n * sizeof(T));
+}
+
+}  // namespace
+
+void copy_in_nonzeros(spt_coo_s& x, spt_nnz offset, spt_nnz n, const spt_index* indices, spt_nnz ld,
+                      int index_base, const void* values, bool reject_nonfinite, bool grow_dims) {
+  require(index_base == 0 || index_base == 1, "index_base must be 0 or 1, got ", index_base);
+  if (n == 0) return;
+  require_not_null(indices, "indices");
+  require_not_null(values, "values");
+  require(ld >= n, "ld (", ld, ") must be at least the number of nonzeros (", n, ")");
+  const uint32_t order = x.order();
+  checked_mul(ld, order, "ld * order");
+  std::vector<spt_index> new_dims = x.dims;
+  for (uint32_t m = 0; m < order; ++m) {
+    const spt_index* src = indices + static_cast<size_t>(m) * ld;
+    spt_index* dst = x.mutable_ind(m) + offset;
+    spt_index lim = x.dims[m];
+    spt_index seen_max = 0;
+    for (spt_nnz k = 0; k < n; ++k) {
+      spt_index i = src[k];
+      if (i < static_cast<spt_index>(index_base))
+        fail(SPT_ERR_INVALID_ARGUMENT, "nonzero ", k, " has index ", i, " in mode ", m, ", below the index base ",
+             index_base);
+      i -= static_cast<spt_index>(index_base);
+      if (!grow_dims && i >= lim)
+        fail(SPT_ERR_INVALID_ARGUMENT, "nonzero ", k, " has index ", i + index_base, " in mode ", m,
+             ", outside dims[", m, "] = ", lim, " (index base ", index_base, ")");
+      seen_max = std::max(seen_max, i);
+      dst[k] = i;
+    }
+    if (grow_dims) {
+      if (seen_max == UINT32_MAX) fail(SPT_ERR_OVERFLOW, "index in mode ", m, " does not fit 32 bits");
+      new_dims[m] = std::max(new_dims[m], seen_max + 1);
+    }
+  }
+  with_dtype(x.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    copy_values<T>(x, offset, n, static_cast<const T*>(values), reject_nonfinite);
+  });
+  x.dims = new_dims;
+  x.touched();
+}
+
+spt_coo_s copy_coo(const spt_coo_s& x, spt_dtype dtype) {
+  check_dtype(dtype);
+  spt_coo_s y;
+  y.init_owned(dtype, x.dims, x.nnz);
+  for (uint32_t m = 0; m < x.order(); ++m)
+    if (x.nnz) std::memcpy(y.mutable_ind(m), x.ind[m], x.nnz * sizeof(spt_index));
+  with_dtype(x.dtype(), [&](auto src_tag) {
+    using S = typename decltype(src_tag)::type;
+    with_dtype(dtype, [&](auto dst_tag) {
+      using D = typename decltype(dst_tag)::type;
+      const S* s = x.values<S>();
+      D* d = y.mutable_values<D>();
+      for (spt_nnz k = 0; k < x.nnz; ++k) d[k] = static_cast<D>(s[k]);
+    });
+  });
+  y.sorted_by = x.sorted_by;
+  return y;
+}
+
+}  // namespace spt

@@ -1,0 +1,75 @@
+// The COO sparse tensor object behind the opaque spt_coo handle.
+//
+// Storage is structure-of-arrays: one index array per mode plus one value
+// array. An owning tensor keeps its arrays in own_ind / own_val; a read-only
+// view points at caller memory. Kernels read through ind[m] and values<T>(),
+// which work for both.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "core/buffer.hpp"
+#include "core/dtype.hpp"
+
+struct spt_coo_s {
+  std::vector<spt_index> dims;
+  spt_nnz nnz = 0;
+  bool read_only = false;
+
+  // Per-mode index arrays and the value array, as kernels read them.
+  std::vector<const spt_index*> ind;
+  const void* val = nullptr;
+
+  // Owning storage (empty for views).
+  std::vector<spt::buffer<spt_index>> own_ind;
+  spt::ValueStore own_val;
+
+  // Mode order the nonzeros are known to be sorted in (empty = unknown).
+  std::vector<uint32_t> sorted_by;
+
+  spt_dtype dtype() const { return own_val.dtype(); }
+  uint32_t order() const { return static_cast<uint32_t>(dims.size()); }
+
+  template <typename T>
+  const T* values() const {
+    return static_cast<const T*>(val);
+  }
+
+  // Owning tensors only: mutable access (callers check read_only first).
+  spt_index* mutable_ind(uint32_t m) { return own_ind[m].data(); }
+  template <typename T>
+  T* mutable_values() {
+    return own_val.get<T>().data();
+  }
+
+  // Set up an owning tensor of the given shape with n (uninitialised) nonzeros.
+  void init_owned(spt_dtype dtype, const std::vector<spt_index>& dims, spt_nnz n);
+  // Change the number of nonzeros of an owning tensor, keeping the first
+  // min(old, n) entries.
+  void resize(spt_nnz n);
+  // Point ind/val at the owning storage again (after it moved).
+  void refresh();
+  // Mark contents changed (forget sortedness).
+  void touched() { sorted_by.clear(); }
+};
+
+namespace spt {
+
+// Throw SPT_ERR_READ_ONLY when x is a view.
+void require_writable(const spt_coo_s& x);
+
+// Validate dims: order >= 1 entries, each >= 1.
+void validate_dims(uint32_t order, const spt_index* dims);
+
+// Copy caller coordinates (mode-major, stride ld, base 0/1) and values into
+// x's storage starting at nonzero `offset`, validating every index against
+// x.dims (or growing dims when grow is set) and values when
+// reject_nonfinite. On error, x's dims are unchanged.
+void copy_in_nonzeros(spt_coo_s& x, spt_nnz offset, spt_nnz n, const spt_index* indices, spt_nnz ld,
+                      int index_base, const void* values, bool reject_nonfinite, bool grow_dims);
+
+// Deep copy of x (owning, same dtype) or with a converted dtype.
+spt_coo_s copy_coo(const spt_coo_s& x, spt_dtype dtype);
+
+}  // namespace spt

@@ -1,0 +1,57 @@
+// Kernel declarations, written once and stamped into every backend namespace
+// (reference = plain sequential oracle, cpu = OpenMP). A backend that drifts
+// from the signature fails to compile or link. Algorithms never call these
+// directly: they go through src/dispatch/dispatch.hpp.
+//
+// Conventions: all matrices are row-major MatRefs; `out` arguments are
+// overwritten; owned outputs (spt_coo_s etc.) are (re)initialised by the
+// kernel. Kernels may allocate before parallel regions and throw spt::Error;
+// they never throw from inside a parallel region.
+#pragma once
+
+#include "core/coo.hpp"
+#include "core/csr.hpp"
+#include "core/matrix.hpp"
+#include "core/scoo.hpp"
+
+namespace spt::kernels {
+
+// How a kernel may execute.
+struct Exec {
+  int threads = 1;
+};
+
+// Sparse-tensor kernels on COO, for value type T.
+#define SPT_COO_KERNELS(T)                                                                                        \
+  /* out(i,:) = sum_{nz with i_mode = i} x * Hadamard_{m != mode} factors[m](i_m, :) */                          \
+  void mttkrp(const Exec& exec, const spt_coo_s& x, const ConstMatRef<T>* factors, uint32_t mode, MatRef<T> out); \
+  /* out = x times_mode v, order N-1, sorted and duplicate-free */                                              \
+  void ttv(const Exec& exec, const spt_coo_s& x, uint32_t mode, const T* v, spt_coo_s& out);                    \
+  /* out = semi-sparse x times_mode u^T (u is dims[mode] x R) */                                                \
+  void ttm(const Exec& exec, const spt_coo_s& x, uint32_t mode, ConstMatRef<T> u, spt_scoo_s& out);             \
+  /* <x, [[lambda; factors]]>, accumulated in double */                                                          \
+  double inner_ktensor(const Exec& exec, const spt_coo_s& x, const T* lambda, const ConstMatRef<T>* factors,    \
+                       spt_index rank);                                                                          \
+  /* sum of squared values, accumulated in double */                                                             \
+  double norm_squared(const Exec& exec, const spt_coo_s& x);                                                    \
+  void elementwise(const Exec& exec, spt_elementwise_op op, const spt_coo_s& x, const spt_coo_s& y,             \
+                   spt_coo_s& out);                                                                              \
+  void elementwise_scalar(const Exec& exec, spt_elementwise_op op, const spt_coo_s& x, T s, spt_coo_s& out);    \
+  void unfold_csr(const Exec& exec, const spt_coo_s& x, uint32_t mode, spt_csr_s& out);                         \
+  /* dense: out ((I*J) x R) = khatri_rao(a (I x R), b (J x R)) */                                              \
+  void khatri_rao(const Exec& exec, ConstMatRef<T> a, ConstMatRef<T> b, MatRef<T> out);                         \
+  /* dense: out ((I*K) x (J*L)) = kron(a (I x J), b (K x L)) */                                                 \
+  void kronecker(const Exec& exec, ConstMatRef<T> a, ConstMatRef<T> b, MatRef<T> out);
+
+#define SPT_DECLARE_BACKEND(backend) \
+  namespace backend {                \
+  SPT_COO_KERNELS(float)             \
+  SPT_COO_KERNELS(double)            \
+  }
+
+SPT_DECLARE_BACKEND(reference)
+SPT_DECLARE_BACKEND(cpu)
+
+#undef SPT_DECLARE_BACKEND
+
+}  // namespace spt::kernels

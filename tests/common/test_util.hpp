@@ -1,0 +1,51 @@
+// Helpers shared by the unit tests: random tensors with the awkward shapes
+// the design asks every kernel to survive, data-file lookup, comparisons.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/coo.hpp"
+#include "core/matrix.hpp"
+
+namespace spt::test {
+
+struct RandomTensorSpec {
+  std::vector<spt_index> dims;
+  spt_nnz nnz = 1000;
+  uint64_t seed = 1;
+  bool skewed = true;          // power-law index distribution (long fibers, big slices)
+  bool empty_slices = true;    // leave some indices of every mode unused
+  bool duplicates = false;     // repeat some coordinates
+  bool single_nonzero_slice = true;  // put exactly one nonzero in the last slice of mode 0
+};
+
+// A random owning COO tensor of dtype T following spec (values in [-1, 1)).
+spt_coo_s random_coo(spt_dtype dtype, const RandomTensorSpec& spec);
+
+// A random row-major matrix, values in [-1, 1).
+template <typename T>
+DenseMatrix<T> random_matrix(spt_nnz rows, spt_nnz cols, uint64_t seed);
+
+// The standard shapes to test kernels on: orders 2..6, skewed dims.
+std::vector<RandomTensorSpec> standard_specs();
+
+// Path of a data file: tests/data/NAME if present, else ../shared/data/NAME;
+// empty string if neither exists (tests then GTEST_SKIP()).
+std::string data_file(const std::string& name);
+
+// Relative-or-absolute closeness: |a-b| <= tol * max(1, |a|, |b|).
+inline bool close(double a, double b, double tol) {
+  double scale = std::max({1.0, std::abs(a), std::abs(b)});
+  return std::abs(a - b) <= tol * scale;
+}
+
+template <typename T>
+constexpr double tolerance() {
+  return sizeof(T) == 4 ? 1e-4 : 1e-11;
+}
+
+}  // namespace spt::test
