@@ -21,8 +21,8 @@ struct Exec {
   int threads = 1;
 };
 
-// Sparse-tensor kernels on COO, for value type T.
-#define SPT_COO_KERNELS(T)                                                                                        \
+// Kernels whose signature names the value type T.
+#define SPT_TYPED_KERNELS(T)                                                                                      \
   /* out(i,:) = sum_{nz with i_mode = i} x * Hadamard_{m != mode} factors[m](i_m, :) */                          \
   void mttkrp(const Exec& exec, const spt_coo_s& x, const ConstMatRef<T>* factors, uint32_t mode, MatRef<T> out); \
   /* out = x times_mode v, order N-1, sorted and duplicate-free */                                              \
@@ -32,21 +32,26 @@ struct Exec {
   /* <x, [[lambda; factors]]>, accumulated in double */                                                          \
   double inner_ktensor(const Exec& exec, const spt_coo_s& x, const T* lambda, const ConstMatRef<T>* factors,    \
                        spt_index rank);                                                                          \
-  /* sum of squared values, accumulated in double */                                                             \
-  double norm_squared(const Exec& exec, const spt_coo_s& x);                                                    \
-  void elementwise(const Exec& exec, spt_elementwise_op op, const spt_coo_s& x, const spt_coo_s& y,             \
-                   spt_coo_s& out);                                                                              \
   void elementwise_scalar(const Exec& exec, spt_elementwise_op op, const spt_coo_s& x, T s, spt_coo_s& out);    \
-  void unfold_csr(const Exec& exec, const spt_coo_s& x, uint32_t mode, spt_csr_s& out);                         \
   /* dense: out ((I*J) x R) = khatri_rao(a (I x R), b (J x R)) */                                              \
   void khatri_rao(const Exec& exec, ConstMatRef<T> a, ConstMatRef<T> b, MatRef<T> out);                         \
   /* dense: out ((I*K) x (J*L)) = kron(a (I x J), b (K x L)) */                                                 \
   void kronecker(const Exec& exec, ConstMatRef<T> a, ConstMatRef<T> b, MatRef<T> out);
 
+// Kernels that take the dtype from their tensor arguments (dispatch inside).
+#define SPT_GENERIC_KERNELS                                                                                       \
+  /* sum of squared values, accumulated in double */                                                             \
+  double norm_squared(const Exec& exec, const spt_coo_s& x);                                                    \
+  /* x op y elementwise (same dims and dtype); result sorted, duplicate-free */                                  \
+  void elementwise(const Exec& exec, spt_elementwise_op op, const spt_coo_s& x, const spt_coo_s& y,             \
+                   spt_coo_s& out);                                                                              \
+  void unfold_csr(const Exec& exec, const spt_coo_s& x, uint32_t mode, spt_csr_s& out);
+
 #define SPT_DECLARE_BACKEND(backend) \
   namespace backend {                \
-  SPT_COO_KERNELS(float)             \
-  SPT_COO_KERNELS(double)            \
+  SPT_TYPED_KERNELS(float)           \
+  SPT_TYPED_KERNELS(double)          \
+  SPT_GENERIC_KERNELS                \
   }
 
 SPT_DECLARE_BACKEND(reference)

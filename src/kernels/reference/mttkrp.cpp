@@ -61,11 +61,14 @@ double norm_squared_impl(const spt_coo_s& x) {
   double inner_ktensor(const Exec&, const spt_coo_s& x, const T* lambda, const ConstMatRef<T>* factors,        \
                        spt_index rank) {                                                                        \
     return inner_impl<T>(x, lambda, factors, rank);                                                             \
-  }                                                                                                             \
-  double norm_squared(const Exec&, const spt_coo_s& x) { return norm_squared_impl<T>(x); }
+  }
 
 SPT_INSTANTIATE(float)
 SPT_INSTANTIATE(double)
 #undef SPT_INSTANTIATE
+
+double norm_squared(const Exec&, const spt_coo_s& x) {
+  return with_dtype(x.dtype(), [&](auto tag) { return norm_squared_impl<typename decltype(tag)::type>(x); });
+}
 
 }  // namespace spt::kernels::reference
