@@ -16,9 +16,17 @@
 
 namespace spt::kernels {
 
+// How the CPU MTTKRP resolves write conflicts on output rows. `automatic`
+// picks: race-free row ranges when the tensor is sorted with `mode` first,
+// else per-thread private outputs when they are small next to the work,
+// else atomics. Forcing one is for tests and benchmarks (forcing
+// sorted_rows on a tensor not sorted by the mode falls back to automatic).
+enum class MttkrpStrategy { automatic, privatized, atomic, sorted_rows };
+
 // How a kernel may execute.
 struct Exec {
   int threads = 1;
+  MttkrpStrategy mttkrp_strategy = MttkrpStrategy::automatic;
 };
 
 // Kernels whose signature names the value type T.

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Installs the Debian/Ubuntu packages libsptensor needs to build and test,
+# but only those that are missing (checked with dpkg -s). Runs apt-get update
+# only when something has to be installed. Uses sudo only when not root.
+# Safe to run repeatedly and without a terminal (CI).
+set -euo pipefail
+
+packages=(
+  build-essential cmake ninja-build pkg-config
+  libopenblas-dev liblapacke-dev
+  libgtest-dev libgmock-dev
+  zlib1g-dev liblzma-dev libzstd-dev xz-utils
+  python3 python3-venv python3-pip
+)
+
+if ! command -v dpkg > /dev/null 2>&1; then
+  echo "deps.sh: dpkg not found; this script supports Debian and Ubuntu only." >&2
+  echo "deps.sh: install the equivalents of: ${packages[*]}" >&2
+  exit 1
+fi
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg -s "$p" 2> /dev/null | grep -q '^Status: install ok installed'; then
+    missing+=("$p")
+  fi
+done
+
+if [[ ${#missing[@]} -eq 0 ]]; then
+  echo "deps.sh: all ${#packages[@]} build dependencies are installed"
+  exit 0
+fi
+
+echo "deps.sh: installing missing packages: ${missing[*]}"
+run_as_root=()
+if [[ $(id -u) -ne 0 ]]; then
+  if command -v sudo > /dev/null 2>&1; then
+    run_as_root=(sudo -n)  # never prompt: fail clearly instead of hanging in CI
+  else
+    echo "deps.sh: not root and sudo is not available; as root run:" >&2
+    echo "  apt-get update && apt-get install -y ${missing[*]}" >&2
+    exit 1
+  fi
+fi
+
+export DEBIAN_FRONTEND=noninteractive
+"${run_as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update
+"${run_as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}"
+echo "deps.sh: done"

@@ -1,0 +1,342 @@
+// CP-ALS following pyttb.cp_als (Tensor Toolbox cp_als) step by step:
+//
+//   normX = ||X||; U = initial factors; fit = 0
+//   each sweep, for each mode n in 0..N-1:
+//     B = MTTKRP(X, U, n);  Y = Hadamard_{m != n} U_m^T U_m;  U_n = B Y^{-1}
+//     lambda = column 2-norms (first sweep) or max(max |column|, 1) (later)
+//     U_n = U_n ./ lambda
+//   fit = 1 - sqrt(|normX^2 + ||P||^2 - 2 <X,P>|) / normX with P = [[lambda; U]]
+//     ||P||^2 = lambda^T (Hadamard of all Grams) lambda
+//     <X,P>   = sum_r lambda_r sum_i U_{N-1}(i,r) B_{N-1}(i,r)  (last MTTKRP reused)
+//   stop when |fit - fit_old| < tol after the first sweep, or at max_iters
+//   finally arrange (unit 2-norm columns, sorted by decreasing lambda) and
+//   fix signs (pyttb ktensor.fixsigns).
+//
+// Differences from pyttb, all deliberate: the solve uses Cholesky with a
+// pseudo-inverse fallback instead of numpy.linalg.solve (same result for the
+// symmetric positive definite Y the method produces); a zero column norm
+// keeps the column at zero with lambda 0 where pyttb would produce NaN;
+// sorting keeps ties in their original order.
+#include "algo/cp_als.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <numeric>
+#include <random>
+
+#include "algo/normal_equations.hpp"
+#include "dispatch/dispatch.hpp"
+#include "kernels/dense.hpp"
+
+namespace spt {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using kernels::ColumnNorm;
+
+// Uniform [0,1) from one 64-bit draw, exactly representable in T (so a float
+// never rounds up to 1). Defined here rather than via
+// std::uniform_real_distribution so that factors are the same with every
+// standard library.
+template <typename T>
+T unit_uniform(std::mt19937_64& gen) {
+  if constexpr (std::is_same_v<T, float>) return static_cast<float>(gen() >> 40) * 0x1.0p-24f;
+  else return static_cast<double>(gen() >> 11) * 0x1.0p-53;
+}
+
+template <typename T>
+MatRef<T> factor_ref(spt_ktensor_s& k, uint32_t m) {
+  return {k.factors[m]->ptr<T>(), k.dims[m], k.rank, k.rank};
+}
+
+// sum_{r,s} lambda_r lambda_s prod_m G_m(r,s), in double, as pyttb's
+// ktensor.norm (coefficient matrix lambda lambda^T times each Gram in turn).
+template <typename T>
+double kruskal_norm_squared(const T* lambda, const std::vector<DenseMatrix<T>>& grams, spt_index rank) {
+  double total = 0.0;
+  for (spt_index r = 0; r < rank; ++r)
+    for (spt_index s = 0; s < rank; ++s) {
+      double v = static_cast<double>(lambda[r]) * static_cast<double>(lambda[s]);
+      for (const DenseMatrix<T>& g : grams) v *= static_cast<double>(g(r, s));
+      total += v;
+    }
+  return total;
+}
+
+template <typename T>
+void initialise_factors(spt_context_s& ctx, const spt_cpd_options& opts, spt_ktensor_s& k) {
+  const uint32_t order = k.order();
+  if (opts.init == SPT_CPD_INIT_USER) {
+    for (uint32_t m = 0; m < order; ++m) {
+      const spt_matrix_s& src = *opts.init_factors[m];
+      MatRef<T> dst = factor_ref<T>(k, m);
+      for (spt_nnz i = 0; i < dst.rows; ++i)
+        for (spt_nnz r = 0; r < dst.cols; ++r) dst(i, r) = src.at<T>(i, r);
+    }
+    return;
+  }
+  // Random: uniform [0,1), mode by mode, each factor in row-major order (the
+  // order numpy.random.uniform(0, 1, (I, R)) fills, as pyttb init='random').
+  const uint64_t seed = opts.seed != 0 ? opts.seed : ctx.seed;
+  std::mt19937_64 gen(seed);
+  for (uint32_t m = 0; m < order; ++m) {
+    MatRef<T> dst = factor_ref<T>(k, m);
+    for (spt_nnz i = 0; i < dst.rows; ++i)
+      for (spt_nnz r = 0; r < dst.cols; ++r) dst(i, r) = unit_uniform<T>(gen);
+  }
+}
+
+// pyttb ktensor.arrange(): normalise every column to unit 2-norm (absorbing
+// the norms into lambda; zero columns stay zero), make lambda non-negative
+// by flipping mode-0 columns, then sort components by decreasing lambda.
+template <typename T>
+void arrange(spt_context_s& ctx, spt_ktensor_s& k) {
+  const uint32_t order = k.order();
+  const spt_index rank = k.rank;
+  T* lambda = k.lambda.ptr<T>();
+  std::vector<double> norms(rank);
+  std::vector<T> divisors(rank);
+  for (uint32_t m = 0; m < order; ++m) {
+    MatRef<T> u = factor_ref<T>(k, m);
+    SPT_DISPATCH(ctx, column_norms, ConstMatRef<T>{u.data, u.rows, u.cols, u.ld}, ColumnNorm::two, norms.data());
+    for (spt_index r = 0; r < rank; ++r) {
+      divisors[r] = static_cast<T>(norms[r]);
+      lambda[r] *= divisors[r];
+    }
+    SPT_DISPATCH(ctx, divide_columns, u, divisors.data());
+  }
+  for (spt_index r = 0; r < rank; ++r) {
+    if (lambda[r] < T(0)) {
+      lambda[r] = -lambda[r];
+      MatRef<T> u0 = factor_ref<T>(k, 0);
+      for (spt_nnz i = 0; i < u0.rows; ++i) u0(i, r) = -u0(i, r);
+    }
+  }
+  std::vector<spt_index> perm(rank);
+  std::iota(perm.begin(), perm.end(), spt_index(0));
+  std::stable_sort(perm.begin(), perm.end(), [&](spt_index a, spt_index b) { return lambda[a] > lambda[b]; });
+  bool identity = true;
+  for (spt_index r = 0; r < rank; ++r) identity = identity && perm[r] == r;
+  if (identity) return;
+  std::vector<T> tmp(rank);
+  for (spt_index r = 0; r < rank; ++r) tmp[r] = lambda[perm[r]];
+  std::copy(tmp.begin(), tmp.end(), lambda);
+  for (uint32_t m = 0; m < order; ++m) {
+    MatRef<T> u = factor_ref<T>(k, m);
+    for (spt_nnz i = 0; i < u.rows; ++i) {
+      T* row = u.row(i);
+      for (spt_index r = 0; r < rank; ++r) tmp[r] = row[perm[r]];
+      std::copy(tmp.begin(), tmp.end(), row);
+    }
+  }
+}
+
+// pyttb ktensor.fixsigns() without a reference: for each component, find in
+// every mode the entry of largest magnitude (first one on ties); if an even
+// number of those are negative flip all those columns, if odd flip all but
+// the last, so the component itself is unchanged.
+template <typename T>
+void fix_signs(spt_ktensor_s& k) {
+  const uint32_t order = k.order();
+  std::vector<uint32_t> negative_modes;
+  for (spt_index r = 0; r < k.rank; ++r) {
+    negative_modes.clear();
+    for (uint32_t m = 0; m < order; ++m) {
+      MatRef<T> u = factor_ref<T>(k, m);
+      T best = T(0);
+      T best_value = T(0);
+      for (spt_nnz i = 0; i < u.rows; ++i) {
+        const T v = u(i, r);
+        if (std::abs(v) > best) {
+          best = std::abs(v);
+          best_value = v;
+        }
+      }
+      if (best_value < T(0)) negative_modes.push_back(m);
+    }
+    const size_t flips = negative_modes.size() / 2 * 2;
+    for (size_t f = 0; f < flips; ++f) {
+      MatRef<T> u = factor_ref<T>(k, negative_modes[f]);
+      for (spt_nnz i = 0; i < u.rows; ++i) u(i, r) = -u(i, r);
+    }
+  }
+}
+
+template <typename T>
+spt_status cp_als_typed(spt_context_s& ctx, const spt_coo_s& x, const spt_cpd_options& opts, spt_ktensor_s& k) {
+  const uint32_t order = x.order();
+  const spt_index rank = opts.rank;
+
+  const double norm_x_squared = SPT_DISPATCH(ctx, norm_squared, x);
+  const double norm_x = std::sqrt(norm_x_squared);
+  if (!std::isfinite(norm_x))
+    fail(SPT_ERR_INVALID_ARGUMENT, "the tensor's norm is not finite (NaN/Inf values, or values too large); "
+                                   "clean the values before CP-ALS");
+  require(norm_x > 0.0, "the tensor's nonzeros are all zero (norm 0); CP-ALS needs a nonzero tensor");
+
+  init_ktensor(k, dtype_of<T>(), x.dims, rank);
+  initialise_factors<T>(ctx, opts, k);
+
+  // Every temporary the sweeps need, allocated once.
+  std::vector<MatRef<T>> factors(order);
+  std::vector<ConstMatRef<T>> const_factors(order);
+  spt_index max_dim = 0;
+  for (uint32_t m = 0; m < order; ++m) {
+    factors[m] = factor_ref<T>(k, m);
+    const_factors[m] = {factors[m].data, factors[m].rows, factors[m].cols, factors[m].ld};
+    max_dim = std::max(max_dim, x.dims[m]);
+  }
+  DenseMatrix<T> mttkrp_out(max_dim, rank);
+  std::vector<DenseMatrix<T>> grams(order, DenseMatrix<T>(rank, rank));
+  DenseMatrix<T> hadamard(rank, rank);
+  NormalEquations<T> normal_equations(rank);
+  std::vector<double> norms(rank);
+  std::vector<double> dots(rank);
+  T* lambda = k.lambda.ptr<T>();
+  k.fit_history.reserve(static_cast<size_t>(opts.max_iters));
+  k.seconds_history.reserve(static_cast<size_t>(opts.max_iters));
+
+  for (uint32_t m = 0; m < order; ++m) SPT_DISPATCH(ctx, gram, const_factors[m], grams[m].ref());
+
+  double fit = 0.0;
+  bool converged = false;
+  bool stopped_by_callback = false;
+  int iteration = 0;
+  while (iteration < opts.max_iters && !converged && !stopped_by_callback) {
+    const Clock::time_point start = Clock::now();
+    const double fit_old = fit;
+    MatRef<T> last_mttkrp;
+    for (uint32_t n = 0; n < order; ++n) {
+      MatRef<T> b{mttkrp_out.values.data(), x.dims[n], rank, rank};
+      SPT_DISPATCH(ctx, mttkrp, x, const_factors.data(), n, b);
+      last_mttkrp = b;
+
+      for (spt_nnz i = 0; i < rank * spt_nnz(rank); ++i) hadamard.values[i] = T(1);
+      for (uint32_t m = 0; m < order; ++m) {
+        if (m == n) continue;
+        for (spt_nnz i = 0; i < rank * spt_nnz(rank); ++i) hadamard.values[i] *= grams[m].values[i];
+      }
+
+      for (spt_nnz i = 0; i < rank * spt_nnz(rank); ++i)
+        if (!std::isfinite(hadamard.values[i]))
+          fail(SPT_ERR_NUMERICAL, "the normal-equation matrix for mode ", n, " became non-finite in iteration ",
+               iteration + 1, " (factor Gram matrices overflow ", dtype_name(dtype_of<T>()),
+               "); rescale the tensor or the initial factors");
+
+      // U_n is not an input of its own MTTKRP, so it can take the solution.
+      std::memcpy(factors[n].data, b.data, sizeof(T) * b.rows * rank);
+      try {
+        normal_equations.solve(ctx, hadamard.cref(), factors[n]);
+      } catch (const Error& e) {
+        if (e.code() != SPT_ERR_NUMERICAL) throw;
+        fail(SPT_ERR_NUMERICAL, "mode ", n, ", iteration ", iteration + 1, ": ", e.what());
+      }
+
+      SPT_DISPATCH(ctx, column_norms, const_factors[n], iteration == 0 ? ColumnNorm::two : ColumnNorm::max_abs,
+                   norms.data());
+      for (spt_index r = 0; r < rank; ++r) {
+        if (!std::isfinite(norms[r]))
+          fail(SPT_ERR_NUMERICAL, "non-finite values appeared in the factor of mode ", n, " (component ", r,
+               ") in iteration ", iteration + 1, "; the problem may be badly scaled or the rank too high");
+        const T norm = static_cast<T>(norms[r]);
+        lambda[r] = iteration == 0 ? norm : std::max(norm, T(1));
+      }
+      SPT_DISPATCH(ctx, divide_columns, factors[n], lambda);
+      SPT_DISPATCH(ctx, gram, const_factors[n], grams[n].ref());
+    }
+
+    SPT_DISPATCH(ctx, column_dots, const_factors[order - 1],
+                 ConstMatRef<T>{last_mttkrp.data, last_mttkrp.rows, last_mttkrp.cols, last_mttkrp.ld}, dots.data());
+    double inner = 0.0;
+    for (spt_index r = 0; r < rank; ++r) inner += dots[r] * static_cast<double>(lambda[r]);
+    const double norm_p_squared = kruskal_norm_squared<T>(lambda, grams, rank);
+    const double residual = std::sqrt(std::abs(norm_x_squared + norm_p_squared - 2.0 * inner));
+    fit = 1.0 - residual / norm_x;
+    if (!std::isfinite(fit))
+      fail(SPT_ERR_NUMERICAL, "the fit became non-finite in iteration ", iteration + 1,
+           "; the problem may be badly scaled or the rank too high");
+    const double fit_change = std::abs(fit_old - fit);
+    const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    ++iteration;
+    k.fit_history.push_back(fit);
+    k.seconds_history.push_back(seconds);
+    converged = iteration > 1 && fit_change < opts.tol;
+
+    log(ctx, 2, cat("CP-ALS iteration ", iteration, ": fit ", fit, ", change ", fit_change, ", ", seconds, " s"));
+    progress(ctx, "cpd", static_cast<double>(iteration) / opts.max_iters);
+    if (opts.callback && opts.callback(opts.callback_data, iteration, fit, fit_change, seconds) != 0 && !converged)
+      stopped_by_callback = true;
+  }
+
+  arrange<T>(ctx, k);
+  fix_signs<T>(k);
+  k.fit = fit;
+  k.iterations = iteration;
+  k.converged = converged ? 1 : 0;
+  log(ctx, 1,
+      cat("CP-ALS rank ", rank, ": fit ", fit, " after ", iteration, " iterations (",
+          converged ? "converged" : (stopped_by_callback ? "stopped by the callback" : "iteration limit reached"),
+          ")"));
+  return converged ? SPT_OK : SPT_WARN_NOT_CONVERGED;
+}
+
+}  // namespace
+
+void validate_cpd_options(const spt_coo_s& x, const spt_cpd_options& opts) {
+  require(opts.struct_size >= sizeof(spt_cpd_options), "opts.struct_size is ", opts.struct_size, ", expected ",
+          sizeof(spt_cpd_options), "; initialise the options with spt_cpd_options_init()");
+  require(opts.rank >= 1, "opts.rank must be at least 1, got ", opts.rank);
+  require(opts.max_iters >= 1, "opts.max_iters must be at least 1, got ", opts.max_iters);
+  require(std::isfinite(opts.tol) && opts.tol >= 0.0, "opts.tol must be a finite number >= 0, got ", opts.tol);
+  require(opts.init == SPT_CPD_INIT_RANDOM || opts.init == SPT_CPD_INIT_USER,
+          "opts.init must be SPT_CPD_INIT_RANDOM (0) or SPT_CPD_INIT_USER (1), got ", static_cast<int>(opts.init));
+  require(x.nnz >= 1, "the tensor has no nonzeros; CP-ALS needs at least one");
+  const uint32_t order = x.order();
+  // Factor storage dims[m] x rank must be addressable.
+  for (uint32_t m = 0; m < order; ++m) checked_mul(checked_mul(x.dims[m], opts.rank, "factor size"), 8, "factor bytes");
+  if (opts.init != SPT_CPD_INIT_USER) return;
+  require(opts.init_factors != nullptr,
+          "opts.init is SPT_CPD_INIT_USER but opts.init_factors is NULL; pass ", order, " factor matrices");
+  for (uint32_t m = 0; m < order; ++m) {
+    const spt_matrix_s* f = opts.init_factors[m];
+    require(f != nullptr, "opts.init_factors[", m, "] is NULL");
+    require(f->dtype() == x.dtype(), "opts.init_factors[", m, "] is ", dtype_name(f->dtype()), " but the tensor is ",
+            dtype_name(x.dtype()), "; convert one of them");
+    require(f->rows == x.dims[m] && f->cols == opts.rank, "opts.init_factors[", m, "] is ", f->rows, " x ", f->cols,
+            ", expected dims[", m, "] x rank = ", x.dims[m], " x ", opts.rank);
+    with_dtype(f->dtype(), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      for (spt_nnz i = 0; i < f->rows; ++i)
+        for (spt_nnz j = 0; j < f->cols; ++j)
+          require(std::isfinite(f->at<T>(i, j)), "opts.init_factors[", m, "] has a non-finite value at (", i, ", ",
+                  j, ")");
+    });
+  }
+}
+
+spt_status cp_als(spt_context_s& ctx, const spt_coo_s& x, const spt_cpd_options& opts, spt_ktensor_s& out) {
+  validate_cpd_options(x, opts);
+  return with_dtype(x.dtype(), [&](auto tag) -> spt_status {
+    return cp_als_typed<typename decltype(tag)::type>(ctx, x, opts, out);
+  });
+}
+
+double ktensor_norm_squared(spt_context_s& ctx, const spt_ktensor_s& k) {
+  return with_dtype(k.dtype(), [&](auto tag) -> double {
+    using T = typename decltype(tag)::type;
+    std::vector<DenseMatrix<T>> grams;
+    grams.reserve(k.order());
+    for (uint32_t m = 0; m < k.order(); ++m) {
+      // Factors of a ktensor are row-major; RowMajor also copes otherwise.
+      RowMajor<T> view(const_cast<spt_matrix_s&>(*k.factors[m]));
+      grams.emplace_back(k.rank, k.rank);
+      SPT_DISPATCH(ctx, gram, view.cref(), grams.back().ref());
+    }
+    return std::abs(kruskal_norm_squared<T>(k.lambda.ptr<T>(), grams, k.rank));
+  });
+}
+
+}  // namespace spt

@@ -1,0 +1,37 @@
+// Solving the CP-ALS normal equations  X * Y = B  for X, where Y (R x R) is
+// the Hadamard product of Gram matrices (symmetric positive semi-definite)
+// and B (I x R) the MTTKRP result. Y is factored once per solve (Cholesky,
+// LAPACKE ?potrf); when it is not positive definite or is numerically
+// singular (reciprocal condition estimate below machine epsilon), X = B *
+// pinv(Y) through a symmetric eigen-decomposition (LAPACKE ?syevd) instead,
+// and a note goes to the context's log. The tall I x R part of the work runs
+// in dense kernels through SPT_DISPATCH.
+#pragma once
+
+#include "core/context.hpp"
+#include "core/matrix.hpp"
+
+namespace spt {
+
+template <typename T>
+class NormalEquations {
+ public:
+  // Workspaces for rank R are allocated here, once, not per solve.
+  explicit NormalEquations(spt_index rank);
+
+  // rows <- rows * Y^{-1} (or * pinv(Y)). Y must be R x R symmetric; it is
+  // not modified. Returns true when the pseudo-inverse fallback was used.
+  // Throws spt::Error (SPT_ERR_NUMERICAL) if LAPACK fails outright.
+  bool solve(spt_context_s& ctx, ConstMatRef<T> y, MatRef<T> rows);
+
+ private:
+  spt_index rank_;
+  DenseMatrix<T> factor_;   // Cholesky factor / eigenvectors (LAPACK works in place)
+  DenseMatrix<T> pinv_;     // pseudo-inverse in the fallback
+  buffer<T> eigenvalues_;
+};
+
+extern template class NormalEquations<float>;
+extern template class NormalEquations<double>;
+
+}  // namespace spt

@@ -1,0 +1,80 @@
+// Shared pieces of the `sptensor` command-line tool. The tool uses only the
+// public C API (sptensor/sptensor.h) and links the shared library, so it is
+// also a worked example of a client program.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "args.hpp"
+#include "sptensor/sptensor.h"
+
+namespace sptcli {
+
+// Exit statuses of the tool.
+enum ExitCode { kExitOk = 0, kExitRuntime = 1, kExitUsage = 2 };
+
+// Owning handles for library objects.
+struct CooDeleter {
+  void operator()(spt_coo* x) const { spt_coo_free(x); }
+};
+struct KtensorDeleter {
+  void operator()(spt_ktensor* k) const { spt_ktensor_free(k); }
+};
+struct MatrixDeleter {
+  void operator()(spt_matrix* m) const { spt_matrix_free(m); }
+};
+struct ContextDeleter {
+  void operator()(spt_context* c) const { spt_context_free(c); }
+};
+using CooPtr = std::unique_ptr<spt_coo, CooDeleter>;
+using KtensorPtr = std::unique_ptr<spt_ktensor, KtensorDeleter>;
+using MatrixPtr = std::unique_ptr<spt_matrix, MatrixDeleter>;
+using ContextPtr = std::unique_ptr<spt_context, ContextDeleter>;
+
+// Throws RuntimeError "<doing>: <library message>" (just the message when
+// `doing` is empty) when status is an error (negative). Warnings pass.
+void check(spt_status status, const spt_context* ctx, const std::string& doing);
+
+// Options shared by the commands that load a tensor.
+std::vector<OptionSpec> common_options();
+
+// A context configured from the common options (--threads, --backend,
+// --verbose). Throws UsageError/RuntimeError.
+ContextPtr make_context(const ParsedArgs& args);
+
+// --dtype (float32|float64, default float64).
+spt_dtype dtype_option(const ParsedArgs& args);
+const char* dtype_name(spt_dtype dtype);
+
+// Read a tensor file with the common read options (--dtype, --index-base),
+// showing a progress bar when wanted (see want_progress). `seconds` receives
+// the read time if non-NULL.
+CooPtr read_tensor(spt_context* ctx, const ParsedArgs& args, const std::string& path, double* seconds);
+
+// Order, dims and nnz of a tensor.
+struct TensorShape {
+  uint32_t order = 0;
+  spt_nnz nnz = 0;
+  spt_dtype dtype = SPT_FLOAT64;
+  std::vector<spt_index> dims;
+};
+TensorShape shape_of(const spt_coo* x);
+std::string dims_text(const std::vector<spt_index>& dims, const char* separator);
+
+// Seconds since an arbitrary epoch (monotonic).
+double now_seconds();
+
+// Size of a file in bytes, 0 if it cannot be stat'ed.
+unsigned long long file_size(const std::string& path);
+
+// The commands. Each returns an exit code; errors are thrown.
+const CommandSpec& info_spec();
+const CommandSpec& convert_spec();
+const CommandSpec& cpd_spec();
+int run_info(const ParsedArgs& args);
+int run_convert(const ParsedArgs& args);
+int run_cpd(const ParsedArgs& args);
+
+}  // namespace sptcli

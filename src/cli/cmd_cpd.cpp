@@ -1,0 +1,245 @@
+// sptensor cpd FILE -r R: CP decomposition by alternating least squares.
+//
+// Factor files (written by -o PREFIX, read by --init PREFIX): PREFIX.mode-K.txt
+// for K = 1..N (1-based, like FROSTT's .map files), one row per index of mode
+// K, R space-separated values per row; PREFIX.lambda.txt holds the R weights,
+// one per line. Values are written with %.17g (float64) or %.9g (float32),
+// enough digits to read back exactly.
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <vector>
+
+#include "cli.hpp"
+
+namespace sptcli {
+
+const CommandSpec& cpd_spec() {
+  static const CommandSpec spec = [] {
+    CommandSpec s;
+    s.name = "cpd";
+    s.summary = "CP decomposition (CP-ALS) of a sparse tensor; prints fit, delta and seconds per iteration.";
+    s.positionals = {"FILE"};
+    s.description =
+        "Runs CP-ALS with Tensor Toolbox / pyttb numerics and prints one line per iteration on stdout.\n"
+        "With -o PREFIX the model is written as PREFIX.lambda.txt (R weights, one per line) and\n"
+        "PREFIX.mode-K.txt for K = 1..N (dims[K] rows of R space-separated values; modes numbered\n"
+        "from 1). --init PREFIX reads starting factors in the same format (R is then taken from the\n"
+        "files when -r is not given). Reaching --iters before --tol is not an error.";
+    s.options = {
+        {"rank", 'r', "R", "number of components (required unless --init is given)"},
+        {"iters", 'n', "N", "maximum number of ALS sweeps (default 50)"},
+        {"tol", 0, "T", "stop when the fit changes by less than T (default 1e-4; 0 = run all sweeps)"},
+        {"seed", 's', "S", "seed of the random initial factors (default 0)"},
+        {"init", 0, "PREFIX", "start from PREFIX.mode-K.txt instead of random factors"},
+        {"output", 'o', "PREFIX", "write PREFIX.lambda.txt and PREFIX.mode-K.txt"},
+        {"quiet", 'q', "", "print only the final summary, not every iteration"},
+    };
+    for (auto& o : common_options()) s.options.push_back(o);
+    return s;
+  }();
+  return spec;
+}
+
+namespace {
+
+std::string factor_path(const std::string& prefix, uint32_t mode) {
+  return prefix + ".mode-" + std::to_string(mode + 1) + ".txt";
+}
+
+// One factor matrix read from text: rows x cols values, row-major.
+struct TextMatrix {
+  size_t rows = 0, cols = 0;
+  std::vector<double> values;
+};
+
+TextMatrix read_text_matrix(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw RuntimeError("cannot open initial factor file '" + path + "': " + std::strerror(errno));
+  TextMatrix m;
+  std::string line;
+  size_t line_no = 0;
+  while (std::getline(in, line)) {
+    ++line_no;
+    size_t first = line.find_first_not_of(" \t\r");
+    if (first == std::string::npos || line[first] == '#') continue;  // blank line or comment
+    const char* p = line.c_str();
+    size_t count = 0;
+    while (true) {
+      while (*p == ' ' || *p == '\t' || *p == '\r') ++p;
+      if (!*p) break;
+      char* end = nullptr;
+      errno = 0;
+      double v = std::strtod(p, &end);
+      if (end == p || errno == ERANGE || !std::isfinite(v))
+        throw RuntimeError(path + ":" + std::to_string(line_no) + ": expected a finite number, found '" +
+                           std::string(p).substr(0, 20) + "'");
+      m.values.push_back(v);
+      ++count;
+      p = end;
+    }
+    if (m.rows == 0) m.cols = count;
+    else if (count != m.cols)
+      throw RuntimeError(path + ":" + std::to_string(line_no) + ": expected " + std::to_string(m.cols) +
+                         " values like the first row, found " + std::to_string(count));
+    ++m.rows;
+  }
+  if (m.rows == 0) throw RuntimeError("initial factor file '" + path + "' holds no rows");
+  return m;
+}
+
+template <typename T>
+void write_rows(std::FILE* f, const T* data, spt_nnz rows, spt_nnz cols) {
+  const char* fmt = sizeof(T) == 4 ? "%.9g" : "%.17g";
+  for (spt_nnz i = 0; i < rows; ++i) {
+    for (spt_nnz j = 0; j < cols; ++j) {
+      if (j) std::fputc(' ', f);
+      std::fprintf(f, fmt, static_cast<double>(data[i * cols + j]));
+    }
+    std::fputc('\n', f);
+  }
+}
+
+// Writes rows x cols values of `dtype` (row-major) to `path` as text.
+void write_text_matrix(const std::string& path, spt_dtype dtype, const void* data, spt_nnz rows, spt_nnz cols) {
+  std::FILE* f = std::fopen(path.c_str(), "w");
+  if (!f) throw RuntimeError("cannot write '" + path + "': " + std::strerror(errno));
+  if (dtype == SPT_FLOAT32) write_rows(f, static_cast<const float*>(data), rows, cols);
+  else write_rows(f, static_cast<const double*>(data), rows, cols);
+  bool failed = std::ferror(f) != 0;
+  failed |= std::fclose(f) != 0;
+  if (failed) throw RuntimeError("cannot write '" + path + "': " + std::strerror(errno));
+}
+
+void write_model(spt_context* ctx, spt_ktensor* k, const std::string& prefix) {
+  spt_dtype dtype;
+  uint32_t order;
+  spt_index rank;
+  check(spt_ktensor_info(k, &dtype, &order, &rank), ctx, "querying the model");
+  void* lambda = nullptr;
+  check(spt_ktensor_lambda(k, &lambda), ctx, "querying lambda");
+  write_text_matrix(prefix + ".lambda.txt", dtype, lambda, rank, 1);
+  size_t value_bytes = dtype == SPT_FLOAT32 ? 4 : 8;
+  for (uint32_t m = 0; m < order; ++m) {
+    spt_matrix* factor = nullptr;
+    check(spt_ktensor_factor(k, m, &factor), ctx, "querying factor " + std::to_string(m + 1));
+    spt_nnz rows = 0, cols = 0;
+    check(spt_matrix_info(factor, nullptr, &rows, &cols, nullptr, nullptr), ctx, "querying factor shape");
+    std::vector<unsigned char> buffer(static_cast<size_t>(rows * cols) * value_bytes);
+    check(spt_matrix_copy_out(factor, SPT_ROW_MAJOR, buffer.data(), cols), ctx, "copying factor");
+    write_text_matrix(factor_path(prefix, m), dtype, buffer.data(), rows, cols);
+  }
+}
+
+// Loads PREFIX.mode-K.txt for every mode, checking shapes against the tensor;
+// returns the matrices (of the tensor's dtype) and sets `rank`.
+std::vector<MatrixPtr> load_initial_factors(spt_context* ctx, const std::string& prefix, const TensorShape& s,
+                                            spt_index* rank) {
+  std::vector<MatrixPtr> factors;
+  for (uint32_t m = 0; m < s.order; ++m) {
+    std::string path = factor_path(prefix, m);
+    TextMatrix t = read_text_matrix(path);
+    if (t.rows != s.dims[m])
+      throw RuntimeError("'" + path + "' has " + std::to_string(t.rows) + " rows but mode " + std::to_string(m + 1) +
+                         " of the tensor has size " + std::to_string(s.dims[m]));
+    if (*rank == 0) *rank = static_cast<spt_index>(t.cols);
+    if (t.cols != *rank)
+      throw RuntimeError("'" + path + "' has " + std::to_string(t.cols) + " columns but the rank is " +
+                         std::to_string(*rank));
+    spt_matrix* raw = nullptr;
+    if (s.dtype == SPT_FLOAT32) {
+      std::vector<float> f(t.values.begin(), t.values.end());
+      check(spt_matrix_create_copy(ctx, SPT_FLOAT32, t.rows, t.cols, SPT_ROW_MAJOR, f.data(), t.cols, &raw), ctx,
+            "storing '" + path + "'");
+    } else {
+      check(spt_matrix_create_copy(ctx, SPT_FLOAT64, t.rows, t.cols, SPT_ROW_MAJOR, t.values.data(), t.cols, &raw),
+            ctx, "storing '" + path + "'");
+    }
+    factors.emplace_back(raw);
+  }
+  return factors;
+}
+
+struct IterationPrinter {
+  bool quiet = false;
+};
+
+int print_iteration(void* user_data, int iteration, double fit, double delta, double seconds) {
+  if (!static_cast<IterationPrinter*>(user_data)->quiet) {
+    std::printf("iter %4d  fit %.10f  delta %+.3e  time %.4f s\n", iteration, fit, delta, seconds);
+    std::fflush(stdout);
+  }
+  return 0;
+}
+
+}  // namespace
+
+int run_cpd(const ParsedArgs& args) {
+  const std::string path = args.positionals[0];
+  if (!args.has("rank") && !args.has("init"))
+    throw UsageError("missing -r R (the number of components) (see 'sptensor cpd --help')");
+  spt_index rank = static_cast<spt_index>(args.integer("rank", 0, 1, UINT32_MAX));
+  int iters = static_cast<int>(args.integer("iters", 50, 1, 1000000));
+  double tol = args.real("tol", 1e-4, 0.0);
+  uint64_t seed = args.unsigned_integer("seed", 0);
+  bool quiet = args.has("quiet");
+
+  ContextPtr ctx = make_context(args);
+  double read_seconds = 0;
+  CooPtr x = read_tensor(ctx.get(), args, path, &read_seconds);
+  TensorShape s = shape_of(x.get());
+
+  spt_cpd_options opts;
+  check(spt_cpd_options_init(&opts), ctx.get(), "initialising CP-ALS options");
+  std::vector<MatrixPtr> init_factors;
+  std::vector<const spt_matrix*> init_pointers;
+  if (args.has("init")) {
+    init_factors = load_initial_factors(ctx.get(), args.text("init", ""), s, &rank);
+    for (auto& f : init_factors) init_pointers.push_back(f.get());
+    opts.init = SPT_CPD_INIT_USER;
+    opts.init_factors = init_pointers.data();
+  }
+  IterationPrinter printer{quiet};
+  opts.rank = rank;
+  opts.max_iters = iters;
+  opts.tol = tol;
+  opts.seed = seed;
+  opts.callback = print_iteration;
+  opts.callback_data = &printer;
+
+  int threads = 0;
+  check(spt_context_get_threads(ctx.get(), &threads), ctx.get(), "querying threads");
+  std::printf("tensor %s: order %u, dims %s, nnz %llu, %s; read in %.3f s\n", path.c_str(), s.order,
+              dims_text(s.dims, "x").c_str(), static_cast<unsigned long long>(s.nnz), dtype_name(s.dtype),
+              read_seconds);
+  std::string init = args.has("init") ? "user init" : "random init (seed " + std::to_string(seed) + ")";
+  std::printf("CP-ALS: rank %u, max %d iterations, tol %g, %s, %d threads\n", rank, iters, tol, init.c_str(),
+              threads);
+  std::fflush(stdout);
+
+  spt_ktensor* raw = nullptr;
+  double start = now_seconds();
+  spt_status st = spt_cpd_als(ctx.get(), x.get(), &opts, &raw);
+  double total = now_seconds() - start;
+  check(st, ctx.get(), "CP-ALS failed");
+  KtensorPtr model(raw);
+
+  double fit = 0;
+  int done = 0, converged = 0;
+  check(spt_ktensor_result(model.get(), &fit, &done, &converged), ctx.get(), "querying the result");
+  std::printf("final fit %.10f after %d iterations (%s), %.3f s total, %.4f s per iteration\n", fit, done,
+              converged ? "converged" : "iteration limit reached", total, done > 0 ? total / done : 0.0);
+
+  if (args.has("output")) {
+    std::string prefix = args.text("output", "");
+    write_model(ctx.get(), model.get(), prefix);
+    std::printf("wrote %s.lambda.txt and %s.mode-{1..%u}.txt\n", prefix.c_str(), prefix.c_str(), s.order);
+  }
+  return kExitOk;
+}
+
+}  // namespace sptcli

@@ -1,0 +1,171 @@
+#include "io/splatt_binary.hpp"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <limits>
+#include <vector>
+
+#include "io/binary_util.hpp"
+#include "io/memory.hpp"
+
+namespace spt::io {
+
+namespace {
+
+constexpr int32_t kSplattCoord = 0;  // SPLATT_BIN_COORD
+constexpr int32_t kSplattCsf = 1;    // SPLATT_BIN_CSF
+
+bool valid_width(uint64_t w) { return w == 4 || w == 8; }
+
+uint64_t load_width(const unsigned char* p, uint64_t width) {
+  return width == 4 ? load_le<uint32_t>(p) : load_le<uint64_t>(p);
+}
+
+}  // namespace
+
+bool looks_like_splatt_bin(const unsigned char* head, size_t n) {
+  if (n < kSplattHeaderBytes) return false;
+  int32_t magic = load_le<int32_t>(head);
+  return (magic == kSplattCoord || magic == kSplattCsf) && valid_width(load_le<uint64_t>(head + 4)) &&
+         valid_width(load_le<uint64_t>(head + 12));
+}
+
+spt_coo_s read_splatt_bin(const spt_context_s& ctx, InputSource& in, const ReadOptions& opts) {
+  require_little_endian_host("SPLATT .bin");
+  const std::string& path = in.path();
+  const uint64_t size = in.size();
+  if (size < kSplattHeaderBytes)
+    fail(SPT_ERR_PARSE, path, ": truncated SPLATT binary file: ", size, " bytes, shorter than its ",
+         kSplattHeaderBytes, "-byte header");
+  const unsigned char* bytes = reinterpret_cast<const unsigned char*>(in.bytes());
+  const int32_t magic = load_le<int32_t>(bytes);
+  if (magic == kSplattCsf)
+    fail(SPT_ERR_UNSUPPORTED, path, ": SPLATT CSF binary files are not supported; write a coordinate .bin with ",
+         "SPLATT (splatt convert -t bin) or use .tns");
+  if (magic != kSplattCoord)
+    fail(SPT_ERR_PARSE, path, ": bad magic ", magic, " for a SPLATT binary file (expected 0, SPLATT_BIN_COORD)");
+  const uint64_t iw = load_le<uint64_t>(bytes + 4);
+  const uint64_t vw = load_le<uint64_t>(bytes + 12);
+  if (!valid_width(iw)) fail(SPT_ERR_PARSE, path, ": SPLATT header: index width ", iw, " bytes (expected 4 or 8)");
+  if (!valid_width(vw)) fail(SPT_ERR_PARSE, path, ": SPLATT header: value width ", vw, " bytes (expected 4 or 8)");
+
+  uint64_t pos = kSplattHeaderBytes;
+  auto need = [&](uint64_t extra, const char* what) {
+    if (extra > size - pos)
+      fail(SPT_ERR_PARSE, path, ": truncated SPLATT binary file: ", what, " needs ", extra, " bytes at offset ", pos,
+           " but the file has ", size, " bytes");
+  };
+  need(iw, "the mode count");
+  const uint64_t order64 = load_width(bytes + pos, iw);
+  pos += iw;
+  if (order64 < 1) fail(SPT_ERR_PARSE, path, ": SPLATT header: the tensor has ", order64, " modes");
+  if (order64 > (size - pos) / iw)
+    fail(SPT_ERR_PARSE, path, ": truncated SPLATT binary file: the header says ", order64,
+         " modes but the file is too short to hold their dims");
+  const uint32_t order = static_cast<uint32_t>(order64);
+  std::vector<spt_index> dims(order);
+  for (uint32_t m = 0; m < order; ++m) {
+    const uint64_t d = load_width(bytes + pos, iw);
+    pos += iw;
+    if (d == 0) fail(SPT_ERR_PARSE, path, ": SPLATT header: dims[", m, "] is 0");
+    if (d > std::numeric_limits<spt_index>::max())
+      fail(SPT_ERR_OVERFLOW, path, ": SPLATT header: dims[", m, "] = ", d, " does not fit a 32-bit spt_index");
+    dims[m] = static_cast<spt_index>(d);
+  }
+  need(iw, "the nonzero count");
+  const uint64_t nnz = load_width(bytes + pos, iw);
+  pos += iw;
+
+  // Size check before allocating: a corrupt nnz must not trigger a huge
+  // allocation. Overflowing products mean "more than the file holds".
+  const uint64_t remaining = size - pos;
+  const uint64_t per_nonzero = order64 * iw + vw;
+  if (nnz != 0 && per_nonzero > remaining / nnz)
+    fail(SPT_ERR_PARSE, path, ": truncated SPLATT binary file: the header says ", nnz, " nonzeros of ", order,
+         " modes, which needs more than the ", remaining, " bytes after the header");
+  if (nnz * per_nonzero != remaining)
+    fail(SPT_ERR_PARSE, path, ": SPLATT binary file has ", remaining - nnz * per_nonzero,
+         " unexpected bytes after its values (header: ", nnz, " nonzeros of ", order, " modes)");
+
+  const int threads = thread_count(ctx);
+  progress(ctx, "read", 0.1);
+  spt_coo_s x;
+  x.init_owned(opts.dtype, dims, nnz);
+  advise_huge_pages(x);
+  for (uint32_t m = 0; m < order; ++m) {
+    const unsigned char* src = bytes + pos + m * nnz * iw;
+    spt_index* dst = x.mutable_ind(m);
+    if (iw == 4) {
+      parallel_copy(dst, src, nnz * 4, threads);
+      continue;
+    }
+    spt_nnz first_big = std::numeric_limits<spt_nnz>::max();
+#pragma omp parallel for num_threads(threads) reduction(min : first_big)
+    for (spt_nnz k = 0; k < nnz; ++k) {
+      const uint64_t v = load_le<uint64_t>(src + 8 * k);
+      if (v > std::numeric_limits<spt_index>::max() - 1ull && k < first_big) first_big = k;
+      dst[k] = static_cast<spt_index>(v);
+    }
+    if (first_big != std::numeric_limits<spt_nnz>::max())
+      fail(SPT_ERR_OVERFLOW, path, ": nonzero ", first_big, " has index ", load_le<uint64_t>(src + 8 * first_big),
+           " in mode ", m, ", which does not fit a 32-bit spt_index");
+  }
+  const unsigned char* vsrc = bytes + pos + order64 * nnz * iw;
+  with_dtype(opts.dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    T* dst = x.template mutable_values<T>();
+    if (vw == sizeof(T)) {
+      parallel_copy(dst, vsrc, nnz * sizeof(T), threads);
+    } else if (vw == 4) {
+#pragma omp parallel for num_threads(threads)
+      for (spt_nnz k = 0; k < nnz; ++k) dst[k] = static_cast<T>(load_le<float>(vsrc + 4 * k));
+    } else {
+#pragma omp parallel for num_threads(threads)
+      for (spt_nnz k = 0; k < nnz; ++k) dst[k] = static_cast<T>(load_le<double>(vsrc + 8 * k));
+    }
+  });
+  check_loaded_tensor(ctx, x, opts, path);
+  progress(ctx, "read", 1.0);
+  return x;
+}
+
+void write_splatt_bin(const spt_context_s& ctx, const spt_coo_s& x, Sink& out) {
+  require_little_endian_host("SPLATT .bin");
+  const uint32_t order = x.order();
+  const spt_nnz nnz = x.nnz;
+  const uint64_t iw = nnz < std::numeric_limits<uint32_t>::max() ? 4 : 8;
+  const uint64_t vw = dtype_size(x.dtype());
+  progress(ctx, "write", 0.0);
+
+  std::vector<unsigned char> head(kSplattHeaderBytes + (order + 2) * iw);
+  store_le<int32_t>(head.data(), kSplattCoord);
+  store_le<uint64_t>(head.data() + 4, iw);
+  store_le<uint64_t>(head.data() + 12, vw);
+  auto put = [&](size_t at, uint64_t v) {
+    if (iw == 4) store_le<uint32_t>(head.data() + at, static_cast<uint32_t>(v));
+    else store_le<uint64_t>(head.data() + at, v);
+  };
+  put(kSplattHeaderBytes, order);
+  for (uint32_t m = 0; m < order; ++m) put(kSplattHeaderBytes + (m + 1) * iw, x.dims[m]);
+  put(kSplattHeaderBytes + (order + 1) * iw, nnz);
+  out.write(head.data(), head.size());
+
+  for (uint32_t m = 0; m < order; ++m) {
+    if (iw == 4) {
+      out.write(x.ind[m], nnz * sizeof(spt_index));
+    } else {
+      std::vector<uint64_t> wide(std::min<spt_nnz>(nnz, spt_nnz(1) << 20));
+      for (spt_nnz b = 0; b < nnz; b += wide.size()) {
+        const spt_nnz n = std::min<spt_nnz>(wide.size(), nnz - b);
+        for (spt_nnz k = 0; k < n; ++k) wide[k] = x.ind[m][b + k];
+        out.write(wide.data(), n * sizeof(uint64_t));
+      }
+    }
+    progress(ctx, "write", static_cast<double>(m + 1) / (order + 1));
+  }
+  out.write(x.val, nnz * vw);
+  progress(ctx, "write", 1.0);
+}
+
+}  // namespace spt::io

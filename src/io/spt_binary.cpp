@@ -1,0 +1,253 @@
+#include "io/spt_binary.hpp"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <cstring>
+#include <iomanip>
+#include <limits>
+#include <sstream>
+#include <vector>
+
+#include "io/binary_util.hpp"
+#include "io/checksum.hpp"
+#include "io/memory.hpp"
+
+namespace spt::io {
+
+namespace {
+
+constexpr uint32_t kEndianMarker = 0x01020304u;
+constexpr uint32_t kSwappedMarker = 0x04030201u;
+constexpr size_t kChecksumOffset = 40;
+
+uint64_t pad8(uint64_t n) { return (n + 7) & ~uint64_t(7); }
+
+// One payload section: `bytes` of data at `offset`, followed by zero
+// padding up to the next multiple of 8.
+struct Section {
+  uint64_t offset = 0;
+  uint64_t bytes = 0;
+  void* dst = nullptr;          // reading: where the data goes
+  const void* src = nullptr;    // writing: where the data comes from
+};
+
+constexpr uint64_t kBlockBytes = uint64_t(1) << 18;  // checksum block (256 KiB, stays in L2)
+
+// Section sizes for a tensor; returns the payload size, failing with
+// `overflow_code` when the sizes do not fit 64 bits.
+uint64_t layout_sections(uint32_t order, uint64_t nnz, uint64_t value_size, std::vector<Section>& sections,
+                         const std::string& path) {
+  sections.assign(order + 2, Section{});
+  uint64_t pos = kSptbHeaderBytes;
+  auto add = [&](Section& s, uint64_t bytes) {
+    s.offset = pos;
+    s.bytes = bytes;
+    if (bytes > std::numeric_limits<uint64_t>::max() - 8 - pos)
+      fail(SPT_ERR_PARSE, path, ": corrupt .sptb header: ", nnz, " nonzeros of order ", order,
+           " would need more than 2^64 bytes");
+    pos += pad8(bytes);
+  };
+  auto checked = [&](uint64_t a, uint64_t b) {
+    if (a != 0 && b > std::numeric_limits<uint64_t>::max() / a)
+      fail(SPT_ERR_PARSE, path, ": corrupt .sptb header: ", nnz, " nonzeros of order ", order,
+           " would need more than 2^64 bytes");
+    return a * b;
+  };
+  add(sections[0], uint64_t(order) * 4);
+  for (uint32_t m = 0; m < order; ++m) add(sections[1 + m], checked(nnz, 4));
+  add(sections[order + 1], checked(nnz, value_size));
+  return pos - kSptbHeaderBytes;
+}
+
+std::string hex(uint64_t v) {
+  std::ostringstream os;
+  os << "0x" << std::hex << std::setw(16) << std::setfill('0') << v;
+  return os.str();
+}
+
+uint64_t combine(uint64_t header_digest, const std::vector<uint64_t>& block_digests) {
+  Xxh64 h;
+  h.update(&header_digest, sizeof(header_digest));
+  h.update(block_digests.data(), block_digests.size() * sizeof(uint64_t));
+  return h.digest();
+}
+
+}  // namespace
+
+bool looks_like_sptb(const unsigned char* head, size_t n) { return n >= 4 && std::memcmp(head, "SPTB", 4) == 0; }
+
+spt_coo_s read_spt_bin(const spt_context_s& ctx, InputSource& in, const ReadOptions& opts) {
+  require_little_endian_host(".sptb");
+  const std::string& path = in.path();
+  const uint64_t size = in.size();
+  if (size < kSptbHeaderBytes)
+    fail(SPT_ERR_PARSE, path, ": truncated .sptb file: ", size, " bytes, shorter than its ", kSptbHeaderBytes,
+         "-byte header");
+  unsigned char head[kSptbHeaderBytes];
+  in.read_at(0, head, sizeof(head));
+  if (!looks_like_sptb(head, sizeof(head)))
+    fail(SPT_ERR_PARSE, path, ": bad magic: expected \"SPTB\" at the start of a .sptb file");
+  const uint32_t version = load_le<uint32_t>(head + 4);
+  const uint32_t marker = load_le<uint32_t>(head + 8);
+  if (marker == kSwappedMarker)
+    fail(SPT_ERR_UNSUPPORTED, path, ": the .sptb file was written big-endian; this build reads little-endian files");
+  if (marker != kEndianMarker) fail(SPT_ERR_PARSE, path, ": corrupt .sptb header (bad endianness marker)");
+  if (version != kSptbVersion)
+    fail(version > kSptbVersion ? SPT_ERR_UNSUPPORTED : SPT_ERR_PARSE, path, ": .sptb format version ", version,
+         " is not supported (this library reads version ", kSptbVersion, ")",
+         version > kSptbVersion ? "; upgrade libsptensor to read it" : "");
+  const uint32_t file_dtype = load_le<uint32_t>(head + 12);
+  const uint32_t order = load_le<uint32_t>(head + 16);
+  const uint32_t index_bytes = load_le<uint32_t>(head + 20);
+  const uint64_t nnz = load_le<uint64_t>(head + 24);
+  const uint64_t payload = load_le<uint64_t>(head + 32);
+  const uint64_t stored_checksum = load_le<uint64_t>(head + kChecksumOffset);
+  if (!valid_dtype(static_cast<spt_dtype>(file_dtype)))
+    fail(SPT_ERR_PARSE, path, ": corrupt .sptb header: dtype ", file_dtype, " (expected 1 or 2)");
+  if (order < 1) fail(SPT_ERR_PARSE, path, ": corrupt .sptb header: order 0");
+  if (index_bytes != 4)
+    fail(SPT_ERR_PARSE, path, ": corrupt .sptb header: ", index_bytes, "-byte indices (version 1 has 4)");
+  const spt_dtype fdtype = static_cast<spt_dtype>(file_dtype);
+  std::vector<Section> sections;
+  const uint64_t expected = layout_sections(order, nnz, dtype_size(fdtype), sections, path);
+  if (payload != expected)
+    fail(SPT_ERR_PARSE, path, ": corrupt .sptb header: payload size ", payload, " does not match ", nnz,
+         " nonzeros of order ", order, " (", expected, " bytes)");
+  if (size - kSptbHeaderBytes < payload)
+    fail(SPT_ERR_PARSE, path, ": truncated .sptb file: the header says ", nnz, " nonzeros of order ", order,
+         ", which needs ", kSptbHeaderBytes + payload, " bytes, but the file has ", size);
+  if (size - kSptbHeaderBytes > payload)
+    fail(SPT_ERR_PARSE, path, ": .sptb file has ", size - kSptbHeaderBytes - payload,
+         " unexpected bytes after its values");
+
+  progress(ctx, "read", 0.05);
+  std::vector<spt_index> dims(order);
+  spt_coo_s x;
+  x.init_owned(opts.dtype, std::vector<spt_index>(order, 1), nnz);
+  advise_huge_pages(x);
+  buffer<char> converted;  // file values when the requested dtype differs
+  sections[0].dst = dims.data();
+  for (uint32_t m = 0; m < order; ++m) sections[1 + m].dst = x.mutable_ind(m);
+  if (fdtype == opts.dtype) {
+    sections[order + 1].dst = x.own_val.data();
+  } else {
+    converted.resize(nnz * dtype_size(fdtype));
+    advise_huge_pages(converted.data(), converted.size());
+    sections[order + 1].dst = converted.data();
+  }
+
+  // Hash the payload block by block straight from the file image (mapped
+  // or decompressed) and copy each block's pieces into the arrays while
+  // they are in cache. Blocks are independent, so this runs in parallel.
+  const int threads = thread_count(ctx);
+  const char* image = in.bytes();
+  // The dims come first so that every block can check its indices while
+  // they are in cache (against the caller's dims when given).
+  std::memcpy(dims.data(), image + sections[0].offset, order * sizeof(spt_index));
+  const std::vector<spt_index>& limit = opts.dims.empty() ? dims : opts.dims;
+  if (limit.size() != order)
+    fail(SPT_ERR_PARSE, path, ": the file holds an order-", order, " tensor but the caller expects order ",
+         limit.size());
+  const uint64_t nblocks = (payload + kBlockBytes - 1) / kBlockBytes;
+  std::vector<uint64_t> block_digests(nblocks);
+  int indices_outside = 0;
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 4) reduction(| : indices_outside)
+  for (uint64_t b = 0; b < nblocks; ++b) {
+    const uint64_t begin = kSptbHeaderBytes + b * kBlockBytes;
+    const uint64_t end = std::min(kSptbHeaderBytes + payload, begin + kBlockBytes);
+    block_digests[b] = Xxh64::hash(image + begin, end - begin);
+    for (size_t i = 0; i < sections.size(); ++i) {
+      const Section& s = sections[i];
+      const uint64_t lo = std::max(begin, s.offset), hi = std::min(end, s.offset + s.bytes);
+      if (lo >= hi) continue;
+      char* dst = static_cast<char*>(s.dst) + (lo - s.offset);
+      std::memcpy(dst, image + lo, hi - lo);
+      if (i >= 1 && i <= order) {  // an index section: max check, vectorised
+        const spt_index* ind = reinterpret_cast<const spt_index*>(dst);
+        spt_index mx = 0;
+        for (uint64_t k = 0; k < (hi - lo) / sizeof(spt_index); ++k) mx = std::max(mx, ind[k]);
+        indices_outside |= mx >= limit[i - 1];
+      }
+    }
+  }
+  progress(ctx, "read", 0.8);
+
+  store_le<uint64_t>(head + kChecksumOffset, 0);
+  const uint64_t computed = combine(Xxh64::hash(head, sizeof(head)), block_digests);
+  if (computed != stored_checksum)
+    fail(SPT_ERR_PARSE, path, ": wrong checksum: the .sptb file is corrupt (stored ", hex(stored_checksum),
+         ", computed ", hex(computed), "); re-create it from the source data");
+
+  for (uint32_t m = 0; m < order; ++m)
+    if (dims[m] == 0) fail(SPT_ERR_PARSE, path, ": corrupt .sptb file: dims[", m, "] is 0");
+  x.dims = dims;
+  if (fdtype != opts.dtype) {
+    with_dtype(fdtype, [&](auto stag) {
+      using S = typename decltype(stag)::type;
+      with_dtype(opts.dtype, [&](auto dtag) {
+        using D = typename decltype(dtag)::type;
+        const S* s = reinterpret_cast<const S*>(converted.data());
+        D* d = x.template mutable_values<D>();
+#pragma omp parallel for num_threads(threads)
+        for (spt_nnz k = 0; k < nnz; ++k) d[k] = static_cast<D>(s[k]);
+      });
+    });
+  }
+  // Finds and names the offending nonzero when a block saw one.
+  check_loaded_tensor(ctx, x, opts, path, indices_outside != 0);
+  progress(ctx, "read", 1.0);
+  return x;
+}
+
+void write_spt_bin(const spt_context_s& ctx, const spt_coo_s& x, Sink& out) {
+  require_little_endian_host(".sptb");
+  const uint32_t order = x.order();
+  std::vector<Section> sections;
+  const uint64_t payload = layout_sections(order, x.nnz, dtype_size(x.dtype()), sections, "(writing)");
+  sections[0].src = x.dims.data();
+  for (uint32_t m = 0; m < order; ++m) sections[1 + m].src = x.ind[m];
+  sections[order + 1].src = x.val;
+  progress(ctx, "write", 0.0);
+
+  // Digest each payload block from the tensor's arrays (zero padding
+  // between sections included), in parallel.
+  const unsigned char zeros[8] = {};
+  const uint64_t nblocks = (payload + kBlockBytes - 1) / kBlockBytes;
+  std::vector<uint64_t> block_digests(nblocks);
+#pragma omp parallel for num_threads(thread_count(ctx)) schedule(dynamic, 4)
+  for (uint64_t b = 0; b < nblocks; ++b) {
+    const uint64_t begin = kSptbHeaderBytes + b * kBlockBytes;
+    const uint64_t end = std::min(kSptbHeaderBytes + payload, begin + kBlockBytes);
+    Xxh64 h;
+    for (const Section& s : sections) {
+      const uint64_t padded_end = s.offset + pad8(s.bytes);
+      const uint64_t lo = std::max(begin, s.offset), hi = std::min(end, padded_end);
+      if (lo >= hi) continue;
+      const uint64_t data_hi = std::min(hi, s.offset + s.bytes);
+      if (lo < data_hi) h.update(static_cast<const char*>(s.src) + (lo - s.offset), data_hi - lo);
+      if (hi > std::max(lo, data_hi)) h.update(zeros, hi - std::max(lo, data_hi));
+    }
+    block_digests[b] = h.digest();
+  }
+  const int nsec = static_cast<int>(sections.size());
+
+  unsigned char head[kSptbHeaderBytes] = {};
+  std::memcpy(head, "SPTB", 4);
+  store_le<uint32_t>(head + 4, kSptbVersion);
+  store_le<uint32_t>(head + 8, kEndianMarker);
+  store_le<uint32_t>(head + 12, static_cast<uint32_t>(x.dtype()));
+  store_le<uint32_t>(head + 16, order);
+  store_le<uint32_t>(head + 20, 4);
+  store_le<uint64_t>(head + 24, x.nnz);
+  store_le<uint64_t>(head + 32, payload);
+  store_le<uint64_t>(head + kChecksumOffset, combine(Xxh64::hash(head, sizeof(head)), block_digests));
+  out.write(head, sizeof(head));
+  for (int i = 0; i < nsec; ++i) {
+    out.write(sections[i].src, sections[i].bytes);
+    out.write(zeros, pad8(sections[i].bytes) - sections[i].bytes);
+    progress(ctx, "write", static_cast<double>(i + 1) / nsec);
+  }
+}
+
+}  // namespace spt::io

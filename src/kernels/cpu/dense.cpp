@@ -1,0 +1,221 @@
+// OpenMP dense kernels for the decompositions (see kernels/dense.hpp).
+//
+// The matrices here are tall and thin (I x R, R = rank), so the work is
+// split over row blocks. Reductions (Gram, column norms and dots) give each
+// block its own partial result and add the partials in block order; the
+// block count depends only on the row count and exec.threads, so results are
+// bit-identical from run to run at a fixed thread count. Row-wise kernels
+// (solves, scalings) give bit-identical results for any thread count.
+//
+// These are plain loops rather than OpenBLAS calls on purpose: the OpenBLAS
+// linked here is the pthreads build, whose own thread pool ignores the
+// context's thread count (it is process-global) and oversubscribes or
+// serialises when called from inside OpenMP regions; for R up to a few
+// hundred these loops run at memory speed anyway.
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "kernels/dense.hpp"
+
+namespace spt::kernels::cpu {
+
+namespace {
+
+// Number of row blocks: one per thread, but no block smaller than
+// `min_rows` rows so that tiny matrices do not pay for a parallel region.
+int block_count(spt_nnz rows, int threads, spt_nnz min_rows) {
+  const spt_nnz by_size = std::max<spt_nnz>(1, rows / std::max<spt_nnz>(1, min_rows));
+  return static_cast<int>(std::min<spt_nnz>(static_cast<spt_nnz>(std::max(1, threads)), by_size));
+}
+
+// Rows [begin, end) of block b out of nblocks.
+inline spt_nnz block_begin(spt_nnz rows, int b, int nblocks) {
+  return rows * static_cast<spt_nnz>(b) / static_cast<spt_nnz>(nblocks);
+}
+
+// Rows per block below which a parallel region is not worth it.
+constexpr spt_nnz kMinRowsPerBlock = 2048;
+
+inline double nan_max(double a, double b) {
+  if (std::isnan(a) || std::isnan(b)) return std::numeric_limits<double>::quiet_NaN();
+  return a > b ? a : b;
+}
+
+template <typename T>
+void gram_impl(const Exec& exec, ConstMatRef<T> a, MatRef<T> out) {
+  const spt_nnz rank = a.cols;
+  const int nblocks = block_count(a.rows, exec.threads, kMinRowsPerBlock);
+  // Upper-triangle partial sums, one R x R block per row block.
+  buffer<T> partial;
+  partial.assign(static_cast<size_t>(nblocks) * rank * rank, T(0));
+#pragma omp parallel for schedule(static) num_threads(nblocks) if (nblocks > 1)
+  for (int b = 0; b < nblocks; ++b) {
+    T* p = partial.data() + static_cast<size_t>(b) * rank * rank;
+    const spt_nnz end = block_begin(a.rows, b + 1, nblocks);
+    for (spt_nnz i = block_begin(a.rows, b, nblocks); i < end; ++i) {
+      const T* x = a.row(i);
+      for (spt_nnz r = 0; r < rank; ++r) {
+        const T xr = x[r];
+        T* pr = p + r * rank;
+#pragma omp simd
+        for (spt_nnz s = r; s < rank; ++s) pr[s] += xr * x[s];
+      }
+    }
+  }
+  for (spt_nnz r = 0; r < rank; ++r)
+    for (spt_nnz s = r; s < rank; ++s) {
+      T sum = T(0);
+      for (int b = 0; b < nblocks; ++b) sum += partial[(static_cast<size_t>(b) * rank + r) * rank + s];
+      out(r, s) = sum;
+      out(s, r) = sum;
+    }
+}
+
+template <typename T>
+void column_norms_impl(const Exec& exec, ConstMatRef<T> a, ColumnNorm kind, double* norms) {
+  const spt_nnz rank = a.cols;
+  const int nblocks = block_count(a.rows, exec.threads, kMinRowsPerBlock);
+  buffer<double> partial;
+  partial.assign(static_cast<size_t>(nblocks) * rank, 0.0);
+  const bool two = kind == ColumnNorm::two;
+#pragma omp parallel for schedule(static) num_threads(nblocks) if (nblocks > 1)
+  for (int b = 0; b < nblocks; ++b) {
+    double* p = partial.data() + static_cast<size_t>(b) * rank;
+    const spt_nnz end = block_begin(a.rows, b + 1, nblocks);
+    for (spt_nnz i = block_begin(a.rows, b, nblocks); i < end; ++i) {
+      const T* x = a.row(i);
+      if (two) {
+        for (spt_nnz r = 0; r < rank; ++r) p[r] += static_cast<double>(x[r]) * x[r];
+      } else {
+        for (spt_nnz r = 0; r < rank; ++r) p[r] = nan_max(p[r], std::abs(static_cast<double>(x[r])));
+      }
+    }
+  }
+  for (spt_nnz r = 0; r < rank; ++r) {
+    double acc = 0.0;
+    for (int b = 0; b < nblocks; ++b) {
+      const double v = partial[static_cast<size_t>(b) * rank + r];
+      acc = two ? acc + v : nan_max(acc, v);
+    }
+    norms[r] = two ? std::sqrt(acc) : acc;
+  }
+}
+
+template <typename T>
+void divide_columns_impl(const Exec& exec, MatRef<T> a, const T* divisors) {
+  const spt_nnz rank = a.cols;
+  const int threads = block_count(a.rows, exec.threads, kMinRowsPerBlock);
+#pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1)
+  for (spt_nnz i = 0; i < a.rows; ++i) {
+    T* x = a.row(i);
+    for (spt_nnz r = 0; r < rank; ++r)
+      if (divisors[r] != T(0)) x[r] /= divisors[r];
+  }
+}
+
+template <typename T>
+void column_dots_impl(const Exec& exec, ConstMatRef<T> a, ConstMatRef<T> b_mat, double* dots) {
+  const spt_nnz rank = a.cols;
+  const int nblocks = block_count(a.rows, exec.threads, kMinRowsPerBlock);
+  buffer<double> partial;
+  partial.assign(static_cast<size_t>(nblocks) * rank, 0.0);
+#pragma omp parallel for schedule(static) num_threads(nblocks) if (nblocks > 1)
+  for (int b = 0; b < nblocks; ++b) {
+    double* p = partial.data() + static_cast<size_t>(b) * rank;
+    const spt_nnz end = block_begin(a.rows, b + 1, nblocks);
+    for (spt_nnz i = block_begin(a.rows, b, nblocks); i < end; ++i) {
+      const T* x = a.row(i);
+      const T* y = b_mat.row(i);
+      for (spt_nnz r = 0; r < rank; ++r) p[r] += static_cast<double>(x[r]) * y[r];
+    }
+  }
+  for (spt_nnz r = 0; r < rank; ++r) {
+    double acc = 0.0;
+    for (int b = 0; b < nblocks; ++b) acc += partial[static_cast<size_t>(b) * rank + r];
+    dots[r] = acc;
+  }
+}
+
+template <typename T>
+void cholesky_solve_rows_impl(const Exec& exec, ConstMatRef<T> lower, MatRef<T> rows) {
+  // Same operations, in the same order, as the reference kernel, arranged so
+  // the inner updates are contiguous (vectorisable) and each row is
+  // independent: the result does not depend on the thread count.
+  const spt_nnz rank = rows.cols;
+  buffer<T> upper;  // L^T row-major, so column r of L is contiguous
+  upper.assign(rank * rank, T(0));
+  for (spt_nnz r = 0; r < rank; ++r)
+    for (spt_nnz j = 0; j <= r; ++j) upper[j * rank + r] = lower(r, j);
+  const T* lt = upper.data();
+  const int threads = block_count(rows.rows, exec.threads, kMinRowsPerBlock / 4);
+#pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1)
+  for (spt_nnz i = 0; i < rows.rows; ++i) {
+    T* x = rows.row(i);
+    for (spt_nnz r = 0; r < rank; ++r) {
+      const T xr = x[r] / lt[r * rank + r];
+      x[r] = xr;
+      const T* col = lt + r * rank;
+#pragma omp simd
+      for (spt_nnz j = r + 1; j < rank; ++j) x[j] -= col[j] * xr;
+    }
+    for (spt_nnz r = rank; r-- > 0;) {
+      const T xr = x[r] / lower(r, r);
+      x[r] = xr;
+      const T* row = lower.row(r);
+#pragma omp simd
+      for (spt_nnz j = 0; j < r; ++j) x[j] -= row[j] * xr;
+    }
+  }
+}
+
+template <typename T>
+void multiply_rows_impl(const Exec& exec, ConstMatRef<T> s, MatRef<T> rows) {
+  const spt_nnz rank = rows.cols;
+  const int threads = block_count(rows.rows, exec.threads, kMinRowsPerBlock / 4);
+  // One scratch row per thread, allocated before the parallel region.
+  buffer<T> scratch;
+  scratch.assign(static_cast<size_t>(std::max(1, threads)) * rank, T(0));
+#pragma omp parallel num_threads(threads) if (threads > 1)
+  {
+    T* tmp = scratch.data() + static_cast<size_t>(omp_get_thread_num()) * rank;
+#pragma omp for schedule(static)
+    for (spt_nnz i = 0; i < rows.rows; ++i) {
+      T* x = rows.row(i);
+      for (spt_nnz c = 0; c < rank; ++c) tmp[c] = T(0);
+      for (spt_nnz r = 0; r < rank; ++r) {
+        const T xr = x[r];
+        const T* sr = s.row(r);
+#pragma omp simd
+        for (spt_nnz c = 0; c < rank; ++c) tmp[c] += xr * sr[c];
+      }
+      for (spt_nnz c = 0; c < rank; ++c) x[c] = tmp[c];
+    }
+  }
+}
+
+}  // namespace
+
+#define SPT_INSTANTIATE(T)                                                                                   \
+  void gram(const Exec& exec, ConstMatRef<T> a, MatRef<T> out) { gram_impl<T>(exec, a, out); }              \
+  void column_norms(const Exec& exec, ConstMatRef<T> a, ColumnNorm kind, double* norms) {                   \
+    column_norms_impl<T>(exec, a, kind, norms);                                                              \
+  }                                                                                                          \
+  void divide_columns(const Exec& exec, MatRef<T> a, const T* divisors) {                                   \
+    divide_columns_impl<T>(exec, a, divisors);                                                               \
+  }                                                                                                          \
+  void column_dots(const Exec& exec, ConstMatRef<T> a, ConstMatRef<T> b, double* dots) {                    \
+    column_dots_impl<T>(exec, a, b, dots);                                                                   \
+  }                                                                                                          \
+  void cholesky_solve_rows(const Exec& exec, ConstMatRef<T> lower, MatRef<T> rows) {                        \
+    cholesky_solve_rows_impl<T>(exec, lower, rows);                                                          \
+  }                                                                                                          \
+  void multiply_rows(const Exec& exec, ConstMatRef<T> s, MatRef<T> rows) { multiply_rows_impl<T>(exec, s, rows); }
+
+SPT_INSTANTIATE(float)
+SPT_INSTANTIATE(double)
+#undef SPT_INSTANTIATE
+
+}  // namespace spt::kernels::cpu

@@ -1,0 +1,299 @@
+// OpenMP MTTKRP on COO, plus the Kruskal inner product and squared norm.
+//
+// MTTKRP: every nonzero contributes x * (Hadamard product of the other
+// modes' factor rows) to output row i_mode. Threads collide on output rows;
+// three ways to resolve that:
+//  - sorted_rows: when the tensor is sorted with `mode` first, nonzeros are
+//    split into equal ranges, each row run accumulated in registers and
+//    stored once; only the runs at range edges are combined afterwards: no
+//    atomics, no per-thread output copies;
+//  - privatized: thread 0 accumulates into `out`, the others into private
+//    dims[mode] x R buffers, summed afterwards in parallel; used when those
+//    buffers are small next to the work (bounded by nnz*R/2, so memory stays
+//    proportional to nnz);
+//  - atomic: one atomic add per output element, for huge output modes.
+// Common ranks get fixed-size row buffers so the rank loops unroll and
+// vectorise fully.
+#include <omp.h>
+
+#include <algorithm>
+#include <type_traits>
+#include <vector>
+
+#include "core/buffer.hpp"
+#include "kernels/kernels.hpp"
+
+namespace spt::kernels::cpu {
+
+namespace {
+
+// Private buffers are used when (threads-1) * dims[mode] * R elements take at
+// most this many bytes, or at most half of nnz * R elements.
+constexpr size_t kPrivateBytesAlways = size_t(8) << 20;
+
+template <typename T>
+struct Operands {
+  spt_nnz nnz = 0;
+  spt_nnz rank = 0;
+  const T* val = nullptr;
+  const spt_index* row_idx = nullptr;  // indices of the output mode
+  uint32_t n_other = 0;                // modes multiplied in
+  std::vector<const spt_index*> idx;
+  std::vector<const T*> base;
+  std::vector<spt_nnz> ld;
+};
+
+// row = x_k * Hadamard of the other modes' factor rows (RK > 0: fixed rank).
+template <typename T, int RK>
+inline void nonzero_product(const Operands<T>& op, spt_nnz k, T* __restrict row) {
+  const spt_nnz rank = RK > 0 ? RK : op.rank;
+  const T v = op.val[k];
+  if (op.n_other == 0) {
+    for (spt_nnz r = 0; r < rank; ++r) row[r] = v;
+    return;
+  }
+  const T* __restrict f = op.base[0] + static_cast<spt_nnz>(op.idx[0][k]) * op.ld[0];
+#pragma omp simd
+  for (spt_nnz r = 0; r < rank; ++r) row[r] = v * f[r];
+  for (uint32_t j = 1; j < op.n_other; ++j) {
+    const T* __restrict g = op.base[j] + static_cast<spt_nnz>(op.idx[j][k]) * op.ld[j];
+#pragma omp simd
+    for (spt_nnz r = 0; r < rank; ++r) row[r] *= g[r];
+  }
+}
+
+template <typename T>
+void zero_rows(MatRef<T> out, spt_nnz begin, spt_nnz end) {
+  for (spt_nnz i = begin; i < end; ++i) std::fill(out.row(i), out.row(i) + out.cols, T(0));
+}
+
+template <typename T, int RK>
+void mttkrp_privatized(const Operands<T>& op, MatRef<T> out, int threads) {
+  const spt_nnz rows = out.rows, rank = op.rank;
+  const spt_nnz slab = rows * rank;
+  buffer<T> priv(checked_mul(static_cast<uint64_t>(threads - 1), slab, "MTTKRP private buffers"));
+  buffer<T> scratch(static_cast<size_t>(threads) * rank);
+  int team = 1;
+#pragma omp parallel num_threads(threads)
+  {
+    const int t = omp_get_thread_num();
+#pragma omp single
+    team = omp_get_num_threads();
+#pragma omp for schedule(static)
+    for (spt_nnz i = 0; i < rows; ++i) std::fill(out.row(i), out.row(i) + rank, T(0));
+#pragma omp for schedule(static)
+    for (spt_nnz e = 0; e < static_cast<spt_nnz>(team - 1) * slab; ++e) priv[e] = T(0);
+    T* dst = t == 0 ? out.data : priv.data() + (t - 1) * slab;
+    const spt_nnz dst_ld = t == 0 ? out.ld : rank;
+    alignas(64) T fixed_row[RK > 0 ? RK : 1];
+    T* row = RK > 0 ? fixed_row : scratch.data() + static_cast<size_t>(t) * rank;
+#pragma omp for schedule(static) nowait
+    for (spt_nnz k = 0; k < op.nnz; ++k) {
+      nonzero_product<T, RK>(op, k, row);
+      T* __restrict o = dst + static_cast<spt_nnz>(op.row_idx[k]) * dst_ld;
+#pragma omp simd
+      for (spt_nnz r = 0; r < (RK > 0 ? RK : rank); ++r) o[r] += row[r];
+    }
+#pragma omp barrier
+    if (team > 1) {
+#pragma omp for schedule(static)
+      for (spt_nnz i = 0; i < rows; ++i) {
+        T* __restrict o = out.row(i);
+        for (int p = 0; p + 1 < team; ++p) {
+          const T* __restrict s = priv.data() + p * slab + i * rank;
+#pragma omp simd
+          for (spt_nnz r = 0; r < (RK > 0 ? RK : rank); ++r) o[r] += s[r];
+        }
+      }
+    }
+  }
+}
+
+template <typename T, int RK>
+void mttkrp_atomic(const Operands<T>& op, MatRef<T> out, int threads) {
+  const spt_nnz rank = op.rank;
+  buffer<T> scratch(static_cast<size_t>(threads) * rank);
+#pragma omp parallel num_threads(threads)
+  {
+    const int t = omp_get_thread_num();
+#pragma omp for schedule(static)
+    for (spt_nnz i = 0; i < out.rows; ++i) std::fill(out.row(i), out.row(i) + rank, T(0));
+    alignas(64) T fixed_row[RK > 0 ? RK : 1];
+    T* row = RK > 0 ? fixed_row : scratch.data() + static_cast<size_t>(t) * rank;
+#pragma omp for schedule(static)
+    for (spt_nnz k = 0; k < op.nnz; ++k) {
+      nonzero_product<T, RK>(op, k, row);
+      T* o = out.row(op.row_idx[k]);
+      for (spt_nnz r = 0; r < (RK > 0 ? RK : rank); ++r) {
+#pragma omp atomic
+        o[r] += row[r];
+      }
+    }
+  }
+}
+
+// Nonzeros sorted by the output mode: each thread takes an equal range of
+// nonzeros and accumulates each row run in registers. Rows wholly inside a
+// range are stored directly (no other thread touches them); the first and
+// last run of each range may be shared with a neighbour (a heavy row can
+// span several ranges), so those are kept aside and added afterwards.
+template <typename T, int RK>
+void mttkrp_sorted_rows(const Operands<T>& op, MatRef<T> out, int threads) {
+  const spt_nnz rank = op.rank, n = op.nnz;
+  const int tasks = threads;
+  std::vector<spt_nnz> bound(tasks + 1);
+  for (int c = 0; c <= tasks; ++c)
+    bound[c] = static_cast<spt_nnz>((static_cast<unsigned __int128>(n) * c) / tasks);
+  // Per task: [first-run sums | last-run sums], and which rows they belong to.
+  buffer<T> edge(static_cast<size_t>(tasks) * 2 * rank);
+  std::vector<spt_index> edge_row(2 * static_cast<size_t>(tasks));
+  std::vector<char> edge_used(2 * static_cast<size_t>(tasks), 0);
+  buffer<T> scratch(static_cast<size_t>(threads) * 2 * rank);
+#pragma omp parallel num_threads(threads)
+  {
+    const int t = omp_get_thread_num();
+#pragma omp for schedule(static)
+    for (spt_nnz i = 0; i < out.rows; ++i) std::fill(out.row(i), out.row(i) + rank, T(0));
+    alignas(64) T fixed_row[RK > 0 ? RK : 1];
+    alignas(64) T fixed_acc[RK > 0 ? RK : 1];
+    T* row = RK > 0 ? fixed_row : scratch.data() + static_cast<size_t>(t) * 2 * rank;
+    T* acc = RK > 0 ? fixed_acc : row + rank;
+#pragma omp for schedule(static, 1)
+    for (int c = 0; c < tasks; ++c) {
+      const spt_nnz begin = bound[c], end = bound[c + 1];
+      spt_nnz k = begin;
+      while (k < end) {
+        const spt_index i = op.row_idx[k];
+        const spt_nnz run_begin = k;
+        nonzero_product<T, RK>(op, k, acc);
+        for (++k; k < end && op.row_idx[k] == i; ++k) {
+          nonzero_product<T, RK>(op, k, row);
+#pragma omp simd
+          for (spt_nnz r = 0; r < (RK > 0 ? RK : rank); ++r) acc[r] += row[r];
+        }
+        const bool first = run_begin == begin, last = k == end;
+        T* __restrict o = out.row(i);
+        if (first || last) {
+          const size_t slot = 2 * static_cast<size_t>(c) + (first ? 0 : 1);
+          o = edge.data() + slot * rank;
+          edge_row[slot] = i;
+          edge_used[slot] = 1;
+        }
+#pragma omp simd
+        for (spt_nnz r = 0; r < (RK > 0 ? RK : rank); ++r) o[r] = acc[r];
+      }
+    }
+  }
+  for (size_t slot = 0; slot < edge_used.size(); ++slot) {
+    if (!edge_used[slot]) continue;
+    T* o = out.row(edge_row[slot]);
+    const T* e = edge.data() + slot * rank;
+    for (spt_nnz r = 0; r < rank; ++r) o[r] += e[r];
+  }
+}
+
+template <typename T, typename F>
+void with_rank(spt_nnz rank, F&& f) {
+  switch (rank) {
+    case 8: f(std::integral_constant<int, 8>{}); break;
+    case 16: f(std::integral_constant<int, 16>{}); break;
+    case 32: f(std::integral_constant<int, 32>{}); break;
+    case 64: f(std::integral_constant<int, 64>{}); break;
+    default: f(std::integral_constant<int, 0>{}); break;
+  }
+}
+
+template <typename T>
+void mttkrp_impl(const Exec& exec, const spt_coo_s& x, const ConstMatRef<T>* factors, uint32_t mode, MatRef<T> out) {
+  Operands<T> op;
+  op.nnz = x.nnz;
+  op.rank = out.cols;
+  op.val = x.values<T>();
+  op.row_idx = x.ind[mode];
+  for (uint32_t m = 0; m < x.order(); ++m) {
+    if (m == mode) continue;
+    op.idx.push_back(x.ind[m]);
+    op.base.push_back(factors[m].data);
+    op.ld.push_back(factors[m].ld);
+  }
+  op.n_other = static_cast<uint32_t>(op.idx.size());
+  if (op.rank == 0) return;
+
+  const int threads = std::max(1, exec.threads);
+  const bool sorted_by_mode = !x.sorted_by.empty() && x.sorted_by[0] == mode;
+  MttkrpStrategy strategy = exec.mttkrp_strategy;
+  if (strategy == MttkrpStrategy::sorted_rows && !sorted_by_mode) strategy = MttkrpStrategy::automatic;
+  if (strategy == MttkrpStrategy::automatic) {
+    const double private_elems = double(threads - 1) * double(out.rows) * double(op.rank);
+    if (sorted_by_mode) strategy = MttkrpStrategy::sorted_rows;
+    else if (private_elems * sizeof(T) <= double(kPrivateBytesAlways) ||
+             private_elems <= double(x.nnz) * double(op.rank) / 2)
+      strategy = MttkrpStrategy::privatized;
+    else strategy = MttkrpStrategy::atomic;
+  }
+  with_rank<T>(op.rank, [&](auto rk) {
+    constexpr int RK = decltype(rk)::value;
+    switch (strategy) {
+      case MttkrpStrategy::sorted_rows: mttkrp_sorted_rows<T, RK>(op, out, threads); break;
+      case MttkrpStrategy::atomic: mttkrp_atomic<T, RK>(op, out, threads); break;
+      default: mttkrp_privatized<T, RK>(op, out, threads); break;
+    }
+  });
+}
+
+template <typename T>
+double inner_impl(const Exec& exec, const spt_coo_s& x, const T* lambda, const ConstMatRef<T>* factors,
+                  spt_index rank) {
+  const int threads = std::max(1, exec.threads);
+  const uint32_t order = x.order();
+  const T* val = x.values<T>();
+  buffer<double> scratch(static_cast<size_t>(threads) * rank);
+  double total = 0.0;
+#pragma omp parallel num_threads(threads) reduction(+ : total)
+  {
+    double* p = scratch.data() + static_cast<size_t>(omp_get_thread_num()) * rank;
+#pragma omp for schedule(static)
+    for (spt_nnz k = 0; k < x.nnz; ++k) {
+      for (spt_index r = 0; r < rank; ++r) p[r] = lambda[r];
+      for (uint32_t m = 0; m < order; ++m) {
+        const T* f = factors[m].row(x.ind[m][k]);
+#pragma omp simd
+        for (spt_index r = 0; r < rank; ++r) p[r] *= f[r];
+      }
+      double s = 0.0;
+      for (spt_index r = 0; r < rank; ++r) s += p[r];
+      total += static_cast<double>(val[k]) * s;
+    }
+  }
+  return total;
+}
+
+template <typename T>
+double norm_squared_impl(const Exec& exec, const spt_coo_s& x) {
+  const T* val = x.values<T>();
+  double s = 0.0;
+#pragma omp parallel for num_threads(std::max(1, exec.threads)) schedule(static) reduction(+ : s)
+  for (spt_nnz k = 0; k < x.nnz; ++k) s += static_cast<double>(val[k]) * val[k];
+  return s;
+}
+
+}  // namespace
+
+#define SPT_INSTANTIATE(T)                                                                                           \
+  void mttkrp(const Exec& exec, const spt_coo_s& x, const ConstMatRef<T>* factors, uint32_t mode, MatRef<T> out) { \
+    mttkrp_impl<T>(exec, x, factors, mode, out);                                                                     \
+  }                                                                                                                  \
+  double inner_ktensor(const Exec& exec, const spt_coo_s& x, const T* lambda, const ConstMatRef<T>* factors,        \
+                       spt_index rank) {                                                                             \
+    return inner_impl<T>(exec, x, lambda, factors, rank);                                                            \
+  }
+
+SPT_INSTANTIATE(float)
+SPT_INSTANTIATE(double)
+#undef SPT_INSTANTIATE
+
+double norm_squared(const Exec& exec, const spt_coo_s& x) {
+  return with_dtype(x.dtype(), [&](auto tag) { return norm_squared_impl<typename decltype(tag)::type>(exec, x); });
+}
+
+}  // namespace spt::kernels::cpu

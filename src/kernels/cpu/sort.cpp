@@ -1,0 +1,346 @@
+// Parallel sorting, grouping and duplicate handling for COO tensors.
+//
+// Lexicographic sorts pack the coordinates into one 64-bit key when their
+// bit widths allow it (the common case: fast integer sorts); otherwise they
+// compare mode by mode. Z-Morton order compares by the most significant
+// differing bit across modes, so it never needs a key wider than 64 bits.
+// Every sort orders (key, original position) pairs, which makes it stable
+// and deterministic for any thread count.
+#include "kernels/sort.hpp"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "core/error.hpp"
+
+namespace spt::sorting {
+
+namespace {
+
+constexpr size_t kParallelSortMin = 1 << 15;  // below this, one std::sort beats the fork/merge
+
+int bit_width(uint64_t v) { return v == 0 ? 0 : 64 - __builtin_clzll(v); }
+
+// Chunked parallel sort: each chunk sorted by one thread, then pairwise
+// merges. `less` must be a strict total order that cannot throw.
+template <typename Item, typename Less>
+void parallel_sort(buffer<Item>& data, Less less, int threads) {
+  const size_t n = data.size();
+  const int chunks = threads;
+  if (chunks <= 1 || n < kParallelSortMin) {
+    std::sort(data.begin(), data.end(), less);
+    return;
+  }
+  std::vector<size_t> bound(chunks + 1);
+  for (int c = 0; c <= chunks; ++c) bound[c] = n * static_cast<size_t>(c) / chunks;
+  buffer<Item> tmp(n);
+  Item* src = data.data();
+  Item* dst = tmp.data();
+#pragma omp parallel for num_threads(threads) schedule(static, 1)
+  for (int c = 0; c < chunks; ++c) std::sort(src + bound[c], src + bound[c + 1], less);
+  for (int width = 1; width < chunks; width *= 2) {
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
+    for (int c = 0; c < chunks; c += 2 * width) {
+      const size_t lo = bound[c], mid = bound[std::min(c + width, chunks)], hi = bound[std::min(c + 2 * width, chunks)];
+      std::merge(src + lo, src + mid, src + mid, src + hi, dst + lo, less);
+    }
+    std::swap(src, dst);
+  }
+  if (src != data.data()) {
+#pragma omp parallel for num_threads(threads) schedule(static)
+    for (size_t k = 0; k < n; ++k) data[k] = src[k];
+  }
+}
+
+struct KeyIndex {
+  uint64_t key;
+  spt_nnz index;
+};
+
+// Chunk c of [0, n) split into `chunks` near-equal ranges.
+inline spt_nnz chunk_begin(spt_nnz n, int c, int chunks) {
+  return static_cast<spt_nnz>((static_cast<unsigned __int128>(n) * c) / chunks);
+}
+
+int threads_for(const Exec& exec, spt_nnz work) {
+  // Small inputs are not worth waking threads for.
+  spt_nnz useful = work / 4096 + 1;
+  return static_cast<int>(std::max<spt_nnz>(1, std::min<spt_nnz>(exec.threads, useful)));
+}
+
+}  // namespace
+
+std::vector<uint32_t> natural_order(uint32_t order) {
+  std::vector<uint32_t> o(order);
+  for (uint32_t m = 0; m < order; ++m) o[m] = m;
+  return o;
+}
+
+void check_mode_order(uint32_t order, const std::vector<uint32_t>& mode_order) {
+  require(mode_order.size() == order, "mode_order must have ", order, " entries, got ", mode_order.size());
+  std::vector<bool> seen(order, false);
+  for (size_t i = 0; i < mode_order.size(); ++i) {
+    uint32_t m = mode_order[i];
+    require(m < order, "mode_order[", i, "] = ", m, " is not a mode of an order-", order, " tensor");
+    require(!seen[m], "mode_order repeats mode ", m, "; it must be a permutation of 0..", order - 1);
+    seen[m] = true;
+  }
+}
+
+buffer<spt_nnz> sort_permutation(const Exec& exec, const spt_coo_s& x, const std::vector<uint32_t>& mode_order) {
+  const spt_nnz n = x.nnz;
+  const int threads = threads_for(exec, n);
+  buffer<spt_nnz> perm(n);
+  if (n == 0) return perm;
+
+  int key_bits = 0;
+  std::vector<int> widths;
+  for (uint32_t m : mode_order) {
+    widths.push_back(bit_width(x.dims[m] - 1));
+    key_bits += widths.back();
+  }
+  const int index_bits = bit_width(n - 1);
+  const size_t nm = mode_order.size();
+  std::vector<const spt_index*> ind(nm);
+  for (size_t j = 0; j < nm; ++j) ind[j] = x.ind[mode_order[j]];
+  auto make_key = [&](spt_nnz k) {
+    uint64_t key = 0;
+    for (size_t j = 0; j < nm; ++j) key = (widths[j] ? key << widths[j] : key) | ind[j][k];
+    return key;
+  };
+
+  if (key_bits + index_bits <= 64 && index_bits < 64) {
+    // Coordinates and original position in one word: plain integer sort.
+    buffer<uint64_t> words(n);
+#pragma omp parallel for num_threads(threads) schedule(static)
+    for (spt_nnz k = 0; k < n; ++k) words[k] = (index_bits ? make_key(k) << index_bits : make_key(k)) | k;
+    parallel_sort(words, std::less<uint64_t>(), threads);
+    const uint64_t mask = index_bits == 64 ? ~uint64_t(0) : (uint64_t(1) << index_bits) - 1;
+#pragma omp parallel for num_threads(threads) schedule(static)
+    for (spt_nnz k = 0; k < n; ++k) perm[k] = words[k] & mask;
+  } else if (key_bits <= 64) {
+    buffer<KeyIndex> items(n);
+#pragma omp parallel for num_threads(threads) schedule(static)
+    for (spt_nnz k = 0; k < n; ++k) items[k] = {make_key(k), k};
+    parallel_sort(
+        items, [](const KeyIndex& a, const KeyIndex& b) { return a.key < b.key || (a.key == b.key && a.index < b.index); },
+        threads);
+#pragma omp parallel for num_threads(threads) schedule(static)
+    for (spt_nnz k = 0; k < n; ++k) perm[k] = items[k].index;
+  } else {
+    // Coordinates too wide for one key: compare mode by mode.
+#pragma omp parallel for num_threads(threads) schedule(static)
+    for (spt_nnz k = 0; k < n; ++k) perm[k] = k;
+    const spt_index* const* in = ind.data();
+    parallel_sort(
+        perm,
+        [in, nm](spt_nnz a, spt_nnz b) {
+          for (size_t j = 0; j < nm; ++j) {
+            const spt_index ia = in[j][a], ib = in[j][b];
+            if (ia != ib) return ia < ib;
+          }
+          return a < b;
+        },
+        threads);
+  }
+  return perm;
+}
+
+buffer<spt_nnz> morton_permutation(const Exec& exec, const spt_coo_s& x) {
+  const spt_nnz n = x.nnz;
+  const int threads = threads_for(exec, n);
+  buffer<spt_nnz> perm(n);
+#pragma omp parallel for num_threads(threads) schedule(static)
+  for (spt_nnz k = 0; k < n; ++k) perm[k] = k;
+  const spt_index* const* in = x.ind.data();
+  const uint32_t order = x.order();
+  // The interleaved keys of a and b first differ in the highest set bit of
+  // (a_m xor b_m) over all modes m; at equal bit positions the lower mode is
+  // more significant, so a later mode only wins with a strictly higher msb.
+  parallel_sort(
+      perm,
+      [in, order](spt_nnz a, spt_nnz b) {
+        int best = -1;
+        spt_index best_xor = 0;
+        for (uint32_t m = 0; m < order; ++m) {
+          const spt_index y = in[m][a] ^ in[m][b];
+          if (best_xor < y && best_xor < (best_xor ^ y)) {
+            best = static_cast<int>(m);
+            best_xor = y;
+          }
+        }
+        if (best < 0) return a < b;
+        return in[best][a] < in[best][b];
+      },
+      threads);
+  return perm;
+}
+
+spt_coo_s permuted_copy(const Exec& exec, const spt_coo_s& x, const buffer<spt_nnz>& perm) {
+  const spt_nnz n = x.nnz;
+  const int threads = threads_for(exec, n);
+  spt_coo_s y;
+  y.init_owned(x.dtype(), x.dims, n);
+  for (uint32_t m = 0; m < x.order(); ++m) {
+    const spt_index* src = x.ind[m];
+    spt_index* dst = y.mutable_ind(m);
+#pragma omp parallel for num_threads(threads) schedule(static)
+    for (spt_nnz k = 0; k < n; ++k) dst[k] = src[perm[k]];
+  }
+  with_dtype(x.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* src = x.values<T>();
+    T* dst = y.mutable_values<T>();
+#pragma omp parallel for num_threads(threads) schedule(static)
+    for (spt_nnz k = 0; k < n; ++k) dst[k] = src[perm[k]];
+  });
+  return y;
+}
+
+void apply_permutation(const Exec& exec, spt_coo_s& x, const buffer<spt_nnz>& perm) {
+  spt_coo_s y = permuted_copy(exec, x, perm);
+  x.own_ind = std::move(y.own_ind);
+  x.own_val = std::move(y.own_val);
+  x.refresh();
+  x.touched();
+}
+
+void sort_in_place(const Exec& exec, spt_coo_s& x, const std::vector<uint32_t>& mode_order) {
+  check_mode_order(x.order(), mode_order);
+  if (x.sorted_by == mode_order) return;
+  apply_permutation(exec, x, sort_permutation(exec, x, mode_order));
+  x.sorted_by = mode_order;
+}
+
+void sort_morton_in_place(const Exec& exec, spt_coo_s& x) {
+  apply_permutation(exec, x, morton_permutation(exec, x));
+  x.sorted_by.clear();
+}
+
+SortedView::SortedView(const Exec& exec, const spt_coo_s& x, const std::vector<uint32_t>& mode_order) {
+  if (x.sorted_by == mode_order) {
+    tensor_ = &x;
+    return;
+  }
+  copy_ = permuted_copy(exec, x, sort_permutation(exec, x, mode_order));
+  copy_.sorted_by = mode_order;
+  tensor_ = &copy_;
+}
+
+buffer<spt_nnz> group_starts(const Exec& exec, const spt_coo_s& x, const std::vector<uint32_t>& modes) {
+  const spt_nnz n = x.nnz;
+  if (n == 0) return buffer<spt_nnz>(1, 0);
+  const int chunks = threads_for(exec, n);
+  const size_t nm = modes.size();
+  std::vector<const spt_index*> ind(nm);
+  for (size_t j = 0; j < nm; ++j) ind[j] = x.ind[modes[j]];
+  auto starts_group = [&](spt_nnz k) {
+    if (k == 0) return true;
+    for (size_t j = 0; j < nm; ++j)
+      if (ind[j][k] != ind[j][k - 1]) return true;
+    return false;
+  };
+  // Count per chunk, prefix-sum, then write: output order = input order.
+  std::vector<spt_nnz> offset(chunks + 1, 0);
+#pragma omp parallel for num_threads(chunks) schedule(static, 1)
+  for (int c = 0; c < chunks; ++c) {
+    spt_nnz count = 0;
+    for (spt_nnz k = chunk_begin(n, c, chunks); k < chunk_begin(n, c + 1, chunks); ++k) count += starts_group(k);
+    offset[c + 1] = count;
+  }
+  for (int c = 0; c < chunks; ++c) offset[c + 1] += offset[c];
+  buffer<spt_nnz> starts(offset[chunks] + 1);
+#pragma omp parallel for num_threads(chunks) schedule(static, 1)
+  for (int c = 0; c < chunks; ++c) {
+    spt_nnz out = offset[c];
+    for (spt_nnz k = chunk_begin(n, c, chunks); k < chunk_begin(n, c + 1, chunks); ++k)
+      if (starts_group(k)) starts[out++] = k;
+  }
+  starts[offset[chunks]] = n;
+  return starts;
+}
+
+namespace {
+
+// One entry per group of a sorted tensor: the group's coordinates and the
+// sum of its values (summed in storage order).
+spt_coo_s sum_groups(const Exec& exec, const spt_coo_s& sorted, const buffer<spt_nnz>& starts) {
+  const spt_nnz groups = starts.size() - 1;
+  const int threads = threads_for(exec, sorted.nnz);
+  spt_coo_s y;
+  y.init_owned(sorted.dtype(), sorted.dims, groups);
+  for (uint32_t m = 0; m < sorted.order(); ++m) {
+    const spt_index* src = sorted.ind[m];
+    spt_index* dst = y.mutable_ind(m);
+#pragma omp parallel for num_threads(threads) schedule(static)
+    for (spt_nnz g = 0; g < groups; ++g) dst[g] = src[starts[g]];
+  }
+  with_dtype(sorted.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* src = sorted.values<T>();
+    T* dst = y.mutable_values<T>();
+#pragma omp parallel for num_threads(threads) schedule(static)
+    for (spt_nnz g = 0; g < groups; ++g) {
+      T s = src[starts[g]];
+      for (spt_nnz k = starts[g] + 1; k < starts[g + 1]; ++k) s += src[k];
+      dst[g] = s;
+    }
+  });
+  return y;
+}
+
+std::string coordinate_text(const spt_coo_s& x, spt_nnz k) {
+  std::string s = "(";
+  for (uint32_t m = 0; m < x.order(); ++m) s += cat(m ? ", " : "", x.ind[m][k]);
+  return s + ")";
+}
+
+}  // namespace
+
+void coalesce(const Exec& exec, spt_coo_s& x, spt_duplicates policy) {
+  require(policy == SPT_DUPLICATES_KEEP || policy == SPT_DUPLICATES_SUM || policy == SPT_DUPLICATES_REJECT,
+          "duplicates policy must be SPT_DUPLICATES_KEEP, _SUM or _REJECT, got ", static_cast<int>(policy));
+  if (policy == SPT_DUPLICATES_KEEP) return;
+  const std::vector<uint32_t> natural = natural_order(x.order());
+  // Work on a sorted copy so that REJECT can leave x exactly as it was.
+  SortedView view(exec, x, natural);
+  const spt_coo_s& sorted = view.get();
+  buffer<spt_nnz> starts = group_starts(exec, sorted, natural);
+  const spt_nnz groups = starts.size() - 1;
+  if (policy == SPT_DUPLICATES_REJECT) {
+    if (groups != sorted.nnz) {
+      spt_nnz first = 0;
+      while (starts[first + 1] - starts[first] == 1) ++first;
+      fail(SPT_ERR_INVALID_ARGUMENT, "coordinate ", coordinate_text(sorted, starts[first]),
+           " (0-based) appears ", starts[first + 1] - starts[first],
+           " times; use SPT_DUPLICATES_SUM to add repeated entries");
+    }
+    if (view.is_copy()) {
+      spt_coo_s moved = view.release();
+      x.own_ind = std::move(moved.own_ind);
+      x.own_val = std::move(moved.own_val);
+      x.refresh();
+    }
+    x.sorted_by = natural;
+    return;
+  }
+  if (groups == sorted.nnz && !view.is_copy()) return;  // already sorted, nothing repeated
+  spt_coo_s merged = groups == sorted.nnz ? view.release() : sum_groups(exec, sorted, starts);
+  x.own_ind = std::move(merged.own_ind);
+  x.own_val = std::move(merged.own_val);
+  x.nnz = groups;
+  x.refresh();
+  x.sorted_by = natural;
+}
+
+spt_coo_s coalesced_copy(const Exec& exec, const spt_coo_s& x) {
+  const std::vector<uint32_t> natural = natural_order(x.order());
+  SortedView view(exec, x, natural);
+  spt_coo_s y = sum_groups(exec, view.get(), group_starts(exec, view.get(), natural));
+  y.sorted_by = natural;
+  return y;
+}
+
+}  // namespace spt::sorting

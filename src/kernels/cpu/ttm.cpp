@@ -1,0 +1,69 @@
+// OpenMP SpTTM into a semi-sparse (sCOO) tensor, as in the dissertation's
+// ch. 7: sort (a copy) with `mode` last, find the fiber pointers (starts of
+// runs of equal other-mode coordinates), allocate exactly one dense fiber of
+// length R per run, and compute fibers in parallel -- no unfolding.
+#include <algorithm>
+
+#include "kernels/kernels.hpp"
+#include "kernels/sort.hpp"
+
+namespace spt::kernels::cpu {
+
+namespace {
+
+template <typename T>
+void ttm_impl(const Exec& exec, const spt_coo_s& x, uint32_t mode, ConstMatRef<T> u, spt_scoo_s& out) {
+  const uint32_t order = x.order();
+  const spt_nnz rank = u.cols;
+  std::vector<uint32_t> others;
+  for (uint32_t m = 0; m < order; ++m)
+    if (m != mode) others.push_back(m);
+  std::vector<uint32_t> mode_order = others;
+  mode_order.push_back(mode);
+  sorting::SortedView view(exec, x, mode_order);
+  const spt_coo_s& s = view.get();
+  const buffer<spt_nnz> fiber_ptr = sorting::group_starts(exec, s, others);
+  const spt_nnz fibers = fiber_ptr.size() - 1;
+
+  out.dims = x.dims;
+  out.dims[mode] = static_cast<spt_index>(rank);
+  out.dense_mode = mode;
+  out.nfibers = fibers;
+  out.ind.assign(order, {});
+  for (uint32_t m : others) out.ind[m].resize(fibers);
+  out.values.set_dtype(x.dtype());
+  out.values.resize(checked_mul(fibers, rank, "semi-sparse value count"));
+
+  const int threads = std::max(1, exec.threads);
+  for (uint32_t m : others) {
+    const spt_index* src = s.ind[m];
+    spt_index* dst = out.ind[m].data();
+#pragma omp parallel for num_threads(threads) schedule(static)
+    for (spt_nnz f = 0; f < fibers; ++f) dst[f] = src[fiber_ptr[f]];
+  }
+  const T* val = s.values<T>();
+  const spt_index* ui = s.ind[mode];
+  T* y = out.values.get<T>().data();
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 64)
+  for (spt_nnz f = 0; f < fibers; ++f) {
+    T* __restrict fiber = y + f * rank;
+    for (spt_nnz r = 0; r < rank; ++r) fiber[r] = T(0);
+    for (spt_nnz k = fiber_ptr[f]; k < fiber_ptr[f + 1]; ++k) {
+      const T v = val[k];
+      const T* __restrict urow = u.row(ui[k]);
+#pragma omp simd
+      for (spt_nnz r = 0; r < rank; ++r) fiber[r] += v * urow[r];
+    }
+  }
+}
+
+}  // namespace
+
+void ttm(const Exec& exec, const spt_coo_s& x, uint32_t mode, ConstMatRef<float> u, spt_scoo_s& out) {
+  ttm_impl(exec, x, mode, u, out);
+}
+void ttm(const Exec& exec, const spt_coo_s& x, uint32_t mode, ConstMatRef<double> u, spt_scoo_s& out) {
+  ttm_impl(exec, x, mode, u, out);
+}
+
+}  // namespace spt::kernels::cpu

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Checks the shared library's ABI surface: SONAME, only spt_* symbols exported,
+# and every function declared in the public header is exported.
+set -euo pipefail
+lib="$1"
+header="$2"
+fail=0
+soname=$(readelf -d "$lib" | sed -n 's/.*Library soname: \[\(.*\)\].*/\1/p')
+if [ "$soname" != "libsptensor.so.0" ]; then
+  echo "SONAME is '$soname', expected libsptensor.so.0"; fail=1
+fi
+exported=$(nm -D --defined-only "$lib" | awk '$2 ~ /^[TDBRVW]$/ {print $3}' | sort -u)
+stray=$(echo "$exported" | grep -v '^spt_' | grep -vE '^(_init|_fini|_edata|_end|__bss_start)$' || true)
+if [ -n "$stray" ]; then
+  echo "symbols exported that are not part of the C API (hidden visibility broken?):"
+  echo "$stray" | head -20; fail=1
+fi
+declared=$(grep -oE 'SPT_API [^(]*\(' "$header" | sed -E 's/.*[ *](spt_[a-z0-9_]+)\($/\1/' | sort -u)
+missing=$(comm -23 <(echo "$declared") <(echo "$exported"))
+if [ -n "$missing" ]; then
+  echo "declared in sptensor.h but not exported by the library:"; echo "$missing"; fail=1
+fi
+if readelf -d "$lib" | grep -E 'NEEDED.*(libcudart|libcuda\.|libmpi)'; then
+  echo "libsptensor.so must not link the CUDA runtime or MPI"; fail=1
+fi
+[ "$fail" = 0 ] && echo "ABI surface OK: $(echo "$declared" | wc -l) functions, SONAME $soname"
+exit $fail

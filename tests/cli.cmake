@@ -1,0 +1,82 @@
+# Tests of the `sptensor` command-line tool (target sptensor_cli). Each runs
+# through tests/cli/expect.sh, which checks the exit status, stdout patterns
+# and, for errors, that stderr holds exactly one line and stdout nothing.
+if(NOT TARGET sptensor_cli)
+  return()
+endif()
+
+find_file(SPT_CLI_NATIONS nations.tns.xz
+  PATHS ${CMAKE_CURRENT_SOURCE_DIR}/data ${PROJECT_SOURCE_DIR}/../shared/data NO_DEFAULT_PATH)
+find_program(SPT_XZ xz)
+set(SPT_CLI $<TARGET_FILE:sptensor_cli>)
+set(SPT_EXPECT ${CMAKE_CURRENT_SOURCE_DIR}/cli/expect.sh)
+set(SPT_CLI_WORK ${CMAKE_CURRENT_BINARY_DIR}/cli-work)
+file(MAKE_DIRECTORY ${SPT_CLI_WORK})
+# A malformed input for the parse-error test: a row with a missing value.
+file(WRITE ${SPT_CLI_WORK}/malformed.tns "1 1 1 1.5\n2 2 2\n")
+
+# spt_cli_test(NAME RC [STDOUT regex...] [ERROR] [DATA] ARGS args...)
+function(spt_cli_test name rc)
+  cmake_parse_arguments(T "ERROR;DATA" "" "STDOUT;ARGS" ${ARGN})
+  set(expect_args --rc ${rc})
+  foreach(p ${T_STDOUT})
+    list(APPEND expect_args --stdout ${p})
+  endforeach()
+  if(T_ERROR)
+    list(APPEND expect_args --error-line)
+  endif()
+  add_test(NAME ${name} COMMAND ${SPT_EXPECT} ${expect_args} -- ${SPT_CLI} ${T_ARGS}
+    WORKING_DIRECTORY ${SPT_CLI_WORK})
+  set_tests_properties(${name} PROPERTIES TIMEOUT 120)
+  if(T_DATA AND NOT SPT_CLI_NATIONS)
+    set_tests_properties(${name} PROPERTIES DISABLED TRUE)
+  endif()
+endfunction()
+
+# --help, --version
+spt_cli_test(cli_help 0 STDOUT "^Commands:" "info" "convert" "cpd" ARGS --help)
+spt_cli_test(cli_version 0 STDOUT "^sptensor [0-9]+\\.[0-9]+\\.[0-9]+" ARGS --version)
+foreach(cmd info convert cpd)
+  spt_cli_test(cli_help_${cmd} 0 STDOUT "^Usage: sptensor ${cmd} " "--help" ARGS ${cmd} --help)
+endforeach()
+
+# info: shape and the per-mode table of nations (14 x 55 x 14, 1992 nonzeros;
+# slice maxima from ../shared/data/README.md; fibers counted independently).
+spt_cli_test(cli_info_nations 0 DATA
+  STDOUT "^order +3$" "^nnz +1992$" "^dims +14 x 55 x 14$" "^density +1\\.848e-01$"
+         "^1 +14 +14 +0 +210 +142\\.29 +32\\.59 +462$"
+         "^2 +55 +55 +0 +141 +36\\.22 +33\\.36 +182$"
+         "^3 +14 +14 +0 +304 +142\\.29 +68\\.60 +504$"
+  ARGS info ${SPT_CLI_NATIONS})
+spt_cli_test(cli_info_float32_progress 0 DATA STDOUT "^nnz +1992$" "^dtype +float32$"
+  ARGS info ${SPT_CLI_NATIONS} --dtype float32 --progress --threads 1)
+
+# convert: byte-identical round trips through .sptb, SPLATT .bin and .tns.gz
+add_test(NAME cli_convert_roundtrip
+  COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/cli/roundtrip.sh ${SPT_CLI} ${SPT_CLI_WORK}/roundtrip ${SPT_CLI_NATIONS})
+set_tests_properties(cli_convert_roundtrip PROPERTIES TIMEOUT 120)
+if(NOT SPT_CLI_NATIONS OR NOT SPT_XZ)
+  set_tests_properties(cli_convert_roundtrip PROPERTIES DISABLED TRUE)
+endif()
+
+# cpd: per-iteration lines, then factor files and --init
+spt_cli_test(cli_cpd_nations 0 DATA
+  STDOUT "^iter +1 +fit 0\\.[0-9]+ +delta " "^iter +8 +fit " "^final fit 0\\.[0-9]+ after 8 iterations"
+  ARGS cpd ${SPT_CLI_NATIONS} -r 4 --iters 8 --tol 0 --seed 1 --threads 2)
+add_test(NAME cli_cpd_factor_files
+  COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/cli/cpd_files.sh ${SPT_CLI} ${SPT_CLI_WORK}/cpd ${SPT_CLI_NATIONS} 4 14 55 14)
+set_tests_properties(cli_cpd_factor_files PROPERTIES TIMEOUT 120)
+if(NOT SPT_CLI_NATIONS)
+  set_tests_properties(cli_cpd_factor_files PROPERTIES DISABLED TRUE)
+endif()
+
+# Errors: one line on stderr, nothing on stdout; 1 = runtime, 2 = usage.
+spt_cli_test(cli_error_missing_file 1 ERROR ARGS info ${SPT_CLI_WORK}/does-not-exist.tns)
+spt_cli_test(cli_error_parse 1 ERROR ARGS info ${SPT_CLI_WORK}/malformed.tns)
+spt_cli_test(cli_error_bad_rank 2 ERROR DATA ARGS cpd ${SPT_CLI_NATIONS} -r 0)
+spt_cli_test(cli_error_missing_rank 2 ERROR DATA ARGS cpd ${SPT_CLI_NATIONS})
+spt_cli_test(cli_error_bad_dtype 2 ERROR DATA ARGS info ${SPT_CLI_NATIONS} --dtype float16)
+spt_cli_test(cli_error_unknown_option 2 ERROR DATA ARGS info ${SPT_CLI_NATIONS} --no-such-option)
+spt_cli_test(cli_error_unknown_command 2 ERROR ARGS decompose ${SPT_CLI_WORK}/x.tns)
+spt_cli_test(cli_error_no_command 2 ERROR ARGS)
+spt_cli_test(cli_error_missing_init 1 ERROR DATA ARGS cpd ${SPT_CLI_NATIONS} --init ${SPT_CLI_WORK}/no-such-model)

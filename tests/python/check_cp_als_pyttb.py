@@ -1,0 +1,243 @@
+#!/usr/bin/env python3
+"""Cross-check spt_cpd_als against pyttb.cp_als.
+
+Both run from the same initial factors (drawn with numpy, fixed seed) for a
+fixed number of sweeps (tolerance 0), on real FROSTT tensors read with plain
+numpy (independent of libsptensor's reader). The final fits must agree to
+1e-6 relative (DESIGN.md "Numerics users expect"); the arranged factor
+matrices and weights are compared and reported too.
+
+usage: check_cp_als_pyttb.py LIBSPTENSOR_SO DATA_DIR [DATA_DIR ...]
+
+Exit status: 0 agreement, 1 mismatch or error, 77 pyttb/numpy missing or no
+data files found (ctest SKIP_RETURN_CODE) -- unless the environment has
+CI=true, where a missing pyttb is a failure.
+"""
+import ctypes
+import lzma
+import os
+import sys
+
+SKIP = 77
+FIT_RTOL = 1e-6
+FACTOR_RTOL = 1e-4  # arranged factors: loose, iterates amplify rounding
+
+# (file, rank, iterations)
+CASES = [
+    ("nations.tns.xz", 4, 15),
+    ("nations.tns.xz", 8, 20),
+    ("ciao-user-item-category-month.tns.xz", 4, 10),
+    ("ciao-user-item-category-month.tns.xz", 8, 12),
+    ("jf17k-4ary.tns.xz", 4, 10),
+]
+
+
+def skip_or_fail(message):
+    in_ci = os.environ.get("CI", "").lower() == "true"
+    print(("FAIL: " if in_ci else "SKIP: ") + message)
+    sys.exit(1 if in_ci else SKIP)
+
+
+try:
+    import numpy as np
+    import pyttb as ttb
+except ImportError as e:  # pragma: no cover - environment dependent
+    skip_or_fail(f"cannot import numpy/pyttb ({e}); pip install pyttb")
+
+
+# --------------------------------------------------------------------------
+# The C API through ctypes (layouts must match include/sptensor/sptensor.h).
+# --------------------------------------------------------------------------
+SPT_FLOAT64 = 2
+SPT_ROW_MAJOR = 0
+SPT_CPD_INIT_USER = 1
+SPT_OK = 0
+SPT_WARN_NOT_CONVERGED = 1
+
+CALLBACK = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_int, ctypes.c_double, ctypes.c_double,
+                            ctypes.c_double)
+
+
+class CpdOptions(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", ctypes.c_size_t),
+        ("rank", ctypes.c_uint32),
+        ("max_iters", ctypes.c_int),
+        ("tol", ctypes.c_double),
+        ("init", ctypes.c_int),
+        ("seed", ctypes.c_uint64),
+        ("init_factors", ctypes.POINTER(ctypes.c_void_p)),
+        ("callback", CALLBACK),
+        ("callback_data", ctypes.c_void_p),
+    ]
+
+
+def load_library(path):
+    lib = ctypes.CDLL(path)
+    vp, u32, u64, i32 = ctypes.c_void_p, ctypes.c_uint32, ctypes.c_uint64, ctypes.c_int
+    pvp = ctypes.POINTER(ctypes.c_void_p)
+    sigs = {
+        "spt_coo_create_from_arrays": [vp, i32, u32, vp, u64, vp, u64, i32, vp, i32, pvp],
+        "spt_coo_free": [vp],
+        "spt_matrix_wrap": [vp, i32, u64, u64, i32, vp, u64, pvp],
+        "spt_matrix_free": [vp],
+        "spt_matrix_copy_out": [vp, i32, vp, u64],
+        "spt_cpd_options_init": [ctypes.POINTER(CpdOptions)],
+        "spt_cpd_als": [vp, vp, ctypes.POINTER(CpdOptions), pvp],
+        "spt_ktensor_free": [vp],
+        "spt_ktensor_lambda": [vp, pvp],
+        "spt_ktensor_factor": [vp, u32, pvp],
+        "spt_ktensor_result": [vp, ctypes.POINTER(ctypes.c_double), ctypes.POINTER(i32), ctypes.POINTER(i32)],
+        "spt_ktensor_history": [vp, ctypes.POINTER(i32), ctypes.POINTER(ctypes.POINTER(ctypes.c_double)),
+                                ctypes.POINTER(ctypes.POINTER(ctypes.c_double))],
+    }
+    for name, argtypes in sigs.items():
+        fn = getattr(lib, name)
+        fn.argtypes = argtypes
+        fn.restype = ctypes.c_int
+    lib.spt_thread_last_error.argtypes = []
+    lib.spt_thread_last_error.restype = ctypes.c_char_p
+    return lib
+
+
+def check(lib, status, what, allowed=(SPT_OK,)):
+    if status not in allowed:
+        raise RuntimeError(f"{what} returned {status}: {lib.spt_thread_last_error().decode()}")
+
+
+def run_sptensor(lib, subs, vals, shape, rank, iters, init_factors):
+    """spt_cpd_als from init_factors; returns (fit, fits per iteration, weights, factors)."""
+    order = len(shape)
+    nnz = len(vals)
+    indices = np.ascontiguousarray(subs.T.astype(np.uint32))  # mode-major, ld = nnz
+    values = np.ascontiguousarray(vals, dtype=np.float64)
+    dims = (ctypes.c_uint32 * order)(*shape)
+    x = ctypes.c_void_p()
+    check(lib, lib.spt_coo_create_from_arrays(None, SPT_FLOAT64, order, dims, nnz, indices.ctypes.data, nnz, 0,
+                                               values.ctypes.data, 0, ctypes.byref(x)), "spt_coo_create_from_arrays")
+    wrapped = []
+    k = ctypes.c_void_p()
+    try:
+        arrays = [np.ascontiguousarray(f, dtype=np.float64) for f in init_factors]
+        for a in arrays:
+            m = ctypes.c_void_p()
+            check(lib, lib.spt_matrix_wrap(None, SPT_FLOAT64, a.shape[0], a.shape[1], SPT_ROW_MAJOR, a.ctypes.data,
+                                           a.shape[1], ctypes.byref(m)), "spt_matrix_wrap")
+            wrapped.append(m)
+        ptrs = (ctypes.c_void_p * order)(*[m.value for m in wrapped])
+        opts = CpdOptions()
+        check(lib, lib.spt_cpd_options_init(ctypes.byref(opts)), "spt_cpd_options_init")
+        if opts.struct_size != ctypes.sizeof(CpdOptions):
+            raise RuntimeError(f"spt_cpd_options layout mismatch: library says {opts.struct_size} bytes, "
+                               f"this script {ctypes.sizeof(CpdOptions)}")
+        opts.rank = rank
+        opts.max_iters = iters
+        opts.tol = 0.0
+        opts.init = SPT_CPD_INIT_USER
+        opts.init_factors = ctypes.cast(ptrs, ctypes.POINTER(ctypes.c_void_p))
+        check(lib, lib.spt_cpd_als(None, x, ctypes.byref(opts), ctypes.byref(k)), "spt_cpd_als",
+              (SPT_OK, SPT_WARN_NOT_CONVERGED))
+        fit = ctypes.c_double()
+        count = ctypes.c_int()
+        iterations = ctypes.c_int()
+        fits = ctypes.POINTER(ctypes.c_double)()
+        check(lib, lib.spt_ktensor_result(k, ctypes.byref(fit), ctypes.byref(iterations), None), "result")
+        check(lib, lib.spt_ktensor_history(k, ctypes.byref(count), ctypes.byref(fits), None), "history")
+        history = [fits[i] for i in range(count.value)]
+        lam_ptr = ctypes.c_void_p()
+        check(lib, lib.spt_ktensor_lambda(k, ctypes.byref(lam_ptr)), "lambda")
+        weights = np.ctypeslib.as_array(ctypes.cast(lam_ptr, ctypes.POINTER(ctypes.c_double)), (rank,)).copy()
+        factors = []
+        for n in range(order):
+            f = ctypes.c_void_p()
+            check(lib, lib.spt_ktensor_factor(k, n, ctypes.byref(f)), "factor")
+            out = np.empty((shape[n], rank), dtype=np.float64)
+            check(lib, lib.spt_matrix_copy_out(f, SPT_ROW_MAJOR, out.ctypes.data, rank), "copy_out")
+            factors.append(out)
+        assert iterations.value == iters == len(history)
+        return fit.value, history, weights, factors
+    finally:
+        lib.spt_ktensor_free(k)
+        for m in wrapped:
+            lib.spt_matrix_free(m)
+        lib.spt_coo_free(x)
+
+
+def read_tns(path):
+    """FROSTT .tns(.xz): 1-based coordinates and a value per line."""
+    opener = lzma.open if path.endswith(".xz") else open
+    with opener(path, "rt") as f:
+        data = np.loadtxt(f, ndmin=2)
+    subs = data[:, :-1].astype(np.int64) - 1
+    vals = data[:, -1].astype(np.float64)
+    shape = tuple(int(s) for s in subs.max(axis=0) + 1)
+    return subs, vals, shape
+
+
+def find(name, dirs):
+    for d in dirs:
+        p = os.path.join(d, name)
+        if os.path.exists(p):
+            return p
+    return None
+
+
+def rel_diff(a, b):
+    scale = max(np.max(np.abs(b)), 1e-300)
+    return float(np.max(np.abs(a - b)) / scale)
+
+
+def main(argv):
+    if len(argv) < 3:
+        print(__doc__)
+        return 1
+    lib = load_library(argv[1])
+    data_dirs = argv[2:]
+    failures = 0
+    ran = 0
+    tensors = {}
+    for name, rank, iters in CASES:
+        path = find(name, data_dirs)
+        if path is None:
+            print(f"{name}: not found in {data_dirs}, skipped")
+            continue
+        if name not in tensors:
+            tensors[name] = read_tns(path)
+        subs, vals, shape = tensors[name]
+        rng = np.random.default_rng(20240601 + rank)
+        init = [rng.uniform(0.0, 1.0, (shape[n], rank)) for n in range(len(shape))]
+
+        X = ttb.sptensor(subs, vals.reshape(-1, 1), shape)
+        M, _, out = ttb.cp_als(X, rank, stoptol=0.0, maxiters=iters, init=ttb.ktensor([f.copy() for f in init]),
+                               printitn=0)
+        fit_ref = float(out["fit"])
+
+        fit, history, weights, factors = run_sptensor(lib, subs, vals, shape, rank, iters, init)
+        ran += 1
+        fit_diff = abs(fit - fit_ref)
+        fit_ok = fit_diff <= FIT_RTOL * abs(fit_ref)
+        weight_diff = rel_diff(weights, np.asarray(M.weights))
+        factor_diff = max(rel_diff(factors[n], M.factor_matrices[n]) for n in range(len(shape)))
+        factors_ok = weight_diff <= FACTOR_RTOL and factor_diff <= FACTOR_RTOL
+        status = "ok" if fit_ok and factors_ok else "MISMATCH"
+        print(f"{name} order {len(shape)} nnz {len(vals)} rank {rank} iters {iters}: fit pyttb {fit_ref:.15f} "
+              f"ours {fit:.15f} |diff| {fit_diff:.3e} (rel {fit_diff / abs(fit_ref):.3e}); "
+              f"arranged weights max rel diff {weight_diff:.3e}, factors {factor_diff:.3e} -> {status}")
+        if not (fit_ok and factors_ok):
+            failures += 1
+    if ran == 0:
+        print("SKIP: none of the data files were found")
+        return SKIP
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main(sys.argv))
+    except SystemExit:
+        raise
+    except Exception as e:  # report, do not hang ctest with a traceback only
+        import traceback
+        traceback.print_exc()
+        print(f"FAIL: {e}")
+        sys.exit(1)
