@@ -69,6 +69,36 @@ class SortedView {
 // the result is {0}.
 buffer<spt_nnz> group_starts(const Exec& exec, const spt_coo_s& x, const std::vector<uint32_t>& modes);
 
+// The fibers of x along `mode`: nonzeros sorted with `mode` last, grouped
+// by their coordinates in the other modes. Fiber f is the nonzero range
+// [starts()[f], starts()[f+1]) of sorted(). Shared by TTV and TTM.
+class ModeFibers {
+ public:
+  ModeFibers(const Exec& exec, const spt_coo_s& x, uint32_t mode)
+      : others_(modes_except(x.order(), mode)),
+        view_(exec, x, with_last(others_, mode)),
+        starts_(group_starts(exec, view_.get(), others_)) {}
+  const std::vector<uint32_t>& other_modes() const { return others_; }
+  const spt_coo_s& sorted() const { return view_.get(); }
+  const buffer<spt_nnz>& starts() const { return starts_; }
+  spt_nnz count() const { return starts_.size() - 1; }
+
+ private:
+  static std::vector<uint32_t> modes_except(uint32_t order, uint32_t mode) {
+    std::vector<uint32_t> m;
+    for (uint32_t i = 0; i < order; ++i)
+      if (i != mode) m.push_back(i);
+    return m;
+  }
+  static std::vector<uint32_t> with_last(std::vector<uint32_t> modes, uint32_t mode) {
+    modes.push_back(mode);
+    return modes;
+  }
+  std::vector<uint32_t> others_;
+  SortedView view_;
+  buffer<spt_nnz> starts_;
+};
+
 // Merge repeated coordinates of an owning tensor: SUM adds them, REJECT
 // throws INVALID_ARGUMENT naming the first repeated coordinate (leaving x
 // untouched), KEEP does nothing. SUM/REJECT leave x sorted 0..N-1.

@@ -15,15 +15,11 @@ template <typename T>
 void ttm_impl(const Exec& exec, const spt_coo_s& x, uint32_t mode, ConstMatRef<T> u, spt_scoo_s& out) {
   const uint32_t order = x.order();
   const spt_nnz rank = u.cols;
-  std::vector<uint32_t> others;
-  for (uint32_t m = 0; m < order; ++m)
-    if (m != mode) others.push_back(m);
-  std::vector<uint32_t> mode_order = others;
-  mode_order.push_back(mode);
-  sorting::SortedView view(exec, x, mode_order);
-  const spt_coo_s& s = view.get();
-  const buffer<spt_nnz> fiber_ptr = sorting::group_starts(exec, s, others);
-  const spt_nnz fibers = fiber_ptr.size() - 1;
+  const sorting::ModeFibers grouped(exec, x, mode);
+  const std::vector<uint32_t>& others = grouped.other_modes();
+  const spt_coo_s& s = grouped.sorted();
+  const buffer<spt_nnz>& fiber_ptr = grouped.starts();
+  const spt_nnz fibers = grouped.count();
 
   out.dims = x.dims;
   out.dims[mode] = static_cast<spt_index>(rank);

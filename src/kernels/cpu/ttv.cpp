@@ -13,15 +13,11 @@ namespace {
 template <typename T>
 void ttv_impl(const Exec& exec, const spt_coo_s& x, uint32_t mode, const T* v, spt_coo_s& out) {
   const uint32_t order = x.order();
-  std::vector<uint32_t> others, dims_out;
-  for (uint32_t m = 0; m < order; ++m)
-    if (m != mode) others.push_back(m);
-  std::vector<uint32_t> mode_order = others;
-  mode_order.push_back(mode);
-  sorting::SortedView view(exec, x, mode_order);
-  const spt_coo_s& s = view.get();
-  const buffer<spt_nnz> starts = sorting::group_starts(exec, s, others);
-  const spt_nnz fibers = starts.size() - 1;
+  const sorting::ModeFibers grouped(exec, x, mode);
+  const std::vector<uint32_t>& others = grouped.other_modes();
+  const spt_coo_s& s = grouped.sorted();
+  const buffer<spt_nnz>& starts = grouped.starts();
+  const spt_nnz fibers = grouped.count();
 
   std::vector<spt_index> dims;
   for (uint32_t m : others) dims.push_back(x.dims[m]);
