@@ -70,7 +70,16 @@ if(NOT SPT_CLI_NATIONS)
   set_tests_properties(cli_cpd_factor_files PROPERTIES DISABLED TRUE)
 endif()
 
+# cpd --reorder: same fit and factor files as without reordering
+add_test(NAME cli_cpd_reorder
+  COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/cli/cpd_reorder.sh ${SPT_CLI} ${SPT_CLI_WORK}/cpd-reorder ${SPT_CLI_NATIONS})
+set_tests_properties(cli_cpd_reorder PROPERTIES TIMEOUT 120)
+if(NOT SPT_CLI_NATIONS)
+  set_tests_properties(cli_cpd_reorder PROPERTIES DISABLED TRUE)
+endif()
+
 # Errors: one line on stderr, nothing on stdout; 1 = runtime, 2 = usage.
+spt_cli_test(cli_error_bad_reorder 2 ERROR DATA ARGS cpd ${SPT_CLI_NATIONS} -r 2 --reorder hypergraph)
 spt_cli_test(cli_error_missing_file 1 ERROR ARGS info ${SPT_CLI_WORK}/does-not-exist.tns)
 spt_cli_test(cli_error_parse 1 ERROR ARGS info ${SPT_CLI_WORK}/malformed.tns)
 spt_cli_test(cli_error_bad_rank 2 ERROR DATA ARGS cpd ${SPT_CLI_NATIONS} -r 0)

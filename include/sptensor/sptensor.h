@@ -102,9 +102,10 @@ typedef enum spt_layout {
 
 /** Compute backend choice for a context. */
 typedef enum spt_backend {
-  SPT_BACKEND_AUTO = 0,      /**< best available (currently the CPU) */
+  SPT_BACKEND_AUTO = 0,      /**< the CUDA device when the plugin finds one, else the CPU */
   SPT_BACKEND_CPU = 1,       /**< OpenMP kernels */
-  SPT_BACKEND_CUDA = 2,      /**< NVIDIA GPU plugin (not in this release: SPT_ERR_UNSUPPORTED) */
+  SPT_BACKEND_CUDA = 2,      /**< NVIDIA GPU through the plugin libsptensor_cuda.so (kernels
+                                  without a GPU version run on the CPU) */
   SPT_BACKEND_REFERENCE = 3  /**< sequential reference kernels (slow; for testing) */
 } spt_backend;
 
@@ -123,10 +124,11 @@ typedef void (*spt_progress_fn)(void *user_data, const char *stage, double fract
 typedef void (*spt_log_fn)(void *user_data, int level, const char *message);
 
 /** Create a context with defaults: threads = all available (or OMP_NUM_THREADS),
- *  backend from env SPT_BACKEND (auto|cpu|cuda|reference) else AUTO, seed 0,
- *  verbosity 0, no callbacks.
+ *  backend from env SPT_BACKEND (auto|cpu|cuda|reference) else AUTO, device 0,
+ *  seed 0, verbosity 0, no callbacks.
  *  Errors: SPT_ERR_INVALID_ARGUMENT (out NULL, or SPT_BACKEND has an unknown
- *  value), SPT_ERR_OUT_OF_MEMORY. */
+ *  value), SPT_ERR_DEVICE (SPT_BACKEND=cuda but no CUDA plugin or device is
+ *  usable; the message says why), SPT_ERR_OUT_OF_MEMORY. */
 SPT_API spt_status spt_context_create(spt_context **out);
 
 /** Free a context. NULL is accepted and ignored. Returns SPT_OK. */
@@ -138,10 +140,50 @@ SPT_API spt_status spt_context_set_threads(spt_context *ctx, int threads);
 /** Threads that kernels will use (resolved, never 0). */
 SPT_API spt_status spt_context_get_threads(const spt_context *ctx, int *threads);
 
-/** Choose the backend. SPT_BACKEND_CUDA returns SPT_ERR_UNSUPPORTED in this
- *  release (no CUDA plugin yet); the context is left unchanged. */
+/** Choose the backend. The CUDA plugin (libsptensor_cuda.so) is looked for
+ *  once per process: in env SPT_PLUGIN_PATH (its directory or the file), then
+ *  beside libsptensor.so, then on the loader path. AUTO uses the context's
+ *  CUDA device when the plugin and the device exist, else the CPU, quietly
+ *  (spt_context_backend_info says why); with AUTO a device out-of-memory
+ *  falls back to the CPU with a note in the log. SPT_BACKEND_CUDA makes
+ *  device failures errors (SPT_ERR_DEVICE).
+ *  Errors: SPT_ERR_INVALID_ARGUMENT (ctx NULL, unknown backend),
+ *  SPT_ERR_DEVICE (CUDA asked for but no usable plugin or device, or the
+ *  context's device does not exist; the message says why). On error the
+ *  context is left unchanged. */
 SPT_API spt_status spt_context_set_backend(spt_context *ctx, spt_backend backend);
+/** The context's backend setting (as set, e.g. AUTO; see
+ *  spt_context_backend_info for what it resolves to). */
 SPT_API spt_status spt_context_get_backend(const spt_context *ctx, spt_backend *backend);
+
+/** Choose the CUDA device (0-based ordinal, default 0) used when the backend
+ *  resolves to CUDA. Errors: SPT_ERR_INVALID_ARGUMENT (ctx NULL, device < 0),
+ *  SPT_ERR_DEVICE (no such device, or no usable CUDA plugin/device: the
+ *  message says why). */
+SPT_API spt_status spt_context_set_device(spt_context *ctx, int device);
+
+/** What a context's backend resolves to and what CUDA support was found.
+ *  Fixed-size strings, NUL terminated; no pointers to free. */
+typedef struct spt_backend_info {
+  size_t struct_size;           /**< set to sizeof(spt_backend_info) before the call */
+  spt_backend requested;        /**< the context's setting (AUTO, CPU, CUDA, REFERENCE) */
+  spt_backend backend;          /**< what kernels use: CPU, CUDA or REFERENCE */
+  int cuda_available;           /**< 1 when the plugin loaded and found at least one device */
+  int device;                   /**< the context's device ordinal */
+  int device_count;             /**< CUDA devices found (0 without plugin, driver or device) */
+  char device_name[256];        /**< name of the context's device ("" when none) */
+  uint64_t device_total_memory; /**< bytes */
+  int compute_capability_major; /**< e.g. 9 for an H100 (0 when none) */
+  int compute_capability_minor;
+  char plugin_path[1024];       /**< file the CUDA plugin was loaded from ("" when none) */
+  char reason[1024];            /**< why CUDA is not used ("" when backend is CUDA) */
+} spt_backend_info;
+
+/** Fill `info` (info->struct_size must be set; a smaller struct from an
+ *  older header is filled up to its size). ctx NULL describes the defaults.
+ *  Loads the CUDA plugin if not done yet. Errors: SPT_ERR_INVALID_ARGUMENT
+ *  (info NULL or struct_size too small). Thread safe for distinct contexts. */
+SPT_API spt_status spt_context_backend_info(const spt_context *ctx, spt_backend_info *info);
 
 /** Default seed for randomised algorithms (CP-ALS random init) that do not
  *  set their own. */
@@ -442,6 +484,53 @@ typedef enum spt_cpd_init {
  *  SPT_WARN_NOT_CONVERGED). */
 typedef int (*spt_cpd_callback)(void *user_data, int iteration, double fit, double delta, double seconds);
 
+/** Sparse storage formats a computation can run on. */
+typedef enum spt_tensor_format {
+  SPT_TENSOR_FORMAT_AUTO = 0,  /**< chosen from the tensor's statistics (see spt_suggest_format) */
+  SPT_TENSOR_FORMAT_COO = 1,   /**< coordinate lists (no conversion) */
+  SPT_TENSOR_FORMAT_CSF = 2,   /**< compressed sparse fibers (SPLATT-style trees) */
+  SPT_TENSOR_FORMAT_HICOO = 3  /**< hierarchical COO (blocked, 8-bit element indices) */
+} spt_tensor_format;
+
+/** How many CSF trees a CP-ALS keeps (SPLATT's policies). */
+typedef enum spt_csf_policy {
+  SPT_CSF_AUTO = 0,     /**< chosen by the library (memory vs speed) */
+  SPT_CSF_ONEMODE = 1,  /**< one tree (shortest mode at the root), MTTKRP at every level */
+  SPT_CSF_TWOMODE = 2,  /**< two trees: the second rooted at the first tree's leaf mode */
+  SPT_CSF_ALLMODE = 3,  /**< one tree per mode, each MTTKRP at its root */
+  SPT_CSF_MEMOIZED = 4  /**< CP-ALS only: one tree with levels in update order, intermediates kept
+                             across a sweep (ADATM memoization; see spt_cpd_options.memo_budget_bytes) */
+} spt_csf_policy;
+
+/** Advice from spt_suggest_format. Set struct_size (and optionally a reason
+ *  buffer) before the call; the other fields are outputs. */
+typedef struct spt_format_advice {
+  size_t struct_size;         /**< set by the caller: sizeof(spt_format_advice) */
+  char *reason;               /**< caller buffer for the explanation (NUL-terminated, truncated to fit), or NULL */
+  size_t reason_capacity;     /**< bytes at `reason` */
+  size_t reason_length;       /**< out: length of the whole explanation (without the NUL) */
+  spt_tensor_format format;   /**< out: COO, CSF or HICOO (never AUTO) */
+  spt_csf_policy csf_policy;  /**< out: the tree policy when format is CSF */
+  double block_ratio;         /**< out: HiCOO alpha_b = blocks / nnz with the suggested B (0 when not computed) */
+  double slice_per_block;     /**< out: HiCOO block density c_b (0 when not computed) */
+} spt_format_advice;
+
+/** Which storage format a CP-ALS of rank `rank` on x should use on this
+ *  machine (the context's thread count), and why: COO for tensors under
+ *  16384 nonzeros (conversion not repaid); else HiCOO statistics with the
+ *  suggested block size decide by the thresholds of Li's dissertation
+ *  §4.3.3: HiCOO when its blocks are dense enough (c_b >= 0.01) or it
+ *  compresses (alpha_b below the storage break-even), else CSF (memoized
+ *  for order >= 4 when the intermediates of `rank` columns fit a quarter of
+ *  the memory, else one tree per mode when they fit 4x the COO). The same
+ *  rule is what spt_cpd_options.format = SPT_TENSOR_FORMAT_AUTO and
+ *  `sptensor cpd --format auto` use. Costs about one HiCOO conversion.
+ *  Deterministic for a given tensor and thread count. x is not modified.
+ *  Errors: INVALID_ARGUMENT (NULL x or advice, struct_size 0, rank 0, a
+ *  reason_capacity without a buffer), OUT_OF_MEMORY. Thread safe for
+ *  distinct advice structs. */
+SPT_API spt_status spt_suggest_format(spt_context *ctx, const spt_coo *x, spt_index rank, spt_format_advice *advice);
+
 /** CP-ALS options. Always initialise with spt_cpd_options_init() first: the
  *  struct_size field lets later versions add fields compatibly. */
 typedef struct spt_cpd_options {
@@ -454,6 +543,11 @@ typedef struct spt_cpd_options {
   const spt_matrix *const *init_factors; /**< with SPT_CPD_INIT_USER: order matrices dims[m] x rank */
   spt_cpd_callback callback; /**< optional */
   void *callback_data;
+  /* Fields below were added in 0.2; callers built against 0.1 pass a smaller
+   * struct_size and get the defaults. */
+  spt_tensor_format format;  /**< storage the MTTKRPs run on (default AUTO) */
+  spt_csf_policy csf_policy; /**< with format CSF (or AUTO choosing CSF): trees to keep (default AUTO) */
+  uint64_t memo_budget_bytes; /**< SPT_CSF_MEMOIZED: memory for kept intermediates (0 = a quarter of RAM) */
 } spt_cpd_options;
 
 /** Fill `opts` with defaults. */
@@ -468,8 +562,14 @@ SPT_API spt_status spt_cpd_options_init(spt_cpd_options *opts);
  *  fit, iterations, converged flag and history.
  *  Returns SPT_OK when converged, SPT_WARN_NOT_CONVERGED (with a valid
  *  result) when max_iters was reached first (also when tol <= 0).
+ *  The MTTKRPs run on opts->format: COO as given, or a CSF copy built for
+ *  the call (AUTO: CSF for order >= 3, see csf.h); the result is the same
+ *  to rounding. Options from a caller built against 0.1 (smaller
+ *  struct_size) get format and csf_policy AUTO.
  *  Errors: INVALID_ARGUMENT (rank 0, init factor shape/dtype mismatch,
- *  empty tensor), NUMERICAL (non-finite values appear), OUT_OF_MEMORY. */
+ *  empty tensor, unknown format or csf_policy), UNSUPPORTED (format HICOO
+ *  where this build has no HiCOO CP-ALS), NUMERICAL (non-finite values
+ *  appear), OUT_OF_MEMORY. */
 SPT_API spt_status spt_cpd_als(spt_context *ctx, const spt_coo *x, const spt_cpd_options *opts,
                                spt_ktensor **out);
 
@@ -505,6 +605,8 @@ typedef struct spt_read_options {
   const spt_index *dims;     /**< NULL = infer (max index); else `order` dims that indices must respect */
   spt_duplicates duplicates; /**< default SPT_DUPLICATES_KEEP */
   int reject_nonfinite;      /**< non-zero: NaN/Inf values are a parse error */
+  /* Added in 0.2 (older callers pass a smaller struct_size and get the default). */
+  int copy_binary;           /**< non-zero: copy a .sptb file's arrays instead of mapping them (see spt_read) */
 } spt_read_options;
 
 SPT_API spt_status spt_read_options_init(spt_read_options *opts);
@@ -512,6 +614,12 @@ SPT_API spt_status spt_read_options_init(spt_read_options *opts);
 /** Read a tensor file (any spt_file_format, optionally gzip/xz/zstd
  *  compressed). Text is parsed in parallel; progress goes to the context's
  *  progress callback. opts may be NULL for defaults.
+ *  An uncompressed .sptb file read with its own dtype is loaded zero-copy:
+ *  after the checksum pass, the tensor's arrays are a private read-only
+ *  mapping of the file (any in-place change to the tensor copies them
+ *  first). The file may be deleted or replaced by rename (as spt_write
+ *  does) while the tensor lives, but must not be truncated or rewritten in
+ *  place; set opts->copy_binary when that cannot be ruled out.
  *  Errors: IO (open/read failure), PARSE (message "FILE:LINE: what was
  *  expected"), UNSUPPORTED (compression not compiled in), INVALID_ARGUMENT,
  *  OVERFLOW (more than 2^32-1 in an index), OUT_OF_MEMORY. */
@@ -536,5 +644,12 @@ SPT_API spt_status spt_write(spt_context *ctx, const spt_coo *x, const char *pat
 #ifdef __cplusplus
 }
 #endif
+
+/* Storage formats and tools with their own headers (each is also usable on
+ * its own; all are part of the same library and ABI). */
+#include "sptensor/csf.h"
+#include "sptensor/hicoo.h"
+#include "sptensor/reorder.h"
+#include "sptensor/tucker.h"
 
 #endif /* SPTENSOR_H */

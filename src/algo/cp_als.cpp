@@ -24,8 +24,10 @@
 #include <cmath>
 #include <cstring>
 #include <numeric>
+#include <memory>
 #include <random>
 
+#include "algo/mttkrp_operands.hpp"
 #include "algo/normal_equations.hpp"
 #include "dispatch/dispatch.hpp"
 #include "kernels/dense.hpp"
@@ -165,19 +167,23 @@ void fix_signs(spt_ktensor_s& k) {
   }
 }
 
+}  // namespace
+
+// The sweeps below only see the tensor through `operand` (its MTTKRPs), its
+// dims and its squared norm, so every storage format shares them.
 template <typename T>
-spt_status cp_als_typed(spt_context_s& ctx, const spt_coo_s& x, const spt_cpd_options& opts, spt_ktensor_s& k) {
-  const uint32_t order = x.order();
+spt_status cp_als_operand(spt_context_s& ctx, algo::MttkrpOperand<T>& operand, const std::vector<spt_index>& dims,
+                          double norm_x_squared, const spt_cpd_options& opts, spt_ktensor_s& k) {
+  const uint32_t order = static_cast<uint32_t>(dims.size());
   const spt_index rank = opts.rank;
 
-  const double norm_x_squared = SPT_DISPATCH(ctx, norm_squared, x);
   const double norm_x = std::sqrt(norm_x_squared);
   if (!std::isfinite(norm_x))
     fail(SPT_ERR_INVALID_ARGUMENT, "the tensor's norm is not finite (NaN/Inf values, or values too large); "
                                    "clean the values before CP-ALS");
   require(norm_x > 0.0, "the tensor's nonzeros are all zero (norm 0); CP-ALS needs a nonzero tensor");
 
-  init_ktensor(k, dtype_of<T>(), x.dims, rank);
+  init_ktensor(k, dtype_of<T>(), dims, rank);
   initialise_factors<T>(ctx, opts, k);
 
   // Every temporary the sweeps need, allocated once.
@@ -187,7 +193,7 @@ spt_status cp_als_typed(spt_context_s& ctx, const spt_coo_s& x, const spt_cpd_op
   for (uint32_t m = 0; m < order; ++m) {
     factors[m] = factor_ref<T>(k, m);
     const_factors[m] = {factors[m].data, factors[m].rows, factors[m].cols, factors[m].ld};
-    max_dim = std::max(max_dim, x.dims[m]);
+    max_dim = std::max(max_dim, dims[m]);
   }
   DenseMatrix<T> mttkrp_out(max_dim, rank);
   std::vector<DenseMatrix<T>> grams(order, DenseMatrix<T>(rank, rank));
@@ -210,8 +216,8 @@ spt_status cp_als_typed(spt_context_s& ctx, const spt_coo_s& x, const spt_cpd_op
     const double fit_old = fit;
     MatRef<T> last_mttkrp;
     for (uint32_t n = 0; n < order; ++n) {
-      MatRef<T> b{mttkrp_out.values.data(), x.dims[n], rank, rank};
-      SPT_DISPATCH(ctx, mttkrp, x, const_factors.data(), n, b);
+      MatRef<T> b{mttkrp_out.values.data(), dims[n], rank, rank};
+      operand.mttkrp(ctx, const_factors.data(), n, b);
       last_mttkrp = b;
 
       for (spt_nnz i = 0; i < rank * spt_nnz(rank); ++i) hadamard.values[i] = T(1);
@@ -277,36 +283,60 @@ spt_status cp_als_typed(spt_context_s& ctx, const spt_coo_s& x, const spt_cpd_op
   k.iterations = iteration;
   k.converged = converged ? 1 : 0;
   log(ctx, 1,
-      cat("CP-ALS rank ", rank, ": fit ", fit, " after ", iteration, " iterations (",
+      cat("CP-ALS (", operand.name(), ") rank ", rank, ": fit ", fit, " after ", iteration, " iterations (",
           converged ? "converged" : (stopped_by_callback ? "stopped by the callback" : "iteration limit reached"),
           ")"));
   return converged ? SPT_OK : SPT_WARN_NOT_CONVERGED;
 }
 
-}  // namespace
+template spt_status cp_als_operand<float>(spt_context_s&, algo::MttkrpOperand<float>&, const std::vector<spt_index>&,
+                                         double, const spt_cpd_options&, spt_ktensor_s&);
+template spt_status cp_als_operand<double>(spt_context_s&, algo::MttkrpOperand<double>&,
+                                          const std::vector<spt_index>&, double, const spt_cpd_options&,
+                                          spt_ktensor_s&);
 
-void validate_cpd_options(const spt_coo_s& x, const spt_cpd_options& opts) {
-  require(opts.struct_size >= sizeof(spt_cpd_options), "opts.struct_size is ", opts.struct_size, ", expected ",
-          sizeof(spt_cpd_options), "; initialise the options with spt_cpd_options_init()");
+spt_cpd_options normalized_cpd_options(const spt_cpd_options& given) {
+  require(given.struct_size >= kCpdOptionsSize01, "opts.struct_size is ", given.struct_size,
+          ", smaller than any released spt_cpd_options (", kCpdOptionsSize01,
+          " bytes); initialise the options with spt_cpd_options_init()");
+  // Fields the caller's (older) struct lacks keep their defaults (0 = AUTO).
+  spt_cpd_options o{};
+  std::memcpy(&o, &given, std::min(given.struct_size, sizeof(o)));
+  o.struct_size = sizeof(o);
+  return o;
+}
+
+void validate_cpd_options(const std::vector<spt_index>& dims, spt_nnz nnz, spt_dtype dtype,
+                          const spt_cpd_options& opts) {
+  require(opts.struct_size == sizeof(spt_cpd_options), "opts.struct_size is ", opts.struct_size, ", expected ",
+          sizeof(spt_cpd_options), " (pass the options through normalized_cpd_options first)");
+  require(opts.format == SPT_TENSOR_FORMAT_AUTO || opts.format == SPT_TENSOR_FORMAT_COO ||
+              opts.format == SPT_TENSOR_FORMAT_CSF || opts.format == SPT_TENSOR_FORMAT_HICOO,
+          "opts.format must be SPT_TENSOR_FORMAT_AUTO, _COO, _CSF or _HICOO, got ", static_cast<int>(opts.format));
+  require(opts.csf_policy == SPT_CSF_AUTO || opts.csf_policy == SPT_CSF_ONEMODE ||
+              opts.csf_policy == SPT_CSF_TWOMODE || opts.csf_policy == SPT_CSF_ALLMODE ||
+              opts.csf_policy == SPT_CSF_MEMOIZED,
+          "opts.csf_policy must be SPT_CSF_AUTO, _ONEMODE, _TWOMODE, _ALLMODE or _MEMOIZED, got ",
+          static_cast<int>(opts.csf_policy));
   require(opts.rank >= 1, "opts.rank must be at least 1, got ", opts.rank);
   require(opts.max_iters >= 1, "opts.max_iters must be at least 1, got ", opts.max_iters);
   require(std::isfinite(opts.tol) && opts.tol >= 0.0, "opts.tol must be a finite number >= 0, got ", opts.tol);
   require(opts.init == SPT_CPD_INIT_RANDOM || opts.init == SPT_CPD_INIT_USER,
           "opts.init must be SPT_CPD_INIT_RANDOM (0) or SPT_CPD_INIT_USER (1), got ", static_cast<int>(opts.init));
-  require(x.nnz >= 1, "the tensor has no nonzeros; CP-ALS needs at least one");
-  const uint32_t order = x.order();
+  require(nnz >= 1, "the tensor has no nonzeros; CP-ALS needs at least one");
+  const uint32_t order = static_cast<uint32_t>(dims.size());
   // Factor storage dims[m] x rank must be addressable.
-  for (uint32_t m = 0; m < order; ++m) checked_mul(checked_mul(x.dims[m], opts.rank, "factor size"), 8, "factor bytes");
+  for (uint32_t m = 0; m < order; ++m) checked_mul(checked_mul(dims[m], opts.rank, "factor size"), 8, "factor bytes");
   if (opts.init != SPT_CPD_INIT_USER) return;
   require(opts.init_factors != nullptr,
           "opts.init is SPT_CPD_INIT_USER but opts.init_factors is NULL; pass ", order, " factor matrices");
   for (uint32_t m = 0; m < order; ++m) {
     const spt_matrix_s* f = opts.init_factors[m];
     require(f != nullptr, "opts.init_factors[", m, "] is NULL");
-    require(f->dtype() == x.dtype(), "opts.init_factors[", m, "] is ", dtype_name(f->dtype()), " but the tensor is ",
-            dtype_name(x.dtype()), "; convert one of them");
-    require(f->rows == x.dims[m] && f->cols == opts.rank, "opts.init_factors[", m, "] is ", f->rows, " x ", f->cols,
-            ", expected dims[", m, "] x rank = ", x.dims[m], " x ", opts.rank);
+    require(f->dtype() == dtype, "opts.init_factors[", m, "] is ", dtype_name(f->dtype()), " but the tensor is ",
+            dtype_name(dtype), "; convert one of them");
+    require(f->rows == dims[m] && f->cols == opts.rank, "opts.init_factors[", m, "] is ", f->rows, " x ", f->cols,
+            ", expected dims[", m, "] x rank = ", dims[m], " x ", opts.rank);
     with_dtype(f->dtype(), [&](auto tag) {
       using T = typename decltype(tag)::type;
       for (spt_nnz i = 0; i < f->rows; ++i)
@@ -317,10 +347,28 @@ void validate_cpd_options(const spt_coo_s& x, const spt_cpd_options& opts) {
   }
 }
 
-spt_status cp_als(spt_context_s& ctx, const spt_coo_s& x, const spt_cpd_options& opts, spt_ktensor_s& out) {
-  validate_cpd_options(x, opts);
+void validate_cpd_options(const spt_coo_s& x, const spt_cpd_options& opts) {
+  validate_cpd_options(x.dims, x.nnz, x.dtype(), normalized_cpd_options(opts));
+}
+
+spt_status cp_als(spt_context_s& ctx, const spt_coo_s& x, const spt_cpd_options& given, spt_ktensor_s& out) {
+  const spt_cpd_options opts = normalized_cpd_options(given);
+  validate_cpd_options(x.dims, x.nnz, x.dtype(), opts);
   return with_dtype(x.dtype(), [&](auto tag) -> spt_status {
-    return cp_als_typed<typename decltype(tag)::type>(ctx, x, opts, out);
+    using T = typename decltype(tag)::type;
+    const double norm_x_squared = SPT_DISPATCH(ctx, norm_squared, x);
+    std::unique_ptr<algo::MttkrpOperand<T>> operand = algo::make_mttkrp_operand<T>(ctx, x, opts);
+    return cp_als_operand<T>(ctx, *operand, x.dims, norm_x_squared, opts, out);
+  });
+}
+
+spt_status cp_als_csf(spt_context_s& ctx, const spt_csf_s& x, const spt_cpd_options& given, spt_ktensor_s& out) {
+  const spt_cpd_options opts = normalized_cpd_options(given);
+  validate_cpd_options(x.dims, x.nnz, x.dtype, opts);
+  return with_dtype(x.dtype, [&](auto tag) -> spt_status {
+    using T = typename decltype(tag)::type;
+    algo::CsfOperand<T> operand(x);
+    return cp_als_operand<T>(ctx, operand, x.dims, csf_norm_squared(x), opts, out);
   });
 }
 

@@ -2,11 +2,30 @@
 // of Tensor Toolbox / pyttb cp_als; the C API wrapper is spt_cpd_als.
 #pragma once
 
+#include <cstddef>
+#include <vector>
+
+#include "algo/mttkrp_operand.hpp"
 #include "core/context.hpp"
 #include "core/coo.hpp"
+#include "core/csf.hpp"
 #include "core/ktensor.hpp"
 
 namespace spt {
+
+// Size of spt_cpd_options in release 0.1 (before `format`): the smallest
+// struct_size accepted.
+constexpr size_t kCpdOptionsSize01 = offsetof(spt_cpd_options, format);
+
+// A copy of the caller's options at the current layout: a smaller
+// struct_size (a caller built against an older header) gets the fields it
+// has and defaults for the rest. Throws INVALID_ARGUMENT when struct_size is
+// below the 0.1 size (uninitialised options).
+spt_cpd_options normalized_cpd_options(const spt_cpd_options& given);
+
+// Check normalised opts against a tensor's dims / nnz / dtype.
+void validate_cpd_options(const std::vector<spt_index>& dims, spt_nnz nnz, spt_dtype dtype,
+                          const spt_cpd_options& opts);
 
 // Check opts against x (rank, iteration count, tolerance, init factors),
 // throwing SPT_ERR_INVALID_ARGUMENT with a message that names the problem.
@@ -21,7 +40,19 @@ void validate_cpd_options(const spt_coo_s& x, const spt_cpd_options& opts);
 // Where pyttb would divide by a zero column norm (a factor column that is
 // entirely zero, e.g. every slice it touches is empty), the column is kept
 // at zero and its lambda is 0 instead of becoming NaN.
+// The storage its MTTKRPs run on follows opts.format / opts.csf_policy
+// (algo::make_mttkrp_operand).
 spt_status cp_als(spt_context_s& ctx, const spt_coo_s& x, const spt_cpd_options& opts, spt_ktensor_s& out);
+
+// The same on a caller's CSF tensor (opts.format / csf_policy ignored).
+spt_status cp_als_csf(spt_context_s& ctx, const spt_csf_s& x, const spt_cpd_options& opts, spt_ktensor_s& out);
+
+// The format-neutral core: CP-ALS of the tensor behind `operand`, with its
+// dims and ||X||^2, and options already normalised and validated (for
+// formats wired outside cp_als.cpp, e.g. HiCOO). T is float or double.
+template <typename T>
+spt_status cp_als_operand(spt_context_s& ctx, algo::MttkrpOperand<T>& operand, const std::vector<spt_index>& dims,
+                          double norm_x_squared, const spt_cpd_options& opts, spt_ktensor_s& out);
 
 // ||K||_F^2 = lambda^T (Hadamard product of all factor Grams) lambda, with
 // the Grams from the context's backend and the quadratic form in double.

@@ -1,9 +1,32 @@
 // C ABI: version, status strings, context and error reporting.
+#include <algorithm>
+#include <cstddef>
 #include <cstdlib>
+#include <cstring>
 
 #include "api/guard.hpp"
+#include "dispatch/plugin_loader.hpp"
 
 using namespace spt;
+
+namespace {
+
+// Throw SPT_ERR_DEVICE unless the CUDA plugin is usable and has `device`.
+void require_cuda_device(int device, const char* what) {
+  const dispatch::CudaPlugin& cuda = dispatch::cuda_plugin();
+  if (!cuda.usable()) fail(SPT_ERR_DEVICE, what, ": CUDA is not usable: ", cuda.reason);
+  if (device >= static_cast<int>(cuda.devices.size()))
+    fail(SPT_ERR_DEVICE, what, ": CUDA device ", device, " does not exist (", cuda.devices.size(),
+         " device(s) found, ordinals start at 0)");
+}
+
+void copy_text(char* dst, size_t size, const std::string& text) {
+  const size_t n = std::min(size - 1, text.size());
+  std::memcpy(dst, text.data(), n);
+  dst[n] = 0;
+}
+
+}  // namespace
 
 extern "C" {
 
@@ -48,8 +71,7 @@ SPT_API spt_status spt_context_create(spt_context** out) {
       if (!parse_backend(env, &backend))
         fail(SPT_ERR_INVALID_ARGUMENT, "environment variable SPT_BACKEND=", env,
              " is not one of auto, cpu, cuda, reference");
-      if (backend == SPT_BACKEND_CUDA)
-        fail(SPT_ERR_UNSUPPORTED, "SPT_BACKEND=cuda: the CUDA backend is not available in this release");
+      if (backend == SPT_BACKEND_CUDA) require_cuda_device(0, "SPT_BACKEND=cuda");
     }
     auto* ctx = new spt_context_s();
     ctx->backend = backend;
@@ -85,7 +107,9 @@ SPT_API spt_status spt_context_set_backend(spt_context* ctx, spt_backend backend
       case SPT_BACKEND_CPU:
       case SPT_BACKEND_REFERENCE: ctx->backend = backend; return;
       case SPT_BACKEND_CUDA:
-        fail(SPT_ERR_UNSUPPORTED, "the CUDA backend is not available in this release; use SPT_BACKEND_CPU or AUTO");
+        require_cuda_device(ctx->device, "SPT_BACKEND_CUDA");
+        ctx->backend = backend;
+        return;
       default: fail(SPT_ERR_INVALID_ARGUMENT, "unknown backend ", static_cast<int>(backend));
     }
   });
@@ -95,6 +119,54 @@ SPT_API spt_status spt_context_get_backend(const spt_context* ctx, spt_backend* 
   return guarded("spt_context_get_backend", [&] {
     require_not_null(backend, "backend");
     *backend = resolve(ctx).backend;
+  });
+}
+
+SPT_API spt_status spt_context_set_device(spt_context* ctx, int device) {
+  return guarded(ctx, "spt_context_set_device", [&] {
+    require_not_null(ctx, "ctx");
+    require(device >= 0, "device must be >= 0 (a CUDA device ordinal), got ", device);
+    require_cuda_device(device, "spt_context_set_device");
+    ctx->device = device;
+  });
+}
+
+SPT_API spt_status spt_context_backend_info(const spt_context* ctx, spt_backend_info* info) {
+  return guarded("spt_context_backend_info", [&] {
+    require_not_null(info, "info");
+    const size_t minimum = offsetof(spt_backend_info, requested) + sizeof(spt_backend);
+    require(info->struct_size >= minimum, "info->struct_size is ", info->struct_size,
+            "; set it to sizeof(spt_backend_info) before the call");
+    const spt_context_s& c = resolve(ctx);
+    const dispatch::CudaPlugin& cuda = dispatch::cuda_plugin();
+    spt_backend_info full{};
+    full.struct_size = info->struct_size;
+    full.requested = c.backend;
+    full.backend = effective_backend(c);
+    full.cuda_available = cuda.usable() ? 1 : 0;
+    full.device = c.device;
+    full.device_count = static_cast<int>(cuda.devices.size());
+    if (c.device < full.device_count) {
+      const spt_plugin_device_info& d = cuda.devices[c.device];
+      copy_text(full.device_name, sizeof full.device_name, d.name);
+      full.device_total_memory = d.total_memory;
+      full.compute_capability_major = d.compute_capability_major;
+      full.compute_capability_minor = d.compute_capability_minor;
+    }
+    copy_text(full.plugin_path, sizeof full.plugin_path, cuda.path);
+    std::string reason;
+    if (full.backend != SPT_BACKEND_CUDA) {
+      if (c.backend == SPT_BACKEND_CPU || c.backend == SPT_BACKEND_REFERENCE)
+        reason = cat("the context's backend is ", c.backend == SPT_BACKEND_CPU ? "CPU" : "REFERENCE",
+                     " (set with spt_context_set_backend or env SPT_BACKEND)");
+      else if (!cuda.usable())
+        reason = cuda.reason;
+      else
+        reason = cat("the context's device ", c.device, " does not exist (", cuda.devices.size(), " found)");
+    }
+    copy_text(full.reason, sizeof full.reason, reason);
+    std::memcpy(reinterpret_cast<char*>(info) + sizeof(size_t), reinterpret_cast<const char*>(&full) + sizeof(size_t),
+                std::min(info->struct_size, sizeof full) - sizeof(size_t));
   });
 }
 

@@ -73,8 +73,10 @@ unsigned long long file_size(const std::string& path);
 const CommandSpec& info_spec();
 const CommandSpec& convert_spec();
 const CommandSpec& cpd_spec();
+const CommandSpec& tucker_spec();
 int run_info(const ParsedArgs& args);
 int run_convert(const ParsedArgs& args);
 int run_cpd(const ParsedArgs& args);
+int run_tucker(const ParsedArgs& args);
 
 }  // namespace sptcli

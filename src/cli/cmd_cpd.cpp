@@ -29,7 +29,11 @@ const CommandSpec& cpd_spec() {
         "With -o PREFIX the model is written as PREFIX.lambda.txt (R weights, one per line) and\n"
         "PREFIX.mode-K.txt for K = 1..N (dims[K] rows of R space-separated values; modes numbered\n"
         "from 1). --init PREFIX reads starting factors in the same format (R is then taken from the\n"
-        "files when -r is not given). Reaching --iters before --tol is not an error.";
+        "files when -r is not given). Reaching --iters before --tol is not an error.\n"
+        "--reorder relabels the tensor's indices before the decomposition (for locality) and maps the\n"
+        "factors back, so -o writes them in the file's labels; --init factors are read in the file's\n"
+        "labels too. Random initial factors are drawn in the relabelled index space, so a run with\n"
+        "--reorder starts elsewhere than one without.";
     s.options = {
         {"rank", 'r', "R", "number of components (required unless --init is given)"},
         {"iters", 'n', "N", "maximum number of ALS sweeps (default 50)"},
@@ -38,6 +42,15 @@ const CommandSpec& cpd_spec() {
         {"init", 0, "PREFIX", "start from PREFIX.mode-K.txt instead of random factors"},
         {"output", 'o', "PREFIX", "write PREFIX.lambda.txt and PREFIX.mode-K.txt"},
         {"quiet", 'q', "", "print only the final summary, not every iteration"},
+        {"format", 0, "FMT",
+         "storage the MTTKRPs run on: auto (default: chosen from the tensor's statistics, as "
+         "spt_suggest_format; -v shows why), coo, csf or hicoo"},
+        {"csf-policy", 0, "P",
+         "with CSF: onemode (one tree), twomode (two trees), allmode (one per mode), memoized (one tree, "
+         "intermediates kept across a sweep; ADATM) or auto (default: allmode when it fits 4x the COO's memory)"},
+        {"reorder", 0, "METHOD",
+         "relabel indices first: lexi (LEXI-ORDER, 3 sweeps), bfs (BFS-MCS), random (from --seed) or none "
+         "(default)"},
     };
     for (auto& o : common_options()) s.options.push_back(o);
     return s;
@@ -164,6 +177,28 @@ std::vector<MatrixPtr> load_initial_factors(spt_context* ctx, const std::string&
   return factors;
 }
 
+struct PermutationDeleter {
+  void operator()(spt_permutation* p) const { spt_permutation_free(p); }
+};
+using PermutationPtr = std::unique_ptr<spt_permutation, PermutationDeleter>;
+
+// --reorder: computes the relabelling, applies it to x in place and prints
+// what it did. Returns null for "none".
+PermutationPtr reorder_tensor(spt_context* ctx, const std::string& method, uint64_t seed, spt_coo* x) {
+  if (method == "none") return nullptr;
+  spt_reorder_options ro;
+  check(spt_reorder_options_init(&ro), ctx, "initialising reorder options");
+  ro.method = method == "lexi" ? SPT_REORDER_LEXI : method == "bfs" ? SPT_REORDER_BFS_MCS : SPT_REORDER_RANDOM;
+  ro.seed = seed;
+  spt_permutation* raw = nullptr;
+  double start = now_seconds();
+  check(spt_reorder_compute(ctx, x, &ro, &raw), ctx, "reordering the tensor (" + method + ")");
+  PermutationPtr perm(raw);
+  check(spt_coo_relabel(ctx, x, perm.get()), ctx, "relabelling the tensor");
+  std::printf("reordered (%s) in %.3f s\n", method.c_str(), now_seconds() - start);
+  return perm;
+}
+
 struct IterationPrinter {
   bool quiet = false;
 };
@@ -187,6 +222,10 @@ int run_cpd(const ParsedArgs& args) {
   double tol = args.real("tol", 1e-4, 0.0);
   uint64_t seed = args.unsigned_integer("seed", 0);
   bool quiet = args.has("quiet");
+  const std::string format = args.choice("format", "auto", {"auto", "coo", "csf", "hicoo"});
+  const std::string csf_policy =
+      args.choice("csf-policy", "auto", {"auto", "onemode", "twomode", "allmode", "memoized"});
+  std::string reorder = args.choice("reorder", "none", {"lexi", "bfs", "random", "none"});
 
   ContextPtr ctx = make_context(args);
   double read_seconds = 0;
@@ -199,6 +238,7 @@ int run_cpd(const ParsedArgs& args) {
   std::vector<const spt_matrix*> init_pointers;
   if (args.has("init")) {
     init_factors = load_initial_factors(ctx.get(), args.text("init", ""), s, &rank);
+    // Read in the file's labels; moved into the relabelled space below.
     for (auto& f : init_factors) init_pointers.push_back(f.get());
     opts.init = SPT_CPD_INIT_USER;
     opts.init_factors = init_pointers.data();
@@ -210,15 +250,32 @@ int run_cpd(const ParsedArgs& args) {
   opts.seed = seed;
   opts.callback = print_iteration;
   opts.callback_data = &printer;
+  opts.format = format == "coo"     ? SPT_TENSOR_FORMAT_COO
+                : format == "csf"   ? SPT_TENSOR_FORMAT_CSF
+                : format == "hicoo" ? SPT_TENSOR_FORMAT_HICOO
+                                    : SPT_TENSOR_FORMAT_AUTO;
+  opts.csf_policy = csf_policy == "onemode"   ? SPT_CSF_ONEMODE
+                    : csf_policy == "twomode" ? SPT_CSF_TWOMODE
+                    : csf_policy == "allmode"  ? SPT_CSF_ALLMODE
+                    : csf_policy == "memoized" ? SPT_CSF_MEMOIZED
+                                               : SPT_CSF_AUTO;
 
   int threads = 0;
   check(spt_context_get_threads(ctx.get(), &threads), ctx.get(), "querying threads");
   std::printf("tensor %s: order %u, dims %s, nnz %llu, %s; read in %.3f s\n", path.c_str(), s.order,
               dims_text(s.dims, "x").c_str(), static_cast<unsigned long long>(s.nnz), dtype_name(s.dtype),
               read_seconds);
+  PermutationPtr perm = reorder_tensor(ctx.get(), reorder, seed, x.get());
+  if (perm) {
+    for (uint32_t m = 0; m < init_factors.size(); ++m)
+      check(spt_matrix_permute_rows(ctx.get(), init_factors[m].get(), perm.get(), m), ctx.get(),
+            "relabelling initial factor " + std::to_string(m + 1));
+  }
   std::string init = args.has("init") ? "user init" : "random init (seed " + std::to_string(seed) + ")";
-  std::printf("CP-ALS: rank %u, max %d iterations, tol %g, %s, %d threads\n", rank, iters, tol, init.c_str(),
-              threads);
+  std::printf("CP-ALS: rank %u, max %d iterations, tol %g, %s, %d threads, format %s", rank, iters, tol,
+              init.c_str(), threads, format.c_str());
+  if (format == "csf" || format == "auto") std::printf(" (csf policy %s)", csf_policy.c_str());
+  std::printf("\n");
   std::fflush(stdout);
 
   spt_ktensor* raw = nullptr;
@@ -227,6 +284,7 @@ int run_cpd(const ParsedArgs& args) {
   double total = now_seconds() - start;
   check(st, ctx.get(), "CP-ALS failed");
   KtensorPtr model(raw);
+  if (perm) check(spt_ktensor_unpermute(ctx.get(), model.get(), perm.get()), ctx.get(), "mapping factors back");
 
   double fit = 0;
   int done = 0, converged = 0;

@@ -3,6 +3,7 @@
 //   sptensor info FILE       order, dims, nnz, density and per-mode statistics
 //   sptensor convert IN OUT  convert between .tns, extended .tns, SPLATT .bin, .sptb
 //   sptensor cpd FILE -r R   CP decomposition by alternating least squares
+//   sptensor tucker FILE -r R1,R2,...  Tucker decomposition by HOOI
 //
 // Exit status: 0 success, 1 runtime error (unreadable file, library error),
 // 2 usage error. Every error is reported as one line on stderr.
@@ -27,6 +28,7 @@ const Command kCommands[] = {
     {info_spec, run_info},
     {convert_spec, run_convert},
     {cpd_spec, run_cpd},
+    {tucker_spec, run_tucker},
 };
 
 void print_overview(std::FILE* out) {

@@ -6,6 +6,8 @@
 #include <cstring>
 #include <strings.h>
 
+#include "dispatch/plugin_loader.hpp"
+
 namespace spt {
 
 namespace {
@@ -23,7 +25,9 @@ int thread_count(const spt_context_s& ctx) {
 }
 
 spt_backend effective_backend(const spt_context_s& ctx) {
-  return ctx.backend == SPT_BACKEND_AUTO ? SPT_BACKEND_CPU : ctx.backend;
+  if (ctx.backend != SPT_BACKEND_AUTO) return ctx.backend;
+  const dispatch::CudaPlugin& cuda = dispatch::cuda_plugin();
+  return cuda.usable() && ctx.device < static_cast<int>(cuda.devices.size()) ? SPT_BACKEND_CUDA : SPT_BACKEND_CPU;
 }
 
 void log(const spt_context_s& ctx, int level, const std::string& message) {

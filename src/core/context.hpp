@@ -11,6 +11,7 @@
 struct spt_context_s {
   int threads = 0;  // 0 = default (omp_get_max_threads at call time)
   spt_backend backend = SPT_BACKEND_AUTO;
+  int device = 0;  // CUDA device ordinal used when the backend resolves to CUDA
   uint64_t seed = 0;
   int verbosity = 0;
   spt_progress_fn progress = nullptr;
@@ -29,7 +30,9 @@ const spt_context_s& resolve(const spt_context* ctx);
 // Threads kernels should use for this context (>= 1).
 int thread_count(const spt_context_s& ctx);
 
-// Backend that kernels run on: AUTO resolves to CPU in this release.
+// Backend that kernels run on: CPU, CUDA or REFERENCE. AUTO resolves to CUDA
+// when the CUDA plugin is loaded and the context's device exists, else to
+// the CPU (the first call loads the plugin, see dispatch/plugin_loader.hpp).
 spt_backend effective_backend(const spt_context_s& ctx);
 
 // Send a message to the log callback when `level` <= verbosity.

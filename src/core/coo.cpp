@@ -19,6 +19,7 @@ void spt_coo_s::init_owned(spt_dtype dtype, const std::vector<spt_index>& d, spt
 }
 
 void spt_coo_s::resize(spt_nnz n) {
+  make_owned();
   for (auto& a : own_ind) a.resize(n);
   own_val.resize(n);
   nnz = n;
@@ -29,6 +30,17 @@ void spt_coo_s::refresh() {
   ind.resize(own_ind.size());
   for (size_t m = 0; m < own_ind.size(); ++m) ind[m] = own_ind[m].data();
   val = own_val.data();
+  backing.reset();
+}
+
+void spt_coo_s::make_owned() {
+  if (!backing) return;
+  own_ind.assign(dims.size(), {});
+  for (size_t m = 0; m < own_ind.size(); ++m) own_ind[m].assign(ind[m], ind[m] + nnz);
+  const size_t bytes = nnz * spt::dtype_size(dtype());
+  own_val.resize(nnz);
+  if (bytes) std::memcpy(own_val.data(), val, bytes);
+  refresh();
 }
 
 namespace spt {

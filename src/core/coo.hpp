@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "core/buffer.hpp"
@@ -25,8 +26,20 @@ struct spt_coo_s {
   std::vector<spt::buffer<spt_index>> own_ind;
   spt::ValueStore own_val;
 
+  // Zero-copy storage: when set, ind/val point into this memory (a mapped
+  // .sptb file or a decompressed file image) instead of own_ind/own_val,
+  // which stay empty. The tensor still owns its data (it is not a view);
+  // operations that write in place call make_owned() first, and operations
+  // that build new arrays (sort, coalesce) replace it.
+  std::shared_ptr<const void> backing;
+
   // Mode order the nonzeros are known to be sorted in (empty = unknown).
   std::vector<uint32_t> sorted_by;
+
+  // Device copies of this tensor, owned by the dispatcher
+  // (src/dispatch/device.cpp; opaque here). Filled on first device use,
+  // dropped by touched(); also revalidated against nnz/dims/array pointers.
+  mutable std::shared_ptr<void> device_cache;
 
   spt_dtype dtype() const { return own_val.dtype(); }
   uint32_t order() const { return static_cast<uint32_t>(dims.size()); }
@@ -48,10 +61,16 @@ struct spt_coo_s {
   // Change the number of nonzeros of an owning tensor, keeping the first
   // min(old, n) entries.
   void resize(spt_nnz n);
-  // Point ind/val at the owning storage again (after it moved).
+  // Point ind/val at the owning storage again (after it moved); drops any
+  // zero-copy backing.
   void refresh();
-  // Mark contents changed (forget sortedness).
-  void touched() { sorted_by.clear(); }
+  // Copy zero-copy backed arrays into own_ind/own_val (no-op otherwise).
+  void make_owned();
+  // Mark contents changed (forget sortedness and device copies).
+  void touched() {
+    sorted_by.clear();
+    device_cache.reset();
+  }
 };
 
 namespace spt {

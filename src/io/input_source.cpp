@@ -92,7 +92,7 @@ InputSource::InputSource(const std::string& path, int threads) : path_(path) {
 }
 
 InputSource::~InputSource() {
-  if (map_) munmap(map_, size_);
+  if (map_ && !shared_) munmap(map_, size_);
   if (fd_ >= 0) ::close(fd_);
 }
 
@@ -100,7 +100,9 @@ void InputSource::read_at(uint64_t offset, void* dst, size_t n) const {
   if (offset > size_ || n > size_ - offset)
     fail(SPT_ERR_PARSE, "'", path_, "' is truncated: needs ", offset + n, " bytes, has ", size_);
   if (n == 0) return;
-  if (in_memory_) {
+  if (shared_) {
+    std::memcpy(dst, shared_.get() + offset, n);
+  } else if (in_memory_) {
     std::memcpy(dst, content_.data() + offset, n);
   } else if (map_) {
     std::memcpy(dst, static_cast<const char*>(map_) + offset, n);
@@ -110,6 +112,7 @@ void InputSource::read_at(uint64_t offset, void* dst, size_t n) const {
 }
 
 const char* InputSource::bytes() {
+  if (shared_) return shared_.get();
   if (in_memory_) return content_.data();
   if (!map_ && size_ > 0) {
     void* m = mmap(nullptr, size_, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd_, 0);
@@ -118,6 +121,30 @@ const char* InputSource::bytes() {
     map_ = m;
   }
   return static_cast<const char*>(map_);
+}
+
+}  // namespace spt::io
+
+namespace spt::io {
+
+std::shared_ptr<const char> InputSource::share_bytes() {
+  if (shared_) return shared_;
+  if (in_memory_) {
+    // Move the buffer into the owner; read_at keeps working through it.
+    auto owner = std::make_shared<buffer<char>>(std::move(content_));
+    shared_ = std::shared_ptr<const char>(owner, owner->data());
+    return shared_;
+  }
+  const char* p = bytes();
+  const uint64_t n = size_;
+  void* map = map_;
+  // The mapping now backs a long-lived tensor that is read in any order:
+  // drop the sequential read-ahead / early-reclaim hint given for parsing.
+  if (map) madvise(map, n, MADV_NORMAL);
+  shared_ = std::shared_ptr<const char>(p, [map, n](const char*) {
+    if (map) munmap(map, n);
+  });
+  return shared_;
 }
 
 }  // namespace spt::io

@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "core/buffer.hpp"
@@ -35,6 +36,11 @@ class InputSource {
   // while this object lives. Not thread safe on the first call.
   const char* bytes();
 
+  // The whole content with shared ownership, for zero-copy loads: the
+  // mapping (or decompressed buffer) then lives as long as the last owner,
+  // independently of this object. bytes() stays valid too.
+  std::shared_ptr<const char> share_bytes();
+
  private:
   std::string path_;
   int fd_ = -1;
@@ -43,6 +49,7 @@ class InputSource {
   buffer<char> content_;       // decompressed data, or a non-regular file read whole
   bool in_memory_ = false;     // content_ holds the data
   void* map_ = nullptr;        // mmap of a plain file
+  std::shared_ptr<const char> shared_;  // set once share_bytes() took over map_/content_
 };
 
 }  // namespace spt::io

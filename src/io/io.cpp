@@ -59,6 +59,7 @@ void default_read_options(spt_read_options* o) {
   o->dims = nullptr;
   o->duplicates = SPT_DUPLICATES_KEEP;
   o->reject_nonfinite = 0;
+  o->copy_binary = 0;
 }
 
 void default_write_options(spt_write_options* o) {
@@ -95,6 +96,7 @@ ReadOptions read_options_from(const spt_read_options* opts) {
   r.order = o.order;
   r.duplicates = o.duplicates;
   r.reject_nonfinite = o.reject_nonfinite != 0;
+  r.copy_binary = o.copy_binary != 0;
   return r;
 }
 

@@ -19,6 +19,7 @@ struct ReadOptions {
   std::vector<spt_index> dims;         // empty = infer
   spt_duplicates duplicates = SPT_DUPLICATES_KEEP;
   bool reject_nonfinite = false;
+  bool copy_binary = false;            // .sptb: copy instead of mapping the file
 };
 
 struct WriteOptions {

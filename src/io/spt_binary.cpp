@@ -6,6 +6,7 @@
 #include <cstring>
 #include <iomanip>
 #include <limits>
+#include <memory>
 #include <sstream>
 #include <vector>
 
@@ -124,24 +125,37 @@ spt_coo_s read_spt_bin(const spt_context_s& ctx, InputSource& in, const ReadOpti
   progress(ctx, "read", 0.05);
   std::vector<spt_index> dims(order);
   spt_coo_s x;
-  x.init_owned(opts.dtype, std::vector<spt_index>(order, 1), nnz);
-  advise_huge_pages(x);
+  // Same dtype in file and result: the tensor's arrays are the file image
+  // itself (mapped, or the decompressed buffer) and loading costs one
+  // checksum pass and no copy. Otherwise values are converted into owned
+  // arrays.
+  // A mapped file is copied anyway when the caller asks (it may change in
+  // place under the mapping); a decompressed image is private memory.
+  const bool zero_copy = fdtype == opts.dtype && (!opts.copy_binary || in.compression() != SPT_COMPRESS_NONE);
+  std::shared_ptr<const char> owner;
+  const char* image = nullptr;
   buffer<char> converted;  // file values when the requested dtype differs
-  sections[0].dst = dims.data();
-  for (uint32_t m = 0; m < order; ++m) sections[1 + m].dst = x.mutable_ind(m);
-  if (fdtype == opts.dtype) {
-    sections[order + 1].dst = x.own_val.data();
+  if (zero_copy) {
+    owner = in.share_bytes();
+    image = owner.get();
   } else {
-    converted.resize(nnz * dtype_size(fdtype));
-    advise_huge_pages(converted.data(), converted.size());
-    sections[order + 1].dst = converted.data();
+    image = in.bytes();
+    x.init_owned(opts.dtype, std::vector<spt_index>(order, 1), nnz);
+    advise_huge_pages(x);
+    for (uint32_t m = 0; m < order; ++m) sections[1 + m].dst = x.mutable_ind(m);
+    if (fdtype == opts.dtype) {
+      sections[order + 1].dst = x.own_val.data();
+    } else {
+      converted.resize(nnz * dtype_size(fdtype));
+      advise_huge_pages(converted.data(), converted.size());
+      sections[order + 1].dst = converted.data();
+    }
   }
 
-  // Hash the payload block by block straight from the file image (mapped
-  // or decompressed) and copy each block's pieces into the arrays while
-  // they are in cache. Blocks are independent, so this runs in parallel.
+  // Hash the payload block by block straight from the file image and, when
+  // copying, copy each block's pieces into the arrays while they are in
+  // cache. Blocks are independent, so this runs in parallel.
   const int threads = thread_count(ctx);
-  const char* image = in.bytes();
   // The dims come first so that every block can check its indices while
   // they are in cache (against the caller's dims when given).
   std::memcpy(dims.data(), image + sections[0].offset, order * sizeof(spt_index));
@@ -157,14 +171,13 @@ spt_coo_s read_spt_bin(const spt_context_s& ctx, InputSource& in, const ReadOpti
     const uint64_t begin = kSptbHeaderBytes + b * kBlockBytes;
     const uint64_t end = std::min(kSptbHeaderBytes + payload, begin + kBlockBytes);
     block_digests[b] = Xxh64::hash(image + begin, end - begin);
-    for (size_t i = 0; i < sections.size(); ++i) {
+    for (size_t i = 1; i < sections.size(); ++i) {
       const Section& s = sections[i];
       const uint64_t lo = std::max(begin, s.offset), hi = std::min(end, s.offset + s.bytes);
       if (lo >= hi) continue;
-      char* dst = static_cast<char*>(s.dst) + (lo - s.offset);
-      std::memcpy(dst, image + lo, hi - lo);
-      if (i >= 1 && i <= order) {  // an index section: max check, vectorised
-        const spt_index* ind = reinterpret_cast<const spt_index*>(dst);
+      if (s.dst) std::memcpy(static_cast<char*>(s.dst) + (lo - s.offset), image + lo, hi - lo);
+      if (i <= order) {  // an index section: max check, vectorised
+        const spt_index* ind = reinterpret_cast<const spt_index*>(image + lo);
         spt_index mx = 0;
         for (uint64_t k = 0; k < (hi - lo) / sizeof(spt_index); ++k) mx = std::max(mx, ind[k]);
         indices_outside |= mx >= limit[i - 1];
@@ -181,6 +194,16 @@ spt_coo_s read_spt_bin(const spt_context_s& ctx, InputSource& in, const ReadOpti
 
   for (uint32_t m = 0; m < order; ++m)
     if (dims[m] == 0) fail(SPT_ERR_PARSE, path, ": corrupt .sptb file: dims[", m, "] is 0");
+  if (zero_copy) {
+    x.own_ind.assign(order, {});
+    x.own_val.set_dtype(fdtype);
+    x.ind.resize(order);
+    for (uint32_t m = 0; m < order; ++m)
+      x.ind[m] = reinterpret_cast<const spt_index*>(image + sections[1 + m].offset);
+    x.val = image + sections[order + 1].offset;
+    x.nnz = nnz;
+    x.backing = std::move(owner);
+  }
   x.dims = dims;
   if (fdtype != opts.dtype) {
     with_dtype(fdtype, [&](auto stag) {

@@ -10,7 +10,9 @@
 #pragma once
 
 #include "core/coo.hpp"
+#include "core/csf.hpp"
 #include "core/csr.hpp"
+#include "core/hicoo.hpp"
 #include "core/matrix.hpp"
 #include "core/scoo.hpp"
 
@@ -33,6 +35,12 @@ struct Exec {
 #define SPT_TYPED_KERNELS(T)                                                                                      \
   /* out(i,:) = sum_{nz with i_mode = i} x * Hadamard_{m != mode} factors[m](i_m, :) */                          \
   void mttkrp(const Exec& exec, const spt_coo_s& x, const ConstMatRef<T>* factors, uint32_t mode, MatRef<T> out); \
+  /* same on a CSF tensor (on the tree that holds `mode` closest to its root) */                                \
+  void mttkrp_csf(const Exec& exec, const spt_csf_s& x, const ConstMatRef<T>* factors, uint32_t mode,           \
+                  MatRef<T> out);                                                                                \
+  /* same on a HiCOO tensor (x.strategy, the §4.3.3 rule when automatic; Exec privatized forces privatized) */  \
+  void mttkrp_hicoo(const Exec& exec, const spt_hicoo_s& x, const ConstMatRef<T>* factors, uint32_t mode,       \
+                    MatRef<T> out);                                                                              \
   /* out = x times_mode v, order N-1, sorted and duplicate-free */                                              \
   void ttv(const Exec& exec, const spt_coo_s& x, uint32_t mode, const T* v, spt_coo_s& out);                    \
   /* out = semi-sparse x times_mode u^T (u is dims[mode] x R) */                                                \
@@ -44,7 +52,11 @@ struct Exec {
   /* dense: out ((I*J) x R) = khatri_rao(a (I x R), b (J x R)) */                                              \
   void khatri_rao(const Exec& exec, ConstMatRef<T> a, ConstMatRef<T> b, MatRef<T> out);                         \
   /* dense: out ((I*K) x (J*L)) = kron(a (I x J), b (K x L)) */                                                 \
-  void kronecker(const Exec& exec, ConstMatRef<T> a, ConstMatRef<T> b, MatRef<T> out);
+  void kronecker(const Exec& exec, ConstMatRef<T> a, ConstMatRef<T> b, MatRef<T> out);                         \
+  /* TTM chain, one-shot: out (dims[mode] x prod_{m != mode} factors[m].cols) = X_(mode) times             */    \
+  /* kron(U_{N-1}, .., U_{mode+1}, U_{mode-1}, .., U_0); column = Kolda's unfolding of the core (lowest other */ \
+  /* mode fastest); factors[mode] is not read; out is overwritten (src/kernels/ttmc.hpp) */                     \
+  void ttmc(const Exec& exec, const spt_coo_s& x, const ConstMatRef<T>* factors, uint32_t mode, MatRef<T> out);
 
 // Kernels that take the dtype from their tensor arguments (dispatch inside).
 #define SPT_GENERIC_KERNELS                                                                                       \

@@ -15,7 +15,8 @@ if [ -n "$stray" ]; then
   echo "symbols exported that are not part of the C API (hidden visibility broken?):"
   echo "$stray" | head -20; fail=1
 fi
-declared=$(grep -oE 'SPT_API [^(]*\(' "$header" | sed -E 's/.*[ *](spt_[a-z0-9_]+)\($/\1/' | sort -u)
+# The umbrella header and every sub-header beside it.
+declared=$(cat "$header" "$(dirname "$header")"/*.h | grep -oE 'SPT_API [^(]*\(' | sed -E 's/.*[ *](spt_[a-z0-9_]+)\($/\1/' | grep '^spt_' | sort -u)
 missing=$(comm -23 <(echo "$declared") <(echo "$exported"))
 if [ -n "$missing" ]; then
   echo "declared in sptensor.h but not exported by the library:"; echo "$missing"; fail=1

@@ -656,3 +656,97 @@ TEST(Options, InitDefaultsAndNullOptions) {
 }
 
 }  // namespace
+
+// ---------------------------------------------------------------------------
+// Zero-copy .sptb loads: the arrays are the mapped file until something
+// writes in place; every operation still sees exactly the file's contents.
+// ---------------------------------------------------------------------------
+
+TEST(SptbZeroCopy, MappedLoadOutlivesFileAndCopiesOnWrite) {
+  TempDir dir;
+  Ctx ctx;
+  for (spt_dtype dtype : {SPT_FLOAT32, SPT_FLOAT64}) {
+    spt::test::RandomTensorSpec spec;
+    spec.dims = {40, 7, 300};
+    spec.nnz = 5000;
+    spt_coo_s x = spt::test::random_coo(dtype, spec);
+    const std::string path = dir.file("z.sptb");
+    ASSERT_EQ(spt_write(ctx, &x, path.c_str(), nullptr), SPT_OK) << spt_last_error(ctx);
+    spt_read_options ro = read_opts();
+    ro.dtype = dtype;
+    Tensor y;
+    ASSERT_EQ(spt_read(ctx, path.c_str(), &ro, y.out()), SPT_OK) << spt_last_error(ctx);
+    ASSERT_TRUE(y.x->backing) << "same-dtype .sptb load should map the file";
+    expect_identical(x, *y.x);
+    // The mapping survives the file's removal.
+    fs::remove(path);
+    expect_identical(x, *y.x);
+
+    // Append copies the mapped arrays first, then adds the new nonzero.
+    const spt_index coord[3] = {1, 2, 3};
+    const double v64 = 0.5;
+    const float v32 = 0.5f;
+    const void* v = dtype == SPT_FLOAT32 ? static_cast<const void*>(&v32) : static_cast<const void*>(&v64);
+    ASSERT_EQ(spt_coo_append(ctx, y.x, 1, coord, 1, 0, v, 0), SPT_OK) << spt_last_error(ctx);
+    EXPECT_FALSE(y.x->backing);
+    ASSERT_EQ(y.x->nnz, x.nnz + 1);
+    for (uint32_t m = 0; m < 3; ++m) {
+      EXPECT_EQ(0, std::memcmp(y.x->ind[m], x.ind[m], x.nnz * sizeof(spt_index)));
+      EXPECT_EQ(y.x->ind[m][x.nnz], coord[m]);
+    }
+  }
+}
+
+TEST(SptbZeroCopy, SortAndCoalesceOfMappedTensorMatchOwnedCopy) {
+  TempDir dir;
+  Ctx ctx;
+  spt::test::RandomTensorSpec spec;
+  spec.dims = {9, 8, 7, 6};
+  spec.nnz = 3000;  // many duplicate coordinates
+  spt_coo_s x = spt::test::random_coo(SPT_FLOAT64, spec);
+  const std::string path = dir.file("s.sptb");
+  ASSERT_EQ(spt_write(ctx, &x, path.c_str(), nullptr), SPT_OK) << spt_last_error(ctx);
+  spt_read_options copy = read_opts();
+  copy.copy_binary = 1;
+  Tensor mapped, owned;
+  ASSERT_EQ(spt_read(ctx, path.c_str(), nullptr, mapped.out()), SPT_OK) << spt_last_error(ctx);
+  ASSERT_EQ(spt_read(ctx, path.c_str(), &copy, owned.out()), SPT_OK) << spt_last_error(ctx);
+  ASSERT_TRUE(mapped.x->backing);
+  ASSERT_FALSE(owned.x->backing) << "copy_binary must copy";
+  expect_identical(*mapped.x, *owned.x);
+  const uint32_t order[4] = {2, 0, 3, 1};
+  ASSERT_EQ(spt_coo_sort(ctx, mapped.x, order), SPT_OK) << spt_last_error(ctx);
+  ASSERT_EQ(spt_coo_sort(ctx, owned.x, order), SPT_OK) << spt_last_error(ctx);
+  expect_identical(*mapped.x, *owned.x);
+  Tensor mapped2;
+  ASSERT_EQ(spt_read(ctx, path.c_str(), nullptr, mapped2.out()), SPT_OK) << spt_last_error(ctx);
+  ASSERT_EQ(spt_coo_coalesce(ctx, mapped2.x, SPT_DUPLICATES_SUM), SPT_OK) << spt_last_error(ctx);
+  ASSERT_EQ(spt_coo_coalesce(ctx, owned.x, SPT_DUPLICATES_SUM), SPT_OK) << spt_last_error(ctx);
+  expect_identical(*mapped2.x, *owned.x);
+  // The file on disk is untouched by the in-memory changes.
+  Tensor again;
+  ASSERT_EQ(spt_read(ctx, path.c_str(), nullptr, again.out()), SPT_OK) << spt_last_error(ctx);
+  expect_identical(x, *again.x);
+}
+
+TEST(SptbZeroCopy, CompressedAndConvertedLoadsAgree) {
+  TempDir dir;
+  Ctx ctx;
+  spt::test::RandomTensorSpec spec;
+  spec.dims = {30, 20, 10};
+  spec.nnz = 2000;
+  spt_coo_s x = spt::test::random_coo(SPT_FLOAT32, spec);
+  ASSERT_EQ(spt_write(ctx, &x, dir.file("c.sptb.zst").c_str(), nullptr), SPT_OK) << spt_last_error(ctx);
+  spt_read_options ro = read_opts();
+  ro.dtype = SPT_FLOAT32;
+  Tensor y, z;
+  // Decompressed image adopted as the tensor's storage.
+  ASSERT_EQ(spt_read(ctx, dir.file("c.sptb.zst").c_str(), &ro, y.out()), SPT_OK) << spt_last_error(ctx);
+  EXPECT_TRUE(y.x->backing);
+  expect_identical(x, *y.x);
+  // Another dtype: converted into owned arrays.
+  ro.dtype = SPT_FLOAT64;
+  ASSERT_EQ(spt_read(ctx, dir.file("c.sptb.zst").c_str(), &ro, z.out()), SPT_OK) << spt_last_error(ctx);
+  EXPECT_FALSE(z.x->backing);
+  for (spt_nnz k = 0; k < x.nnz; ++k) ASSERT_EQ(z.x->values<double>()[k], double(x.values<float>()[k]));
+}

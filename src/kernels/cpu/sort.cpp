@@ -11,6 +11,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 
 #include "core/error.hpp"
@@ -22,6 +23,33 @@ namespace {
 constexpr size_t kParallelSortMin = 1 << 15;  // below this, one std::sort beats the fork/merge
 
 int bit_width(uint64_t v) { return v == 0 ? 0 : 64 - __builtin_clzll(v); }
+
+// Number of items taken from `a` among the first p outputs of a stable
+// merge of sorted a (na items) and b (nb), ties taken from a first.
+template <typename Item, typename Less>
+size_t merge_split(const Item* a, size_t na, const Item* b, size_t nb, size_t p, Less less) {
+  size_t lo = p > nb ? p - nb : 0, hi = std::min(p, na);
+  while (lo < hi) {
+    const size_t i = lo + (hi - lo) / 2, j = p - i;
+    if (j > 0 && !less(b[j - 1], a[i])) lo = i + 1;  // a[i] still precedes b[j-1]
+    else hi = i;
+  }
+  return lo;
+}
+
+// Stable merge of a and b into out, split into equal output ranges across
+// threads (merge path), so the last merge of a sort is not single-threaded.
+template <typename Item, typename Less>
+void parallel_merge(const Item* a, size_t na, const Item* b, size_t nb, Item* out, Less less, int threads) {
+  const size_t n = na + nb;
+  const int parts = n < kParallelSortMin ? 1 : threads;
+#pragma omp parallel for num_threads(parts) schedule(static, 1)
+  for (int t = 0; t < parts; ++t) {
+    const size_t p0 = n * t / parts, p1 = n * (t + 1) / parts;
+    const size_t i0 = merge_split(a, na, b, nb, p0, less), i1 = merge_split(a, na, b, nb, p1, less);
+    std::merge(a + i0, a + i1, b + (p0 - i0), b + (p1 - i1), out + p0, less);
+  }
+}
 
 // Chunked parallel sort: each chunk sorted by one thread, then pairwise
 // merges. `less` must be a strict total order that cannot throw.
@@ -41,10 +69,9 @@ void parallel_sort(buffer<Item>& data, Less less, int threads) {
 #pragma omp parallel for num_threads(threads) schedule(static, 1)
   for (int c = 0; c < chunks; ++c) std::sort(src + bound[c], src + bound[c + 1], less);
   for (int width = 1; width < chunks; width *= 2) {
-#pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
     for (int c = 0; c < chunks; c += 2 * width) {
       const size_t lo = bound[c], mid = bound[std::min(c + width, chunks)], hi = bound[std::min(c + 2 * width, chunks)];
-      std::merge(src + lo, src + mid, src + mid, src + hi, dst + lo, less);
+      parallel_merge(src + lo, mid - lo, src + mid, hi - mid, dst + lo, less, threads);
     }
     std::swap(src, dst);
   }
@@ -58,6 +85,65 @@ struct KeyIndex {
   uint64_t key;
   spt_nnz index;
 };
+
+// Stable LSD radix sort of `data` by bits [lo_bit, lo_bit + bits) of
+// key_of(item), in passes of at most 11 bits (2048 buckets per thread stay
+// in L1/L2). Each pass: per-thread histograms of contiguous chunks, one
+// prefix sum in (digit, thread) order, then a scatter that keeps every
+// chunk's order, so equal keys keep their input order for any thread count.
+// A pass whose digit is the same for every item is skipped (high bits of
+// short modes). About 3x faster than a comparison sort plus merges here.
+template <typename Item, typename KeyOf>
+void radix_sort(buffer<Item>& data, KeyOf key_of, int lo_bit, int bits, int threads) {
+  const size_t n = data.size();
+  if (bits <= 0 || n < 2) return;
+  constexpr int kMaxDigitBits = 11;
+  const int passes = (bits + kMaxDigitBits - 1) / kMaxDigitBits;
+  const int digit_bits = (bits + passes - 1) / passes;
+  const size_t buckets = size_t(1) << digit_bits;
+  const int team = n < kParallelSortMin ? 1 : std::max(1, threads);
+  buffer<Item> tmp(n);
+  Item* src = data.data();
+  Item* dst = tmp.data();
+  std::vector<size_t> counts(static_cast<size_t>(team) * buckets);
+  for (int p = 0; p < passes; ++p) {
+    const int shift = lo_bit + p * digit_bits;
+    const uint64_t mask = (uint64_t(1) << std::min(digit_bits, bits - p * digit_bits)) - 1;
+    bool trivial = false;
+#pragma omp parallel num_threads(team)
+    {
+      const int t = omp_get_thread_num(), nt = omp_get_num_threads();
+      const size_t begin = n * t / nt, end = n * (t + 1) / nt;
+      size_t* count = &counts[static_cast<size_t>(t) * buckets];
+      std::fill(count, count + buckets, size_t(0));
+      for (size_t k = begin; k < end; ++k) ++count[(key_of(src[k]) >> shift) & mask];
+#pragma omp barrier
+#pragma omp single
+      {
+        size_t sum = 0, used = 0;
+        for (size_t d = 0; d < buckets; ++d) {
+          size_t in_digit = 0;
+          for (int u = 0; u < nt; ++u) {
+            size_t& c = counts[static_cast<size_t>(u) * buckets + d];
+            const size_t here = c;
+            c = sum;
+            sum += here;
+            in_digit += here;
+          }
+          used += in_digit != 0;
+        }
+        trivial = used <= 1;
+      }
+      if (!trivial)
+        for (size_t k = begin; k < end; ++k) dst[count[(key_of(src[k]) >> shift) & mask]++] = src[k];
+    }
+    if (!trivial) std::swap(src, dst);
+  }
+  if (src != data.data()) {
+#pragma omp parallel for num_threads(team) schedule(static)
+    for (size_t k = 0; k < n; ++k) data[k] = src[k];
+  }
+}
 
 // Chunk c of [0, n) split into `chunks` near-equal ranges.
 inline spt_nnz chunk_begin(spt_nnz n, int c, int chunks) {
@@ -116,7 +202,9 @@ buffer<spt_nnz> sort_permutation(const Exec& exec, const spt_coo_s& x, const std
     buffer<uint64_t> words(n);
 #pragma omp parallel for num_threads(threads) schedule(static)
     for (spt_nnz k = 0; k < n; ++k) words[k] = (index_bits ? make_key(k) << index_bits : make_key(k)) | k;
-    parallel_sort(words, std::less<uint64_t>(), threads);
+    // Built in position order, so a stable sort on the key bits alone
+    // leaves ties ordered by position.
+    radix_sort(words, [](uint64_t w) { return w; }, index_bits, key_bits, threads);
     const uint64_t mask = index_bits == 64 ? ~uint64_t(0) : (uint64_t(1) << index_bits) - 1;
 #pragma omp parallel for num_threads(threads) schedule(static)
     for (spt_nnz k = 0; k < n; ++k) perm[k] = words[k] & mask;
@@ -124,9 +212,7 @@ buffer<spt_nnz> sort_permutation(const Exec& exec, const spt_coo_s& x, const std
     buffer<KeyIndex> items(n);
 #pragma omp parallel for num_threads(threads) schedule(static)
     for (spt_nnz k = 0; k < n; ++k) items[k] = {make_key(k), k};
-    parallel_sort(
-        items, [](const KeyIndex& a, const KeyIndex& b) { return a.key < b.key || (a.key == b.key && a.index < b.index); },
-        threads);
+    radix_sort(items, [](const KeyIndex& item) { return item.key; }, 0, key_bits, threads);
 #pragma omp parallel for num_threads(threads) schedule(static)
     for (spt_nnz k = 0; k < n; ++k) perm[k] = items[k].index;
   } else {
@@ -148,10 +234,74 @@ buffer<spt_nnz> sort_permutation(const Exec& exec, const spt_coo_s& x, const std
   return perm;
 }
 
+namespace {
+
+// Z-Morton keys when all modes' bits fit one 64-bit word: bit b of mode m
+// goes to its place in the interleaving (level by level from the top, lower
+// modes first within a level; modes shorter than a level are skipped since
+// their bit is always 0 there). Spread through per-byte lookup tables, so a
+// key costs 4 lookups per mode. Returns false when the key needs > 64 bits.
+bool morton_keys(const spt_coo_s& x, int threads, buffer<KeyIndex>& items, int& key_bits) {
+  const uint32_t order = x.order();
+  std::vector<int> width(order);
+  int total = 0, levels = 0;
+  for (uint32_t m = 0; m < order; ++m) {
+    width[m] = bit_width(x.dims[m] - 1);
+    total += width[m];
+    levels = std::max(levels, width[m]);
+  }
+  if (total > 64) return false;
+  // position[m][b]: key bit of bit b of mode m.
+  std::vector<std::array<int, 32>> position(order);
+  int next = total;
+  for (int level = levels - 1; level >= 0; --level)
+    for (uint32_t m = 0; m < order; ++m)
+      if (width[m] > level) position[m][level] = --next;
+  // spread[m][byte][v]: the key bits of byte `byte` of mode m's index = v.
+  std::vector<uint64_t> spread(static_cast<size_t>(order) * 4 * 256, 0);
+  for (uint32_t m = 0; m < order; ++m)
+    for (int byte = 0; byte < 4; ++byte)
+      for (int v = 0; v < 256; ++v) {
+        uint64_t k = 0;
+        for (int b = 0; b < 8; ++b)
+          if ((v >> b) & 1) {
+            const int bit = byte * 8 + b;
+            if (bit < width[m]) k |= uint64_t(1) << position[m][bit];
+          }
+        spread[(static_cast<size_t>(m) * 4 + byte) * 256 + v] = k;
+      }
+  const spt_nnz n = x.nnz;
+  items.resize(n);
+  const uint64_t* table = spread.data();
+#pragma omp parallel for num_threads(threads) schedule(static)
+  for (spt_nnz k = 0; k < n; ++k) {
+    uint64_t key = 0;
+    for (uint32_t m = 0; m < order; ++m) {
+      const spt_index i = x.ind[m][k];
+      const uint64_t* t = table + static_cast<size_t>(m) * 1024;
+      key |= t[i & 0xFF] | t[256 + ((i >> 8) & 0xFF)] | t[512 + ((i >> 16) & 0xFF)] | t[768 + (i >> 24)];
+    }
+    items[k] = {key, k};
+  }
+  key_bits = total;
+  return true;
+}
+
+}  // namespace
+
 buffer<spt_nnz> morton_permutation(const Exec& exec, const spt_coo_s& x) {
   const spt_nnz n = x.nnz;
   const int threads = threads_for(exec, n);
   buffer<spt_nnz> perm(n);
+  buffer<KeyIndex> items;
+  int key_bits = 0;
+  if (morton_keys(x, threads, items, key_bits)) {
+    radix_sort(items, [](const KeyIndex& item) { return item.key; }, 0, key_bits, threads);
+#pragma omp parallel for num_threads(threads) schedule(static)
+    for (spt_nnz k = 0; k < n; ++k) perm[k] = items[k].index;
+    return perm;
+  }
+  // Wider than 64 bits: compare pairs by their most significant differing bit.
 #pragma omp parallel for num_threads(threads) schedule(static)
   for (spt_nnz k = 0; k < n; ++k) perm[k] = k;
   const spt_index* const* in = x.ind.data();

@@ -1,0 +1,439 @@
+// bench_formats: CPU benchmark of MTTKRP per mode and CP-ALS per iteration
+// on each storage format, through the public C API.
+//
+//   bench_formats FILE [--rank 16] [--reps 10] [--iters 10] [--threads N]
+//                      [--dtype float32|float64 (default float32)]
+//                      [--formats coo,csf-allmode,csf-twomode,csf-onemode,auto]
+//                      [--only mttkrp,cpd] [--tensor NAME]
+//
+// Formats: "coo" (spt_mttkrp / opts.format COO), "hicoo" (spt_hicoo with
+// suggested parameters, spt_mttkrp_hicoo / opts.format HICOO), "csf-memo"
+// (CP-ALS only: opts.csf_policy MEMOIZED), "csf-<policy>" (a spt_csf
+// built once with that policy, spt_mttkrp_csf / opts.format CSF + policy),
+// "auto" (CP-ALS with opts.format AUTO; no MTTKRP record). Prints JSON Lines
+// with the keys of ../shared/DESIGN.md "Benchmarks" (format = the name
+// above), plus build_ms (CSF build time) and format_bytes for CSF records.
+//  - "mttkrp": 1 warm-up call, then --reps timed calls; median and min.
+//    flops = N * nnz * R (COO count, so formats compare on the same work);
+//    bytes = format bytes + factors read once + output written once.
+//  - "cpd_iter": tol 0 (exactly --iters sweeps), seed 7; median/min of the
+//    per-iteration seconds. The CSF build is inside ms_total, not per
+//    iteration (as SPLATT reports its iterations).
+//
+// Run with OMP_WAIT_POLICY=passive OPENBLAS_NUM_THREADS=1 on the shared
+// 2-core machine.
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "sptensor/sptensor.h"
+
+namespace {
+
+struct Failure : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+void check(spt_status st, const spt_context* ctx, const std::string& what) {
+  if (st < 0) throw Failure(what + ": " + spt_last_error(ctx));
+}
+
+double now_seconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+double minimum(const std::vector<double>& v) { return v.empty() ? 0 : *std::min_element(v.begin(), v.end()); }
+
+unsigned long long file_bytes(const std::string& path) {
+  struct stat st;
+  return stat(path.c_str(), &st) == 0 ? static_cast<unsigned long long>(st.st_size) : 0;
+}
+
+std::string cpu_model() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("model name", 0) == 0) {
+      size_t colon = line.find(':');
+      if (colon != std::string::npos) {
+        size_t start = line.find_first_not_of(' ', colon + 1);
+        return start == std::string::npos ? "" : line.substr(start);
+      }
+    }
+  }
+  return "unknown CPU";
+}
+
+std::string utc_now() {
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+// File stem without directory and the .tns/.sptb/.bin (+ compression) suffixes.
+std::string tensor_stem(const std::string& path) {
+  std::string name = path.substr(path.find_last_of('/') == std::string::npos ? 0 : path.find_last_of('/') + 1);
+  for (const char* suffix : {".xz", ".gz", ".zst", ".tns", ".sptb", ".bin"}) {
+    size_t n = std::strlen(suffix);
+    if (name.size() > n && name.compare(name.size() - n, n, suffix) == 0) name.resize(name.size() - n);
+  }
+  return name;
+}
+
+std::string json_string(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    if (static_cast<unsigned char>(c) < 0x20) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\u%04x", c);
+      out += buf;
+      continue;
+    }
+    out += c;
+  }
+  return out + "\"";
+}
+
+std::string json_number(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.6g", v);
+  return buf;
+}
+
+// One JSON Lines record; keys are emitted in insertion order.
+class Record {
+ public:
+  Record& str(const std::string& k, const std::string& v) { return raw(k, json_string(v)); }
+  Record& num(const std::string& k, double v) { return raw(k, json_number(v)); }
+  Record& integer(const std::string& k, long long v) { return raw(k, std::to_string(v)); }
+  Record& null(const std::string& k) { return raw(k, "null"); }
+  Record& raw(const std::string& k, const std::string& v) {
+    body_ += (body_.empty() ? "" : ", ") + json_string(k) + ": " + v;
+    return *this;
+  }
+  void print() const {
+    std::printf("{%s}\n", body_.c_str());
+    std::fflush(stdout);
+  }
+
+ private:
+  std::string body_;
+};
+
+struct Options {
+  std::string path;
+  std::string tensor;
+  std::vector<unsigned> ranks = {16};
+  std::vector<std::string> formats = {"coo", "hicoo", "csf-allmode", "csf-twomode", "csf-onemode", "csf-memo", "auto"};
+  int reps = 10;
+  int iters = 10;
+  int threads = 0;
+  spt_dtype dtype = SPT_FLOAT32;
+  bool run_mttkrp = true, run_cpd = true;
+};
+
+[[noreturn]] void usage(const std::string& message) {
+  std::fprintf(stderr,
+               "bench_formats: %s\n"
+               "usage: bench_formats FILE [--rank 16] [--reps 10] [--iters 10] [--threads N]\n"
+               "                     [--dtype float32|float64] [--formats coo,csf-allmode,...,auto]\n"
+               "                     [--only mttkrp,cpd] [--tensor NAME]\n",
+               message.c_str());
+  std::exit(2);
+}
+
+int parse_int(const std::string& opt, const std::string& s, int min) {
+  char* end = nullptr;
+  long v = std::strtol(s.c_str(), &end, 10);
+  if (s.empty() || *end || v < min) usage(opt + ": expected an integer >= " + std::to_string(min) + ", got '" + s + "'");
+  return static_cast<int>(v);
+}
+
+std::vector<std::string> split(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream in(s);
+  std::string item;
+  while (std::getline(in, item, ',')) out.push_back(item);
+  return out;
+}
+
+bool parse_policy(const std::string& format, spt_csf_policy* policy) {
+  if (format == "csf-onemode") *policy = SPT_CSF_ONEMODE;
+  else if (format == "csf-twomode") *policy = SPT_CSF_TWOMODE;
+  else if (format == "csf-allmode") *policy = SPT_CSF_ALLMODE;
+  else if (format == "csf" || format == "csf-auto") *policy = SPT_CSF_AUTO;
+  else return false;
+  return true;
+}
+
+Options parse(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc) usage("missing value after " + a);
+      return argv[++i];
+    };
+    if (a == "--rank") {
+      o.ranks.clear();
+      for (auto& r : split(value())) o.ranks.push_back(static_cast<unsigned>(parse_int("--rank", r, 1)));
+    } else if (a == "--reps") o.reps = parse_int(a, value(), 1);
+    else if (a == "--iters") o.iters = parse_int(a, value(), 1);
+    else if (a == "--threads") o.threads = parse_int(a, value(), 1);
+    else if (a == "--tensor") o.tensor = value();
+    else if (a == "--formats") {
+      o.formats = split(value());
+      spt_csf_policy p;
+      for (auto& f : o.formats)
+        if (f != "coo" && f != "auto" && f != "hicoo" && f != "csf-memo" && !parse_policy(f, &p)) usage("--formats: unknown format '" + f + "'");
+    } else if (a == "--dtype") {
+      std::string d = value();
+      if (d == "float32") o.dtype = SPT_FLOAT32;
+      else if (d == "float64") o.dtype = SPT_FLOAT64;
+      else usage("--dtype: expected float32 or float64, got '" + d + "'");
+    } else if (a == "--only") {
+      o.run_mttkrp = o.run_cpd = false;
+      for (auto& b : split(value())) {
+        if (b == "mttkrp") o.run_mttkrp = true;
+        else if (b == "cpd") o.run_cpd = true;
+        else usage("--only: unknown benchmark '" + b + "'");
+      }
+    } else if (a == "-h" || a == "--help") usage("benchmark of MTTKRP and CP-ALS per storage format");
+    else if (!a.empty() && a[0] == '-') usage("unknown option '" + a + "'");
+    else if (o.path.empty()) o.path = a;
+    else usage("unexpected argument '" + a + "'");
+  }
+  if (o.path.empty()) usage("missing FILE");
+  if (o.tensor.empty()) o.tensor = tensor_stem(o.path);
+  return o;
+}
+
+struct Env {
+  spt_context* ctx = nullptr;
+  std::string device, date, commit;
+  int threads = 1;
+  ~Env() { spt_context_free(ctx); }
+};
+
+struct Shape {
+  uint32_t order = 0;
+  spt_nnz nnz = 0;
+  std::vector<spt_index> dims;
+};
+
+const char* dtype_name(spt_dtype d) { return d == SPT_FLOAT32 ? "float32" : "float64"; }
+
+Record base_record(const Env& env, const Options& o, const Shape& s, const char* bench, const std::string& format) {
+  Record r;
+  r.str("bench", bench).str("format", format).str("backend", "cpu").str("device", env.device);
+  r.integer("threads", env.threads).integer("ranks", 1).str("tensor", o.tensor);
+  r.integer("order", s.order).integer("nnz", static_cast<long long>(s.nnz));
+  return r;
+}
+
+void finish_record(Record& r, const Env& env) { r.str("date", env.date).str("commit", env.commit).print(); }
+
+struct MatrixDeleter {
+  void operator()(spt_matrix* m) const { spt_matrix_free(m); }
+};
+using MatrixPtr = std::unique_ptr<spt_matrix, MatrixDeleter>;
+
+// Deterministic factor values in [0, 1) (a small LCG; quality is irrelevant).
+MatrixPtr random_factor(Env& env, spt_dtype dtype, spt_nnz rows, spt_nnz cols, uint64_t seed) {
+  spt_matrix* m = nullptr;
+  check(spt_matrix_create(env.ctx, dtype, rows, cols, SPT_ROW_MAJOR, &m), env.ctx, "spt_matrix_create");
+  MatrixPtr owned(m);
+  void* data = nullptr;
+  check(spt_matrix_data(m, &data), env.ctx, "spt_matrix_data");
+  uint64_t state = seed * 6364136223846793005ull + 1442695040888963407ull;
+  for (spt_nnz i = 0; i < rows * cols; ++i) {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    double v = static_cast<double>(state >> 11) * (1.0 / 9007199254740992.0);
+    if (dtype == SPT_FLOAT32) static_cast<float*>(data)[i] = static_cast<float>(v);
+    else static_cast<double*>(data)[i] = v;
+  }
+  return owned;
+}
+
+double factor_bytes(const Shape& s, unsigned rank, uint32_t mode, double valbytes) {
+  double bytes = 0;
+  for (uint32_t m = 0; m < s.order; ++m)
+    if (m != mode) bytes += static_cast<double>(s.dims[m]) * rank * valbytes;
+  return bytes + static_cast<double>(s.dims[mode]) * rank * valbytes;
+}
+
+double mttkrp_flops(const Shape& s, unsigned rank) {
+  return static_cast<double>(s.order) * static_cast<double>(s.nnz) * rank;
+}
+
+struct CsfDeleter {
+  void operator()(spt_csf* x) const { spt_csf_free(x); }
+};
+using CsfPtr = std::unique_ptr<spt_csf, CsfDeleter>;
+
+void bench_mttkrp(Env& env, const Options& o, const Shape& s, spt_coo* x, const std::string& format, unsigned rank) {
+  if (format == "csf-memo") return;  // a sweep-level strategy: measured by cpd_iter only
+  spt_csf_policy policy = SPT_CSF_AUTO;
+  const bool csf = parse_policy(format, &policy);
+  const bool hicoo = format == "hicoo";
+  CsfPtr tree;
+  spt_hicoo* hicoo_handle = nullptr;
+  double build_ms = 0, format_bytes = static_cast<double>(s.nnz) * (s.order * 4.0 + (o.dtype == SPT_FLOAT32 ? 4 : 8));
+  if (csf) {
+    spt_csf* raw = nullptr;
+    double t0 = now_seconds();
+    check(spt_csf_create(env.ctx, x, policy, &raw), env.ctx, "spt_csf_create");
+    build_ms = (now_seconds() - t0) * 1e3;
+    tree.reset(raw);
+    spt_csf_summary info;
+    info.struct_size = sizeof(info);
+    check(spt_csf_info(raw, &info), env.ctx, "spt_csf_info");
+    format_bytes = static_cast<double>(info.bytes);
+  }
+  if (hicoo) {
+    double t0 = now_seconds();
+    check(spt_hicoo_from_coo(env.ctx, x, nullptr, &hicoo_handle), env.ctx, "spt_hicoo_from_coo");
+    build_ms = (now_seconds() - t0) * 1e3;
+    spt_hicoo_statistics st;
+    std::memset(&st, 0, sizeof(st));
+    st.struct_size = sizeof(st);
+    check(spt_hicoo_stats(env.ctx, hicoo_handle, &st), env.ctx, "spt_hicoo_stats");
+    format_bytes = static_cast<double>(st.hicoo_bytes);
+  }
+  std::vector<MatrixPtr> factors;
+  std::vector<const spt_matrix*> pointers;
+  for (uint32_t m = 0; m < s.order; ++m) {
+    factors.push_back(random_factor(env, o.dtype, s.dims[m], rank, 100 + m));
+    pointers.push_back(factors.back().get());
+  }
+  const double valbytes = o.dtype == SPT_FLOAT32 ? 4 : 8;
+  auto call = [&](uint32_t mode, spt_matrix* out) {
+    if (csf) check(spt_mttkrp_csf(env.ctx, tree.get(), pointers.data(), mode, out), env.ctx, "spt_mttkrp_csf");
+    else if (hicoo)
+      check(spt_mttkrp_hicoo(env.ctx, hicoo_handle, pointers.data(), mode, out), env.ctx, "spt_mttkrp_hicoo");
+    else check(spt_mttkrp(env.ctx, x, pointers.data(), mode, out), env.ctx, "spt_mttkrp");
+  };
+  for (uint32_t mode = 0; mode < s.order; ++mode) {
+    spt_matrix* out_raw = nullptr;
+    check(spt_matrix_create(env.ctx, o.dtype, s.dims[mode], rank, SPT_ROW_MAJOR, &out_raw), env.ctx,
+          "spt_matrix_create");
+    MatrixPtr out(out_raw);
+    call(mode, out.get());
+    std::vector<double> ms;
+    for (int rep = 0; rep < o.reps; ++rep) {
+      double t0 = now_seconds();
+      call(mode, out.get());
+      ms.push_back((now_seconds() - t0) * 1e3);
+    }
+    double med = median(ms);
+    Record r = base_record(env, o, s, "mttkrp", format);
+    r.integer("mode", mode).integer("rank", rank).str("dtype", dtype_name(o.dtype));
+    r.num("ms_median", med).num("ms_min", minimum(ms)).integer("reps", o.reps);
+    r.num("gflops", mttkrp_flops(s, rank) / (med * 1e-3) / 1e9);
+    r.num("gbps_effective", (format_bytes + factor_bytes(s, rank, mode, valbytes)) / (med * 1e-3) / 1e9);
+    if (csf || hicoo) r.num("build_ms", build_ms).num("format_bytes", format_bytes);
+    finish_record(r, env);
+  }
+  spt_hicoo_free(hicoo_handle);
+}
+
+void bench_cpd(Env& env, const Options& o, const Shape& s, spt_coo* x, const std::string& format, unsigned rank) {
+  spt_cpd_options opts;
+  check(spt_cpd_options_init(&opts), env.ctx, "spt_cpd_options_init");
+  opts.rank = rank;
+  opts.max_iters = o.iters;
+  opts.tol = 0;
+  opts.seed = 7;
+  spt_csf_policy policy = SPT_CSF_AUTO;
+  if (format == "coo") opts.format = SPT_TENSOR_FORMAT_COO;
+  else if (format == "auto") opts.format = SPT_TENSOR_FORMAT_AUTO;
+  else if (format == "hicoo") opts.format = SPT_TENSOR_FORMAT_HICOO;
+  else if (format == "csf-memo") {
+    opts.format = SPT_TENSOR_FORMAT_CSF;
+    opts.csf_policy = SPT_CSF_MEMOIZED;
+  } else if (parse_policy(format, &policy)) {
+    opts.format = SPT_TENSOR_FORMAT_CSF;
+    opts.csf_policy = policy;
+  }
+  spt_ktensor* k = nullptr;
+  double t0 = now_seconds();
+  check(spt_cpd_als(env.ctx, x, &opts, &k), env.ctx, "spt_cpd_als");
+  double total_ms = (now_seconds() - t0) * 1e3;
+  double fit = 0;
+  int count = 0;
+  const double* seconds = nullptr;
+  spt_status st = spt_ktensor_result(k, &fit, nullptr, nullptr);
+  if (st >= 0) st = spt_ktensor_history(k, &count, nullptr, &seconds);
+  std::vector<double> ms;
+  for (int i = 0; st >= 0 && i < count; ++i) ms.push_back(seconds[i] * 1e3);
+  spt_ktensor_free(k);
+  check(st, env.ctx, "reading the CP-ALS result");
+  double med = median(ms);
+  Record r = base_record(env, o, s, "cpd_iter", format);
+  r.integer("mode", -1).integer("rank", rank).str("dtype", dtype_name(o.dtype));
+  r.num("ms_median", med).num("ms_min", minimum(ms)).integer("reps", count);
+  r.num("gflops", med > 0 ? s.order * mttkrp_flops(s, rank) / (med * 1e-3) / 1e9 : 0);
+  r.num("fit", fit).num("ms_total", total_ms).integer("iters", o.iters);
+  finish_record(r, env);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options o = parse(argc, argv);
+  Env env;
+  try {
+    check(spt_context_create(&env.ctx), nullptr, "spt_context_create");
+    if (o.threads > 0) check(spt_context_set_threads(env.ctx, o.threads), env.ctx, "spt_context_set_threads");
+    check(spt_context_get_threads(env.ctx, &env.threads), env.ctx, "spt_context_get_threads");
+    env.device = cpu_model();
+    env.date = utc_now();
+    const char* commit = std::getenv("SPT_COMMIT");
+    env.commit = commit && *commit ? commit : "unknown";
+
+    spt_read_options ro;
+    check(spt_read_options_init(&ro), env.ctx, "spt_read_options_init");
+    ro.dtype = o.dtype;
+    spt_coo* x = nullptr;
+    check(spt_read(env.ctx, o.path.c_str(), &ro, &x), env.ctx, "reading " + o.path);
+    std::unique_ptr<spt_coo, spt_status (*)(spt_coo*)> tensor(x, spt_coo_free);
+    Shape s;
+    check(spt_coo_info(x, nullptr, &s.order, &s.nnz), env.ctx, "spt_coo_info");
+    s.dims.resize(s.order);
+    check(spt_coo_dims(x, s.dims.data()), env.ctx, "spt_coo_dims");
+    std::fprintf(stderr, "bench_formats: %s order %u nnz %llu (%s, %d threads)\n", o.tensor.c_str(), s.order,
+                 static_cast<unsigned long long>(s.nnz), dtype_name(o.dtype), env.threads);
+    for (unsigned rank : o.ranks)
+      for (const std::string& format : o.formats) {
+        if (o.run_mttkrp && format != "auto") bench_mttkrp(env, o, s, x, format, rank);
+        if (o.run_cpd) bench_cpd(env, o, s, x, format, rank);
+      }
+  } catch (const Failure& e) {
+    std::fprintf(stderr, "bench_formats: error: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,257 @@
+// GPU COO MTTKRP benchmark (needs the CUDA plugin build and a device).
+//
+//   bench_gpu [--ranks 16,32] [--repeats 20] [--synthetic NNZ] [--json FILE] TENSOR...
+//
+// Per tensor, mode and rank (float32): the kernel alone on the copy sorted
+// by the mode (what the plugin runs; the one-time sort is reported apart,
+// and the kernel on the unsorted copy for comparison), timed with CUDA
+// events around the launch (output zeroed outside the timed region), median
+// of the repeats after 3 warm-ups; effective bandwidth = (tensor bytes
+// (indices + values) + factors read once + output written once) / time, as a
+// fraction of 3.0 TB/s (the H100's measured device-to-device copy rate,
+// ../shared/TARGETS.md); and the whole spt_mttkrp call with backend CUDA
+// (factor copies in, output copy out; the tensor's device copy cached),
+// median of 5. The first repeat's output is checked against the CPU kernel
+// (relative Frobenius error). One JSON line per measurement to --json.
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "core/context.hpp"
+#include "core/coo.hpp"
+#include "core/matrix.hpp"
+#include "dispatch/dispatch.hpp"
+#include "kernels/kernels.hpp"
+#include "mttkrp.cuh"
+
+namespace {
+
+constexpr double kCopyBandwidth = 3.0e12;  // bytes/s, H100 device-to-device (read + write)
+
+#define CHECK(call)                                                                             \
+  do {                                                                                          \
+    cudaError_t e_ = (call);                                                                    \
+    if (e_ != cudaSuccess) {                                                                    \
+      std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_)); \
+      std::exit(2);                                                                             \
+    }                                                                                           \
+  } while (0)
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0.0 : v[v.size() / 2];
+}
+
+std::vector<int> parse_list(const char* s) {
+  std::vector<int> out;
+  for (const char* p = s; *p;) {
+    out.push_back(std::atoi(p));
+    const char* c = std::strchr(p, ',');
+    if (!c) break;
+    p = c + 1;
+  }
+  return out;
+}
+
+// Zipf(alpha = 1) indices per mode with labels randomly permuted (the
+// TARGETS.md synthetic tensor's recipe; repeated coordinates are not removed).
+spt_coo_s synthetic_zipf(spt_nnz nnz, const std::vector<spt_index>& dims, uint64_t seed) {
+  spt_coo_s x;
+  x.init_owned(SPT_FLOAT32, dims, nnz);
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> unit(0.0, 1.0);
+  for (uint32_t m = 0; m < dims.size(); ++m) {
+    std::vector<double> cdf(dims[m]);
+    double sum = 0;
+    for (spt_index i = 0; i < dims[m]; ++i) cdf[i] = (sum += 1.0 / (i + 1.0));
+    std::vector<spt_index> label(dims[m]);
+    for (spt_index i = 0; i < dims[m]; ++i) label[i] = i;
+    std::shuffle(label.begin(), label.end(), rng);
+    spt_index* ind = x.mutable_ind(m);
+    for (spt_nnz k = 0; k < nnz; ++k) {
+      const double u = unit(rng) * sum;
+      const size_t i = std::lower_bound(cdf.begin(), cdf.end(), u) - cdf.begin();
+      ind[k] = label[std::min<size_t>(i, dims[m] - 1)];
+    }
+  }
+  float* v = x.mutable_values<float>();
+  for (spt_nnz k = 0; k < nnz; ++k) v[k] = static_cast<float>(unit(rng));
+  return x;
+}
+
+struct Bench {
+  int repeats = 20;
+  std::vector<int> ranks = {16, 32};
+  FILE* json = nullptr;
+  int multiprocessors = 132;
+  std::string device;
+};
+
+void run_tensor(const Bench& b, const std::string& name, const spt_coo_s& x) {
+  const uint32_t order = x.order();
+  const spt_nnz nnz = x.nnz;
+  // Device copy of the tensor: indices mode-major, then values.
+  uint32_t* d_ind = nullptr;
+  float* d_val = nullptr;
+  CHECK(cudaMalloc(reinterpret_cast<void**>(&d_ind), size_t(order) * nnz * sizeof(uint32_t)));
+  CHECK(cudaMalloc(reinterpret_cast<void**>(&d_val), nnz * sizeof(float)));
+  for (uint32_t m = 0; m < order; ++m)
+    CHECK(cudaMemcpy(d_ind + size_t(m) * nnz, x.ind[m], nnz * sizeof(uint32_t), cudaMemcpyHostToDevice));
+  CHECK(cudaMemcpy(d_val, x.val, nnz * sizeof(float), cudaMemcpyHostToDevice));
+  const spt::cuda::DeviceCooRef unsorted{order, nnz, d_ind, d_val};
+  // Copies sorted by each mode, as the plugin makes them (timed once).
+  std::vector<spt::cuda::DeviceCooRef> sorted(order);
+  std::vector<void*> sorted_blocks(order, nullptr);
+  std::vector<double> sort_ms(order, 0.0);
+  for (uint32_t m = 0; m < order; ++m) {
+    CHECK(cudaMalloc(&sorted_blocks[m], spt::cuda::coo_copy_bytes(order, nnz, sizeof(float))));
+    cudaEvent_t a, z;
+    CHECK(cudaEventCreate(&a));
+    CHECK(cudaEventCreate(&z));
+    CHECK(cudaEventRecord(a));
+    CHECK(spt::cuda::sort_coo_by_mode(unsorted, sizeof(float), m, x.dims[m], sorted_blocks[m], &sorted[m], 0));
+    CHECK(cudaEventRecord(z));
+    CHECK(cudaEventSynchronize(z));
+    float ms = 0;
+    CHECK(cudaEventElapsedTime(&ms, a, z));
+    sort_ms[m] = ms;
+    CHECK(cudaEventDestroy(a));
+    CHECK(cudaEventDestroy(z));
+  }
+
+  for (int rank : b.ranks) {
+    std::vector<spt::DenseMatrix<float>> factors;
+    std::vector<float*> d_factors(order, nullptr);
+    std::mt19937_64 rng(42 + rank);
+    std::uniform_real_distribution<float> unit(-1.f, 1.f);
+    for (uint32_t m = 0; m < order; ++m) {
+      factors.emplace_back(x.dims[m], rank);
+      for (auto& v : factors.back().values) v = unit(rng);
+      CHECK(cudaMalloc(reinterpret_cast<void**>(&d_factors[m]), factors[m].values.size() * sizeof(float)));
+      CHECK(cudaMemcpy(d_factors[m], factors[m].values.data(), factors[m].values.size() * sizeof(float),
+                       cudaMemcpyHostToDevice));
+    }
+    std::vector<spt::ConstMatRef<float>> refs;
+    for (auto& f : factors) refs.push_back(f.cref());
+    for (uint32_t mode = 0; mode < order; ++mode) {
+      const size_t out_elems = size_t(x.dims[mode]) * rank;
+      float* d_out = nullptr;
+      CHECK(cudaMalloc(reinterpret_cast<void**>(&d_out), out_elems * sizeof(float)));
+      cudaEvent_t start, stop;
+      CHECK(cudaEventCreate(&start));
+      CHECK(cudaEventCreate(&stop));
+      auto time_kernel = [&](const spt::cuda::DeviceCooRef& ref) {
+        std::vector<double> times;
+        for (int r = -3; r < b.repeats; ++r) {
+          CHECK(cudaMemset(d_out, 0, out_elems * sizeof(float)));
+          CHECK(cudaEventRecord(start));
+          CHECK(spt::cuda::launch_mttkrp_coo<float>(ref, d_factors.data(), mode, rank, d_out, b.multiprocessors, 0));
+          CHECK(cudaEventRecord(stop));
+          CHECK(cudaEventSynchronize(stop));
+          float ms = 0;
+          CHECK(cudaEventElapsedTime(&ms, start, stop));
+          if (r >= 0) times.push_back(ms);
+        }
+        return times;
+      };
+      const double unsorted_ms = median(time_kernel(unsorted));
+      const std::vector<double> times = time_kernel(sorted[mode]);  // last: its output is checked
+      // Check the last output against the CPU kernel.
+      std::vector<float> gpu(out_elems);
+      CHECK(cudaMemcpy(gpu.data(), d_out, out_elems * sizeof(float), cudaMemcpyDeviceToHost));
+      spt::DenseMatrix<float> cpu(x.dims[mode], rank);
+      spt::kernels::cpu::mttkrp(spt::kernels::Exec{16}, x, refs.data(), mode, cpu.ref());
+      double num = 0, den = 0;
+      for (size_t i = 0; i < out_elems; ++i) {
+        num += double(gpu[i] - cpu.values[i]) * (gpu[i] - cpu.values[i]);
+        den += double(cpu.values[i]) * cpu.values[i];
+      }
+      const double rel_err = std::sqrt(num / std::max(den, 1e-300));
+      // Whole API call, backend CUDA (tensor copy cached after the first).
+      spt_context_s ctx;
+      ctx.backend = SPT_BACKEND_CUDA;
+      std::vector<double> api_times;
+      for (int r = -1; r < 5; ++r) {
+        const auto t0 = std::chrono::steady_clock::now();
+        SPT_DISPATCH(ctx, mttkrp, x, refs.data(), mode, cpu.ref());
+        const double ms =
+            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+        if (r >= 0) api_times.push_back(ms);
+      }
+      const double ms = median(times);
+      double bytes = double(nnz) * (order * sizeof(uint32_t) + sizeof(float));
+      for (uint32_t m = 0; m < order; ++m) bytes += double(x.dims[m]) * rank * sizeof(float);  // factors + output
+      const double bw = bytes / (ms * 1e-3);
+      std::printf("%-24s mode %u rank %2d  sorted %7.3f ms  %6.1f GB/s = %5.1f%% of 3 TB/s  unsorted %7.3f ms  sort %6.3f ms  api %7.3f ms  err %.1e\n",
+                  name.c_str(), mode, rank, ms, bw / 1e9, 100 * bw / kCopyBandwidth, unsorted_ms, sort_ms[mode],
+                  median(api_times), rel_err);
+      if (b.json)
+        std::fprintf(b.json,
+                     "{\"bench\":\"gpu_mttkrp_coo\",\"tensor\":\"%s\",\"order\":%u,\"nnz\":%llu,\"mode\":%u,\"rank\":%d,"
+                     "\"dtype\":\"float32\",\"kernel_ms_median\":%.5f,\"kernel_ms_min\":%.5f,\"repeats\":%d,"
+                     "\"bytes\":%.0f,\"gbytes_per_s\":%.2f,\"fraction_of_3TBps\":%.4f,\"api_ms_median\":%.4f,"
+                     "\"rel_err_vs_cpu\":%.3e,\"unsorted_kernel_ms_median\":%.5f,\"sort_ms_once\":%.4f,\"device\":\"%s\"}\n",
+                     name.c_str(), order, (unsigned long long)nnz, mode, rank, ms,
+                     *std::min_element(times.begin(), times.end()), b.repeats, bytes, bw / 1e9, bw / kCopyBandwidth,
+                     median(api_times), rel_err, unsorted_ms, sort_ms[mode], b.device.c_str());
+      CHECK(cudaEventDestroy(start));
+      CHECK(cudaEventDestroy(stop));
+      CHECK(cudaFree(d_out));
+    }
+    for (float* f : d_factors) CHECK(cudaFree(f));
+  }
+  for (void* p : sorted_blocks) CHECK(cudaFree(p));
+  CHECK(cudaFree(d_ind));
+  CHECK(cudaFree(d_val));
+  if (b.json) std::fflush(b.json);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Bench b;
+  std::vector<std::string> files;
+  spt_nnz synthetic = 0;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--repeats" && i + 1 < argc) b.repeats = std::atoi(argv[++i]);
+    else if (a == "--ranks" && i + 1 < argc) b.ranks = parse_list(argv[++i]);
+    else if (a == "--synthetic" && i + 1 < argc) synthetic = std::strtoull(argv[++i], nullptr, 10);
+    else if (a == "--json" && i + 1 < argc) b.json = std::fopen(argv[++i], "a");
+    else files.push_back(a);
+  }
+  cudaDeviceProp prop{};
+  CHECK(cudaGetDeviceProperties(&prop, 0));
+  b.multiprocessors = prop.multiProcessorCount;
+  b.device = prop.name;
+  std::printf("device: %s, %d SMs\n", prop.name, prop.multiProcessorCount);
+  for (const std::string& f : files) {
+    spt_coo* raw = nullptr;
+    const auto t0 = std::chrono::steady_clock::now();
+    if (spt_read(nullptr, f.c_str(), nullptr, &raw) != SPT_OK) {
+      std::fprintf(stderr, "cannot read %s: %s\n", f.c_str(), spt_thread_last_error());
+      return 1;
+    }
+    const spt_coo_s x = spt::copy_coo(*raw, SPT_FLOAT32);
+    spt_coo_free(raw);
+    std::printf("%s: order %u, nnz %llu, read in %.2f s\n", f.c_str(), x.order(), (unsigned long long)x.nnz,
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    std::string name = f.substr(f.rfind('/') + 1);
+    name = name.substr(0, name.find('.'));
+    run_tensor(b, name, x);
+  }
+  if (synthetic > 0) {
+    const spt_coo_s x = synthetic_zipf(synthetic, {1000000, 800000, 600000}, 1);
+    run_tensor(b, "synthetic-zipf-" + std::to_string(synthetic), x);
+  }
+  if (b.json) std::fclose(b.json);
+  return 0;
+}

@@ -1,0 +1,280 @@
+// bench_hicoo: COO -> HiCOO conversion time and HiCOO MTTKRP per mode, next
+// to the COO MTTKRP, through the public C API (sptensor/sptensor.h).
+//
+//   bench_hicoo FILE [--rank 16] [--reps 10] [--conv-reps 5] [--threads N]
+//                    [--dtype float32|float64] [--block B] [--superblock L]
+//                    [--strategies auto,direct,privatized] [--tensor NAME]
+//
+// Prints JSON Lines on stdout (keys of ../shared/DESIGN.md "Benchmarks"):
+//  - bench "hicoo_convert": spt_hicoo_from_coo, --conv-reps timed calls after
+//    one warm-up; extra keys block, superblock, blocks, superblocks,
+//    hicoo_bytes, coo_bytes, alpha_b, c_b.
+//  - bench "mttkrp", format "hicoo" (one line per mode and strategy; key
+//    strategy = what was asked, used = what ran) and format "coo" (spt_mttkrp,
+//    for the same factors): 1 warm-up, then --reps timed calls.
+//      flops = N * nnz * R; bytes = format bytes + factors read once + output
+//      written once (gbps_effective = bytes / median).
+// The stats explanation (why B, L and each strategy) goes to stderr.
+// Run with OMP_NUM_THREADS=2 OMP_WAIT_POLICY=passive OPENBLAS_NUM_THREADS=1.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "sptensor/sptensor.h"
+
+namespace {
+
+struct Failure : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+void check(spt_status st, const spt_context* ctx, const std::string& what) {
+  if (st < 0) throw Failure(what + ": " + spt_last_error(ctx));
+}
+
+double now_seconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n == 0 ? 0 : n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+std::string cpu_model() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind("model name", 0) == 0) {
+      const size_t colon = line.find(':');
+      const size_t start = line.find_first_not_of(' ', colon + 1);
+      return start == std::string::npos ? "" : line.substr(start);
+    }
+  return "unknown CPU";
+}
+
+std::string utc_now() {
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+std::string tensor_stem(const std::string& path) {
+  std::string name = path.substr(path.find_last_of('/') == std::string::npos ? 0 : path.find_last_of('/') + 1);
+  for (const char* suffix : {".xz", ".gz", ".zst", ".tns", ".sptb", ".f32", ".f64", ".bin"}) {
+    const size_t n = std::strlen(suffix);
+    if (name.size() > n && name.compare(name.size() - n, n, suffix) == 0) name.resize(name.size() - n);
+  }
+  return name;
+}
+
+std::vector<std::string> split(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream ss(s);
+  std::string item;
+  while (std::getline(ss, item, ',')) out.push_back(item);
+  return out;
+}
+
+struct Args {
+  std::string file, tensor;
+  int rank = 16, reps = 10, conv_reps = 5, threads = 0;
+  spt_dtype dtype = SPT_FLOAT32;
+  uint32_t block = 0, superblock = 0;
+  std::vector<std::string> strategies{"auto", "direct", "privatized"};
+};
+
+Args parse(int argc, char** argv) {
+  Args a;
+  for (int i = 1; i < argc; ++i) {
+    const std::string k = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc) throw Failure(k + " needs a value");
+      return argv[++i];
+    };
+    if (k == "--rank") a.rank = std::stoi(value());
+    else if (k == "--reps") a.reps = std::stoi(value());
+    else if (k == "--conv-reps") a.conv_reps = std::stoi(value());
+    else if (k == "--threads") a.threads = std::stoi(value());
+    else if (k == "--dtype") a.dtype = value() == "float64" ? SPT_FLOAT64 : SPT_FLOAT32;
+    else if (k == "--block") a.block = std::stoul(value());
+    else if (k == "--superblock") a.superblock = std::stoul(value());
+    else if (k == "--strategies") a.strategies = split(value());
+    else if (k == "--tensor") a.tensor = value();
+    else if (!k.empty() && k[0] == '-') throw Failure("unknown option " + k);
+    else a.file = k;
+  }
+  if (a.file.empty()) throw Failure("usage: bench_hicoo FILE [options]");
+  if (a.tensor.empty()) a.tensor = tensor_stem(a.file);
+  return a;
+}
+
+spt_hicoo_strategy strategy_of(const std::string& s) {
+  if (s == "direct") return SPT_HICOO_STRATEGY_DIRECT;
+  if (s == "privatized") return SPT_HICOO_STRATEGY_PRIVATIZED;
+  if (s == "auto") return SPT_HICOO_STRATEGY_AUTO;
+  throw Failure("unknown strategy " + s);
+}
+
+const char* strategy_name(spt_hicoo_strategy s) {
+  return s == SPT_HICOO_STRATEGY_DIRECT ? "direct" : s == SPT_HICOO_STRATEGY_PRIVATIZED ? "privatized" : "auto";
+}
+
+int run(const Args& a) {
+  spt_context* ctx = nullptr;
+  check(spt_context_create(&ctx), nullptr, "context");
+  if (a.threads > 0) check(spt_context_set_threads(ctx, a.threads), ctx, "threads");
+  int threads = 0;
+  spt_context_get_threads(ctx, &threads);
+  spt_read_options ro;
+  spt_read_options_init(&ro);
+  ro.dtype = a.dtype;
+  spt_coo* x = nullptr;
+  check(spt_read(ctx, a.file.c_str(), &ro, &x), ctx, "read " + a.file);
+  uint32_t order = 0;
+  spt_nnz nnz = 0;
+  spt_coo_info(x, nullptr, &order, &nnz);
+  std::vector<spt_index> dims(order);
+  spt_coo_dims(x, dims.data());
+  const size_t vbytes = a.dtype == SPT_FLOAT32 ? 4 : 8;
+  const char* commit = std::getenv("SPT_COMMIT");
+  const std::string common = "\"backend\":\"cpu\",\"device\":\"" + cpu_model() + "\",\"threads\":" +
+                             std::to_string(threads) + ",\"ranks\":1,\"tensor\":\"" + a.tensor +
+                             "\",\"order\":" + std::to_string(order) + ",\"nnz\":" + std::to_string(nnz) +
+                             ",\"dtype\":\"" + (a.dtype == SPT_FLOAT32 ? "float32" : "float64") + "\",\"date\":\"" +
+                             utc_now() + "\",\"commit\":\"" + (commit ? commit : "unknown") + "\"";
+
+  spt_hicoo_options ho;
+  spt_hicoo_options_init(&ho);
+  ho.block_size = a.block;
+  ho.superblock_size = a.superblock;
+
+  // Conversion: one warm-up, then timed.
+  std::vector<double> conv;
+  spt_hicoo* h = nullptr;
+  for (int r = 0; r <= a.conv_reps; ++r) {
+    spt_hicoo_free(h);
+    h = nullptr;
+    const double t0 = now_seconds();
+    check(spt_hicoo_from_coo(ctx, x, &ho, &h), ctx, "spt_hicoo_from_coo");
+    if (r > 0) conv.push_back((now_seconds() - t0) * 1e3);
+  }
+  std::vector<char> reason(1 << 16);
+  spt_hicoo_statistics st{};
+  st.struct_size = sizeof(st);
+  st.reason = reason.data();
+  st.reason_capacity = reason.size();
+  check(spt_hicoo_stats(ctx, h, &st), ctx, "spt_hicoo_stats");
+  std::fprintf(stderr, "%s: B=%u L=%u n_b=%llu n_l=%llu alpha_b=%.4f Mb=%.2f c_b=%.4f bytes hicoo=%llu coo=%llu\n%s\n",
+               a.tensor.c_str(), st.block_size, st.superblock_size, (unsigned long long)st.num_blocks,
+               (unsigned long long)st.num_superblocks, st.block_ratio, st.geomean_nnz_per_block, st.slice_per_block,
+               (unsigned long long)st.hicoo_bytes, (unsigned long long)st.coo_bytes, reason.data());
+  std::printf("{\"bench\":\"hicoo_convert\",\"format\":\"hicoo\",%s,\"mode\":-1,\"rank\":null,\"ms_median\":%.3f,"
+              "\"ms_min\":%.3f,\"reps\":%d,\"gflops\":null,\"gbps_effective\":null,\"block\":%u,\"superblock\":%u,"
+              "\"blocks\":%llu,\"superblocks\":%llu,\"hicoo_bytes\":%llu,\"coo_bytes\":%llu,\"alpha_b\":%.5f,"
+              "\"c_b\":%.5f}\n",
+              common.c_str(), median(conv), *std::min_element(conv.begin(), conv.end()), a.conv_reps, st.block_size,
+              st.superblock_size, (unsigned long long)st.num_blocks, (unsigned long long)st.num_superblocks,
+              (unsigned long long)st.hicoo_bytes, (unsigned long long)st.coo_bytes, st.block_ratio,
+              st.slice_per_block);
+  std::fflush(stdout);
+
+  // Factors and outputs.
+  std::vector<spt_matrix*> f(order, nullptr), out(order, nullptr);
+  for (uint32_t m = 0; m < order; ++m) {
+    std::vector<double> v(size_t(dims[m]) * a.rank);
+    uint64_t s = 0x9E3779B97F4A7C15ull * (m + 1);
+    for (double& e : v) {
+      s ^= s << 13, s ^= s >> 7, s ^= s << 17;
+      e = double(s % 1000) / 1000.0;
+    }
+    std::vector<float> vf(v.begin(), v.end());
+    check(spt_matrix_create_copy(ctx, a.dtype, dims[m], a.rank, SPT_ROW_MAJOR,
+                                 a.dtype == SPT_FLOAT32 ? static_cast<const void*>(vf.data()) : v.data(), a.rank, &f[m]),
+          ctx, "factor");
+    check(spt_matrix_create(ctx, a.dtype, dims[m], a.rank, SPT_ROW_MAJOR, &out[m]), ctx, "out");
+  }
+  uint64_t factor_bytes = 0;
+  for (uint32_t m = 0; m < order; ++m) factor_bytes += uint64_t(dims[m]) * a.rank * vbytes;
+
+  auto time_calls = [&](auto&& call) {
+    call();
+    std::vector<double> t;
+    for (int r = 0; r < a.reps; ++r) {
+      const double t0 = now_seconds();
+      call();
+      t.push_back((now_seconds() - t0) * 1e3);
+    }
+    return t;
+  };
+  auto emit = [&](const char* format, uint32_t mode, const std::vector<double>& t, uint64_t tensor_bytes,
+                  const std::string& extra) {
+    const double ms = median(t);
+    const double flops = double(order) * double(nnz) * a.rank;
+    const double bytes = double(tensor_bytes) + double(factor_bytes);  // others read + output written
+    std::printf("{\"bench\":\"mttkrp\",\"format\":\"%s\",%s,\"mode\":%u,\"rank\":%d,\"ms_median\":%.3f,"
+                "\"ms_min\":%.3f,\"reps\":%d,\"gflops\":%.3f,\"gbps_effective\":%.3f%s}\n",
+                format, common.c_str(), mode, a.rank, ms, *std::min_element(t.begin(), t.end()), a.reps,
+                flops / ms / 1e6, bytes / ms / 1e6, extra.c_str());
+    std::fflush(stdout);
+  };
+
+  const uint64_t coo_bytes = nnz * (uint64_t(order) * 4 + vbytes);
+  for (uint32_t mode = 0; mode < order; ++mode) {
+    auto t = time_calls([&] { check(spt_mttkrp(ctx, x, f.data(), mode, out[mode]), ctx, "spt_mttkrp"); });
+    emit("coo", mode, t, coo_bytes, "");
+  }
+  for (const std::string& sname : a.strategies) {
+    spt_hicoo* hs = h;
+    if (strategy_of(sname) != SPT_HICOO_STRATEGY_AUTO) {
+      spt_hicoo_options o2 = ho;
+      o2.block_size = st.block_size;
+      o2.superblock_size = st.superblock_size;
+      o2.strategy = strategy_of(sname);
+      check(spt_hicoo_from_coo(ctx, x, &o2, &hs), ctx, "spt_hicoo_from_coo");
+    }
+    for (uint32_t mode = 0; mode < order; ++mode) {
+      spt_hicoo_mode_statistics ms{};
+      ms.struct_size = sizeof(ms);
+      check(spt_hicoo_mode_stats(ctx, hs, mode, &ms), ctx, "spt_hicoo_mode_stats");
+      auto t = time_calls([&] { check(spt_mttkrp_hicoo(ctx, hs, f.data(), mode, out[mode]), ctx, "mttkrp_hicoo"); });
+      char extra[256];
+      std::snprintf(extra, sizeof extra,
+                    ",\"strategy\":\"%s\",\"used\":\"%s\",\"block\":%u,\"superblock\":%u,\"slabs\":%llu,"
+                    "\"iterations\":%llu",
+                    sname.c_str(), strategy_name(ms.strategy), st.block_size, st.superblock_size,
+                    (unsigned long long)ms.slabs, (unsigned long long)ms.iterations);
+      emit("hicoo", mode, t, st.hicoo_bytes, extra);
+    }
+    if (hs != h) spt_hicoo_free(hs);
+  }
+  for (auto* m : f) spt_matrix_free(m);
+  for (auto* m : out) spt_matrix_free(m);
+  spt_hicoo_free(h);
+  spt_coo_free(x);
+  spt_context_free(ctx);
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run(parse(argc, argv));
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "bench_hicoo: %s\n", e.what());
+    return 1;
+  }
+}

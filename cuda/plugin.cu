@@ -1,0 +1,393 @@
+// libsptensor_cuda.so: the CUDA plugin behind the function table of
+// src/dispatch/plugin_abi.h. Exports one symbol, spt_cuda_plugin_entry.
+//
+// Every table function catches everything (nothing crosses the C table),
+// selects its device with cudaSetDevice (the current device is per host
+// thread) and works on the calling thread's default stream
+// (cudaStreamPerThread), so calls from different threads do not serialise
+// on the legacy stream. Temporaries (factor copies, the output) come from
+// the device's stream-ordered memory pool, kept cached between calls.
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <new>
+#include <string>
+#include <vector>
+
+#include "dispatch/plugin_abi.h"
+#include "mttkrp.cuh"
+
+// Status values of sptensor.h (the plugin does not include the public header
+// to stay independent of it; the numbers are part of the stable ABI).
+namespace {
+constexpr int kOk = 0;
+constexpr int kInvalidArgument = -1;
+constexpr int kOutOfMemory = -4;
+constexpr int kUnsupported = -5;
+constexpr int kDevice = -6;
+}  // namespace
+
+struct spt_plugin_device_coo {
+  int device = 0;
+  uint32_t order = 0;
+  int dtype = SPT_PLUGIN_FLOAT64;
+  uint64_t nnz = 0;
+  std::vector<uint32_t> dims;
+  void* block = nullptr;  // indices (order * nnz uint32) then values
+  const uint32_t* ind = nullptr;
+  const void* values = nullptr;
+  // Per mode, a copy sorted by that mode (made on the first MTTKRP in the
+  // mode when it fits the free memory with room to spare; nullptr = use the
+  // unsorted copy). Logically const: a cache, guarded by sorted_mutex.
+  mutable std::mutex sorted_mutex;
+  mutable std::vector<void*> sorted;
+  mutable std::vector<char> sorted_tried;
+};
+
+namespace {
+
+void write_message(char* message, size_t len, const std::string& text) {
+  if (!message || len == 0) return;
+  const size_t n = std::min(len - 1, text.size());
+  std::memcpy(message, text.data(), n);
+  message[n] = 0;
+}
+
+std::string describe(cudaError_t err) {
+  return std::string(cudaGetErrorName(err)) + ": " + cudaGetErrorString(err);
+}
+
+// Map a CUDA error to a status with a message; clears a non-sticky error.
+int cuda_failure(cudaError_t err, const char* what, char* message, size_t len) {
+  cudaGetLastError();
+  write_message(message, len, std::string(what) + " failed (" + describe(err) + ")");
+  return err == cudaErrorMemoryAllocation ? kOutOfMemory : kDevice;
+}
+
+#define SPT_CUDA_TRY(call, what)                                             \
+  do {                                                                       \
+    cudaError_t err_ = (call);                                               \
+    if (err_ != cudaSuccess) return cuda_failure(err_, what, message, message_len); \
+  } while (0)
+
+// Run body, turning C++ exceptions into statuses.
+template <typename Body>
+int guarded(char* message, size_t message_len, Body&& body) noexcept {
+  try {
+    return body();
+  } catch (const std::bad_alloc&) {
+    write_message(message, message_len, "host out of memory in the CUDA plugin");
+    return kOutOfMemory;
+  } catch (const std::exception& e) {
+    write_message(message, message_len, std::string("CUDA plugin internal error: ") + e.what());
+    return kDevice;
+  } catch (...) {
+    write_message(message, message_len, "CUDA plugin internal error");
+    return kDevice;
+  }
+}
+
+std::string megabytes(uint64_t bytes) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.1f MB", bytes / 1e6);
+  return buf;
+}
+
+size_t dtype_bytes(int dtype) { return dtype == SPT_PLUGIN_FLOAT32 ? sizeof(float) : sizeof(double); }
+
+size_t align_up(size_t n, size_t a) { return (n + a - 1) / a * a; }
+
+// Per-device one-time setup: keep freed pool memory cached (the default
+// release threshold of 0 would hand it back at every synchronisation, making
+// each MTTKRP's temporaries a fresh cudaMalloc), and read the SM count.
+struct DeviceSetup {
+  bool done = false;
+  int multiprocessors = 1;
+};
+std::mutex setup_mutex;
+std::vector<DeviceSetup> setups;
+
+int device_setup(int device, DeviceSetup& out, char* message, size_t message_len) {
+  std::lock_guard<std::mutex> lock(setup_mutex);
+  if (static_cast<int>(setups.size()) <= device) setups.resize(device + 1);
+  DeviceSetup& s = setups[device];
+  if (!s.done) {
+    SPT_CUDA_TRY(cudaDeviceGetAttribute(&s.multiprocessors, cudaDevAttrMultiProcessorCount, device),
+                 "cudaDeviceGetAttribute");
+    cudaMemPool_t pool = nullptr;
+    SPT_CUDA_TRY(cudaDeviceGetDefaultMemPool(&pool, device), "cudaDeviceGetDefaultMemPool");
+    uint64_t threshold = UINT64_MAX;
+    SPT_CUDA_TRY(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &threshold),
+                 "cudaMemPoolSetAttribute");
+    s.done = true;
+  }
+  out = s;
+  return kOk;
+}
+
+// Free memory on the current device after trimming our cached pool memory.
+size_t free_memory(int device) {
+  cudaMemPool_t pool = nullptr;
+  if (cudaDeviceGetDefaultMemPool(&pool, device) == cudaSuccess) cudaMemPoolTrimTo(pool, 0);
+  size_t free_bytes = 0, total = 0;
+  if (cudaMemGetInfo(&free_bytes, &total) != cudaSuccess) {
+    cudaGetLastError();
+    return 0;
+  }
+  return free_bytes;
+}
+
+int plugin_device_count(int* count, char* message, size_t message_len) {
+  return guarded(message, message_len, [&] {
+    if (!count) return kInvalidArgument;
+    *count = 0;
+    int n = 0;
+    const cudaError_t err = cudaGetDeviceCount(&n);
+    if (err != cudaSuccess) {
+      cudaGetLastError();
+      std::string hint;
+      if (err == cudaErrorInsufficientDriver) hint = " (no NVIDIA driver is installed, or it is older than this CUDA runtime)";
+      if (err == cudaErrorNoDevice) hint = " (no NVIDIA GPU is visible; check CUDA_VISIBLE_DEVICES)";
+      write_message(message, message_len, "cudaGetDeviceCount reports " + describe(err) + hint);
+      return kOk;
+    }
+    if (n == 0) write_message(message, message_len, "the CUDA driver reports no device");
+    *count = n;
+    return kOk;
+  });
+}
+
+int plugin_device_info(int device, spt_plugin_device_info* info, char* message, size_t message_len) {
+  return guarded(message, message_len, [&] {
+    if (!info) return kInvalidArgument;
+    cudaDeviceProp prop{};
+    SPT_CUDA_TRY(cudaGetDeviceProperties(&prop, device), "cudaGetDeviceProperties");
+    *info = spt_plugin_device_info{};
+    std::snprintf(info->name, sizeof info->name, "%s", prop.name);
+    info->total_memory = prop.totalGlobalMem;
+    info->compute_capability_major = prop.major;
+    info->compute_capability_minor = prop.minor;
+    info->multiprocessors = prop.multiProcessorCount;
+    // Free memory needs a context on the device; leave it 0 here so a
+    // query does not create one on every device.
+    return kOk;
+  });
+}
+
+int plugin_coo_upload(int device, const spt_plugin_coo* x, spt_plugin_device_coo** out, char* message,
+                      size_t message_len) {
+  return guarded(message, message_len, [&]() -> int {
+    if (!x || !out) return kInvalidArgument;
+    *out = nullptr;
+    if (x->order < 2 || x->order > spt::cuda::kMaxOrder) {
+      write_message(message, message_len,
+                    "order " + std::to_string(x->order) + " is outside the GPU kernels' range 2.." +
+                        std::to_string(spt::cuda::kMaxOrder));
+      return kUnsupported;
+    }
+    if (x->dtype != SPT_PLUGIN_FLOAT32 && x->dtype != SPT_PLUGIN_FLOAT64) return kInvalidArgument;
+    SPT_CUDA_TRY(cudaSetDevice(device), "cudaSetDevice");
+    const size_t index_bytes = spt::cuda::coo_values_offset(x->order, x->nnz);
+    const size_t bytes = spt::cuda::coo_copy_bytes(x->order, x->nnz, dtype_bytes(x->dtype));
+    const size_t available = free_memory(device);
+    if (bytes > available) {
+      write_message(message, message_len,
+                    "the tensor needs " + megabytes(bytes) + " on CUDA device " + std::to_string(device) + ", " +
+                        megabytes(available) + " are free");
+      return kOutOfMemory;
+    }
+    auto copy = std::make_unique<spt_plugin_device_coo>();
+    copy->device = device;
+    copy->order = x->order;
+    copy->dtype = x->dtype;
+    copy->nnz = x->nnz;
+    copy->dims.assign(x->dims, x->dims + x->order);
+    copy->sorted.assign(x->order, nullptr);
+    copy->sorted_tried.assign(x->order, 0);
+    SPT_CUDA_TRY(cudaMalloc(&copy->block, std::max<size_t>(bytes, 1)), "cudaMalloc of the tensor");
+    char* base = static_cast<char*>(copy->block);
+    copy->ind = reinterpret_cast<const uint32_t*>(base);
+    copy->values = base + index_bytes;
+    // Release the block if a copy fails.
+    struct Guard {
+      std::unique_ptr<spt_plugin_device_coo>& c;
+      ~Guard() {
+        if (c && c->block) cudaFree(c->block);
+      }
+    } guard{copy};
+    for (uint32_t m = 0; m < x->order; ++m)
+      SPT_CUDA_TRY(cudaMemcpy(base + size_t(m) * x->nnz * sizeof(uint32_t), x->ind[m], x->nnz * sizeof(uint32_t),
+                              cudaMemcpyHostToDevice),
+                   "copying tensor indices to the device");
+    SPT_CUDA_TRY(cudaMemcpy(base + index_bytes, x->values, x->nnz * dtype_bytes(x->dtype), cudaMemcpyHostToDevice),
+                 "copying tensor values to the device");
+    *out = copy.release();
+    return kOk;
+  });
+}
+
+void plugin_coo_release(spt_plugin_device_coo* x) {
+  if (!x) return;
+  // At process exit the runtime may be gone already; ignore errors.
+  if (cudaSetDevice(x->device) == cudaSuccess) {
+    if (x->block) cudaFree(x->block);
+    for (void* p : x->sorted)
+      if (p) cudaFree(p);
+  }
+  cudaGetLastError();
+  delete x;
+}
+
+// Point `ref` at x's copy sorted by `mode`, making it on first use when it
+// fits the free memory with room to spare (max(256 MB, 5% of the device))
+// for the factors, the output and other work; otherwise leave `ref` on the
+// unsorted copy. Only a failed CUDA call is an error.
+int sorted_copy(const spt_plugin_device_coo& x, uint32_t mode, cudaStream_t stream, spt::cuda::DeviceCooRef& ref,
+                char* message, size_t message_len) {
+  std::lock_guard<std::mutex> lock(x.sorted_mutex);
+  if (!x.sorted_tried[mode] && x.nnz < (1ull << 31)) {
+    x.sorted_tried[mode] = 1;
+    const size_t value_size = dtype_bytes(x.dtype);
+    const size_t bytes = spt::cuda::coo_copy_bytes(x.order, x.nnz, value_size);
+    const size_t available = free_memory(x.device);
+    size_t free_now = 0, total = 0;
+    SPT_CUDA_TRY(cudaMemGetInfo(&free_now, &total), "cudaMemGetInfo");
+    const size_t reserve = std::max<size_t>(size_t(256) << 20, total / 20);
+    if (bytes + spt::cuda::sort_coo_temporary_bytes(x.nnz) + reserve <= available) {
+      void* block = nullptr;
+      if (cudaMalloc(&block, bytes) != cudaSuccess) {
+        cudaGetLastError();  // lost a race for the memory: stay unsorted
+      } else {
+        spt::cuda::DeviceCooRef sorted{};
+        cudaError_t err = spt::cuda::sort_coo_by_mode({x.order, x.nnz, x.ind, x.values}, value_size, mode,
+                                                      x.dims[mode], block, &sorted, stream);
+        if (err == cudaSuccess) err = cudaStreamSynchronize(stream);
+        if (err != cudaSuccess) {
+          cudaFree(block);
+          return cuda_failure(err, "sorting the tensor by the output mode", message, message_len);
+        }
+        x.sorted[mode] = block;
+      }
+    }
+  }
+  if (x.sorted[mode]) {
+    char* base = static_cast<char*>(x.sorted[mode]);
+    ref.ind = reinterpret_cast<const uint32_t*>(base);
+    ref.values = base + spt::cuda::coo_values_offset(x.order, x.nnz);
+  }
+  return kOk;
+}
+
+template <typename T>
+int mttkrp_typed(const spt_plugin_device_coo& x, const spt_plugin_matrix* factors, uint32_t mode,
+                 spt_plugin_matrix& out, char* message, size_t message_len) {
+  const uint64_t rank = out.cols;
+  if (rank == 0 || rank > 0xffffffffull) {
+    write_message(message, message_len, "rank out of range");
+    return kInvalidArgument;
+  }
+  if (out.rows != x.dims[mode] || out.ld < rank) return kInvalidArgument;
+  for (uint32_t m = 0; m < x.order; ++m) {
+    if (m == mode) continue;
+    if (!factors[m].data || factors[m].rows != x.dims[m] || factors[m].cols != rank || factors[m].ld < rank) {
+      write_message(message, message_len, "factor " + std::to_string(m) + " has the wrong shape");
+      return kInvalidArgument;
+    }
+  }
+  SPT_CUDA_TRY(cudaSetDevice(x.device), "cudaSetDevice");
+  DeviceSetup setup;
+  if (int status = device_setup(x.device, setup, message, message_len); status != kOk) return status;
+  cudaStream_t stream = cudaStreamPerThread;
+
+  spt::cuda::DeviceCooRef ref{x.order, x.nnz, x.ind, x.values};
+  if (int status = sorted_copy(x, mode, stream, ref, message, message_len); status != kOk) return status;
+
+  // One temporary block: the factors (m != mode), then the output.
+  std::vector<size_t> offset(x.order, 0);
+  size_t bytes = 0;
+  for (uint32_t m = 0; m < x.order; ++m) {
+    if (m == mode) continue;
+    offset[m] = bytes;
+    bytes += align_up(size_t(x.dims[m]) * rank * sizeof(T), 256);
+  }
+  const size_t out_offset = bytes;
+  bytes += size_t(x.dims[mode]) * rank * sizeof(T);
+  void* block = nullptr;
+  if (cudaError_t err = cudaMallocAsync(&block, bytes, stream); err != cudaSuccess) {
+    cudaGetLastError();
+    write_message(message, message_len,
+                  "the factor matrices and output need " + megabytes(bytes) + " on CUDA device " +
+                      std::to_string(x.device) + " (" + describe(err) + ")");
+    return err == cudaErrorMemoryAllocation ? kOutOfMemory : kDevice;
+  }
+  char* base = static_cast<char*>(block);
+  std::vector<const T*> device_factors(x.order, nullptr);
+  T* device_out = reinterpret_cast<T*>(base + out_offset);
+  cudaError_t err = cudaSuccess;
+  const char* step = "";
+  for (uint32_t m = 0; m < x.order && err == cudaSuccess; ++m) {
+    if (m == mode) continue;
+    T* dst = reinterpret_cast<T*>(base + offset[m]);
+    device_factors[m] = dst;
+    step = "copying a factor matrix to the device";
+    err = cudaMemcpy2DAsync(dst, rank * sizeof(T), factors[m].data, factors[m].ld * sizeof(T), rank * sizeof(T),
+                            factors[m].rows, cudaMemcpyHostToDevice, stream);
+  }
+  if (err == cudaSuccess) {
+    step = "zeroing the output";
+    err = cudaMemsetAsync(device_out, 0, size_t(x.dims[mode]) * rank * sizeof(T), stream);
+  }
+  if (err == cudaSuccess) {
+    step = "launching the MTTKRP kernel";
+    err = spt::cuda::launch_mttkrp_coo<T>(ref, device_factors.data(), mode, static_cast<uint32_t>(rank), device_out,
+                                          setup.multiprocessors, stream);
+  }
+  if (err == cudaSuccess) {
+    step = "copying the output to the host";
+    err = cudaMemcpy2DAsync(out.data, out.ld * sizeof(T), device_out, rank * sizeof(T), rank * sizeof(T), out.rows,
+                            cudaMemcpyDeviceToHost, stream);
+  }
+  cudaFreeAsync(block, stream);
+  const cudaError_t sync = cudaStreamSynchronize(stream);
+  if (err == cudaSuccess && sync != cudaSuccess) {
+    err = sync;
+    step = "running the MTTKRP kernel";
+  }
+  if (err != cudaSuccess) return cuda_failure(err, step, message, message_len);
+  return kOk;
+}
+
+int plugin_mttkrp(const spt_plugin_device_coo* x, const spt_plugin_matrix* factors, uint32_t mode,
+                  spt_plugin_matrix* out, char* message, size_t message_len) {
+  return guarded(message, message_len, [&]() -> int {
+    if (!x || !factors || !out || !out->data || mode >= x->order) return kInvalidArgument;
+    if (x->dtype == SPT_PLUGIN_FLOAT32) return mttkrp_typed<float>(*x, factors, mode, *out, message, message_len);
+    return mttkrp_typed<double>(*x, factors, mode, *out, message, message_len);
+  });
+}
+
+#define SPT_STR2(x) #x
+#define SPT_STR(x) SPT_STR2(x)
+
+const spt_plugin_table table = {
+    SPT_PLUGIN_ABI_VERSION,
+    sizeof(spt_plugin_table),
+    "libsptensor_cuda (CUDA runtime " SPT_STR(CUDART_VERSION) ", statically linked)",
+    plugin_device_count,
+    plugin_device_info,
+    plugin_coo_upload,
+    plugin_coo_release,
+    plugin_mttkrp,
+};
+
+}  // namespace
+
+extern "C" __attribute__((visibility("default"))) const spt_plugin_table* spt_cuda_plugin_entry(
+    uint32_t core_abi_version) {
+  (void)core_abi_version;  // the core compares versions and explains a mismatch
+  return &table;
+}

@@ -1,0 +1,135 @@
+/* libsptensor: Tucker API (included by sptensor/sptensor.h).
+ *
+ * Tucker decomposition of a sparse tensor X (order N, dims I_1..I_N) by
+ * higher-order orthogonal iteration (HOOI, Tensor Toolbox / pyttb
+ * tucker_als numerics): X ~ G x_1 U_1 x_2 U_2 ... x_N U_N with a dense core
+ * G (R_1 x ... x R_N) and factor matrices U_n (I_n x R_n) with orthonormal
+ * columns. Ranks may differ per mode.
+ *
+ * Each HOOI step computes the TTM chain Y = X x_{m != n} U_m^T without
+ * materialising intermediate semi-sparse tensors (one-shot "Kronecker row"
+ * form: every nonzero adds value * kron of the other modes' factor rows to
+ * row i_n of the dense I_n x prod_{m != n} R_m matrix Y_(n)), so memory is
+ * about I_n * prod_{m != n} R_m values per mode plus (on the CPU backend)
+ * one sorted copy of X per mode.
+ *
+ * Thread safety: a spt_ttensor is immutable after spt_tucker_hooi returns;
+ * any number of threads may read it at once. spt_ttensor_free must not race
+ * with other use of the handle. spt_tucker_hooi calls with distinct
+ * contexts may run concurrently (the input tensor is only read). */
+#ifndef SPTENSOR_TUCKER_H
+#define SPTENSOR_TUCKER_H
+
+#include "sptensor/sptensor.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Opaque Tucker tensor: dense core plus one factor matrix per mode, and
+ *  the decomposition's result record (fit, iterations, history). */
+typedef struct spt_ttensor_s spt_ttensor;
+
+/** How the factors are initialised. */
+typedef enum spt_tucker_init {
+  SPT_TUCKER_INIT_HOSVD = 0,  /**< leading left singular vectors of every unfolding X_(n) (computed
+                                   from the sparse tensor, never densified) -- pyttb init='nvecs' */
+  SPT_TUCKER_INIT_RANDOM = 1, /**< random orthonormal columns (QR of uniform [0,1) values from the seed) */
+  SPT_TUCKER_INIT_USER = 2    /**< copy opts->init_factors (I_n x R_n each; used as given, like pyttb:
+                                   they need not be orthonormal) */
+} spt_tucker_init;
+
+/** Per-iteration callback: iteration (1-based), fit, |fit - previous fit|
+ *  (the previous fit is 0 before the first iteration, as in pyttb), seconds
+ *  of this iteration. Called from the thread that called spt_tucker_hooi.
+ *  Return non-zero to stop (the result so far is kept; status
+ *  SPT_WARN_NOT_CONVERGED unless that iteration converged). */
+typedef int (*spt_tucker_callback)(void *user_data, int iteration, double fit, double delta, double seconds);
+
+/** Tucker-HOOI options. Always initialise with spt_tucker_options_init()
+ *  first: the struct_size field lets later versions add fields compatibly. */
+typedef struct spt_tucker_options {
+  size_t struct_size;                    /**< set by spt_tucker_options_init */
+  const spt_index *ranks;                /**< required: `order` ranks R_n, 1 <= R_n <= dims[n] (default NULL) */
+  uint32_t ranks_count;                  /**< number of entries in ranks; must equal the tensor's order */
+  int max_iters;                         /**< maximum HOOI sweeps (default 50) */
+  double tol;                            /**< stop when |fit change| < tol (default 1e-4; 0 = run max_iters) */
+  spt_tucker_init init;                  /**< default SPT_TUCKER_INIT_HOSVD */
+  uint64_t seed;                         /**< random init / randomized HOSVD seed (0 = the context seed) */
+  const spt_matrix *const *init_factors; /**< with SPT_TUCKER_INIT_USER: `order` matrices I_n x R_n of the
+                                              tensor's dtype, any layout. init_factors[0] is not read (HOOI
+                                              recomputes mode 0 first) and may be NULL */
+  spt_tucker_callback callback;          /**< optional */
+  void *callback_data;                   /**< passed to callback */
+} spt_tucker_options;
+
+/** Fill `opts` with the defaults listed above (ranks NULL: the caller must
+ *  set ranks and ranks_count). Errors: SPT_ERR_INVALID_ARGUMENT (opts NULL).
+ *  Thread safe. */
+SPT_API spt_status spt_tucker_options_init(spt_tucker_options *opts);
+
+/** Tucker decomposition of `x` by HOOI (pyttb tucker_als numerics, modes
+ *  swept in order 0..N-1). Per mode n: Y_(n) = X_(n) (U_N kron ... U_{n+1}
+ *  kron U_{n-1} ... kron U_1) by the one-shot TTM-chain kernel, then U_n =
+ *  the R_n leading left singular vectors of Y_(n) (LAPACK gesdd when
+ *  I_n > prod_{m != n} R_m, else the leading eigenvectors of Y_(n) Y_(n)^T
+ *  by syevd), signs fixed so each column's largest-magnitude entry is
+ *  positive (pyttb nvecs). After the sweep, the core G = Y x_N U_N^T, and
+ *  fit = 1 - sqrt(| ||X||^2 - ||G||^2 |) / ||X||. Stops when
+ *  |fit - fit_old| < tol (fit_old = 0 before the first sweep) or after
+ *  max_iters sweeps. Repeated coordinates of x count as summed.
+ *  The result has the tensor's dtype (float32 tensors are computed in
+ *  float32, with norms and fits accumulated in double).
+ *  On success (SPT_OK or SPT_WARN_NOT_CONVERGED) *out receives a new handle
+ *  owned by the caller (free with spt_ttensor_free); on error *out is
+ *  unchanged and nothing leaks.
+ *  Returns SPT_OK when the tolerance was met, SPT_WARN_NOT_CONVERGED (with
+ *  a valid result) when max_iters was reached first or the callback stopped
+ *  the run.
+ *  Errors: SPT_ERR_INVALID_ARGUMENT (NULL x/opts/out, opts not initialised,
+ *  order < 2, no nonzeros or all-zero values, ranks NULL, ranks_count !=
+ *  order, a rank 0 or larger than its dimension, max_iters < 1, tol < 0 or
+ *  not finite, unknown init, init factors missing or of the wrong
+ *  shape/dtype), SPT_ERR_OVERFLOW or SPT_ERR_OUT_OF_MEMORY (some I_n x
+ *  prod_{m != n} R_m matrix is too large: lower the ranks),
+ *  SPT_ERR_NUMERICAL (non-finite values, LAPACK failure). */
+SPT_API spt_status spt_tucker_hooi(spt_context *ctx, const spt_coo *x, const spt_tucker_options *opts,
+                                   spt_ttensor **out);
+
+/** Free a Tucker tensor; NULL is a no-op. Returns SPT_OK. */
+SPT_API spt_status spt_ttensor_free(spt_ttensor *t);
+
+/** What a Tucker tensor holds: value type, order, final fit and HOOI
+ *  sweeps done (0 and 0 for a tensor not produced by HOOI). Any output may
+ *  be NULL. Errors: SPT_ERR_INVALID_ARGUMENT (t NULL). */
+SPT_API spt_status spt_ttensor_info(const spt_ttensor *t, spt_dtype *dtype, uint32_t *order, double *fit,
+                                    int *iterations);
+
+/** Core dimensions R_1..R_N into `dims` (order entries) and, if `full_dims`
+ *  is not NULL, the tensor dimensions I_1..I_N into it.
+ *  Errors: SPT_ERR_INVALID_ARGUMENT (t or dims NULL). */
+SPT_API spt_status spt_ttensor_core_dims(const spt_ttensor *t, spt_index *dims, spt_index *full_dims);
+
+/** Borrowed pointer to the core's prod R_n values (float or double per the
+ *  dtype), stored with the FIRST index fastest (column-major
+ *  generalisation, as MATLAB / Tensor Toolbox): G(r_1,..,r_N) is at
+ *  r_1 + R_1 (r_2 + R_2 (r_3 + ...)). Valid until spt_ttensor_free.
+ *  Errors: SPT_ERR_INVALID_ARGUMENT (t or core NULL). */
+SPT_API spt_status spt_ttensor_core(const spt_ttensor *t, const void **core);
+
+/** Borrowed factor matrix U_mode (I_mode x R_mode, row-major, the tensor's
+ *  dtype; orthonormal columns). Owned by t: do not free or modify.
+ *  Errors: SPT_ERR_INVALID_ARGUMENT (NULL, mode out of range). */
+SPT_API spt_status spt_ttensor_factor(const spt_ttensor *t, uint32_t mode, const spt_matrix **factor);
+
+/** Per-iteration history (borrowed arrays of `count` entries): fit and
+ *  wall-clock seconds of each sweep. Outputs may be NULL.
+ *  Errors: SPT_ERR_INVALID_ARGUMENT (t NULL). */
+SPT_API spt_status spt_ttensor_history(const spt_ttensor *t, int *count, const double **fits,
+                                       const double **seconds);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SPTENSOR_TUCKER_H */

@@ -1,0 +1,90 @@
+// MttkrpOperand implementations for COO and CSF, and the operand factory
+// (COO, CSF with any policy incl. memoized, HiCOO; AUTO by advise_format).
+#include "algo/mttkrp_operands.hpp"
+
+#include "algo/format_advice.hpp"
+#include "algo/hicoo_operand.hpp"
+#include "algo/memo_mttkrp.hpp"
+#include "dispatch/dispatch.hpp"
+
+namespace spt::algo {
+
+namespace {
+
+const char* csf_operand_name(spt_csf_policy policy) {
+  switch (policy) {
+    case SPT_CSF_ONEMODE: return "csf-onemode";
+    case SPT_CSF_TWOMODE: return "csf-twomode";
+    case SPT_CSF_ALLMODE: return "csf-allmode";
+    default: return "csf";
+  }
+}
+
+}  // namespace
+
+template <typename T>
+void CooOperand<T>::mttkrp(spt_context_s& ctx, const ConstMatRef<T>* factors, uint32_t mode, MatRef<T> out) {
+  SPT_DISPATCH(ctx, mttkrp, x_, factors, mode, out);
+}
+
+template <typename T>
+CsfOperand<T>::CsfOperand(std::unique_ptr<spt_csf_s> owned)
+    : owned_(std::move(owned)), x_(owned_.get()), name_(csf_operand_name(x_->policy)) {}
+
+template <typename T>
+CsfOperand<T>::CsfOperand(const spt_csf_s& borrowed) : x_(&borrowed), name_(csf_operand_name(borrowed.policy)) {}
+
+template <typename T>
+void CsfOperand<T>::mttkrp(spt_context_s& ctx, const ConstMatRef<T>* factors, uint32_t mode, MatRef<T> out) {
+  SPT_DISPATCH(ctx, mttkrp_csf, *x_, factors, mode, out);
+}
+
+template <typename T>
+std::unique_ptr<MttkrpOperand<T>> make_mttkrp_operand(spt_context_s& ctx, const spt_coo_s& x,
+                                                       const spt_cpd_options& opts) {
+  spt_tensor_format format = opts.format;
+  spt_csf_policy policy = opts.csf_policy;
+  std::unique_ptr<spt_hicoo_s> advised_hicoo;  // AUTO's statistics build one; reuse it
+  if (format == SPT_TENSOR_FORMAT_AUTO) {
+    FormatAdvice advice = advise_format(ctx, x, opts.rank);
+    log(ctx, 1, cat("format auto: ", advice.reason));
+    format = advice.format;
+    if (format == SPT_TENSOR_FORMAT_CSF && policy == SPT_CSF_AUTO) policy = advice.csf_policy;
+    advised_hicoo = std::move(advice.hicoo);
+  }
+  switch (format) {
+    case SPT_TENSOR_FORMAT_COO: return std::make_unique<CooOperand<T>>(x);
+    case SPT_TENSOR_FORMAT_CSF: {
+      if (policy == SPT_CSF_MEMOIZED) {
+        auto memo = std::make_unique<MemoizedCsfOperand<T>>(ctx, x, opts.rank, opts.memo_budget_bytes);
+        log(ctx, 1, cat("CP-ALS on ", memo->plan().describe()));
+        return memo;
+      }
+      auto csf = std::make_unique<spt_csf_s>();
+      // AUTO policy: ALLMODE when it fits kAutoAllmodeBudget x the COO's bytes
+      // (every MTTKRP at a root), else ONEMODE (see build_csf).
+      build_csf(dispatch::exec_for(ctx), x, policy, *csf);
+      log(ctx, 1,
+          cat("CP-ALS on CSF (", csf_policy_name(csf->policy), ", ", csf->trees.size(), " tree(s), ", csf->bytes(),
+              " bytes)"));
+      return std::make_unique<CsfOperand<T>>(std::move(csf));
+    }
+    case SPT_TENSOR_FORMAT_HICOO:
+      if (advised_hicoo) return std::make_unique<HicooOperand<T>>(std::move(advised_hicoo));
+      return make_hicoo_operand<T>(ctx, x);
+    default:
+      fail(SPT_ERR_INVALID_ARGUMENT, "opts.format must be SPT_TENSOR_FORMAT_AUTO, _COO, _CSF or _HICOO, got ",
+           static_cast<int>(opts.format));
+  }
+}
+
+template class CooOperand<float>;
+template class CooOperand<double>;
+template class CsfOperand<float>;
+template class CsfOperand<double>;
+template std::unique_ptr<MttkrpOperand<float>> make_mttkrp_operand<float>(spt_context_s&, const spt_coo_s&,
+                                                                          const spt_cpd_options&);
+template std::unique_ptr<MttkrpOperand<double>> make_mttkrp_operand<double>(spt_context_s&, const spt_coo_s&,
+                                                                            const spt_cpd_options&);
+
+}  // namespace spt::algo

@@ -1,0 +1,50 @@
+// The MttkrpOperand implementations CP-ALS can run on, and the factory that
+// picks one from spt_cpd_options::format / csf_policy.
+#pragma once
+
+#include <memory>
+
+#include "algo/mttkrp_operand.hpp"
+#include "core/coo.hpp"
+#include "core/csf.hpp"
+
+namespace spt::algo {
+
+// MTTKRPs on a COO tensor the caller keeps alive (no copy).
+template <typename T>
+class CooOperand final : public MttkrpOperand<T> {
+ public:
+  explicit CooOperand(const spt_coo_s& x) : x_(x) {}
+  void mttkrp(spt_context_s& ctx, const ConstMatRef<T>* factors, uint32_t mode, MatRef<T> out) override;
+  const char* name() const override { return "coo"; }
+
+ private:
+  const spt_coo_s& x_;
+};
+
+// MTTKRPs on a CSF tensor: either built and owned by the operand, or a
+// caller's handle (not owned; kept alive by the caller).
+template <typename T>
+class CsfOperand final : public MttkrpOperand<T> {
+ public:
+  explicit CsfOperand(std::unique_ptr<spt_csf_s> owned);
+  explicit CsfOperand(const spt_csf_s& borrowed);
+  void mttkrp(spt_context_s& ctx, const ConstMatRef<T>* factors, uint32_t mode, MatRef<T> out) override;
+  const char* name() const override { return name_; }
+  const spt_csf_s& tensor() const { return *x_; }
+
+ private:
+  std::unique_ptr<spt_csf_s> owned_;
+  const spt_csf_s* x_;
+  const char* name_;
+};
+
+// Build the operand for x (kept alive by the caller) from opts.format,
+// opts.csf_policy and opts.memo_budget_bytes (validated). AUTO asks
+// advise_format (src/algo/format_advice.hpp) and logs its reason at
+// verbosity 1; a HiCOO built for the advice is reused.
+template <typename T>
+std::unique_ptr<MttkrpOperand<T>> make_mttkrp_operand(spt_context_s& ctx, const spt_coo_s& x,
+                                                       const spt_cpd_options& opts);
+
+}  // namespace spt::algo

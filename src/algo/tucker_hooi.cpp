@@ -1,0 +1,548 @@
+// Tucker-HOOI following pyttb.tucker_als (Tensor Toolbox tucker_als):
+//
+//   normX = ||X||; U_1..U_{N-1} initialised (U_0 is computed first); fit = 0
+//   each sweep, for n in 0..N-1:
+//     Y_(n) = X_(n) kron_{m != n} U_m            (ttmc kernel, one shot)
+//     U_n = leading R_n left singular vectors of Y_(n), signs as pyttb nvecs
+//   G = U_{N-1}^T Y_(N-1)                           (the core, reshaped)
+//   fit = 1 - sqrt(|normX^2 - ||G||^2|) / normX
+//   stop when |fit - fit_old| < tol (also after the first sweep, as pyttb)
+//
+// Singular vectors, by shape (P = prod_{m != n} R_m): for I_n <= P the
+// eigenvectors of the I_n x I_n Gram Y_(n) Y_(n)^T by syevd (pyttb nvecs'
+// own route); for a tall Y_(n) (I_n > P) the eigenpairs of the P x P Gram
+// Y_(n)^T Y_(n) and u_r = Y_(n) v_r / s_r, with gesdd (economy SVD) as the
+// fallback when s_R is too small next to s_1 for that to be accurate.
+// gesdd alone was ~25x slower on mathsx-user-tag-week (176436 x 256, rank
+// 16: 9.5 s of a 10 s sweep), since it forms all P columns of U after a QR
+// of Y_(n). All routes give the same subspace, and the sign rule
+// (largest-magnitude entry of each vector positive) makes the vectors equal
+// up to rounding wherever the singular values are distinct.
+//
+// HOSVD initialisation (pyttb init='nvecs'): leading left singular vectors
+// of the sparse unfolding X_(n), from the mode-n fibers of X (the columns of
+// X_(n)), never densified: the exact Gram X_(n) X_(n)^T summed fiber by
+// fiber when I_n and the work are small, else a randomized subspace
+// iteration (Halko, Martinsson & Tropp) with sparse products X_(n)^T Q and
+// X_(n) Z over the fibers.
+#include "algo/tucker_hooi.hpp"
+
+#include <cblas.h>
+#include <lapacke.h>
+#include <omp.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <random>
+
+#include "dispatch/dispatch.hpp"
+#include "kernels/sort.hpp"
+#include "kernels/ttmc.hpp"
+
+namespace spt {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Typed LAPACKE / CBLAS entry points (row-major throughout).
+// Economy SVD of a (m x n): u is m x min(m,n), vt is min(m,n) x n.
+inline lapack_int gesdd(lapack_int m, lapack_int n, float* a, float* s, float* u, float* vt) {
+  return LAPACKE_sgesdd(LAPACK_ROW_MAJOR, 'S', m, n, a, n, s, u, std::min(m, n), vt, n);
+}
+inline lapack_int gesdd(lapack_int m, lapack_int n, double* a, double* s, double* u, double* vt) {
+  return LAPACKE_dgesdd(LAPACK_ROW_MAJOR, 'S', m, n, a, n, s, u, std::min(m, n), vt, n);
+}
+inline lapack_int syevd(lapack_int n, float* a, float* w) {
+  return LAPACKE_ssyevd(LAPACK_ROW_MAJOR, 'V', 'U', n, a, n, w);
+}
+inline lapack_int syevd(lapack_int n, double* a, double* w) {
+  return LAPACKE_dsyevd(LAPACK_ROW_MAJOR, 'V', 'U', n, a, n, w);
+}
+// Eigenpairs il..iu (1-based, ascending) of a symmetric n x n matrix; z is
+// n x (iu - il + 1) row-major.
+inline lapack_int syevr(lapack_int n, float* a, lapack_int il, lapack_int iu, lapack_int* found, float* w, float* z,
+                        lapack_int ldz, lapack_int* support) {
+  return LAPACKE_ssyevr(LAPACK_ROW_MAJOR, 'V', 'I', 'U', n, a, n, 0.0f, 0.0f, il, iu, 0.0f, found, w, z, ldz, support);
+}
+inline lapack_int syevr(lapack_int n, double* a, lapack_int il, lapack_int iu, lapack_int* found, double* w,
+                        double* z, lapack_int ldz, lapack_int* support) {
+  return LAPACKE_dsyevr(LAPACK_ROW_MAJOR, 'V', 'I', 'U', n, a, n, 0.0, 0.0, il, iu, 0.0, found, w, z, ldz, support);
+}
+inline void syrk_rows(int n, int k, const float* a, float* c) {
+  cblas_ssyrk(CblasRowMajor, CblasUpper, CblasNoTrans, n, k, 1.0f, a, k, 0.0f, c, n);
+}
+inline void syrk_rows(int n, int k, const double* a, double* c) {
+  cblas_dsyrk(CblasRowMajor, CblasUpper, CblasNoTrans, n, k, 1.0, a, k, 0.0, c, n);
+}
+// c (n x n, upper triangle) = a^T a with a (k x n).
+inline void syrk_cols(int n, int k, const float* a, float* c) {
+  cblas_ssyrk(CblasRowMajor, CblasUpper, CblasTrans, n, k, 1.0f, a, n, 0.0f, c, n);
+}
+inline void syrk_cols(int n, int k, const double* a, double* c) {
+  cblas_dsyrk(CblasRowMajor, CblasUpper, CblasTrans, n, k, 1.0, a, n, 0.0, c, n);
+}
+// c (m x n, leading dimension ldc) = a b with a (m x k), b (k x n).
+inline void gemm_nn(int m, int n, int k, const float* a, const float* b, float* c, int ldc) {
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0f, a, k, b, n, 0.0f, c, ldc);
+}
+inline void gemm_nn(int m, int n, int k, const double* a, const double* b, double* c, int ldc) {
+  cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0, a, k, b, n, 0.0, c, ldc);
+}
+// c (m x n) = a^T b with a (k x m), b (k x n).
+inline void gemm_tn(int m, int n, int k, const float* a, const float* b, float* c) {
+  cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, m, n, k, 1.0f, a, m, b, n, 0.0f, c, n);
+}
+inline void gemm_tn(int m, int n, int k, const double* a, const double* b, double* c) {
+  cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, m, n, k, 1.0, a, m, b, n, 0.0, c, n);
+}
+
+// LAPACK and CBLAS take 32-bit sizes.
+lapack_int lapack_size(uint64_t n, const char* what) {
+  if (n > static_cast<uint64_t>(std::numeric_limits<lapack_int>::max()))
+    fail(SPT_ERR_OVERFLOW, what, " (", n, ") exceeds the 32-bit sizes LAPACK/BLAS accept; lower the ranks");
+  return static_cast<lapack_int>(n);
+}
+
+// Fail clearly (instead of thrashing or being killed) when a dense
+// temporary cannot fit the machine's physical memory.
+void require_fits_memory(uint64_t elements, size_t element_size, const char* what) {
+  const uint64_t bytes = checked_mul(elements, element_size, what);
+  const long pages = sysconf(_SC_PHYS_PAGES);
+  const long page_size = sysconf(_SC_PAGE_SIZE);
+  if (pages > 0 && page_size > 0 && bytes / static_cast<uint64_t>(page_size) >= static_cast<uint64_t>(pages))
+    fail(SPT_ERR_OUT_OF_MEMORY, what, " needs ", bytes, " bytes, more than this machine's physical memory (",
+         static_cast<uint64_t>(pages) * static_cast<uint64_t>(page_size), " bytes); lower the ranks");
+}
+
+// pyttb nvecs sign rule: the entry of largest magnitude of each column (the
+// first one on ties) is made positive.
+template <typename T>
+void fix_column_signs(MatRef<T> u) {
+  for (spt_nnz r = 0; r < u.cols; ++r) {
+    T best = T(0), best_value = T(0);
+    for (spt_nnz i = 0; i < u.rows; ++i)
+      if (std::abs(u(i, r)) > best) {
+        best = std::abs(u(i, r));
+        best_value = u(i, r);
+      }
+    if (best_value < T(0))
+      for (spt_nnz i = 0; i < u.rows; ++i) u(i, r) = -u(i, r);
+  }
+}
+
+// Eigenvectors of the symmetric n x n `gram` (row-major, upper triangle
+// read; destroyed) for the out.cols largest eigenvalues, largest first, into
+// out (n x out.cols). syevr computes only the wanted eigenpairs (after the
+// n^3 tridiagonal reduction), much less than syevd's full set for n in the
+// thousands.
+template <typename T>
+void leading_eigenvectors(DenseMatrix<T>& gram, MatRef<T> out, uint32_t mode) {
+  const lapack_int n = lapack_size(gram.rows, "the Gram matrix order");
+  const lapack_int want = lapack_size(out.cols, "the rank");
+  std::vector<T> w(gram.rows);
+  DenseMatrix<T> z(gram.rows, out.cols);
+  std::vector<lapack_int> support(2 * static_cast<size_t>(out.cols));
+  lapack_int found = 0;
+  const lapack_int info = syevr(n, gram.values.data(), n - want + 1, n, &found, w.data(), z.values.data(), want,
+                                support.data());
+  if (info < 0) fail(SPT_ERR_INTERNAL, "LAPACKE syevr rejected argument ", -info);
+  if (info > 0 || found != want)
+    fail(SPT_ERR_NUMERICAL, "the eigen-decomposition for mode ", mode, " did not converge (syevr info ", info,
+         "); the tensor may hold non-finite values");
+  // Eigenvalues come ascending: the largest is the last column.
+  for (spt_nnz i = 0; i < out.rows; ++i)
+    for (spt_nnz r = 0; r < out.cols; ++r) out(i, r) = z(i, out.cols - 1 - r);
+}
+
+// Economy SVD route: u = the first u.cols left singular vectors of y.
+template <typename T>
+void left_vectors_by_gesdd(ConstMatRef<T> y, MatRef<T> u, uint32_t mode) {
+  const spt_nnz rows = y.rows, cols = y.cols;
+  const lapack_int m = lapack_size(rows, "the TTM-chain row count");
+  const lapack_int n = lapack_size(cols, "the TTM-chain column count");
+  const spt_nnz k = std::min(rows, cols);
+  require_fits_memory(checked_mul(rows, cols, "the SVD workspace") * 2, sizeof(T), "the SVD of Y_(n)");
+  DenseMatrix<T> a(rows, cols), left(rows, k), right(k, cols);
+  for (spt_nnz i = 0; i < rows; ++i) std::copy(y.row(i), y.row(i) + cols, a.values.data() + i * cols);
+  std::vector<T> s(k);
+  const lapack_int info = gesdd(m, n, a.values.data(), s.data(), left.values.data(), right.values.data());
+  if (info < 0) fail(SPT_ERR_INTERNAL, "LAPACKE gesdd rejected argument ", -info);
+  if (info > 0)
+    fail(SPT_ERR_NUMERICAL, "the SVD for mode ", mode, " did not converge (gesdd info ", info,
+         "); the tensor may hold non-finite values");
+  for (spt_nnz i = 0; i < rows; ++i)
+    for (spt_nnz r = 0; r < u.cols; ++r) u(i, r) = left(i, r);
+}
+
+// Right-Gram route for tall y (I >> P): the P x P Gram costs I P^2 / 2
+// BLAS-3 flops against gesdd's ~4 I P^2 (QR plus forming U), and only R
+// columns of U are formed. Returns false (u untouched) when s_R^2 <
+// 1e4 eps s_1^2: dividing by a singular value that small would amplify the
+// Gram's rounding, so the caller uses gesdd instead.
+template <typename T>
+bool left_vectors_by_right_gram(ConstMatRef<T> y, MatRef<T> u, uint32_t mode) {
+  const spt_nnz rows = y.rows, cols = y.cols, rank = u.cols;
+  require_fits_memory(checked_mul(cols, cols, "the Gram matrix Y_(n)^T Y_(n)"), sizeof(T),
+                      "the Gram matrix Y_(n)^T Y_(n)");
+  const lapack_int m = lapack_size(rows, "the TTM-chain row count");
+  const lapack_int n = lapack_size(cols, "the TTM-chain column count");
+  DenseMatrix<T> gram(cols, cols);
+  syrk_cols(n, m, y.data, gram.values.data());
+  std::vector<T> w(cols);
+  const lapack_int info = syevd(n, gram.values.data(), w.data());
+  if (info < 0) fail(SPT_ERR_INTERNAL, "LAPACKE syevd rejected argument ", -info);
+  if (info > 0)
+    fail(SPT_ERR_NUMERICAL, "the eigen-decomposition for mode ", mode, " did not converge (syevd info ", info,
+         "); the tensor may hold non-finite values");
+  const T largest = w[cols - 1];
+  const T smallest_kept = w[cols - rank];
+  if (!(largest > T(0)) || !(smallest_kept > T(1e4) * std::numeric_limits<T>::epsilon() * largest)) return false;
+  DenseMatrix<T> v(cols, rank);  // leading eigenvectors scaled by 1 / s_r
+  for (spt_nnz j = 0; j < cols; ++j)
+    for (spt_nnz r = 0; r < rank; ++r) v(j, r) = gram(j, cols - 1 - r) / std::sqrt(w[cols - 1 - r]);
+  gemm_nn(m, lapack_size(rank, "R_n"), n, y.data, v.values.data(), u.data, static_cast<int>(u.ld));
+  return true;
+}
+
+// Leading u.cols left singular vectors of y (I x P) into u (I x R), signs
+// fixed (pyttb nvecs rule).
+template <typename T>
+void leading_left_singular_vectors(ConstMatRef<T> y, MatRef<T> u, TuckerSvdPath path, uint32_t mode) {
+  const spt_nnz rows = y.rows, cols = y.cols;
+  if (path == TuckerSvdPath::automatic) path = rows > cols ? TuckerSvdPath::right_gram : TuckerSvdPath::gram_eig;
+  // The economy SVD and the right Gram see only min(I, P) directions; more
+  // vectors (Y_(n) rank-deficient by shape) need the I x I Gram.
+  if (u.cols > std::min(rows, cols)) path = TuckerSvdPath::gram_eig;
+  if (path == TuckerSvdPath::right_gram && !left_vectors_by_right_gram(y, u, mode)) path = TuckerSvdPath::gesdd;
+  if (path == TuckerSvdPath::gesdd) {
+    left_vectors_by_gesdd(y, u, mode);
+  } else if (path == TuckerSvdPath::gram_eig) {
+    require_fits_memory(checked_mul(rows, rows, "the Gram matrix Y_(n) Y_(n)^T"), sizeof(T),
+                        "the Gram matrix Y_(n) Y_(n)^T");
+    DenseMatrix<T> gram(rows, rows);
+    syrk_rows(lapack_size(rows, "the TTM-chain row count"), lapack_size(cols, "the TTM-chain column count"),
+              y.data, gram.values.data());
+    leading_eigenvectors(gram, u, mode);
+  }
+  fix_column_signs(u);
+}
+
+// Orthonormalise the columns of q (m x k, m >= k) in place: Householder QR,
+// q <- Q.
+void orthonormalize(DenseMatrix<double>& q) {
+  const lapack_int m = lapack_size(q.rows, "the basis row count");
+  const lapack_int k = lapack_size(q.cols, "the basis column count");
+  std::vector<double> tau(q.cols);
+  lapack_int info = LAPACKE_dgeqrf(LAPACK_ROW_MAJOR, m, k, q.values.data(), k, tau.data());
+  if (info == 0) info = LAPACKE_dorgqr(LAPACK_ROW_MAJOR, m, k, k, q.values.data(), k, tau.data());
+  if (info != 0) fail(SPT_ERR_NUMERICAL, "QR orthonormalisation failed (LAPACK info ", info, ")");
+}
+
+// Uniform [0,1) from one 64-bit draw (the same on every standard library).
+double unit_uniform(std::mt19937_64& gen) { return static_cast<double>(gen() >> 11) * 0x1.0p-53; }
+
+// Leading `rank` left singular vectors of the sparse unfolding X_(n), signs
+// fixed, into u (dims[n] x rank). See the file comment.
+template <typename T>
+void hosvd_factor(const kernels::Exec& exec, const spt_coo_s& x, uint32_t n, uint64_t seed, TuckerHosvdPath path,
+                  MatRef<T> u) {
+  const sorting::ModeFibers fibers(exec, x, n);
+  const spt_coo_s& s = fibers.sorted();
+  const buffer<spt_nnz>& starts = fibers.starts();
+  const spt_nnz count = fibers.count();
+  const spt_index* rows = s.ind[n];
+  const T* val = s.values<T>();
+  const spt_nnz dim = x.dims[n];
+  const spt_nnz rank = u.cols;
+
+  double pair_work = 0.0;  // sum of squared fiber lengths: the exact Gram's cost
+  for (spt_nnz f = 0; f < count; ++f) {
+    const double len = static_cast<double>(starts[f + 1] - starts[f]);
+    pair_work += len * len;
+  }
+  const bool exact = path == TuckerHosvdPath::gram ||
+                     (path == TuckerHosvdPath::automatic && dim <= 1024 &&
+                      pair_work <= std::max(64.0 * static_cast<double>(x.nnz), 1e8));
+  DenseMatrix<double> basis(dim, rank);
+  if (exact) {
+    // Column c of X_(n) is one fiber; X_(n) X_(n)^T = sum over fibers of
+    // v v^T. Repeated coordinates are summed implicitly.
+    require_fits_memory(checked_mul(dim, dim, "the Gram matrix X_(n) X_(n)^T"), sizeof(double),
+                        "the Gram matrix X_(n) X_(n)^T");
+    DenseMatrix<double> gram(dim, dim);
+    // Fibers in parallel into per-thread Grams (summed after) when those
+    // stay small; one thread otherwise.
+    const uint64_t gram_elements = static_cast<uint64_t>(dim) * dim;
+    const int threads =
+        gram_elements * sizeof(double) * std::max(1, exec.threads) <= (uint64_t(256) << 20) ? std::max(1, exec.threads)
+                                                                                             : 1;
+    std::vector<DenseMatrix<double>> partial(threads - 1, DenseMatrix<double>(dim, dim));
+#pragma omp parallel num_threads(threads)
+    {
+      const int me = omp_get_thread_num();
+      double* g = me == 0 ? gram.values.data() : partial[me - 1].values.data();
+#pragma omp for schedule(dynamic, 256)
+      for (spt_nnz f = 0; f < count; ++f)
+        for (spt_nnz a = starts[f]; a < starts[f + 1]; ++a) {
+          const double va = static_cast<double>(val[a]);
+          double* grow = g + static_cast<spt_nnz>(rows[a]) * dim;
+          for (spt_nnz b = starts[f]; b < starts[f + 1]; ++b) grow[rows[b]] += va * static_cast<double>(val[b]);
+        }
+    }
+    for (const DenseMatrix<double>& part : partial)
+      for (uint64_t e = 0; e < gram_elements; ++e) gram.values[e] += part.values[e];
+    leading_eigenvectors(gram, basis.ref(), n);
+  } else {
+    // Randomized subspace iteration on X_(n) X_(n)^T with k = R + 10
+    // columns and 4 power steps; Z (fibers x k) holds X_(n)^T Q on the
+    // nonempty columns only.
+    const spt_nnz k = std::min<spt_nnz>(dim, rank + 10);
+    require_fits_memory(checked_mul(count, k, "the randomized HOSVD workspace"), sizeof(double),
+                        "the randomized HOSVD workspace");
+    DenseMatrix<double> q(dim, k), z(count, k);
+    std::mt19937_64 gen(seed + 0x9e3779b97f4a7c15ULL * (n + 1));
+    for (double& v : q.values) v = 2.0 * unit_uniform(gen) - 1.0;
+    orthonormalize(q);
+    auto times_transpose = [&] {  // z = X_(n)^T q
+      const int threads = std::max(1, exec.threads);
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 256)
+      for (spt_nnz f = 0; f < count; ++f) {
+        double* zf = z.values.data() + f * k;
+        std::fill(zf, zf + k, 0.0);
+        for (spt_nnz a = starts[f]; a < starts[f + 1]; ++a) {
+          const double va = static_cast<double>(val[a]);
+          const double* qrow = q.values.data() + static_cast<spt_nnz>(rows[a]) * k;
+          for (spt_nnz j = 0; j < k; ++j) zf[j] += va * qrow[j];
+        }
+      }
+    };
+    for (int step = 0; step < 4; ++step) {
+      times_transpose();
+      std::fill(q.values.begin(), q.values.end(), 0.0);  // q = X_(n) z (scatter into rows)
+      for (spt_nnz f = 0; f < count; ++f) {
+        const double* zf = z.values.data() + f * k;
+        for (spt_nnz a = starts[f]; a < starts[f + 1]; ++a) {
+          const double va = static_cast<double>(val[a]);
+          double* qrow = q.values.data() + static_cast<spt_nnz>(rows[a]) * k;
+          for (spt_nnz j = 0; j < k; ++j) qrow[j] += va * zf[j];
+        }
+      }
+      orthonormalize(q);
+    }
+    // Q^T X X^T Q = Z^T Z (k x k); its leading eigenvectors V give U = Q V.
+    times_transpose();
+    DenseMatrix<double> small(k, k);
+    cblas_dsyrk(CblasRowMajor, CblasUpper, CblasTrans, static_cast<int>(k), static_cast<int>(count), 1.0,
+                z.values.data(), static_cast<int>(k), 0.0, small.values.data(), static_cast<int>(k));
+    DenseMatrix<double> v(k, rank);
+    leading_eigenvectors(small, v.ref(), n);
+    for (spt_nnz i = 0; i < dim; ++i)
+      for (spt_nnz r = 0; r < rank; ++r) {
+        double sum = 0.0;
+        for (spt_nnz j = 0; j < k; ++j) sum += q(i, j) * v(j, r);
+        basis(i, r) = sum;
+      }
+  }
+  fix_column_signs(basis.ref());
+  for (spt_nnz i = 0; i < dim; ++i)
+    for (spt_nnz r = 0; r < rank; ++r) u(i, r) = static_cast<T>(basis(i, r));
+}
+
+template <typename T>
+void initialise_factors(spt_context_s& ctx, const spt_coo_s& x, const spt_tucker_options& opts,
+                        const TuckerInternalOptions& internal, std::vector<DenseMatrix<T>>& u) {
+  const uint32_t order = x.order();
+  const uint64_t seed = opts.seed != 0 ? opts.seed : ctx.seed;
+  // As pyttb: mode 0 is computed before it is read, so only modes 1.. start.
+  for (uint32_t m = 1; m < order; ++m) {
+    MatRef<T> dst = u[m].ref();
+    switch (opts.init) {
+      case SPT_TUCKER_INIT_USER: {
+        const spt_matrix_s& src = *opts.init_factors[m];
+        for (spt_nnz i = 0; i < dst.rows; ++i)
+          for (spt_nnz r = 0; r < dst.cols; ++r) dst(i, r) = src.at<T>(i, r);
+        break;
+      }
+      case SPT_TUCKER_INIT_RANDOM: {
+        // Uniform [0,1) per mode from (seed, mode), row by row, then QR.
+        std::mt19937_64 gen(seed + 0x9e3779b97f4a7c15ULL * m);
+        DenseMatrix<double> q(dst.rows, dst.cols);
+        for (double& v : q.values) v = unit_uniform(gen);
+        orthonormalize(q);
+        for (spt_nnz i = 0; i < dst.rows; ++i)
+          for (spt_nnz r = 0; r < dst.cols; ++r) dst(i, r) = static_cast<T>(q(i, r));
+        break;
+      }
+      default:
+        hosvd_factor<T>(dispatch::exec_for(ctx), x, m, seed, internal.hosvd, dst);
+        break;
+    }
+  }
+}
+
+template <typename T>
+spt_status hooi_typed(spt_context_s& ctx, const spt_coo_s& x, const spt_tucker_options& opts,
+                      const TuckerInternalOptions& internal, spt_ttensor_s& out) {
+  const uint32_t order = x.order();
+  const std::vector<spt_index>& dims = x.dims;
+  const std::vector<spt_index> ranks(opts.ranks, opts.ranks + order);
+
+  const double norm_x_squared = SPT_DISPATCH(ctx, norm_squared, x);
+  const double norm_x = std::sqrt(norm_x_squared);
+  if (!std::isfinite(norm_x))
+    fail(SPT_ERR_INVALID_ARGUMENT, "the tensor's norm is not finite (NaN/Inf values, or values too large); "
+                                   "clean the values before Tucker-HOOI");
+  require(norm_x > 0.0, "the tensor's nonzeros are all zero (norm 0); Tucker-HOOI needs a nonzero tensor");
+
+  // Sizes: every Y_(n) (I_n x prod_{m != n} R_m) and the core must fit.
+  uint64_t y_max = 0;
+  std::vector<uint64_t> columns(order, 1);
+  for (uint32_t n = 0; n < order; ++n) {
+    for (uint32_t m = 0; m < order; ++m)
+      if (m != n) columns[n] = checked_mul(columns[n], ranks[m], "prod_{m != n} R_m");
+    y_max = std::max(y_max, checked_mul(dims[n], columns[n], "the TTM-chain result I_n x prod_{m != n} R_m"));
+  }
+  require_fits_memory(y_max, sizeof(T), "the TTM-chain result I_n x prod_{m != n} R_m");
+  const uint64_t core_size = checked_mul(columns[order - 1], ranks[order - 1], "the core size prod R_n");
+
+  std::vector<DenseMatrix<T>> u;
+  for (uint32_t m = 0; m < order; ++m) u.emplace_back(dims[m], ranks[m]);
+  initialise_factors<T>(ctx, x, opts, internal, u);
+  std::vector<ConstMatRef<T>> factors(order);
+  for (uint32_t m = 0; m < order; ++m) factors[m] = u[m].cref();
+
+  // One copy of X sorted for each mode's TTM chain (the dissertation's
+  // "N preprocessed tensors", §7.5): the kernel then never sorts.
+  const kernels::Exec exec = dispatch::exec_for(ctx);
+  std::vector<spt_coo_s> sorted(order);
+  std::vector<const spt_coo_s*> operand(order, &x);
+  for (uint32_t n = 0; n < order; ++n) {
+    const std::vector<uint32_t> sort_order = kernels::ttmc_sort_order(order, n);
+    if (x.sorted_by == sort_order) continue;
+    sorted[n] = sorting::permuted_copy(exec, x, sorting::sort_permutation(exec, x, sort_order));
+    sorted[n].sorted_by = sort_order;
+    operand[n] = &sorted[n];
+  }
+
+  buffer<T> y_values(y_max);
+  buffer<T> core(core_size);
+  out.fit_history.clear();
+  out.seconds_history.clear();
+  double fit = 0.0;
+  bool converged = false, stopped_by_callback = false;
+  int iteration = 0;
+  while (iteration < opts.max_iters && !converged && !stopped_by_callback) {
+    const Clock::time_point start = Clock::now();
+    const double fit_old = fit;
+    for (uint32_t n = 0; n < order; ++n) {
+      MatRef<T> y{y_values.data(), dims[n], columns[n], columns[n]};
+      SPT_DISPATCH(ctx, ttmc, *operand[n], factors.data(), n, y);
+      leading_left_singular_vectors<T>(ConstMatRef<T>{y.data, y.rows, y.cols, y.ld}, u[n].ref(), internal.svd, n);
+    }
+    // G = U_{N-1}^T Y_(N-1): row-major R_{N-1} x P, i.e. the core with the
+    // first index fastest (Y's columns are the other modes, lowest fastest).
+    const uint32_t last = order - 1;
+    gemm_tn(lapack_size(ranks[last], "R_N"), lapack_size(columns[last], "prod R_m"),
+            lapack_size(dims[last], "I_N"), u[last].values.data(), y_values.data(), core.data());
+    double norm_core_squared = 0.0;
+    for (uint64_t i = 0; i < core_size; ++i) norm_core_squared += static_cast<double>(core[i]) * core[i];
+    fit = 1.0 - std::sqrt(std::abs(norm_x_squared - norm_core_squared)) / norm_x;
+    if (!std::isfinite(fit))
+      fail(SPT_ERR_NUMERICAL, "the fit became non-finite in iteration ", iteration + 1,
+           "; the tensor may hold values too large for ", dtype_name(dtype_of<T>()));
+    const double fit_change = std::abs(fit - fit_old);
+    const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    ++iteration;
+    out.fit_history.push_back(fit);
+    out.seconds_history.push_back(seconds);
+    converged = fit_change < opts.tol;
+    log(ctx, 2, cat("Tucker-HOOI iteration ", iteration, ": fit ", fit, ", change ", fit_change, ", ", seconds, " s"));
+    progress(ctx, "tucker", static_cast<double>(iteration) / opts.max_iters);
+    if (opts.callback && opts.callback(opts.callback_data, iteration, fit, fit_change, seconds) != 0 && !converged)
+      stopped_by_callback = true;
+  }
+
+  out.dims = dims;
+  out.core_dims = ranks;
+  out.core.set_dtype(dtype_of<T>());
+  out.core.resize(core_size);
+  std::copy(core.begin(), core.end(), out.core.get<T>().begin());
+  out.factors.clear();
+  for (uint32_t m = 0; m < order; ++m) {
+    auto f = std::make_unique<spt_matrix_s>();
+    init_matrix(*f, dtype_of<T>(), dims[m], ranks[m], SPT_ROW_MAJOR);
+    std::copy(u[m].values.begin(), u[m].values.end(), f->ptr<T>());
+    out.factors.push_back(std::move(f));
+  }
+  out.fit = fit;
+  out.iterations = iteration;
+  out.converged = converged ? 1 : 0;
+  log(ctx, 1,
+      cat("Tucker-HOOI: fit ", fit, " after ", iteration, " iterations (",
+          converged ? "converged" : (stopped_by_callback ? "stopped by the callback" : "iteration limit reached"),
+          ")"));
+  return converged ? SPT_OK : SPT_WARN_NOT_CONVERGED;
+}
+
+}  // namespace
+
+void validate_tucker_options(const spt_coo_s& x, const spt_tucker_options& opts) {
+  require(opts.struct_size >= kTuckerOptionsSize01, "opts.struct_size is ", opts.struct_size,
+          ", smaller than spt_tucker_options (", kTuckerOptionsSize01,
+          " bytes); initialise the options with spt_tucker_options_init()");
+  const uint32_t order = x.order();
+  require(order >= 2, "Tucker-HOOI needs a tensor of order >= 2, got order ", order);
+  require(x.nnz >= 1, "the tensor has no nonzeros; Tucker-HOOI needs at least one");
+  require(opts.ranks != nullptr, "opts.ranks is NULL; pass one rank per mode (", order, " values)");
+  require(opts.ranks_count == order, "opts.ranks_count is ", opts.ranks_count, " but the tensor has order ", order,
+          "; pass one rank per mode");
+  for (uint32_t m = 0; m < order; ++m) {
+    require(opts.ranks[m] >= 1, "opts.ranks[", m, "] is 0; every rank must be at least 1");
+    require(opts.ranks[m] <= x.dims[m], "opts.ranks[", m, "] = ", opts.ranks[m], " exceeds dims[", m,
+            "] = ", x.dims[m], "; a Tucker rank cannot exceed its dimension");
+  }
+  require(opts.max_iters >= 1, "opts.max_iters must be at least 1, got ", opts.max_iters);
+  require(std::isfinite(opts.tol) && opts.tol >= 0.0, "opts.tol must be a finite number >= 0, got ", opts.tol);
+  // A C caller may store any int in the enum field; read it as an int (an
+  // out-of-range enum value is undefined in C++).
+  int init_value = 0;
+  static_assert(sizeof(init_value) == sizeof(opts.init), "spt_tucker_init is int-sized");
+  std::memcpy(&init_value, &opts.init, sizeof(init_value));
+  require(init_value == SPT_TUCKER_INIT_HOSVD || init_value == SPT_TUCKER_INIT_RANDOM ||
+              init_value == SPT_TUCKER_INIT_USER,
+          "opts.init must be SPT_TUCKER_INIT_HOSVD (0), _RANDOM (1) or _USER (2), got ", init_value);
+  if (opts.init != SPT_TUCKER_INIT_USER) return;
+  require(opts.init_factors != nullptr, "opts.init is SPT_TUCKER_INIT_USER but opts.init_factors is NULL; pass ",
+          order, " factor matrices (the first may be NULL)");
+  for (uint32_t m = 1; m < order; ++m) {
+    const spt_matrix_s* f = opts.init_factors[m];
+    require(f != nullptr, "opts.init_factors[", m, "] is NULL");
+    require(f->dtype() == x.dtype(), "opts.init_factors[", m, "] is ", dtype_name(f->dtype()), " but the tensor is ",
+            dtype_name(x.dtype()), "; convert one of them");
+    require(f->rows == x.dims[m] && f->cols == opts.ranks[m], "opts.init_factors[", m, "] is ", f->rows, " x ",
+            f->cols, ", expected dims[", m, "] x ranks[", m, "] = ", x.dims[m], " x ", opts.ranks[m]);
+    with_dtype(f->dtype(), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      for (spt_nnz i = 0; i < f->rows; ++i)
+        for (spt_nnz j = 0; j < f->cols; ++j)
+          require(std::isfinite(f->at<T>(i, j)), "opts.init_factors[", m, "] has a non-finite value at (", i, ", ",
+                  j, ")");
+    });
+  }
+}
+
+spt_status tucker_hooi(spt_context_s& ctx, const spt_coo_s& x, const spt_tucker_options& opts, spt_ttensor_s& out,
+                       const TuckerInternalOptions& internal) {
+  validate_tucker_options(x, opts);
+  return with_dtype(x.dtype(), [&](auto tag) -> spt_status {
+    using T = typename decltype(tag)::type;
+    return hooi_typed<T>(ctx, x, opts, internal, out);
+  });
+}
+
+}  // namespace spt

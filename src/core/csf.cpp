@@ -1,0 +1,248 @@
+// Building CSF trees from a COO tensor (see csf.hpp for the layout).
+//
+// One tree costs a sort of a permutation (the COO is never modified) and
+// two parallel passes over the sorted nonzeros: the first finds, for each
+// nonzero, the shallowest level where its coordinates differ from the
+// previous nonzero's (it opens a new node on that level and every deeper
+// one) and counts nodes per level and chunk; the second writes the node
+// indices and child pointers at offsets from the prefix sums of the counts.
+#include "core/csf.hpp"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <numeric>
+
+#include "kernels/kernels.hpp"
+#include "kernels/sort.hpp"
+
+namespace spt {
+
+uint32_t CsfTree::level_of(uint32_t mode) const {
+  for (uint32_t l = 0; l < levels(); ++l)
+    if (mode_order[l] == mode) return l;
+  fail(SPT_ERR_INTERNAL, "mode ", mode, " is not in the CSF tree");
+}
+
+uint64_t CsfTree::bytes() const {
+  uint64_t b = 0;
+  for (const auto& f : fids) b += f.size() * sizeof(spt_index);
+  for (const auto& p : fptr) b += p.size() * sizeof(spt_nnz);
+  b += vals.size() * dtype_size(vals.dtype());
+  return b;
+}
+
+spt_nnz CsfTree::first_leaf(uint32_t level, spt_nnz node) const {
+  for (uint32_t l = level; l + 1 < levels(); ++l) node = fptr[l][node];
+  return node;
+}
+
+}  // namespace spt
+
+uint64_t spt_csf_s::bytes() const {
+  uint64_t b = 0;
+  for (const auto& t : trees) b += t.bytes();
+  return b;
+}
+
+namespace spt {
+
+namespace {
+
+inline spt_nnz chunk_begin(spt_nnz n, int c, int chunks) {
+  return static_cast<spt_nnz>((static_cast<unsigned __int128>(n) * c) / chunks);
+}
+
+template <typename T>
+void gather_values(const spt_coo_s& x, const buffer<spt_nnz>& perm, ValueStore& out, int threads) {
+  out.set_dtype(dtype_of<T>());
+  out.resize(x.nnz);
+  const T* src = x.values<T>();
+  T* dst = out.get<T>().data();
+#pragma omp parallel for num_threads(threads) schedule(static)
+  for (spt_nnz k = 0; k < x.nnz; ++k) dst[k] = src[perm[k]];
+}
+
+}  // namespace
+
+std::vector<uint32_t> csf_mode_order(const std::vector<spt_index>& dims, uint32_t root) {
+  std::vector<uint32_t> order;
+  order.push_back(root);
+  for (uint32_t m = 0; m < dims.size(); ++m)
+    if (m != root) order.push_back(m);
+  std::stable_sort(order.begin() + 1, order.end(), [&](uint32_t a, uint32_t b) { return dims[a] < dims[b]; });
+  return order;
+}
+
+uint32_t csf_shortest_mode(const std::vector<spt_index>& dims) {
+  return static_cast<uint32_t>(std::min_element(dims.begin(), dims.end()) - dims.begin());
+}
+
+CsfTree build_csf_tree(const kernels::Exec& exec, const spt_coo_s& x, const std::vector<uint32_t>& mode_order) {
+  const uint32_t order = x.order();
+  require(order >= 2, "CSF needs a tensor of order >= 2, got order ", order);
+  sorting::check_mode_order(order, mode_order);
+  const spt_nnz n = x.nnz;
+  const uint32_t leaf = order - 1;
+  const int threads = static_cast<int>(std::max<spt_nnz>(1, std::min<spt_nnz>(exec.threads, n / 16384 + 1)));
+
+  CsfTree t;
+  t.mode_order = mode_order;
+  t.fids.resize(order);
+  t.fptr.resize(leaf);
+
+  const buffer<spt_nnz> perm = sorting::sort_permutation(exec, x, mode_order);
+  // Gather the coordinates in sorted order once (the leaf level's straight
+  // into the tree), so the passes below read them sequentially.
+  std::vector<buffer<spt_index>> sorted(leaf);
+  t.fids[leaf].resize(n);
+  for (uint32_t l = 0; l < order; ++l) {
+    if (l < leaf) sorted[l].resize(n);
+    spt_index* dst = l < leaf ? sorted[l].data() : t.fids[leaf].data();
+    const spt_index* src = x.ind[mode_order[l]];
+#pragma omp parallel for num_threads(threads) schedule(static)
+    for (spt_nnz k = 0; k < n; ++k) dst[k] = src[perm[k]];
+  }
+  std::vector<const spt_index*> ind(leaf);
+  for (uint32_t l = 0; l < leaf; ++l) ind[l] = sorted[l].data();
+
+  // depth[k]: shallowest level where nonzero k differs from k-1 (0 for the
+  // first one; `leaf` when only the leaf index differs or k repeats k-1).
+  buffer<uint32_t> depth(n);
+  // counts[c * leaf + l]: nodes opened on level l by chunk c.
+  std::vector<spt_nnz> counts(static_cast<size_t>(threads + 1) * leaf, 0);
+#pragma omp parallel for num_threads(threads) schedule(static, 1)
+  for (int c = 0; c < threads; ++c) {
+    std::vector<spt_nnz> local(leaf, 0);
+    for (spt_nnz k = chunk_begin(n, c, threads); k < chunk_begin(n, c + 1, threads); ++k) {
+      uint32_t d = 0;
+      if (k > 0)
+        while (d < leaf && ind[d][k] == ind[d][k - 1]) ++d;
+      depth[k] = d;
+      for (uint32_t l = d; l < leaf; ++l) ++local[l];
+    }
+    for (uint32_t l = 0; l < leaf; ++l) counts[static_cast<size_t>(c + 1) * leaf + l] = local[l];
+  }
+  // Exclusive prefix over chunks: counts[c*leaf + l] = first node of chunk c on level l.
+  for (int c = 0; c < threads; ++c)
+    for (uint32_t l = 0; l < leaf; ++l)
+      counts[static_cast<size_t>(c + 1) * leaf + l] += counts[static_cast<size_t>(c) * leaf + l];
+  for (uint32_t l = 0; l < leaf; ++l) {
+    const spt_nnz nodes = counts[static_cast<size_t>(threads) * leaf + l];
+    t.fids[l].resize(nodes);
+    t.fptr[l].resize(nodes + 1);
+  }
+
+#pragma omp parallel for num_threads(threads) schedule(static, 1)
+  for (int c = 0; c < threads; ++c) {
+    std::vector<spt_nnz> next(counts.begin() + static_cast<size_t>(c) * leaf,
+                              counts.begin() + static_cast<size_t>(c + 1) * leaf);
+    for (spt_nnz k = chunk_begin(n, c, threads); k < chunk_begin(n, c + 1, threads); ++k) {
+      for (uint32_t l = depth[k]; l < leaf; ++l) {
+        // Read the child level's counter before it advances for this nonzero.
+        t.fids[l][next[l]] = ind[l][k];
+        t.fptr[l][next[l]] = l + 1 < leaf ? next[l + 1] : k;
+        ++next[l];
+      }
+    }
+  }
+  for (uint32_t l = 0; l < leaf; ++l) t.fptr[l][t.nodes(l)] = l + 1 < leaf ? t.nodes(l + 1) : n;
+
+  with_dtype(x.dtype(), [&](auto tag) { gather_values<typename decltype(tag)::type>(x, perm, t.vals, threads); });
+  return t;
+}
+
+double csf_mttkrp_cost(const CsfTree& tree, const std::vector<spt_index>& dims, uint32_t mode, double row_bytes,
+                       int threads) {
+  const uint32_t target = tree.level_of(mode);
+  const auto fits = [&](uint32_t m) { return double(dims[m]) * row_bytes <= kCsfCachedFactorBytes; };
+  double cost = 0;
+  for (uint32_t l = 0; l < tree.levels(); ++l) {
+    const double nodes = static_cast<double>(tree.nodes(l));
+    if (l == 0) {
+      // Root rows (factor reads, or output rows) go in increasing order.
+      cost += nodes;
+    } else if (l == target) {
+      const double out_rows = dims[mode];
+      const double private_elems = double(threads - 1) * out_rows * (row_bytes / 4);
+      const bool privatized = private_elems * 4 <= kCsfPrivateBytesAlways ||
+                              private_elems <= double(tree.nnz()) * (row_bytes / 4) / 2;
+      if (privatized) cost += nodes * (fits(mode) ? kCsfOutputCost : kCsfMissCost) + 2.0 * (threads - 1) * out_rows;
+      else cost += nodes * kCsfAtomicCost;
+    } else {
+      cost += nodes * (fits(tree.mode_order[l]) ? 1.0 : kCsfMissCost);
+    }
+  }
+  return cost;
+}
+
+const char* csf_policy_name(spt_csf_policy policy) {
+  switch (policy) {
+    case SPT_CSF_ONEMODE: return "onemode";
+    case SPT_CSF_TWOMODE: return "twomode";
+    case SPT_CSF_ALLMODE: return "allmode";
+    default: return "auto";
+  }
+}
+
+void build_csf(const kernels::Exec& exec, const spt_coo_s& x, spt_csf_policy policy, spt_csf_s& out) {
+  const uint32_t order = x.order();
+  require(order >= 2, "CSF needs a tensor of order >= 2, got order ", order);
+  require(policy == SPT_CSF_AUTO || policy == SPT_CSF_ONEMODE || policy == SPT_CSF_TWOMODE ||
+              policy == SPT_CSF_ALLMODE,
+          "policy must be SPT_CSF_AUTO, _ONEMODE, _TWOMODE or _ALLMODE, got ", static_cast<int>(policy));
+  spt_csf_s result;
+  result.dims = x.dims;
+  result.nnz = x.nnz;
+  result.dtype = x.dtype();
+
+  // The ONEMODE tree (shortest mode at the root) is also the ALLMODE tree
+  // rooted at that mode, so every policy starts with it.
+  const uint32_t shortest = csf_shortest_mode(x.dims);
+  result.trees.push_back(build_csf_tree(exec, x, csf_mode_order(x.dims, shortest)));
+
+  if (policy == SPT_CSF_AUTO) {
+    // Other roots compress about as well, so N times the first tree
+    // estimates ALLMODE's footprint.
+    const uint64_t coo_bytes = x.nnz * (uint64_t(order) * sizeof(spt_index) + dtype_size(x.dtype()));
+    const double allmode_bytes = double(result.trees[0].bytes()) * order;
+    policy = allmode_bytes <= kAutoAllmodeBudget * double(coo_bytes) ? SPT_CSF_ALLMODE : SPT_CSF_ONEMODE;
+  }
+  result.policy = policy;
+
+  if (policy == SPT_CSF_TWOMODE) {
+    const uint32_t leaf_mode = result.trees[0].mode_order.back();
+    result.trees.push_back(build_csf_tree(exec, x, csf_mode_order(x.dims, leaf_mode)));
+  } else if (policy == SPT_CSF_ALLMODE) {
+    for (uint32_t m = 0; m < order; ++m)
+      if (m != shortest) result.trees.push_back(build_csf_tree(exec, x, csf_mode_order(x.dims, m)));
+  }
+
+  // Each mode runs on the tree the cost model rates cheapest.
+  result.tree_of_mode.assign(order, 0);
+  for (uint32_t m = 0; m < order; ++m) {
+    double best = 0;
+    for (uint32_t t = 0; t < result.trees.size(); ++t) {
+      const double cost = csf_mttkrp_cost(result.trees[t], result.dims, m, kCsfModelRank * dtype_size(result.dtype),
+                                          std::max(1, exec.threads));
+      if (t == 0 || cost < best) {
+        best = cost;
+        result.tree_of_mode[m] = t;
+      }
+    }
+  }
+  out = std::move(result);
+}
+
+double csf_norm_squared(const spt_csf_s& x) {
+  if (x.trees.empty()) return 0.0;
+  return with_dtype(x.dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const buffer<T>& v = x.trees[0].vals.get<T>();
+    double s = 0.0;
+    for (spt_nnz k = 0; k < v.size(); ++k) s += static_cast<double>(v[k]) * v[k];
+    return s;
+  });
+}
+
+}  // namespace spt

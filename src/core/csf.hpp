@@ -1,0 +1,112 @@
+// Compressed sparse fiber (CSF) tensors, SPLATT-style, behind the opaque
+// spt_csf handle.
+//
+// A CSF tree stores the nonzeros sorted in a mode order (a permutation of
+// the modes, `mode_order[level] = mode`) as a forest: level 0 holds the
+// distinct indices of mode_order[0] (the root slices), level l the distinct
+// index prefixes of length l+1 (fibers), and the leaf level N-1 one entry per
+// nonzero with its index in mode_order[N-1] and its value. Node f of level l
+// (l < N-1) owns the children [fptr[l][f], fptr[l][f+1]) of level l+1.
+// Repeated coordinates stay separate leaves (MTTKRP sums them, as COO does).
+//
+// A handle holds one or more trees (the policy): an MTTKRP in mode m runs on
+// the tree a cost model rates cheapest for m (tree_for_mode; see
+// csf_mttkrp_cost): usually the one rooted at m (race-free output rows),
+// but a deeper level of another tree when that keeps large factors near
+// the root (their rows are then read in order instead of gathered).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "core/buffer.hpp"
+#include "core/coo.hpp"
+#include "core/dtype.hpp"
+
+namespace spt {
+
+struct CsfTree {
+  std::vector<uint32_t> mode_order;      // level -> mode
+  std::vector<buffer<spt_index>> fids;   // per level: node indices in mode_order[level]; leaf level has nnz
+  std::vector<buffer<spt_nnz>> fptr;     // per non-leaf level: nodes + 1 child offsets
+  ValueStore vals;                       // leaf values (nnz)
+
+  uint32_t levels() const { return static_cast<uint32_t>(mode_order.size()); }
+  spt_nnz nodes(uint32_t level) const { return fids[level].size(); }
+  spt_nnz nnz() const { return vals.size(); }
+  // Level of `mode` in this tree.
+  uint32_t level_of(uint32_t mode) const;
+  // Bytes of the index, pointer and value arrays.
+  uint64_t bytes() const;
+  // First leaf under node `node` of `level` (node == nodes(level) gives nnz).
+  spt_nnz first_leaf(uint32_t level, spt_nnz node) const;
+};
+
+}  // namespace spt
+
+struct spt_csf_s {
+  std::vector<spt_index> dims;
+  spt_nnz nnz = 0;
+  spt_dtype dtype = SPT_FLOAT64;
+  spt_csf_policy policy = SPT_CSF_ONEMODE;  // resolved (never AUTO)
+  std::vector<spt::CsfTree> trees;
+  std::vector<uint32_t> tree_of_mode;  // mode -> index into trees
+
+  uint32_t order() const { return static_cast<uint32_t>(dims.size()); }
+  const spt::CsfTree& tree_for_mode(uint32_t mode) const { return trees[tree_of_mode[mode]]; }
+  uint64_t bytes() const;
+};
+
+namespace spt {
+
+namespace kernels {
+struct Exec;
+}
+
+// Mode order of a tree rooted at `root`: root first, then the other modes
+// by increasing length (ties by mode number), as SPLATT's default
+// (short modes near the root compress the most fibers).
+std::vector<uint32_t> csf_mode_order(const std::vector<spt_index>& dims, uint32_t root);
+
+// The shortest mode (ties: lowest number); the root of the ONEMODE tree.
+uint32_t csf_shortest_mode(const std::vector<spt_index>& dims);
+
+// Build one tree of x (order >= 2; any dtype; x is not modified) in
+// `mode_order` (a permutation of the modes).
+CsfTree build_csf_tree(const kernels::Exec& exec, const spt_coo_s& x, const std::vector<uint32_t>& mode_order);
+
+// Build a CSF handle with `policy`. AUTO keeps one tree per mode (ALLMODE:
+// every MTTKRP at a root, race-free and cheapest) when the trees are
+// estimated to fit in kAutoAllmodeBudget x the COO's bytes, else ONEMODE.
+// Throws INVALID_ARGUMENT for order < 2 or an unknown policy.
+constexpr double kAutoAllmodeBudget = 4.0;
+void build_csf(const kernels::Exec& exec, const spt_coo_s& x, spt_csf_policy policy, spt_csf_s& out);
+
+// Which tree an MTTKRP in a mode runs on: a cost model in units of one
+// rank-vector operation on cached data, summed over the tree's levels:
+// one per node, kCsfMissCost per node whose factor row (or output row, at
+// the output level) comes from a matrix larger than kCsfCachedFactorBytes
+// (random gathers from beyond L2), except at the root where rows are taken
+// in increasing order; below the root an output row update (read, add,
+// write) costs kCsfOutputCost, plus the private copies (zeroed and summed),
+// or kCsfAtomicCost per node with atomics. Calibrated on
+// mathsx-user-tag-week (176k x 1.6k x 388: big factors belong near the
+// root, so its user-rooted tree wins in every mode) and flights-2001 (all
+// factors cached: the tree rooted at the mode wins).
+// build_csf evaluates it for kCsfModelRank (the usual CP rank).
+constexpr double kCsfCachedFactorBytes = 512.0 * 1024;
+constexpr double kCsfMissCost = 3.0;
+constexpr double kCsfOutputCost = 1.5;
+constexpr double kCsfAtomicCost = 10.0;
+constexpr double kCsfPrivateBytesAlways = 8.0 * 1024 * 1024;  // as the CPU MTTKRP's rule
+constexpr double kCsfModelRank = 16;
+double csf_mttkrp_cost(const CsfTree& tree, const std::vector<spt_index>& dims, uint32_t mode, double row_bytes,
+                       int threads);
+
+// Name of a resolved policy for logs: "onemode", "twomode", "allmode".
+const char* csf_policy_name(spt_csf_policy policy);
+
+// Sum of squared leaf values (double accumulation).
+double csf_norm_squared(const spt_csf_s& x);
+
+}  // namespace spt

@@ -1,0 +1,39 @@
+// Finding and loading the CUDA plugin (libsptensor_cuda.so) with dlopen.
+//
+// The plugin is loaded at most once per process, on first need (the first
+// kernel call or backend query of a context whose backend is AUTO or CUDA),
+// under std::call_once, and never unloaded (device copies cached on tensor
+// handles call back into it until they are freed).
+//
+// Search order: env SPT_PLUGIN_PATH (a directory holding
+// libsptensor_cuda.so, or the file itself), then the directory that holds
+// libsptensor.so (found with dladdr), then the default loader path
+// (dlopen("libsptensor_cuda.so"): LD_LIBRARY_PATH, RUNPATH, ld.so.cache).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "dispatch/plugin_abi.h"
+
+namespace spt::dispatch {
+
+struct CudaPlugin {
+  // The loaded table, or nullptr when no usable plugin was found.
+  const spt_plugin_table* table = nullptr;
+  // File the table came from ("" when none was loaded).
+  std::string path;
+  // Devices the plugin reported (empty without a plugin, driver or device).
+  std::vector<spt_plugin_device_info> devices;
+  // Why CUDA cannot be used ("" when a plugin and at least one device exist):
+  // every place searched and what went wrong there.
+  std::string reason;
+
+  bool usable() const { return table != nullptr && !devices.empty(); }
+};
+
+// The process-wide plugin state; the first call searches and loads (thread
+// safe), later calls return the cached result.
+const CudaPlugin& cuda_plugin();
+
+}  // namespace spt::dispatch

@@ -1,0 +1,509 @@
+// CSF tensors: tree structure (COO -> CSF -> COO round trip, pointers and
+// policies), MTTKRP (every mode, every policy, CPU with 1/2/3 threads and
+// each conflict strategy, and the reference walk) against the COO reference
+// MTTKRP on the standard random tensors plus hypersparse, dense-block and
+// short-mode cases, in float32 and float64; CP-ALS on CSF equal to CP-ALS on
+// COO; the C API's argument checks.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <numeric>
+#include <random>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "algo/cp_als.hpp"
+#include "algo/mttkrp_operands.hpp"
+#include "common/test_util.hpp"
+#include "core/csf.hpp"
+#include "kernels/kernels.hpp"
+#include "kernels/sort.hpp"
+#include "sptensor/sptensor.h"
+
+namespace spt::test {
+namespace {
+
+namespace ref = spt::kernels::reference;
+namespace cpu = spt::kernels::cpu;
+using kernels::Exec;
+using kernels::MttkrpStrategy;
+
+const spt_csf_policy kPolicies[] = {SPT_CSF_ONEMODE, SPT_CSF_TWOMODE, SPT_CSF_ALLMODE, SPT_CSF_AUTO};
+
+std::string describe(const spt_coo_s& x, spt_csf_policy p) {
+  std::string s = std::string(dtype_name(x.dtype())) + " " + csf_policy_name(p) + " dims";
+  for (auto d : x.dims) s += " " + std::to_string(d);
+  return s + " nnz " + std::to_string(x.nnz);
+}
+
+// The awkward shapes beyond standard_specs(): hypersparse, a dense block,
+// modes of length 1..3, heavy duplicates.
+std::vector<RandomTensorSpec> csf_specs() {
+  std::vector<RandomTensorSpec> specs = standard_specs();
+  auto add = [&](std::vector<spt_index> dims, spt_nnz nnz, uint64_t seed, bool skewed, bool dup) {
+    RandomTensorSpec s;
+    s.dims = std::move(dims);
+    s.nnz = nnz;
+    s.seed = seed;
+    s.skewed = skewed;
+    s.duplicates = dup;
+    specs.push_back(s);
+  };
+  add({100000, 80000, 90000}, 300, 21, false, false);  // hypersparse: almost every fiber holds one nonzero
+  add({1, 2, 3}, 6, 22, false, false);                  // tiny, short modes
+  add({3, 1, 200, 2}, 900, 23, true, true);             // length-1 and -2 modes, duplicates
+  add({2, 2, 2, 2, 2, 2}, 40, 24, false, true);
+  add({5000, 3}, 4000, 25, true, false);
+  return specs;
+}
+
+// Fully dense 6 x 7 x 8 block (every fiber full), with values.
+spt_coo_s dense_block(spt_dtype dtype) {
+  spt_coo_s x;
+  const std::vector<spt_index> dims = {6, 7, 8};
+  x.init_owned(dtype, dims, 6 * 7 * 8);
+  spt_nnz k = 0;
+  for (spt_index i = 0; i < 6; ++i)
+    for (spt_index j = 0; j < 7; ++j)
+      for (spt_index l = 0; l < 8; ++l, ++k) {
+        // Reverse order, so the CSF build has to sort.
+        const spt_nnz at = x.nnz - 1 - k;
+        x.mutable_ind(0)[at] = i;
+        x.mutable_ind(1)[at] = j;
+        x.mutable_ind(2)[at] = l;
+        const double v = 0.25 + 0.01 * static_cast<double>(k % 37);
+        if (dtype == SPT_FLOAT32) x.mutable_values<float>()[at] = static_cast<float>(v);
+        else x.mutable_values<double>()[at] = v;
+      }
+  return x;
+}
+
+std::vector<spt_coo_s> all_tensors(spt_dtype dtype) {
+  std::vector<spt_coo_s> xs;
+  for (const auto& s : csf_specs()) xs.push_back(random_coo(dtype, s));
+  xs.push_back(dense_block(dtype));
+  return xs;
+}
+
+template <typename T>
+std::vector<DenseMatrix<T>> random_factors(const std::vector<spt_index>& dims, spt_nnz rank, uint64_t seed) {
+  std::vector<DenseMatrix<T>> f;
+  for (size_t m = 0; m < dims.size(); ++m) f.push_back(random_matrix<T>(dims[m], rank, seed + 31 * m));
+  return f;
+}
+
+template <typename T>
+std::vector<ConstMatRef<T>> crefs(const std::vector<DenseMatrix<T>>& f) {
+  std::vector<ConstMatRef<T>> r;
+  for (const auto& m : f) r.push_back(m.cref());
+  return r;
+}
+
+template <typename T>
+void expect_matrix_close(const DenseMatrix<T>& want, const DenseMatrix<T>& got, const std::string& what) {
+  ASSERT_EQ(want.rows, got.rows) << what;
+  for (spt_nnz i = 0; i < want.rows; ++i)
+    for (spt_nnz j = 0; j < want.cols; ++j)
+      ASSERT_TRUE(close(want(i, j), got(i, j), tolerance<T>()))
+          << what << " at (" << i << "," << j << "): want " << want(i, j) << " got " << got(i, j);
+}
+
+// Rebuild the nonzeros (coordinates by mode + values) from a tree's leaves.
+template <typename T>
+void tree_to_coo(const CsfTree& t, const std::vector<spt_index>& dims, spt_coo_s& out) {
+  const uint32_t order = t.levels();
+  out.init_owned(dtype_of<T>(), dims, t.nnz());
+  std::vector<spt_index> coord(order);
+  spt_nnz written = 0;
+  std::function<void(uint32_t, spt_nnz)> node = [&](uint32_t l, spt_nnz n) {
+    coord[t.mode_order[l]] = t.fids[l][n];
+    if (l + 1 == order) {
+      for (uint32_t m = 0; m < order; ++m) out.mutable_ind(m)[written] = coord[m];
+      out.mutable_values<T>()[written] = t.vals.get<T>()[n];
+      ++written;
+      return;
+    }
+    for (spt_nnz c = t.fptr[l][n]; c < t.fptr[l][n + 1]; ++c) node(l + 1, c);
+  };
+  for (spt_nnz s = 0; s < t.nodes(0); ++s) node(0, s);
+  ASSERT_EQ(written, t.nnz());
+}
+
+// Sorted (by coordinates, then value) list of (coordinates, value).
+template <typename T>
+std::vector<std::pair<std::vector<spt_index>, T>> entries(const spt_coo_s& x) {
+  std::vector<std::pair<std::vector<spt_index>, T>> e(x.nnz);
+  for (spt_nnz k = 0; k < x.nnz; ++k) {
+    for (uint32_t m = 0; m < x.order(); ++m) e[k].first.push_back(x.ind[m][k]);
+    e[k].second = x.values<T>()[k];
+  }
+  std::sort(e.begin(), e.end());
+  return e;
+}
+
+template <typename T>
+void check_structure(const spt_coo_s& x, const spt_csf_s& csf, const std::string& what) {
+  const uint32_t order = x.order();
+  ASSERT_EQ(csf.dims, x.dims) << what;
+  ASSERT_EQ(csf.nnz, x.nnz) << what;
+  ASSERT_NE(csf.policy, SPT_CSF_AUTO) << what;
+  const size_t want_trees = csf.policy == SPT_CSF_ONEMODE ? 1 : csf.policy == SPT_CSF_TWOMODE ? 2 : order;
+  ASSERT_EQ(csf.trees.size(), want_trees) << what;
+  const auto want_entries = entries<T>(x);
+  for (size_t ti = 0; ti < csf.trees.size(); ++ti) {
+    const CsfTree& t = csf.trees[ti];
+    const std::string tw = what + " tree " + std::to_string(ti);
+    // Mode order: a permutation, non-root modes by increasing length.
+    std::vector<uint32_t> sorted_modes = t.mode_order;
+    std::sort(sorted_modes.begin(), sorted_modes.end());
+    for (uint32_t m = 0; m < order; ++m) ASSERT_EQ(sorted_modes[m], m) << tw;
+    for (uint32_t l = 2; l < order; ++l) ASSERT_LE(x.dims[t.mode_order[l - 1]], x.dims[t.mode_order[l]]) << tw;
+    // Pointers: monotone, cover the next level exactly, no empty internal node.
+    for (uint32_t l = 0; l + 1 < order; ++l) {
+      ASSERT_EQ(t.fptr[l].size(), t.nodes(l) + 1) << tw;
+      ASSERT_EQ(t.fptr[l][0], 0u) << tw;
+      ASSERT_EQ(t.fptr[l][t.nodes(l)], t.nodes(l + 1)) << tw;
+      for (spt_nnz n = 0; n < t.nodes(l); ++n) {
+        ASSERT_LT(t.fptr[l][n], t.fptr[l][n + 1]) << tw << " level " << l << " node " << n;
+        // Siblings strictly increasing in their index (sorted, merged), except
+        // at the leaf level where repeats are duplicates.
+        for (spt_nnz c = t.fptr[l][n] + 1; c < t.fptr[l][n + 1]; ++c) {
+          if (l + 2 == order) ASSERT_LE(t.fids[l + 1][c - 1], t.fids[l + 1][c]) << tw;
+          else ASSERT_LT(t.fids[l + 1][c - 1], t.fids[l + 1][c]) << tw;
+        }
+      }
+    }
+    for (spt_nnz s = 1; s < t.nodes(0); ++s) ASSERT_LT(t.fids[0][s - 1], t.fids[0][s]) << tw;
+    // Round trip: the leaves are exactly x's nonzeros.
+    spt_coo_s back;
+    tree_to_coo<T>(t, x.dims, back);
+    ASSERT_TRUE(entries<T>(back) == want_entries) << tw << ": leaves differ from the COO's nonzeros";
+  }
+  // Each mode runs on the tree the cost model rates cheapest (built with 2 threads).
+  for (uint32_t m = 0; m < order; ++m) {
+    const double row_bytes = kCsfModelRank * sizeof(T);
+    const double chosen = csf_mttkrp_cost(csf.tree_for_mode(m), x.dims, m, row_bytes, 2);
+    for (const auto& t : csf.trees) ASSERT_LE(chosen, csf_mttkrp_cost(t, x.dims, m, row_bytes, 2)) << what;
+  }
+}
+
+template <typename T>
+void check_mttkrp(const spt_coo_s& x, spt_csf_policy policy, spt_nnz rank) {
+  spt_csf_s csf;
+  build_csf(Exec{2}, x, policy, csf);
+  const std::string what = describe(x, policy) + " rank " + std::to_string(rank);
+  check_structure<T>(x, csf, what);
+  const auto f = random_factors<T>(x.dims, rank, 77);
+  const auto refs = crefs(f);
+  for (uint32_t mode = 0; mode < x.order(); ++mode) {
+    DenseMatrix<T> want(x.dims[mode], rank);
+    ref::mttkrp(Exec{1}, x, refs.data(), mode, want.ref());
+    DenseMatrix<T> got(x.dims[mode], rank);
+    ref::mttkrp_csf(Exec{1}, csf, refs.data(), mode, got.ref());
+    expect_matrix_close(want, got, what + " reference mode " + std::to_string(mode));
+    for (int threads : {1, 2, 3})
+      for (MttkrpStrategy s : {MttkrpStrategy::automatic, MttkrpStrategy::privatized, MttkrpStrategy::atomic}) {
+        DenseMatrix<T> out(x.dims[mode], rank);
+        std::fill(out.values.begin(), out.values.end(), T(99));  // must be overwritten
+        Exec e{threads, s};
+        cpu::mttkrp_csf(e, csf, refs.data(), mode, out.ref());
+        expect_matrix_close(want, out,
+                            what + " cpu mode " + std::to_string(mode) + " threads " + std::to_string(threads) +
+                                " strategy " + std::to_string(static_cast<int>(s)));
+      }
+  }
+}
+
+TEST(Csf, MttkrpMatchesCooReferenceFloat64) {
+  for (const auto& x : all_tensors(SPT_FLOAT64))
+    for (spt_csf_policy p : kPolicies)
+      for (spt_nnz rank : {spt_nnz(16), spt_nnz(5), spt_nnz(37)}) {
+        check_mttkrp<double>(x, p, rank);
+        if (HasFatalFailure()) return;
+      }
+}
+
+TEST(Csf, MttkrpMatchesCooReferenceFloat32) {
+  for (const auto& x : all_tensors(SPT_FLOAT32))
+    for (spt_csf_policy p : kPolicies)
+      for (spt_nnz rank : {spt_nnz(8), spt_nnz(3), spt_nnz(10)}) {
+        check_mttkrp<float>(x, p, rank);
+        if (HasFatalFailure()) return;
+      }
+}
+
+TEST(Csf, OutputWithLeadingDimension) {
+  // An output row stride larger than R must leave the padding alone.
+  const spt_coo_s x = random_coo(SPT_FLOAT64, standard_specs()[3]);
+  spt_csf_s csf;
+  build_csf(Exec{2}, x, SPT_CSF_ONEMODE, csf);
+  const spt_nnz rank = 4, ld = 7;
+  const auto f = random_factors<double>(x.dims, rank, 5);
+  const auto refs = crefs(f);
+  for (uint32_t mode = 0; mode < x.order(); ++mode) {
+    DenseMatrix<double> want(x.dims[mode], rank);
+    ref::mttkrp(Exec{1}, x, refs.data(), mode, want.ref());
+    std::vector<double> storage(x.dims[mode] * ld, -5.0);
+    cpu::mttkrp_csf(Exec{2}, csf, refs.data(), mode, MatRef<double>{storage.data(), x.dims[mode], rank, ld});
+    for (spt_nnz i = 0; i < x.dims[mode]; ++i) {
+      for (spt_nnz r = 0; r < rank; ++r) ASSERT_TRUE(close(want(i, r), storage[i * ld + r], 1e-11));
+      for (spt_nnz r = rank; r < ld; ++r) ASSERT_EQ(storage[i * ld + r], -5.0);
+    }
+  }
+}
+
+TEST(Csf, EmptyTensorGivesZeros) {
+  spt_coo_s x;
+  x.init_owned(SPT_FLOAT64, {4, 5, 6}, 0);
+  spt_csf_s csf;
+  build_csf(Exec{2}, x, SPT_CSF_ALLMODE, csf);
+  const auto f = random_factors<double>(x.dims, 3, 1);
+  const auto refs = crefs(f);
+  for (uint32_t mode = 0; mode < 3; ++mode) {
+    DenseMatrix<double> out(x.dims[mode], 3);
+    std::fill(out.values.begin(), out.values.end(), 1.0);
+    cpu::mttkrp_csf(Exec{2}, csf, refs.data(), mode, out.ref());
+    for (double v : out.values) ASSERT_EQ(v, 0.0);
+  }
+}
+
+TEST(Csf, PoliciesAndModeOrders) {
+  spt_coo_s x = random_coo(SPT_FLOAT64, standard_specs()[3]);  // dims 20 3 17 400
+  spt_csf_s one, two, all;
+  build_csf(Exec{1}, x, SPT_CSF_ONEMODE, one);
+  build_csf(Exec{1}, x, SPT_CSF_TWOMODE, two);
+  build_csf(Exec{1}, x, SPT_CSF_ALLMODE, all);
+  // Hand-checkable case of the cost model: a root costs one per node.
+  EXPECT_EQ(csf_mttkrp_cost(one.trees[0], x.dims, 1, 64, 1),
+            double(one.trees[0].nodes(0) + one.trees[0].nodes(1) + one.trees[0].nodes(2) + one.trees[0].nodes(3)));
+  EXPECT_EQ(one.trees[0].mode_order, (std::vector<uint32_t>{1, 2, 0, 3}));
+  EXPECT_EQ(two.trees[1].mode_order, (std::vector<uint32_t>{3, 1, 2, 0}));
+  for (uint32_t m = 0; m < 4; ++m) EXPECT_EQ(all.trees[m].mode_order[0], m == 0 ? 1u : m == 1 ? 0u : m);
+  EXPECT_GT(all.bytes(), one.bytes());
+  // The input is not modified (still unsorted, same first entries).
+  spt_coo_s again = random_coo(SPT_FLOAT64, standard_specs()[3]);
+  for (uint32_t m = 0; m < 4; ++m)
+    for (spt_nnz k = 0; k < x.nnz; ++k) ASSERT_EQ(x.ind[m][k], again.ind[m][k]);
+}
+
+// ---------------------------------------------------------------- CP-ALS
+
+template <typename T>
+void check_cp_als_formats(spt_dtype dtype) {
+  RandomTensorSpec spec;
+  spec.dims = {30, 20, 25, 6};
+  spec.nnz = 2500;
+  spec.seed = 5;
+  spt_coo_s x = random_coo(dtype, spec);
+  spt_context_s ctx;
+  ctx.threads = 2;
+  spt_cpd_options opts;
+  ASSERT_EQ(spt_cpd_options_init(&opts), SPT_OK);
+  opts.rank = 5;
+  opts.max_iters = 8;
+  opts.tol = 0;
+  opts.seed = 17;
+  opts.format = SPT_TENSOR_FORMAT_COO;
+  spt_ktensor_s want;
+  cp_als(ctx, x, opts, want);
+  std::vector<std::pair<spt_tensor_format, spt_csf_policy>> runs;
+  for (spt_tensor_format format : {SPT_TENSOR_FORMAT_CSF, SPT_TENSOR_FORMAT_AUTO})
+    for (spt_csf_policy p : kPolicies) runs.emplace_back(format, p);
+  // HiCOO and the memoized CSF sequence (ADATM) too.
+  runs.emplace_back(SPT_TENSOR_FORMAT_HICOO, SPT_CSF_AUTO);
+  runs.emplace_back(SPT_TENSOR_FORMAT_CSF, SPT_CSF_MEMOIZED);
+  for (const auto& [format, p] : runs) {
+    {
+      opts.format = format;
+      opts.csf_policy = p;
+      spt_ktensor_s got;
+      cp_als(ctx, x, opts, got);
+      const std::string what = describe(x, p) + (format == SPT_TENSOR_FORMAT_AUTO    ? " format auto"
+                                                 : format == SPT_TENSOR_FORMAT_HICOO ? " format hicoo"
+                                                                                     : "");
+      const double tol = sizeof(T) == 4 ? 2e-3 : 1e-9;
+      ASSERT_EQ(got.iterations, want.iterations) << what;
+      for (size_t i = 0; i < want.fit_history.size(); ++i)
+        ASSERT_NEAR(got.fit_history[i], want.fit_history[i], tol) << what << " iteration " << i;
+      for (spt_index r = 0; r < opts.rank; ++r)
+        ASSERT_TRUE(close(got.lambda.ptr<T>()[r], want.lambda.ptr<T>()[r], tol)) << what;
+      for (uint32_t m = 0; m < x.order(); ++m)
+        for (spt_nnz i = 0; i < x.dims[m] * opts.rank; ++i)
+          ASSERT_NEAR(got.factors[m]->ptr<T>()[i], want.factors[m]->ptr<T>()[i], tol) << what << " mode " << m;
+    }
+  }
+  // The C entry point on a CSF handle gives the same model.
+  spt_csf* handle = nullptr;
+  ASSERT_EQ(spt_csf_create(&ctx, &x, SPT_CSF_TWOMODE, &handle), SPT_OK);
+  spt_ktensor* k = nullptr;
+  EXPECT_EQ(spt_cpd_als_csf(&ctx, handle, &opts, &k), SPT_WARN_NOT_CONVERGED);
+  ASSERT_NE(k, nullptr);
+  EXPECT_NEAR(k->fit, want.fit, sizeof(T) == 4 ? 2e-3 : 1e-9);
+  spt_ktensor_free(k);
+  spt_csf_free(handle);
+}
+
+TEST(CsfCpAls, SameFactorsAsCooFloat64) { check_cp_als_formats<double>(SPT_FLOAT64); }
+TEST(CsfCpAls, SameFactorsAsCooFloat32) { check_cp_als_formats<float>(SPT_FLOAT32); }
+
+TEST(CsfCpAls, OperandNamesAndAutoFormat) {
+  spt_coo_s x3 = random_coo(SPT_FLOAT64, standard_specs()[1]);
+  spt_coo_s x2 = random_coo(SPT_FLOAT64, standard_specs()[0]);
+  spt_context_s ctx;
+  spt_cpd_options opts;
+  spt_cpd_options_init(&opts);
+  // AUTO follows spt_suggest_format: these small tensors stay COO.
+  EXPECT_STREQ(algo::make_mttkrp_operand<double>(ctx, x3, opts)->name(), "coo");
+  EXPECT_STREQ(algo::make_mttkrp_operand<double>(ctx, x2, opts)->name(), "coo");
+  opts.format = SPT_TENSOR_FORMAT_HICOO;
+  EXPECT_STREQ(algo::make_mttkrp_operand<double>(ctx, x3, opts)->name(), "hicoo");
+  opts.format = SPT_TENSOR_FORMAT_CSF;
+  opts.csf_policy = SPT_CSF_MEMOIZED;
+  EXPECT_STREQ(algo::make_mttkrp_operand<double>(ctx, x3, opts)->name(), "csf-memo");
+  opts.format = SPT_TENSOR_FORMAT_CSF;
+  opts.csf_policy = SPT_CSF_TWOMODE;
+  EXPECT_STREQ(algo::make_mttkrp_operand<double>(ctx, x3, opts)->name(), "csf-twomode");
+  opts.format = SPT_TENSOR_FORMAT_COO;
+  EXPECT_STREQ(algo::make_mttkrp_operand<double>(ctx, x3, opts)->name(), "coo");
+}
+
+TEST(CsfCpAls, OldOptionsStructSizeGetsDefaults) {
+  // A caller built against 0.1 passes the struct without format/csf_policy.
+  spt_coo_s x = random_coo(SPT_FLOAT64, standard_specs()[1]);
+  spt_cpd_options opts;
+  spt_cpd_options_init(&opts);
+  opts.rank = 3;
+  opts.max_iters = 3;
+  opts.format = static_cast<spt_tensor_format>(12345);  // beyond the old size: must be ignored
+  opts.struct_size = offsetof(spt_cpd_options, format);
+  const spt_cpd_options n = normalized_cpd_options(opts);
+  EXPECT_EQ(n.struct_size, sizeof(spt_cpd_options));
+  EXPECT_EQ(n.format, SPT_TENSOR_FORMAT_AUTO);
+  EXPECT_EQ(n.csf_policy, SPT_CSF_AUTO);
+  EXPECT_EQ(n.rank, 3u);
+  spt_ktensor* k = nullptr;
+  spt_context* ctx = nullptr;
+  ASSERT_EQ(spt_context_create(&ctx), SPT_OK);
+  EXPECT_GE(spt_cpd_als(ctx, &x, &opts, &k), 0) << spt_last_error(ctx);
+  spt_ktensor_free(k);
+  // The current size with a bad format is rejected.
+  opts.struct_size = sizeof(opts);
+  k = nullptr;
+  EXPECT_EQ(spt_cpd_als(ctx, &x, &opts, &k), SPT_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(spt_last_error(ctx)).find("opts.format"), std::string::npos);
+  opts.format = SPT_TENSOR_FORMAT_CSF;
+  opts.csf_policy = static_cast<spt_csf_policy>(9);
+  EXPECT_EQ(spt_cpd_als(ctx, &x, &opts, &k), SPT_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(spt_last_error(ctx)).find("csf_policy"), std::string::npos);
+  opts.struct_size = 8;
+  EXPECT_EQ(spt_cpd_als(ctx, &x, &opts, &k), SPT_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(k, nullptr);
+  spt_context_free(ctx);
+}
+
+// ---------------------------------------------------------------- C API
+
+TEST(CsfApi, CreateInfoMttkrpAndErrors) {
+  spt_context* ctx = nullptr;
+  ASSERT_EQ(spt_context_create(&ctx), SPT_OK);
+  spt_coo_s x = random_coo(SPT_FLOAT64, standard_specs()[3]);  // 20 3 17 400
+  spt_csf* csf = nullptr;
+  EXPECT_EQ(spt_csf_create(ctx, nullptr, SPT_CSF_AUTO, &csf), SPT_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(spt_csf_create(ctx, &x, SPT_CSF_AUTO, nullptr), SPT_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(spt_csf_create(ctx, &x, static_cast<spt_csf_policy>(7), &csf), SPT_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(spt_last_error(ctx)).find("policy"), std::string::npos);
+  EXPECT_EQ(csf, nullptr);
+  spt_coo_s vec;
+  vec.init_owned(SPT_FLOAT64, {5}, 0);
+  EXPECT_EQ(spt_csf_create(ctx, &vec, SPT_CSF_AUTO, &csf), SPT_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(spt_last_error(ctx)).find("order >= 2"), std::string::npos);
+
+  ASSERT_EQ(spt_csf_create(ctx, &x, SPT_CSF_TWOMODE, &csf), SPT_OK);
+  spt_csf_summary info;
+  info.struct_size = sizeof(info);
+  ASSERT_EQ(spt_csf_info(csf, &info), SPT_OK);
+  EXPECT_EQ(info.order, 4u);
+  EXPECT_EQ(info.nnz, x.nnz);
+  EXPECT_EQ(info.trees, 2u);
+  EXPECT_EQ(info.policy, SPT_CSF_TWOMODE);
+  EXPECT_EQ(info.dtype, SPT_FLOAT64);
+  EXPECT_EQ(info.bytes, csf->bytes());
+  EXPECT_EQ(info.mode_order[0][0], 1u);
+  EXPECT_EQ(info.mode_order[1][0], 3u);
+  for (uint32_t m = 0; m < 4; ++m) EXPECT_EQ(info.tree_for_mode[m], csf->tree_of_mode[m]);
+  info.struct_size = 4;
+  EXPECT_EQ(spt_csf_info(csf, &info), SPT_ERR_INVALID_ARGUMENT);
+  spt_nnz fibers = 0;
+  ASSERT_EQ(spt_csf_fibers(csf, 0, 3, &fibers), SPT_OK);
+  EXPECT_EQ(fibers, x.nnz);
+  EXPECT_EQ(spt_csf_fibers(csf, 2, 0, &fibers), SPT_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(spt_csf_fibers(csf, 0, 4, &fibers), SPT_ERR_INVALID_ARGUMENT);
+
+  // MTTKRP through the API (column-major output too) equals the COO one.
+  const spt_index rank = 3;
+  std::vector<spt_matrix*> f(4, nullptr);
+  for (uint32_t m = 0; m < 4; ++m) {
+    ASSERT_EQ(spt_matrix_create(ctx, SPT_FLOAT64, x.dims[m], rank, SPT_ROW_MAJOR, &f[m]), SPT_OK);
+    for (spt_nnz i = 0; i < x.dims[m]; ++i)
+      for (spt_nnz r = 0; r < rank; ++r) f[m]->at<double>(i, r) = 0.1 * double((i * 7 + r * 3 + m) % 11) - 0.4;
+  }
+  for (uint32_t mode = 0; mode < 4; ++mode) {
+    spt_matrix *want = nullptr, *got = nullptr;
+    ASSERT_EQ(spt_matrix_create(ctx, SPT_FLOAT64, x.dims[mode], rank, SPT_ROW_MAJOR, &want), SPT_OK);
+    ASSERT_EQ(spt_matrix_create(ctx, SPT_FLOAT64, x.dims[mode], rank, SPT_COL_MAJOR, &got), SPT_OK);
+    ASSERT_EQ(spt_mttkrp(ctx, &x, f.data(), mode, want), SPT_OK);
+    ASSERT_EQ(spt_mttkrp_csf(ctx, csf, f.data(), mode, got), SPT_OK) << spt_last_error(ctx);
+    for (spt_nnz i = 0; i < x.dims[mode]; ++i)
+      for (spt_nnz r = 0; r < rank; ++r) ASSERT_TRUE(close(want->at<double>(i, r), got->at<double>(i, r), 1e-11));
+    spt_matrix_free(want);
+    spt_matrix_free(got);
+  }
+
+  // Argument errors.
+  spt_matrix *out = nullptr, *wrong_rows = nullptr, *f32 = nullptr;
+  ASSERT_EQ(spt_matrix_create(ctx, SPT_FLOAT64, x.dims[0], rank, SPT_ROW_MAJOR, &out), SPT_OK);
+  ASSERT_EQ(spt_matrix_create(ctx, SPT_FLOAT64, x.dims[0] + 1, rank, SPT_ROW_MAJOR, &wrong_rows), SPT_OK);
+  ASSERT_EQ(spt_matrix_create(ctx, SPT_FLOAT32, x.dims[0], rank, SPT_ROW_MAJOR, &f32), SPT_OK);
+  auto expect_error = [&](spt_status status, const std::string& fragment) {
+    EXPECT_EQ(status, SPT_ERR_INVALID_ARGUMENT) << fragment;
+    EXPECT_NE(std::string(spt_last_error(ctx)).find(fragment), std::string::npos)
+        << "message: " << spt_last_error(ctx) << "\nexpected to contain: " << fragment;
+  };
+  expect_error(spt_mttkrp_csf(ctx, nullptr, f.data(), 0, out), "x");
+  expect_error(spt_mttkrp_csf(ctx, csf, nullptr, 0, out), "factors");
+  expect_error(spt_mttkrp_csf(ctx, csf, f.data(), 0, nullptr), "out");
+  expect_error(spt_mttkrp_csf(ctx, csf, f.data(), 4, out), "mode 4 out of range");
+  expect_error(spt_mttkrp_csf(ctx, csf, f.data(), 0, wrong_rows), "out must be dims[0]");
+  expect_error(spt_mttkrp_csf(ctx, csf, f.data(), 0, f32), "float32");
+  std::vector<spt_matrix*> bad = f;
+  bad[2] = nullptr;
+  expect_error(spt_mttkrp_csf(ctx, csf, bad.data(), 0, out), "factors[2] must not be NULL");
+  bad[2] = f[3];
+  expect_error(spt_mttkrp_csf(ctx, csf, bad.data(), 0, out), "factors[2] must be dims[2]");
+  bad = f;
+  bad[1] = out;
+  expect_error(spt_mttkrp_csf(ctx, csf, bad.data(), 0, out), "out must not be the same matrix");
+  bad = f;
+  bad[0] = nullptr;  // factors[mode] may be NULL
+  EXPECT_EQ(spt_mttkrp_csf(ctx, csf, bad.data(), 0, out), SPT_OK);
+  spt_ktensor* k = nullptr;
+  expect_error(spt_cpd_als_csf(ctx, csf, nullptr, &k), "opts");
+  expect_error(spt_cpd_als_csf(ctx, nullptr, nullptr, &k), "tensor");
+  EXPECT_EQ(spt_csf_info(nullptr, &info), SPT_ERR_INVALID_ARGUMENT);
+
+  spt_matrix_free(out);
+  spt_matrix_free(wrong_rows);
+  spt_matrix_free(f32);
+  for (auto* m : f) spt_matrix_free(m);
+  spt_csf_free(csf);
+  spt_csf_free(nullptr);
+  spt_context_free(ctx);
+}
+
+}  // namespace
+}  // namespace spt::test

@@ -1,0 +1,371 @@
+// The CUDA backend: plugin discovery and the backend API on any machine
+// (a CPU-only machine must see the plugin decline cleanly), and on a machine
+// with a GPU the GPU MTTKRP against the reference kernel (float64 oracle) on
+// random tensors of orders 2..7 with skewed shapes and heavy slices, ranks
+// 1..130 (powers of two and not), every mode, and on the tests/data tensors.
+// GPU tests skip with the reason when no device is usable.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "common/test_util.hpp"
+#include "core/context.hpp"
+#include "dispatch/dispatch.hpp"
+#include "dispatch/plugin_loader.hpp"
+#include "kernels/kernels.hpp"
+#include "kernels/sort.hpp"
+
+namespace spt::test {
+namespace {
+
+// The tests link the library statically, so the loader's "beside
+// libsptensor.so" is the test's own directory: point it at the plugin this
+// build made (before anything loads it), unless the caller chose one.
+const bool plugin_path_set = [] {
+#ifdef SPT_CUDA_PLUGIN_FILE
+  setenv("SPT_PLUGIN_PATH", SPT_CUDA_PLUGIN_FILE, /*overwrite=*/0);
+#endif
+  return true;
+}();
+
+bool plugin_built() {
+#ifdef SPT_CUDA_PLUGIN_FILE
+  return true;
+#else
+  return false;
+#endif
+}
+
+bool have_device() { return dispatch::cuda_plugin().usable(); }
+
+#define SKIP_WITHOUT_DEVICE()                                                                  \
+  do {                                                                                          \
+    if (!have_device()) GTEST_SKIP() << "no usable CUDA device: " << dispatch::cuda_plugin().reason; \
+  } while (0)
+
+spt_backend_info backend_info(const spt_context* ctx) {
+  spt_backend_info info{};
+  info.struct_size = sizeof info;
+  EXPECT_EQ(spt_context_backend_info(ctx, &info), SPT_OK) << spt_thread_last_error();
+  return info;
+}
+
+/* ------------------------- any machine: the plugin ------------------------ */
+
+TEST(CudaPlugin, DiscoveryAndBackendInfo) {
+  spt_context* ctx = nullptr;
+  ASSERT_EQ(spt_context_create(&ctx), SPT_OK) << spt_thread_last_error();
+  const spt_backend_info info = backend_info(ctx);
+  EXPECT_EQ(info.requested, SPT_BACKEND_AUTO);
+  if (plugin_built()) {
+#ifdef SPT_CUDA_PLUGIN_FILE
+    EXPECT_STREQ(info.plugin_path, SPT_CUDA_PLUGIN_FILE) << info.reason;
+#endif
+  } else {
+    EXPECT_STREQ(info.plugin_path, "");
+    EXPECT_NE(std::string(info.reason).find("no usable CUDA plugin"), std::string::npos) << info.reason;
+  }
+  if (have_device()) {
+    EXPECT_EQ(info.cuda_available, 1);
+    EXPECT_EQ(info.backend, SPT_BACKEND_CUDA);
+    EXPECT_GE(info.device_count, 1);
+    EXPECT_GT(std::strlen(info.device_name), 0u);
+    EXPECT_GT(info.device_total_memory, 0u);
+    EXPECT_GE(info.compute_capability_major, 3);
+    EXPECT_STREQ(info.reason, "");
+  } else {
+    // AUTO declines quietly to the CPU and says why.
+    EXPECT_EQ(info.cuda_available, 0);
+    EXPECT_EQ(info.backend, SPT_BACKEND_CPU);
+    EXPECT_EQ(info.device_count, 0);
+    EXPECT_STREQ(info.device_name, "");
+    EXPECT_GT(std::strlen(info.reason), 10u);
+    if (plugin_built()) EXPECT_NE(std::string(info.reason).find("no usable device"), std::string::npos) << info.reason;
+  }
+  std::printf("backend info: backend %d, cuda_available %d, devices %d, device '%s', plugin '%s', reason '%s'\n",
+              info.backend, info.cuda_available, info.device_count, info.device_name, info.plugin_path, info.reason);
+  spt_context_free(ctx);
+}
+
+// Run by the ctest test cuda_plugin_version_mismatch with SPT_PLUGIN_PATH at
+// a plugin that reports interface version 999 (tests/cuda/fake_plugin.c).
+TEST(CudaPlugin, VersionMismatchRefused) {
+  if (!std::getenv("SPT_EXPECT_PLUGIN_REFUSED"))
+    GTEST_SKIP() << "runs under ctest (cuda_plugin_version_mismatch) with the fake plugin";
+  const spt_backend_info info = backend_info(nullptr);
+  EXPECT_EQ(info.cuda_available, 0);
+  EXPECT_EQ(info.backend, SPT_BACKEND_CPU);
+  EXPECT_STREQ(info.plugin_path, "");
+  const std::string reason = info.reason;
+  EXPECT_NE(reason.find("plugin interface version 999"), std::string::npos) << reason;
+  EXPECT_NE(reason.find(std::string("needs version ") + std::to_string(SPT_PLUGIN_ABI_VERSION)), std::string::npos)
+      << reason;
+  spt_context* ctx = nullptr;
+  ASSERT_EQ(spt_context_create(&ctx), SPT_OK);
+  EXPECT_EQ(spt_context_set_backend(ctx, SPT_BACKEND_CUDA), SPT_ERR_DEVICE);
+  EXPECT_NE(std::string(spt_last_error(ctx)).find("interface version 999"), std::string::npos) << spt_last_error(ctx);
+  spt_context_free(ctx);
+}
+
+TEST(CudaPlugin, CpuAndReferenceSayWhyNotCuda) {
+  spt_context* ctx = nullptr;
+  ASSERT_EQ(spt_context_create(&ctx), SPT_OK);
+  ASSERT_EQ(spt_context_set_backend(ctx, SPT_BACKEND_CPU), SPT_OK);
+  spt_backend_info info = backend_info(ctx);
+  EXPECT_EQ(info.backend, SPT_BACKEND_CPU);
+  EXPECT_NE(std::string(info.reason).find("backend is CPU"), std::string::npos) << info.reason;
+  ASSERT_EQ(spt_context_set_backend(ctx, SPT_BACKEND_REFERENCE), SPT_OK);
+  info = backend_info(ctx);
+  EXPECT_EQ(info.backend, SPT_BACKEND_REFERENCE);
+  spt_context_free(ctx);
+}
+
+TEST(CudaPlugin, ForcedCudaWithoutDeviceIsDeviceError) {
+  if (have_device()) GTEST_SKIP() << "a CUDA device is present; this checks the CPU-only behaviour";
+  spt_context* ctx = nullptr;
+  ASSERT_EQ(spt_context_create(&ctx), SPT_OK);
+  EXPECT_EQ(spt_context_set_backend(ctx, SPT_BACKEND_CUDA), SPT_ERR_DEVICE);
+  const std::string message = spt_last_error(ctx);
+  EXPECT_NE(message.find("CUDA is not usable"), std::string::npos) << message;
+  spt_backend backend = SPT_BACKEND_CPU;
+  ASSERT_EQ(spt_context_get_backend(ctx, &backend), SPT_OK);
+  EXPECT_EQ(backend, SPT_BACKEND_AUTO) << "a refused backend leaves the context unchanged";
+  EXPECT_EQ(spt_context_set_device(ctx, 0), SPT_ERR_DEVICE);
+  spt_context_free(ctx);
+}
+
+TEST(CudaPlugin, EnvBackendCudaWithoutDeviceIsDeviceError) {
+  if (have_device()) GTEST_SKIP() << "a CUDA device is present; this checks the CPU-only behaviour";
+  const char* old = std::getenv("SPT_BACKEND");
+  const std::string saved = old ? old : "";
+  setenv("SPT_BACKEND", "cuda", 1);
+  spt_context* ctx = nullptr;
+  EXPECT_EQ(spt_context_create(&ctx), SPT_ERR_DEVICE);
+  EXPECT_EQ(ctx, nullptr);
+  EXPECT_NE(std::string(spt_thread_last_error()).find("SPT_BACKEND=cuda"), std::string::npos)
+      << spt_thread_last_error();
+  if (old) setenv("SPT_BACKEND", saved.c_str(), 1);
+  else unsetenv("SPT_BACKEND");
+}
+
+TEST(CudaPlugin, ArgumentChecks) {
+  spt_context* ctx = nullptr;
+  ASSERT_EQ(spt_context_create(&ctx), SPT_OK);
+  EXPECT_EQ(spt_context_set_device(ctx, -1), SPT_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(spt_context_set_device(nullptr, 0), SPT_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(spt_context_set_device(ctx, 1 << 20), SPT_ERR_DEVICE);
+  EXPECT_EQ(spt_context_backend_info(ctx, nullptr), SPT_ERR_INVALID_ARGUMENT);
+  spt_backend_info info{};
+  info.struct_size = 0;
+  EXPECT_EQ(spt_context_backend_info(ctx, &info), SPT_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(spt_thread_last_error()).find("struct_size"), std::string::npos);
+  // An older, smaller struct is filled up to its size only.
+  struct Old {
+    size_t struct_size;
+    spt_backend requested;
+    spt_backend backend;
+  };
+  unsigned char raw[sizeof(spt_backend_info)];
+  std::memset(raw, 0xAB, sizeof raw);
+  auto* small = reinterpret_cast<spt_backend_info*>(raw);
+  small->struct_size = sizeof(Old);
+  EXPECT_EQ(spt_context_backend_info(ctx, small), SPT_OK);
+  EXPECT_EQ(small->struct_size, sizeof(Old));
+  EXPECT_EQ(small->requested, SPT_BACKEND_AUTO);
+  EXPECT_EQ(raw[sizeof(Old)], 0xAB) << "bytes past struct_size must not be written";
+  // NULL context: the defaults.
+  EXPECT_EQ(backend_info(nullptr).requested, SPT_BACKEND_AUTO);
+  spt_context_free(ctx);
+}
+
+/* ------------------------- GPU: MTTKRP correctness ------------------------ */
+
+template <typename T>
+std::vector<DenseMatrix<T>> random_factors(const std::vector<spt_index>& dims, spt_nnz rank, uint64_t seed) {
+  std::vector<DenseMatrix<T>> f;
+  for (size_t m = 0; m < dims.size(); ++m) f.push_back(random_matrix<T>(dims[m], rank, seed + 31 * m));
+  return f;
+}
+
+// The oracle: the reference kernel in float64 on the same data. With
+// `absolute`, on |values| and |factors|: the sum of the terms' magnitudes,
+// which bounds the rounding error of any summation order.
+template <typename T>
+DenseMatrix<double> reference_mttkrp(const spt_coo_s& x, const std::vector<DenseMatrix<T>>& factors, uint32_t mode,
+                                     bool absolute = false) {
+  spt_coo_s x64 = copy_coo(x, SPT_FLOAT64);
+  if (absolute)
+    for (spt_nnz k = 0; k < x64.nnz; ++k) x64.mutable_values<double>()[k] = std::abs(x64.values<double>()[k]);
+  const spt_nnz rank = factors[0].cols;
+  std::vector<DenseMatrix<double>> f64;
+  for (const auto& f : factors) {
+    DenseMatrix<double> d(f.rows, f.cols);
+    for (size_t i = 0; i < f.values.size(); ++i) d.values[i] = absolute ? std::abs(double(f.values[i])) : f.values[i];
+    f64.push_back(std::move(d));
+  }
+  std::vector<ConstMatRef<double>> refs;
+  for (const auto& f : f64) refs.push_back(f.cref());
+  DenseMatrix<double> out(x.dims[mode], rank);
+  kernels::reference::mttkrp(kernels::Exec{1}, x64, refs.data(), mode, out.ref());
+  return out;
+}
+
+template <typename T>
+constexpr double gpu_tolerance() {
+  return sizeof(T) == 4 ? 1e-4 : 1e-10;
+}
+
+// GPU MTTKRP through the dispatcher with CUDA forced, every mode, checked
+// against the float64 reference: |gpu - ref| <= tol * max(1, sum of the
+// terms' magnitudes) per entry (the summation order differs from the CPU's,
+// and real tensors cancel: email-eu-day's counts up to 118 against factors
+// in [-1, 1]). Poisons the output first so unwritten rows show.
+template <typename T>
+void check_all_modes(const spt_coo_s& x, spt_nnz rank, uint64_t seed, const std::string& what) {
+  spt_context_s ctx;
+  ctx.backend = SPT_BACKEND_CUDA;
+  const auto factors = random_factors<T>(x.dims, rank, seed);
+  std::vector<ConstMatRef<T>> refs;
+  for (const auto& f : factors) refs.push_back(f.cref());
+  for (uint32_t mode = 0; mode < x.order(); ++mode) {
+    DenseMatrix<T> out(x.dims[mode], rank);
+    for (auto& v : out.values) v = T(12345);
+    SPT_DISPATCH(ctx, mttkrp, x, refs.data(), mode, out.ref());
+    const DenseMatrix<double> want = reference_mttkrp(x, factors, mode);
+    const DenseMatrix<double> scale = reference_mttkrp(x, factors, mode, /*absolute=*/true);
+    for (spt_nnz i = 0; i < want.rows; ++i)
+      for (spt_nnz j = 0; j < want.cols; ++j) {
+        const double w = want(i, j), g = out(i, j);
+        ASSERT_LE(std::abs(w - g), gpu_tolerance<T>() * std::max(1.0, scale(i, j)))
+            << what << " rank " << rank << " mode " << mode << " at (" << i << "," << j << "): want " << w
+            << " got " << g << " (sum of magnitudes " << scale(i, j) << ")";
+      }
+  }
+}
+
+template <typename T>
+class CudaMttkrp : public ::testing::Test {};
+using ValueTypes = ::testing::Types<float, double>;
+TYPED_TEST_SUITE(CudaMttkrp, ValueTypes);
+
+const spt_nnz kRanks[] = {1, 3, 8, 16, 20, 32, 33, 64, 100, 130};
+
+TYPED_TEST(CudaMttkrp, RandomTensorsOrders2To7) {
+  SKIP_WITHOUT_DEVICE();
+  using T = TypeParam;
+  std::vector<RandomTensorSpec> specs = standard_specs();
+  RandomTensorSpec seven;
+  seven.dims = {3, 5, 7, 2, 11, 4, 6};  // order 7: the any-order kernel
+  seven.nnz = 3000;
+  seven.seed = 21;
+  specs.push_back(seven);
+  for (const RandomTensorSpec& spec : specs) {
+    const spt_coo_s x = random_coo(dtype_of<T>(), spec);
+    for (spt_nnz rank : kRanks)
+      check_all_modes<T>(x, rank, spec.seed * 7 + rank, cat("order ", x.order(), " nnz ", x.nnz));
+  }
+}
+
+TYPED_TEST(CudaMttkrp, HeavySlicesAndSortedRuns) {
+  SKIP_WITHOUT_DEVICE();
+  using T = TypeParam;
+  // Skewed: most nonzeros in a few slices of every mode; 200k nonzeros so
+  // several warps share a slice; then sorted by each mode in turn (long
+  // output runs: the run accumulation and its flushes at chunk ends).
+  RandomTensorSpec spec;
+  spec.dims = {3, 2000, 700, 50};
+  spec.nnz = 200000;
+  spec.seed = 5;
+  spt_coo_s x = random_coo(dtype_of<T>(), spec);
+  for (spt_nnz rank : {spt_nnz(16), spt_nnz(32), spt_nnz(37)}) check_all_modes<T>(x, rank, 99 + rank, "unsorted");
+  for (uint32_t first = 0; first < x.order(); ++first) {
+    std::vector<uint32_t> order = sorting::natural_order(x.order());
+    std::swap(order[0], order[first]);
+    sorting::sort_in_place(kernels::Exec{2}, x, order);
+    check_all_modes<T>(x, 32, 7 + first, cat("sorted by mode ", first));
+  }
+}
+
+TYPED_TEST(CudaMttkrp, DataTensors) {
+  SKIP_WITHOUT_DEVICE();
+  using T = TypeParam;
+  int checked = 0;
+  for (const char* name : {"nations.tns.xz", "umls.tns.xz", "kinship.tns.xz", "jf17k-4ary.tns.xz",
+                           "ciao-user-item-category-month.tns.xz", "email-eu-day.tns.xz"}) {
+    const std::string path = data_file(name);
+    if (path.empty()) continue;
+    spt_coo* raw = nullptr;
+    spt_status status = spt_read(nullptr, path.c_str(), nullptr, &raw);
+    if (status == SPT_ERR_UNSUPPORTED) {
+      // A build without liblzma (the GPU machine's): benchmarks/gpu_suite.sh
+      // unpacks the files into $SPT_TEST_DATA_PLAIN.
+      const char* plain = std::getenv("SPT_TEST_DATA_PLAIN");
+      if (!plain) continue;
+      std::string unpacked = std::string(plain) + "/" + name;
+      unpacked.resize(unpacked.size() - 3);  // drop ".xz"
+      status = spt_read(nullptr, unpacked.c_str(), nullptr, &raw);
+    }
+    ASSERT_EQ(status, SPT_OK) << spt_thread_last_error();
+    const spt_coo_s x = copy_coo(*raw, dtype_of<T>());
+    spt_coo_free(raw);
+    for (spt_nnz rank : {spt_nnz(16), spt_nnz(32)}) check_all_modes<T>(x, rank, 3 + rank, name);
+    ++checked;
+  }
+  if (checked == 0) GTEST_SKIP() << "no data tensors found";
+}
+
+// The device copy is cached on the handle and dropped when the tensor
+// changes; the C API path with a column-major output.
+TEST(CudaMttkrpApi, CacheInvalidationAndColumnMajorOutput) {
+  SKIP_WITHOUT_DEVICE();
+  spt_context* ctx = nullptr;
+  ASSERT_EQ(spt_context_create(&ctx), SPT_OK);
+  ASSERT_EQ(spt_context_set_backend(ctx, SPT_BACKEND_CUDA), SPT_OK) << spt_last_error(ctx);
+  RandomTensorSpec spec;
+  spec.dims = {40, 30, 20};
+  spec.nnz = 5000;
+  spt_coo_s base = random_coo(SPT_FLOAT64, spec);
+  spt_coo* x = new spt_coo_s(copy_coo(base, SPT_FLOAT64));
+  const spt_nnz rank = 24;
+  auto factors = random_factors<double>(x->dims, rank, 77);
+  std::vector<spt_matrix*> handles;
+  for (auto& f : factors) {
+    spt_matrix* m = nullptr;
+    ASSERT_EQ(spt_matrix_wrap(ctx, SPT_FLOAT64, f.rows, f.cols, SPT_ROW_MAJOR, f.values.data(), f.cols, &m), SPT_OK)
+        << spt_last_error(ctx);
+    handles.push_back(m);
+  }
+  auto run_and_check = [&](const char* what) {
+    spt_matrix* out = nullptr;
+    ASSERT_EQ(spt_matrix_create(ctx, SPT_FLOAT64, x->dims[1], rank, SPT_COL_MAJOR, &out), SPT_OK);
+    ASSERT_EQ(spt_mttkrp(ctx, x, handles.data(), 1, out), SPT_OK) << spt_last_error(ctx);
+    const DenseMatrix<double> want = reference_mttkrp(*x, factors, 1);
+    for (spt_nnz i = 0; i < want.rows; ++i)
+      for (spt_nnz j = 0; j < want.cols; ++j)
+        ASSERT_TRUE(close(want(i, j), out->at<double>(i, j), 1e-10)) << what << " (" << i << "," << j << ")";
+    spt_matrix_free(out);
+  };
+  run_and_check("first call");
+  EXPECT_TRUE(x->device_cache != nullptr) << "the device copy should be cached on the handle";
+  const std::shared_ptr<void> cached = x->device_cache;
+  run_and_check("second call (cached copy)");
+  EXPECT_EQ(x->device_cache, cached) << "the cached copy should be reused";
+  // Append nonzeros: the cache must not serve the old tensor.
+  std::vector<spt_index> coords = {0, 39, 0, 29, 0, 19};  // mode-major (indices[m*ld + k]), two nonzeros
+  const double values[] = {5.0, -3.0};
+  ASSERT_EQ(spt_coo_append(ctx, x, 2, coords.data(), 2, 0, values, 0), SPT_OK) << spt_last_error(ctx);
+  run_and_check("after append");
+  x->touched();
+  EXPECT_TRUE(x->device_cache == nullptr);
+  for (spt_matrix* m : handles) spt_matrix_free(m);
+  spt_coo_free(x);
+  spt_context_free(ctx);
+}
+
+}  // namespace
+}  // namespace spt::test
