@@ -35,7 +35,7 @@ done
 export SPT_TEST_DATA_PLAIN="$PWD/.data/plain"
 
 "$build/tests/test_cuda" 2>&1 | tee "$out/gpu_test_cuda.log" | tail -25
-(cd "$build" && ctest --output-on-failure -j4 --timeout 600) > "$out/gpu_ctest.log" 2>&1
+(cd "$build" && ctest --output-on-failure -j12 --timeout 300) > "$out/gpu_ctest.log" 2>&1
 echo "ctest (all, AUTO -> GPU): $(grep -E 'tests passed|tests failed' "$out/gpu_ctest.log")"
 grep -E "^\s+[0-9]+ - .*\((Failed|Timeout|SEGFAULT|Subprocess)" "$out/gpu_ctest.log" | head -20
 

@@ -511,20 +511,22 @@ typedef struct spt_format_advice {
   size_t reason_length;       /**< out: length of the whole explanation (without the NUL) */
   spt_tensor_format format;   /**< out: COO, CSF or HICOO (never AUTO) */
   spt_csf_policy csf_policy;  /**< out: the tree policy when format is CSF */
-  double block_ratio;         /**< out: HiCOO alpha_b = blocks / nnz with the suggested B (0 when not computed) */
-  double slice_per_block;     /**< out: HiCOO block density c_b (0 when not computed) */
+  double block_ratio;         /**< out: HiCOO alpha_b = blocks / nnz with the suggested B (0 when not needed) */
+  double slice_per_block;     /**< out: HiCOO block density c_b (0 when not needed) */
 } spt_format_advice;
 
 /** Which storage format a CP-ALS of rank `rank` on x should use on this
  *  machine (the context's thread count), and why: COO for tensors under
- *  16384 nonzeros (conversion not repaid); else HiCOO statistics with the
- *  suggested block size decide by the thresholds of Li's dissertation
- *  §4.3.3: HiCOO when its blocks are dense enough (c_b >= 0.01) or it
- *  compresses (alpha_b below the storage break-even), else CSF (memoized
- *  for order >= 4 when the intermediates of `rank` columns fit a quarter of
- *  the memory, else one tree per mode when they fit 4x the COO). The same
- *  rule is what spt_cpd_options.format = SPT_TENSOR_FORMAT_AUTO and
- *  `sptensor cpd --format auto` use. Costs about one HiCOO conversion.
+ *  16384 nonzeros (conversion not repaid); else CSF with one tree per mode
+ *  when those trees fit 4x the COO's bytes (the fastest CP-ALS format in
+ *  our benchmarks); else HiCOO statistics with the suggested block size
+ *  decide by the thresholds of Li's dissertation §4.3.3: HiCOO when its
+ *  blocks are dense enough (c_b >= 0.01) or it compresses (alpha_b below
+ *  the storage break-even), else one CSF tree (memoized for order >= 4 when
+ *  a level of `rank`-wide intermediates fits a quarter of the memory). The
+ *  same rule is what spt_cpd_options.format = SPT_TENSOR_FORMAT_AUTO and
+ *  `sptensor cpd --format auto` use (which reuse what the advice built).
+ *  Costs one CSF tree build (plus one HiCOO conversion in the last case).
  *  Deterministic for a given tensor and thread count. x is not modified.
  *  Errors: INVALID_ARGUMENT (NULL x or advice, struct_size 0, rank 0, a
  *  reason_capacity without a buffer), OUT_OF_MEMORY. Thread safe for

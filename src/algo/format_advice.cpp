@@ -3,14 +3,15 @@
 #include <iomanip>
 #include <sstream>
 
-#include "dispatch/dispatch.hpp"
 #include "algo/memo_mttkrp.hpp"
+#include "dispatch/dispatch.hpp"
 
 namespace spt::algo {
 
 FormatAdvice advise_format(spt_context_s& ctx, const spt_coo_s& x, spt_index rank) {
   FormatAdvice a;
   std::ostringstream why;
+  why << std::setprecision(3);
   if (x.order() < 2) {
     a.format = SPT_TENSOR_FORMAT_COO;
     a.reason = "order 1: COO (the other formats need order >= 2).";
@@ -23,12 +24,26 @@ FormatAdvice advise_format(spt_context_s& ctx, const spt_coo_s& x, spt_index ran
     a.reason = why.str();
     return a;
   }
-  const int threads = dispatch::exec_for(ctx).threads;
-  a.hicoo = std::make_unique<spt_hicoo_s>(hicoo::from_coo(x, hicoo::Params{}, threads));
-  a.hicoo_stats = hicoo::compute_stats(*a.hicoo, threads);
+  const kernels::Exec exec = dispatch::exec_for(ctx);
+  const uint64_t coo_bytes = x.nnz * (uint64_t(x.order()) * sizeof(spt_index) + dtype_size(x.dtype()));
+  a.csf_first_tree = build_csf_tree(exec, x, csf_mode_order(x.dims, csf_shortest_mode(x.dims)));
+  const double allmode = csf_allmode_bytes_estimate(a.csf_first_tree, x.order());
+  why << "CSF, one tree per mode: about " << allmode / 1048576.0 << " MiB (" << allmode / double(coo_bytes)
+      << "x the COO's " << coo_bytes / 1048576.0 << " MiB; budget " << kAutoAllmodeBudget << "x). ";
+  if (csf_auto_picks_allmode(x, a.csf_first_tree)) {
+    a.format = SPT_TENSOR_FORMAT_CSF;
+    a.csf_policy = SPT_CSF_ALLMODE;
+    why << "CSF ALLMODE: every MTTKRP runs at a tree root without conflicts; it was the fastest CP-ALS "
+           "format (or within noise of it) on every benchmark tensor.";
+    a.reason = why.str();
+    return a;
+  }
+  // ALLMODE does not fit: a compact mode-neutral HiCOO, or one CSF tree.
+  a.hicoo = std::make_unique<spt_hicoo_s>(hicoo::from_coo(x, hicoo::Params{}, exec.threads));
+  a.hicoo_stats = hicoo::compute_stats(*a.hicoo, exec.threads);
   a.have_hicoo_stats = true;
   const hicoo::Stats& s = a.hicoo_stats;
-  why << std::setprecision(3) << "HiCOO with B = " << a.hicoo->block_size() << ": block ratio alpha_b = " << s.block_ratio
+  why << "Too large; HiCOO with B = " << a.hicoo->block_size() << ": block ratio alpha_b = " << s.block_ratio
       << " (storage break-even " << s.block_ratio_threshold << "), block density c_b = " << s.slice_per_block
       << " (CSF favoured below " << kAdviceMinSlicePerBlock << "), " << s.hicoo_bytes << " bytes vs " << s.coo_bytes
       << " in COO. ";
@@ -38,20 +53,19 @@ FormatAdvice advise_format(spt_context_s& ctx, const spt_coo_s& x, spt_index ran
     a.format = SPT_TENSOR_FORMAT_HICOO;
     why << "HiCOO: " << (dense_blocks ? "its blocks are dense enough to keep factor rows in cache"
                                       : "it stores the tensor in less space than COO")
-        << " (section 4.3.3).";
+        << ", and it treats every mode alike (section 4.3.3).";
   } else {
-    a.format = SPT_TENSOR_FORMAT_CSF;
     // The memoized sequence keeps up to order-2 levels of at most nnz
     // rank-wide rows; the planner trims that to the budget, but a tensor
     // whose single level cannot fit gains little from it.
     const uint64_t level_bytes = uint64_t(x.nnz) * rank * dtype_size(x.dtype());
-    const bool memo_fits = level_bytes <= physical_memory_bytes() / 4;
-    const bool memo = x.order() >= 4 && memo_fits;
-    a.csf_policy = memo ? SPT_CSF_MEMOIZED : SPT_CSF_AUTO;
+    const bool memo = x.order() >= 4 && level_bytes <= physical_memory_bytes() / 4;
+    a.format = SPT_TENSOR_FORMAT_CSF;
+    a.csf_policy = memo ? SPT_CSF_MEMOIZED : SPT_CSF_ONEMODE;
     a.hicoo.reset();
-    why << "CSF: the blocks are nearly empty and larger than COO, so HiCOO gains no locality (section 4.3.3); "
-        << (memo ? "memoized MTTKRP sequence for order >= 4 (ADATM, chapter 3)."
-                 : "one tree per mode when they fit 4x the COO's bytes, else one tree.");
+    why << "CSF: HiCOO's blocks are nearly empty and larger than COO, so it gains no locality (section 4.3.3); "
+        << (memo ? "one tree with its intermediates memoized across the sweep (ADATM, chapter 3, order >= 4)."
+                 : "one tree.");
   }
   a.reason = why.str();
   return a;

@@ -1,9 +1,12 @@
 // Which storage format a CP-ALS should run on (spt_suggest_format and
-// `--format auto`), from the tensor's statistics and the thresholds of Li's
-// dissertation §4.3.3, checked against our own measurements
-// (benchmarks/results): HiCOO's MTTKRP was the fastest on every benchmark
-// tensor whose blocks are dense enough, CSF wins when blocks are nearly
-// empty, and COO only on tensors too small to repay a conversion.
+// `--format auto`). The rule follows our measurements (bench_formats,
+// benchmarks/results/cpu-*-formats-*.jsonl): CP-ALS on CSF with one tree
+// per mode was the fastest, or within noise of the fastest, on every
+// benchmark tensor, so it is the choice whenever its trees fit in memory.
+// When they do not, Li's dissertation §4.3.3 decides between a compact,
+// mode-neutral HiCOO (blocks dense enough, or smaller than COO) and a
+// single CSF tree (memoized across the sweep for order >= 4). Tensors too
+// small to repay a conversion stay COO.
 #pragma once
 
 #include <memory>
@@ -11,6 +14,7 @@
 
 #include "core/context.hpp"
 #include "core/coo.hpp"
+#include "core/csf.hpp"
 #include "core/hicoo.hpp"
 
 namespace spt::algo {
@@ -27,12 +31,15 @@ struct FormatAdvice {
   std::string reason;                        // sentences: the statistics and the rule that fired
   bool have_hicoo_stats = false;
   hicoo::Stats hicoo_stats;                  // with the suggested B and L (when computed)
-  std::unique_ptr<spt_hicoo_s> hicoo;        // the HiCOO built for the statistics (reusable)
+  // Built on the way; a CP-ALS reuses them instead of building them again.
+  std::unique_ptr<spt_hicoo_s> hicoo;
+  CsfTree csf_first_tree;                    // the ONEMODE tree (empty when not built)
 };
 
-// Deterministic for a given tensor, rank and thread count. Builds a HiCOO
-// copy of x for its statistics unless x is small or of order < 2. `rank`
-// sizes the memoized CSF intermediates (nnz x rank values per level).
+// Deterministic for a given tensor, rank and thread count. Builds the
+// ONEMODE CSF tree of x (and a HiCOO copy when the CSF trees would not fit)
+// unless x is small or of order < 2. `rank` sizes the memoized CSF
+// intermediates (nnz x rank values per level).
 FormatAdvice advise_format(spt_context_s& ctx, const spt_coo_s& x, spt_index rank);
 
 }  // namespace spt::algo

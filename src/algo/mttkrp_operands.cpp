@@ -44,13 +44,16 @@ std::unique_ptr<MttkrpOperand<T>> make_mttkrp_operand(spt_context_s& ctx, const 
                                                        const spt_cpd_options& opts) {
   spt_tensor_format format = opts.format;
   spt_csf_policy policy = opts.csf_policy;
-  std::unique_ptr<spt_hicoo_s> advised_hicoo;  // AUTO's statistics build one; reuse it
+  // AUTO's advice builds a HiCOO or the first CSF tree; reuse them.
+  std::unique_ptr<spt_hicoo_s> advised_hicoo;
+  CsfTree advised_tree;
   if (format == SPT_TENSOR_FORMAT_AUTO) {
     FormatAdvice advice = advise_format(ctx, x, opts.rank);
     log(ctx, 1, cat("format auto: ", advice.reason));
     format = advice.format;
     if (format == SPT_TENSOR_FORMAT_CSF && policy == SPT_CSF_AUTO) policy = advice.csf_policy;
     advised_hicoo = std::move(advice.hicoo);
+    advised_tree = std::move(advice.csf_first_tree);
   }
   switch (format) {
     case SPT_TENSOR_FORMAT_COO: return std::make_unique<CooOperand<T>>(x);
@@ -63,7 +66,7 @@ std::unique_ptr<MttkrpOperand<T>> make_mttkrp_operand(spt_context_s& ctx, const 
       auto csf = std::make_unique<spt_csf_s>();
       // AUTO policy: ALLMODE when it fits kAutoAllmodeBudget x the COO's bytes
       // (every MTTKRP at a root), else ONEMODE (see build_csf).
-      build_csf(dispatch::exec_for(ctx), x, policy, *csf);
+      build_csf(dispatch::exec_for(ctx), x, policy, *csf, std::move(advised_tree));
       log(ctx, 1,
           cat("CP-ALS on CSF (", csf_policy_name(csf->policy), ", ", csf->trees.size(), " tree(s), ", csf->bytes(),
               " bytes)"));

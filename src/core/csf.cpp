@@ -185,7 +185,21 @@ const char* csf_policy_name(spt_csf_policy policy) {
   }
 }
 
+double csf_allmode_bytes_estimate(const CsfTree& onemode, uint32_t order) {
+  return double(onemode.bytes()) * order;
+}
+
+bool csf_auto_picks_allmode(const spt_coo_s& x, const CsfTree& onemode) {
+  const uint64_t coo_bytes = x.nnz * (uint64_t(x.order()) * sizeof(spt_index) + dtype_size(x.dtype()));
+  return csf_allmode_bytes_estimate(onemode, x.order()) <= kAutoAllmodeBudget * double(coo_bytes);
+}
+
 void build_csf(const kernels::Exec& exec, const spt_coo_s& x, spt_csf_policy policy, spt_csf_s& out) {
+  build_csf(exec, x, policy, out, CsfTree{});
+}
+
+void build_csf(const kernels::Exec& exec, const spt_coo_s& x, spt_csf_policy policy, spt_csf_s& out,
+               CsfTree&& first) {
   const uint32_t order = x.order();
   require(order >= 2, "CSF needs a tensor of order >= 2, got order ", order);
   require(policy == SPT_CSF_AUTO || policy == SPT_CSF_ONEMODE || policy == SPT_CSF_TWOMODE ||
@@ -199,15 +213,14 @@ void build_csf(const kernels::Exec& exec, const spt_coo_s& x, spt_csf_policy pol
   // The ONEMODE tree (shortest mode at the root) is also the ALLMODE tree
   // rooted at that mode, so every policy starts with it.
   const uint32_t shortest = csf_shortest_mode(x.dims);
-  result.trees.push_back(build_csf_tree(exec, x, csf_mode_order(x.dims, shortest)));
+  const std::vector<uint32_t> first_order = csf_mode_order(x.dims, shortest);
+  if (first.mode_order == first_order && first.nnz() == x.nnz)
+    result.trees.push_back(std::move(first));
+  else
+    result.trees.push_back(build_csf_tree(exec, x, first_order));
 
-  if (policy == SPT_CSF_AUTO) {
-    // Other roots compress about as well, so N times the first tree
-    // estimates ALLMODE's footprint.
-    const uint64_t coo_bytes = x.nnz * (uint64_t(order) * sizeof(spt_index) + dtype_size(x.dtype()));
-    const double allmode_bytes = double(result.trees[0].bytes()) * order;
-    policy = allmode_bytes <= kAutoAllmodeBudget * double(coo_bytes) ? SPT_CSF_ALLMODE : SPT_CSF_ONEMODE;
-  }
+  if (policy == SPT_CSF_AUTO)
+    policy = csf_auto_picks_allmode(x, result.trees[0]) ? SPT_CSF_ALLMODE : SPT_CSF_ONEMODE;
   result.policy = policy;
 
   if (policy == SPT_CSF_TWOMODE) {

@@ -81,6 +81,16 @@ CsfTree build_csf_tree(const kernels::Exec& exec, const spt_coo_s& x, const std:
 // Throws INVALID_ARGUMENT for order < 2 or an unknown policy.
 constexpr double kAutoAllmodeBudget = 4.0;
 void build_csf(const kernels::Exec& exec, const spt_coo_s& x, spt_csf_policy policy, spt_csf_s& out);
+// The same, taking over `first` as the ONEMODE tree (shortest mode at the
+// root) when it has that mode order (e.g. built earlier for format advice).
+void build_csf(const kernels::Exec& exec, const spt_coo_s& x, spt_csf_policy policy, spt_csf_s& out,
+               CsfTree&& first);
+
+// Estimated bytes of the ALLMODE trees from the ONEMODE tree (other roots
+// compress about as well, so N times it), and whether AUTO picks ALLMODE
+// for it (within kAutoAllmodeBudget x the COO's bytes).
+double csf_allmode_bytes_estimate(const CsfTree& onemode, uint32_t order);
+bool csf_auto_picks_allmode(const spt_coo_s& x, const CsfTree& onemode);
 
 // Which tree an MTTKRP in a mode runs on: a cost model in units of one
 // rank-vector operation on cached data, summed over the tree's levels:

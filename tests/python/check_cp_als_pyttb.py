@@ -69,6 +69,9 @@ class CpdOptions(ctypes.Structure):
         ("init_factors", ctypes.POINTER(ctypes.c_void_p)),
         ("callback", CALLBACK),
         ("callback_data", ctypes.c_void_p),
+        ("format", ctypes.c_int),
+        ("csf_policy", ctypes.c_int),
+        ("memo_budget_bytes", ctypes.c_uint64),
     ]
 
 

@@ -49,15 +49,27 @@ TEST(FormatAdvice, SmallTensorStaysCoo) {
   EXPECT_EQ(a.block_ratio, 0.0);
 }
 
-TEST(FormatAdvice, DenseBlocksChooseHicoo) {
+TEST(FormatAdvice, CompressibleFibersChooseCsfAllmode) {
   Ctx c;
-  const spt_coo_s x = uniform({64, 64, 64}, 60000, 2);  // ~23% dense: full blocks
+  const spt_coo_s x = uniform({64, 64, 64}, 60000, 2);  // ~23% dense: long fibers
+  char buf[2048];
+  const spt_format_advice a = advise(c.ctx, x, buf, sizeof(buf));
+  EXPECT_EQ(a.format, SPT_TENSOR_FORMAT_CSF) << buf;
+  EXPECT_EQ(a.csf_policy, SPT_CSF_ALLMODE) << buf;
+  EXPECT_EQ(a.block_ratio, 0.0) << "HiCOO statistics are not needed here";
+  EXPECT_EQ(a.reason_length, std::strlen(buf));
+}
+
+TEST(FormatAdvice, ShortModesOfHighOrderChooseHicoo) {
+  Ctx c;
+  // Order 6 with modes of 16: the fibers hardly compress (ALLMODE would
+  // not fit 4x the COO), but every block of 16^6 is dense.
+  const spt_coo_s x = uniform({16, 16, 16, 16, 16, 16}, 60000, 7);
   char buf[2048];
   const spt_format_advice a = advise(c.ctx, x, buf, sizeof(buf));
   EXPECT_EQ(a.format, SPT_TENSOR_FORMAT_HICOO) << buf;
-  EXPECT_GT(a.slice_per_block, 0.01);
+  EXPECT_GT(a.slice_per_block, 0.01) << buf;
   EXPECT_GT(a.block_ratio, 0.0);
-  EXPECT_EQ(a.reason_length, std::strlen(buf));
 }
 
 TEST(FormatAdvice, HypersparseChoosesCsfMemoizedFromOrderFour) {
@@ -68,7 +80,7 @@ TEST(FormatAdvice, HypersparseChoosesCsfMemoizedFromOrderFour) {
   char buf[2048];
   const spt_format_advice a3 = advise(c.ctx, x3, buf, sizeof(buf));
   EXPECT_EQ(a3.format, SPT_TENSOR_FORMAT_CSF) << buf;
-  EXPECT_EQ(a3.csf_policy, SPT_CSF_AUTO);
+  EXPECT_EQ(a3.csf_policy, SPT_CSF_ONEMODE);
   EXPECT_LT(a3.slice_per_block, 0.01);
   const spt_format_advice a4 = advise(c.ctx, x4, buf, sizeof(buf));
   EXPECT_EQ(a4.format, SPT_TENSOR_FORMAT_CSF) << buf;
