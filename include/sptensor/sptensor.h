@@ -509,15 +509,15 @@ typedef struct spt_format_advice {
   char *reason;               /**< caller buffer for the explanation (NUL-terminated, truncated to fit), or NULL */
   size_t reason_capacity;     /**< bytes at `reason` */
   size_t reason_length;       /**< out: length of the whole explanation (without the NUL) */
-  spt_tensor_format format;   /**< out: COO, CSF or HICOO (never AUTO) */
+  spt_tensor_format format;   /**< out: COO (order 1), CSF or HICOO (never AUTO) */
   spt_csf_policy csf_policy;  /**< out: the tree policy when format is CSF */
   double block_ratio;         /**< out: HiCOO alpha_b = blocks / nnz with the suggested B (0 when not needed) */
   double slice_per_block;     /**< out: HiCOO block density c_b (0 when not needed) */
 } spt_format_advice;
 
 /** Which storage format a CP-ALS of rank `rank` on x should use on this
- *  machine (the context's thread count), and why: COO for tensors under
- *  16384 nonzeros (conversion not repaid); else CSF with one tree per mode
+ *  machine (the context's thread count), and why: HiCOO for tensors under
+ *  16384 nonzeros (all in cache; least per-call overhead); else CSF with one tree per mode
  *  when those trees fit 4x the COO's bytes (the fastest CP-ALS format in
  *  our benchmarks); else HiCOO statistics with the suggested block size
  *  decide by the thresholds of Li's dissertation §4.3.3: HiCOO when its

@@ -5,8 +5,9 @@
 // benchmark tensor, so it is the choice whenever its trees fit in memory.
 // When they do not, Li's dissertation §4.3.3 decides between a compact,
 // mode-neutral HiCOO (blocks dense enough, or smaller than COO) and a
-// single CSF tree (memoized across the sweep for order >= 4). Tensors too
-// small to repay a conversion stay COO.
+// single CSF tree (memoized across the sweep for order >= 4). Small
+// tensors (all in cache) use HiCOO, whose MTTKRP has the least per-call
+// overhead on many threads.
 #pragma once
 
 #include <memory>
@@ -19,8 +20,8 @@
 
 namespace spt::algo {
 
-// Below this many nonzeros every format runs from cache and the
-// conversion costs more than it saves over a few dozen sweeps.
+// Below this many nonzeros every format runs from cache; per-call
+// overhead decides (HiCOO).
 constexpr spt_nnz kAdviceSmallNnz = 16384;
 // §4.3.3: below this block density (\bar c_b) HiCOO's MTTKRP falls behind CSF.
 constexpr double kAdviceMinSlicePerBlock = 0.01;

@@ -39,14 +39,17 @@ spt_format_advice advise(spt_context* ctx, const spt_coo_s& x, char* buf, size_t
   return a;
 }
 
-TEST(FormatAdvice, SmallTensorStaysCoo) {
+TEST(FormatAdvice, SmallTensorUsesHicooOrderOneCoo) {
   Ctx c;
   const spt_coo_s x = uniform({50, 60, 70}, 2000, 1);
   char buf[512];
   const spt_format_advice a = advise(c.ctx, x, buf, sizeof(buf));
-  EXPECT_EQ(a.format, SPT_TENSOR_FORMAT_COO);
+  EXPECT_EQ(a.format, SPT_TENSOR_FORMAT_HICOO);
   EXPECT_NE(std::string(buf).find("2000 nonzeros"), std::string::npos) << buf;
-  EXPECT_EQ(a.block_ratio, 0.0);
+  EXPECT_GT(a.block_ratio, 0.0);
+  const spt_coo_s v = uniform({1000}, 300, 2);
+  const spt_format_advice b = advise(c.ctx, v, buf, sizeof(buf));
+  EXPECT_EQ(b.format, SPT_TENSOR_FORMAT_COO) << buf;
 }
 
 TEST(FormatAdvice, CompressibleFibersChooseCsfAllmode) {

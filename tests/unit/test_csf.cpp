@@ -357,9 +357,9 @@ TEST(CsfCpAls, OperandNamesAndAutoFormat) {
   spt_context_s ctx;
   spt_cpd_options opts;
   spt_cpd_options_init(&opts);
-  // AUTO follows spt_suggest_format: these small tensors stay COO.
-  EXPECT_STREQ(algo::make_mttkrp_operand<double>(ctx, x3, opts)->name(), "coo");
-  EXPECT_STREQ(algo::make_mttkrp_operand<double>(ctx, x2, opts)->name(), "coo");
+  // AUTO follows spt_suggest_format: small tensors run on HiCOO.
+  EXPECT_STREQ(algo::make_mttkrp_operand<double>(ctx, x3, opts)->name(), "hicoo");
+  EXPECT_STREQ(algo::make_mttkrp_operand<double>(ctx, x2, opts)->name(), "hicoo");
   opts.format = SPT_TENSOR_FORMAT_HICOO;
   EXPECT_STREQ(algo::make_mttkrp_operand<double>(ctx, x3, opts)->name(), "hicoo");
   opts.format = SPT_TENSOR_FORMAT_CSF;
