@@ -272,7 +272,7 @@ void MemoizedCsfOperand<T>::mttkrp(spt_context_s& ctx, const ConstMatRef<T>* fac
     const spt_nnz parents = tree_.nodes(k - 1);
     const spt_nnz* ptr = tree_.fptr[k - 1].data();
     // Rows repeat across subtrees: per-thread private outputs when they are
-    // small next to the work, else atomic updates.
+    // small next to the work, else atomic updates (not bit-reproducible).
     const uint64_t private_bytes = uint64_t(threads) * out.rows * r * sizeof(T);
     const bool privatize = threads > 1 && private_bytes <= std::max<uint64_t>(uint64_t(nodes) * r * sizeof(T), 64u << 20);
     auto contribution = [&](spt_nnz q, spt_nnz f, T* dst) {
@@ -297,7 +297,9 @@ void MemoizedCsfOperand<T>::mttkrp(spt_context_s& ctx, const ConstMatRef<T>* fac
         const int t = omp_get_thread_num();
         T* mine = priv.data() + static_cast<size_t>(t) * out.rows * r;
         std::memset(mine, 0, sizeof(T) * out.rows * r);
-#pragma omp for schedule(dynamic, 64)
+        // Static chunks: each private copy sums the same nodes in the same
+        // order every call (bit-reproducible for a fixed thread count).
+#pragma omp for schedule(static, 64)
         for (spt_nnz q = 0; q < parents; ++q)
           for (spt_nnz f = ptr[q]; f < ptr[q + 1]; ++f) contribution(q, f, mine + spt_nnz(ids[f]) * r);
         const int nt = omp_get_num_threads();

@@ -195,7 +195,8 @@ bool csf_auto_picks_allmode(const spt_coo_s& x, const CsfTree& onemode) {
 }
 
 void build_csf(const kernels::Exec& exec, const spt_coo_s& x, spt_csf_policy policy, spt_csf_s& out) {
-  build_csf(exec, x, policy, out, CsfTree{});
+  CsfTree none;  // build the first tree here
+  build_csf(exec, x, policy, out, std::move(none));
 }
 
 void build_csf(const kernels::Exec& exec, const spt_coo_s& x, spt_csf_policy policy, spt_csf_s& out,

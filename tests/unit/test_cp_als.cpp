@@ -415,17 +415,39 @@ TEST(CpAls, Float32Works) {
 
 TEST(CpAls, BitReproducibleForFixedSeedAndThreads) {
   CooPtr x = random_tensor(SPT_FLOAT64, {40, 30, 20, 10}, 3000, 21);
+  // Every storage format, with 3 threads too (private copies must be
+  // summed in a fixed order).
+  const std::pair<spt_tensor_format, spt_csf_policy> formats[] = {
+      {SPT_TENSOR_FORMAT_AUTO, SPT_CSF_AUTO},       {SPT_TENSOR_FORMAT_COO, SPT_CSF_AUTO},
+      {SPT_TENSOR_FORMAT_HICOO, SPT_CSF_AUTO},      {SPT_TENSOR_FORMAT_CSF, SPT_CSF_ONEMODE},
+      {SPT_TENSOR_FORMAT_CSF, SPT_CSF_ALLMODE},     {SPT_TENSOR_FORMAT_CSF, SPT_CSF_MEMOIZED}};
+  for (const auto& [format, policy] : formats) {
+    for (int threads : {1, 2, 3}) {
+      auto ctx = make_context(SPT_BACKEND_CPU, threads);
+      spt_context_set_seed(ctx.get(), 12345);
+      spt_cpd_options opts = default_options(5, 15, 0.0);
+      opts.format = format;
+      opts.csf_policy = policy;
+      std::string first;
+      for (int run = 0; run < 3; ++run) {
+        spt_ktensor* k = nullptr;
+        ASSERT_EQ(spt_cpd_als(ctx.get(), x.get(), &opts, &k), SPT_WARN_NOT_CONVERGED) << spt_last_error(ctx.get());
+        KtensorPtr holder(k);
+        if (run == 0) first = ktensor_bytes(k);
+        else EXPECT_EQ(first, ktensor_bytes(k)) << "format " << format << " policy " << policy << " threads " << threads;
+      }
+    }
+  }
   for (int threads : {1, 2}) {
     auto ctx = make_context(SPT_BACKEND_CPU, threads);
     spt_context_set_seed(ctx.get(), 12345);
     spt_cpd_options opts = default_options(5, 15, 0.0);
     std::string first;
-    for (int run = 0; run < 2; ++run) {
+    {
       spt_ktensor* k = nullptr;
       ASSERT_EQ(spt_cpd_als(ctx.get(), x.get(), &opts, &k), SPT_WARN_NOT_CONVERGED) << spt_last_error(ctx.get());
       KtensorPtr holder(k);
-      if (run == 0) first = ktensor_bytes(k);
-      else EXPECT_EQ(first, ktensor_bytes(k)) << "threads " << threads;
+      first = ktensor_bytes(k);
     }
     // A different seed (opts.seed overrides the context seed) changes the result.
     opts.seed = 999;

@@ -140,7 +140,7 @@ void mttkrp_privatized(const HicooOperands<T>& op, MatRef<T> out, int threads) {
   const spt_nnz rows = out.rows, rank = op.rank, slab = rows * rank;
   const spt_hicoo_s& x = *op.x;
   buffer<T> priv(checked_mul(static_cast<uint64_t>(threads - 1), slab, "HiCOO MTTKRP private buffers"));
-  // Equal nonzero ranges (a few per thread, for dynamic balance), cut at
+  // Equal nonzero ranges (a few per thread), cut at
   // any nonzero: with private outputs nothing forces whole superblocks, and
   // a tensor of few large blocks still splits evenly.
   const int tasks = threads * 4;
@@ -157,7 +157,10 @@ void mttkrp_privatized(const HicooOperands<T>& op, MatRef<T> out, int threads) {
     for (spt_nnz e = 0; e < static_cast<spt_nnz>(team - 1) * slab; ++e) priv[e] = T(0);
     T* dst = t == 0 ? out.data : priv.data() + (t - 1) * slab;
     const spt_nnz dst_ld = t == 0 ? out.ld : rank;
-#pragma omp for schedule(dynamic, 1) nowait
+    // Static round-robin: each thread's copy sums the same ranges in the
+    // same order on every call, so results are bit-reproducible for a
+    // fixed thread count (CP-ALS promises that); ranges are equal in nnz.
+#pragma omp for schedule(static, 1) nowait
     for (int c = 0; c < tasks; ++c) {
       const spt_nnz lo = static_cast<spt_nnz>((static_cast<unsigned __int128>(x.nnz) * c) / tasks);
       const spt_nnz hi = static_cast<spt_nnz>((static_cast<unsigned __int128>(x.nnz) * (c + 1)) / tasks);
