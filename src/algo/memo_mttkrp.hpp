@@ -17,6 +17,17 @@
 // search over subsets under a memory budget (a level not kept is recomputed
 // from the nearest kept level below it).
 //
+// Relation to the dissertation's model (§3.4.3, eqs. 3.13-3.14): it prices
+// a plan by storage s (the CSF tree plus the kept semi-sparse levels, M_l R
+// values each) and time t (one R-wide product per tree node visited), and
+// searches n_p producer modes and n_i kept intermediates under a memory
+// limit. Its partial MTTKRPs recompute the top-down products from the root
+// each time, which is why several producers (n_p ~ sqrt(N/2)) pay off
+// there. Here the top-down products T_l are memoized too, so one producer
+// already gives ~3 sum_l M_l products per sweep (O(N) instead of O(N^1.5));
+// what remains to choose is the dissertation's n_i -- which levels to keep
+// -- and that is searched exactly, with the same s and t, under the budget.
+//
 // Contract (internal; CP-ALS satisfies it): between two calls, only the
 // factor of the previous call's mode may change. Any call order is correct
 // under that contract; the cyclic order is the fast one.
