@@ -34,6 +34,7 @@ struct Section {
 };
 
 constexpr uint64_t kBlockBytes = uint64_t(1) << 18;  // checksum block (256 KiB, stays in L2)
+constexpr uint64_t kPieceBytes = uint64_t(1) << 14;  // read-side streaming piece (16 KiB, stays in L1)
 
 // Section sizes for a tensor; returns the payload size, failing with
 // `overflow_code` when the sizes do not fit 64 bits.
@@ -170,19 +171,27 @@ spt_coo_s read_spt_bin(const spt_context_s& ctx, InputSource& in, const ReadOpti
   for (uint64_t b = 0; b < nblocks; ++b) {
     const uint64_t begin = kSptbHeaderBytes + b * kBlockBytes;
     const uint64_t end = std::min(kSptbHeaderBytes + payload, begin + kBlockBytes);
-    block_digests[b] = Xxh64::hash(image + begin, end - begin);
-    for (size_t i = 1; i < sections.size(); ++i) {
-      const Section& s = sections[i];
-      const uint64_t lo = std::max(begin, s.offset), hi = std::min(end, s.offset + s.bytes);
-      if (lo >= hi) continue;
-      if (s.dst) std::memcpy(static_cast<char*>(s.dst) + (lo - s.offset), image + lo, hi - lo);
-      if (i <= order) {  // an index section: max check, vectorised
-        const spt_index* ind = reinterpret_cast<const spt_index*>(image + lo);
-        spt_index mx = 0;
-        for (uint64_t k = 0; k < (hi - lo) / sizeof(spt_index); ++k) mx = std::max(mx, ind[k]);
-        indices_outside |= mx >= limit[i - 1];
+    // Streamed in L1-sized pieces: each piece is hashed, then copied and
+    // bounds-checked while it is still in L1 (one pass over memory; the
+    // streaming digest equals the one-shot digest of the block).
+    Xxh64 h;
+    for (uint64_t piece = begin; piece < end; piece += kPieceBytes) {
+      const uint64_t piece_end = std::min(end, piece + kPieceBytes);
+      h.update(image + piece, piece_end - piece);
+      for (size_t i = 1; i < sections.size(); ++i) {
+        const Section& s = sections[i];
+        const uint64_t lo = std::max(piece, s.offset), hi = std::min(piece_end, s.offset + s.bytes);
+        if (lo >= hi) continue;
+        if (s.dst) std::memcpy(static_cast<char*>(s.dst) + (lo - s.offset), image + lo, hi - lo);
+        if (i <= order) {  // an index section: max check, vectorised
+          const spt_index* ind = reinterpret_cast<const spt_index*>(image + lo);
+          spt_index mx = 0;
+          for (uint64_t k = 0; k < (hi - lo) / sizeof(spt_index); ++k) mx = std::max(mx, ind[k]);
+          indices_outside |= mx >= limit[i - 1];
+        }
       }
     }
+    block_digests[b] = h.digest();
   }
   progress(ctx, "read", 0.8);
 
