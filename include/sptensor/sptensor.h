@@ -460,13 +460,16 @@ SPT_API spt_status spt_ktensor_norm(spt_context *ctx, const spt_ktensor *k, doub
  *  dims (and dtype), accumulated in double. */
 SPT_API spt_status spt_inner_ktensor(spt_context *ctx, const spt_coo *x, const spt_ktensor *k, double *result);
 
-/** Results of a decomposition stored on the ktensor (set by spt_cpd_als).
- *  fit: final fit; iterations: sweeps done; converged: 1 if the tolerance
- *  was met. Outputs may be NULL. */
+/** Results of a decomposition stored on the ktensor. Set by spt_cpd_als
+ *  (fit: final fit; iterations: sweeps done; converged: 1 if the tolerance
+ *  was met) and by spt_cp_apr (fit: final Poisson log-likelihood;
+ *  iterations: outer iterations; converged: 1 when an outer iteration needed
+ *  no update in any mode). Outputs may be NULL. */
 SPT_API spt_status spt_ktensor_result(const spt_ktensor *k, double *fit, int *iterations, int *converged);
 
-/** Per-iteration history (borrowed arrays of `count` entries): fit and
- *  wall-clock seconds of each iteration. Outputs may be NULL. */
+/** Per-iteration history (borrowed arrays of `count` entries): fit (for
+ *  spt_cp_apr: log-likelihood per outer iteration) and wall-clock seconds of
+ *  each iteration. Outputs may be NULL. */
 SPT_API spt_status spt_ktensor_history(const spt_ktensor *k, int *count, const double **fits,
                                        const double **seconds);
 
@@ -653,5 +656,6 @@ SPT_API spt_status spt_write(spt_context *ctx, const spt_coo *x, const char *pat
 #include "sptensor/hicoo.h"
 #include "sptensor/reorder.h"
 #include "sptensor/tucker.h"
+#include "sptensor/cp_apr.h"
 
 #endif /* SPTENSOR_H */

@@ -51,6 +51,10 @@ const CommandSpec& cpd_spec() {
         {"reorder", 0, "METHOD",
          "relabel indices first: lexi (LEXI-ORDER, 3 sweeps), bfs (BFS-MCS), random (from --seed) or none "
          "(default)"},
+        {"model", 0, "M",
+         "als (least squares CP-ALS, default) or poisson (CP-APR multiplicative updates for count data, "
+         "pyttb cp_apr numerics: --iters = outer iterations, --tol = KKT violation tolerance; prints the "
+         "log-likelihood per iteration; --format/--csf-policy ignored)"},
     };
     for (auto& o : common_options()) s.options.push_back(o);
     return s;
@@ -213,6 +217,10 @@ int print_iteration(void* user_data, int iteration, double fit, double delta, do
 
 }  // namespace
 
+// cmd_cpd_poisson.cpp: CP-APR with the options built here (--model poisson).
+spt_status run_cp_apr(spt_context* ctx, const spt_coo* x, const spt_cpd_options& als, bool quiet,
+                      spt_ktensor** out);
+
 int run_cpd(const ParsedArgs& args) {
   const std::string path = args.positionals[0];
   if (!args.has("rank") && !args.has("init"))
@@ -222,6 +230,7 @@ int run_cpd(const ParsedArgs& args) {
   double tol = args.real("tol", 1e-4, 0.0);
   uint64_t seed = args.unsigned_integer("seed", 0);
   bool quiet = args.has("quiet");
+  const bool poisson = args.choice("model", "als", {"als", "poisson"}) == "poisson";
   const std::string format = args.choice("format", "auto", {"auto", "coo", "csf", "hicoo"});
   const std::string csf_policy =
       args.choice("csf-policy", "auto", {"auto", "onemode", "twomode", "allmode", "memoized"});
@@ -272,24 +281,27 @@ int run_cpd(const ParsedArgs& args) {
             "relabelling initial factor " + std::to_string(m + 1));
   }
   std::string init = args.has("init") ? "user init" : "random init (seed " + std::to_string(seed) + ")";
-  std::printf("CP-ALS: rank %u, max %d iterations, tol %g, %s, %d threads, format %s", rank, iters, tol,
-              init.c_str(), threads, format.c_str());
-  if (format == "csf" || format == "auto") std::printf(" (csf policy %s)", csf_policy.c_str());
+  std::printf("%s: rank %u, max %d iterations, tol %g, %s, %d threads, format %s", poisson ? "CP-APR" : "CP-ALS",
+              rank, iters, tol, init.c_str(), threads, poisson ? "coo" : format.c_str());
+  if (!poisson && (format == "csf" || format == "auto")) std::printf(" (csf policy %s)", csf_policy.c_str());
   std::printf("\n");
   std::fflush(stdout);
 
   spt_ktensor* raw = nullptr;
   double start = now_seconds();
-  spt_status st = spt_cpd_als(ctx.get(), x.get(), &opts, &raw);
+  spt_status st = poisson ? run_cp_apr(ctx.get(), x.get(), opts, quiet, &raw) : spt_cpd_als(ctx.get(), x.get(), &opts, &raw);
   double total = now_seconds() - start;
-  check(st, ctx.get(), "CP-ALS failed");
+  check(st, ctx.get(), poisson ? "CP-APR failed" : "CP-ALS failed");
   KtensorPtr model(raw);
   if (perm) check(spt_ktensor_unpermute(ctx.get(), model.get(), perm.get()), ctx.get(), "mapping factors back");
 
   double fit = 0;
   int done = 0, converged = 0;
   check(spt_ktensor_result(model.get(), &fit, &done, &converged), ctx.get(), "querying the result");
-  std::printf("final fit %.10f after %d iterations (%s), %.3f s total, %.4f s per iteration\n", fit, done,
+  // CP-APR stores the final Poisson log-likelihood in the fit slot.
+  std::printf(poisson ? "final log-likelihood %.10e after %d iterations (%s), %.3f s total, %.4f s per iteration\n"
+                      : "final fit %.10f after %d iterations (%s), %.3f s total, %.4f s per iteration\n",
+              fit, done,
               converged ? "converged" : "iteration limit reached", total, done > 0 ? total / done : 0.0);
 
   if (args.has("output")) {

@@ -1,0 +1,391 @@
+// CP-APR by multiplicative updates (pyttb cp_apr / tt_cp_apr_mu numerics).
+//
+// pyttb forms Pi (nnz x R) once per mode and re-reads it in every inner
+// iteration; here each Phi evaluation recomputes Pi's rows from the other
+// factors (bitwise the same values: those factors do not change during the
+// inner iterations), which reads cache-resident factor rows instead of
+// streaming nnz * R values from memory. The nonzeros are grouped by each
+// mode's index once at the start (ModeGroups), so every output row of Phi is
+// owned by one thread: race-free and independent of the thread count.
+#include "algo/cp_apr.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <numeric>
+#include <random>
+#include <type_traits>
+
+#include <omp.h>
+
+#include "core/error.hpp"
+
+namespace spt::algo {
+namespace {
+
+// Same uniform [0,1) draws as CP-ALS's random init (cp_als.cpp).
+template <typename T>
+T unit_uniform(std::mt19937_64& gen) {
+  if constexpr (std::is_same_v<T, float>) return static_cast<float>(gen() >> 40) * 0x1.0p-24f;
+  else return static_cast<double>(gen() >> 11) * 0x1.0p-53;
+}
+
+template <typename T>
+MatRef<T> factor_ref(spt_ktensor_s& k, uint32_t m) {
+  return {k.factors[m]->ptr<T>(), k.dims[m], k.rank, k.rank};
+}
+
+// Scale the columns of `a` to unit 1-norm, multiplying lambda by the norms
+// (pyttb ktensor.normalize(normtype=1, mode=n): zero columns stay zero and
+// their lambda becomes 0).
+template <typename T>
+void normalize_columns(MatRef<T> a, std::vector<double>& lambda) {
+  std::vector<double> norms(a.cols, 0.0);
+  for (spt_nnz i = 0; i < a.rows; ++i)
+    for (spt_nnz r = 0; r < a.cols; ++r) norms[r] += std::fabs(static_cast<double>(a(i, r)));
+  for (spt_nnz r = 0; r < a.cols; ++r) {
+    if (norms[r] > 0) {
+      const double inv = 1.0 / norms[r];
+      for (spt_nnz i = 0; i < a.rows; ++i) a(i, r) = static_cast<T>(static_cast<double>(a(i, r)) * inv);
+    }
+    lambda[r] *= norms[r];
+  }
+}
+
+void validate_options(const spt_coo_s& x, const spt_cp_apr_options& opts) {
+  require(opts.struct_size >= sizeof(spt_cp_apr_options),
+          "options not initialised (call spt_cp_apr_options_init first)");
+  require(x.order() >= 2, "CP-APR needs a tensor of order >= 2, got order ", x.order());
+  require(x.nnz >= 1, "CP-APR needs a tensor with at least one nonzero");
+  require(opts.rank >= 1, "rank must be at least 1, got ", opts.rank);
+  require(opts.max_outer_iters >= 1, "max_outer_iters must be at least 1, got ", opts.max_outer_iters);
+  require(opts.max_inner_iters >= 1, "max_inner_iters must be at least 1, got ", opts.max_inner_iters);
+  require(std::isfinite(opts.tol) && opts.tol >= 0, "tol must be finite and >= 0, got ", opts.tol);
+  require(std::isfinite(opts.kappa) && opts.kappa >= 0, "kappa must be finite and >= 0, got ", opts.kappa);
+  require(std::isfinite(opts.kappatol) && opts.kappatol >= 0, "kappatol must be finite and >= 0, got ",
+          opts.kappatol);
+  require(std::isfinite(opts.epsilon) && opts.epsilon > 0, "epsilon must be finite and > 0, got ", opts.epsilon);
+  require(opts.init == SPT_CP_APR_INIT_RANDOM || opts.init == SPT_CP_APR_INIT_USER, "unknown init ",
+          static_cast<int>(opts.init));
+  if (opts.init == SPT_CP_APR_INIT_USER) {
+    require(opts.init_factors != nullptr, "init = SPT_CP_APR_INIT_USER needs init_factors");
+    for (uint32_t m = 0; m < x.order(); ++m) {
+      const spt_matrix_s* f = opts.init_factors[m];
+      require(f != nullptr, "init_factors[", m, "] must not be NULL");
+      require(f->rows == x.dims[m] && f->cols == opts.rank, "init_factors[", m, "] must be ", x.dims[m], " x ",
+              opts.rank, ", got ", f->rows, " x ", f->cols);
+      require(f->dtype() == x.dtype(), "init_factors[", m, "] must have the tensor's dtype");
+    }
+  }
+}
+
+template <typename T>
+void init_factors(spt_context_s& ctx, const spt_cp_apr_options& opts, spt_ktensor_s& k) {
+  const uint32_t order = k.order();
+  if (opts.init == SPT_CP_APR_INIT_USER) {
+    for (uint32_t m = 0; m < order; ++m) {
+      const spt_matrix_s& src = *opts.init_factors[m];
+      MatRef<T> dst = factor_ref<T>(k, m);
+      for (spt_nnz i = 0; i < dst.rows; ++i)
+        for (spt_nnz r = 0; r < dst.cols; ++r) {
+          const T v = src.at<T>(i, r);
+          require(v >= T(0), "init_factors[", m, "](", i, ", ", r, ") = ", static_cast<double>(v),
+                  " is negative (CP-APR factors must be nonnegative)");
+          dst(i, r) = v;
+        }
+    }
+    return;
+  }
+  std::mt19937_64 gen(opts.seed != 0 ? opts.seed : ctx.seed);
+  for (uint32_t m = 0; m < order; ++m) {
+    MatRef<T> dst = factor_ref<T>(k, m);
+    for (spt_nnz i = 0; i < dst.rows; ++i)
+      for (spt_nnz r = 0; r < dst.cols; ++r) dst(i, r) = unit_uniform<T>(gen);
+  }
+}
+
+template <typename T>
+double loglikelihood_t(const spt_coo_s& x, const spt_ktensor_s& k, int threads) {
+  const uint32_t order = k.order();
+  const spt_index rank = k.rank;
+  const T* lambda = k.lambda.ptr<T>();
+  std::vector<const T*> f(order);
+  for (uint32_t m = 0; m < order; ++m) f[m] = k.factors[m]->ptr<T>();
+  // Sum of all model entries = sum_r lambda_r prod_n colsum_n(r).
+  double total = 0;
+  for (spt_index r = 0; r < rank; ++r) {
+    double p = static_cast<double>(lambda[r]);
+    for (uint32_t m = 0; m < order; ++m) {
+      double s = 0;
+      for (spt_index i = 0; i < k.dims[m]; ++i) s += static_cast<double>(f[m][static_cast<spt_nnz>(i) * rank + r]);
+      p *= s;
+    }
+    total += p;
+  }
+  // Per-thread partial sums over fixed static chunks, added in thread order:
+  // deterministic for a fixed thread count.
+  std::vector<double> partial(static_cast<size_t>(threads), 0.0);
+  const T* vals = x.values<T>();
+  const spt_nnz nnz = x.nnz;
+#pragma omp parallel num_threads(threads)
+  {
+    int tid = 0, nt = 1;
+#ifdef _OPENMP
+    tid = omp_get_thread_num();
+    nt = omp_get_num_threads();
+#endif
+    const spt_nnz begin = nnz * tid / nt, end = nnz * (tid + 1) / nt;
+    double local = 0;
+    for (spt_nnz e = begin; e < end; ++e) {
+      double mv = 0;
+      for (spt_index r = 0; r < rank; ++r) {
+        double p = static_cast<double>(lambda[r]);
+        for (uint32_t m = 0; m < order; ++m) p *= static_cast<double>(f[m][static_cast<spt_nnz>(x.ind[m][e]) * rank + r]);
+        mv += p;
+      }
+      const double xv = static_cast<double>(vals[e]);
+      if (xv != 0) local += xv * std::log(mv);
+    }
+    partial[static_cast<size_t>(tid)] = local;
+  }
+  double sum = 0;
+  for (double p : partial) sum += p;
+  return sum - total;
+}
+
+template <typename T>
+void require_nonnegative_t(const spt_coo_s& x) {
+  const T* v = x.values<T>();
+  for (spt_nnz e = 0; e < x.nnz; ++e) {
+    if (!(v[e] >= T(0))) {
+      std::string coord;
+      for (uint32_t m = 0; m < x.order(); ++m) coord += (m ? ", " : "") + std::to_string(x.ind[m][e]);
+      fail(SPT_ERR_INVALID_ARGUMENT, "CP-APR needs nonnegative values (counts); nonzero ", e, " at (", coord,
+           ") is ", static_cast<double>(v[e]));
+    }
+  }
+}
+
+template <typename T>
+spt_status cp_apr_t(spt_context_s& ctx, const spt_coo_s& x, const spt_cp_apr_options& opts, spt_ktensor_s& out) {
+  using clock = std::chrono::steady_clock;
+  const int threads = thread_count(ctx);
+  const uint32_t order = x.order();
+  const spt_index rank = opts.rank;
+  spt_ktensor_s k;
+  init_ktensor(k, x.dtype(), x.dims, rank);
+  init_factors<T>(ctx, opts, k);
+
+  // M = init.copy(); M.normalize(normtype=1).
+  std::vector<double> lambda(rank, 1.0);
+  for (uint32_t m = 0; m < order; ++m) normalize_columns(factor_ref<T>(k, m), lambda);
+
+  std::vector<ModeGroups> groups(order);
+  for (uint32_t m = 0; m < order; ++m) groups[m] = group_by_mode(x, m);
+  std::vector<DenseMatrix<T>> phi;
+  for (uint32_t m = 0; m < order; ++m) phi.emplace_back(x.dims[m], rank);
+  std::vector<double> kkt_mode(order, 0.0);
+
+  bool converged = false;
+  for (int iter = 0; iter < opts.max_outer_iters; ++iter) {
+    const auto t0 = clock::now();
+    bool all_met = true;
+    for (uint32_t n = 0; n < order; ++n) {
+      MatRef<T> a = factor_ref<T>(k, n);
+      MatRef<T> ph = phi[n].ref();
+      // Scooch inadmissible zeros (complementary slackness), from the second
+      // outer iteration on, with the Phi of the previous visit to this mode.
+      if (iter > 0) {
+        for (spt_nnz i = 0; i < a.rows; ++i)
+          for (spt_nnz r = 0; r < a.cols; ++r)
+            if (ph(i, r) > T(0) && static_cast<double>(a(i, r)) < opts.kappatol)
+              a(i, r) = static_cast<T>(static_cast<double>(a(i, r)) + opts.kappa);
+      }
+      // Shift the weights into mode n (redistribute).
+      for (spt_nnz i = 0; i < a.rows; ++i)
+        for (spt_nnz r = 0; r < a.cols; ++r) a(i, r) = static_cast<T>(static_cast<double>(a(i, r)) * lambda[r]);
+      std::fill(lambda.begin(), lambda.end(), 1.0);
+
+      std::vector<ConstMatRef<T>> fr;
+      for (uint32_t m = 0; m < order; ++m) {
+        MatRef<T> f = factor_ref<T>(k, m);
+        fr.push_back({f.data, f.rows, f.cols, f.ld});
+      }
+      for (int inner = 0; inner < opts.max_inner_iters; ++inner) {
+        cp_apr_phi<T>(groups[n], n, fr, opts.epsilon, ph, threads);
+        double viol = 0;
+        for (spt_nnz i = 0; i < a.rows; ++i)
+          for (spt_nnz r = 0; r < a.cols; ++r)
+            viol = std::max(viol, std::fabs(std::min(static_cast<double>(a(i, r)),
+                                                     1.0 - static_cast<double>(ph(i, r)))));
+        kkt_mode[n] = viol;
+        if (viol < opts.tol) break;
+        all_met = false;
+        for (spt_nnz i = 0; i < a.rows; ++i)
+          for (spt_nnz r = 0; r < a.cols; ++r) a(i, r) *= ph(i, r);
+      }
+      normalize_columns(a, lambda);
+    }
+    const double kkt = *std::max_element(kkt_mode.begin(), kkt_mode.end());
+    for (spt_index r = 0; r < rank; ++r) k.lambda.ptr<T>()[r] = static_cast<T>(lambda[r]);
+    const double ll = loglikelihood_t<T>(x, k, threads);
+    const double secs = std::chrono::duration<double>(clock::now() - t0).count();
+    if (!std::isfinite(kkt) || std::isnan(ll))
+      fail(SPT_ERR_NUMERICAL, "CP-APR produced non-finite values in outer iteration ", iter + 1);
+    k.fit_history.push_back(ll);
+    k.seconds_history.push_back(secs);
+    k.iterations = iter + 1;
+    k.fit = ll;
+    if (all_met) converged = true;
+    if (opts.callback && opts.callback(opts.callback_data, iter + 1, ll, kkt, secs) != 0) break;
+    if (converged) break;
+  }
+
+  // Final clean-up as pyttb (M.normalize(sort=True, normtype=1)): all modes
+  // are already 1-normalised; sort components by decreasing lambda.
+  std::vector<spt_index> p(rank);
+  std::iota(p.begin(), p.end(), 0);
+  std::stable_sort(p.begin(), p.end(), [&](spt_index a, spt_index b) { return lambda[a] > lambda[b]; });
+  std::vector<T> tmp(rank);
+  for (spt_index r = 0; r < rank; ++r) k.lambda.ptr<T>()[r] = static_cast<T>(lambda[p[r]]);
+  for (uint32_t m = 0; m < order; ++m) {
+    MatRef<T> a = factor_ref<T>(k, m);
+    for (spt_nnz i = 0; i < a.rows; ++i) {
+      for (spt_index r = 0; r < rank; ++r) tmp[r] = a(i, p[r]);
+      for (spt_index r = 0; r < rank; ++r) a(i, r) = tmp[r];
+    }
+  }
+  k.converged = converged ? 1 : 0;
+  out = std::move(k);
+  return converged ? SPT_OK : SPT_WARN_NOT_CONVERGED;
+}
+
+}  // namespace
+
+ModeGroups group_by_mode(const spt_coo_s& x, uint32_t mode) {
+  ModeGroups g;
+  const spt_index dim = x.dims[mode];
+  g.row_ptr.assign(static_cast<size_t>(dim) + 1, 0);
+  const spt_index* ind = x.ind[mode];
+  for (spt_nnz e = 0; e < x.nnz; ++e) ++g.row_ptr[ind[e] + 1];
+  for (spt_index i = 0; i < dim; ++i) g.row_ptr[i + 1] += g.row_ptr[i];
+  std::vector<spt_nnz> perm(x.nnz);
+  std::vector<spt_nnz> next(g.row_ptr.begin(), g.row_ptr.end() - 1);
+  for (spt_nnz e = 0; e < x.nnz; ++e) perm[next[ind[e]]++] = e;
+  g.ind.assign(x.order(), std::vector<spt_index>(x.nnz));
+  g.val.resize(x.nnz);
+  with_dtype(x.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* v = x.values<T>();
+    for (spt_nnz k = 0; k < x.nnz; ++k) g.val[k] = static_cast<double>(v[perm[k]]);
+  });
+  for (uint32_t m = 0; m < x.order(); ++m)
+    for (spt_nnz k = 0; k < x.nnz; ++k) g.ind[m][k] = x.ind[m][perm[k]];
+  return g;
+}
+
+namespace {
+
+// Phi rows [0, rows) for a rank fixed at compile time (kRank > 0: the rank
+// loops unroll and pi/acc stay in registers) or given at run time (kRank 0).
+template <typename T, int kRank>
+void phi_rows(const ModeGroups& groups, uint32_t mode, const std::vector<ConstMatRef<T>>& factors, double eps,
+              MatRef<T> phi, int threads) {
+  const uint32_t order = static_cast<uint32_t>(factors.size());
+  const ConstMatRef<T> a = factors[mode];
+  const spt_nnz rank = kRank > 0 ? static_cast<spt_nnz>(kRank) : a.cols;
+  const long long rows = static_cast<long long>(groups.row_ptr.size()) - 1;
+  // The other modes, in increasing order (pyttb's calculate_pi order).
+  std::vector<uint32_t> others;
+  for (uint32_t m = 0; m < order; ++m)
+    if (m != mode) others.push_back(m);
+#pragma omp parallel num_threads(threads)
+  {
+    std::vector<double> acc_store(kRank > 0 ? 0 : rank);
+    std::vector<T> pi_store(kRank > 0 ? 0 : rank);
+    double acc_fixed[kRank > 0 ? kRank : 1];
+    T pi_fixed[kRank > 0 ? kRank : 1];
+    std::vector<double> pid_store(kRank > 0 ? 0 : rank), aid_store(kRank > 0 ? 0 : rank);
+    double pid_fixed[kRank > 0 ? kRank : 1], aid_fixed[kRank > 0 ? kRank : 1];
+    double* acc = kRank > 0 ? acc_fixed : acc_store.data();
+    T* pi = kRank > 0 ? pi_fixed : pi_store.data();
+    // Double copies of the A row (once per row) and of each Pi row (once per
+    // nonzero), so float inputs are widened once, not per use.
+    double* pid = kRank > 0 ? pid_fixed : pid_store.data();
+    double* aid = kRank > 0 ? aid_fixed : aid_store.data();
+#pragma omp for schedule(dynamic, 16)
+    for (long long i = 0; i < rows; ++i) {
+      for (spt_nnz r = 0; r < rank; ++r) acc[r] = 0.0;
+      const T* ai = a.row(static_cast<spt_nnz>(i));
+      for (spt_nnz r = 0; r < rank; ++r) aid[r] = static_cast<double>(ai[r]);
+      for (spt_nnz k = groups.row_ptr[i]; k < groups.row_ptr[i + 1]; ++k) {
+        const T* f0 = factors[others[0]].row(groups.ind[others[0]][k]);
+        for (spt_nnz r = 0; r < rank; ++r) pi[r] = f0[r];
+        for (size_t o = 1; o < others.size(); ++o) {
+          const T* f = factors[others[o]].row(groups.ind[others[o]][k]);
+          for (spt_nnz r = 0; r < rank; ++r) pi[r] *= f[r];
+        }
+        // Four interleaved partial sums: a single chain of dependent adds
+        // (no reassociation without -ffast-math) would bound this loop by
+        // the add latency.
+        for (spt_nnz q = 0; q < rank; ++q) pid[q] = static_cast<double>(pi[q]);
+        double s[4] = {0, 0, 0, 0};
+        spt_nnz r = 0;
+        for (; r + 4 <= rank; r += 4)
+          for (int j = 0; j < 4; ++j) s[j] += aid[r + j] * pid[r + j];
+        for (; r < rank; ++r) s[0] += aid[r] * pid[r];
+        const double v = (s[0] + s[1]) + (s[2] + s[3]);
+        const double w = groups.val[k] / std::max(v, eps);
+        for (spt_nnz q = 0; q < rank; ++q) acc[q] += w * pid[q];
+      }
+      T* out = phi.row(static_cast<spt_nnz>(i));
+      for (spt_nnz r = 0; r < rank; ++r) out[r] = static_cast<T>(acc[r]);
+    }
+  }
+}
+
+}  // namespace
+
+template <typename T>
+void cp_apr_phi(const ModeGroups& groups, uint32_t mode, const std::vector<ConstMatRef<T>>& factors, double eps,
+                MatRef<T> phi, int threads) {
+  switch (factors[mode].cols) {
+    case 8: return phi_rows<T, 8>(groups, mode, factors, eps, phi, threads);
+    case 16: return phi_rows<T, 16>(groups, mode, factors, eps, phi, threads);
+    case 32: return phi_rows<T, 32>(groups, mode, factors, eps, phi, threads);
+    default: return phi_rows<T, 0>(groups, mode, factors, eps, phi, threads);
+  }
+}
+
+template void cp_apr_phi<float>(const ModeGroups&, uint32_t, const std::vector<ConstMatRef<float>>&, double,
+                                MatRef<float>, int);
+template void cp_apr_phi<double>(const ModeGroups&, uint32_t, const std::vector<ConstMatRef<double>>&, double,
+                                 MatRef<double>, int);
+
+double cp_apr_loglikelihood(const spt_coo_s& x, const spt_ktensor_s& k, int threads) {
+  require(k.dims == x.dims, "the ktensor's dims must equal the tensor's");
+  require(k.dtype() == x.dtype(), "the ktensor's dtype must equal the tensor's");
+  return with_dtype(x.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    return loglikelihood_t<T>(x, k, std::max(threads, 1));
+  });
+}
+
+void require_nonnegative(const spt_coo_s& x) {
+  with_dtype(x.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    require_nonnegative_t<T>(x);
+  });
+}
+
+spt_status cp_apr(spt_context_s& ctx, const spt_coo_s& x, const spt_cp_apr_options& opts, spt_ktensor_s& out) {
+  validate_options(x, opts);
+  require_nonnegative(x);
+  return with_dtype(x.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    return cp_apr_t<T>(ctx, x, opts, out);
+  });
+}
+
+}  // namespace spt::algo

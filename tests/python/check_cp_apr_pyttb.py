@@ -1,0 +1,254 @@
+#!/usr/bin/env python3
+"""Cross-check spt_cp_apr (CP-APR, multiplicative updates) against pyttb.cp_apr(algorithm="mu").
+
+Both run from the same nonnegative initial factors (uniform [0,1) drawn with
+numpy from a fixed seed; SPT_CP_APR_INIT_USER / pyttb init=ktensor) with the
+same parameters (stoptol, maxiters, maxinneriters, kappa, kappatol,
+epsDivZero) for a fixed number of outer iterations, on small FROSTT count
+tensors read with plain numpy and on a synthetic Poisson count tensor drawn
+from a planted nonnegative rank-3 model. The final Poisson log-likelihoods
+(pyttb tt_loglikelihood; our spt_ktensor_result fit slot) must agree to 1e-6
+relative (issue 4's acceptance check), and our value must equal an
+independent numpy evaluation of the same formula on our returned model.
+
+usage: check_cp_apr_pyttb.py LIBSPTENSOR_SO DATA_DIR [DATA_DIR ...]
+
+Exit status: 0 agreement, 1 mismatch or error, 77 pyttb/numpy missing
+(ctest SKIP_RETURN_CODE) -- unless the environment has CI=true, where a
+missing pyttb is a failure.
+"""
+import ctypes
+import lzma
+import os
+import sys
+
+SKIP = 77
+LL_RTOL = 1e-6
+
+# (file or "synthetic", rank, outer iterations, stoptol). stoptol 1e-4 (the
+# default) lets inner loops stop early on the KKT test in both codes.
+CASES = [
+    ("kinship.tns.xz", 4, 10, 1e-4),
+    ("kinship.tns.xz", 16, 6, 1e-4),  # rank 8/16/32 take the unrolled Phi kernels
+    ("umls.tns.xz", 8, 5, 0.0),
+    ("nations.tns.xz", 3, 12, 1e-4),
+    ("umls.tns.xz", 5, 8, 1e-4),
+    ("synthetic", 3, 25, 1e-4),
+    ("synthetic", 5, 15, 0.0),
+    ("synthetic", 6, 60, 1e-4),  # overfactored: zeros appear, so the kappa "scooching" runs
+]
+
+
+def skip_or_fail(message):
+    in_ci = os.environ.get("CI", "").lower() == "true"
+    print(("FAIL: " if in_ci else "SKIP: ") + message)
+    sys.exit(1 if in_ci else SKIP)
+
+
+try:
+    import numpy as np
+    import pyttb as ttb
+except ImportError as e:  # pragma: no cover - environment dependent
+    skip_or_fail(f"cannot import numpy/pyttb ({e}); pip install pyttb")
+
+
+# The C API through ctypes (layouts must match include/sptensor/cp_apr.h).
+SPT_FLOAT64 = 2
+SPT_ROW_MAJOR = 0
+SPT_CP_APR_INIT_USER = 1
+SPT_OK = 0
+SPT_WARN_NOT_CONVERGED = 1
+
+CALLBACK = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_int, ctypes.c_double, ctypes.c_double,
+                            ctypes.c_double)
+
+
+class CpAprOptions(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", ctypes.c_size_t),
+        ("rank", ctypes.c_uint32),
+        ("max_outer_iters", ctypes.c_int),
+        ("max_inner_iters", ctypes.c_int),
+        ("tol", ctypes.c_double),
+        ("kappa", ctypes.c_double),
+        ("kappatol", ctypes.c_double),
+        ("epsilon", ctypes.c_double),
+        ("init", ctypes.c_int),
+        ("seed", ctypes.c_uint64),
+        ("init_factors", ctypes.POINTER(ctypes.c_void_p)),
+        ("callback", CALLBACK),
+        ("callback_data", ctypes.c_void_p),
+    ]
+
+
+def load_library(path):
+    lib = ctypes.CDLL(path)
+    vp, u32, u64, i32 = ctypes.c_void_p, ctypes.c_uint32, ctypes.c_uint64, ctypes.c_int
+    pvp = ctypes.POINTER(ctypes.c_void_p)
+    sigs = {
+        "spt_coo_create_from_arrays": [vp, i32, u32, vp, u64, vp, u64, i32, vp, i32, pvp],
+        "spt_coo_free": [vp],
+        "spt_matrix_wrap": [vp, i32, u64, u64, i32, vp, u64, pvp],
+        "spt_matrix_free": [vp],
+        "spt_matrix_copy_out": [vp, i32, vp, u64],
+        "spt_cp_apr_options_init": [ctypes.POINTER(CpAprOptions)],
+        "spt_cp_apr": [vp, vp, ctypes.POINTER(CpAprOptions), pvp],
+        "spt_ktensor_free": [vp],
+        "spt_ktensor_result": [vp, ctypes.POINTER(ctypes.c_double), ctypes.POINTER(i32), ctypes.POINTER(i32)],
+        "spt_ktensor_factor": [vp, u32, pvp],
+        "spt_ktensor_lambda": [vp, pvp],
+    }
+    for name, argtypes in sigs.items():
+        fn = getattr(lib, name)
+        fn.argtypes = argtypes
+        fn.restype = ctypes.c_int
+    lib.spt_thread_last_error.argtypes = []
+    lib.spt_thread_last_error.restype = ctypes.c_char_p
+    return lib
+
+
+def check(lib, status, what, allowed=(SPT_OK,)):
+    if status not in allowed:
+        raise RuntimeError(f"{what} returned {status}: {lib.spt_thread_last_error().decode()}")
+
+
+def run_sptensor(lib, subs, vals, shape, rank, iters, tol, init_factors):
+    """spt_cp_apr from init_factors; returns (loglik, iterations, lambda, factors)."""
+    order = len(shape)
+    nnz = len(vals)
+    indices = np.ascontiguousarray(subs.T.astype(np.uint32))  # mode-major, ld = nnz
+    values = np.ascontiguousarray(vals, dtype=np.float64)
+    dims = (ctypes.c_uint32 * order)(*shape)
+    x = ctypes.c_void_p()
+    check(lib, lib.spt_coo_create_from_arrays(None, SPT_FLOAT64, order, dims, nnz, indices.ctypes.data, nnz, 0,
+                                               values.ctypes.data, 0, ctypes.byref(x)), "spt_coo_create_from_arrays")
+    wrapped = []
+    k = ctypes.c_void_p()
+    try:
+        arrays = [np.ascontiguousarray(f, dtype=np.float64) for f in init_factors]
+        for a in arrays:
+            m = ctypes.c_void_p()
+            check(lib, lib.spt_matrix_wrap(None, SPT_FLOAT64, a.shape[0], a.shape[1], SPT_ROW_MAJOR, a.ctypes.data,
+                                           a.shape[1], ctypes.byref(m)), "spt_matrix_wrap")
+            wrapped.append(m)
+        ptrs = (ctypes.c_void_p * order)(*[m.value for m in wrapped])
+        opts = CpAprOptions()
+        check(lib, lib.spt_cp_apr_options_init(ctypes.byref(opts)), "spt_cp_apr_options_init")
+        if opts.struct_size != ctypes.sizeof(CpAprOptions):
+            raise RuntimeError(f"spt_cp_apr_options layout mismatch: library says {opts.struct_size} bytes, "
+                               f"this script {ctypes.sizeof(CpAprOptions)}")
+        opts.rank = rank
+        opts.max_outer_iters = iters
+        opts.tol = tol
+        opts.init = SPT_CP_APR_INIT_USER
+        opts.init_factors = ctypes.cast(ptrs, ctypes.POINTER(ctypes.c_void_p))
+        check(lib, lib.spt_cp_apr(None, x, ctypes.byref(opts), ctypes.byref(k)), "spt_cp_apr",
+              (SPT_OK, SPT_WARN_NOT_CONVERGED))
+        ll = ctypes.c_double()
+        iterations = ctypes.c_int()
+        check(lib, lib.spt_ktensor_result(k, ctypes.byref(ll), ctypes.byref(iterations), None), "result")
+        lam_ptr = ctypes.c_void_p()
+        check(lib, lib.spt_ktensor_lambda(k, ctypes.byref(lam_ptr)), "lambda")
+        lam = np.ctypeslib.as_array(ctypes.cast(lam_ptr, ctypes.POINTER(ctypes.c_double)), (rank,)).copy()
+        factors = []
+        for n in range(order):
+            f = ctypes.c_void_p()
+            check(lib, lib.spt_ktensor_factor(k, n, ctypes.byref(f)), "factor")
+            out = np.empty((shape[n], rank), dtype=np.float64)
+            check(lib, lib.spt_matrix_copy_out(f, SPT_ROW_MAJOR, out.ctypes.data, rank), "copy_out")
+            factors.append(out)
+        return ll.value, iterations.value, lam, factors
+    finally:
+        lib.spt_ktensor_free(k)
+        for m in wrapped:
+            lib.spt_matrix_free(m)
+        lib.spt_coo_free(x)
+
+
+def read_tns(path):
+    """FROSTT .tns(.xz): 1-based coordinates and a value per line."""
+    opener = lzma.open if path.endswith(".xz") else open
+    with opener(path, "rt") as f:
+        data = np.loadtxt(f, ndmin=2)
+    subs = data[:, :-1].astype(np.int64) - 1
+    vals = data[:, -1].astype(np.float64)
+    shape = tuple(int(s) for s in subs.max(axis=0) + 1)
+    return subs, vals, shape
+
+
+def find(name, dirs):
+    for d in dirs:
+        p = os.path.join(d, name)
+        if os.path.exists(p):
+            return p
+    return None
+
+
+def synthetic_counts(rank, seed):
+    """Poisson counts from a planted nonnegative rank-`rank` model on a 20 x 15 x 12 x 10 grid."""
+    rng = np.random.default_rng(seed)
+    shape = (20, 15, 12, 10)
+    factors = [rng.gamma(0.3, 1.0, (d, rank)) for d in shape]
+    model = np.einsum("ir,jr,kr,lr->ijkl", *factors) * 3.0
+    counts = rng.poisson(model)
+    subs = np.argwhere(counts > 0)
+    vals = counts[counts > 0].astype(np.float64)
+    return subs, vals, shape
+
+
+def numpy_loglik(subs, vals, lam, factors):
+    rows = lam[None, :] * np.prod([factors[n][subs[:, n], :] for n in range(len(factors))], axis=0)
+    total = float(np.sum(lam * np.prod([f.sum(axis=0) for f in factors], axis=0)))
+    return float(np.sum(vals * np.log(rows.sum(axis=1)))) - total
+
+
+def main(argv):
+    if len(argv) < 3:
+        print(__doc__)
+        return 1
+    lib = load_library(argv[1])
+    data_dirs = argv[2:]
+    failures = 0
+    ran = 0
+    for case_no, (name, rank, iters, tol) in enumerate(CASES):
+        if name == "synthetic":
+            subs, vals, shape = synthetic_counts(3, 7 + case_no)
+        else:
+            path = find(name, data_dirs)
+            if path is None:
+                print(f"{name}: not found in {data_dirs}, skipped")
+                continue
+            subs, vals, shape = read_tns(path)
+        rng = np.random.default_rng(20241123 + rank + case_no)
+        init = [rng.uniform(0.0, 1.0, (shape[n], rank)) for n in range(len(shape))]
+        X = ttb.sptensor(subs, vals.reshape(-1, 1), shape)
+        M, _, out = ttb.cp_apr(X, rank, algorithm="mu", stoptol=tol, maxiters=iters,
+                               init=ttb.ktensor([f.copy() for f in init]), printitn=0)
+        ll_ref = float(out["obj"])
+        ll, done, lam, factors = run_sptensor(lib, subs, vals, shape, rank, iters, tol, init)
+        ll_np = numpy_loglik(subs, vals, lam, factors)
+        ran += 1
+        diff = abs(ll - ll_ref)
+        ok = diff <= LL_RTOL * abs(ll_ref) and abs(ll_np - ll) <= 1e-9 * abs(ll)
+        status = "ok" if ok else "MISMATCH"
+        print(f"{name} order {len(shape)} nnz {len(vals)} rank {rank} iters {iters} (done {done}) tol {tol}: "
+              f"loglik pyttb {ll_ref:.12e} ours {ll:.12e} (numpy on ours {ll_np:.12e}) "
+              f"rel diff {diff / abs(ll_ref):.3e} -> {status}")
+        if not ok:
+            failures += 1
+    if ran == 0:
+        print("SKIP: none of the data files were found")
+        return SKIP
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main(sys.argv))
+    except SystemExit:
+        raise
+    except Exception as e:  # report, do not hang ctest with a traceback only
+        import traceback
+        traceback.print_exc()
+        print(f"FAIL: {e}")
+        sys.exit(1)
