@@ -20,6 +20,7 @@
 #include <omp.h>
 
 #include "core/error.hpp"
+#include "dispatch/dispatch.hpp"
 
 namespace spt::algo {
 namespace {
@@ -213,7 +214,7 @@ spt_status cp_apr_t(spt_context_s& ctx, const spt_coo_s& x, const spt_cp_apr_opt
         fr.push_back({f.data, f.rows, f.cols, f.ld});
       }
       for (int inner = 0; inner < opts.max_inner_iters; ++inner) {
-        cp_apr_phi<T>(groups[n], n, fr, opts.epsilon, ph, threads);
+        SPT_DISPATCH(ctx, cp_apr_phi, groups[n], n, fr.data(), opts.epsilon, ph);
         double viol = 0;
         for (spt_nnz i = 0; i < a.rows; ++i)
           for (spt_nnz r = 0; r < a.cols; ++r)
@@ -263,105 +264,6 @@ spt_status cp_apr_t(spt_context_s& ctx, const spt_coo_s& x, const spt_cp_apr_opt
 
 }  // namespace
 
-ModeGroups group_by_mode(const spt_coo_s& x, uint32_t mode) {
-  ModeGroups g;
-  const spt_index dim = x.dims[mode];
-  g.row_ptr.assign(static_cast<size_t>(dim) + 1, 0);
-  const spt_index* ind = x.ind[mode];
-  for (spt_nnz e = 0; e < x.nnz; ++e) ++g.row_ptr[ind[e] + 1];
-  for (spt_index i = 0; i < dim; ++i) g.row_ptr[i + 1] += g.row_ptr[i];
-  std::vector<spt_nnz> perm(x.nnz);
-  std::vector<spt_nnz> next(g.row_ptr.begin(), g.row_ptr.end() - 1);
-  for (spt_nnz e = 0; e < x.nnz; ++e) perm[next[ind[e]]++] = e;
-  g.ind.assign(x.order(), std::vector<spt_index>(x.nnz));
-  g.val.resize(x.nnz);
-  with_dtype(x.dtype(), [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    const T* v = x.values<T>();
-    for (spt_nnz k = 0; k < x.nnz; ++k) g.val[k] = static_cast<double>(v[perm[k]]);
-  });
-  for (uint32_t m = 0; m < x.order(); ++m)
-    for (spt_nnz k = 0; k < x.nnz; ++k) g.ind[m][k] = x.ind[m][perm[k]];
-  return g;
-}
-
-namespace {
-
-// Phi rows [0, rows) for a rank fixed at compile time (kRank > 0: the rank
-// loops unroll and pi/acc stay in registers) or given at run time (kRank 0).
-template <typename T, int kRank>
-void phi_rows(const ModeGroups& groups, uint32_t mode, const std::vector<ConstMatRef<T>>& factors, double eps,
-              MatRef<T> phi, int threads) {
-  const uint32_t order = static_cast<uint32_t>(factors.size());
-  const ConstMatRef<T> a = factors[mode];
-  const spt_nnz rank = kRank > 0 ? static_cast<spt_nnz>(kRank) : a.cols;
-  const long long rows = static_cast<long long>(groups.row_ptr.size()) - 1;
-  // The other modes, in increasing order (pyttb's calculate_pi order).
-  std::vector<uint32_t> others;
-  for (uint32_t m = 0; m < order; ++m)
-    if (m != mode) others.push_back(m);
-#pragma omp parallel num_threads(threads)
-  {
-    std::vector<double> acc_store(kRank > 0 ? 0 : rank);
-    std::vector<T> pi_store(kRank > 0 ? 0 : rank);
-    double acc_fixed[kRank > 0 ? kRank : 1];
-    T pi_fixed[kRank > 0 ? kRank : 1];
-    std::vector<double> pid_store(kRank > 0 ? 0 : rank), aid_store(kRank > 0 ? 0 : rank);
-    double pid_fixed[kRank > 0 ? kRank : 1], aid_fixed[kRank > 0 ? kRank : 1];
-    double* acc = kRank > 0 ? acc_fixed : acc_store.data();
-    T* pi = kRank > 0 ? pi_fixed : pi_store.data();
-    // Double copies of the A row (once per row) and of each Pi row (once per
-    // nonzero), so float inputs are widened once, not per use.
-    double* pid = kRank > 0 ? pid_fixed : pid_store.data();
-    double* aid = kRank > 0 ? aid_fixed : aid_store.data();
-#pragma omp for schedule(dynamic, 16)
-    for (long long i = 0; i < rows; ++i) {
-      for (spt_nnz r = 0; r < rank; ++r) acc[r] = 0.0;
-      const T* ai = a.row(static_cast<spt_nnz>(i));
-      for (spt_nnz r = 0; r < rank; ++r) aid[r] = static_cast<double>(ai[r]);
-      for (spt_nnz k = groups.row_ptr[i]; k < groups.row_ptr[i + 1]; ++k) {
-        const T* f0 = factors[others[0]].row(groups.ind[others[0]][k]);
-        for (spt_nnz r = 0; r < rank; ++r) pi[r] = f0[r];
-        for (size_t o = 1; o < others.size(); ++o) {
-          const T* f = factors[others[o]].row(groups.ind[others[o]][k]);
-          for (spt_nnz r = 0; r < rank; ++r) pi[r] *= f[r];
-        }
-        // Four interleaved partial sums: a single chain of dependent adds
-        // (no reassociation without -ffast-math) would bound this loop by
-        // the add latency.
-        for (spt_nnz q = 0; q < rank; ++q) pid[q] = static_cast<double>(pi[q]);
-        double s[4] = {0, 0, 0, 0};
-        spt_nnz r = 0;
-        for (; r + 4 <= rank; r += 4)
-          for (int j = 0; j < 4; ++j) s[j] += aid[r + j] * pid[r + j];
-        for (; r < rank; ++r) s[0] += aid[r] * pid[r];
-        const double v = (s[0] + s[1]) + (s[2] + s[3]);
-        const double w = groups.val[k] / std::max(v, eps);
-        for (spt_nnz q = 0; q < rank; ++q) acc[q] += w * pid[q];
-      }
-      T* out = phi.row(static_cast<spt_nnz>(i));
-      for (spt_nnz r = 0; r < rank; ++r) out[r] = static_cast<T>(acc[r]);
-    }
-  }
-}
-
-}  // namespace
-
-template <typename T>
-void cp_apr_phi(const ModeGroups& groups, uint32_t mode, const std::vector<ConstMatRef<T>>& factors, double eps,
-                MatRef<T> phi, int threads) {
-  switch (factors[mode].cols) {
-    case 8: return phi_rows<T, 8>(groups, mode, factors, eps, phi, threads);
-    case 16: return phi_rows<T, 16>(groups, mode, factors, eps, phi, threads);
-    case 32: return phi_rows<T, 32>(groups, mode, factors, eps, phi, threads);
-    default: return phi_rows<T, 0>(groups, mode, factors, eps, phi, threads);
-  }
-}
-
-template void cp_apr_phi<float>(const ModeGroups&, uint32_t, const std::vector<ConstMatRef<float>>&, double,
-                                MatRef<float>, int);
-template void cp_apr_phi<double>(const ModeGroups&, uint32_t, const std::vector<ConstMatRef<double>>&, double,
-                                 MatRef<double>, int);
 
 double cp_apr_loglikelihood(const spt_coo_s& x, const spt_ktensor_s& k, int threads) {
   require(k.dims == x.dims, "the ktensor's dims must equal the tensor's");

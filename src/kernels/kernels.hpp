@@ -14,6 +14,7 @@
 #include "core/csr.hpp"
 #include "core/hicoo.hpp"
 #include "core/matrix.hpp"
+#include "core/mode_groups.hpp"
 #include "core/scoo.hpp"
 
 namespace spt::kernels {
@@ -56,7 +57,11 @@ struct Exec {
   /* TTM chain, one-shot: out (dims[mode] x prod_{m != mode} factors[m].cols) = X_(mode) times             */    \
   /* kron(U_{N-1}, .., U_{mode+1}, U_{mode-1}, .., U_0); column = Kolda's unfolding of the core (lowest other */ \
   /* mode fastest); factors[mode] is not read; out is overwritten (src/kernels/ttmc.hpp) */                     \
-  void ttmc(const Exec& exec, const spt_coo_s& x, const ConstMatRef<T>* factors, uint32_t mode, MatRef<T> out);
+  void ttmc(const Exec& exec, const spt_coo_s& x, const ConstMatRef<T>* factors, uint32_t mode, MatRef<T> out); \
+  /* CP-APR Phi: phi = (X_(mode) ./ max(A Pi^T, eps)) Pi at the nonzeros only, A = factors[mode], Pi's rows  */  \
+  /* formed per nonzero; model values and rows accumulated in double; rows without nonzeros are 0          */  \
+  void cp_apr_phi(const Exec& exec, const ModeGroups& groups, uint32_t mode, const ConstMatRef<T>* factors,      \
+                  double eps, MatRef<T> phi);
 
 // Kernels that take the dtype from their tensor arguments (dispatch inside).
 #define SPT_GENERIC_KERNELS                                                                                       \

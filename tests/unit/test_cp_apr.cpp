@@ -12,13 +12,14 @@
 #include <vector>
 
 #include "algo/cp_apr.hpp"
+#include "kernels/kernels.hpp"
 #include "common/test_util.hpp"
 #include "sptensor/cp_apr.h"
 
 namespace spt::test {
 namespace {
 
-using algo::ModeGroups;
+using spt::ModeGroups;
 
 template <typename T>
 spt_dtype dtype_of_t() {
@@ -105,17 +106,21 @@ void check_phi_vs_dense() {
     for (auto& m : f) fr.push_back(m.cref());
     for (uint32_t mode = 0; mode < x.order(); ++mode) {
       const std::vector<double> want = dense_phi<T>(x, mode, f, 1e-10);
-      const ModeGroups g = algo::group_by_mode(x, mode);
+      const ModeGroups g = spt::group_by_mode(x, mode);
       std::vector<T> first;
       for (int threads : {1, 2, 3}) {
         DenseMatrix<T> phi(dims[mode], rank);
-        algo::cp_apr_phi<T>(g, mode, fr, 1e-10, phi.ref(), threads);
+        kernels::cpu::cp_apr_phi(kernels::Exec{threads}, g, mode, fr.data(), 1e-10, phi.ref());
+        DenseMatrix<T> ref(dims[mode], rank);
+        kernels::reference::cp_apr_phi(kernels::Exec{1}, g, mode, fr.data(), 1e-10, ref.ref());
         double scale = 1;
         for (double w : want) scale = std::max(scale, std::fabs(w));
         for (spt_nnz i = 0; i < phi.rows; ++i)
           for (spt_nnz r = 0; r < rank; ++r)
-            ASSERT_NEAR(static_cast<double>(phi(i, r)), want[i * rank + r], tolerance<T>() * scale)
-                << "rank " << rank << " order " << dims.size() << " mode " << mode << " threads " << threads;
+          for (const DenseMatrix<T>* m : {&phi, &ref})
+            ASSERT_NEAR(static_cast<double>((*m)(i, r)), want[i * rank + r], tolerance<T>() * scale)
+                << (m == &ref ? "reference" : "cpu") << " rank " << rank << " order " << dims.size() << " mode "
+                << mode << " threads " << threads;
         std::vector<T> got(phi.values.begin(), phi.values.end());
         if (first.empty()) first = got;
         else EXPECT_EQ(first, got) << "Phi depends on the thread count";
