@@ -567,14 +567,15 @@ SPT_API spt_status spt_cpd_options_init(spt_cpd_options *opts);
  *  fit, iterations, converged flag and history.
  *  Returns SPT_OK when converged, SPT_WARN_NOT_CONVERGED (with a valid
  *  result) when max_iters was reached first (also when tol <= 0).
- *  The MTTKRPs run on opts->format: COO as given, or a CSF copy built for
- *  the call (AUTO: CSF for order >= 3, see csf.h); the result is the same
- *  to rounding. Options from a caller built against 0.1 (smaller
- *  struct_size) get format and csf_policy AUTO.
+ *  The MTTKRPs run on opts->format: COO as given, or a CSF or HiCOO copy
+ *  built for the call (csf_policy MEMOIZED: one CSF tree with intermediates
+ *  kept across a sweep); AUTO chooses as spt_suggest_format does. The
+ *  result is the same to rounding. Options from a caller built against 0.1
+ *  (smaller struct_size) get format, csf_policy and memo_budget_bytes at
+ *  their defaults.
  *  Errors: INVALID_ARGUMENT (rank 0, init factor shape/dtype mismatch,
- *  empty tensor, unknown format or csf_policy), UNSUPPORTED (format HICOO
- *  where this build has no HiCOO CP-ALS), NUMERICAL (non-finite values
- *  appear), OUT_OF_MEMORY. */
+ *  empty tensor, unknown format or csf_policy), NUMERICAL (non-finite
+ *  values appear), OUT_OF_MEMORY. */
 SPT_API spt_status spt_cpd_als(spt_context *ctx, const spt_coo *x, const spt_cpd_options *opts,
                                spt_ktensor **out);
 
