@@ -39,110 +39,12 @@
 #include <string>
 #include <vector>
 
+#include "bench_common.hpp"
 #include "sptensor/sptensor.h"
 
 namespace {
 
-struct Failure : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
-
-void check(spt_status st, const spt_context* ctx, const std::string& what) {
-  if (st < 0) throw Failure(what + ": " + spt_last_error(ctx));
-}
-
-double now_seconds() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
-
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
-double minimum(const std::vector<double>& v) { return v.empty() ? 0 : *std::min_element(v.begin(), v.end()); }
-
-unsigned long long file_bytes(const std::string& path) {
-  struct stat st;
-  return stat(path.c_str(), &st) == 0 ? static_cast<unsigned long long>(st.st_size) : 0;
-}
-
-std::string cpu_model() {
-  std::ifstream in("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind("model name", 0) == 0) {
-      size_t colon = line.find(':');
-      if (colon != std::string::npos) {
-        size_t start = line.find_first_not_of(' ', colon + 1);
-        return start == std::string::npos ? "" : line.substr(start);
-      }
-    }
-  }
-  return "unknown CPU";
-}
-
-std::string utc_now() {
-  std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
-
-// File stem without directory and the .tns/.sptb/.bin (+ compression) suffixes.
-std::string tensor_stem(const std::string& path) {
-  std::string name = path.substr(path.find_last_of('/') == std::string::npos ? 0 : path.find_last_of('/') + 1);
-  for (const char* suffix : {".xz", ".gz", ".zst", ".tns", ".sptb", ".bin"}) {
-    size_t n = std::strlen(suffix);
-    if (name.size() > n && name.compare(name.size() - n, n, suffix) == 0) name.resize(name.size() - n);
-  }
-  return name;
-}
-
-std::string json_string(const std::string& s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') out += '\\';
-    if (static_cast<unsigned char>(c) < 0x20) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\u%04x", c);
-      out += buf;
-      continue;
-    }
-    out += c;
-  }
-  return out + "\"";
-}
-
-std::string json_number(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.6g", v);
-  return buf;
-}
-
-// One JSON Lines record; keys are emitted in insertion order.
-class Record {
- public:
-  Record& str(const std::string& k, const std::string& v) { return raw(k, json_string(v)); }
-  Record& num(const std::string& k, double v) { return raw(k, json_number(v)); }
-  Record& integer(const std::string& k, long long v) { return raw(k, std::to_string(v)); }
-  Record& null(const std::string& k) { return raw(k, "null"); }
-  Record& raw(const std::string& k, const std::string& v) {
-    body_ += (body_.empty() ? "" : ", ") + json_string(k) + ": " + v;
-    return *this;
-  }
-  void print() const {
-    std::printf("{%s}\n", body_.c_str());
-    std::fflush(stdout);
-  }
-
- private:
-  std::string body_;
-};
+using namespace spt_bench;
 
 struct Options {
   std::string path;

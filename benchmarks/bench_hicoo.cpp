@@ -28,21 +28,12 @@
 #include <string>
 #include <vector>
 
+#include "bench_common.hpp"
 #include "sptensor/sptensor.h"
 
 namespace {
 
-struct Failure : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
-
-void check(spt_status st, const spt_context* ctx, const std::string& what) {
-  if (st < 0) throw Failure(what + ": " + spt_last_error(ctx));
-}
-
-double now_seconds() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
+using namespace spt_bench;
 
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
@@ -60,15 +51,6 @@ std::string cpu_model() {
       return start == std::string::npos ? "" : line.substr(start);
     }
   return "unknown CPU";
-}
-
-std::string utc_now() {
-  std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
 }
 
 std::string tensor_stem(const std::string& path) {

@@ -34,29 +34,18 @@
 #include <string>
 #include <vector>
 
+#include "bench_common.hpp"
 #include "sptensor/sptensor.h"
 
 namespace {
 
-struct Failure : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
-
-void check(spt_status st, const spt_context* ctx, const std::string& what) {
-  if (st < 0) throw Failure(what + ": " + spt_last_error(ctx));
-}
-
-double now_seconds() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
+using namespace spt_bench;
 
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   const size_t n = v.size();
   return n == 0 ? 0 : n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
-
-double minimum(const std::vector<double>& v) { return v.empty() ? 0 : *std::min_element(v.begin(), v.end()); }
 
 std::vector<std::string> split(const std::string& s) {
   std::vector<std::string> out;
