@@ -30,6 +30,22 @@ spt_coo_s random_coo(spt_dtype dtype, const RandomTensorSpec& spec);
 template <typename T>
 DenseMatrix<T> random_matrix(spt_nnz rows, spt_nnz cols, uint64_t seed);
 
+// One random matrix per mode (dims[m] x rank), seeds seed + 31 m.
+template <typename T>
+std::vector<DenseMatrix<T>> random_factors(const std::vector<spt_index>& dims, spt_nnz rank, uint64_t seed) {
+  std::vector<DenseMatrix<T>> f;
+  for (size_t m = 0; m < dims.size(); ++m) f.push_back(random_matrix<T>(dims[m], rank, seed + 31 * m));
+  return f;
+}
+
+// Const references to matrices, as kernels take them.
+template <typename T>
+std::vector<ConstMatRef<T>> crefs(const std::vector<DenseMatrix<T>>& f) {
+  std::vector<ConstMatRef<T>> r;
+  for (const auto& m : f) r.push_back(m.cref());
+  return r;
+}
+
 // The standard shapes to test kernels on: orders 2..6, skewed dims.
 std::vector<RandomTensorSpec> standard_specs();
 
@@ -46,6 +62,17 @@ inline bool close(double a, double b, double tol) {
 template <typename T>
 constexpr double tolerance() {
   return sizeof(T) == 4 ? 1e-4 : 1e-11;
+}
+
+// Same shape, every element close (tolerance<T>()).
+template <typename T>
+void expect_matrix_close(const DenseMatrix<T>& want, const DenseMatrix<T>& got, const std::string& what) {
+  ASSERT_EQ(want.rows, got.rows) << what;
+  ASSERT_EQ(want.cols, got.cols) << what;
+  for (spt_nnz i = 0; i < want.rows; ++i)
+    for (spt_nnz j = 0; j < want.cols; ++j)
+      ASSERT_TRUE(close(want(i, j), got(i, j), tolerance<T>()))
+          << what << " at (" << i << "," << j << "): want " << want(i, j) << " got " << got(i, j);
 }
 
 }  // namespace spt::test

@@ -90,29 +90,6 @@ std::vector<spt_coo_s> all_tensors(spt_dtype dtype) {
   return xs;
 }
 
-template <typename T>
-std::vector<DenseMatrix<T>> random_factors(const std::vector<spt_index>& dims, spt_nnz rank, uint64_t seed) {
-  std::vector<DenseMatrix<T>> f;
-  for (size_t m = 0; m < dims.size(); ++m) f.push_back(random_matrix<T>(dims[m], rank, seed + 31 * m));
-  return f;
-}
-
-template <typename T>
-std::vector<ConstMatRef<T>> crefs(const std::vector<DenseMatrix<T>>& f) {
-  std::vector<ConstMatRef<T>> r;
-  for (const auto& m : f) r.push_back(m.cref());
-  return r;
-}
-
-template <typename T>
-void expect_matrix_close(const DenseMatrix<T>& want, const DenseMatrix<T>& got, const std::string& what) {
-  ASSERT_EQ(want.rows, got.rows) << what;
-  for (spt_nnz i = 0; i < want.rows; ++i)
-    for (spt_nnz j = 0; j < want.cols; ++j)
-      ASSERT_TRUE(close(want(i, j), got(i, j), tolerance<T>()))
-          << what << " at (" << i << "," << j << "): want " << want(i, j) << " got " << got(i, j);
-}
-
 // Rebuild the nonzeros (coordinates by mode + values) from a tree's leaves.
 template <typename T>
 void tree_to_coo(const CsfTree& t, const std::vector<spt_index>& dims, spt_coo_s& out) {

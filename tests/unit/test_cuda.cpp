@@ -185,13 +185,6 @@ TEST(CudaPlugin, ArgumentChecks) {
 
 /* ------------------------- GPU: MTTKRP correctness ------------------------ */
 
-template <typename T>
-std::vector<DenseMatrix<T>> random_factors(const std::vector<spt_index>& dims, spt_nnz rank, uint64_t seed) {
-  std::vector<DenseMatrix<T>> f;
-  for (size_t m = 0; m < dims.size(); ++m) f.push_back(random_matrix<T>(dims[m], rank, seed + 31 * m));
-  return f;
-}
-
 // The oracle: the reference kernel in float64 on the same data. With
 // `absolute`, on |values| and |factors|: the sum of the terms' magnitudes,
 // which bounds the rounding error of any summation order.

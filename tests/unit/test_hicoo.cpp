@@ -62,30 +62,6 @@ std::string label(const RandomTensorSpec& s, spt_dtype d) {
   return t;
 }
 
-template <typename T>
-std::vector<DenseMatrix<T>> random_factors(const std::vector<spt_index>& dims, spt_nnz rank, uint64_t seed) {
-  std::vector<DenseMatrix<T>> f;
-  for (size_t m = 0; m < dims.size(); ++m) f.push_back(random_matrix<T>(dims[m], rank, seed + 31 * m));
-  return f;
-}
-
-template <typename T>
-std::vector<ConstMatRef<T>> crefs(const std::vector<DenseMatrix<T>>& f) {
-  std::vector<ConstMatRef<T>> r;
-  for (const auto& m : f) r.push_back(m.cref());
-  return r;
-}
-
-template <typename T>
-void expect_matrix_close(const DenseMatrix<T>& want, const DenseMatrix<T>& got, const std::string& what) {
-  ASSERT_EQ(want.rows, got.rows) << what;
-  ASSERT_EQ(want.cols, got.cols) << what;
-  for (spt_nnz i = 0; i < want.rows; ++i)
-    for (spt_nnz j = 0; j < want.cols; ++j)
-      ASSERT_TRUE(close(want(i, j), got(i, j), tolerance<T>()))
-          << what << " at (" << i << "," << j << "): want " << want(i, j) << " got " << got(i, j);
-}
-
 // Coordinates and value of every nonzero, sorted: the tensor as a multiset.
 template <typename T>
 std::vector<std::pair<std::vector<spt_index>, T>> multiset(const spt_coo_s& x) {
