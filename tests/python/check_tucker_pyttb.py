@@ -15,11 +15,11 @@ data files found (ctest SKIP_RETURN_CODE) -- unless the environment has
 CI=true, where a missing pyttb is a failure.
 """
 import ctypes
-import lzma
-import os
 import sys
 
-SKIP = 77
+from crosscheck_common import (
+    SKIP, SPT_FLOAT64, SPT_OK, SPT_ROW_MAJOR, SPT_WARN_NOT_CONVERGED, check, find, np, read_tns, ttb)
+
 FIT_RTOL = 1e-6
 ANGLE_TOL = 1e-6
 
@@ -37,26 +37,9 @@ CASES = [
 ]
 
 
-def skip_or_fail(message):
-    in_ci = os.environ.get("CI", "").lower() == "true"
-    print(("FAIL: " if in_ci else "SKIP: ") + message)
-    sys.exit(1 if in_ci else SKIP)
-
-
-try:
-    import numpy as np
-    import pyttb as ttb
-except ImportError as e:  # pragma: no cover - environment dependent
-    skip_or_fail(f"cannot import numpy/pyttb ({e}); pip install pyttb")
-
-
 # The C API through ctypes (layouts must match include/sptensor/tucker.h).
-SPT_FLOAT64 = 2
-SPT_ROW_MAJOR = 0
 SPT_TUCKER_INIT_HOSVD = 0
 SPT_TUCKER_INIT_USER = 2
-SPT_OK = 0
-SPT_WARN_NOT_CONVERGED = 1
 
 CALLBACK = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_int, ctypes.c_double, ctypes.c_double,
                             ctypes.c_double)
@@ -101,11 +84,6 @@ def load_library(path):
     lib.spt_thread_last_error.argtypes = []
     lib.spt_thread_last_error.restype = ctypes.c_char_p
     return lib
-
-
-def check(lib, status, what, allowed=(SPT_OK,)):
-    if status not in allowed:
-        raise RuntimeError(f"{what} returned {status}: {lib.spt_thread_last_error().decode()}")
 
 
 def run_sptensor(lib, subs, vals, shape, ranks, iters, init_factors):
@@ -161,25 +139,6 @@ def run_sptensor(lib, subs, vals, shape, ranks, iters, init_factors):
         for m in wrapped:
             lib.spt_matrix_free(m)
         lib.spt_coo_free(x)
-
-
-def read_tns(path):
-    """FROSTT .tns(.xz): 1-based coordinates and a value per line."""
-    opener = lzma.open if path.endswith(".xz") else open
-    with opener(path, "rt") as f:
-        data = np.loadtxt(f, ndmin=2)
-    subs = data[:, :-1].astype(np.int64) - 1
-    vals = data[:, -1].astype(np.float64)
-    shape = tuple(int(s) for s in subs.max(axis=0) + 1)
-    return subs, vals, shape
-
-
-def find(name, dirs):
-    for d in dirs:
-        p = os.path.join(d, name)
-        if os.path.exists(p):
-            return p
-    return None
 
 
 def max_principal_angle_sine(a, b):
