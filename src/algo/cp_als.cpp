@@ -29,6 +29,7 @@
 
 #include "algo/mttkrp_operands.hpp"
 #include "algo/normal_equations.hpp"
+#include "core/random.hpp"
 #include "dispatch/dispatch.hpp"
 #include "kernels/dense.hpp"
 
@@ -38,21 +39,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 using kernels::ColumnNorm;
-
-// Uniform [0,1) from one 64-bit draw, exactly representable in T (so a float
-// never rounds up to 1). Defined here rather than via
-// std::uniform_real_distribution so that factors are the same with every
-// standard library.
-template <typename T>
-T unit_uniform(std::mt19937_64& gen) {
-  if constexpr (std::is_same_v<T, float>) return static_cast<float>(gen() >> 40) * 0x1.0p-24f;
-  else return static_cast<double>(gen() >> 11) * 0x1.0p-53;
-}
-
-template <typename T>
-MatRef<T> factor_ref(spt_ktensor_s& k, uint32_t m) {
-  return {k.factors[m]->ptr<T>(), k.dims[m], k.rank, k.rank};
-}
 
 // sum_{r,s} lambda_r lambda_s prod_m G_m(r,s), in double, as pyttb's
 // ktensor.norm (coefficient matrix lambda lambda^T times each Gram in turn).
@@ -74,7 +60,7 @@ void initialise_factors(spt_context_s& ctx, const spt_cpd_options& opts, spt_kte
   if (opts.init == SPT_CPD_INIT_USER) {
     for (uint32_t m = 0; m < order; ++m) {
       const spt_matrix_s& src = *opts.init_factors[m];
-      MatRef<T> dst = factor_ref<T>(k, m);
+      MatRef<T> dst = k.template factor<T>(m);
       for (spt_nnz i = 0; i < dst.rows; ++i)
         for (spt_nnz r = 0; r < dst.cols; ++r) dst(i, r) = src.at<T>(i, r);
     }
@@ -85,7 +71,7 @@ void initialise_factors(spt_context_s& ctx, const spt_cpd_options& opts, spt_kte
   const uint64_t seed = opts.seed != 0 ? opts.seed : ctx.seed;
   std::mt19937_64 gen(seed);
   for (uint32_t m = 0; m < order; ++m) {
-    MatRef<T> dst = factor_ref<T>(k, m);
+    MatRef<T> dst = k.template factor<T>(m);
     for (spt_nnz i = 0; i < dst.rows; ++i)
       for (spt_nnz r = 0; r < dst.cols; ++r) dst(i, r) = unit_uniform<T>(gen);
   }
@@ -102,7 +88,7 @@ void arrange(spt_context_s& ctx, spt_ktensor_s& k) {
   std::vector<double> norms(rank);
   std::vector<T> divisors(rank);
   for (uint32_t m = 0; m < order; ++m) {
-    MatRef<T> u = factor_ref<T>(k, m);
+    MatRef<T> u = k.template factor<T>(m);
     SPT_DISPATCH(ctx, column_norms, ConstMatRef<T>{u.data, u.rows, u.cols, u.ld}, ColumnNorm::two, norms.data());
     for (spt_index r = 0; r < rank; ++r) {
       divisors[r] = static_cast<T>(norms[r]);
@@ -113,7 +99,7 @@ void arrange(spt_context_s& ctx, spt_ktensor_s& k) {
   for (spt_index r = 0; r < rank; ++r) {
     if (lambda[r] < T(0)) {
       lambda[r] = -lambda[r];
-      MatRef<T> u0 = factor_ref<T>(k, 0);
+      MatRef<T> u0 = k.template factor<T>(0);
       for (spt_nnz i = 0; i < u0.rows; ++i) u0(i, r) = -u0(i, r);
     }
   }
@@ -127,7 +113,7 @@ void arrange(spt_context_s& ctx, spt_ktensor_s& k) {
   for (spt_index r = 0; r < rank; ++r) tmp[r] = lambda[perm[r]];
   std::copy(tmp.begin(), tmp.end(), lambda);
   for (uint32_t m = 0; m < order; ++m) {
-    MatRef<T> u = factor_ref<T>(k, m);
+    MatRef<T> u = k.template factor<T>(m);
     for (spt_nnz i = 0; i < u.rows; ++i) {
       T* row = u.row(i);
       for (spt_index r = 0; r < rank; ++r) tmp[r] = row[perm[r]];
@@ -147,7 +133,7 @@ void fix_signs(spt_ktensor_s& k) {
   for (spt_index r = 0; r < k.rank; ++r) {
     negative_modes.clear();
     for (uint32_t m = 0; m < order; ++m) {
-      MatRef<T> u = factor_ref<T>(k, m);
+      MatRef<T> u = k.template factor<T>(m);
       T best = T(0);
       T best_value = T(0);
       for (spt_nnz i = 0; i < u.rows; ++i) {
@@ -161,7 +147,7 @@ void fix_signs(spt_ktensor_s& k) {
     }
     const size_t flips = negative_modes.size() / 2 * 2;
     for (size_t f = 0; f < flips; ++f) {
-      MatRef<T> u = factor_ref<T>(k, negative_modes[f]);
+      MatRef<T> u = k.template factor<T>(negative_modes[f]);
       for (spt_nnz i = 0; i < u.rows; ++i) u(i, r) = -u(i, r);
     }
   }
@@ -191,7 +177,7 @@ spt_status cp_als_operand(spt_context_s& ctx, algo::MttkrpOperand<T>& operand, c
   std::vector<ConstMatRef<T>> const_factors(order);
   spt_index max_dim = 0;
   for (uint32_t m = 0; m < order; ++m) {
-    factors[m] = factor_ref<T>(k, m);
+    factors[m] = k.template factor<T>(m);
     const_factors[m] = {factors[m].data, factors[m].rows, factors[m].cols, factors[m].ld};
     max_dim = std::max(max_dim, dims[m]);
   }

@@ -20,22 +20,11 @@
 #include <omp.h>
 
 #include "core/error.hpp"
+#include "core/random.hpp"
 #include "dispatch/dispatch.hpp"
 
 namespace spt::algo {
 namespace {
-
-// Same uniform [0,1) draws as CP-ALS's random init (cp_als.cpp).
-template <typename T>
-T unit_uniform(std::mt19937_64& gen) {
-  if constexpr (std::is_same_v<T, float>) return static_cast<float>(gen() >> 40) * 0x1.0p-24f;
-  else return static_cast<double>(gen() >> 11) * 0x1.0p-53;
-}
-
-template <typename T>
-MatRef<T> factor_ref(spt_ktensor_s& k, uint32_t m) {
-  return {k.factors[m]->ptr<T>(), k.dims[m], k.rank, k.rank};
-}
 
 // Scale the columns of `a` to unit 1-norm, multiplying lambda by the norms
 // (pyttb ktensor.normalize(normtype=1, mode=n): zero columns stay zero and
@@ -87,7 +76,7 @@ void init_factors(spt_context_s& ctx, const spt_cp_apr_options& opts, spt_ktenso
   if (opts.init == SPT_CP_APR_INIT_USER) {
     for (uint32_t m = 0; m < order; ++m) {
       const spt_matrix_s& src = *opts.init_factors[m];
-      MatRef<T> dst = factor_ref<T>(k, m);
+      MatRef<T> dst = k.template factor<T>(m);
       for (spt_nnz i = 0; i < dst.rows; ++i)
         for (spt_nnz r = 0; r < dst.cols; ++r) {
           const T v = src.at<T>(i, r);
@@ -100,7 +89,7 @@ void init_factors(spt_context_s& ctx, const spt_cp_apr_options& opts, spt_ktenso
   }
   std::mt19937_64 gen(opts.seed != 0 ? opts.seed : ctx.seed);
   for (uint32_t m = 0; m < order; ++m) {
-    MatRef<T> dst = factor_ref<T>(k, m);
+    MatRef<T> dst = k.template factor<T>(m);
     for (spt_nnz i = 0; i < dst.rows; ++i)
       for (spt_nnz r = 0; r < dst.cols; ++r) dst(i, r) = unit_uniform<T>(gen);
   }
@@ -180,7 +169,7 @@ spt_status cp_apr_t(spt_context_s& ctx, const spt_coo_s& x, const spt_cp_apr_opt
 
   // M = init.copy(); M.normalize(normtype=1).
   std::vector<double> lambda(rank, 1.0);
-  for (uint32_t m = 0; m < order; ++m) normalize_columns(factor_ref<T>(k, m), lambda);
+  for (uint32_t m = 0; m < order; ++m) normalize_columns(k.template factor<T>(m), lambda);
 
   std::vector<ModeGroups> groups(order);
   for (uint32_t m = 0; m < order; ++m) groups[m] = group_by_mode(x, m);
@@ -193,7 +182,7 @@ spt_status cp_apr_t(spt_context_s& ctx, const spt_coo_s& x, const spt_cp_apr_opt
     const auto t0 = clock::now();
     bool all_met = true;
     for (uint32_t n = 0; n < order; ++n) {
-      MatRef<T> a = factor_ref<T>(k, n);
+      MatRef<T> a = k.template factor<T>(n);
       MatRef<T> ph = phi[n].ref();
       // Scooch inadmissible zeros (complementary slackness), from the second
       // outer iteration on, with the Phi of the previous visit to this mode.
@@ -210,7 +199,7 @@ spt_status cp_apr_t(spt_context_s& ctx, const spt_coo_s& x, const spt_cp_apr_opt
 
       std::vector<ConstMatRef<T>> fr;
       for (uint32_t m = 0; m < order; ++m) {
-        MatRef<T> f = factor_ref<T>(k, m);
+        MatRef<T> f = k.template factor<T>(m);
         fr.push_back({f.data, f.rows, f.cols, f.ld});
       }
       for (int inner = 0; inner < opts.max_inner_iters; ++inner) {
@@ -251,7 +240,7 @@ spt_status cp_apr_t(spt_context_s& ctx, const spt_coo_s& x, const spt_cp_apr_opt
   std::vector<T> tmp(rank);
   for (spt_index r = 0; r < rank; ++r) k.lambda.ptr<T>()[r] = static_cast<T>(lambda[p[r]]);
   for (uint32_t m = 0; m < order; ++m) {
-    MatRef<T> a = factor_ref<T>(k, m);
+    MatRef<T> a = k.template factor<T>(m);
     for (spt_nnz i = 0; i < a.rows; ++i) {
       for (spt_index r = 0; r < rank; ++r) tmp[r] = a(i, p[r]);
       for (spt_index r = 0; r < rank; ++r) a(i, r) = tmp[r];

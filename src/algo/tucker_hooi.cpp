@@ -39,6 +39,7 @@
 #include <limits>
 #include <random>
 
+#include "core/random.hpp"
 #include "dispatch/dispatch.hpp"
 #include "kernels/sort.hpp"
 #include "kernels/ttmc.hpp"
@@ -244,7 +245,6 @@ void orthonormalize(DenseMatrix<double>& q) {
 }
 
 // Uniform [0,1) from one 64-bit draw (the same on every standard library).
-double unit_uniform(std::mt19937_64& gen) { return static_cast<double>(gen() >> 11) * 0x1.0p-53; }
 
 // Leading `rank` left singular vectors of the sparse unfolding X_(n), signs
 // fixed, into u (dims[n] x rank). See the file comment.

@@ -21,6 +21,11 @@ struct spt_ktensor_s {
 
   spt_dtype dtype() const { return lambda.dtype(); }
   uint32_t order() const { return static_cast<uint32_t>(dims.size()); }
+  // Factor m as a row-major reference (T must be the ktensor's dtype).
+  template <typename T>
+  spt::MatRef<T> factor(uint32_t m) {
+    return {factors[m]->ptr<T>(), dims[m], rank, rank};
+  }
 };
 
 namespace spt {
