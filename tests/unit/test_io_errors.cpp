@@ -298,6 +298,21 @@ TEST_F(IoErrors, SptbWrongChecksum) {
   expect_message({"t.sptb", "wrong checksum", "corrupt"});
 }
 
+// A checksum-valid file whose indices exceed the caller's dims: the
+// streaming bounds check must catch it on both load paths (mapped in place
+// and copied), naming the nonzero and mode.
+TEST_F(IoErrors, SptbIndexOutsideCallerDims) {
+  std::string p = valid_file("t.sptb");  // mode 1 holds indices 2, 1, 0
+  const spt_index dims[] = {3, 2};
+  opts_.order = 2;
+  opts_.dims = dims;
+  for (int copy : {0, 1}) {
+    opts_.copy_binary = copy;
+    EXPECT_EQ(read(p), SPT_ERR_PARSE) << "copy_binary " << copy;
+    expect_message({"t.sptb", "nonzero 0", "index 2 in mode 1", "outside dims[1] = 2"});
+  }
+}
+
 TEST_F(IoErrors, SptbUnsupportedVersion) {
   std::string p = valid_file("t.sptb");
   std::string bytes = slurp(p);
