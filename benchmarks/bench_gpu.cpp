@@ -1,6 +1,7 @@
 // GPU COO MTTKRP benchmark (needs the CUDA plugin build and a device).
 //
-//   bench_gpu [--ranks 16,32] [--repeats 20] [--synthetic NNZ] [--json FILE] TENSOR...
+//   bench_gpu [--ranks 16,32] [--repeats 20] [--synthetic NNZ] [--json FILE]
+//             [--cpd ITERS [--cpd-threads N] [--cpd-only]] TENSOR...
 //
 // Per tensor, mode and rank (float32): the kernel alone on the copy sorted
 // by the mode (what the plugin runs; the one-time sort is reported apart,
@@ -13,6 +14,12 @@
 // (factor copies in, output copy out; the tensor's device copy cached),
 // median of 5. The first repeat's output is checked against the CPU kernel
 // (relative Frobenius error). One JSON line per measurement to --json.
+//
+// With --cpd ITERS (> 0): per tensor and rank, CP-ALS seconds per iteration
+// (median of the sweeps' wall times, float32, tol 0, the same seeded random
+// init) on the GPU (backend CUDA: the whole loop on the device, COO) and on
+// the CPU (backend CPU, --cpd-threads threads, default 16, format AUTO as
+// users get it), and the final fits; JSON bench "cpd_iter".
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -25,8 +32,10 @@
 #include <string>
 #include <vector>
 
+#include "algo/cp_als.hpp"
 #include "core/context.hpp"
 #include "core/coo.hpp"
+#include "core/ktensor.hpp"
 #include "core/matrix.hpp"
 #include "dispatch/dispatch.hpp"
 #include "kernels/kernels.hpp"
@@ -63,27 +72,46 @@ std::vector<int> parse_list(const char* s) {
 
 // Zipf(alpha = 1) indices per mode with labels randomly permuted (the
 // TARGETS.md synthetic tensor's recipe; repeated coordinates are not removed).
+// Generated on the benchmark machine, never carried: chunks of 1M nonzeros
+// draw from their own generator (seeded by seed, mode and chunk), so the
+// tensor is the same for any thread count and 50M+ nonzeros take seconds.
 spt_coo_s synthetic_zipf(spt_nnz nnz, const std::vector<spt_index>& dims, uint64_t seed) {
   spt_coo_s x;
   x.init_owned(SPT_FLOAT32, dims, nnz);
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<double> unit(0.0, 1.0);
+  constexpr spt_nnz kChunk = spt_nnz(1) << 20;
+  const long long chunks = static_cast<long long>((nnz + kChunk - 1) / kChunk);
+  auto chunk_seed = [seed](uint64_t stream, uint64_t chunk) {
+    return seed * 0x9E3779B97F4A7C15ull ^ (stream + 1) * 0xBF58476D1CE4E5B9ull ^ (chunk + 1) * 0x94D049BB133111EBull;
+  };
   for (uint32_t m = 0; m < dims.size(); ++m) {
     std::vector<double> cdf(dims[m]);
     double sum = 0;
     for (spt_index i = 0; i < dims[m]; ++i) cdf[i] = (sum += 1.0 / (i + 1.0));
     std::vector<spt_index> label(dims[m]);
     for (spt_index i = 0; i < dims[m]; ++i) label[i] = i;
-    std::shuffle(label.begin(), label.end(), rng);
+    std::mt19937_64 label_rng(chunk_seed(m, ~0ull));
+    std::shuffle(label.begin(), label.end(), label_rng);
     spt_index* ind = x.mutable_ind(m);
-    for (spt_nnz k = 0; k < nnz; ++k) {
-      const double u = unit(rng) * sum;
-      const size_t i = std::lower_bound(cdf.begin(), cdf.end(), u) - cdf.begin();
-      ind[k] = label[std::min<size_t>(i, dims[m] - 1)];
+#pragma omp parallel for schedule(dynamic, 1)
+    for (long long c = 0; c < chunks; ++c) {
+      std::mt19937_64 rng(chunk_seed(m, static_cast<uint64_t>(c)));
+      std::uniform_real_distribution<double> unit(0.0, 1.0);
+      const spt_nnz end = std::min(nnz, static_cast<spt_nnz>(c + 1) * kChunk);
+      for (spt_nnz k = static_cast<spt_nnz>(c) * kChunk; k < end; ++k) {
+        const double u = unit(rng) * sum;
+        const size_t i = std::lower_bound(cdf.begin(), cdf.end(), u) - cdf.begin();
+        ind[k] = label[std::min<size_t>(i, dims[m] - 1)];
+      }
     }
   }
   float* v = x.mutable_values<float>();
-  for (spt_nnz k = 0; k < nnz; ++k) v[k] = static_cast<float>(unit(rng));
+#pragma omp parallel for schedule(dynamic, 1)
+  for (long long c = 0; c < chunks; ++c) {
+    std::mt19937_64 rng(chunk_seed(dims.size(), static_cast<uint64_t>(c)));
+    std::uniform_real_distribution<double> unit(0.0, 1.0);
+    const spt_nnz end = std::min(nnz, static_cast<spt_nnz>(c + 1) * kChunk);
+    for (spt_nnz k = static_cast<spt_nnz>(c) * kChunk; k < end; ++k) v[k] = static_cast<float>(unit(rng));
+  }
   return x;
 }
 
@@ -93,7 +121,71 @@ struct Bench {
   FILE* json = nullptr;
   int multiprocessors = 132;
   std::string device;
+  int cpd_iters = 0;     // --cpd: sweeps per CP-ALS run (0 = no CP-ALS timing)
+  int cpd_threads = 16;  // --cpd-threads: CPU threads of the CPU CP-ALS
+  bool cpd_only = false; // --cpd-only: skip the MTTKRP measurements
 };
+
+// CP-ALS seconds per sweep on one backend: median of the sweeps' times.
+struct CpdTiming {
+  double seconds_per_iter = 0.0;
+  double fit = 0.0;
+  double total_seconds = 0.0;
+  std::string error;
+};
+
+CpdTiming time_cpd(const spt_coo_s& x, spt_backend backend, int threads, int rank, int iters) {
+  spt_context_s ctx;
+  ctx.backend = backend;
+  ctx.threads = threads;
+  spt_cpd_options opts;
+  spt_cpd_options_init(&opts);
+  opts.rank = static_cast<spt_index>(rank);
+  opts.max_iters = iters;
+  opts.tol = 0.0;
+  opts.seed = 7;
+  CpdTiming t;
+  spt_ktensor_s k;
+  const auto t0 = std::chrono::steady_clock::now();
+  try {
+    spt::cp_als(ctx, x, opts, k);
+  } catch (const std::exception& e) {
+    t.error = e.what();
+    return t;
+  }
+  t.total_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  t.seconds_per_iter = median(k.seconds_history);
+  t.fit = k.fit;
+  return t;
+}
+
+void run_cpd(const Bench& b, const std::string& name, const spt_coo_s& x) {
+  for (int rank : b.ranks) {
+    const CpdTiming gpu = time_cpd(x, SPT_BACKEND_CUDA, b.cpd_threads, rank, b.cpd_iters);
+    const CpdTiming cpu = time_cpd(x, SPT_BACKEND_CPU, b.cpd_threads, rank, b.cpd_iters);
+    std::printf("%-24s CP-ALS rank %2d float32  GPU %8.4f s/iter (fit %.6f, %.2f s total)  CPU %d threads %8.4f "
+                "s/iter (fit %.6f, %.2f s total)  speed-up %.1fx%s%s\n",
+                name.c_str(), rank, gpu.seconds_per_iter, gpu.fit, gpu.total_seconds, b.cpd_threads,
+                cpu.seconds_per_iter, cpu.fit, cpu.total_seconds,
+                gpu.seconds_per_iter > 0 ? cpu.seconds_per_iter / gpu.seconds_per_iter : 0.0,
+                gpu.error.empty() ? "" : ("  GPU error: " + gpu.error).c_str(),
+                cpu.error.empty() ? "" : ("  CPU error: " + cpu.error).c_str());
+    if (b.json) {
+      for (int gpu_side = 1; gpu_side >= 0; --gpu_side) {
+        const CpdTiming& t = gpu_side ? gpu : cpu;
+        std::fprintf(b.json,
+                     "{\"bench\":\"cpd_iter\",\"tensor\":\"%s\",\"order\":%u,\"nnz\":%llu,\"mode\":-1,"
+                     "\"rank\":%d,\"dtype\":\"float32\",\"backend\":\"%s\",\"format\":\"%s\",\"threads\":%d,"
+                     "\"iterations\":%d,\"seconds_per_iter_median\":%.6f,\"total_seconds\":%.4f,\"fit\":%.8f,"
+                     "\"device\":\"%s\"}\n",
+                     name.c_str(), x.order(), (unsigned long long)x.nnz, rank, gpu_side ? "cuda" : "cpu",
+                     gpu_side ? "coo" : "auto", gpu_side ? 0 : b.cpd_threads, b.cpd_iters, t.seconds_per_iter,
+                     t.total_seconds, t.fit, gpu_side ? b.device.c_str() : "host");
+      }
+      std::fflush(b.json);
+    }
+  }
+}
 
 void run_tensor(const Bench& b, const std::string& name, const spt_coo_s& x) {
   const uint32_t order = x.order();
@@ -219,13 +311,17 @@ void run_tensor(const Bench& b, const std::string& name, const spt_coo_s& x) {
 int main(int argc, char** argv) {
   Bench b;
   std::vector<std::string> files;
-  spt_nnz synthetic = 0;
+  std::vector<spt_nnz> synthetic;  // --synthetic N1,N2,...: generated Zipf tensors
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--repeats" && i + 1 < argc) b.repeats = std::atoi(argv[++i]);
     else if (a == "--ranks" && i + 1 < argc) b.ranks = parse_list(argv[++i]);
-    else if (a == "--synthetic" && i + 1 < argc) synthetic = std::strtoull(argv[++i], nullptr, 10);
+    else if (a == "--synthetic" && i + 1 < argc)
+      for (int n : parse_list(argv[++i])) synthetic.push_back(static_cast<spt_nnz>(n));
     else if (a == "--json" && i + 1 < argc) b.json = std::fopen(argv[++i], "a");
+    else if (a == "--cpd" && i + 1 < argc) b.cpd_iters = std::atoi(argv[++i]);
+    else if (a == "--cpd-threads" && i + 1 < argc) b.cpd_threads = std::atoi(argv[++i]);
+    else if (a == "--cpd-only") b.cpd_only = true;
     else files.push_back(a);
   }
   cudaDeviceProp prop{};
@@ -246,11 +342,17 @@ int main(int argc, char** argv) {
                 std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
     std::string name = f.substr(f.rfind('/') + 1);
     name = name.substr(0, name.find('.'));
-    run_tensor(b, name, x);
+    if (!b.cpd_only) run_tensor(b, name, x);
+    if (b.cpd_iters > 0) run_cpd(b, name, x);
   }
-  if (synthetic > 0) {
-    const spt_coo_s x = synthetic_zipf(synthetic, {1000000, 800000, 600000}, 1);
-    run_tensor(b, "synthetic-zipf-" + std::to_string(synthetic), x);
+  for (spt_nnz n : synthetic) {
+    const auto t0 = std::chrono::steady_clock::now();
+    const spt_coo_s x = synthetic_zipf(n, {1000000, 800000, 600000}, 1);
+    std::printf("synthetic Zipf tensor: nnz %llu, generated in %.2f s\n", (unsigned long long)n,
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    const std::string name = "synthetic-zipf-" + std::to_string(n);
+    if (!b.cpd_only) run_tensor(b, name, x);
+    if (b.cpd_iters > 0) run_cpd(b, name, x);
   }
   if (b.json) std::fclose(b.json);
   return 0;

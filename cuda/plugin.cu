@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <mutex>
@@ -18,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "cp_als.cuh"
 #include "dispatch/plugin_abi.h"
 #include "mttkrp.cuh"
 
@@ -129,7 +131,22 @@ int device_setup(int device, DeviceSetup& out, char* message, size_t message_len
   return kOk;
 }
 
-// Free memory on the current device after trimming our cached pool memory.
+// Env SPT_CUDA_MEMORY_LIMIT: the most device memory (bytes; a plain
+// decimal number) the plugin takes to be free at any check (tensor upload,
+// sorted copies, CP-ALS working set), whatever the device reports. Unset,
+// empty, 0 or unparsable = no limit. Makes the out-of-memory paths (CPU
+// fallback under AUTO, the error under CUDA) testable, and keeps room on a
+// device shared with other programs. Read at every check.
+uint64_t memory_limit() {
+  const char* env = std::getenv("SPT_CUDA_MEMORY_LIMIT");
+  if (!env || !*env) return 0;
+  char* end = nullptr;
+  const unsigned long long v = std::strtoull(env, &end, 10);
+  return (end && *end == 0) ? v : 0;
+}
+
+// Free memory on the current device after trimming our cached pool memory
+// (capped by SPT_CUDA_MEMORY_LIMIT).
 size_t free_memory(int device) {
   cudaMemPool_t pool = nullptr;
   if (cudaDeviceGetDefaultMemPool(&pool, device) == cudaSuccess) cudaMemPoolTrimTo(pool, 0);
@@ -138,6 +155,8 @@ size_t free_memory(int device) {
     cudaGetLastError();
     return 0;
   }
+  const uint64_t limit = memory_limit();
+  if (limit > 0 && limit < free_bytes) free_bytes = static_cast<size_t>(limit);
   return free_bytes;
 }
 
@@ -370,6 +389,66 @@ int plugin_mttkrp(const spt_plugin_device_coo* x, const spt_plugin_matrix* facto
   });
 }
 
+int plugin_cp_als(const spt_plugin_device_coo* x, const spt_plugin_cp_als_args* args, char* message,
+                  size_t message_len) {
+  return guarded(message, message_len, [&]() -> int {
+    if (!x || !args || !args->factors || !args->lambda || !args->on_sweep) {
+      write_message(message, message_len, "cp_als: NULL tensor, arguments, factors, lambda or on_sweep");
+      return kInvalidArgument;
+    }
+    if (args->rank == 0 || args->max_iters < 1) {
+      write_message(message, message_len, "cp_als: rank and max_iters must be at least 1");
+      return kInvalidArgument;
+    }
+    for (uint32_t m = 0; m < x->order; ++m) {
+      const spt_plugin_matrix& f = args->factors[m];
+      if (!f.data || f.rows != x->dims[m] || f.cols != args->rank || f.ld < args->rank) {
+        write_message(message, message_len, "cp_als: factor " + std::to_string(m) + " has the wrong shape");
+        return kInvalidArgument;
+      }
+    }
+    if (args->rank > spt::cuda::cp_als_max_rank) {
+      write_message(message, message_len,
+                    "rank " + std::to_string(args->rank) + " is above the GPU CP-ALS's limit of " +
+                        std::to_string(spt::cuda::cp_als_max_rank));
+      return kUnsupported;
+    }
+    SPT_CUDA_TRY(cudaSetDevice(x->device), "cudaSetDevice");
+    DeviceSetup setup;
+    if (int status = device_setup(x->device, setup, message, message_len); status != kOk) return status;
+    // The working set besides the (resident) tensor: factors, MTTKRP
+    // output, R x R matrices, library handles and workspace.
+    const size_t value_size = dtype_bytes(x->dtype);
+    const size_t needed = spt::cuda::cp_als_device_bytes(x->order, x->dims.data(), args->rank, value_size) +
+                          spt::cuda::cp_als_library_reserve;
+    const size_t available = free_memory(x->device);
+    if (needed > available) {
+      write_message(message, message_len,
+                    "CP-ALS needs " + megabytes(needed) + " on CUDA device " + std::to_string(x->device) +
+                        " for the factors and workspace besides the tensor, " + megabytes(available) + " are free");
+      return kOutOfMemory;
+    }
+    // Each mode's MTTKRP reads a copy sorted by that mode when one fits
+    // (made here, before the first sweep, so no allocation happens between
+    // sweeps).
+    const spt::cuda::ModeViewFn view_for_mode = [&](uint32_t mode, spt::cuda::DeviceCooRef& ref,
+                                                    std::string& error) {
+      char buffer[512] = {0};
+      const int status = sorted_copy(*x, mode, cudaStreamPerThread, ref, buffer, sizeof buffer);
+      if (status != kOk) error = buffer;
+      return status;
+    };
+    const spt::cuda::DeviceCooRef ref{x->order, x->nnz, x->ind, x->values};
+    std::string error;
+    const int status =
+        x->dtype == SPT_PLUGIN_FLOAT32
+            ? spt::cuda::run_cp_als<float>(ref, x->dims.data(), view_for_mode, *args, setup.multiprocessors, error)
+            : spt::cuda::run_cp_als<double>(ref, x->dims.data(), view_for_mode, *args, setup.multiprocessors, error);
+    if (status != kOk) write_message(message, message_len, error);
+    return status;
+  });
+}
+
 #define SPT_STR2(x) #x
 #define SPT_STR(x) SPT_STR2(x)
 
@@ -382,6 +461,7 @@ const spt_plugin_table table = {
     plugin_coo_upload,
     plugin_coo_release,
     plugin_mttkrp,
+    plugin_cp_als,
 };
 
 }  // namespace

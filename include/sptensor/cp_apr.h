@@ -21,11 +21,22 @@
  *
  * Implementation (CPU, OpenMP, context thread count): Phi is computed per
  * nonzero (Pi's rows formed on the fly from the other factors, never stored)
- * over a copy of X grouped by the mode-n index, so each output row belongs
- * to one thread: no atomics, and the factors do not depend on the thread
- * count. Memory: one such copy per mode, nnz * (4 * order + 8) bytes each,
- * plus one I_n x R Phi per mode. Other backends (CUDA) and HiCOO storage are
- * not used by CP-APR yet: it always runs on the CPU from the COO tensor.
+ * on one of two storages, chosen by spt_cp_apr_options.format:
+ *  - COO: a copy of X grouped by the mode-n index, per mode, so each output
+ *    row belongs to one thread. Memory: nnz * (4 * order + 8) bytes per mode.
+ *  - HiCOO (Li's dissertation ch. 4; ParTI! ran CP-APR on it): one HiCOO
+ *    copy of X built once per decomposition (about nnz * (order + value
+ *    size) bytes plus 4 * order + 8 bytes per block) serves every mode;
+ *    each mode's Phi runs over the superblock schedule (slabs of
+ *    superblocks write disjoint rows) or, for modes spanning fewer than 16
+ *    blocks, over 16 fixed nonzero ranges with private I_n x R double
+ *    accumulators summed in a fixed order (float32 Phi also uses one
+ *    I_n x R double accumulator in the first case).
+ * Both are race-free without atomics and give factors that do not depend on
+ * the thread count; the two storages agree to rounding (the terms of a Phi
+ * entry are added in a different order). Plus one I_n x R Phi per mode.
+ * Other backends (CUDA) are not used by CP-APR yet: it always runs on the
+ * CPU.
  *
  * Thread safety: spt_cp_apr calls with distinct contexts may run
  * concurrently (the input tensor is only read). The result is an ordinary
@@ -73,6 +84,15 @@ typedef struct spt_cp_apr_options {
                                               I_n x R of the tensor's dtype, any layout; only read */
   spt_cp_apr_callback callback;          /**< optional */
   void *callback_data;                   /**< passed to callback */
+  /* Added after 0.1 (callers built against the shorter struct pass a smaller
+   * struct_size and get the default). */
+  spt_tensor_format format;              /**< storage Phi runs on: SPT_TENSOR_FORMAT_COO (mode-grouped copies),
+                                              _HICOO (one HiCOO copy, suggested block and superblock sizes),
+                                              or _AUTO (default): HiCOO when it compresses -- block ratio
+                                              alpha_b = blocks / nnz below the storage break-even of
+                                              Li's eq. (4.11), see spt_hicoo_stats -- else COO (about one
+                                              nonzero per block: HiCOO would only add per-block work).
+                                              CSF is not supported (SPT_ERR_UNSUPPORTED) */
 } spt_cp_apr_options;
 
 /** Fill `opts` with the defaults listed above. Errors:
@@ -92,12 +112,17 @@ SPT_API spt_status spt_cp_apr_options_init(spt_cp_apr_options *opts);
  *  tol; spt_ktensor_history's `fits` holds the log-likelihood after each
  *  outer iteration and `seconds` its wall-clock time. On error *out is
  *  unchanged and nothing leaks.
+ *  The storage Phi runs on follows opts->format (see spt_cp_apr_options);
+ *  with verbosity >= 1 the context's log callback gets a note naming the
+ *  storage chosen and why.
  *  Errors: SPT_ERR_INVALID_ARGUMENT (NULL x/opts/out, opts not initialised,
  *  order < 2, no nonzeros, a negative value (the message names the first
  *  one), rank 0, max_outer_iters or max_inner_iters < 1, tol, kappa or
  *  kappatol negative or not finite, epsilon <= 0, unknown init, init factors
- *  missing, negative, or of the wrong shape/dtype), SPT_ERR_NUMERICAL
- *  (non-finite values appeared). Thread safety: see the top of this header. */
+ *  missing, negative, or of the wrong shape/dtype, unknown format),
+ *  SPT_ERR_UNSUPPORTED (format CSF), SPT_ERR_NUMERICAL (non-finite values
+ *  appeared), SPT_ERR_OUT_OF_MEMORY. Thread safety: see the top of this
+ *  header. */
 SPT_API spt_status spt_cp_apr(spt_context *ctx, const spt_coo *x, const spt_cp_apr_options *opts,
                               spt_ktensor **out);
 

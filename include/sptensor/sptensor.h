@@ -353,22 +353,34 @@ SPT_API spt_status spt_coo_norm(spt_context *ctx, const spt_coo *x, double *norm
 /* Semi-sparse tensors (sCOO) and CSR unfoldings: kernel outputs            */
 /* ------------------------------------------------------------------------ */
 
-/** Semi-sparse tensor: sparse in all modes but one dense mode. It stores
- *  `nfibers` fibers along the dense mode; fiber f has coordinates
- *  indices_m[f] in each sparse mode m and a dense vector of length
- *  dims[dense_mode] at values[f * dims[dense_mode] ...]. */
+/** Semi-sparse tensor: sparse in some modes, dense in the others (one or
+ *  more "dense modes", d_0 < d_1 < ...). It stores `nfibers` fibers; fiber f
+ *  has coordinates indices_m[f] in each sparse mode m and a dense block of
+ *  B = prod_d dims[d] values at values[f * B ...], stored with the LOWEST
+ *  dense mode fastest: entry (r_{d_0}, r_{d_1}, ...) is at
+ *  r_{d_0} + dims[d_0] (r_{d_1} + dims[d_1] (...)). With one dense mode
+ *  (spt_ttm results) a block is the fiber of length dims[dense_mode]. */
 typedef struct spt_scoo_s spt_scoo;
 
 SPT_API spt_status spt_scoo_free(spt_scoo *y);
-/** dtype, order, dense mode and number of fibers. Outputs may be NULL. */
+/** dtype, order, dense mode and number of fibers. Outputs may be NULL.
+ *  With several dense modes, *dense_mode is the lowest one; use
+ *  spt_scoo_dense_modes to get them all. */
 SPT_API spt_status spt_scoo_info(const spt_scoo *y, spt_dtype *dtype, uint32_t *order, uint32_t *dense_mode,
                                  spt_nnz *nfibers);
 SPT_API spt_status spt_scoo_dims(const spt_scoo *y, spt_index *dims);
-/** Borrowed fiber coordinates in sparse mode `mode` (mode != dense mode). */
+/** The dense modes of y, ascending: *count receives how many there are
+ *  (>= 1); modes_out, if not NULL, receives them (room for `order` entries
+ *  always suffices). The block length is the product of their dims.
+ *  Errors: INVALID_ARGUMENT (y or count NULL). Thread safe on a handle
+ *  that is not being modified. */
+SPT_API spt_status spt_scoo_dense_modes(const spt_scoo *y, uint32_t *count, uint32_t *modes_out);
+/** Borrowed fiber coordinates in sparse mode `mode` (not a dense mode). */
 SPT_API spt_status spt_scoo_indices(const spt_scoo *y, uint32_t mode, const spt_index **indices);
-/** Borrowed values: nfibers x dims[dense_mode], row-major. */
+/** Borrowed values: nfibers blocks of prod_{dense d} dims[d] values each
+ *  (layout above; one dense mode: nfibers x dims[dense_mode], row-major). */
 SPT_API spt_status spt_scoo_values(const spt_scoo *y, const void **values);
-/** Convert to COO, dropping exact zeros. */
+/** Convert to COO (any number of dense modes), dropping exact zeros. */
 SPT_API spt_status spt_scoo_to_coo(spt_context *ctx, const spt_scoo *y, spt_coo **out);
 
 /** Sparse matrix in compressed sparse row form (mode-n unfolding). Column
@@ -392,6 +404,31 @@ SPT_API spt_status spt_csr_arrays(const spt_csr *a, spt_dtype *dtype, spt_nnz *r
 SPT_API spt_status spt_ttv(spt_context *ctx, const spt_coo *x, uint32_t mode, const void *v, spt_nnz v_len,
                            spt_coo **out);
 
+/** Tensor times a vector in every mode but `keep_mode` (TTV chain):
+ *  out(i) = sum over nonzeros with i_keep = i of x * prod_{m != keep} vectors[m][i_m],
+ *  the dense vector X x_1 v_1 ... (mode keep skipped) ... x_N v_N.
+ *  vectors: `order` pointers; vectors[m] holds dims[m] values of the
+ *  tensor's dtype; vectors[keep_mode] is not read and may be NULL.
+ *  out: caller memory for dims[keep_mode] values of the tensor's dtype,
+ *  overwritten (0 where no nonzero has that index); it must not overlap a
+ *  vector. Repeated coordinates count as summed. Terms are formed and
+ *  summed in double (also for float32) in an order that does not depend on
+ *  the thread count, so the result is reproducible. Order-1 tensors are
+ *  accepted (out = the densified vector).
+ *  Errors: SPT_ERR_INVALID_ARGUMENT (NULL x, vectors or out, keep_mode out
+ *  of range, a needed vectors[m] NULL, out overlapping a vector),
+ *  SPT_ERR_OUT_OF_MEMORY. Thread safety: only reads x and the vectors. */
+SPT_API spt_status spt_ttv_chain(spt_context *ctx, const spt_coo *x, uint32_t keep_mode,
+                                 const void *const *vectors, void *out);
+
+/** Full contraction with a vector in every mode:
+ *  *result = sum over nonzeros of x * prod_m vectors[m][i_m], summed in
+ *  double in a thread-count independent order. vectors: `order` non-NULL
+ *  pointers, vectors[m] holding dims[m] values of the tensor's dtype.
+ *  Errors: SPT_ERR_INVALID_ARGUMENT (NULL x, vectors, a vector or result).
+ *  Thread safety: only reads x and the vectors. */
+SPT_API spt_status spt_ttv_all(spt_context *ctx, const spt_coo *x, const void *const *vectors, double *result);
+
 /** Sparse tensor-times-matrix (SpTTM) in mode `mode`: U is dims[mode] x R
  *  (factor-matrix shape, as in ParTI!), and
  *  Y(i_1..r..i_N) = sum_{i_mode} X(i_1..i_mode..i_N) U(i_mode, r),
@@ -399,6 +436,36 @@ SPT_API spt_status spt_ttv(spt_context *ctx, const spt_coo *x, uint32_t mode, co
  *  `mode` of size R, one fiber per distinct coordinate of the other modes. */
 SPT_API spt_status spt_ttm(spt_context *ctx, const spt_coo *x, uint32_t mode, const spt_matrix *u,
                            spt_scoo **out);
+
+/** Semi-sparse tensor-times-matrix (SsTTM): Z = Y x_mode U^T for a
+ *  semi-sparse Y in which `mode` is sparse, U dims[mode] x R (the same
+ *  shape convention as spt_ttm). Z is dense in Y's dense modes plus `mode`
+ *  (size R); it has one fiber per distinct coordinate of Y's other sparse
+ *  modes (fibers of Y sharing them are summed into one block).
+ *  Arguments: y and u are only read (u any layout, y's dtype); *out
+ *  receives a new handle owned by the caller (spt_scoo_free).
+ *  Errors: INVALID_ARGUMENT (NULL, mode out of range or already dense,
+ *  dtype mismatch, u not dims[mode] x R with R >= 1), OVERFLOW (R or the
+ *  block size does not fit). Thread safety: concurrent calls on the same y
+ *  with distinct contexts are safe. */
+SPT_API spt_status spt_scoo_ttm(spt_context *ctx, const spt_scoo *y, uint32_t mode, const spt_matrix *u,
+                                spt_scoo **out);
+
+/** TTM chain: Y = X x_{modes[0]} U_0^T x_{modes[1]} U_1^T ... (count
+ *  distinct modes, contracted in that order; us[j] is dims[modes[j]] x R_j,
+ *  any layout, X's dtype). X is sorted once (a copy, unless X is already
+ *  sorted with the non-chain modes ascending followed by modes[count-1],
+ *  ..., modes[0]); then one SpTTM and count-1 SsTTMs run, none of which
+ *  sorts again. The result is semi-sparse, dense in every chain mode; the
+ *  order of `modes` changes only the cost and rounding, not the result.
+ *  Memory: the sorted copy plus two consecutive intermediates at a time.
+ *  *out receives a new handle owned by the caller (spt_scoo_free).
+ *  Errors: INVALID_ARGUMENT (NULL arguments, count 0 or > order, a mode
+ *  out of range or repeated, a matrix of the wrong dtype or shape),
+ *  OVERFLOW (a rank or the block size prod R_j does not fit).
+ *  Thread safety: x and us are only read. */
+SPT_API spt_status spt_ttm_chain(spt_context *ctx, const spt_coo *x, uint32_t count, const uint32_t *modes,
+                                 const spt_matrix *const *us, spt_scoo **out);
 
 /** Matricized tensor times Khatri-Rao product in mode `mode`:
  *  out(i, r) = sum over nonzeros with i_mode = i of  x * prod_{m != mode} U_m(i_m, r).
@@ -573,9 +640,18 @@ SPT_API spt_status spt_cpd_options_init(spt_cpd_options *opts);
  *  result is the same to rounding. Options from a caller built against 0.1
  *  (smaller struct_size) get format, csf_policy and memo_budget_bytes at
  *  their defaults.
+ *  When the context's backend resolves to CUDA (CUDA forced, or AUTO with a
+ *  device) and opts->format is COO or AUTO, the whole loop runs on the GPU
+ *  (factors stay on the device; same numerics, fit agreeing with the CPU to
+ *  rounding; the callback is called after each sweep as on the CPU). Under
+ *  AUTO, a working set that does not fit the device (see env
+ *  SPT_CUDA_MEMORY_LIMIT in the README) or a device failure runs it on the
+ *  CPU instead, with a note in the log, as does a CSF/HiCOO format.
  *  Errors: INVALID_ARGUMENT (rank 0, init factor shape/dtype mismatch,
  *  empty tensor, unknown format or csf_policy), NUMERICAL (non-finite
- *  values appear), OUT_OF_MEMORY. */
+ *  values appear), OUT_OF_MEMORY; with backend CUDA forced also
+ *  OUT_OF_MEMORY (device memory), DEVICE (device failure) and UNSUPPORTED
+ *  (format CSF or HiCOO: GPU CP-ALS runs on COO for now). */
 SPT_API spt_status spt_cpd_als(spt_context *ctx, const spt_coo *x, const spt_cpd_options *opts,
                                spt_ktensor **out);
 
@@ -658,5 +734,6 @@ SPT_API spt_status spt_write(spt_context *ctx, const spt_coo *x, const char *pat
 #include "sptensor/reorder.h"
 #include "sptensor/tucker.h"
 #include "sptensor/cp_apr.h"
+#include "sptensor/dense.h"
 
 #endif /* SPTENSOR_H */

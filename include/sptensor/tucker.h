@@ -6,12 +6,27 @@
  * G (R_1 x ... x R_N) and factor matrices U_n (I_n x R_n) with orthonormal
  * columns. Ranks may differ per mode.
  *
- * Each HOOI step computes the TTM chain Y = X x_{m != n} U_m^T without
- * materialising intermediate semi-sparse tensors (one-shot "Kronecker row"
- * form: every nonzero adds value * kron of the other modes' factor rows to
- * row i_n of the dense I_n x prod_{m != n} R_m matrix Y_(n)), so memory is
- * about I_n * prod_{m != n} R_m values per mode plus (on the CPU backend)
- * one sorted copy of X per mode.
+ * Each HOOI step computes the TTM chain Y = X x_{m != n} U_m^T (TTMc)
+ * without materialising semi-sparse intermediates for the whole tensor, by
+ * one of two paths chosen per mode by a cost estimate: the one-shot
+ * "Kronecker row" form (every nonzero adds value * kron of the other modes'
+ * factor rows to row i_n of the dense I_n x prod_{m != n} R_m matrix
+ * Y_(n), partial Kronecker rows reused along a fixed mode order), or the
+ * TTM chain (SpTTM then SsTTM per mode, in the contraction order with the
+ * least estimated work) computed one mode-n slice at a time, so its
+ * semi-sparse intermediates exist only per slice and thread (one dense
+ * block per chain level, prod of the first ranks of the chain values).
+ * The estimate counts the multiply-adds of each path and order exactly
+ * from the number of distinct coordinates in every subset of the modes
+ * (like CSF node counts; computed once per decomposition by sorting packed
+ * 64-bit keys, 2 * nnz words of scratch while planning; for order > 5 a
+ * rule picks the order and one pass over the sorted tensor counts).
+ * Memory: about I_n * prod_{m != n} R_m values for Y_(n), plus one copy of
+ * X per mode sorted for that mode's chosen path (nnz * (4 N + value size)
+ * bytes each, made once per decomposition and reused by every iteration;
+ * none for a mode whose order X is already sorted in; for order > 5, while
+ * planning a mode, one more copy exists briefly when the paths sort
+ * differently).
  *
  * Thread safety: a spt_ttensor is immutable after spt_tucker_hooi returns;
  * any number of threads may read it at once. spt_ttensor_free must not race
@@ -70,7 +85,10 @@ SPT_API spt_status spt_tucker_options_init(spt_tucker_options *opts);
 
 /** Tucker decomposition of `x` by HOOI (pyttb tucker_als numerics, modes
  *  swept in order 0..N-1). Per mode n: Y_(n) = X_(n) (U_N kron ... U_{n+1}
- *  kron U_{n-1} ... kron U_1) by the one-shot TTM-chain kernel, then U_n =
+ *  kron U_{n-1} ... kron U_1) by the TTMc path the cost estimate picks
+ *  (one-shot or chain, see above; both give the same Y_(n) up to rounding;
+ *  the environment variable SPT_TTMC_PATH=one_shot|chain forces one, for
+ *  experiments), then U_n =
  *  the R_n leading left singular vectors of Y_(n) (LAPACK gesdd when
  *  I_n > prod_{m != n} R_m, else the leading eigenvectors of Y_(n) Y_(n)^T
  *  by syevd), signs fixed so each column's largest-magnitude entry is

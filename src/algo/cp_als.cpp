@@ -12,6 +12,10 @@
 //   finally arrange (unit 2-norm columns, sorted by decreasing lambda) and
 //   fix signs (pyttb ktensor.fixsigns).
 //
+// On a COO tensor whose context runs on a device, dispatch::DeviceKernels::
+// cp_als runs these same sweeps there (cuda/cp_als.cu); the end of each
+// sweep (SweepTracker) and arrange / fix signs stay here, shared.
+//
 // Differences from pyttb, all deliberate: the solve uses Cholesky with a
 // pseudo-inverse fallback instead of numpy.linalg.solve (same result for the
 // symmetric positive definite Y the method produces); a zero column norm
@@ -153,6 +157,73 @@ void fix_signs(spt_ktensor_s& k) {
   }
 }
 
+// The end of every sweep, shared by the CPU loop below and a device run
+// (dispatch::DeviceKernels::cp_als), so both compute the fit, stop and
+// report identically: fit = 1 - sqrt(|normX^2 + ||P||^2 - 2 <X,P>|) / normX,
+// history, convergence (after the first sweep), log, progress, callback.
+struct SweepTracker {
+  const spt_context_s& ctx;
+  const spt_cpd_options& opts;
+  spt_ktensor_s& k;
+  double norm_x_squared;
+  double norm_x;
+  double fit = 0.0;
+  bool converged = false;
+  bool stopped_by_callback = false;
+  int iteration = 0;  // sweeps done
+
+  bool more() const { return iteration < opts.max_iters && !converged && !stopped_by_callback; }
+
+  // Records the sweep just done; returns more().
+  bool end_sweep(double inner, double norm_p_squared, double seconds) {
+    const double fit_old = fit;
+    const double residual = std::sqrt(std::abs(norm_x_squared + norm_p_squared - 2.0 * inner));
+    fit = 1.0 - residual / norm_x;
+    if (!std::isfinite(fit))
+      fail(SPT_ERR_NUMERICAL, "the fit became non-finite in iteration ", iteration + 1,
+           "; the problem may be badly scaled or the rank too high");
+    const double fit_change = std::abs(fit_old - fit);
+    ++iteration;
+    k.fit_history.push_back(fit);
+    k.seconds_history.push_back(seconds);
+    converged = iteration > 1 && fit_change < opts.tol;
+
+    log(ctx, 2, cat("CP-ALS iteration ", iteration, ": fit ", fit, ", change ", fit_change, ", ", seconds, " s"));
+    progress(ctx, "cpd", static_cast<double>(iteration) / opts.max_iters);
+    if (opts.callback && opts.callback(opts.callback_data, iteration, fit, fit_change, seconds) != 0 && !converged)
+      stopped_by_callback = true;
+    return more();
+  }
+};
+
+// After the last sweep: arrange, fix signs, record the result and log.
+template <typename T>
+spt_status finish(spt_context_s& ctx, const SweepTracker& t, const char* storage, spt_ktensor_s& k) {
+  arrange<T>(ctx, k);
+  fix_signs<T>(k);
+  k.fit = t.fit;
+  k.iterations = t.iteration;
+  k.converged = t.converged ? 1 : 0;
+  log(ctx, 1,
+      cat("CP-ALS (", storage, ") rank ", k.rank, ": fit ", t.fit, " after ", t.iteration, " iterations (",
+          t.converged ? "converged" : (t.stopped_by_callback ? "stopped by the callback" : "iteration limit reached"),
+          ")"));
+  return t.converged ? SPT_OK : SPT_WARN_NOT_CONVERGED;
+}
+
+// Checks ||X|| and sets k up with the initial factors (shared by both paths).
+template <typename T>
+void prepare(spt_context_s& ctx, const std::vector<spt_index>& dims, double norm_x_squared,
+             const spt_cpd_options& opts, spt_ktensor_s& k) {
+  const double norm_x = std::sqrt(norm_x_squared);
+  if (!std::isfinite(norm_x))
+    fail(SPT_ERR_INVALID_ARGUMENT, "the tensor's norm is not finite (NaN/Inf values, or values too large); "
+                                   "clean the values before CP-ALS");
+  require(norm_x > 0.0, "the tensor's nonzeros are all zero (norm 0); CP-ALS needs a nonzero tensor");
+  init_ktensor(k, dtype_of<T>(), dims, opts.rank);
+  initialise_factors<T>(ctx, opts, k);
+}
+
 }  // namespace
 
 // The sweeps below only see the tensor through `operand` (its MTTKRPs), its
@@ -163,14 +234,7 @@ spt_status cp_als_operand(spt_context_s& ctx, algo::MttkrpOperand<T>& operand, c
   const uint32_t order = static_cast<uint32_t>(dims.size());
   const spt_index rank = opts.rank;
 
-  const double norm_x = std::sqrt(norm_x_squared);
-  if (!std::isfinite(norm_x))
-    fail(SPT_ERR_INVALID_ARGUMENT, "the tensor's norm is not finite (NaN/Inf values, or values too large); "
-                                   "clean the values before CP-ALS");
-  require(norm_x > 0.0, "the tensor's nonzeros are all zero (norm 0); CP-ALS needs a nonzero tensor");
-
-  init_ktensor(k, dtype_of<T>(), dims, rank);
-  initialise_factors<T>(ctx, opts, k);
+  prepare<T>(ctx, dims, norm_x_squared, opts, k);
 
   // Every temporary the sweeps need, allocated once.
   std::vector<MatRef<T>> factors(order);
@@ -193,13 +257,10 @@ spt_status cp_als_operand(spt_context_s& ctx, algo::MttkrpOperand<T>& operand, c
 
   for (uint32_t m = 0; m < order; ++m) SPT_DISPATCH(ctx, gram, const_factors[m], grams[m].ref());
 
-  double fit = 0.0;
-  bool converged = false;
-  bool stopped_by_callback = false;
-  int iteration = 0;
-  while (iteration < opts.max_iters && !converged && !stopped_by_callback) {
+  SweepTracker tracker{ctx, opts, k, norm_x_squared, std::sqrt(norm_x_squared)};
+  while (tracker.more()) {
+    const int iteration = tracker.iteration;
     const Clock::time_point start = Clock::now();
-    const double fit_old = fit;
     MatRef<T> last_mttkrp;
     for (uint32_t n = 0; n < order; ++n) {
       MatRef<T> b{mttkrp_out.values.data(), dims[n], rank, rank};
@@ -245,34 +306,9 @@ spt_status cp_als_operand(spt_context_s& ctx, algo::MttkrpOperand<T>& operand, c
     double inner = 0.0;
     for (spt_index r = 0; r < rank; ++r) inner += dots[r] * static_cast<double>(lambda[r]);
     const double norm_p_squared = kruskal_norm_squared<T>(lambda, grams, rank);
-    const double residual = std::sqrt(std::abs(norm_x_squared + norm_p_squared - 2.0 * inner));
-    fit = 1.0 - residual / norm_x;
-    if (!std::isfinite(fit))
-      fail(SPT_ERR_NUMERICAL, "the fit became non-finite in iteration ", iteration + 1,
-           "; the problem may be badly scaled or the rank too high");
-    const double fit_change = std::abs(fit_old - fit);
-    const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
-    ++iteration;
-    k.fit_history.push_back(fit);
-    k.seconds_history.push_back(seconds);
-    converged = iteration > 1 && fit_change < opts.tol;
-
-    log(ctx, 2, cat("CP-ALS iteration ", iteration, ": fit ", fit, ", change ", fit_change, ", ", seconds, " s"));
-    progress(ctx, "cpd", static_cast<double>(iteration) / opts.max_iters);
-    if (opts.callback && opts.callback(opts.callback_data, iteration, fit, fit_change, seconds) != 0 && !converged)
-      stopped_by_callback = true;
+    tracker.end_sweep(inner, norm_p_squared, std::chrono::duration<double>(Clock::now() - start).count());
   }
-
-  arrange<T>(ctx, k);
-  fix_signs<T>(k);
-  k.fit = fit;
-  k.iterations = iteration;
-  k.converged = converged ? 1 : 0;
-  log(ctx, 1,
-      cat("CP-ALS (", operand.name(), ") rank ", rank, ": fit ", fit, " after ", iteration, " iterations (",
-          converged ? "converged" : (stopped_by_callback ? "stopped by the callback" : "iteration limit reached"),
-          ")"));
-  return converged ? SPT_OK : SPT_WARN_NOT_CONVERGED;
+  return finish<T>(ctx, tracker, operand.name(), k);
 }
 
 template spt_status cp_als_operand<float>(spt_context_s&, algo::MttkrpOperand<float>&, const std::vector<spt_index>&,
@@ -343,6 +379,15 @@ spt_status cp_als(spt_context_s& ctx, const spt_coo_s& x, const spt_cpd_options&
   return with_dtype(x.dtype(), [&](auto tag) -> spt_status {
     using T = typename decltype(tag)::type;
     const double norm_x_squared = SPT_DISPATCH(ctx, norm_squared, x);
+    // The whole decomposition on the device when the context runs there
+    // (same sweeps, same end-of-sweep bookkeeping); false = the CPU loop.
+    SweepTracker tracker{ctx, opts, out, norm_x_squared, std::sqrt(norm_x_squared)};
+    if (dispatch::DeviceKernels::cp_als(
+            ctx, x, opts, out, [&] { prepare<T>(ctx, x.dims, norm_x_squared, opts, out); },
+            [&](int, double inner, double norm_p_squared, double seconds) {
+              return tracker.end_sweep(inner, norm_p_squared, seconds);
+            }))
+      return finish<T>(ctx, tracker, "coo, cuda", out);
     std::unique_ptr<algo::MttkrpOperand<T>> operand = algo::make_mttkrp_operand<T>(ctx, x, opts);
     return cp_als_operand<T>(ctx, *operand, x.dims, norm_x_squared, opts, out);
   });

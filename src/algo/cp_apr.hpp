@@ -3,10 +3,13 @@
 // wrapper is spt_cp_apr (include/sptensor/cp_apr.h).
 #pragma once
 
+#include <memory>
+#include <string>
 #include <vector>
 
 #include "core/context.hpp"
 #include "core/coo.hpp"
+#include "core/hicoo.hpp"
 #include "core/ktensor.hpp"
 #include "core/matrix.hpp"
 #include "core/mode_groups.hpp"
@@ -25,6 +28,15 @@ double cp_apr_loglikelihood(const spt_coo_s& x, const spt_ktensor_s& k, int thre
 
 // Throws INVALID_ARGUMENT naming the first negative value of x.
 void require_nonnegative(const spt_coo_s& x);
+
+// The storage Phi runs on for `requested` (AUTO, COO or HICOO; validated
+// by the caller): COO, or HICOO with the HiCOO copy of x (suggested B and L
+// for the context's threads) moved into *hicoo when hicoo is not NULL.
+// AUTO builds the HiCOO copy and keeps it when it compresses (alpha_b below
+// eq. 4.11's break-even), else answers COO. *why (optional) gets one
+// sentence.
+spt_tensor_format cp_apr_choose_format(spt_context_s& ctx, const spt_coo_s& x, spt_tensor_format requested,
+                                       std::unique_ptr<spt_hicoo_s>* hicoo, std::string* why);
 
 // Run CP-APR MU on x (validated inside) into `out`. Returns SPT_OK when an
 // outer iteration needed no update in any mode, SPT_WARN_NOT_CONVERGED

@@ -2,7 +2,8 @@
 //
 //   normX = ||X||; U_1..U_{N-1} initialised (U_0 is computed first); fit = 0
 //   each sweep, for n in 0..N-1:
-//     Y_(n) = X_(n) kron_{m != n} U_m            (ttmc kernel, one shot)
+//     Y_(n) = X_(n) kron_{m != n} U_m            (TTMc: one-shot or chain kernel,
+//                                                  chosen per mode by a cost estimate)
 //     U_n = leading R_n left singular vectors of Y_(n), signs as pyttb nvecs
 //   G = U_{N-1}^T Y_(N-1)                           (the core, reshaped)
 //   fit = 1 - sqrt(|normX^2 - ||G||^2|) / normX
@@ -39,6 +40,7 @@
 #include <limits>
 #include <random>
 
+#include "algo/ttm_chain.hpp"
 #include "core/random.hpp"
 #include "dispatch/dispatch.hpp"
 #include "kernels/sort.hpp"
@@ -417,17 +419,16 @@ spt_status hooi_typed(spt_context_s& ctx, const spt_coo_s& x, const spt_tucker_o
   for (uint32_t m = 0; m < order; ++m) factors[m] = u[m].cref();
 
   // One copy of X sorted for each mode's TTM chain (the dissertation's
-  // "N preprocessed tensors", §7.5): the kernel then never sorts.
+  // "N preprocessed tensors", §7.5), in the order of the TTMc path the cost
+  // estimate picks for that mode (algo/ttm_chain.hpp); made once per
+  // decomposition, so the kernels never sort.
   const kernels::Exec exec = dispatch::exec_for(ctx);
-  std::vector<spt_coo_s> sorted(order);
-  std::vector<const spt_coo_s*> operand(order, &x);
-  for (uint32_t n = 0; n < order; ++n) {
-    const std::vector<uint32_t> sort_order = kernels::ttmc_sort_order(order, n);
-    if (x.sorted_by == sort_order) continue;
-    sorted[n] = sorting::permuted_copy(exec, x, sorting::sort_permutation(exec, x, sort_order));
-    sorted[n].sorted_by = sort_order;
-    operand[n] = &sorted[n];
-  }
+  TtmcOperands ttmc_operands;
+  prepare_ttmc_operands(exec, x, ranks, internal.ttmc, ttmc_operands);
+  for (const TtmcPlan& plan : ttmc_operands.plans)
+    log(ctx, 2, cat("Tucker-HOOI mode ", plan.mode, ": TTMc path ", ttmc_path_name(plan.path), " (estimated ",
+                    plan.one_shot_flops, " one-shot vs ", plan.chain_flops, " chain multiply-adds)"));
+  if (internal.plans_out) *internal.plans_out = ttmc_operands.plans;
 
   buffer<T> y_values(y_max);
   buffer<T> core(core_size);
@@ -441,7 +442,7 @@ spt_status hooi_typed(spt_context_s& ctx, const spt_coo_s& x, const spt_tucker_o
     const double fit_old = fit;
     for (uint32_t n = 0; n < order; ++n) {
       MatRef<T> y{y_values.data(), dims[n], columns[n], columns[n]};
-      SPT_DISPATCH(ctx, ttmc, *operand[n], factors.data(), n, y);
+      run_ttmc<T>(ctx, ttmc_operands.plans[n], *ttmc_operands.operand[n], factors.data(), y);
       leading_left_singular_vectors<T>(ConstMatRef<T>{y.data, y.rows, y.cols, y.ld}, u[n].ref(), internal.svd, n);
     }
     // G = U_{N-1}^T Y_(N-1): row-major R_{N-1} x P, i.e. the core with the

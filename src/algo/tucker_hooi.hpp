@@ -4,6 +4,9 @@
 
 #include <cstddef>
 
+#include <vector>
+
+#include "algo/ttm_chain.hpp"
 #include "core/context.hpp"
 #include "core/coo.hpp"
 #include "core/ttensor.hpp"
@@ -32,6 +35,11 @@ enum class TuckerHosvdPath { automatic, gram, randomized };
 struct TuckerInternalOptions {
   TuckerSvdPath svd = TuckerSvdPath::automatic;
   TuckerHosvdPath hosvd = TuckerHosvdPath::automatic;
+  // TTMc path per mode (algo/ttm_chain.hpp): automatic = cost estimate
+  // (SPT_TTMC_PATH may force one); forcing one is for tests and benchmarks.
+  TtmcPath ttmc = TtmcPath::automatic;
+  // When set, receives the per-mode TTMc plans (path, estimates, memory).
+  std::vector<TtmcPlan>* plans_out = nullptr;
 };
 
 // Check opts (struct_size, ranks, iterations, tolerance, init) against x,

@@ -26,6 +26,7 @@ SPT_API spt_status spt_cp_apr_options_init(spt_cp_apr_options* opts) {
     opts->init_factors = nullptr;
     opts->callback = nullptr;
     opts->callback_data = nullptr;
+    opts->format = SPT_TENSOR_FORMAT_AUTO;
   });
 }
 

@@ -315,7 +315,7 @@ SPT_API spt_status spt_scoo_indices(const spt_scoo* y, uint32_t mode, const spt_
     require_not_null(y, "y");
     require_not_null(indices, "indices");
     require(mode < y->order(), "mode ", mode, " out of range for an order-", y->order(), " semi-sparse tensor");
-    require(mode != y->dense_mode, "mode ", mode, " is the dense mode; it has no indices");
+    require(!y->is_dense(mode), "mode ", mode, " is a dense mode; it has no indices");
     *indices = y->ind[mode].data();
   });
 }
@@ -333,24 +333,33 @@ SPT_API spt_status spt_scoo_to_coo(spt_context* ctx, const spt_scoo* y, spt_coo*
     require_not_null(y, "y");
     require_not_null(out, "out");
     auto x = std::make_unique<spt_coo_s>();
-    const uint32_t order = y->order(), dense = y->dense_mode;
-    const spt_nnz len = y->fiber_length();
+    const uint32_t order = y->order();
+    const std::vector<uint32_t>& dense = y->dense_modes;
+    const spt_nnz len = y->block_size();
     with_dtype(y->dtype(), [&](auto tag) {
       using T = typename decltype(tag)::type;
       const T* v = y->values.get<T>().data();
       spt_nnz count = 0;
       for (spt_nnz e = 0; e < y->nfibers * len; ++e) count += v[e] != T(0);
       x->init_owned(y->dtype(), y->dims, count);
+      std::vector<spt_index> coord(order, 0);
       spt_nnz k = 0;
-      for (spt_nnz f = 0; f < y->nfibers; ++f)
+      for (spt_nnz f = 0; f < y->nfibers; ++f) {
+        for (uint32_t d : dense) coord[d] = 0;  // block entries run lowest dense mode fastest
         for (spt_nnz r = 0; r < len; ++r) {
           const T value = v[f * len + r];
-          if (value == T(0)) continue;
-          for (uint32_t m = 0; m < order; ++m)
-            x->mutable_ind(m)[k] = m == dense ? static_cast<spt_index>(r) : y->ind[m][f];
-          x->mutable_values<T>()[k] = value;
-          ++k;
+          if (value != T(0)) {
+            for (uint32_t m = 0; m < order; ++m)
+              x->mutable_ind(m)[k] = y->is_dense(m) ? coord[m] : y->ind[m][f];
+            x->mutable_values<T>()[k] = value;
+            ++k;
+          }
+          for (uint32_t d : dense) {
+            if (++coord[d] < y->dims[d]) break;
+            coord[d] = 0;
+          }
         }
+      }
     });
     *out = x.release();
   });

@@ -54,7 +54,8 @@ const CommandSpec& cpd_spec() {
         {"model", 0, "M",
          "als (least squares CP-ALS, default) or poisson (CP-APR multiplicative updates for count data, "
          "pyttb cp_apr numerics: --iters = outer iterations, --tol = KKT violation tolerance; prints the "
-         "log-likelihood per iteration; --format/--csf-policy ignored)"},
+         "log-likelihood per iteration; --format coo, hicoo or auto picks the storage of its Phi kernel, "
+         "csf is refused; --csf-policy ignored)"},
     };
     for (auto& o : common_options()) s.options.push_back(o);
     return s;
@@ -235,6 +236,8 @@ int run_cpd(const ParsedArgs& args) {
   const std::string csf_policy =
       args.choice("csf-policy", "auto", {"auto", "onemode", "twomode", "allmode", "memoized"});
   std::string reorder = args.choice("reorder", "none", {"lexi", "bfs", "random", "none"});
+  if (poisson && format == "csf")
+    throw UsageError("--model poisson runs on --format coo, hicoo or auto (CP-APR has no CSF kernel)");
 
   ContextPtr ctx = make_context(args);
   double read_seconds = 0;
@@ -281,8 +284,18 @@ int run_cpd(const ParsedArgs& args) {
             "relabelling initial factor " + std::to_string(m + 1));
   }
   std::string init = args.has("init") ? "user init" : "random init (seed " + std::to_string(seed) + ")";
-  std::printf("%s: rank %u, max %d iterations, tol %g, %s, %d threads, format %s", poisson ? "CP-APR" : "CP-ALS",
-              rank, iters, tol, init.c_str(), threads, poisson ? "coo" : format.c_str());
+  // Where it runs: with backend cuda (or auto finding a GPU) CP-ALS runs on
+  // the device on COO (other formats: an UNSUPPORTED error under cuda, the
+  // CPU under auto; the library says so).
+  spt_backend_info backend{};
+  backend.struct_size = sizeof backend;
+  check(spt_context_backend_info(ctx.get(), &backend), ctx.get(), "querying the backend");
+  const std::string backend_text = backend.backend == SPT_BACKEND_CUDA ? std::string("cuda (") + backend.device_name + ")"
+                                   : backend.backend == SPT_BACKEND_REFERENCE ? "reference"
+                                                                               : "cpu";
+  std::printf("%s: rank %u, max %d iterations, tol %g, %s, %d threads, backend %s, format %s",
+              poisson ? "CP-APR" : "CP-ALS", rank, iters, tol, init.c_str(), threads, backend_text.c_str(),
+              format.c_str());
   if (!poisson && (format == "csf" || format == "auto")) std::printf(" (csf policy %s)", csf_policy.c_str());
   std::printf("\n");
   std::fflush(stdout);

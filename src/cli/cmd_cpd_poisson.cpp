@@ -24,7 +24,8 @@ int print_loglik(void* user_data, int iteration, double loglik, double kkt, doub
 }  // namespace
 
 // Runs CP-APR on x with rank, outer-iteration limit (--iters), KKT tolerance
-// (--tol), seed and user init taken from `als` (the options cpd built).
+// (--tol), seed, storage format (--format) and user init taken from `als`
+// (the options cpd built).
 spt_status run_cp_apr(spt_context* ctx, const spt_coo* x, const spt_cpd_options& als, bool quiet,
                       spt_ktensor** out) {
   spt_cp_apr_options opts;
@@ -33,6 +34,7 @@ spt_status run_cp_apr(spt_context* ctx, const spt_coo* x, const spt_cpd_options&
   opts.max_outer_iters = als.max_iters;
   opts.tol = als.tol;
   opts.seed = als.seed;
+  opts.format = als.format;  // AUTO, COO or HICOO (CSF is refused by spt_cp_apr)
   if (als.init == SPT_CPD_INIT_USER) {
     opts.init = SPT_CP_APR_INIT_USER;
     opts.init_factors = als.init_factors;

@@ -20,7 +20,9 @@ std::vector<OptionSpec> common_options() {
       {"threads", 't', "N", "threads for the kernels (default: all cores, or OMP_NUM_THREADS)"},
       {"dtype", 0, "TYPE", "value type: float64 (default) or float32"},
       {"index-base", 0, "B", "text files: first index is B, 1 (FROSTT, default) or 0"},
-      {"backend", 0, "NAME", "compute backend: auto (default; env SPT_BACKEND), cpu or reference"},
+      {"backend", 0, "NAME",
+       "compute backend: auto (default; env SPT_BACKEND: the GPU when the CUDA plugin finds one and the "
+       "work fits, else the CPU), cpu, cuda (an error without a usable GPU) or reference"},
       {"progress", 0, "", "show a progress bar on stderr while loading (default: on a terminal for files >= 4 MiB)"},
       {"verbose", 'v', "", "print the library's notes on stderr"},
   };

@@ -1,5 +1,6 @@
 #include "dispatch/device.hpp"
 
+#include <exception>
 #include <memory>
 #include <mutex>
 #include <vector>
@@ -137,7 +138,115 @@ bool mttkrp_on_device(const spt_context_s& ctx, const spt_coo_s& x, const ConstM
   return true;
 }
 
+// What the plugin's cp_als hooks reach: the core's sweep hook, the context
+// for notes, and an error thrown by the hook (rethrown after the plugin
+// returns: nothing is thrown through the C table).
+struct CpAlsHookState {
+  const CpAlsSweepHook* on_sweep = nullptr;
+  const spt_context_s* ctx = nullptr;
+  std::exception_ptr error;
+};
+
+int cp_als_on_sweep(void* data, int iteration, double inner, double norm_model_squared, double seconds) {
+  auto* state = static_cast<CpAlsHookState*>(data);
+  try {
+    return (*state->on_sweep)(iteration, inner, norm_model_squared, seconds) ? SPT_PLUGIN_CONTINUE : SPT_PLUGIN_STOP;
+  } catch (...) {
+    state->error = std::current_exception();
+    return SPT_PLUGIN_ABORT;
+  }
+}
+
+void cp_als_note(void* data, int level, const char* message) {
+  auto* state = static_cast<CpAlsHookState*>(data);
+  try {
+    log(*state->ctx, level, message ? message : "");
+  } catch (...) {
+  }
+}
+
+const char* format_name(spt_tensor_format f) {
+  return f == SPT_TENSOR_FORMAT_CSF ? "CSF" : f == SPT_TENSOR_FORMAT_HICOO ? "HiCOO" : "this format";
+}
+
+// The GPU cannot run this CP-ALS (format, order): with CUDA forced an
+// UNSUPPORTED error, under AUTO a note and the CPU.
+bool cp_als_unsupported(const spt_context_s& ctx, const std::string& why) {
+  if (ctx.backend == SPT_BACKEND_CUDA)
+    fail(SPT_ERR_UNSUPPORTED, "CP-ALS on the CUDA backend: ", why,
+         "; use backend AUTO or CPU to run it on the CPU");
+  log(ctx, 1, cat("note: CP-ALS runs on the CPU: ", why));
+  return false;
+}
+
+// A device failure before or during the run: with CUDA forced an error
+// (OUT_OF_MEMORY for memory, else DEVICE), under AUTO a note and the CPU.
+bool cp_als_device_failed(const spt_context_s& ctx, int status, const std::string& message) {
+  const bool memory = status == SPT_ERR_OUT_OF_MEMORY;
+  if (ctx.backend == SPT_BACKEND_CUDA) {
+    if (memory)
+      fail(SPT_ERR_OUT_OF_MEMORY, "CUDA CP-ALS: the device is out of memory: ", message,
+           "; use backend AUTO (falls back to the CPU) or CPU, or a smaller problem");
+    fail(SPT_ERR_DEVICE, "CUDA CP-ALS failed: ", message);
+  }
+  log(ctx, 1,
+      cat("note: CP-ALS runs on the CPU: ", memory ? "the CUDA device is out of memory" : "the CUDA device failed",
+          " (", message, ")"));
+  return false;
+}
+
+template <typename T>
+bool cp_als_on_device(const spt_context_s& ctx, const spt_coo_s& x, const spt_cpd_options& opts, spt_ktensor_s& k,
+                      const std::function<void()>& initialise, const CpAlsSweepHook& on_sweep) {
+  if (effective_backend(ctx) != SPT_BACKEND_CUDA) return false;
+  if (opts.format != SPT_TENSOR_FORMAT_AUTO && opts.format != SPT_TENSOR_FORMAT_COO)
+    return cp_als_unsupported(ctx, cat("the GPU CP-ALS runs on COO only for now, and opts.format asks for ",
+                                       format_name(opts.format), " (use SPT_TENSOR_FORMAT_COO or _AUTO)"));
+  const CudaPlugin& cuda = cuda_plugin();
+  if (!cuda.usable()) return cp_als_device_failed(ctx, SPT_ERR_DEVICE, cuda.reason);
+  if (cuda.table->cp_als == nullptr) return cp_als_device_failed(ctx, SPT_ERR_DEVICE, "the plugin has no cp_als");
+  std::string message;
+  DeviceCoo device_x;
+  int status = device_copy(cuda, ctx.device, x, device_x, message);
+  if (status == SPT_ERR_UNSUPPORTED) return cp_als_unsupported(ctx, message);
+  if (status != SPT_OK) return cp_als_device_failed(ctx, status, message);
+
+  initialise();
+  const uint32_t order = x.order();
+  std::vector<spt_plugin_matrix> factors(order);
+  for (uint32_t m = 0; m < order; ++m) {
+    MatRef<T> f = k.template factor<T>(m);
+    factors[m] = {f.data, f.rows, f.cols, f.ld};
+  }
+  CpAlsHookState state;
+  state.on_sweep = &on_sweep;
+  state.ctx = &ctx;
+  spt_plugin_cp_als_args args{};
+  args.rank = opts.rank;
+  args.max_iters = opts.max_iters;
+  args.factors = factors.data();
+  args.lambda = k.lambda.ptr<T>();
+  args.hook_data = &state;
+  args.on_sweep = cp_als_on_sweep;
+  args.note = cp_als_note;
+  char buffer[1024] = {0};
+  status = cuda.table->cp_als(device_x.get(), &args, buffer, sizeof buffer);
+  if (state.error) std::rethrow_exception(state.error);
+  if (status == SPT_OK) return true;
+  if (status == SPT_ERR_NUMERICAL) fail(SPT_ERR_NUMERICAL, buffer);
+  if (status == SPT_ERR_UNSUPPORTED) return cp_als_unsupported(ctx, buffer);
+  if (status == SPT_ERR_INVALID_ARGUMENT) fail(SPT_ERR_INTERNAL, "the CUDA plugin rejected CP-ALS arguments: ", buffer);
+  return cp_als_device_failed(ctx, status, buffer);
+}
+
 }  // namespace
+
+bool DeviceKernels::cp_als(const spt_context_s& ctx, const spt_coo_s& x, const spt_cpd_options& opts,
+                           spt_ktensor_s& k, const std::function<void()>& initialise,
+                           const CpAlsSweepHook& on_sweep) {
+  if (x.dtype() == SPT_FLOAT32) return cp_als_on_device<float>(ctx, x, opts, k, initialise, on_sweep);
+  return cp_als_on_device<double>(ctx, x, opts, k, initialise, on_sweep);
+}
 
 bool DeviceKernels::mttkrp(const spt_context_s& ctx, const spt_coo_s& x, const ConstMatRef<float>* factors,
                            uint32_t mode, MatRef<float> out) {

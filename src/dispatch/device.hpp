@@ -11,11 +11,19 @@
 // silently skipped.
 #pragma once
 
+#include <functional>
+
 #include "core/context.hpp"
 #include "core/coo.hpp"
+#include "core/ktensor.hpp"
 #include "core/matrix.hpp"
 
 namespace spt::dispatch {
+
+// End-of-sweep hook of a whole-decomposition device run: gets the sweep
+// number (1-based), <X, M>, ||M||^2 and the sweep's seconds; returns true
+// to run another sweep. May throw; the error reaches the caller.
+using CpAlsSweepHook = std::function<bool(int iteration, double inner, double norm_model_squared, double seconds)>;
 
 struct DeviceKernels {
   // Same contract as kernels::mttkrp (see kernels.hpp). The tensor's device
@@ -25,6 +33,26 @@ struct DeviceKernels {
                      MatRef<float> out);
   static bool mttkrp(const spt_context_s& ctx, const spt_coo_s& x, const ConstMatRef<double>* factors, uint32_t mode,
                      MatRef<double> out);
+
+  // A whole CP-ALS of x on the device (plugin entry cp_als): factors,
+  // Grams and workspace stay there for the whole decomposition; the host
+  // sees scalars per mode and per sweep. When the context's effective
+  // backend is CUDA it first calls `initialise` (which must fill k with the
+  // initial factors: lambda and factors of x's dtype), runs the sweeps,
+  // calling on_sweep after each, and leaves the last sweep's factors and
+  // lambda in k (before arrange / sign fix); returns true. Returns false
+  // when the caller must run the CPU loop: backend not CUDA, or AUTO with a
+  // format the GPU lacks, an order outside the plugin's range, a device
+  // out-of-memory (the working set - tensor copy, factors, workspace - does
+  // not fit; see SPT_CUDA_MEMORY_LIMIT in cuda/plugin.cu) or another device
+  // failure, each with a note in the context's log (k may then hold a
+  // partial history: the caller re-initialises it). With CUDA forced these
+  // throw instead: SPT_ERR_UNSUPPORTED (opts.format CSF/HiCOO, order),
+  // SPT_ERR_OUT_OF_MEMORY, SPT_ERR_DEVICE. SPT_ERR_NUMERICAL (non-finite
+  // values, as the CPU loop) and whatever on_sweep throws propagate in any
+  // case. opts must be normalised and validated.
+  static bool cp_als(const spt_context_s& ctx, const spt_coo_s& x, const spt_cpd_options& opts, spt_ktensor_s& k,
+                     const std::function<void()>& initialise, const CpAlsSweepHook& on_sweep);
 };
 
 }  // namespace spt::dispatch

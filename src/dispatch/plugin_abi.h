@@ -18,6 +18,10 @@
  * for bad arguments) and writes a message into the caller's buffer
  * (message, message_len; always NUL terminated when message_len > 0) when it
  * fails. All functions are thread safe.
+ *
+ * Version history: 1 = device_count, device_info, coo_upload, coo_release,
+ * mttkrp. 2 = adds cp_als (a whole CP-ALS on a device COO tensor) and
+ * SPT_ERR_NUMERICAL (-8) as a status a plugin may return.
  */
 #ifndef SPT_DISPATCH_PLUGIN_ABI_H
 #define SPT_DISPATCH_PLUGIN_ABI_H
@@ -29,7 +33,7 @@
 extern "C" {
 #endif
 
-#define SPT_PLUGIN_ABI_VERSION 1u
+#define SPT_PLUGIN_ABI_VERSION 2u
 #define SPT_CUDA_PLUGIN_ENTRY_NAME "spt_cuda_plugin_entry"
 #define SPT_CUDA_PLUGIN_FILE_NAME "libsptensor_cuda.so"
 
@@ -69,6 +73,36 @@ typedef struct spt_plugin_matrix {
 /* Opaque device copy of a COO tensor (owned by the plugin). */
 typedef struct spt_plugin_device_coo spt_plugin_device_coo;
 
+/* What cp_als's per-iteration hook returns. */
+#define SPT_PLUGIN_CONTINUE 0 /* run the next sweep */
+#define SPT_PLUGIN_STOP 1     /* stop: copy the factors and lambda out, return OK */
+#define SPT_PLUGIN_ABORT 2    /* stop at once (the core recorded an error): return OK, copy nothing */
+
+/* One CP-ALS run on the device (Tensor Toolbox / pyttb numerics, exactly the
+ * core's CPU loop in src/algo/cp_als.cpp: per mode MTTKRP, Hadamard product
+ * of the other Grams, Cholesky solve or pseudo-inverse, column normalisation
+ * into lambda (2-norm in sweep 0, max(max-norm, 1) later), Gram update; per
+ * sweep the two fit terms). All of it stays on the device; the host sees a
+ * few scalars per mode and per sweep. The fit itself, convergence, history
+ * and the user's callback belong to the core, through on_sweep. */
+typedef struct spt_plugin_cp_als_args {
+  uint32_t rank;
+  int max_iters;
+  /* In: the initial factors (dims[m] x rank, x's dtype, host memory).
+   * Out (after a sweep loop that ended by SPT_PLUGIN_STOP or max_iters):
+   * the final factors, columns scaled as the last sweep left them. */
+  spt_plugin_matrix *factors;
+  void *lambda; /* out: rank values of x's dtype, the last sweep's lambda */
+  void *hook_data;
+  /* Called after each sweep (iteration = 1, 2, ...) with <X, M> and ||M||^2
+   * of the model M = [[lambda; U]] and the sweep's wall seconds; returns
+   * SPT_PLUGIN_CONTINUE, _STOP or _ABORT. Must not throw. */
+  int (*on_sweep)(void *hook_data, int iteration, double inner, double norm_model_squared, double seconds);
+  /* Optional (NULL = none): a note for the context's log at `level` (1 =
+   * normal, 2 = verbose), e.g. the pseudo-inverse fallback. */
+  void (*note)(void *hook_data, int level, const char *message);
+} spt_plugin_cp_als_args;
+
 typedef struct spt_plugin_table {
   uint32_t abi_version; /* SPT_PLUGIN_ABI_VERSION of the plugin's build */
   uint32_t struct_size; /* sizeof(spt_plugin_table) of the plugin's build */
@@ -96,6 +130,16 @@ typedef struct spt_plugin_table {
    * product runs there and out is copied back (overwritten). Synchronous. */
   int (*mttkrp)(const spt_plugin_device_coo *x, const spt_plugin_matrix *factors, uint32_t mode,
                 spt_plugin_matrix *out, char *message, size_t message_len);
+
+  /* Version 2. CP-ALS of the device tensor x (see spt_plugin_cp_als_args).
+   * Checks first that its factors and workspace fit the free device memory
+   * (SPT_ERR_OUT_OF_MEMORY, nothing run; the plugin's "free" is capped by
+   * env SPT_CUDA_MEMORY_LIMIT, as for coo_upload). Errors: OUT_OF_MEMORY, DEVICE,
+   * INVALID_ARGUMENT, UNSUPPORTED (a rank above the plugin's limit, 6144),
+   * NUMERICAL (non-finite normal equations or factor
+   * columns, eigen-solver failure; the message matches the CPU's). */
+  int (*cp_als)(const spt_plugin_device_coo *x, const spt_plugin_cp_als_args *args, char *message,
+                size_t message_len);
 } spt_plugin_table;
 
 /* The one symbol a plugin exports. `core_abi_version` is the core's

@@ -58,10 +58,27 @@ struct Exec {
   /* kron(U_{N-1}, .., U_{mode+1}, U_{mode-1}, .., U_0); column = Kolda's unfolding of the core (lowest other */ \
   /* mode fastest); factors[mode] is not read; out is overwritten (src/kernels/ttmc.hpp) */                     \
   void ttmc(const Exec& exec, const spt_coo_s& x, const ConstMatRef<T>* factors, uint32_t mode, MatRef<T> out); \
+  /* SsTTM: out = semi-sparse y times_mode u^T (u is dims[mode] x R, mode sparse in y); out is dense in y's  */  \
+  /* dense modes plus `mode` (block layout: src/core/scoo.hpp); one output block per group of fibers sharing  */ \
+  /* all other sparse coordinates (src/kernels/ttm_chain.hpp) */                                                 \
+  void scoo_ttm(const Exec& exec, const spt_scoo_s& y, uint32_t mode, ConstMatRef<T> u, spt_scoo_s& out);       \
+  /* TTMc by the TTM chain: same out (and column order) as ttmc; chain lists the other modes in contraction  */  \
+  /* order (chain[0] first); x is viewed sorted in ttm_chain_sort_order(mode, chain), whole mode-`mode`     */  \
+  /* slices per task, intermediates per slice only (src/kernels/ttm_chain.hpp) */                                \
+  void ttmc_chain(const Exec& exec, const spt_coo_s& x, const ConstMatRef<T>* factors, uint32_t mode,           \
+                  const uint32_t* chain, MatRef<T> out);                                                         \
   /* CP-APR Phi: phi = (X_(mode) ./ max(A Pi^T, eps)) Pi at the nonzeros only, A = factors[mode], Pi's rows  */  \
   /* formed per nonzero; model values and rows accumulated in double; rows without nonzeros are 0          */  \
   void cp_apr_phi(const Exec& exec, const ModeGroups& groups, uint32_t mode, const ConstMatRef<T>* factors,      \
-                  double eps, MatRef<T> phi);
+                  double eps, MatRef<T> phi);                                                                    \
+  /* the same Phi on a HiCOO tensor (superblock schedule or fixed private chunks; thread-count independent) */   \
+  void cp_apr_phi_hicoo(const Exec& exec, const spt_hicoo_s& x, uint32_t mode, const ConstMatRef<T>* factors,  \
+                        double eps, MatRef<T> phi);                                                              \
+  /* TTV chain: out (dims[keep_mode] values, overwritten) = X times_{m != keep_mode} vectors[m]; vectors[m]  */   \
+  /* has dims[m] values, vectors[keep_mode] is not read; accumulated in double, thread-count independent  */    \
+  void ttv_chain(const Exec& exec, const spt_coo_s& x, uint32_t keep_mode, const T* const* vectors, T* out);    \
+  /* full contraction X times_m vectors[m] over every mode, accumulated in double */                           \
+  double ttv_all(const Exec& exec, const spt_coo_s& x, const T* const* vectors);
 
 // Kernels that take the dtype from their tensor arguments (dispatch inside).
 #define SPT_GENERIC_KERNELS                                                                                       \

@@ -61,6 +61,7 @@ class CpAprOptions(ctypes.Structure):
         ("init_factors", ctypes.POINTER(ctypes.c_void_p)),
         ("callback", CALLBACK),
         ("callback_data", ctypes.c_void_p),
+        ("format", ctypes.c_int),  # spt_tensor_format (0 = AUTO)
     ]
 
 

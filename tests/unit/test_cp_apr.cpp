@@ -7,11 +7,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <cstring>
+#include <string>
 #include <random>
 #include <vector>
 
 #include "algo/cp_apr.hpp"
+#include "core/hicoo.hpp"
 #include "kernels/kernels.hpp"
 #include "common/test_util.hpp"
 #include "sptensor/cp_apr.h"
@@ -365,6 +368,217 @@ TEST(CpApr, RejectsBadArguments) {
   EXPECT_EQ(k, nullptr);
   double ll = 0;
   EXPECT_EQ(spt_cp_apr_loglikelihood(nullptr, &x, nullptr, &ll), SPT_ERR_INVALID_ARGUMENT);
+}
+
+// ---- Phi on HiCOO and the format option ----
+
+// Phi by the COO reference kernel (the oracle for the HiCOO kernels).
+template <typename T>
+DenseMatrix<T> reference_phi(const spt_coo_s& x, uint32_t mode, const std::vector<ConstMatRef<T>>& fr, double eps) {
+  DenseMatrix<T> out(x.dims[mode], fr[0].cols);
+  kernels::reference::cp_apr_phi(kernels::Exec{1}, spt::group_by_mode(x, mode), mode, fr.data(), eps, out.ref());
+  return out;
+}
+
+template <typename T>
+void check_phi_hicoo() {
+  const std::vector<std::vector<spt_index>> shapes = {{40, 7, 33}, {9, 20, 6, 11}, {5, 6, 7, 4, 9}, {300, 3, 2}};
+  const double tol = sizeof(T) == 8 ? 1e-12 : 2e-5;
+  uint64_t seed = 101;
+  for (const auto& dims : shapes)
+    for (const spt_nnz rank : {3, 8, 16}) {
+      const spt_coo_s x = nonneg_coo<T>(dims, 500, seed++);
+      std::vector<DenseMatrix<T>> f;
+      for (auto d : dims) f.push_back(nonneg_matrix<T>(d, rank, seed++));
+      for (spt_nnz r = 0; r < rank; ++r) f[1](0, r) = T(0);  // model values hitting the epsilon clamp
+      const std::vector<ConstMatRef<T>> fr = crefs(f);
+      for (const uint32_t block : {2u, 4u, 16u, 0u})
+        for (const HicooStrategy strategy :
+             {HicooStrategy::automatic, HicooStrategy::direct, HicooStrategy::privatized}) {
+          hicoo::Params params;
+          params.block_size = block;
+          params.strategy = strategy;
+          const spt_hicoo_s h = hicoo::from_coo(x, params, 2);
+          for (uint32_t mode = 0; mode < x.order(); ++mode) {
+            const DenseMatrix<T> want = reference_phi<T>(x, mode, fr, 1e-10);
+            DenseMatrix<T> ref(dims[mode], rank);
+            kernels::reference::cp_apr_phi_hicoo(kernels::Exec{1}, h, mode, fr.data(), 1e-10, ref.ref());
+            std::vector<T> first;
+            for (int threads : {1, 2, 3}) {
+              DenseMatrix<T> got(dims[mode], rank);
+              kernels::cpu::cp_apr_phi_hicoo(kernels::Exec{threads}, h, mode, fr.data(), 1e-10, got.ref());
+              for (spt_nnz i = 0; i < got.rows; ++i)
+                for (spt_nnz r = 0; r < rank; ++r)
+                  for (const DenseMatrix<T>* m : {&got, &ref})
+                    ASSERT_LE(std::fabs(double((*m)(i, r)) - double(want(i, r))), tol * std::fabs(double(want(i, r))))
+                        << (m == &ref ? "reference" : "cpu") << " order " << dims.size() << " rank " << rank
+                        << " B " << block << " strategy " << int(strategy) << " mode " << mode << " threads "
+                        << threads << " at (" << i << "," << r << ")";
+              std::vector<T> v(got.values.begin(), got.values.end());
+              if (first.empty()) first = v;
+              else EXPECT_EQ(first, v) << "HiCOO Phi depends on the thread count";
+            }
+          }
+        }
+    }
+}
+
+TEST(CpAprPhiHicoo, MatchesReferenceFloat64) { check_phi_hicoo<double>(); }
+TEST(CpAprPhiHicoo, MatchesReferenceFloat32) { check_phi_hicoo<float>(); }
+
+TEST(CpAprPhiHicoo, ForcedPrivatizedMatchesReference) {
+  // Exec's privatized request forces the fixed-chunk path on any mode.
+  const spt_coo_s x = nonneg_coo<double>({64, 50, 3}, 3000, 77);
+  const std::vector<DenseMatrix<double>> f = {nonneg_matrix<double>(64, 8, 1), nonneg_matrix<double>(50, 8, 2),
+                                              nonneg_matrix<double>(3, 8, 3)};
+  const std::vector<ConstMatRef<double>> fr = crefs(f);
+  const spt_hicoo_s h = hicoo::from_coo(x, hicoo::Params{}, 2);
+  for (uint32_t mode = 0; mode < 3; ++mode) {
+    const DenseMatrix<double> want = reference_phi<double>(x, mode, fr, 1e-10);
+    for (int threads : {1, 3}) {
+      kernels::Exec exec{threads};
+      exec.mttkrp_strategy = kernels::MttkrpStrategy::privatized;
+      DenseMatrix<double> got(x.dims[mode], 8);
+      kernels::cpu::cp_apr_phi_hicoo(exec, h, mode, fr.data(), 1e-10, got.ref());
+      for (size_t i = 0; i < got.values.size(); ++i)
+        ASSERT_LE(std::fabs(got.values[i] - want.values[i]), 1e-12 * std::fabs(want.values[i])) << "mode " << mode;
+    }
+  }
+}
+
+struct AprRun {
+  std::vector<double> loglik;
+  std::vector<std::vector<double>> factors;
+  std::vector<double> lambda;
+};
+
+AprRun run_apr(const spt_coo_s& x, spt_tensor_format format, int threads, int iters, spt_index rank) {
+  spt_context* ctx = nullptr;
+  EXPECT_EQ(spt_context_create(&ctx), SPT_OK);
+  spt_context_set_threads(ctx, threads);
+  spt_cp_apr_options opts;
+  spt_cp_apr_options_init(&opts);
+  opts.rank = rank;
+  opts.max_outer_iters = iters;
+  opts.tol = 0;
+  opts.seed = 11;
+  opts.format = format;
+  spt_ktensor* k = nullptr;
+  EXPECT_EQ(spt_cp_apr(ctx, &x, &opts, &k), SPT_WARN_NOT_CONVERGED) << spt_last_error(ctx);
+  AprRun run;
+  if (k) {
+    int count = 0;
+    const double* ll = nullptr;
+    spt_ktensor_history(k, &count, &ll, nullptr);
+    run.loglik.assign(ll, ll + count);
+    for (uint32_t m = 0; m < x.order(); ++m) {
+      std::vector<double> v(static_cast<size_t>(x.dims[m]) * rank);
+      for (size_t i = 0; i < v.size(); ++i)
+        v[i] = x.dtype() == SPT_FLOAT64 ? k->factors[m]->ptr<double>()[i] : k->factors[m]->ptr<float>()[i];
+      run.factors.push_back(v);
+    }
+    for (spt_index r = 0; r < rank; ++r)
+      run.lambda.push_back(x.dtype() == SPT_FLOAT64 ? k->lambda.ptr<double>()[r] : k->lambda.ptr<float>()[r]);
+  }
+  spt_ktensor_free(k);
+  spt_context_free(ctx);
+  return run;
+}
+
+TEST(CpApr, HicooFormatMatchesCoo) {
+  for (const std::vector<spt_index>& dims : {std::vector<spt_index>{12, 10, 8}, std::vector<spt_index>{7, 6, 5, 4}}) {
+    spt_ktensor_s planted;
+    const spt_coo_s x = planted_counts(dims, 3, 21, planted);
+    const AprRun coo = run_apr(x, SPT_TENSOR_FORMAT_COO, 2, 25, 3);
+    const AprRun hic = run_apr(x, SPT_TENSOR_FORMAT_HICOO, 2, 25, 3);
+    ASSERT_EQ(coo.loglik.size(), 25u);
+    ASSERT_EQ(hic.loglik.size(), 25u);
+    for (size_t i = 0; i < coo.loglik.size(); ++i)
+      EXPECT_NEAR(hic.loglik[i], coo.loglik[i], 1e-10 * std::fabs(coo.loglik[i])) << "iteration " << i + 1;
+    for (size_t m = 0; m < coo.factors.size(); ++m)
+      for (size_t i = 0; i < coo.factors[m].size(); ++i)
+        EXPECT_NEAR(hic.factors[m][i], coo.factors[m][i], 1e-8) << "mode " << m;
+    // Factors are thread-count independent, bit for bit (the log-likelihood
+    // sums per thread, so it may differ in the last bits).
+    for (int threads : {1, 3}) {
+      const AprRun other = run_apr(x, SPT_TENSOR_FORMAT_HICOO, threads, 25, 3);
+      EXPECT_EQ(other.factors, hic.factors) << threads << " threads";
+      EXPECT_EQ(other.lambda, hic.lambda) << threads << " threads";
+      for (size_t i = 0; i < hic.loglik.size(); ++i)
+        EXPECT_NEAR(other.loglik[i], hic.loglik[i], 1e-13 * std::fabs(hic.loglik[i])) << threads << " threads";
+    }
+  }
+}
+
+TEST(CpApr, HicooFormatMatchesCooFloat32) {
+  spt_ktensor_s planted;
+  const spt_coo_s xd = planted_counts({10, 9, 8}, 2, 4, planted);
+  spt_coo_s x = copy_coo(xd, SPT_FLOAT32);
+  const AprRun coo = run_apr(x, SPT_TENSOR_FORMAT_COO, 2, 10, 2);
+  const AprRun hic = run_apr(x, SPT_TENSOR_FORMAT_HICOO, 2, 10, 2);
+  ASSERT_EQ(hic.loglik.size(), coo.loglik.size());
+  for (size_t i = 0; i < coo.loglik.size(); ++i)
+    EXPECT_NEAR(hic.loglik[i], coo.loglik[i], 1e-5 * std::fabs(coo.loglik[i])) << "iteration " << i + 1;
+}
+
+TEST(CpApr, AutoFormatPicksByBlockRatioAndMatchesThatFormat) {
+  // Dense small counts: HiCOO compresses -> HiCOO.
+  spt_ktensor_s planted;
+  const spt_coo_s dense_counts = planted_counts({12, 10, 8}, 3, 5, planted);
+  // Hypersparse: a few nonzeros scattered over a huge index space, one per
+  // block (alpha_b = 1) -> COO groups.
+  RandomTensorSpec spec;
+  spec.dims = {200000, 150000, 100000};
+  spec.nnz = 400;
+  spec.seed = 8;
+  spec.skewed = false;
+  const spt_coo_s scattered = random_coo(SPT_FLOAT64, spec);  // values in [-1, 1): made nonnegative below
+  spt_coo_s scattered_nonneg = copy_coo(scattered, SPT_FLOAT64);
+  for (spt_nnz e = 0; e < scattered_nonneg.nnz; ++e)
+    scattered_nonneg.mutable_values<double>()[e] = std::fabs(scattered_nonneg.mutable_values<double>()[e]) + 0.5;
+  std::string why;
+  spt_context_s& ctx = resolve(static_cast<spt_context*>(nullptr));
+  EXPECT_EQ(algo::cp_apr_choose_format(ctx, dense_counts, SPT_TENSOR_FORMAT_AUTO, nullptr, &why),
+            SPT_TENSOR_FORMAT_HICOO)
+      << why;
+  EXPECT_NE(why.find("AUTO"), std::string::npos);
+  EXPECT_EQ(algo::cp_apr_choose_format(ctx, scattered_nonneg, SPT_TENSOR_FORMAT_AUTO, nullptr, &why),
+            SPT_TENSOR_FORMAT_COO)
+      << why;
+  const AprRun a1 = run_apr(dense_counts, SPT_TENSOR_FORMAT_AUTO, 2, 5, 3);
+  const AprRun h1 = run_apr(dense_counts, SPT_TENSOR_FORMAT_HICOO, 2, 5, 3);
+  EXPECT_EQ(a1.loglik, h1.loglik);
+  const AprRun a2 = run_apr(scattered_nonneg, SPT_TENSOR_FORMAT_AUTO, 2, 5, 3);
+  const AprRun c2 = run_apr(scattered_nonneg, SPT_TENSOR_FORMAT_COO, 2, 5, 3);
+  EXPECT_EQ(a2.loglik, c2.loglik);
+  EXPECT_EQ(a2.factors, c2.factors);
+}
+
+TEST(CpApr, RejectsBadFormatAndAcceptsTheOlderOptionsLayout) {
+  spt_ktensor_s planted;
+  const spt_coo_s x = planted_counts({8, 7, 6}, 2, 3, planted);
+  spt_cp_apr_options opts;
+  spt_cp_apr_options_init(&opts);
+  EXPECT_EQ(opts.format, SPT_TENSOR_FORMAT_AUTO);
+  opts.rank = 2;
+  opts.max_outer_iters = 3;
+  spt_ktensor* k = nullptr;
+  opts.format = static_cast<spt_tensor_format>(42);
+  EXPECT_EQ(spt_cp_apr(nullptr, &x, &opts, &k), SPT_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(spt_thread_last_error()).find("format"), std::string::npos);
+  opts.format = SPT_TENSOR_FORMAT_CSF;
+  EXPECT_EQ(spt_cp_apr(nullptr, &x, &opts, &k), SPT_ERR_UNSUPPORTED);
+  EXPECT_EQ(k, nullptr);
+  // A caller built before `format` existed passes the shorter size: the
+  // garbage after it is not read, format defaults to AUTO.
+  opts.format = static_cast<spt_tensor_format>(42);
+  opts.struct_size = offsetof(spt_cp_apr_options, format);
+  const spt_status st = spt_cp_apr(nullptr, &x, &opts, &k);
+  EXPECT_TRUE(st == SPT_OK || st == SPT_WARN_NOT_CONVERGED) << spt_thread_last_error();
+  spt_ktensor_free(k);
+  opts.struct_size = offsetof(spt_cp_apr_options, format) - 1;
+  k = nullptr;
+  EXPECT_EQ(spt_cp_apr(nullptr, &x, &opts, &k), SPT_ERR_INVALID_ARGUMENT);
 }
 
 }  // namespace

@@ -3,16 +3,20 @@
 // with a GPU the GPU MTTKRP against the reference kernel (float64 oracle) on
 // random tensors of orders 2..7 with skewed shapes and heavy slices, ranks
 // 1..130 (powers of two and not), every mode, and on the tests/data tensors.
-// GPU tests skip with the reason when no device is usable.
+// GPU tests skip with the reason when no device is usable. CP-ALS on the GPU
+// against CP-ALS on the CPU from the same initial factors (fit history,
+// model, callback, the CUDA/AUTO/out-of-memory behaviour).
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "algo/cp_als.hpp"
 #include "common/test_util.hpp"
 #include "core/context.hpp"
 #include "dispatch/dispatch.hpp"
@@ -358,6 +362,356 @@ TEST(CudaMttkrpApi, CacheInvalidationAndColumnMajorOutput) {
   for (spt_matrix* m : handles) spt_matrix_free(m);
   spt_coo_free(x);
   spt_context_free(ctx);
+}
+
+/* ---------------------------- CP-ALS on the GPU --------------------------- */
+
+// Sets an environment variable for the scope, restoring it after.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) {
+    const char* old = std::getenv(name);
+    had_ = old != nullptr;
+    if (had_) old_ = old;
+    if (value) setenv(name, value, 1);
+    else unsetenv(name);
+  }
+  ~ScopedEnv() {
+    if (had_) setenv(name_.c_str(), old_.c_str(), 1);
+    else unsetenv(name_.c_str());
+  }
+
+ private:
+  std::string name_, old_;
+  bool had_ = false;
+};
+
+struct CpdRun {
+  spt_status status = SPT_OK;
+  std::string error;
+  std::vector<int> callback_iterations;
+  std::vector<double> callback_fits;
+  std::vector<std::string> log;
+  std::unique_ptr<spt_ktensor_s> k;
+};
+
+struct CallbackState {
+  CpdRun* run = nullptr;
+  int stop_after = 0;
+};
+
+int record_iteration(void* data, int iteration, double fit, double, double) {
+  auto* state = static_cast<CallbackState*>(data);
+  state->run->callback_iterations.push_back(iteration);
+  state->run->callback_fits.push_back(fit);
+  return state->stop_after > 0 && iteration >= state->stop_after ? 1 : 0;
+}
+
+void record_log(void* data, int, const char* message) { static_cast<std::vector<std::string>*>(data)->push_back(message); }
+
+// CP-ALS through the C API on a context with `backend` (16 threads for the
+// CPU part), from the given initial factors (user init) or random (empty
+// init); the callback stops after `stop_after` sweeps when > 0.
+template <typename T>
+CpdRun run_cpd(spt_backend backend, const spt_coo_s& x, const std::vector<DenseMatrix<T>>& init, spt_index rank,
+               int iters, double tol, int stop_after = 0, spt_tensor_format format = SPT_TENSOR_FORMAT_AUTO) {
+  CpdRun run;
+  spt_context* ctx = nullptr;
+  EXPECT_EQ(spt_context_create(&ctx), SPT_OK);
+  EXPECT_EQ(spt_context_set_backend(ctx, backend), SPT_OK) << spt_last_error(ctx);
+  EXPECT_EQ(spt_context_set_threads(ctx, 16), SPT_OK);
+  EXPECT_EQ(spt_context_set_verbosity(ctx, 1), SPT_OK);
+  EXPECT_EQ(spt_context_set_log(ctx, record_log, &run.log), SPT_OK);
+  std::vector<spt_matrix*> handles;
+  for (const auto& f : init) {
+    spt_matrix* m = nullptr;
+    EXPECT_EQ(spt_matrix_wrap(ctx, dtype_of<T>(), f.rows, f.cols, SPT_ROW_MAJOR, const_cast<T*>(f.values.data()),
+                              f.cols, &m),
+              SPT_OK);
+    handles.push_back(m);
+  }
+  spt_cpd_options opts;
+  EXPECT_EQ(spt_cpd_options_init(&opts), SPT_OK);
+  opts.rank = rank;
+  opts.max_iters = iters;
+  opts.tol = tol;
+  opts.seed = 42;
+  opts.format = format;
+  if (!init.empty()) {
+    opts.init = SPT_CPD_INIT_USER;
+    opts.init_factors = handles.data();
+  }
+  CallbackState state{&run, stop_after};
+  opts.callback = record_iteration;
+  opts.callback_data = &state;
+  spt_ktensor* k = nullptr;
+  run.status = spt_cpd_als(ctx, &x, &opts, &k);
+  if (run.status < 0) run.error = spt_last_error(ctx);
+  run.k.reset(k);
+  for (spt_matrix* m : handles) spt_matrix_free(m);
+  spt_context_free(ctx);
+  return run;
+}
+
+template <typename T>
+std::vector<DenseMatrix<T>> positive_init(const std::vector<spt_index>& dims, spt_index rank, uint64_t seed) {
+  auto f = random_factors<T>(dims, rank, seed);
+  for (auto& m : f)
+    for (auto& v : m.values) v = std::abs(v);  // uniform [0, 1) like the random init
+  return f;
+}
+
+// Model value sum_r lambda_r prod_m U_m(c_m, r) of a ktensor.
+template <typename T>
+double model_value(const spt_ktensor_s& k, const std::vector<spt_index>& c) {
+  double total = 0.0;
+  for (spt_index r = 0; r < k.rank; ++r) {
+    double v = static_cast<double>(k.lambda.ptr<T>()[r]);
+    for (uint32_t m = 0; m < k.order(); ++m) v *= static_cast<double>(k.factors[m]->ptr<T>()[c[m] * k.rank + r]);
+    total += v;
+  }
+  return total;
+}
+
+template <typename T>
+constexpr double fit_tolerance() {
+  return sizeof(T) == 4 ? 1e-4 : 1e-9;  // relative, issue 5
+}
+
+// GPU and CPU runs agree: same iteration count and status, every sweep's
+// fit within fit_tolerance relative, the callback saw each sweep, and the
+// models agree at the tensor's nonzeros (up to 500; permutation-free, so
+// near-tied lambdas sorted differently do not matter).
+template <typename T>
+void expect_same_run(const CpdRun& gpu, const CpdRun& cpu, const spt_coo_s& x, const std::string& what) {
+  ASSERT_GE(gpu.status, 0) << what << ": " << gpu.error;
+  ASSERT_GE(cpu.status, 0) << what << ": " << cpu.error;
+  EXPECT_EQ(gpu.status, cpu.status) << what;
+  ASSERT_EQ(gpu.k->iterations, cpu.k->iterations) << what;
+  ASSERT_EQ(gpu.k->fit_history.size(), cpu.k->fit_history.size()) << what;
+  for (size_t i = 0; i < cpu.k->fit_history.size(); ++i) {
+    const double want = cpu.k->fit_history[i], got = gpu.k->fit_history[i];
+    EXPECT_LE(std::abs(want - got), fit_tolerance<T>() * std::abs(want))
+        << what << " sweep " << i + 1 << ": CPU fit " << want << ", GPU fit " << got;
+  }
+  EXPECT_EQ(gpu.k->fit, gpu.k->fit_history.back()) << what;
+  // The callback saw every sweep, in order, with the recorded fits.
+  ASSERT_EQ(gpu.callback_iterations.size(), gpu.k->fit_history.size()) << what;
+  for (size_t i = 0; i < gpu.callback_iterations.size(); ++i) {
+    EXPECT_EQ(gpu.callback_iterations[i], int(i) + 1) << what;
+    EXPECT_EQ(gpu.callback_fits[i], gpu.k->fit_history[i]) << what;
+  }
+  // The GPU run said so in the log.
+  bool said_cuda = false;
+  for (const std::string& line : gpu.log) said_cuda = said_cuda || line.find("coo, cuda") != std::string::npos;
+  EXPECT_TRUE(said_cuda) << what << ": the GPU run's log does not name cuda";
+  double scale = 0.0, worst = 0.0;
+  const spt_nnz samples = std::min<spt_nnz>(x.nnz, 500);
+  std::vector<spt_index> c(x.order());
+  for (spt_nnz e = 0; e < samples; ++e) {
+    for (uint32_t m = 0; m < x.order(); ++m) c[m] = x.ind[m][e * (x.nnz / samples)];
+    const double want = model_value<T>(*cpu.k, c), got = model_value<T>(*gpu.k, c);
+    scale = std::max(scale, std::abs(want));
+    worst = std::max(worst, std::abs(want - got));
+  }
+  EXPECT_LE(worst, (sizeof(T) == 4 ? 1e-2 : 1e-7) * std::max(scale, 1e-12))
+      << what << ": models differ by " << worst << " at the nonzeros (largest value " << scale << ")";
+}
+
+template <typename T>
+class CudaCpAls : public ::testing::Test {};
+TYPED_TEST_SUITE(CudaCpAls, ValueTypes);
+
+TYPED_TEST(CudaCpAls, MatchesCpuFromSameInitOrders3To5) {
+  SKIP_WITHOUT_DEVICE();
+  using T = TypeParam;
+  std::vector<RandomTensorSpec> specs(3);
+  specs[0].dims = {60, 45, 30};
+  specs[0].nnz = 6000;
+  specs[0].seed = 11;
+  specs[1].dims = {25, 20, 16, 12};
+  specs[1].nnz = 6000;
+  specs[1].seed = 12;
+  specs[2].dims = {12, 11, 10, 9, 8};
+  specs[2].nnz = 6000;
+  specs[2].seed = 13;
+  for (const RandomTensorSpec& spec : specs) {
+    const spt_coo_s x = random_coo(dtype_of<T>(), spec);
+    for (spt_index rank : {1u, 8u, 16u, 33u}) {
+      const auto init = positive_init<T>(x.dims, rank, 100 + rank);
+      const CpdRun gpu = run_cpd<T>(SPT_BACKEND_CUDA, x, init, rank, 10, 0.0);
+      const CpdRun cpu = run_cpd<T>(SPT_BACKEND_CPU, x, init, rank, 10, 0.0);
+      expect_same_run<T>(gpu, cpu, x, cat("order ", x.order(), " rank ", rank));
+    }
+  }
+}
+
+TYPED_TEST(CudaCpAls, MatchesCpuOnDataTensor) {
+  SKIP_WITHOUT_DEVICE();
+  using T = TypeParam;
+  for (const char* name : {"nations.tns.xz", "kinship.tns.xz", "umls.tns.xz"}) {
+    std::string path = data_file(name);
+    if (path.empty()) continue;
+    spt_coo* raw = nullptr;
+    spt_status status = spt_read(nullptr, path.c_str(), nullptr, &raw);
+    if (status == SPT_ERR_UNSUPPORTED && std::getenv("SPT_TEST_DATA_PLAIN")) {
+      path = std::string(std::getenv("SPT_TEST_DATA_PLAIN")) + "/" + name;
+      path.resize(path.size() - 3);
+      status = spt_read(nullptr, path.c_str(), nullptr, &raw);
+    }
+    if (status != SPT_OK) continue;
+    const spt_coo_s x = copy_coo(*raw, dtype_of<T>());
+    spt_coo_free(raw);
+    const auto init = positive_init<T>(x.dims, 16, 5);
+    const CpdRun gpu = run_cpd<T>(SPT_BACKEND_CUDA, x, init, 16, 20, 0.0);
+    const CpdRun cpu = run_cpd<T>(SPT_BACKEND_CPU, x, init, 16, 20, 0.0);
+    expect_same_run<T>(gpu, cpu, x, name);
+    // Random init (seeded) and convergence by tol: same stop, same fit.
+    const CpdRun gpu_tol = run_cpd<T>(SPT_BACKEND_CUDA, x, {}, 8, 200, 1e-3);
+    const CpdRun cpu_tol = run_cpd<T>(SPT_BACKEND_CPU, x, {}, 8, 200, 1e-3);
+    expect_same_run<T>(gpu_tol, cpu_tol, x, cat(name, ", random init, tol 1e-3"));
+    return;
+  }
+  GTEST_SKIP() << "no data tensor found";
+}
+
+TEST(CudaCpAlsApi, CallbackStopsTheDeviceRun) {
+  SKIP_WITHOUT_DEVICE();
+  RandomTensorSpec spec;
+  spec.dims = {50, 40, 30};
+  spec.nnz = 5000;
+  const spt_coo_s x = random_coo(SPT_FLOAT64, spec);
+  const auto init = positive_init<double>(x.dims, 8, 3);
+  const CpdRun gpu = run_cpd<double>(SPT_BACKEND_CUDA, x, init, 8, 50, 0.0, /*stop_after=*/3);
+  const CpdRun cpu = run_cpd<double>(SPT_BACKEND_CPU, x, init, 8, 50, 0.0, /*stop_after=*/3);
+  ASSERT_EQ(gpu.status, SPT_WARN_NOT_CONVERGED) << gpu.error;
+  EXPECT_EQ(gpu.k->iterations, 3);
+  EXPECT_EQ(gpu.callback_iterations, (std::vector<int>{1, 2, 3}));
+  expect_same_run<double>(gpu, cpu, x, "stopped by the callback");
+  bool said = false;
+  for (const std::string& line : gpu.log) said = said || line.find("stopped by the callback") != std::string::npos;
+  EXPECT_TRUE(said);
+}
+
+// Two equal initial columns stay equal, so every normal-equation matrix is
+// singular: both backends take the pseudo-inverse (syevd) path every time.
+TEST(CudaCpAlsApi, PseudoInverseFallbackMatchesCpu) {
+  SKIP_WITHOUT_DEVICE();
+  RandomTensorSpec spec;
+  spec.dims = {40, 35, 30};
+  spec.nnz = 4000;
+  const spt_coo_s x = random_coo(SPT_FLOAT64, spec);
+  auto init = positive_init<double>(x.dims, 4, 21);
+  for (auto& f : init)
+    for (spt_nnz i = 0; i < f.rows; ++i) f(i, 3) = f(i, 2);
+  const CpdRun gpu = run_cpd<double>(SPT_BACKEND_CUDA, x, init, 4, 6, 0.0);
+  const CpdRun cpu = run_cpd<double>(SPT_BACKEND_CPU, x, init, 4, 6, 0.0);
+  expect_same_run<double>(gpu, cpu, x, "singular normal equations");
+  for (const CpdRun* run : {&gpu, &cpu}) {
+    int fallbacks = 0;
+    for (const std::string& line : run->log) fallbacks += line.find("using the pseudo-inverse") != std::string::npos;
+    EXPECT_GE(fallbacks, 3) << (run == &gpu ? "GPU" : "CPU") << " run: the pseudo-inverse path was not taken";
+  }
+}
+
+TEST(CudaCpAlsApi, FormatsOtherThanCooUnsupportedOnCuda) {
+  SKIP_WITHOUT_DEVICE();
+  RandomTensorSpec spec;
+  spec.dims = {30, 20, 10};
+  spec.nnz = 2000;
+  const spt_coo_s x = random_coo(SPT_FLOAT64, spec);
+  for (spt_tensor_format format : {SPT_TENSOR_FORMAT_CSF, SPT_TENSOR_FORMAT_HICOO}) {
+    const CpdRun forced = run_cpd<double>(SPT_BACKEND_CUDA, x, {}, 4, 5, 0.0, 0, format);
+    EXPECT_EQ(forced.status, SPT_ERR_UNSUPPORTED);
+    EXPECT_NE(forced.error.find("COO only"), std::string::npos) << forced.error;
+    // AUTO runs it on the CPU in the asked format, with a note.
+    const CpdRun automatic = run_cpd<double>(SPT_BACKEND_AUTO, x, {}, 4, 5, 0.0, 0, format);
+    EXPECT_GE(automatic.status, 0) << automatic.error;
+    bool noted = false;
+    for (const std::string& line : automatic.log) noted = noted || line.find("COO only") != std::string::npos;
+    EXPECT_TRUE(noted);
+  }
+}
+
+// SPT_CUDA_MEMORY_LIMIT makes the working set not fit: AUTO falls back to
+// the CPU with a note and the CPU's result; CUDA forced is an
+// OUT_OF_MEMORY error. Both for a tensor not yet on the device (the upload
+// does not fit) and for one already there (the factors and workspace do
+// not fit).
+TEST(CudaCpAlsApi, OutOfMemoryFallsBackUnderAutoAndFailsUnderCuda) {
+  SKIP_WITHOUT_DEVICE();
+  RandomTensorSpec spec;
+  spec.dims = {40, 30, 20};
+  spec.nnz = 4000;
+  const auto init = positive_init<double>(spec.dims, 8, 9);
+  for (bool resident : {false, true}) {
+    const spt_coo_s x = random_coo(SPT_FLOAT64, spec);
+    const std::string what = resident ? "tensor already on the device" : "tensor not on the device";
+    if (resident) {
+      const CpdRun first = run_cpd<double>(SPT_BACKEND_CUDA, x, init, 8, 2, 0.0);
+      ASSERT_GE(first.status, 0) << first.error;
+      ASSERT_TRUE(x.device_cache != nullptr);
+    }
+    const CpdRun cpu = run_cpd<double>(SPT_BACKEND_CPU, x, init, 8, 6, 0.0);
+    ScopedEnv limit("SPT_CUDA_MEMORY_LIMIT", "1000");
+    const CpdRun automatic = run_cpd<double>(SPT_BACKEND_AUTO, x, init, 8, 6, 0.0);
+    ASSERT_GE(automatic.status, 0) << what << ": " << automatic.error;
+    bool noted = false;
+    for (const std::string& line : automatic.log)
+      noted = noted || line.find("note: CP-ALS runs on the CPU: the CUDA device is out of memory") != std::string::npos;
+    EXPECT_TRUE(noted) << what;
+    ASSERT_EQ(automatic.k->fit_history.size(), cpu.k->fit_history.size()) << what;
+    for (size_t i = 0; i < cpu.k->fit_history.size(); ++i)
+      EXPECT_NEAR(automatic.k->fit_history[i], cpu.k->fit_history[i], 1e-12) << what << " sweep " << i + 1;
+    EXPECT_EQ(automatic.callback_iterations.size(), cpu.callback_iterations.size()) << what;
+    const CpdRun forced = run_cpd<double>(SPT_BACKEND_CUDA, x, init, 8, 6, 0.0);
+    EXPECT_EQ(forced.status, SPT_ERR_OUT_OF_MEMORY) << what << ": " << forced.error;
+    EXPECT_NE(forced.error.find("out of memory"), std::string::npos) << forced.error;
+    EXPECT_TRUE(forced.callback_iterations.empty()) << what;
+  }
+}
+
+// CPU-only machines (CI): CUDA forced (here set on the internal context:
+// spt_context_set_backend already refuses it) is a DEVICE error; AUTO runs
+// the CPU loop, the CPU backend's result.
+TEST(CudaCpAlsApi, ForcedCudaWithoutDeviceIsDeviceError) {
+  if (have_device()) GTEST_SKIP() << "a CUDA device is present; this checks the CPU-only behaviour";
+  RandomTensorSpec spec;
+  spec.dims = {20, 15, 10};
+  spec.nnz = 800;
+  const spt_coo_s x = random_coo(SPT_FLOAT64, spec);
+  spt_context_s ctx;
+  ctx.backend = SPT_BACKEND_CUDA;
+  spt_cpd_options opts;
+  ASSERT_EQ(spt_cpd_options_init(&opts), SPT_OK);
+  opts.rank = 3;
+  opts.max_iters = 3;
+  spt_ktensor_s k;
+  try {
+    cp_als(ctx, x, opts, k);
+    FAIL() << "CP-ALS with CUDA forced and no device should fail";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), SPT_ERR_DEVICE) << e.what();
+    EXPECT_NE(std::string(e.what()).find("CUDA CP-ALS failed"), std::string::npos) << e.what();
+  }
+}
+
+TEST(CudaCpAlsApi, AutoWithoutDeviceRunsOnCpu) {
+  if (have_device()) GTEST_SKIP() << "a CUDA device is present; this checks the CPU-only behaviour";
+  RandomTensorSpec spec;
+  spec.dims = {30, 25, 20};
+  spec.nnz = 3000;
+  const spt_coo_s x = random_coo(SPT_FLOAT64, spec);
+  const auto init = positive_init<double>(x.dims, 5, 1);
+  const CpdRun automatic = run_cpd<double>(SPT_BACKEND_AUTO, x, init, 5, 8, 0.0);
+  const CpdRun cpu = run_cpd<double>(SPT_BACKEND_CPU, x, init, 5, 8, 0.0);
+  ASSERT_EQ(automatic.status, SPT_WARN_NOT_CONVERGED) << automatic.error;
+  // The same CPU loop; equal to rounding (the CPU MTTKRP may use atomics).
+  ASSERT_EQ(automatic.k->fit_history.size(), cpu.k->fit_history.size());
+  for (size_t i = 0; i < cpu.k->fit_history.size(); ++i)
+    EXPECT_NEAR(automatic.k->fit_history[i], cpu.k->fit_history[i], 1e-12) << "sweep " << i + 1;
+  EXPECT_EQ(automatic.callback_iterations.size(), 8u);
+  for (const std::string& line : automatic.log) EXPECT_EQ(line.find("cuda"), std::string::npos) << line;
 }
 
 }  // namespace

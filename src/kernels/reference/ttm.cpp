@@ -25,7 +25,10 @@ void ttm_impl(const spt_coo_s& x, uint32_t mode, ConstMatRef<T> u, spt_scoo_s& o
   }
   out.dims = x.dims;
   out.dims[mode] = static_cast<spt_index>(rank);
-  out.dense_mode = mode;
+  out.set_single_dense_mode(mode);
+  out.fiber_order.clear();
+  for (uint32_t m = 0; m < order; ++m)
+    if (m != mode) out.fiber_order.push_back(m);
   out.nfibers = fibers.size();
   out.ind.assign(order, {});
   for (uint32_t m = 0; m < order; ++m)

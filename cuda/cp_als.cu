@@ -1,0 +1,786 @@
+// CP-ALS on the GPU: see cp_als.cuh for what it computes and why it matches
+// the CPU loop. The R x R work (Hadamard product, condition estimate,
+// pseudo-inverse) runs in one thread block: R is the rank (tens to a few
+// hundred), so these are microsecond kernels; the I x R work (MTTKRP, solve,
+// norms, scaling, Grams) is spread over the device.
+#include "cp_als.cuh"
+
+#include <cublas_v2.h>
+#include <cusolverDn.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstddef>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <memory>
+#include <sstream>
+#include <vector>
+
+namespace spt::cuda {
+
+namespace {
+
+constexpr int kThreads = 256;
+// Row blocks of the column reductions (partials are added in block order on
+// the device, so the result does not depend on scheduling).
+constexpr uint32_t kMaxReduceBlocks = 1024;
+
+// Scalars the host reads back (once per mode, once per sweep).
+struct Scalars {
+  int potrf_info;     // cuSOLVER potrf: 0, or the order of the failed leading minor
+  int solve_info;     // potrs (argument errors only)
+  int syevd_info;     // syevd: > 0 = did not converge
+  int hadamard_bad;   // 1 when the normal-equation matrix has a non-finite entry
+  double anorm;       // 1-norm of the normal-equation matrix
+  double ainvnorm;    // 1-norm of its inverse (from the Cholesky factor)
+  double inner;       // <X, M>
+  double norm_model;  // ||M||^2
+  int norm_bad[kMaxOrder];  // per mode: first component with a non-finite norm (>= rank: none)
+};
+
+template <typename T>
+struct Eps;
+template <>
+struct Eps<float> {
+  static constexpr float value = 1.1920928955078125e-7f;  // FLT_EPSILON
+};
+template <>
+struct Eps<double> {
+  static constexpr double value = 2.220446049250313080847e-16;  // DBL_EPSILON
+};
+
+enum class Reduce : int { sum_squares = 0, max_abs = 1, dot = 2 };
+
+__device__ __forceinline__ double nan_max(double a, double b) {
+  if (isnan(a) || isnan(b)) return a + b;  // NaN propagates, as in the CPU kernel
+  return a > b ? a : b;
+}
+
+__device__ __forceinline__ double combine(Reduce kind, double a, double b) {
+  return kind == Reduce::max_abs ? nan_max(a, b) : a + b;
+}
+
+// Per row block y and column c: the block's partial reduction of column c
+// of a (rows x rank, ld = rank), into partials[y * rank + c]. blockDim =
+// (W, kThreads / W): W consecutive columns per warp row (coalesced).
+template <typename T>
+__global__ void __launch_bounds__(kThreads) column_partials(const T* a, const T* b, uint64_t rows, uint32_t rank,
+                                                           uint64_t rows_per_block, Reduce kind, double* partials) {
+  __shared__ double shared[kThreads];
+  const uint32_t c = blockIdx.x * blockDim.x + threadIdx.x;
+  const uint64_t begin = uint64_t(blockIdx.y) * rows_per_block;
+  const uint64_t end = min(begin + rows_per_block, rows);
+  double acc = 0.0;
+  if (c < rank) {
+    for (uint64_t i = begin + threadIdx.y; i < end; i += blockDim.y) {
+      const double v = static_cast<double>(a[i * rank + c]);
+      if (kind == Reduce::sum_squares) acc += v * v;
+      else if (kind == Reduce::max_abs) acc = nan_max(acc, fabs(v));
+      else acc += v * static_cast<double>(b[i * rank + c]);
+    }
+  }
+  shared[threadIdx.y * blockDim.x + threadIdx.x] = acc;
+  __syncthreads();
+  if (threadIdx.y == 0 && c < rank) {
+    double total = shared[threadIdx.x];
+    for (uint32_t y = 1; y < blockDim.y; ++y) total = combine(kind, total, shared[y * blockDim.x + threadIdx.x]);
+    partials[uint64_t(blockIdx.y) * rank + c] = total;
+  }
+}
+
+// lambda[r] from the column norms (partials of `blocks` row blocks), as the
+// CPU loop: 2-norm in the first sweep, max(max |column|, 1) later; the first
+// component with a non-finite norm goes to *bad (atomicMin).
+template <typename T>
+__global__ void norms_to_lambda(const double* partials, uint32_t blocks, uint32_t rank, bool first_sweep, T* lambda,
+                                int* bad) {
+  for (uint32_t r = blockIdx.x * blockDim.x + threadIdx.x; r < rank; r += gridDim.x * blockDim.x) {
+    double acc = 0.0;
+    for (uint32_t b = 0; b < blocks; ++b) {
+      const double p = partials[uint64_t(b) * rank + r];
+      acc = first_sweep ? acc + p : nan_max(acc, p);
+    }
+    const double norm = first_sweep ? sqrt(acc) : acc;
+    if (!isfinite(norm)) atomicMin(bad, int(r));
+    const T n = static_cast<T>(norm);
+    lambda[r] = first_sweep ? n : (n > T(1) ? n : T(1));
+  }
+}
+
+// a(:, r) /= lambda[r]; a zero lambda leaves its column (as the CPU kernel).
+template <typename T>
+__global__ void divide_columns(T* a, uint64_t rows, uint32_t rank, const T* lambda) {
+  const uint64_t total = rows * rank;
+  for (uint64_t e = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x; e < total; e += uint64_t(gridDim.x) * blockDim.x) {
+    const T d = lambda[e % rank];
+    if (d != T(0)) a[e] /= d;
+  }
+}
+
+// Gram matrices G = U^T U (U rows x rank, row-major) in two passes: row
+// blocks (blockIdx.x) write partial sums in double for every (r, s) with r
+// <= s, then gram_finalize adds them in block order (deterministic). Not
+// cuBLAS syrk: on the H100 its float32 syrk of a 176436 x 16 factor took
+// 4.9 ms (a 1.6 ms CP-ALS sweep otherwise) and, accumulating in float32
+// along 176k rows, moved the fit of mathsx-user-tag-week by 5e-4 relative
+// from the CPU's (the CPU adds row-block partials); in double here it is
+// both fast and at least as accurate as the CPU kernel.
+//
+// A block stages kGramTileDoubles of rows in shared memory (as double) and
+// each thread owns up to kPairsPerThread entries (r, s) of the R x R
+// result, entry p = blockIdx.y * kThreads * kPairsPerThread + k * kThreads
+// + threadIdx.x (r = p / R, s = p % R; entries with r > s are skipped).
+constexpr int kPairsPerThread = 8;
+constexpr uint32_t kGramTileDoubles = 6144;  // 48 KiB of shared memory
+static_assert(cp_als_max_rank <= kGramTileDoubles, "a Gram tile must hold one factor row");
+
+uint32_t gram_tile_rows(uint32_t rank) { return std::max<uint32_t>(1, std::min<uint32_t>(32, kGramTileDoubles / rank)); }
+
+// Row blocks of a Gram (partials: blocks x R^2 doubles, at most 32 MiB).
+uint32_t gram_blocks_max(uint32_t rank) {
+  const uint64_t rr = uint64_t(rank) * rank;
+  return static_cast<uint32_t>(std::max<uint64_t>(1, std::min<uint64_t>(256, (uint64_t(1) << 22) / rr)));
+}
+
+template <typename T>
+__global__ void __launch_bounds__(kThreads) gram_partials(const T* a, uint64_t rows, uint32_t rank,
+                                                         uint64_t rows_per_block, uint32_t tile_rows,
+                                                         double* partials) {
+  __shared__ double tile[kGramTileDoubles];
+  const uint64_t rr = uint64_t(rank) * rank;
+  const uint64_t begin = uint64_t(blockIdx.x) * rows_per_block;
+  const uint64_t end = min(begin + rows_per_block, rows);
+  uint32_t r[kPairsPerThread], c[kPairsPerThread];
+  bool on[kPairsPerThread];
+  double acc[kPairsPerThread];
+#pragma unroll
+  for (int k = 0; k < kPairsPerThread; ++k) {
+    const uint64_t p = uint64_t(blockIdx.y) * kThreads * kPairsPerThread + uint64_t(k) * kThreads + threadIdx.x;
+    r[k] = p < rr ? static_cast<uint32_t>(p / rank) : 0;
+    c[k] = p < rr ? static_cast<uint32_t>(p % rank) : 0;
+    on[k] = p < rr && r[k] <= c[k];
+    acc[k] = 0.0;
+  }
+  for (uint64_t row0 = begin; row0 < end; row0 += tile_rows) {
+    const uint32_t n = static_cast<uint32_t>(min(uint64_t(tile_rows), end - row0));
+    __syncthreads();
+    for (uint32_t e = threadIdx.x; e < n * rank; e += kThreads) tile[e] = static_cast<double>(a[row0 * rank + e]);
+    __syncthreads();
+#pragma unroll
+    for (int k = 0; k < kPairsPerThread; ++k) {
+      if (!on[k]) continue;
+      double sum = acc[k];
+      for (uint32_t i = 0; i < n; ++i) sum += tile[i * rank + r[k]] * tile[i * rank + c[k]];
+      acc[k] = sum;
+    }
+  }
+#pragma unroll
+  for (int k = 0; k < kPairsPerThread; ++k)
+    if (on[k]) partials[uint64_t(blockIdx.x) * rr + uint64_t(r[k]) * rank + c[k]] = acc[k];
+}
+
+template <typename T>
+__global__ void gram_finalize(const double* partials, uint32_t blocks, uint32_t rank, T* g) {
+  const uint64_t rr = uint64_t(rank) * rank;
+  for (uint64_t p = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x; p < rr; p += uint64_t(gridDim.x) * blockDim.x) {
+    const uint64_t r = p / rank, c = p % rank;
+    if (r > c) continue;
+    double sum = 0.0;
+    for (uint32_t b = 0; b < blocks; ++b) sum += partials[uint64_t(b) * rr + p];
+    g[r * rank + c] = static_cast<T>(sum);
+    g[c * rank + r] = static_cast<T>(sum);
+  }
+}
+
+// Block-wide max of one double per thread (blockDim = kThreads).
+__device__ double block_max(double v, double* shared) {
+  shared[threadIdx.x] = v;
+  __syncthreads();
+  for (int s = kThreads / 2; s > 0; s >>= 1) {
+    if (threadIdx.x < s) shared[threadIdx.x] = nan_max(shared[threadIdx.x], shared[threadIdx.x + s]);
+    __syncthreads();
+  }
+  const double out = shared[0];
+  __syncthreads();
+  return out;
+}
+
+__device__ double block_sum(double v, double* shared) {
+  shared[threadIdx.x] = v;
+  __syncthreads();
+  for (int s = kThreads / 2; s > 0; s >>= 1) {
+    if (threadIdx.x < s) shared[threadIdx.x] += shared[threadIdx.x + s];
+    __syncthreads();
+  }
+  const double out = shared[0];
+  __syncthreads();
+  return out;
+}
+
+// One block. h = chol = Hadamard product over m != mode of the Grams (in
+// T, in mode order, from 1 as the CPU loop), inv = identity (right-hand
+// side of the condition estimate), s->anorm = ||h||_1, s->hadamard_bad.
+template <typename T>
+__global__ void __launch_bounds__(kThreads) hadamard_of_grams(const T* grams, uint32_t order, uint32_t mode,
+                                                             uint32_t rank, T* h, T* chol, T* inv, Scalars* s) {
+  __shared__ double shared[kThreads];
+  const uint64_t rr = uint64_t(rank) * rank;
+  int bad = 0;
+  for (uint64_t e = threadIdx.x; e < rr; e += kThreads) {
+    T v = T(1);
+    for (uint32_t m = 0; m < order; ++m)
+      if (m != mode) v *= grams[m * rr + e];
+    h[e] = v;
+    chol[e] = v;
+    inv[e] = (e / rank == e % rank) ? T(1) : T(0);
+    if (!isfinite(static_cast<double>(v))) bad = 1;
+  }
+  if (bad) s->hadamard_bad = 1;
+  __syncthreads();
+  double norm = 0.0;
+  for (uint32_t c = threadIdx.x; c < rank; c += kThreads) {
+    double sum = 0.0;
+    for (uint32_t i = 0; i < rank; ++i) sum += fabs(static_cast<double>(h[uint64_t(i) * rank + c]));
+    norm = nan_max(norm, sum);
+  }
+  norm = block_max(norm, shared);
+  if (threadIdx.x == 0) s->anorm = norm;
+}
+
+// One block: *out = ||a||_1 (max column sum of |a|, R x R).
+template <typename T>
+__global__ void __launch_bounds__(kThreads) one_norm(const T* a, uint32_t rank, double* out) {
+  __shared__ double shared[kThreads];
+  double norm = 0.0;
+  for (uint32_t c = threadIdx.x; c < rank; c += kThreads) {
+    double sum = 0.0;
+    for (uint32_t i = 0; i < rank; ++i) sum += fabs(static_cast<double>(a[uint64_t(i) * rank + c]));
+    norm = nan_max(norm, sum);
+  }
+  norm = block_max(norm, shared);
+  if (threadIdx.x == 0) *out = norm;
+}
+
+// One block: out = pinv = V diag(1/w) V^T over |w_k| > R eps max|w| (V
+// column-major from syevd: eigenvector k at v + k * rank), summed over k in
+// increasing order in T, as the CPU fallback.
+template <typename T>
+__global__ void __launch_bounds__(kThreads) pseudo_inverse(const T* v, const T* w, uint32_t rank, T* out) {
+  __shared__ double shared[kThreads];
+  double wmax = 0.0;
+  for (uint32_t k = threadIdx.x; k < rank; k += kThreads) wmax = nan_max(wmax, fabs(static_cast<double>(w[k])));
+  const T cutoff = static_cast<T>(rank) * Eps<T>::value * static_cast<T>(block_max(wmax, shared));
+  const uint64_t rr = uint64_t(rank) * rank;
+  for (uint64_t e = threadIdx.x; e < rr; e += kThreads) {
+    const uint64_t i = e / rank, j = e % rank;
+    T sum = T(0);
+    for (uint32_t k = 0; k < rank; ++k) {
+      const T wk = w[k];
+      if (!(fabs(static_cast<double>(wk)) > static_cast<double>(cutoff))) continue;
+      const T* vk = v + uint64_t(k) * rank;
+      sum += vk[i] * vk[j] / wk;
+    }
+    out[e] = sum;
+  }
+}
+
+// One block, after the last mode: dots[r] = sum_i U(i,r) B(i,r) from the
+// partials, s->inner = sum_r dots[r] lambda[r] (in r order, as the CPU),
+// s->norm_model = sum_{r,s} lambda_r lambda_s prod_m G_m(r,s) in double.
+template <typename T>
+__global__ void __launch_bounds__(kThreads) fit_terms(const double* dot_partials, uint32_t blocks, const T* lambda,
+                                                     const T* grams, uint32_t order, uint32_t rank, double* dots,
+                                                     Scalars* s) {
+  __shared__ double shared[kThreads];
+  for (uint32_t r = threadIdx.x; r < rank; r += kThreads) {
+    double acc = 0.0;
+    for (uint32_t b = 0; b < blocks; ++b) acc += dot_partials[uint64_t(b) * rank + r];
+    dots[r] = acc;
+  }
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    double inner = 0.0;
+    for (uint32_t r = 0; r < rank; ++r) inner += dots[r] * static_cast<double>(lambda[r]);
+    s->inner = inner;
+  }
+  const uint64_t rr = uint64_t(rank) * rank;
+  double total = 0.0;
+  for (uint64_t e = threadIdx.x; e < rr; e += kThreads) {
+    double v = static_cast<double>(lambda[e / rank]) * static_cast<double>(lambda[e % rank]);
+    for (uint32_t m = 0; m < order; ++m) v *= static_cast<double>(grams[m * rr + e]);
+    total += v;
+  }
+  total = block_sum(total, shared);
+  if (threadIdx.x == 0) s->norm_model = total;
+}
+
+/* ----------------------------- library calls ----------------------------- */
+
+// C (n x cols, column-major) = A (n x n) B (n x cols).
+cublasStatus_t gemm(cublasHandle_t h, int64_t n, int64_t cols, const float* a, const float* b, float* c) {
+  const float one = 1.0f, zero = 0.0f;
+  return cublasSgemm_64(h, CUBLAS_OP_N, CUBLAS_OP_N, n, cols, n, &one, a, n, b, n, &zero, c, n);
+}
+cublasStatus_t gemm(cublasHandle_t h, int64_t n, int64_t cols, const double* a, const double* b, double* c) {
+  const double one = 1.0, zero = 0.0;
+  return cublasDgemm_64(h, CUBLAS_OP_N, CUBLAS_OP_N, n, cols, n, &one, a, n, b, n, &zero, c, n);
+}
+cusolverStatus_t potrf_size(cusolverDnHandle_t h, int n, float* a, int* lwork) {
+  return cusolverDnSpotrf_bufferSize(h, CUBLAS_FILL_MODE_UPPER, n, a, n, lwork);
+}
+cusolverStatus_t potrf_size(cusolverDnHandle_t h, int n, double* a, int* lwork) {
+  return cusolverDnDpotrf_bufferSize(h, CUBLAS_FILL_MODE_UPPER, n, a, n, lwork);
+}
+cusolverStatus_t potrf(cusolverDnHandle_t h, int n, float* a, float* work, int lwork, int* info) {
+  return cusolverDnSpotrf(h, CUBLAS_FILL_MODE_UPPER, n, a, n, work, lwork, info);
+}
+cusolverStatus_t potrf(cusolverDnHandle_t h, int n, double* a, double* work, int lwork, int* info) {
+  return cusolverDnDpotrf(h, CUBLAS_FILL_MODE_UPPER, n, a, n, work, lwork, info);
+}
+cusolverStatus_t potrs(cusolverDnHandle_t h, int n, int nrhs, const float* a, float* b, int* info) {
+  return cusolverDnSpotrs(h, CUBLAS_FILL_MODE_UPPER, n, nrhs, a, n, b, n, info);
+}
+cusolverStatus_t potrs(cusolverDnHandle_t h, int n, int nrhs, const double* a, double* b, int* info) {
+  return cusolverDnDpotrs(h, CUBLAS_FILL_MODE_UPPER, n, nrhs, a, n, b, n, info);
+}
+cusolverStatus_t syevd_size(cusolverDnHandle_t h, int n, const float* a, const float* w, int* lwork) {
+  return cusolverDnSsyevd_bufferSize(h, CUSOLVER_EIG_MODE_VECTOR, CUBLAS_FILL_MODE_UPPER, n, a, n, w, lwork);
+}
+cusolverStatus_t syevd_size(cusolverDnHandle_t h, int n, const double* a, const double* w, int* lwork) {
+  return cusolverDnDsyevd_bufferSize(h, CUSOLVER_EIG_MODE_VECTOR, CUBLAS_FILL_MODE_UPPER, n, a, n, w, lwork);
+}
+cusolverStatus_t syevd(cusolverDnHandle_t h, int n, float* a, float* w, float* work, int lwork, int* info) {
+  return cusolverDnSsyevd(h, CUSOLVER_EIG_MODE_VECTOR, CUBLAS_FILL_MODE_UPPER, n, a, n, w, work, lwork, info);
+}
+cusolverStatus_t syevd(cusolverDnHandle_t h, int n, double* a, double* w, double* work, int lwork, int* info) {
+  return cusolverDnDsyevd(h, CUSOLVER_EIG_MODE_VECTOR, CUBLAS_FILL_MODE_UPPER, n, a, n, w, work, lwork, info);
+}
+
+// A failed step: the status for the C table and the message.
+struct Failure {
+  int code;
+  std::string message;
+};
+
+template <typename... Parts>
+std::string text(const Parts&... parts) {
+  std::ostringstream out;
+  (out << ... << parts);
+  return out.str();
+}
+
+void check(cudaError_t err, const char* what) {
+  if (err == cudaSuccess) return;
+  cudaGetLastError();  // clear a non-sticky error
+  throw Failure{err == cudaErrorMemoryAllocation ? status::out_of_memory : status::device,
+                text(what, " failed (", cudaGetErrorName(err), ": ", cudaGetErrorString(err), ")")};
+}
+void check(cublasStatus_t st, const char* what) {
+  if (st == CUBLAS_STATUS_SUCCESS) return;
+  throw Failure{st == CUBLAS_STATUS_ALLOC_FAILED ? status::out_of_memory : status::device,
+                text("cuBLAS ", what, " failed (", cublasGetStatusName(st), ")")};
+}
+void check(cusolverStatus_t st, const char* what) {
+  if (st == CUSOLVER_STATUS_SUCCESS) return;
+  throw Failure{st == CUSOLVER_STATUS_ALLOC_FAILED ? status::out_of_memory : status::device,
+                text("cuSOLVER ", what, " failed (status ", int(st), ")")};
+}
+void check_launch(const char* what) { check(cudaGetLastError(), what); }
+
+size_t align_up(size_t n) { return (n + 255) / 256 * 256; }
+
+// Device-side layout of everything a run allocates, in one block.
+struct Layout {
+  std::vector<size_t> factor;  // offset of U_m
+  size_t mttkrp = 0, grams = 0, h = 0, chol = 0, inv = 0, w = 0, lambda = 0, partials = 0, gram_partials = 0,
+         dots = 0, scalars = 0,
+         work = 0, total = 0;
+};
+
+Layout layout_for(uint32_t order, const uint32_t* dims, uint32_t rank, size_t value, size_t work_elements) {
+  Layout l;
+  size_t at = 0;
+  const size_t rr = size_t(rank) * rank;
+  uint32_t max_dim = 0;
+  for (uint32_t m = 0; m < order; ++m) {
+    l.factor.push_back(at);
+    at += align_up(size_t(dims[m]) * rank * value);
+    max_dim = std::max(max_dim, dims[m]);
+  }
+  l.mttkrp = at;
+  at += align_up(size_t(max_dim) * rank * value);
+  l.grams = at;
+  at += align_up(order * rr * value);
+  l.h = at;
+  at += align_up(rr * value);
+  l.chol = at;
+  at += align_up(rr * value);
+  l.inv = at;
+  at += align_up(rr * value);
+  l.w = at;
+  at += align_up(size_t(rank) * value);
+  l.lambda = at;
+  at += align_up(size_t(rank) * value);
+  l.partials = at;
+  at += align_up(size_t(kMaxReduceBlocks) * rank * sizeof(double));
+  l.gram_partials = at;  // the side stream's (Grams run beside the main chain)
+  at += align_up(size_t(gram_blocks_max(rank)) * rank * rank * sizeof(double));
+  l.dots = at;
+  at += align_up(size_t(rank) * sizeof(double));
+  l.scalars = at;
+  at += align_up(sizeof(Scalars));
+  l.work = at;
+  at += align_up(work_elements * value);
+  l.total = at;
+  return l;
+}
+
+// Owns what a run creates; frees it in any case.
+struct Resources {
+  cudaStream_t main = nullptr, side = nullptr;
+  cudaEvent_t factor_ready = nullptr, gram_ready = nullptr;
+  cublasHandle_t blas_main = nullptr;
+  cusolverDnHandle_t solver = nullptr;
+  void* block = nullptr;
+  Scalars* host = nullptr;  // pinned
+  ~Resources() {
+    if (main) cudaStreamSynchronize(main);
+    if (side) cudaStreamSynchronize(side);
+    if (solver) cusolverDnDestroy(solver);
+    if (blas_main) cublasDestroy(blas_main);
+    if (block) cudaFree(block);
+    if (host) cudaFreeHost(host);
+    if (factor_ready) cudaEventDestroy(factor_ready);
+    if (gram_ready) cudaEventDestroy(gram_ready);
+    if (main) cudaStreamDestroy(main);
+    if (side) cudaStreamDestroy(side);
+    cudaGetLastError();
+  }
+};
+
+// Grid for the column reductions of a rows x rank matrix.
+struct ReduceShape {
+  dim3 grid, block;
+  uint64_t rows_per_block;
+  uint32_t blocks;
+};
+
+ReduceShape reduce_shape(uint64_t rows, uint32_t rank) {
+  uint32_t width = 1;
+  while (width < 32 && width < rank) width *= 2;
+  ReduceShape s;
+  s.block = dim3(width, kThreads / width);
+  const uint64_t wanted = std::max<uint64_t>(1, (rows + 4 * s.block.y - 1) / (4 * s.block.y));
+  s.blocks = static_cast<uint32_t>(std::min<uint64_t>(kMaxReduceBlocks, wanted));
+  s.rows_per_block = (rows + s.blocks - 1) / s.blocks;
+  s.grid = dim3((rank + width - 1) / width, s.blocks);
+  return s;
+}
+
+dim3 elementwise_grid(uint64_t elements, int multiprocessors) {
+  const uint64_t blocks = (elements + kThreads - 1) / kThreads;
+  return dim3(static_cast<unsigned>(std::max<uint64_t>(1, std::min<uint64_t>(blocks, uint64_t(multiprocessors) * 8))));
+}
+
+template <typename T>
+class DeviceCpAls {
+ public:
+  DeviceCpAls(const DeviceCooRef& x, const uint32_t* dims, const spt_plugin_cp_als_args& args, int multiprocessors)
+      : x_(x), dims_(dims, dims + x.order), args_(args), rank_(args.rank), order_(x.order), sms_(multiprocessors) {}
+
+  int run(const ModeViewFn& view_for_mode, std::string& error) {
+    setup();
+    views_.resize(order_);
+    for (uint32_t m = 0; m < order_; ++m) {
+      views_[m] = x_;
+      if (int st = view_for_mode(m, views_[m], error); st != status::ok) return st;
+    }
+    upload_factors();
+    for (int iteration = 0; iteration < args_.max_iters; ++iteration) {
+      const auto start = std::chrono::steady_clock::now();
+      if (int st = sweep(iteration, error); st != status::ok) return st;
+      const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      const int next =
+          args_.on_sweep(args_.hook_data, iteration + 1, r_.host->inner, r_.host->norm_model, seconds);
+      if (next == SPT_PLUGIN_ABORT) return status::ok;
+      if (next == SPT_PLUGIN_STOP) break;
+    }
+    download_results();
+    return status::ok;
+  }
+
+ private:
+  T* at(size_t offset) { return reinterpret_cast<T*>(static_cast<char*>(r_.block) + offset); }
+  T* factor(uint32_t m) { return at(layout_.factor[m]); }
+  T* gram(uint32_t m) { return at(layout_.grams) + size_t(m) * rank_ * rank_; }
+  Scalars* scalars() { return reinterpret_cast<Scalars*>(static_cast<char*>(r_.block) + layout_.scalars); }
+  double* partials() { return reinterpret_cast<double*>(static_cast<char*>(r_.block) + layout_.partials); }
+  double* dots() { return reinterpret_cast<double*>(static_cast<char*>(r_.block) + layout_.dots); }
+
+  void setup() {
+    check(cudaStreamCreateWithFlags(&r_.main, cudaStreamNonBlocking), "creating a stream");
+    check(cudaStreamCreateWithFlags(&r_.side, cudaStreamNonBlocking), "creating a stream");
+    check(cudaEventCreateWithFlags(&r_.factor_ready, cudaEventDisableTiming), "creating an event");
+    check(cudaEventCreateWithFlags(&r_.gram_ready, cudaEventDisableTiming), "creating an event");
+    check(cublasCreate(&r_.blas_main), "cublasCreate");
+    check(cublasSetStream(r_.blas_main, r_.main), "cublasSetStream");
+    // Full-precision arithmetic only (no TF32 or other reduced-precision
+    // shortcuts, whatever NVIDIA_TF32_OVERRIDE says): the fit must agree
+    // with the CPU's.
+    check(cublasSetMathMode(r_.blas_main, CUBLAS_PEDANTIC_MATH), "cublasSetMathMode");
+    check(cusolverDnCreate(&r_.solver), "cusolverDnCreate");
+    check(cusolverDnSetStream(r_.solver, r_.main), "cusolverDnSetStream");
+    // Workspace sizes depend on R only; query with null matrices.
+    const int n = static_cast<int>(rank_);
+    int potrf_work = 0, syevd_work = 0;
+    check(potrf_size(r_.solver, n, static_cast<T*>(nullptr), &potrf_work), "potrf_bufferSize");
+    check(syevd_size(r_.solver, n, static_cast<const T*>(nullptr), static_cast<const T*>(nullptr), &syevd_work),
+          "syevd_bufferSize");
+    work_elements_ = std::max(1, std::max(potrf_work, syevd_work));
+    layout_ = layout_for(order_, dims_.data(), rank_, sizeof(T), static_cast<size_t>(work_elements_));
+    check(cudaMalloc(&r_.block, layout_.total), "allocating the CP-ALS factors and workspace");
+    check(cudaMallocHost(reinterpret_cast<void**>(&r_.host), sizeof(Scalars)), "allocating pinned host memory");
+    factor_pointers_.resize(order_);
+    for (uint32_t m = 0; m < order_; ++m) factor_pointers_[m] = factor(m);
+  }
+
+  void upload_factors() {
+    for (uint32_t m = 0; m < order_; ++m) {
+      const spt_plugin_matrix& f = args_.factors[m];
+      check(cudaMemcpy2DAsync(factor(m), rank_ * sizeof(T), f.data, f.ld * sizeof(T), rank_ * sizeof(T), f.rows,
+                              cudaMemcpyHostToDevice, r_.main),
+            "copying the initial factors to the device");
+    }
+    check(cudaEventRecord(r_.factor_ready, r_.main), "cudaEventRecord");
+    check(cudaStreamWaitEvent(r_.side, r_.factor_ready, 0), "cudaStreamWaitEvent");
+    for (uint32_t m = 0; m < order_; ++m) update_gram(m);
+  }
+
+  // G_m = U_m^T U_m on the side stream, after the main stream's
+  // factor_ready; records gram_ready.
+  void update_gram(uint32_t m) {
+    const uint64_t rows = dims_[m];
+    const uint64_t rr = uint64_t(rank_) * rank_;
+    const uint32_t tile = gram_tile_rows(rank_);
+    // About 2 blocks per multiprocessor, at least 4 tiles of rows each.
+    const uint64_t wanted = std::max<uint64_t>(1, std::min<uint64_t>(uint64_t(sms_) * 2, rows / (4 * tile)));
+    const uint32_t blocks = static_cast<uint32_t>(std::min<uint64_t>(wanted, gram_blocks_max(rank_)));
+    const uint64_t rows_per_block = (rows + blocks - 1) / blocks;
+    const uint64_t passes = (rr + kThreads * kPairsPerThread - 1) / (kThreads * kPairsPerThread);
+    double* partials = reinterpret_cast<double*>(static_cast<char*>(r_.block) + layout_.gram_partials);
+    gram_partials<T><<<dim3(blocks, static_cast<unsigned>(passes)), kThreads, 0, r_.side>>>(
+        factor(m), rows, rank_, rows_per_block, tile, partials);
+    check_launch("the Gram matrix");
+    gram_finalize<T><<<elementwise_grid(rr, sms_), kThreads, 0, r_.side>>>(partials, blocks, rank_, gram(m));
+    check_launch("the Gram matrix");
+    check(cudaEventRecord(r_.gram_ready, r_.side), "cudaEventRecord");
+  }
+
+  void read_scalars() {
+    check(cudaMemcpyAsync(r_.host, scalars(), sizeof(Scalars), cudaMemcpyDeviceToHost, r_.main),
+          "copying scalars to the host");
+    check(cudaStreamSynchronize(r_.main), "running a CP-ALS sweep");
+  }
+
+  int fail_norm(uint32_t mode, int iteration, std::string& error) const {
+    error = text("non-finite values appeared in the factor of mode ", mode, " (component ",
+                 r_.host->norm_bad[mode], ") in iteration ", iteration + 1,
+                 "; the problem may be badly scaled or the rank too high");
+    return status::numerical;
+  }
+
+  // Env SPT_CUDA_CP_ALS_PROFILE=1: synchronise both streams after each
+  // step and report per sweep where the time went (a note at level 1).
+  // Serialises the streams, so only for finding slow steps.
+  void mark(int step) {
+    if (!profile_) return;
+    check(cudaStreamSynchronize(r_.main), "profiling");
+    check(cudaStreamSynchronize(r_.side), "profiling");
+    const auto now = std::chrono::steady_clock::now();
+    step_seconds_[step] += std::chrono::duration<double>(now - last_mark_).count();
+    last_mark_ = now;
+  }
+
+  void report_profile(int iteration) {
+    if (!profile_) return;
+    static const char* const names[kSteps] = {"mttkrp", "normal equations", "solve", "normalise", "gram", "fit"};
+    std::ostringstream out;
+    out << "CUDA CP-ALS sweep " << iteration + 1 << " profile (ms):";
+    for (int i = 0; i < kSteps; ++i) out << (i ? ", " : " ") << names[i] << " " << step_seconds_[i] * 1e3;
+    note(1, out.str());
+    for (double& v : step_seconds_) v = 0.0;
+  }
+
+  void note(int level, const std::string& message) const {
+    if (args_.note) args_.note(args_.hook_data, level, message.c_str());
+  }
+
+  int sweep(int iteration, std::string& error) {
+    last_mark_ = std::chrono::steady_clock::now();
+    const uint64_t rr = uint64_t(rank_) * rank_;
+    const int n_rank = static_cast<int>(rank_);
+    // Reset the flags: norm_bad to a large positive value (>= rank = none).
+    check(cudaMemsetAsync(scalars(), 0, offsetof(Scalars, norm_bad), r_.main), "cudaMemsetAsync");
+    check(cudaMemsetAsync(scalars()->norm_bad, 0x7f, sizeof(Scalars::norm_bad), r_.main), "cudaMemsetAsync");
+    T* mttkrp_out = at(layout_.mttkrp);
+    T* h = at(layout_.h);
+    T* chol = at(layout_.chol);
+    T* inv = at(layout_.inv);
+    T* w = at(layout_.w);
+    T* lambda = at(layout_.lambda);
+    T* work = at(layout_.work);
+    const T eps = Eps<T>::value;
+    for (uint32_t n = 0; n < order_; ++n) {
+      const uint64_t rows = dims_[n];
+      check(cudaMemsetAsync(mttkrp_out, 0, rows * rank_ * sizeof(T), r_.main), "zeroing the MTTKRP output");
+      check(launch_mttkrp_coo<T>(views_[n], factor_pointers_.data(), n, rank_, mttkrp_out, sms_, r_.main),
+            "launching the MTTKRP kernel");
+      mark(0);
+      // The Hadamard product needs every Gram, the last one from the side stream.
+      check(cudaStreamWaitEvent(r_.main, r_.gram_ready, 0), "cudaStreamWaitEvent");
+      hadamard_of_grams<T><<<1, kThreads, 0, r_.main>>>(at(layout_.grams), order_, n, rank_, h, chol, inv, scalars());
+      check_launch("the Hadamard product of the Gram matrices");
+      check(potrf(r_.solver, n_rank, chol, work, work_elements_, &scalars()->potrf_info), "potrf");
+      // ||Y^-1||_1 from the factor (meaningless, and unused, when potrf failed).
+      check(potrs(r_.solver, n_rank, n_rank, chol, inv, &scalars()->solve_info), "potrs (condition)");
+      one_norm<T><<<1, kThreads, 0, r_.main>>>(inv, rank_, &scalars()->ainvnorm);
+      check_launch("the inverse's norm");
+      read_scalars();
+      mark(1);
+      const Scalars& s = *r_.host;
+      if (n > 0 && s.norm_bad[n - 1] < int(rank_)) return fail_norm(n - 1, iteration, error);
+      if (s.hadamard_bad) {
+        error = text("the normal-equation matrix for mode ", n, " became non-finite in iteration ", iteration + 1,
+                     " (factor Gram matrices overflow ", sizeof(T) == 4 ? "float32" : "float64",
+                     "); rescale the tensor or the initial factors");
+        return status::numerical;
+      }
+      // Reciprocal condition number in the 1-norm, as LAPACK ?pocon
+      // estimates it on the CPU (here from the exact inverse).
+      double rcond = 0.0;
+      if (s.potrf_info == 0 && s.anorm > 0.0 && std::isfinite(s.ainvnorm) && s.ainvnorm > 0.0)
+        rcond = 1.0 / (s.anorm * s.ainvnorm);
+      T* u = factor(n);
+      if (s.potrf_info == 0 && s.anorm > 0.0 && static_cast<T>(rcond) >= eps) {
+        // U_n^T = Y^-1 B^T: B (row-major I x R) is column-major R x I.
+        check(cudaMemcpyAsync(u, mttkrp_out, rows * rank_ * sizeof(T), cudaMemcpyDeviceToDevice, r_.main),
+              "copying the MTTKRP result");
+        constexpr uint64_t kChunk = uint64_t(1) << 30;  // potrs takes an int column count
+        for (uint64_t first = 0; first < rows; first += kChunk) {
+          const int cols = static_cast<int>(std::min<uint64_t>(kChunk, rows - first));
+          check(potrs(r_.solver, n_rank, cols, chol, u + first * rank_, &scalars()->solve_info), "potrs");
+        }
+      } else {
+        note(1, s.potrf_info > 0
+                    ? text("CP-ALS: the ", rank_, " x ", rank_, " normal-equation matrix is not positive definite "
+                           "(Cholesky pivot ", s.potrf_info, " failed); using the pseudo-inverse")
+                    : text("CP-ALS: the ", rank_, " x ", rank_, " normal-equation matrix is numerically singular "
+                           "(reciprocal condition ", static_cast<T>(rcond), "); using the pseudo-inverse"));
+        check(cudaMemcpyAsync(chol, h, rr * sizeof(T), cudaMemcpyDeviceToDevice, r_.main), "cudaMemcpyAsync");
+        check(syevd(r_.solver, n_rank, chol, w, work, work_elements_, &scalars()->syevd_info), "syevd");
+        read_scalars();
+        if (r_.host->syevd_info > 0) {
+          error = text("mode ", n, ", iteration ", iteration + 1, ": the eigen-decomposition of the ", rank_, " x ",
+                       rank_, " normal-equation matrix did not converge (cuSOLVER info ", r_.host->syevd_info, ")");
+          return status::numerical;
+        }
+        pseudo_inverse<T><<<1, kThreads, 0, r_.main>>>(chol, w, rank_, inv);
+        check_launch("the pseudo-inverse");
+        // Row-major U = B P is column-major U^T = P^T B^T.
+        check(gemm(r_.blas_main, rank_, rows, inv, mttkrp_out, u), "gemm (pseudo-inverse)");
+      }
+      mark(2);
+      // Normalise the columns into lambda.
+      const ReduceShape shape = reduce_shape(rows, rank_);
+      column_partials<T><<<shape.grid, shape.block, 0, r_.main>>>(
+          u, nullptr, rows, rank_, shape.rows_per_block, iteration == 0 ? Reduce::sum_squares : Reduce::max_abs,
+          partials());
+      check_launch("the column norms");
+      norms_to_lambda<T><<<(rank_ + kThreads - 1) / kThreads, kThreads, 0, r_.main>>>(
+          partials(), shape.blocks, rank_, iteration == 0, lambda, &scalars()->norm_bad[n]);
+      check_launch("lambda");
+      divide_columns<T><<<elementwise_grid(rows * rank_, sms_), kThreads, 0, r_.main>>>(u, rows, rank_, lambda);
+      check_launch("scaling the factor's columns");
+      mark(3);
+      // Its Gram on the side stream, overlapping the next mode's MTTKRP.
+      check(cudaEventRecord(r_.factor_ready, r_.main), "cudaEventRecord");
+      check(cudaStreamWaitEvent(r_.side, r_.factor_ready, 0), "cudaStreamWaitEvent");
+      update_gram(n);
+      mark(4);
+    }
+    // The fit terms: <X, M> from the last MTTKRP and ||M||^2 from the Grams.
+    const uint32_t last = order_ - 1;
+    const ReduceShape shape = reduce_shape(dims_[last], rank_);
+    column_partials<T><<<shape.grid, shape.block, 0, r_.main>>>(factor(last), mttkrp_out, dims_[last], rank_,
+                                                                shape.rows_per_block, Reduce::dot, partials());
+    check_launch("the fit's inner product");
+    check(cudaStreamWaitEvent(r_.main, r_.gram_ready, 0), "cudaStreamWaitEvent");
+    fit_terms<T><<<1, kThreads, 0, r_.main>>>(partials(), shape.blocks, lambda, at(layout_.grams), order_, rank_,
+                                              dots(), scalars());
+    check_launch("the fit terms");
+    read_scalars();
+    mark(5);
+    report_profile(iteration);
+    if (r_.host->norm_bad[last] < int(rank_)) return fail_norm(last, iteration, error);
+    return status::ok;
+  }
+
+  void download_results() {
+    for (uint32_t m = 0; m < order_; ++m) {
+      const spt_plugin_matrix& f = args_.factors[m];
+      check(cudaMemcpy2DAsync(f.data, f.ld * sizeof(T), factor(m), rank_ * sizeof(T), rank_ * sizeof(T), f.rows,
+                              cudaMemcpyDeviceToHost, r_.main),
+            "copying the factors to the host");
+    }
+    check(cudaMemcpyAsync(args_.lambda, at(layout_.lambda), rank_ * sizeof(T), cudaMemcpyDeviceToHost, r_.main),
+          "copying lambda to the host");
+    check(cudaStreamSynchronize(r_.main), "copying the results to the host");
+  }
+
+  DeviceCooRef x_;
+  std::vector<uint32_t> dims_;
+  const spt_plugin_cp_als_args& args_;
+  uint32_t rank_;
+  uint32_t order_;
+  int sms_;
+  int work_elements_ = 1;
+  Layout layout_;
+  Resources r_;
+  std::vector<DeviceCooRef> views_;
+  static constexpr int kSteps = 6;
+  const bool profile_ = [] {
+    const char* env = std::getenv("SPT_CUDA_CP_ALS_PROFILE");
+    return env && *env && std::strcmp(env, "0") != 0;
+  }();
+  double step_seconds_[kSteps] = {};
+  std::chrono::steady_clock::time_point last_mark_;
+  std::vector<const T*> factor_pointers_;
+};
+
+}  // namespace
+
+size_t cp_als_device_bytes(uint32_t order, const uint32_t* dims, uint32_t rank, size_t value_size) {
+  return layout_for(order, dims, rank, value_size, 0).total;
+}
+
+template <typename T>
+int run_cp_als(const DeviceCooRef& x, const uint32_t* dims, const ModeViewFn& view_for_mode,
+               const spt_plugin_cp_als_args& args, int multiprocessors, std::string& error) {
+  try {
+    DeviceCpAls<T> run(x, dims, args, multiprocessors);
+    return run.run(view_for_mode, error);
+  } catch (const Failure& f) {
+    error = f.message;
+    return f.code;
+  }
+}
+
+template int run_cp_als<float>(const DeviceCooRef&, const uint32_t*, const ModeViewFn&,
+                               const spt_plugin_cp_als_args&, int, std::string&);
+template int run_cp_als<double>(const DeviceCooRef&, const uint32_t*, const ModeViewFn&,
+                                const spt_plugin_cp_als_args&, int, std::string&);
+
+}  // namespace spt::cuda
