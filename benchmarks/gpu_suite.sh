@@ -44,8 +44,12 @@ if has test; then
   for f in tests/data/*.tns.xz; do unxz_to "$f" ".data/plain/$(basename "${f%.xz}")"; done
   export SPT_TEST_DATA_PLAIN="$PWD/.data/plain"
   "$build/tests/test_cuda" 2>&1 | tee "$out/gpu_test_cuda.log" | tail -25
-  (cd "$build" && ctest --output-on-failure -j12 --timeout 300) > "$out/gpu_ctest.log" 2>&1
-  echo "ctest (all, AUTO -> GPU): $(grep -E 'tests passed|tests failed' "$out/gpu_ctest.log")"
+  # The GPU machine has no liblzma headers (fetch-deps.sh brings none), so
+  # tests that read the bundled .tns.xz files cannot pass there; CI runs them.
+  needs_xz='ReadReal\.|RoundTripChain\.|Compression\.DetectedByMagic|Progress\.ReadReports|RealTensors\.|_xz_|TruncatedXz|^cli_|client_c_install'
+  if grep -q "^LIBLZMA_LIBRARY_RELEASE:FILEPATH=/" "$build/CMakeCache.txt"; then needs_xz='^$'; fi
+  (cd "$build" && ctest --output-on-failure -j12 --timeout 300 -E "$needs_xz") > "$out/gpu_ctest.log" 2>&1
+  echo "ctest (all but the .xz readers when liblzma is missing, AUTO -> GPU): $(grep -E 'tests passed|tests failed' "$out/gpu_ctest.log")"
   grep -E "^\s+[0-9]+ - .*\((Failed|Timeout|SEGFAULT|Subprocess)" "$out/gpu_ctest.log" | head -40
 fi
 

@@ -604,8 +604,13 @@ TEST(CudaCpAlsApi, PseudoInverseFallbackMatchesCpu) {
   auto init = positive_init<double>(x.dims, 4, 21);
   for (auto& f : init)
     for (spt_nnz i = 0; i < f.rows; ++i) f(i, 3) = f(i, 2);
-  const CpdRun gpu = run_cpd<double>(SPT_BACKEND_CUDA, x, init, 4, 6, 0.0);
-  const CpdRun cpu = run_cpd<double>(SPT_BACKEND_CPU, x, init, 4, 6, 0.0);
+  // Three sweeps: the first sweep's solves are all exactly singular (equal
+  // columns), so both backends take the pseudo-inverse there; later the
+  // columns drift apart by rounding and whether a solve counts as singular
+  // depends on the condition estimate (LAPACK's on the CPU, exact on the
+  // GPU), so long runs may legitimately branch differently (seen at sweep 6).
+  const CpdRun gpu = run_cpd<double>(SPT_BACKEND_CUDA, x, init, 4, 3, 0.0);
+  const CpdRun cpu = run_cpd<double>(SPT_BACKEND_CPU, x, init, 4, 3, 0.0);
   expect_same_run<double>(gpu, cpu, x, "singular normal equations");
   for (const CpdRun* run : {&gpu, &cpu}) {
     int fallbacks = 0;
