@@ -78,18 +78,20 @@ if has bench; then
 fi
 
 if has host; then
-  export OMP_WAIT_POLICY=passive OPENBLAS_NUM_THREADS=1
+  # The host's 16 cores, CPU backend only (no GPU use), passive waits.
   host_json="$out/host_cpu.jsonl"
   : > "$host_json"
-  for f in "${tensors[@]}"; do
-    case "$f" in *email-eu-day*|*mathsx*|*flights*|*coads*|*nations*|*jf17k-4ary*|*kinship*) ;; *) continue ;; esac
-    for r in 8 16; do
-      "$build/benchmarks/bench_tucker" --ranks "$r" --threads 16 --json "$host_json" "$f" 2>&1 | tail -4
-    done
+  for t in email-eu-day mathsx-user-tag-week coads-climatology flights-2001; do
+    f=".data/$t.tns"
+    [ -f "$f" ] || continue
+    SPT_BACKEND=cpu OMP_WAIT_POLICY=passive OPENBLAS_NUM_THREADS=1 "$build/benchmarks/bench_tucker" "$f" --tensor "$t" \
+      --threads 16 --ranks 8,16 --reps 10 --iters 5 --hooi-paths auto,one_shot >> "$host_json" 2> "$out/host_tucker_$t.log"
+    echo "tucker $t: $(grep -c tucker_iter "$host_json") HOOI records so far"
   done
-  for t in email-eu-day mathsx-user-tag-week flights-2001; do
-    [ -f ".data/$t.tns" ] && "$build/benchmarks/bench_read" --reps 11 --threads 16 ".data/$t.tns" >> "$host_json" 2>&1
+  for t in email-eu-day mathsx-user-tag-week flights-2001 coads-climatology; do
+    [ -f ".data/$t.tns" ] && SPT_BACKEND=cpu OMP_WAIT_POLICY=passive "$build/benchmarks/bench_read" --reps 11 \
+      --threads 16 ".data/$t.tns" >> "$host_json" 2>> "$out/host_read.log"
   done
-  grep -c . "$host_json"
+  echo "host records: $(grep -c . "$host_json")"
 fi
 echo "done: results in $out"

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <map>
 #include <memory>
 #include <numeric>
@@ -644,6 +645,22 @@ TEST(TtmcPlan, HypersparseTensorPicksOneShot) {
     EXPECT_EQ(plan.path, TtmcPath::one_shot) << "mode " << plan.mode;
     EXPECT_GE(plan.chain_flops, 0.97 * plan.one_shot_flops);
   }
+}
+
+TEST(TtmcPlan, EnvironmentForcesAPathAndRejectsUnknownValues) {
+  const spt_coo_s x = uniform_tensor({4, 3, 500}, 2000, 23);
+  const char* saved = std::getenv("SPT_TTMC_PATH");
+  const std::string restore = saved ? saved : "";
+  TtmcOperands ops;
+  setenv("SPT_TTMC_PATH", "chain", 1);
+  prepare_ttmc_operands(Exec{1}, x, {2, 2, 2}, TtmcPath::automatic, ops);
+  for (const TtmcPlan& plan : ops.plans) EXPECT_EQ(plan.path, TtmcPath::chain);
+  prepare_ttmc_operands(Exec{1}, x, {2, 2, 2}, TtmcPath::one_shot, ops);  // an explicit request wins
+  for (const TtmcPlan& plan : ops.plans) EXPECT_EQ(plan.path, TtmcPath::one_shot);
+  setenv("SPT_TTMC_PATH", "fastest", 1);
+  EXPECT_THROW(prepare_ttmc_operands(Exec{1}, x, {2, 2, 2}, TtmcPath::automatic, ops), Error);
+  if (saved) setenv("SPT_TTMC_PATH", restore.c_str(), 1);
+  else unsetenv("SPT_TTMC_PATH");
 }
 
 // ------------------------------ HOOI paths -------------------------------
