@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <fstream>
@@ -118,6 +119,38 @@ class Record {
 
  private:
   std::string body_;
+};
+
+// Parses "float32" / "float64" into *out; false for anything else.
+inline bool parse_dtype_name(const std::string& name, spt_dtype* out) {
+  if (name == "float32") *out = SPT_FLOAT32;
+  else if (name == "float64") *out = SPT_FLOAT64;
+  else return false;
+  return true;
+}
+
+// The context a driver runs with and the host fields every record carries.
+struct BenchEnv {
+  spt_context* ctx = nullptr;
+  std::string device, date, commit;
+  int threads = 1;
+
+  BenchEnv() = default;
+  BenchEnv(const BenchEnv&) = delete;
+  BenchEnv& operator=(const BenchEnv&) = delete;
+  ~BenchEnv() { spt_context_free(ctx); }
+
+  // Creates the context (threads_wanted 0 = the library default) and fills
+  // the host fields (commit from $SPT_COMMIT). Throws Failure.
+  void open(int threads_wanted) {
+    check(spt_context_create(&ctx), nullptr, "spt_context_create");
+    if (threads_wanted > 0) check(spt_context_set_threads(ctx, threads_wanted), ctx, "spt_context_set_threads");
+    check(spt_context_get_threads(ctx, &threads), ctx, "spt_context_get_threads");
+    device = cpu_model();
+    date = utc_now();
+    const char* c = std::getenv("SPT_COMMIT");
+    commit = c && *c ? c : "unknown";
+  }
 };
 
 }  // namespace spt_bench

@@ -113,9 +113,7 @@ Options parse(int argc, char** argv) {
     else if (a == "--tensor") o.tensor = value();
     else if (a == "--dtype") {
       std::string d = value();
-      if (d == "float32") o.dtype = SPT_FLOAT32;
-      else if (d == "float64") o.dtype = SPT_FLOAT64;
-      else usage("--dtype: expected float32 or float64, got '" + d + "'");
+      if (!parse_dtype_name(d, &o.dtype)) usage("--dtype: expected float32 or float64, got '" + d + "'");
     } else if (a == "--only") {
       o.run_read = o.run_mttkrp = o.run_cpd = false;
       for (auto& b : split(value())) {
@@ -134,12 +132,7 @@ Options parse(int argc, char** argv) {
   return o;
 }
 
-struct Env {
-  spt_context* ctx = nullptr;
-  std::string device, date, commit;
-  int threads = 1;
-  ~Env() { spt_context_free(ctx); }
-};
+using Env = BenchEnv;
 
 struct Shape {
   uint32_t order = 0;
@@ -328,13 +321,7 @@ int main(int argc, char** argv) {
   Options o = parse(argc, argv);
   Env env;
   try {
-    check(spt_context_create(&env.ctx), nullptr, "spt_context_create");
-    if (o.threads > 0) check(spt_context_set_threads(env.ctx, o.threads), env.ctx, "spt_context_set_threads");
-    check(spt_context_get_threads(env.ctx, &env.threads), env.ctx, "spt_context_get_threads");
-    env.device = cpu_model();
-    env.date = utc_now();
-    const char* commit = std::getenv("SPT_COMMIT");
-    env.commit = commit && *commit ? commit : "unknown";
+    env.open(o.threads);
 
     std::fprintf(stderr, "bench_sptensor: %s (%s, %d threads)\n", o.path.c_str(), dtype_name(o.dtype), env.threads);
     double t0 = now_seconds();
