@@ -98,6 +98,15 @@ typedef struct spt_cp_apr_options {
 /** Fill `opts` with the defaults listed above. Errors:
  *  SPT_ERR_INVALID_ARGUMENT (opts NULL). Thread safe. */
 SPT_API spt_status spt_cp_apr_options_init(spt_cp_apr_options *opts);
+/** Same, writing only the first `struct_size` bytes (the caller's
+ *  sizeof(spt_cp_apr_options), which is smaller when the caller was compiled against
+ *  an older header); struct_size is stored in opts->struct_size. The macro
+ *  spt_cp_apr_options_init(opts) below calls this with sizeof *(opts), so code compiled
+ *  against any release's header never has more bytes written than its
+ *  struct holds. Errors: SPT_ERR_INVALID_ARGUMENT (opts NULL, struct_size
+ *  below the first release's size). Thread safe. */
+SPT_API spt_status spt_cp_apr_options_init_size(spt_cp_apr_options *opts, size_t struct_size);
+#define spt_cp_apr_options_init(opts) spt_cp_apr_options_init_size((opts), sizeof *(opts))
 
 /** Poisson CP decomposition of the nonnegative tensor `x` by CP-APR MU (see
  *  the top of this header). Repeated coordinates of x count as summed. The

@@ -55,6 +55,15 @@ typedef struct spt_permutation_s spt_permutation;
 /** Fill `opts` with defaults (LEXI-ORDER, 3 iterations, seed 0).
  *  Errors: INVALID_ARGUMENT (opts NULL). Thread safe. */
 SPT_API spt_status spt_reorder_options_init(spt_reorder_options *opts);
+/** Same, writing only the first `struct_size` bytes (the caller's
+ *  sizeof(spt_reorder_options), which is smaller when the caller was compiled against
+ *  an older header); struct_size is stored in opts->struct_size. The macro
+ *  spt_reorder_options_init(opts) below calls this with sizeof *(opts), so code compiled
+ *  against any release's header never has more bytes written than its
+ *  struct holds. Errors: SPT_ERR_INVALID_ARGUMENT (opts NULL, struct_size
+ *  below the first release's size). Thread safe. */
+SPT_API spt_status spt_reorder_options_init_size(spt_reorder_options *opts, size_t struct_size);
+#define spt_reorder_options_init(opts) spt_reorder_options_init_size((opts), sizeof *(opts))
 
 /** Compute a relabelling of every mode of `x` with the chosen method.
  *  x: any tensor (views included), not modified. LEXI-ORDER counts repeated

@@ -624,6 +624,15 @@ typedef struct spt_cpd_options {
 
 /** Fill `opts` with defaults. */
 SPT_API spt_status spt_cpd_options_init(spt_cpd_options *opts);
+/** Same, writing only the first `struct_size` bytes (the caller's
+ *  sizeof(spt_cpd_options), which is smaller when the caller was compiled against
+ *  an older header); struct_size is stored in opts->struct_size. The macro
+ *  spt_cpd_options_init(opts) below calls this with sizeof *(opts), so code compiled
+ *  against any release's header never has more bytes written than its
+ *  struct holds. Errors: SPT_ERR_INVALID_ARGUMENT (opts NULL, struct_size
+ *  below the first release's size). Thread safe. */
+SPT_API spt_status spt_cpd_options_init_size(spt_cpd_options *opts, size_t struct_size);
+#define spt_cpd_options_init(opts) spt_cpd_options_init_size((opts), sizeof *(opts))
 
 /** CP decomposition by alternating least squares (Tensor Toolbox / pyttb
  *  cp_als numerics): per mode MTTKRP, Hadamard product of Gram matrices,
@@ -692,6 +701,15 @@ typedef struct spt_read_options {
 } spt_read_options;
 
 SPT_API spt_status spt_read_options_init(spt_read_options *opts);
+/** Same, writing only the first `struct_size` bytes (the caller's
+ *  sizeof(spt_read_options), which is smaller when the caller was compiled against
+ *  an older header); struct_size is stored in opts->struct_size. The macro
+ *  spt_read_options_init(opts) below calls this with sizeof *(opts), so code compiled
+ *  against any release's header never has more bytes written than its
+ *  struct holds. Errors: SPT_ERR_INVALID_ARGUMENT (opts NULL, struct_size
+ *  below the first release's size). Thread safe. */
+SPT_API spt_status spt_read_options_init_size(spt_read_options *opts, size_t struct_size);
+#define spt_read_options_init(opts) spt_read_options_init_size((opts), sizeof *(opts))
 
 /** Read a tensor file (any spt_file_format, optionally gzip/xz/zstd
  *  compressed). Text is parsed in parallel; progress goes to the context's
@@ -717,6 +735,15 @@ typedef struct spt_write_options {
 } spt_write_options;
 
 SPT_API spt_status spt_write_options_init(spt_write_options *opts);
+/** Same, writing only the first `struct_size` bytes (the caller's
+ *  sizeof(spt_write_options), which is smaller when the caller was compiled against
+ *  an older header); struct_size is stored in opts->struct_size. The macro
+ *  spt_write_options_init(opts) below calls this with sizeof *(opts), so code compiled
+ *  against any release's header never has more bytes written than its
+ *  struct holds. Errors: SPT_ERR_INVALID_ARGUMENT (opts NULL, struct_size
+ *  below the first release's size). Thread safe. */
+SPT_API spt_status spt_write_options_init_size(spt_write_options *opts, size_t struct_size);
+#define spt_write_options_init(opts) spt_write_options_init_size((opts), sizeof *(opts))
 
 /** Write a tensor. Text output writes shortest round-trip values by default,
  *  so text -> read -> write is exact. The file is written to a temporary

@@ -82,6 +82,15 @@ typedef struct spt_tucker_options {
  *  set ranks and ranks_count). Errors: SPT_ERR_INVALID_ARGUMENT (opts NULL).
  *  Thread safe. */
 SPT_API spt_status spt_tucker_options_init(spt_tucker_options *opts);
+/** Same, writing only the first `struct_size` bytes (the caller's
+ *  sizeof(spt_tucker_options), which is smaller when the caller was compiled against
+ *  an older header); struct_size is stored in opts->struct_size. The macro
+ *  spt_tucker_options_init(opts) below calls this with sizeof *(opts), so code compiled
+ *  against any release's header never has more bytes written than its
+ *  struct holds. Errors: SPT_ERR_INVALID_ARGUMENT (opts NULL, struct_size
+ *  below the first release's size). Thread safe. */
+SPT_API spt_status spt_tucker_options_init_size(spt_tucker_options *opts, size_t struct_size);
+#define spt_tucker_options_init(opts) spt_tucker_options_init_size((opts), sizeof *(opts))
 
 /** Tucker decomposition of `x` by HOOI (pyttb tucker_als numerics, modes
  *  swept in order 0..N-1). Per mode n: Y_(n) = X_(n) (U_N kron ... U_{n+1}

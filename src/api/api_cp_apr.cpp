@@ -3,32 +3,37 @@
 
 #include "algo/cp_apr.hpp"
 #include "api/guard.hpp"
+#include "api/options_init.hpp"
 #include "sptensor/cp_apr.h"
 
 using namespace spt;
 
 extern "C" {
 
-SPT_API spt_status spt_cp_apr_options_init(spt_cp_apr_options* opts) {
+SPT_API spt_status spt_cp_apr_options_init_size(spt_cp_apr_options* opts, size_t struct_size) {
   return guarded("spt_cp_apr_options_init", [&] {
-    require_not_null(opts, "opts");
-    *opts = spt_cp_apr_options{};
-    opts->struct_size = sizeof(spt_cp_apr_options);
-    opts->rank = 10;
-    opts->max_outer_iters = 1000;
-    opts->max_inner_iters = 10;
-    opts->tol = 1e-4;
-    opts->kappa = 0.01;
-    opts->kappatol = 1e-10;
-    opts->epsilon = 1e-10;
-    opts->init = SPT_CP_APR_INIT_RANDOM;
-    opts->seed = 0;
-    opts->init_factors = nullptr;
-    opts->callback = nullptr;
-    opts->callback_data = nullptr;
-    opts->format = SPT_TENSOR_FORMAT_AUTO;
+    spt_cp_apr_options d{};
+    d.rank = 10;
+    d.max_outer_iters = 1000;
+    d.max_inner_iters = 10;
+    d.tol = 1e-4;
+    d.kappa = 0.01;
+    d.kappatol = 1e-10;
+    d.epsilon = 1e-10;
+    d.init = SPT_CP_APR_INIT_RANDOM;
+    d.seed = 0;
+    d.init_factors = nullptr;
+    d.callback = nullptr;
+    d.callback_data = nullptr;
+    d.format = SPT_TENSOR_FORMAT_AUTO;
+    write_options_defaults(opts, struct_size, d, offsetof(spt_cp_apr_options, format));
   });
 }
+
+// The exported symbol behind the header's macro of the same name (for
+// callers that cannot use the macro, e.g. through an FFI): writes this
+// release's whole struct.
+SPT_API spt_status (spt_cp_apr_options_init)(spt_cp_apr_options* opts) { return spt_cp_apr_options_init_size(opts, sizeof *opts); }
 
 SPT_API spt_status spt_cp_apr(spt_context* ctx, const spt_coo* x, const spt_cp_apr_options* opts,
                               spt_ktensor** out) {

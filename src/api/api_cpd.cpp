@@ -4,26 +4,31 @@
 
 #include "algo/cp_als.hpp"
 #include "api/guard.hpp"
+#include "api/options_init.hpp"
 
 using namespace spt;
 
 extern "C" {
 
-SPT_API spt_status spt_cpd_options_init(spt_cpd_options* opts) {
+SPT_API spt_status spt_cpd_options_init_size(spt_cpd_options* opts, size_t struct_size) {
   return guarded("spt_cpd_options_init", [&] {
-    require_not_null(opts, "opts");
-    *opts = spt_cpd_options{};
-    opts->struct_size = sizeof(spt_cpd_options);
-    opts->rank = 10;
-    opts->max_iters = 50;
-    opts->tol = 1e-4;
-    opts->init = SPT_CPD_INIT_RANDOM;
-    opts->seed = 0;
-    opts->init_factors = nullptr;
-    opts->callback = nullptr;
-    opts->callback_data = nullptr;
+    spt_cpd_options d{};
+    d.rank = 10;
+    d.max_iters = 50;
+    d.tol = 1e-4;
+    d.init = SPT_CPD_INIT_RANDOM;
+    d.seed = 0;
+    d.init_factors = nullptr;
+    d.callback = nullptr;
+    d.callback_data = nullptr;
+    write_options_defaults(opts, struct_size, d, kCpdOptionsSize01);
   });
 }
+
+// The exported symbol behind the header's macro of the same name (for
+// callers that cannot use the macro, e.g. through an FFI): writes this
+// release's whole struct.
+SPT_API spt_status (spt_cpd_options_init)(spt_cpd_options* opts) { return spt_cpd_options_init_size(opts, sizeof *opts); }
 
 SPT_API spt_status spt_cpd_als(spt_context* ctx, const spt_coo* x, const spt_cpd_options* opts, spt_ktensor** out) {
   return guarded(ctx, "spt_cpd_als", [&]() -> spt_status {

@@ -1,8 +1,10 @@
 // C ABI: reading and writing tensor files (formats and compression are
 // handled in src/io/).
+#include <cstddef>
 #include <memory>
 
 #include "api/guard.hpp"
+#include "api/options_init.hpp"
 #include "core/coo.hpp"
 #include "io/io.hpp"
 
@@ -10,18 +12,28 @@ using namespace spt;
 
 extern "C" {
 
-SPT_API spt_status spt_read_options_init(spt_read_options* opts) {
+SPT_API spt_status spt_read_options_init_size(spt_read_options* opts, size_t struct_size) {
   return guarded("spt_read_options_init", [&] {
-    require_not_null(opts, "opts");
-    io::default_read_options(opts);
+    spt_read_options d;
+    io::default_read_options(&d);
+    write_options_defaults(opts, struct_size, d, offsetof(spt_read_options, copy_binary));
   });
 }
 
-SPT_API spt_status spt_write_options_init(spt_write_options* opts) {
+SPT_API spt_status spt_write_options_init_size(spt_write_options* opts, size_t struct_size) {
   return guarded("spt_write_options_init", [&] {
-    require_not_null(opts, "opts");
-    io::default_write_options(opts);
+    spt_write_options d;
+    io::default_write_options(&d);
+    write_options_defaults(opts, struct_size, d, sizeof(spt_write_options));
   });
+}
+
+// The exported symbols behind the header's macros of the same names (for
+// callers that cannot use the macros, e.g. through an FFI): they write this
+// release's whole struct.
+SPT_API spt_status (spt_read_options_init)(spt_read_options* opts) { return spt_read_options_init_size(opts, sizeof *opts); }
+SPT_API spt_status (spt_write_options_init)(spt_write_options* opts) {
+  return spt_write_options_init_size(opts, sizeof *opts);
 }
 
 SPT_API spt_status spt_read(spt_context* ctx, const char* path, const spt_read_options* opts, spt_coo** out) {

@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "api/guard.hpp"
+#include "api/options_init.hpp"
 #include "core/coo.hpp"
 #include "core/ktensor.hpp"
 #include "dispatch/dispatch.hpp"
@@ -37,16 +38,20 @@ spt_status permute_factor_rows(spt_context* ctx, const char* where, spt_matrix* 
 
 extern "C" {
 
-SPT_API spt_status spt_reorder_options_init(spt_reorder_options* opts) {
+SPT_API spt_status spt_reorder_options_init_size(spt_reorder_options* opts, size_t struct_size) {
   return guarded("spt_reorder_options_init", [&] {
-    require_not_null(opts, "opts");
-    *opts = spt_reorder_options{};
-    opts->struct_size = sizeof(spt_reorder_options);
-    opts->method = SPT_REORDER_LEXI;
-    opts->iterations = 3;
-    opts->seed = 0;
+    spt_reorder_options d{};
+    d.method = SPT_REORDER_LEXI;
+    d.iterations = 3;
+    d.seed = 0;
+    write_options_defaults(opts, struct_size, d, sizeof(spt_reorder_options));
   });
 }
+
+// The exported symbol behind the header's macro of the same name (for
+// callers that cannot use the macro, e.g. through an FFI): writes this
+// release's whole struct.
+SPT_API spt_status (spt_reorder_options_init)(spt_reorder_options* opts) { return spt_reorder_options_init_size(opts, sizeof *opts); }
 
 SPT_API spt_status spt_reorder_compute(spt_context* ctx, const spt_coo* x, const spt_reorder_options* opts,
                                        spt_permutation** out) {

@@ -4,27 +4,32 @@
 
 #include "algo/tucker_hooi.hpp"
 #include "api/guard.hpp"
+#include "api/options_init.hpp"
 
 using namespace spt;
 
 extern "C" {
 
-SPT_API spt_status spt_tucker_options_init(spt_tucker_options* opts) {
+SPT_API spt_status spt_tucker_options_init_size(spt_tucker_options* opts, size_t struct_size) {
   return guarded("spt_tucker_options_init", [&] {
-    require_not_null(opts, "opts");
-    *opts = spt_tucker_options{};
-    opts->struct_size = sizeof(spt_tucker_options);
-    opts->ranks = nullptr;
-    opts->ranks_count = 0;
-    opts->max_iters = 50;
-    opts->tol = 1e-4;
-    opts->init = SPT_TUCKER_INIT_HOSVD;
-    opts->seed = 0;
-    opts->init_factors = nullptr;
-    opts->callback = nullptr;
-    opts->callback_data = nullptr;
+    spt_tucker_options d{};
+    d.ranks = nullptr;
+    d.ranks_count = 0;
+    d.max_iters = 50;
+    d.tol = 1e-4;
+    d.init = SPT_TUCKER_INIT_HOSVD;
+    d.seed = 0;
+    d.init_factors = nullptr;
+    d.callback = nullptr;
+    d.callback_data = nullptr;
+    write_options_defaults(opts, struct_size, d, kTuckerOptionsSize01);
   });
 }
+
+// The exported symbol behind the header's macro of the same name (for
+// callers that cannot use the macro, e.g. through an FFI): writes this
+// release's whole struct.
+SPT_API spt_status (spt_tucker_options_init)(spt_tucker_options* opts) { return spt_tucker_options_init_size(opts, sizeof *opts); }
 
 SPT_API spt_status spt_tucker_hooi(spt_context* ctx, const spt_coo* x, const spt_tucker_options* opts,
                                    spt_ttensor** out) {

@@ -359,7 +359,7 @@ TEST(CpAls, OptionsDefaults) {
   EXPECT_EQ(opts.seed, 0u);
   EXPECT_EQ(opts.init_factors, nullptr);
   EXPECT_EQ(opts.callback, nullptr);
-  EXPECT_EQ(spt_cpd_options_init(nullptr), SPT_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ((spt_cpd_options_init)(nullptr), SPT_ERR_INVALID_ARGUMENT);
 }
 
 TEST(CpAls, PlantedRank3IsRecovered) {

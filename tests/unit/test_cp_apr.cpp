@@ -338,7 +338,7 @@ TEST(CpApr, CallbackSeesEveryIterationAndCanStop) {
 TEST(CpApr, RejectsBadArguments) {
   spt_coo_s x = nonneg_coo<double>({5, 4, 3}, 20, 2);
   spt_cp_apr_options opts;
-  ASSERT_EQ(spt_cp_apr_options_init(nullptr), SPT_ERR_INVALID_ARGUMENT);
+  ASSERT_EQ((spt_cp_apr_options_init)(nullptr), SPT_ERR_INVALID_ARGUMENT);
   spt_cp_apr_options_init(&opts);
   opts.rank = 2;
   spt_ktensor* k = nullptr;

@@ -645,7 +645,7 @@ TEST(Options, InitDefaultsAndNullOptions) {
   EXPECT_EQ(wo.compression, SPT_COMPRESS_AUTO);
   EXPECT_EQ(wo.index_base, 1);
   EXPECT_EQ(wo.precision, 0);
-  EXPECT_EQ(spt_read_options_init(nullptr), SPT_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ((spt_read_options_init)(nullptr), SPT_ERR_INVALID_ARGUMENT);
   // NULL context and NULL options work.
   TempDir dir;
   write_text(dir.file("a.tns"), "1 1 1\n");

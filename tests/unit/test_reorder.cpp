@@ -649,7 +649,7 @@ TEST(Reorder, InvalidArgumentsAreRejected) {
   bad.iterations = 0;
   expect_invalid(spt_reorder_compute(c, &x, &bad, &out), "iterations", __LINE__);
   EXPECT_EQ(out, nullptr);
-  EXPECT_EQ(spt_reorder_options_init(nullptr), SPT_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ((spt_reorder_options_init)(nullptr), SPT_ERR_INVALID_ARGUMENT);
 
   // Default options with opts NULL.
   ASSERT_EQ(spt_reorder_compute(c, &x, nullptr, &out), SPT_OK);

@@ -580,7 +580,7 @@ TEST(TuckerHooi, RejectsBadArguments) {
   EXPECT_EQ(spt_tucker_hooi(nullptr, nullptr, &o, &t), SPT_ERR_INVALID_ARGUMENT);
   EXPECT_EQ(spt_tucker_hooi(nullptr, &x, nullptr, &t), SPT_ERR_INVALID_ARGUMENT);
   EXPECT_EQ(spt_tucker_hooi(nullptr, &x, &o, nullptr), SPT_ERR_INVALID_ARGUMENT);
-  EXPECT_EQ(spt_tucker_options_init(nullptr), SPT_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ((spt_tucker_options_init)(nullptr), SPT_ERR_INVALID_ARGUMENT);
 
   const std::vector<spt_index> zero{2, 0, 2};
   o = options(zero);
