@@ -1,4 +1,4 @@
-// GPU COO MTTKRP benchmark (needs the CUDA plugin build and a device).
+// GPU COO and HiCOO MTTKRP benchmark (needs the CUDA plugin build and a device).
 //
 //   bench_gpu [--ranks 16,32] [--repeats 20] [--synthetic NNZ] [--json FILE]
 //             [--cpd ITERS [--cpd-threads N] [--cpd-only]] TENSOR...
@@ -14,6 +14,17 @@
 // (factor copies in, output copy out; the tensor's device copy cached),
 // median of 5. The first repeat's output is checked against the CPU kernel
 // (relative Frobenius error). One JSON line per measurement to --json.
+//
+// HiCOO (bench "gpu_mttkrp_hicoo"): the tensor converted with the CPU rule's
+// block size (hicoo::from_coo defaults), uploaded once; per mode and rank
+// the kernel alone (cuda/mttkrp_hicoo.cu, default window rule, timed as
+// above), its bytes = the HiCOO arrays the kernel reads (bptr, block
+// indices, the mode's next-dense table, element indices, values) + factors
+// read once + output written once; for comparison the shared-memory window
+// for every block (a second copy uploaded with window_reuse 1; with and
+// without staged factor windows) and no shared memory at all (atomics
+// only); the whole spt_mttkrp_hicoo path (backend CUDA), and the error
+// against the CPU.
 //
 // With --cpd ITERS (> 0): per tensor and rank, CP-ALS seconds per iteration
 // (median of the sweeps' wall times, float32, tol 0, the same seeded random
@@ -35,11 +46,13 @@
 #include "algo/cp_als.hpp"
 #include "core/context.hpp"
 #include "core/coo.hpp"
+#include "core/hicoo.hpp"
 #include "core/ktensor.hpp"
 #include "core/matrix.hpp"
 #include "dispatch/dispatch.hpp"
 #include "kernels/kernels.hpp"
 #include "mttkrp.cuh"
+#include "mttkrp_hicoo.cuh"
 
 namespace {
 
@@ -219,6 +232,47 @@ void run_tensor(const Bench& b, const std::string& name, const spt_coo_s& x) {
     CHECK(cudaEventDestroy(z));
   }
 
+  // The HiCOO copy (CPU rule's B), uploaded once.
+  const auto hicoo_t0 = std::chrono::steady_clock::now();
+  const spt_hicoo_s h = spt::hicoo::from_coo(x, spt::hicoo::Params{}, 16);
+  const double hicoo_convert_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - hicoo_t0).count();
+  std::vector<const uint32_t*> h_binds(order);
+  std::vector<const uint8_t*> h_einds(order);
+  for (uint32_t m = 0; m < order; ++m) {
+    h_binds[m] = h.binds[m].data();
+    h_einds[m] = h.einds[m].data();
+  }
+  spt::cuda::HostHicooView hview;
+  hview.order = order;
+  hview.block_bits = h.block_bits;
+  hview.nnz = h.nnz;
+  hview.num_blocks = h.num_blocks();
+  hview.dims = h.dims.data();
+  hview.bptr = h.bptr.data();
+  hview.binds = h_binds.data();
+  hview.einds = h_einds.data();
+  hview.values = h.val.data();
+  hview.value_size = sizeof(float);
+  const bool hicoo_ok = order <= spt::cuda::kHicooMaxOrder && h.num_blocks() < (uint64_t(1) << 32);
+  // Two copies: the default window rule, and the window for every block
+  // with enough nonzeros (window_reuse 1), for comparison.
+  void* d_hicoo = nullptr;
+  void* d_hicoo_window = nullptr;
+  spt::cuda::DeviceHicooRef hicoo_ref, hicoo_window_ref;
+  if (hicoo_ok) {
+    const size_t hicoo_bytes = spt::cuda::hicoo_copy_bytes(order, h.nnz, h.num_blocks(), sizeof(float));
+    CHECK(cudaMalloc(&d_hicoo, hicoo_bytes));
+    CHECK(spt::cuda::hicoo_upload(hview, d_hicoo, &hicoo_ref));
+    CHECK(cudaMalloc(&d_hicoo_window, hicoo_bytes));
+    CHECK(spt::cuda::hicoo_upload(hview, d_hicoo_window, &hicoo_window_ref, 1));
+  }
+  const double hicoo_format_bytes = double(h.num_blocks() + 1) * 8 + double(h.num_blocks()) * 4 * (order + 1) +
+                                    double(h.nnz) * (order + sizeof(float));
+  std::printf("%-24s HiCOO: B = %u, %llu blocks (%.1f nonzeros per block), %.1f MB (COO %.1f MB), converted in %.2f s\n",
+              name.c_str(), h.block_size(), (unsigned long long)h.num_blocks(), double(nnz) / std::max<double>(1, h.num_blocks()),
+              hicoo_format_bytes / 1e6, double(nnz) * (order * 4 + 4) / 1e6, hicoo_convert_s);
+
   for (int rank : b.ranks) {
     std::vector<spt::DenseMatrix<float>> factors;
     std::vector<float*> d_factors(order, nullptr);
@@ -267,6 +321,7 @@ void run_tensor(const Bench& b, const std::string& name, const spt_coo_s& x) {
         den += double(cpu.values[i]) * cpu.values[i];
       }
       const double rel_err = std::sqrt(num / std::max(den, 1e-300));
+      const auto cpu_reference = cpu.values;
       // Whole API call, backend CUDA (tensor copy cached after the first).
       spt_context_s ctx;
       ctx.backend = SPT_BACKEND_CUDA;
@@ -294,6 +349,73 @@ void run_tensor(const Bench& b, const std::string& name, const spt_coo_s& x) {
                      name.c_str(), order, (unsigned long long)nnz, mode, rank, ms,
                      *std::min_element(times.begin(), times.end()), b.repeats, bytes, bw / 1e9, bw / kCopyBandwidth,
                      median(api_times), rel_err, unsorted_ms, sort_ms[mode], b.device.c_str());
+      if (hicoo_ok) {
+        auto time_hicoo = [&](const spt::cuda::DeviceHicooRef& ref, spt::cuda::HicooSharedUse use,
+                              spt::cuda::HicooLaunchPlan* plan) {
+          std::vector<double> t;
+          for (int r = -3; r < b.repeats; ++r) {
+            CHECK(cudaMemset(d_out, 0, out_elems * sizeof(float)));
+            CHECK(cudaEventRecord(start));
+            CHECK(spt::cuda::launch_mttkrp_hicoo<float>(ref, d_factors.data(), mode, rank, d_out,
+                                                        b.multiprocessors, 0, plan, use));
+            CHECK(cudaEventRecord(stop));
+            CHECK(cudaEventSynchronize(stop));
+            float elapsed = 0;
+            CHECK(cudaEventElapsedTime(&elapsed, start, stop));
+            if (r >= 0) t.push_back(elapsed);
+          }
+          return t;
+        };
+        spt::cuda::HicooLaunchPlan plan;
+        using Use = spt::cuda::HicooSharedUse;
+        const double atomics_ms = median(time_hicoo(hicoo_ref, Use::atomics_only, nullptr));
+        const double window_ms = median(time_hicoo(hicoo_window_ref, Use::automatic, nullptr));
+        const double no_staging_ms = median(time_hicoo(hicoo_window_ref, Use::no_staging, nullptr));
+        const std::vector<double> htimes = time_hicoo(hicoo_ref, Use::automatic, &plan);  // checked
+        std::vector<float> hgpu(out_elems);
+        CHECK(cudaMemcpy(hgpu.data(), d_out, out_elems * sizeof(float), cudaMemcpyDeviceToHost));
+        double hnum = 0;
+        for (size_t i = 0; i < out_elems; ++i)
+          hnum += double(hgpu[i] - cpu_reference[i]) * (hgpu[i] - cpu_reference[i]);
+        const double hicoo_err = std::sqrt(hnum / std::max(den, 1e-300));
+        spt_context_s hctx;
+        hctx.backend = SPT_BACKEND_CUDA;
+        spt::DenseMatrix<float> hout(x.dims[mode], rank);
+        std::vector<double> hapi;
+        for (int r = -1; r < 5; ++r) {
+          const auto t0 = std::chrono::steady_clock::now();
+          SPT_DISPATCH(hctx, mttkrp_hicoo, h, refs.data(), mode, hout.ref());
+          const double elapsed =
+              std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+          if (r >= 0) hapi.push_back(elapsed);
+        }
+        const double hms = median(htimes);
+        double hbytes = hicoo_format_bytes;
+        for (uint32_t m = 0; m < order; ++m) hbytes += double(x.dims[m]) * rank * sizeof(float);
+        const double hbw = hbytes / (hms * 1e-3);
+        std::printf("%-24s mode %u rank %2d  HiCOO  %7.3f ms  %6.1f GB/s = %5.1f%% of 3 TB/s  (COO sorted %7.3f ms)  "
+                    "window-all %7.3f ms  output-window-only %7.3f ms  atomics-only %7.3f ms  api %7.3f ms  err %.1e  "
+                    "[%s%s, L %u, V %u, %zu B smem, %llu blocks of %llu nnz]\n",
+                    name.c_str(), mode, rank, hms, hbw / 1e9, 100 * hbw / kCopyBandwidth, ms, window_ms,
+                    no_staging_ms, atomics_ms, median(hapi), hicoo_err, plan.shared_output ? "shared output" : "atomics",
+                    plan.staged_factors ? " + staged factors" : "", plan.lanes, plan.vector, plan.shared_bytes,
+                    (unsigned long long)plan.thread_blocks, (unsigned long long)plan.chunk);
+        if (b.json)
+          std::fprintf(b.json,
+                       "{\"bench\":\"gpu_mttkrp_hicoo\",\"tensor\":\"%s\",\"order\":%u,\"nnz\":%llu,\"mode\":%u,"
+                       "\"rank\":%d,\"dtype\":\"float32\",\"block_size\":%u,\"num_blocks\":%llu,"
+                       "\"kernel_ms_median\":%.5f,\"kernel_ms_min\":%.5f,\"repeats\":%d,\"bytes\":%.0f,"
+                       "\"gbytes_per_s\":%.2f,\"fraction_of_3TBps\":%.4f,\"api_ms_median\":%.4f,"
+                       "\"rel_err_vs_cpu\":%.3e,\"coo_sorted_kernel_ms_median\":%.5f,"
+                       "\"window_all_blocks_kernel_ms_median\":%.5f,"
+                       "\"output_window_only_kernel_ms_median\":%.5f,\"atomics_only_kernel_ms_median\":%.5f,"
+                       "\"shared_output\":%s,\"staged_factors\":%s,\"convert_s\":%.3f,\"device\":\"%s\"}\n",
+                       name.c_str(), order, (unsigned long long)nnz, mode, rank, h.block_size(),
+                       (unsigned long long)h.num_blocks(), hms, *std::min_element(htimes.begin(), htimes.end()),
+                       b.repeats, hbytes, hbw / 1e9, hbw / kCopyBandwidth, median(hapi), hicoo_err, ms, window_ms,
+                       no_staging_ms, atomics_ms, plan.shared_output ? "true" : "false", plan.staged_factors ? "true" : "false",
+                       hicoo_convert_s, b.device.c_str());
+      }
       CHECK(cudaEventDestroy(start));
       CHECK(cudaEventDestroy(stop));
       CHECK(cudaFree(d_out));
@@ -301,6 +423,8 @@ void run_tensor(const Bench& b, const std::string& name, const spt_coo_s& x) {
     for (float* f : d_factors) CHECK(cudaFree(f));
   }
   for (void* p : sorted_blocks) CHECK(cudaFree(p));
+  if (d_hicoo) CHECK(cudaFree(d_hicoo));
+  if (d_hicoo_window) CHECK(cudaFree(d_hicoo_window));
   CHECK(cudaFree(d_ind));
   CHECK(cudaFree(d_val));
   if (b.json) std::fflush(b.json);

@@ -18,6 +18,7 @@
 #include <type_traits>
 
 #include "mttkrp.cuh"
+#include "vector_pack.cuh"
 
 namespace spt::cuda {
 
@@ -39,29 +40,6 @@ struct MttkrpArgs {
   uint32_t rank;
   const T* factors[kMaxOrder];
 };
-
-// V consecutive rank columns handled by one lane as one vector access
-// (16 bytes for float32 x 4, double x 2): a quarter (half) of the load,
-// multiply and shuffle instructions per nonzero at the same coalescing.
-template <typename T, int V>
-struct alignas(sizeof(T) * V) Pack {
-  T v[V];
-};
-
-template <typename T, int V>
-__device__ __forceinline__ void atomic_add_pack(T* p, const Pack<T, V>& x) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  constexpr bool vector_atomic = std::is_same_v<T, float> && V == 4;  // sm_90 has float4 atomicAdd
-#else
-  constexpr bool vector_atomic = false;
-#endif
-  if constexpr (vector_atomic) {
-    atomicAdd(reinterpret_cast<float4*>(p), make_float4(x.v[0], x.v[1], x.v[2], x.v[3]));
-  } else {
-#pragma unroll
-    for (int e = 0; e < V; ++e) atomicAdd(p + e, x.v[e]);
-  }
-}
 
 template <typename T, int V, int C>
 __device__ __forceinline__ void flush(T* out, uint32_t units, uint32_t row, uint32_t unit0, int stride,

@@ -22,6 +22,7 @@
 #include "cp_als.cuh"
 #include "dispatch/plugin_abi.h"
 #include "mttkrp.cuh"
+#include "mttkrp_hicoo.cuh"
 
 // Status values of sptensor.h (the plugin does not include the public header
 // to stay independent of it; the numbers are part of the stable ABI).
@@ -48,6 +49,15 @@ struct spt_plugin_device_coo {
   mutable std::mutex sorted_mutex;
   mutable std::vector<void*> sorted;
   mutable std::vector<char> sorted_tried;
+};
+
+// A HiCOO tensor on the device: one allocation (layout in mttkrp_hicoo.cuh).
+struct spt_plugin_device_hicoo {
+  int device = 0;
+  int dtype = SPT_PLUGIN_FLOAT64;
+  std::vector<uint32_t> dims;
+  void* block = nullptr;
+  spt::cuda::DeviceHicooRef ref;
 };
 
 namespace {
@@ -301,54 +311,58 @@ int sorted_copy(const spt_plugin_device_coo& x, uint32_t mode, cudaStream_t stre
   return kOk;
 }
 
-template <typename T>
-int mttkrp_typed(const spt_plugin_device_coo& x, const spt_plugin_matrix* factors, uint32_t mode,
-                 spt_plugin_matrix& out, char* message, size_t message_len) {
+// Checks out and the factors (m != mode) against the tensor's shape.
+int check_mttkrp_shapes(uint32_t order, const uint32_t* dims, const spt_plugin_matrix* factors, uint32_t mode,
+                        const spt_plugin_matrix& out, char* message, size_t message_len) {
   const uint64_t rank = out.cols;
   if (rank == 0 || rank > 0xffffffffull) {
     write_message(message, message_len, "rank out of range");
     return kInvalidArgument;
   }
-  if (out.rows != x.dims[mode] || out.ld < rank) return kInvalidArgument;
-  for (uint32_t m = 0; m < x.order; ++m) {
+  if (out.rows != dims[mode] || out.ld < rank) return kInvalidArgument;
+  for (uint32_t m = 0; m < order; ++m) {
     if (m == mode) continue;
-    if (!factors[m].data || factors[m].rows != x.dims[m] || factors[m].cols != rank || factors[m].ld < rank) {
+    if (!factors[m].data || factors[m].rows != dims[m] || factors[m].cols != rank || factors[m].ld < rank) {
       write_message(message, message_len, "factor " + std::to_string(m) + " has the wrong shape");
       return kInvalidArgument;
     }
   }
-  SPT_CUDA_TRY(cudaSetDevice(x.device), "cudaSetDevice");
-  DeviceSetup setup;
-  if (int status = device_setup(x.device, setup, message, message_len); status != kOk) return status;
-  cudaStream_t stream = cudaStreamPerThread;
+  return kOk;
+}
 
-  spt::cuda::DeviceCooRef ref{x.order, x.nnz, x.ind, x.values};
-  if (int status = sorted_copy(x, mode, stream, ref, message, message_len); status != kOk) return status;
-
-  // One temporary block: the factors (m != mode), then the output.
-  std::vector<size_t> offset(x.order, 0);
+// The part every MTTKRP entry shares: copy the factors (m != mode) into one
+// temporary block from the stream's pool, zero the output after them, call
+// launch(device_factors, device_out) (returns the launch's cudaError_t),
+// copy the output back (overwriting out) and synchronise. The current
+// device must be `device`; shapes checked by check_mttkrp_shapes.
+template <typename T, typename Launch>
+int mttkrp_with_device_operands(int device, uint32_t order, const uint32_t* dims, const spt_plugin_matrix* factors,
+                                uint32_t mode, spt_plugin_matrix& out, cudaStream_t stream, Launch&& launch,
+                                char* message, size_t message_len) {
+  const uint64_t rank = out.cols;
+  std::vector<size_t> offset(order, 0);
   size_t bytes = 0;
-  for (uint32_t m = 0; m < x.order; ++m) {
+  for (uint32_t m = 0; m < order; ++m) {
     if (m == mode) continue;
     offset[m] = bytes;
-    bytes += align_up(size_t(x.dims[m]) * rank * sizeof(T), 256);
+    bytes += align_up(size_t(dims[m]) * rank * sizeof(T), 256);
   }
   const size_t out_offset = bytes;
-  bytes += size_t(x.dims[mode]) * rank * sizeof(T);
+  bytes += size_t(dims[mode]) * rank * sizeof(T);
   void* block = nullptr;
   if (cudaError_t err = cudaMallocAsync(&block, bytes, stream); err != cudaSuccess) {
     cudaGetLastError();
     write_message(message, message_len,
                   "the factor matrices and output need " + megabytes(bytes) + " on CUDA device " +
-                      std::to_string(x.device) + " (" + describe(err) + ")");
+                      std::to_string(device) + " (" + describe(err) + ")");
     return err == cudaErrorMemoryAllocation ? kOutOfMemory : kDevice;
   }
   char* base = static_cast<char*>(block);
-  std::vector<const T*> device_factors(x.order, nullptr);
+  std::vector<const T*> device_factors(order, nullptr);
   T* device_out = reinterpret_cast<T*>(base + out_offset);
   cudaError_t err = cudaSuccess;
   const char* step = "";
-  for (uint32_t m = 0; m < x.order && err == cudaSuccess; ++m) {
+  for (uint32_t m = 0; m < order && err == cudaSuccess; ++m) {
     if (m == mode) continue;
     T* dst = reinterpret_cast<T*>(base + offset[m]);
     device_factors[m] = dst;
@@ -358,12 +372,11 @@ int mttkrp_typed(const spt_plugin_device_coo& x, const spt_plugin_matrix* factor
   }
   if (err == cudaSuccess) {
     step = "zeroing the output";
-    err = cudaMemsetAsync(device_out, 0, size_t(x.dims[mode]) * rank * sizeof(T), stream);
+    err = cudaMemsetAsync(device_out, 0, size_t(dims[mode]) * rank * sizeof(T), stream);
   }
   if (err == cudaSuccess) {
     step = "launching the MTTKRP kernel";
-    err = spt::cuda::launch_mttkrp_coo<T>(ref, device_factors.data(), mode, static_cast<uint32_t>(rank), device_out,
-                                          setup.multiprocessors, stream);
+    err = launch(static_cast<const T* const*>(device_factors.data()), device_out);
   }
   if (err == cudaSuccess) {
     step = "copying the output to the host";
@@ -378,6 +391,29 @@ int mttkrp_typed(const spt_plugin_device_coo& x, const spt_plugin_matrix* factor
   }
   if (err != cudaSuccess) return cuda_failure(err, step, message, message_len);
   return kOk;
+}
+
+template <typename T>
+int mttkrp_typed(const spt_plugin_device_coo& x, const spt_plugin_matrix* factors, uint32_t mode,
+                 spt_plugin_matrix& out, char* message, size_t message_len) {
+  if (int status = check_mttkrp_shapes(x.order, x.dims.data(), factors, mode, out, message, message_len);
+      status != kOk)
+    return status;
+  SPT_CUDA_TRY(cudaSetDevice(x.device), "cudaSetDevice");
+  DeviceSetup setup;
+  if (int status = device_setup(x.device, setup, message, message_len); status != kOk) return status;
+  cudaStream_t stream = cudaStreamPerThread;
+
+  spt::cuda::DeviceCooRef ref{x.order, x.nnz, x.ind, x.values};
+  if (int status = sorted_copy(x, mode, stream, ref, message, message_len); status != kOk) return status;
+  const uint32_t rank = static_cast<uint32_t>(out.cols);
+  return mttkrp_with_device_operands<T>(
+      x.device, x.order, x.dims.data(), factors, mode, out, stream,
+      [&](const T* const* device_factors, T* device_out) {
+        return spt::cuda::launch_mttkrp_coo<T>(ref, device_factors, mode, rank, device_out, setup.multiprocessors,
+                                               stream);
+      },
+      message, message_len);
 }
 
 int plugin_mttkrp(const spt_plugin_device_coo* x, const spt_plugin_matrix* factors, uint32_t mode,
@@ -449,6 +485,116 @@ int plugin_cp_als(const spt_plugin_device_coo* x, const spt_plugin_cp_als_args* 
   });
 }
 
+// Env SPT_CUDA_HICOO_WINDOW_REUSE: nonzeros per touched output row from
+// which a HiCOO block accumulates in a shared-memory window (a plain
+// decimal number >= 1; unset, empty or unparsable = the measured default,
+// spt::cuda::kHicooWindowReuse). Read at each upload: a tensor keeps the
+// classification of its upload. A tuning knob, and lets the tests drive
+// every block through the window.
+uint64_t hicoo_window_reuse() {
+  const char* env = std::getenv("SPT_CUDA_HICOO_WINDOW_REUSE");
+  if (!env || !*env) return spt::cuda::kHicooWindowReuse;
+  char* end = nullptr;
+  const unsigned long long v = std::strtoull(env, &end, 10);
+  return (end && *end == 0 && v >= 1) ? v : spt::cuda::kHicooWindowReuse;
+}
+
+int plugin_hicoo_upload(int device, const spt_plugin_hicoo* x, spt_plugin_device_hicoo** out, char* message,
+                        size_t message_len) {
+  return guarded(message, message_len, [&]() -> int {
+    if (!x || !out) return kInvalidArgument;
+    *out = nullptr;
+    if (x->order < 2 || x->order > spt::cuda::kHicooMaxOrder) {
+      write_message(message, message_len,
+                    "order " + std::to_string(x->order) + " is outside the GPU HiCOO kernel's range 2.." +
+                        std::to_string(spt::cuda::kHicooMaxOrder));
+      return kUnsupported;
+    }
+    if (x->num_blocks >= (uint64_t(1) << 32)) {
+      write_message(message, message_len,
+                    "the HiCOO tensor has " + std::to_string(x->num_blocks) +
+                        " blocks; the GPU kernel indexes blocks with 32 bits");
+      return kUnsupported;
+    }
+    if (x->dtype != SPT_PLUGIN_FLOAT32 && x->dtype != SPT_PLUGIN_FLOAT64) return kInvalidArgument;
+    if (x->block_bits < 1 || x->block_bits > 8 || !x->dims || !x->bptr || !x->binds || !x->einds ||
+        (x->nnz > 0 && !x->values))
+      return kInvalidArgument;
+    SPT_CUDA_TRY(cudaSetDevice(device), "cudaSetDevice");
+    const size_t value_size = dtype_bytes(x->dtype);
+    const size_t bytes = spt::cuda::hicoo_copy_bytes(x->order, x->nnz, x->num_blocks, value_size);
+    const size_t available = free_memory(device);
+    if (bytes > available) {
+      write_message(message, message_len,
+                    "the HiCOO tensor needs " + megabytes(bytes) + " on CUDA device " + std::to_string(device) +
+                        ", " + megabytes(available) + " are free");
+      return kOutOfMemory;
+    }
+    auto copy = std::make_unique<spt_plugin_device_hicoo>();
+    copy->device = device;
+    copy->dtype = x->dtype;
+    copy->dims.assign(x->dims, x->dims + x->order);
+    SPT_CUDA_TRY(cudaMalloc(&copy->block, std::max<size_t>(bytes, 1)), "cudaMalloc of the HiCOO tensor");
+    struct Guard {  // release the block if the copy fails
+      std::unique_ptr<spt_plugin_device_hicoo>& c;
+      ~Guard() {
+        if (c && c->block) cudaFree(c->block);
+      }
+    } guard{copy};
+    spt::cuda::HostHicooView view;
+    view.order = x->order;
+    view.block_bits = x->block_bits;
+    view.nnz = x->nnz;
+    view.num_blocks = x->num_blocks;
+    view.dims = x->dims;
+    view.bptr = x->bptr;
+    view.binds = x->binds;
+    view.einds = x->einds;
+    view.values = x->values;
+    view.value_size = value_size;
+    SPT_CUDA_TRY(spt::cuda::hicoo_upload(view, copy->block, &copy->ref, hicoo_window_reuse()),
+                 "copying the HiCOO tensor to the device");
+    *out = copy.release();
+    return kOk;
+  });
+}
+
+void plugin_hicoo_release(spt_plugin_device_hicoo* x) {
+  if (!x) return;
+  if (cudaSetDevice(x->device) == cudaSuccess && x->block) cudaFree(x->block);
+  cudaGetLastError();  // at process exit the runtime may be gone already
+  delete x;
+}
+
+template <typename T>
+int mttkrp_hicoo_typed(const spt_plugin_device_hicoo& x, const spt_plugin_matrix* factors, uint32_t mode,
+                       spt_plugin_matrix& out, char* message, size_t message_len) {
+  if (int status = check_mttkrp_shapes(x.ref.order, x.dims.data(), factors, mode, out, message, message_len);
+      status != kOk)
+    return status;
+  SPT_CUDA_TRY(cudaSetDevice(x.device), "cudaSetDevice");
+  DeviceSetup setup;
+  if (int status = device_setup(x.device, setup, message, message_len); status != kOk) return status;
+  const uint32_t rank = static_cast<uint32_t>(out.cols);
+  cudaStream_t stream = cudaStreamPerThread;
+  return mttkrp_with_device_operands<T>(
+      x.device, x.ref.order, x.dims.data(), factors, mode, out, stream,
+      [&](const T* const* device_factors, T* device_out) {
+        return spt::cuda::launch_mttkrp_hicoo<T>(x.ref, device_factors, mode, rank, device_out,
+                                                 setup.multiprocessors, stream);
+      },
+      message, message_len);
+}
+
+int plugin_mttkrp_hicoo(const spt_plugin_device_hicoo* x, const spt_plugin_matrix* factors, uint32_t mode,
+                        spt_plugin_matrix* out, char* message, size_t message_len) {
+  return guarded(message, message_len, [&]() -> int {
+    if (!x || !factors || !out || !out->data || mode >= x->ref.order) return kInvalidArgument;
+    if (x->dtype == SPT_PLUGIN_FLOAT32) return mttkrp_hicoo_typed<float>(*x, factors, mode, *out, message, message_len);
+    return mttkrp_hicoo_typed<double>(*x, factors, mode, *out, message, message_len);
+  });
+}
+
 #define SPT_STR2(x) #x
 #define SPT_STR(x) SPT_STR2(x)
 
@@ -462,6 +608,9 @@ const spt_plugin_table table = {
     plugin_coo_release,
     plugin_mttkrp,
     plugin_cp_als,
+    plugin_hicoo_upload,
+    plugin_hicoo_release,
+    plugin_mttkrp_hicoo,
 };
 
 }  // namespace

@@ -140,8 +140,15 @@ SPT_API spt_status spt_hicoo_mode_stats(spt_context *ctx, const spt_hicoo *h, ui
  *  factors[mode] may be NULL. `out` (dims[mode] x R, same dtype) is
  *  overwritten and must not be one of the factors. Uses the handle's
  *  strategy (AUTO: the rule for the context's thread count).
+ *  When the context's backend resolves to CUDA (forced, or AUTO with a
+ *  device) it runs on the GPU (orders 2..8): the tensor is copied to the
+ *  device on first use and the copy is kept with the handle (released by
+ *  spt_hicoo_free); the factors are copied in and `out` back on each call.
+ *  Under AUTO a device failure (e.g. out of memory) runs the CPU kernel
+ *  instead, with a note in the context's log; higher orders run on the CPU.
  *  Errors: SPT_ERR_INVALID_ARGUMENT (NULL, mode out of range, shape or dtype
- *  mismatch, out aliasing a factor), SPT_ERR_OUT_OF_MEMORY. */
+ *  mismatch, out aliasing a factor), SPT_ERR_OUT_OF_MEMORY, SPT_ERR_DEVICE
+ *  (backend CUDA forced and the device failed or is out of memory). */
 SPT_API spt_status spt_mttkrp_hicoo(spt_context *ctx, const spt_hicoo *h, const spt_matrix *const *factors,
                                     uint32_t mode, spt_matrix *out);
 

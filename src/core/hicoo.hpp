@@ -19,6 +19,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -62,6 +63,13 @@ struct spt_hicoo_s {
   spt::ValueStore val;                         // nnz values (dtype of the source COO)
   spt::buffer<spt_nnz> sptr;                   // n_s + 1: superblock s holds blocks [sptr[s], sptr[s+1])
   std::vector<spt::HicooModeSchedule> schedule;  // per mode
+
+  // Device copies of this tensor, owned by the dispatcher
+  // (src/dispatch/device.cpp; opaque here). Filled on first device use,
+  // released with the handle; revalidated against nnz, dims, block size and
+  // the array pointers (a HiCOO handle is not changed in place: a new one
+  // has new arrays).
+  mutable std::shared_ptr<void> device_cache;
 
   uint32_t order() const { return static_cast<uint32_t>(dims.size()); }
   spt_dtype dtype() const { return val.dtype(); }

@@ -13,6 +13,7 @@ namespace spt::dispatch {
 namespace {
 
 using DeviceCoo = std::shared_ptr<spt_plugin_device_coo>;
+using DeviceHicoo = std::shared_ptr<spt_plugin_device_hicoo>;
 
 // What spt_coo_s::device_cache holds: the device copies of one tensor (one
 // per device ordinal) and the host state they were made from. A copy is
@@ -27,14 +28,66 @@ struct DeviceCooCache {
   const void* val = nullptr;
   std::vector<DeviceCoo> per_device;
 
+  explicit DeviceCooCache(const spt_coo_s& x) : nnz(x.nnz), dtype(x.dtype()), dims(x.dims), ind(x.ind), val(x.val) {}
   bool matches(const spt_coo_s& x) const {
     return nnz == x.nnz && dtype == x.dtype() && dims == x.dims && ind == x.ind && val == x.val;
   }
 };
 
-// Guards every spt_coo_s::device_cache: read-only kernels on one tensor may
-// run concurrently from several threads (each with its own context).
+// What spt_hicoo_s::device_cache holds, likewise. A HiCOO handle is not
+// changed in place, but a struct copy (or a moved-from and refilled handle)
+// carries the shared pointer along: the fingerprint keeps such a copy from
+// serving another tensor's arrays.
+struct DeviceHicooCache {
+  spt_nnz nnz = 0;
+  spt_dtype dtype = SPT_FLOAT64;
+  uint32_t block_bits = 0;
+  std::vector<spt_index> dims;
+  const void* bptr = nullptr;
+  std::vector<const void*> arrays;  // binds and einds per mode
+  const void* val = nullptr;
+  std::vector<DeviceHicoo> per_device;
+
+  static std::vector<const void*> arrays_of(const spt_hicoo_s& x) {
+    std::vector<const void*> a;
+    for (const auto& b : x.binds) a.push_back(b.data());
+    for (const auto& e : x.einds) a.push_back(e.data());
+    return a;
+  }
+  explicit DeviceHicooCache(const spt_hicoo_s& x)
+      : nnz(x.nnz), dtype(x.dtype()), block_bits(x.block_bits), dims(x.dims), bptr(x.bptr.data()),
+        arrays(arrays_of(x)), val(x.val.data()) {}
+  bool matches(const spt_hicoo_s& x) const {
+    return nnz == x.nnz && dtype == x.dtype() && block_bits == x.block_bits && dims == x.dims &&
+           bptr == x.bptr.data() && val == x.val.data() && arrays == arrays_of(x);
+  }
+};
+
+// Guards every device_cache: read-only kernels on one tensor may run
+// concurrently from several threads (each with its own context).
 std::mutex cache_mutex;
+
+// The device copy of x on `device`, from x's cache (type Cache) or made by
+// upload(out, message) (a plugin status) and then cached. Views are cached
+// too: their caller promises to keep the arrays unchanged until freed
+// (sptensor.h).
+template <typename Cache, typename Tensor, typename Handle, typename Upload>
+int cached_device_copy(const Tensor& x, int device, Handle& out, std::string& message, Upload&& upload) {
+  std::lock_guard<std::mutex> lock(cache_mutex);
+  auto cache = std::static_pointer_cast<Cache>(x.device_cache);
+  if (cache && !cache->matches(x)) cache.reset();
+  if (cache && device < static_cast<int>(cache->per_device.size()) && cache->per_device[device]) {
+    out = cache->per_device[device];
+    return SPT_OK;
+  }
+  const int status = upload(out, message);
+  if (status != SPT_OK) return status;
+  if (!cache) cache = std::make_shared<Cache>(x);
+  if (static_cast<int>(cache->per_device.size()) <= device) cache->per_device.resize(device + 1);
+  cache->per_device[device] = out;
+  x.device_cache = cache;
+  return SPT_OK;
+}
 
 spt_plugin_coo plugin_view(const spt_coo_s& x) {
   spt_plugin_coo v{};
@@ -47,46 +100,62 @@ spt_plugin_coo plugin_view(const spt_coo_s& x) {
   return v;
 }
 
-// Upload x to `device`; on failure returns the plugin's status and message.
-int upload(const CudaPlugin& cuda, int device, const spt_coo_s& x, DeviceCoo& out, std::string& message) {
-  const spt_plugin_coo view = plugin_view(x);
-  spt_plugin_device_coo* raw = nullptr;
-  char buffer[512] = {0};
-  const int status = cuda.table->coo_upload(device, &view, &raw, buffer, sizeof buffer);
-  if (status != SPT_OK) {
-    message = buffer;
-    return status;
-  }
-  const spt_plugin_table* table = cuda.table;
-  out = DeviceCoo(raw, [table](spt_plugin_device_coo* p) { table->coo_release(p); });
-  return SPT_OK;
+int device_copy(const CudaPlugin& cuda, int device, const spt_coo_s& x, DeviceCoo& out, std::string& message) {
+  return cached_device_copy<DeviceCooCache>(x, device, out, message, [&](DeviceCoo& copy, std::string& why) -> int {
+    const spt_plugin_coo view = plugin_view(x);
+    spt_plugin_device_coo* raw = nullptr;
+    char buffer[512] = {0};
+    const int status = cuda.table->coo_upload(device, &view, &raw, buffer, sizeof buffer);
+    if (status != SPT_OK) {
+      why = buffer;
+      return status;
+    }
+    const spt_plugin_table* table = cuda.table;
+    copy = DeviceCoo(raw, [table](spt_plugin_device_coo* p) { table->coo_release(p); });
+    return SPT_OK;
+  });
 }
 
-// The device copy of x on `device`, from x's cache or freshly uploaded (and
-// then cached). Views are cached too: their caller promises to keep the
-// arrays unchanged until spt_coo_free (sptensor.h).
-int device_copy(const CudaPlugin& cuda, int device, const spt_coo_s& x, DeviceCoo& out, std::string& message) {
-  std::lock_guard<std::mutex> lock(cache_mutex);
-  auto cache = std::static_pointer_cast<DeviceCooCache>(x.device_cache);
-  if (cache && !cache->matches(x)) cache.reset();
-  if (cache && device < static_cast<int>(cache->per_device.size()) && cache->per_device[device]) {
-    out = cache->per_device[device];
+int device_copy(const CudaPlugin& cuda, int device, const spt_hicoo_s& x, DeviceHicoo& out, std::string& message) {
+  return cached_device_copy<DeviceHicooCache>(x, device, out, message, [&](DeviceHicoo& copy, std::string& why) -> int {
+    std::vector<const uint32_t*> binds(x.order());
+    std::vector<const uint8_t*> einds(x.order());
+    for (uint32_t m = 0; m < x.order(); ++m) {
+      binds[m] = x.binds[m].data();
+      einds[m] = x.einds[m].data();
+    }
+    spt_plugin_hicoo view{};
+    view.order = x.order();
+    view.dtype = x.dtype() == SPT_FLOAT32 ? SPT_PLUGIN_FLOAT32 : SPT_PLUGIN_FLOAT64;
+    view.nnz = x.nnz;
+    view.num_blocks = x.num_blocks();
+    view.block_bits = x.block_bits;
+    view.dims = x.dims.data();
+    view.bptr = x.bptr.data();
+    view.binds = binds.data();
+    view.einds = einds.data();
+    view.values = x.val.data();
+    spt_plugin_device_hicoo* raw = nullptr;
+    char buffer[512] = {0};
+    const int status = cuda.table->hicoo_upload(device, &view, &raw, buffer, sizeof buffer);
+    if (status != SPT_OK) {
+      why = buffer;
+      return status;
+    }
+    const spt_plugin_table* table = cuda.table;
+    copy = DeviceHicoo(raw, [table](spt_plugin_device_hicoo* p) { table->hicoo_release(p); });
     return SPT_OK;
-  }
-  const int status = upload(cuda, device, x, out, message);
-  if (status != SPT_OK) return status;
-  if (!cache) {
-    cache = std::make_shared<DeviceCooCache>();
-    cache->nnz = x.nnz;
-    cache->dtype = x.dtype();
-    cache->dims = x.dims;
-    cache->ind = x.ind;
-    cache->val = x.val;
-  }
-  if (static_cast<int>(cache->per_device.size()) <= device) cache->per_device.resize(device + 1);
-  cache->per_device[device] = out;
-  x.device_cache = cache;
-  return SPT_OK;
+  });
+}
+
+void call_plugin_mttkrp(const CudaPlugin& cuda, const DeviceCoo& x, const spt_plugin_matrix* f, uint32_t mode,
+                        spt_plugin_matrix* out, int& status, char* buffer, size_t len) {
+  status = cuda.table->mttkrp(x.get(), f, mode, out, buffer, len);
+}
+
+void call_plugin_mttkrp(const CudaPlugin& cuda, const DeviceHicoo& x, const spt_plugin_matrix* f, uint32_t mode,
+                        spt_plugin_matrix* out, int& status, char* buffer, size_t len) {
+  status = cuda.table->mttkrp_hicoo(x.get(), f, mode, out, buffer, len);
 }
 
 // After a plugin failure: with CUDA forced, an error; with AUTO, a note in
@@ -103,29 +172,32 @@ bool device_failed(const spt_context_s& ctx, const char* kernel, int status, con
   return false;
 }
 
-template <typename T>
-bool mttkrp_on_device(const spt_context_s& ctx, const spt_coo_s& x, const ConstMatRef<T>* factors, uint32_t mode,
-                      MatRef<T> out) {
+// One MTTKRP on the device for a COO or HiCOO tensor (Handle = its device
+// copy type): the tensor's cached copy, the host factors and output passed
+// through the plugin.
+template <typename Handle, typename T, typename Tensor>
+bool mttkrp_on_device(const spt_context_s& ctx, const char* kernel, const Tensor& x, const ConstMatRef<T>* factors,
+                      uint32_t mode, MatRef<T> out) {
   // Order 1 has no factor to gather: the CPU kernel is the right tool.
   if (x.order() < 2) return false;
   const CudaPlugin& cuda = cuda_plugin();
   if (!cuda.usable())
-    return device_failed(ctx, "MTTKRP", SPT_ERR_DEVICE, cuda.reason);  // unreachable unless forced wrongly
+    return device_failed(ctx, kernel, SPT_ERR_DEVICE, cuda.reason);  // unreachable unless forced wrongly
   if (x.nnz == 0) {
     for (spt_nnz i = 0; i < out.rows; ++i)
       for (spt_nnz j = 0; j < out.cols; ++j) out(i, j) = T(0);
     return true;
   }
   std::string message;
-  DeviceCoo device_x;
+  Handle device_x;
   int status = device_copy(cuda, ctx.device, x, device_x, message);
   if (status == SPT_ERR_UNSUPPORTED) {
     // No GPU kernel for this input (e.g. order above the plugin's limit):
     // like any kernel without a device version, it runs on the CPU.
-    log(ctx, 2, cat("note: MTTKRP runs on the CPU: ", message));
+    log(ctx, 2, cat("note: ", kernel, " runs on the CPU: ", message));
     return false;
   }
-  if (status != SPT_OK) return device_failed(ctx, "MTTKRP", status, message);
+  if (status != SPT_OK) return device_failed(ctx, kernel, status, message);
   std::vector<spt_plugin_matrix> f(x.order());
   for (uint32_t m = 0; m < x.order(); ++m) {
     if (m == mode) continue;
@@ -133,8 +205,8 @@ bool mttkrp_on_device(const spt_context_s& ctx, const spt_coo_s& x, const ConstM
   }
   spt_plugin_matrix o{out.data, out.rows, out.cols, out.ld};
   char buffer[512] = {0};
-  status = cuda.table->mttkrp(device_x.get(), f.data(), mode, &o, buffer, sizeof buffer);
-  if (status != SPT_OK) return device_failed(ctx, "MTTKRP", status, buffer);
+  call_plugin_mttkrp(cuda, device_x, f.data(), mode, &o, status, buffer, sizeof buffer);
+  if (status != SPT_OK) return device_failed(ctx, kernel, status, buffer);
   return true;
 }
 
@@ -250,12 +322,22 @@ bool DeviceKernels::cp_als(const spt_context_s& ctx, const spt_coo_s& x, const s
 
 bool DeviceKernels::mttkrp(const spt_context_s& ctx, const spt_coo_s& x, const ConstMatRef<float>* factors,
                            uint32_t mode, MatRef<float> out) {
-  return mttkrp_on_device(ctx, x, factors, mode, out);
+  return mttkrp_on_device<DeviceCoo>(ctx, "MTTKRP", x, factors, mode, out);
 }
 
 bool DeviceKernels::mttkrp(const spt_context_s& ctx, const spt_coo_s& x, const ConstMatRef<double>* factors,
                            uint32_t mode, MatRef<double> out) {
-  return mttkrp_on_device(ctx, x, factors, mode, out);
+  return mttkrp_on_device<DeviceCoo>(ctx, "MTTKRP", x, factors, mode, out);
+}
+
+bool DeviceKernels::mttkrp_hicoo(const spt_context_s& ctx, const spt_hicoo_s& x, const ConstMatRef<float>* factors,
+                                 uint32_t mode, MatRef<float> out) {
+  return mttkrp_on_device<DeviceHicoo>(ctx, "HiCOO MTTKRP", x, factors, mode, out);
+}
+
+bool DeviceKernels::mttkrp_hicoo(const spt_context_s& ctx, const spt_hicoo_s& x, const ConstMatRef<double>* factors,
+                                 uint32_t mode, MatRef<double> out) {
+  return mttkrp_on_device<DeviceHicoo>(ctx, "HiCOO MTTKRP", x, factors, mode, out);
 }
 
 }  // namespace spt::dispatch

@@ -15,6 +15,7 @@
 
 #include "core/context.hpp"
 #include "core/coo.hpp"
+#include "core/hicoo.hpp"
 #include "core/ktensor.hpp"
 #include "core/matrix.hpp"
 
@@ -33,6 +34,17 @@ struct DeviceKernels {
                      MatRef<float> out);
   static bool mttkrp(const spt_context_s& ctx, const spt_coo_s& x, const ConstMatRef<double>* factors, uint32_t mode,
                      MatRef<double> out);
+
+  // Same contract as kernels::mttkrp_hicoo (see kernels.hpp), on the GPU
+  // HiCOO kernel (cuda/mttkrp_hicoo.cu). The tensor's device copy is made on
+  // first use and cached on x (spt_hicoo_s::device_cache); factors and out
+  // are copied for each call. Orders above the plugin's limit (8) run on the
+  // CPU (a verbose note); a device failure falls back to the CPU under AUTO
+  // (a note in the log) and throws SPT_ERR_DEVICE under CUDA.
+  static bool mttkrp_hicoo(const spt_context_s& ctx, const spt_hicoo_s& x, const ConstMatRef<float>* factors,
+                           uint32_t mode, MatRef<float> out);
+  static bool mttkrp_hicoo(const spt_context_s& ctx, const spt_hicoo_s& x, const ConstMatRef<double>* factors,
+                           uint32_t mode, MatRef<double> out);
 
   // A whole CP-ALS of x on the device (plugin entry cp_als): factors,
   // Grams and workspace stay there for the whole decomposition; the host

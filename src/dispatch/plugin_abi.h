@@ -21,7 +21,9 @@
  *
  * Version history: 1 = device_count, device_info, coo_upload, coo_release,
  * mttkrp. 2 = adds cp_als (a whole CP-ALS on a device COO tensor) and
- * SPT_ERR_NUMERICAL (-8) as a status a plugin may return.
+ * SPT_ERR_NUMERICAL (-8) as a status a plugin may return. 3 = adds
+ * spt_plugin_hicoo, hicoo_upload, hicoo_release and mttkrp_hicoo (HiCOO
+ * MTTKRP on the device).
  */
 #ifndef SPT_DISPATCH_PLUGIN_ABI_H
 #define SPT_DISPATCH_PLUGIN_ABI_H
@@ -33,7 +35,7 @@
 extern "C" {
 #endif
 
-#define SPT_PLUGIN_ABI_VERSION 2u
+#define SPT_PLUGIN_ABI_VERSION 3u
 #define SPT_CUDA_PLUGIN_ENTRY_NAME "spt_cuda_plugin_entry"
 #define SPT_CUDA_PLUGIN_FILE_NAME "libsptensor_cuda.so"
 
@@ -62,6 +64,25 @@ typedef struct spt_plugin_coo {
   const void *values;         /* nnz values of dtype */
 } spt_plugin_coo;
 
+/* A HiCOO tensor in host memory (src/core/hicoo.hpp): nonzeros in blocks of
+ * B^order (B = 2^block_bits, 1 <= block_bits <= 8); block b holds nonzeros
+ * [bptr[b], bptr[b+1]) and has coordinate binds[m][b] (= coordinate >>
+ * block_bits) in mode m; nonzero k has element index einds[m][k] (=
+ * coordinate & (B-1)) and value values[k]. */
+typedef struct spt_plugin_hicoo {
+  uint32_t order;
+  int dtype;                    /* SPT_PLUGIN_FLOAT32 or SPT_PLUGIN_FLOAT64 */
+  uint64_t nnz;
+  uint64_t num_blocks;
+  uint32_t block_bits;
+  uint32_t reserved;
+  const uint32_t *dims;         /* order entries */
+  const uint64_t *bptr;         /* num_blocks + 1 entries */
+  const uint32_t *const *binds; /* order arrays of num_blocks */
+  const uint8_t *const *einds;  /* order arrays of nnz */
+  const void *values;           /* nnz values of dtype */
+} spt_plugin_hicoo;
+
 /* A row-major dense matrix in host memory: element (i,j) at data[i*ld + j]. */
 typedef struct spt_plugin_matrix {
   void *data; /* const for inputs */
@@ -72,6 +93,9 @@ typedef struct spt_plugin_matrix {
 
 /* Opaque device copy of a COO tensor (owned by the plugin). */
 typedef struct spt_plugin_device_coo spt_plugin_device_coo;
+
+/* Opaque device copy of a HiCOO tensor (owned by the plugin). */
+typedef struct spt_plugin_device_hicoo spt_plugin_device_hicoo;
 
 /* What cp_als's per-iteration hook returns. */
 #define SPT_PLUGIN_CONTINUE 0 /* run the next sweep */
@@ -140,6 +164,21 @@ typedef struct spt_plugin_table {
    * columns, eigen-solver failure; the message matches the CPU's). */
   int (*cp_als)(const spt_plugin_device_coo *x, const spt_plugin_cp_als_args *args, char *message,
                 size_t message_len);
+
+  /* Version 3. Copy HiCOO tensor x to device `device` (*out receives the
+   * copy), checking first that it fits the free device memory
+   * (SPT_ERR_OUT_OF_MEMORY, capped by SPT_CUDA_MEMORY_LIMIT as for
+   * coo_upload). SPT_ERR_UNSUPPORTED for an order outside the plugin's
+   * range (2..8) or 2^32 or more blocks. */
+  int (*hicoo_upload)(int device, const spt_plugin_hicoo *x, spt_plugin_device_hicoo **out, char *message,
+                      size_t message_len);
+
+  /* Free a HiCOO device copy (NULL ignored). Never fails. */
+  void (*hicoo_release)(spt_plugin_device_hicoo *x);
+
+  /* As mttkrp, on a device HiCOO tensor. */
+  int (*mttkrp_hicoo)(const spt_plugin_device_hicoo *x, const spt_plugin_matrix *factors, uint32_t mode,
+                      spt_plugin_matrix *out, char *message, size_t message_len);
 } spt_plugin_table;
 
 /* The one symbol a plugin exports. `core_abi_version` is the core's

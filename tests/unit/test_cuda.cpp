@@ -5,7 +5,10 @@
 // 1..130 (powers of two and not), every mode, and on the tests/data tensors.
 // GPU tests skip with the reason when no device is usable. CP-ALS on the GPU
 // against CP-ALS on the CPU from the same initial factors (fit history,
-// model, callback, the CUDA/AUTO/out-of-memory behaviour).
+// model, callback, the CUDA/AUTO/out-of-memory behaviour). GPU HiCOO MTTKRP
+// against the float64 reference on random tensors of orders 2..8 with
+// several block sizes and ranks, on the data tensors, its device-copy cache
+// and its CPU fallback.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -19,6 +22,7 @@
 #include "algo/cp_als.hpp"
 #include "common/test_util.hpp"
 #include "core/context.hpp"
+#include "core/hicoo.hpp"
 #include "dispatch/dispatch.hpp"
 #include "dispatch/plugin_loader.hpp"
 #include "kernels/kernels.hpp"
@@ -288,28 +292,39 @@ TYPED_TEST(CudaMttkrp, HeavySlicesAndSortedRuns) {
   }
 }
 
+const char* const kDataTensors[] = {"nations.tns.xz", "umls.tns.xz", "kinship.tns.xz", "jf17k-4ary.tns.xz",
+                                    "ciao-user-item-category-month.tns.xz", "email-eu-day.tns.xz"};
+
+// Read data tensor `name` (tests/data or ../shared/data) into *out as T;
+// false when it is not there. A build without liblzma (the GPU machine's)
+// reads the copy benchmarks/gpu_suite.sh unpacks into $SPT_TEST_DATA_PLAIN.
+template <typename T>
+bool read_data_tensor(const char* name, spt_coo_s* out) {
+  const std::string path = data_file(name);
+  if (path.empty()) return false;
+  spt_coo* raw = nullptr;
+  spt_status status = spt_read(nullptr, path.c_str(), nullptr, &raw);
+  if (status == SPT_ERR_UNSUPPORTED) {
+    const char* plain = std::getenv("SPT_TEST_DATA_PLAIN");
+    if (!plain) return false;
+    std::string unpacked = std::string(plain) + "/" + name;
+    unpacked.resize(unpacked.size() - 3);  // drop ".xz"
+    status = spt_read(nullptr, unpacked.c_str(), nullptr, &raw);
+  }
+  EXPECT_EQ(status, SPT_OK) << name << ": " << spt_thread_last_error();
+  if (status != SPT_OK) return false;
+  *out = copy_coo(*raw, dtype_of<T>());
+  spt_coo_free(raw);
+  return true;
+}
+
 TYPED_TEST(CudaMttkrp, DataTensors) {
   SKIP_WITHOUT_DEVICE();
   using T = TypeParam;
   int checked = 0;
-  for (const char* name : {"nations.tns.xz", "umls.tns.xz", "kinship.tns.xz", "jf17k-4ary.tns.xz",
-                           "ciao-user-item-category-month.tns.xz", "email-eu-day.tns.xz"}) {
-    const std::string path = data_file(name);
-    if (path.empty()) continue;
-    spt_coo* raw = nullptr;
-    spt_status status = spt_read(nullptr, path.c_str(), nullptr, &raw);
-    if (status == SPT_ERR_UNSUPPORTED) {
-      // A build without liblzma (the GPU machine's): benchmarks/gpu_suite.sh
-      // unpacks the files into $SPT_TEST_DATA_PLAIN.
-      const char* plain = std::getenv("SPT_TEST_DATA_PLAIN");
-      if (!plain) continue;
-      std::string unpacked = std::string(plain) + "/" + name;
-      unpacked.resize(unpacked.size() - 3);  // drop ".xz"
-      status = spt_read(nullptr, unpacked.c_str(), nullptr, &raw);
-    }
-    ASSERT_EQ(status, SPT_OK) << spt_thread_last_error();
-    const spt_coo_s x = copy_coo(*raw, dtype_of<T>());
-    spt_coo_free(raw);
+  for (const char* name : kDataTensors) {
+    spt_coo_s x;
+    if (!read_data_tensor<T>(name, &x)) continue;
     for (spt_nnz rank : {spt_nnz(16), spt_nnz(32)}) check_all_modes<T>(x, rank, 3 + rank, name);
     ++checked;
   }
@@ -717,6 +732,261 @@ TEST(CudaCpAlsApi, AutoWithoutDeviceRunsOnCpu) {
     EXPECT_NEAR(automatic.k->fit_history[i], cpu.k->fit_history[i], 1e-12) << "sweep " << i + 1;
   EXPECT_EQ(automatic.callback_iterations.size(), 8u);
   for (const std::string& line : automatic.log) EXPECT_EQ(line.find("cuda"), std::string::npos) << line;
+}
+
+
+/* ------------------------- GPU: HiCOO MTTKRP ----------------------------- */
+
+spt_hicoo_s make_hicoo(const spt_coo_s& x, uint32_t block_size) {
+  hicoo::Params p;
+  p.block_size = block_size;
+  return hicoo::from_coo(x, p, 2);
+}
+
+// GPU HiCOO MTTKRP of each of hs (made from x, with different block sizes)
+// through the dispatcher with CUDA forced, every mode, against the float64
+// reference MTTKRP of x (tolerance as check_all_modes). Poisons the output
+// first so unwritten rows show.
+template <typename T>
+void check_hicoo_all_modes(const std::vector<spt_hicoo_s>& hs, const spt_coo_s& x, spt_nnz rank, uint64_t seed,
+                           const std::string& what) {
+  spt_context_s ctx;
+  ctx.backend = SPT_BACKEND_CUDA;
+  const auto factors = random_factors<T>(x.dims, rank, seed);
+  const std::vector<ConstMatRef<T>> refs = crefs(factors);
+  for (uint32_t mode = 0; mode < x.order(); ++mode) {
+    const DenseMatrix<double> want = reference_mttkrp(x, factors, mode);
+    const DenseMatrix<double> scale = reference_mttkrp(x, factors, mode, /*absolute=*/true);
+    for (const spt_hicoo_s& h : hs) {
+      DenseMatrix<T> out(x.dims[mode], rank);
+      for (auto& v : out.values) v = T(12345);
+      SPT_DISPATCH(ctx, mttkrp_hicoo, h, refs.data(), mode, out.ref());
+      for (spt_nnz i = 0; i < want.rows; ++i)
+        for (spt_nnz j = 0; j < want.cols; ++j) {
+          const double w = want(i, j), g = out(i, j);
+          ASSERT_LE(std::abs(w - g), gpu_tolerance<T>() * std::max(1.0, scale(i, j)))
+              << what << " B " << h.block_size() << " rank " << rank << " mode " << mode << " at (" << i << ","
+              << j << "): want " << w << " got " << g << " (sum of magnitudes " << scale(i, j) << ")";
+        }
+    }
+  }
+}
+
+std::vector<spt_hicoo_s> make_hicoos(const spt_coo_s& x, std::initializer_list<uint32_t> block_sizes) {
+  std::vector<spt_hicoo_s> hs;
+  for (uint32_t b : block_sizes) hs.push_back(make_hicoo(x, b));
+  return hs;
+}
+
+template <typename T>
+class CudaHicooMttkrp : public ::testing::Test {};
+TYPED_TEST_SUITE(CudaHicooMttkrp, ValueTypes);
+
+const spt_nnz kHicooRanks[] = {1, 8, 16, 32, 33, 64};
+
+// Orders 2..6 (the standard skewed shapes) plus orders 7 and 8 (the
+// kernel's limit), block sizes 2, 16 and 128, each with the default window
+// rule (global atomics with running sums nearly everywhere) and with
+// SPT_CUDA_HICOO_WINDOW_REUSE=1 (every block with max(8, B/4) nonzeros
+// through the shared-memory output window, staged factor windows where
+// they fit and the block has >= B nonzeros).
+TYPED_TEST(CudaHicooMttkrp, RandomTensorsOrders2To8) {
+  SKIP_WITHOUT_DEVICE();
+  using T = TypeParam;
+  std::vector<RandomTensorSpec> specs = standard_specs();
+  RandomTensorSpec seven;
+  seven.dims = {3, 5, 7, 2, 11, 4, 6};
+  seven.nnz = 3000;
+  seven.seed = 21;
+  specs.push_back(seven);
+  RandomTensorSpec eight;
+  eight.dims = {3, 4, 2, 5, 3, 2, 4, 3};
+  eight.nnz = 2500;
+  eight.seed = 22;
+  specs.push_back(eight);
+  for (const RandomTensorSpec& spec : specs) {
+    const spt_coo_s x = random_coo(dtype_of<T>(), spec);
+    for (const char* reuse : {static_cast<const char*>(nullptr), "1"}) {
+      // Default rule (hardly any block hot enough for the window), then
+      // the window for every block with enough nonzeros.
+      ScopedEnv window("SPT_CUDA_HICOO_WINDOW_REUSE", reuse);
+      const std::vector<spt_hicoo_s> hs = make_hicoos(x, {2u, 16u, 128u});
+      for (spt_nnz rank : kHicooRanks)
+        check_hicoo_all_modes<T>(hs, x, rank, spec.seed * 7 + rank,
+                                 cat("order ", x.order(), " nnz ", x.nnz, reuse ? " window" : ""));
+    }
+  }
+}
+
+// Heavy slices and dense blocks: 200k nonzeros on a 3 x 2000 x 700 x 50
+// skewed tensor (a few blocks of thousands of nonzeros, shared by several
+// thread blocks), and a long, skewed third-order tensor (mostly sparse
+// blocks). Block sizes 8, 64, 256 (at 256 and rank 64 in float64 the output
+// window does not fit shared memory: the atomics-only path).
+TYPED_TEST(CudaHicooMttkrp, HeavySlicesAndBlockSizes) {
+  SKIP_WITHOUT_DEVICE();
+  using T = TypeParam;
+  RandomTensorSpec heavy;
+  heavy.dims = {3, 2000, 700, 50};
+  heavy.nnz = 200000;
+  heavy.seed = 5;
+  RandomTensorSpec skewed;
+  skewed.dims = {20000, 40, 3000};
+  skewed.nnz = 100000;
+  skewed.seed = 6;
+  for (const RandomTensorSpec& spec : {heavy, skewed}) {
+    const spt_coo_s x = random_coo(dtype_of<T>(), spec);
+    for (const char* reuse : {static_cast<const char*>(nullptr), "1"}) {
+      ScopedEnv window("SPT_CUDA_HICOO_WINDOW_REUSE", reuse);
+      const std::vector<spt_hicoo_s> hs = make_hicoos(x, {8u, 64u, 256u});
+      for (spt_nnz rank : kHicooRanks)
+        check_hicoo_all_modes<T>(hs, x, rank, 99 + rank,
+                                 cat("dims ", x.dims[0], "x", x.dims[1], "...", reuse ? " window" : ""));
+    }
+  }
+}
+
+TYPED_TEST(CudaHicooMttkrp, DataTensors) {
+  SKIP_WITHOUT_DEVICE();
+  using T = TypeParam;
+  int checked = 0;
+  for (const char* name : kDataTensors) {
+    spt_coo_s x;
+    if (!read_data_tensor<T>(name, &x)) continue;
+    const std::vector<spt_hicoo_s> hs = make_hicoos(x, {0u, 32u});  // 0 = the CPU rule's B
+    for (spt_nnz rank : {spt_nnz(16), spt_nnz(32)}) check_hicoo_all_modes<T>(hs, x, rank, 3 + rank, name);
+    ++checked;
+  }
+  if (checked == 0) GTEST_SKIP() << "no data tensors found";
+}
+
+// Through the C API: the device copy is cached on the handle, reused, gone
+// with the handle; a new handle (another tensor) gets its own copy; a
+// struct copy of a handle (same cache pointer, other arrays) is not served
+// the original's copy.
+TEST(CudaHicooApi, CacheOnTheHandleAndInvalidation) {
+  SKIP_WITHOUT_DEVICE();
+  spt_context* ctx = nullptr;
+  ASSERT_EQ(spt_context_create(&ctx), SPT_OK);
+  ASSERT_EQ(spt_context_set_backend(ctx, SPT_BACKEND_CUDA), SPT_OK) << spt_last_error(ctx);
+  RandomTensorSpec spec;
+  spec.dims = {40, 30, 20};
+  spec.nnz = 5000;
+  const spt_nnz rank = 24;
+  auto factors = random_factors<double>(spec.dims, rank, 77);
+  std::vector<spt_matrix*> handles;
+  for (auto& f : factors) {
+    spt_matrix* m = nullptr;
+    ASSERT_EQ(spt_matrix_wrap(ctx, SPT_FLOAT64, f.rows, f.cols, SPT_ROW_MAJOR, f.values.data(), f.cols, &m), SPT_OK);
+    handles.push_back(m);
+  }
+  auto run_and_check = [&](const spt_hicoo* h, const spt_coo_s& x, const std::string& what) {
+    spt_matrix* out = nullptr;
+    ASSERT_EQ(spt_matrix_create(ctx, SPT_FLOAT64, x.dims[1], rank, SPT_COL_MAJOR, &out), SPT_OK);
+    ASSERT_EQ(spt_mttkrp_hicoo(ctx, h, handles.data(), 1, out), SPT_OK) << spt_last_error(ctx);
+    const DenseMatrix<double> want = reference_mttkrp(x, factors, 1);
+    for (spt_nnz i = 0; i < want.rows; ++i)
+      for (spt_nnz j = 0; j < want.cols; ++j)
+        ASSERT_TRUE(close(want(i, j), out->at<double>(i, j), 1e-10)) << what << " (" << i << "," << j << ")";
+    spt_matrix_free(out);
+  };
+  for (uint64_t seed : {1u, 2u}) {  // free and recreate: the second handle is another tensor
+    spec.seed = seed;
+    const spt_coo_s x = random_coo(SPT_FLOAT64, spec);
+    spt_hicoo* h = nullptr;
+    ASSERT_EQ(spt_hicoo_from_coo(ctx, &x, nullptr, &h), SPT_OK) << spt_last_error(ctx);
+    EXPECT_TRUE(h->device_cache == nullptr);
+    run_and_check(h, x, cat("seed ", seed, " first call"));
+    ASSERT_TRUE(h->device_cache != nullptr) << "the device copy should be cached on the handle";
+    std::shared_ptr<void> cached = h->device_cache;
+    run_and_check(h, x, cat("seed ", seed, " second call"));
+    EXPECT_EQ(h->device_cache, cached) << "the cached copy should be reused";
+    if (seed == 2) {
+      // A struct copy shares the cache pointer but has its own arrays.
+      spt_hicoo_s copy = *h;
+      EXPECT_EQ(copy.device_cache, cached);
+      run_and_check(&copy, x, "struct copy");
+      EXPECT_NE(copy.device_cache, cached) << "a copy with other arrays must get its own device copy";
+    }
+    const std::weak_ptr<void> watch = cached;
+    cached.reset();
+    spt_hicoo_free(h);
+    EXPECT_TRUE(watch.expired()) << "the device copy must go with the handle";
+  }
+  for (spt_matrix* m : handles) spt_matrix_free(m);
+  spt_context_free(ctx);
+}
+
+void record_log_line(void* data, int, const char* message) {
+  static_cast<std::vector<std::string>*>(data)->push_back(message);
+}
+
+// SPT_CUDA_MEMORY_LIMIT makes the upload not fit: AUTO runs the CPU kernel
+// with a note (its result), CUDA forced is a DEVICE error naming the memory.
+TEST(CudaHicooApi, OutOfMemoryFallsBackUnderAutoAndFailsUnderCuda) {
+  SKIP_WITHOUT_DEVICE();
+  RandomTensorSpec spec;
+  spec.dims = {40, 30, 20};
+  spec.nnz = 4000;
+  const spt_coo_s x = random_coo(SPT_FLOAT64, spec);
+  const spt_hicoo_s h = make_hicoo(x, 0);
+  const spt_nnz rank = 8;
+  const auto factors = random_factors<double>(x.dims, rank, 4);
+  const std::vector<ConstMatRef<double>> refs = crefs(factors);
+  ScopedEnv limit("SPT_CUDA_MEMORY_LIMIT", "1000");
+  std::vector<std::string> log_lines;
+  spt_context_s ctx;
+  ctx.backend = SPT_BACKEND_AUTO;
+  ctx.verbosity = 1;
+  ctx.log = record_log_line;
+  ctx.log_data = &log_lines;
+  DenseMatrix<double> out(x.dims[0], rank);
+  SPT_DISPATCH(ctx, mttkrp_hicoo, h, refs.data(), 0, out.ref());
+  const DenseMatrix<double> want = reference_mttkrp(x, factors, 0);
+  for (spt_nnz i = 0; i < want.rows; ++i)
+    for (spt_nnz j = 0; j < want.cols; ++j) ASSERT_TRUE(close(want(i, j), out(i, j), 1e-12));
+  bool noted = false;
+  for (const std::string& line : log_lines)
+    noted = noted || line.find("note: HiCOO MTTKRP runs on the CPU: the CUDA device is out of memory") !=
+                         std::string::npos;
+  EXPECT_TRUE(noted) << "AUTO should say why it fell back";
+  EXPECT_TRUE(h.device_cache == nullptr);
+  ctx.backend = SPT_BACKEND_CUDA;
+  try {
+    SPT_DISPATCH(ctx, mttkrp_hicoo, h, refs.data(), 0, out.ref());
+    FAIL() << "HiCOO MTTKRP with CUDA forced should fail when the tensor does not fit";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), SPT_ERR_DEVICE) << e.what();
+    EXPECT_NE(std::string(e.what()).find("out of memory"), std::string::npos) << e.what();
+  }
+}
+
+// CPU-only machines (CI): CUDA forced on the internal context is a DEVICE
+// error; AUTO runs the CPU kernel.
+TEST(CudaHicooApi, WithoutDeviceForcedFailsAndAutoRunsOnCpu) {
+  if (have_device()) GTEST_SKIP() << "a CUDA device is present; this checks the CPU-only behaviour";
+  RandomTensorSpec spec;
+  spec.dims = {20, 15, 10};
+  spec.nnz = 800;
+  const spt_coo_s x = random_coo(SPT_FLOAT64, spec);
+  const spt_hicoo_s h = make_hicoo(x, 0);
+  const auto factors = random_factors<double>(x.dims, 4, 2);
+  const std::vector<ConstMatRef<double>> refs = crefs(factors);
+  DenseMatrix<double> out(x.dims[2], 4);
+  spt_context_s ctx;
+  ctx.backend = SPT_BACKEND_CUDA;
+  try {
+    SPT_DISPATCH(ctx, mttkrp_hicoo, h, refs.data(), 2, out.ref());
+    FAIL() << "HiCOO MTTKRP with CUDA forced and no device should fail";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), SPT_ERR_DEVICE) << e.what();
+  }
+  ctx.backend = SPT_BACKEND_AUTO;
+  SPT_DISPATCH(ctx, mttkrp_hicoo, h, refs.data(), 2, out.ref());
+  const DenseMatrix<double> want = reference_mttkrp(x, factors, 2);
+  for (spt_nnz i = 0; i < want.rows; ++i)
+    for (spt_nnz j = 0; j < want.cols; ++j) ASSERT_TRUE(close(want(i, j), out(i, j), 1e-12));
+  EXPECT_TRUE(h.device_cache == nullptr);
 }
 
 }  // namespace
