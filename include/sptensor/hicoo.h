@@ -51,6 +51,12 @@ typedef struct spt_hicoo_options {
 /** Fill `opts` with the defaults (everything suggested, strategy AUTO).
  *  Errors: SPT_ERR_INVALID_ARGUMENT (NULL). Thread safe. */
 SPT_API spt_status spt_hicoo_options_init(spt_hicoo_options *opts);
+/** Same, writing only the first `struct_size` bytes (the caller's
+ *  sizeof(spt_hicoo_options)); see spt_cpd_options_init_size. The macro
+ *  spt_hicoo_options_init(opts) calls it with sizeof *(opts).
+ *  Errors: SPT_ERR_INVALID_ARGUMENT (opts NULL, struct_size too small). */
+SPT_API spt_status spt_hicoo_options_init_size(spt_hicoo_options *opts, size_t struct_size);
+#define spt_hicoo_options_init(opts) spt_hicoo_options_init_size((opts), sizeof *(opts))
 
 /** Build a HiCOO tensor from a COO tensor (order >= 2, either dtype; the
  *  HiCOO keeps the dtype). `x` is not modified (the Morton sort works on

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "api/guard.hpp"
+#include "api/options_init.hpp"
 #include "core/coo.hpp"
 #include "core/hicoo.hpp"
 #include "core/matrix.hpp"
@@ -54,13 +55,18 @@ void copy_out(S* dst, const S& src) {
 
 extern "C" {
 
-SPT_API spt_status spt_hicoo_options_init(spt_hicoo_options* opts) {
+SPT_API spt_status spt_hicoo_options_init_size(spt_hicoo_options* opts, size_t struct_size) {
   return guarded("spt_hicoo_options_init", [&] {
-    require_not_null(opts, "opts");
-    std::memset(opts, 0, sizeof(*opts));
-    opts->struct_size = sizeof(*opts);
-    opts->strategy = SPT_HICOO_STRATEGY_AUTO;
+    spt_hicoo_options d{};
+    d.strategy = SPT_HICOO_STRATEGY_AUTO;
+    write_options_defaults(opts, struct_size, d, sizeof(spt_hicoo_options));
   });
+}
+
+// The exported symbol behind the header's macro of the same name (for
+// callers that cannot use the macro, e.g. through an FFI).
+SPT_API spt_status (spt_hicoo_options_init)(spt_hicoo_options* opts) {
+  return spt_hicoo_options_init_size(opts, sizeof *opts);
 }
 
 SPT_API spt_status spt_hicoo_from_coo(spt_context* ctx, const spt_coo* x, const spt_hicoo_options* opts,

@@ -411,7 +411,7 @@ TEST(HicooApi, InvalidOptionsRejected) {
   spt_hicoo* h = nullptr;
   spt_hicoo_options o;
   ASSERT_EQ(spt_hicoo_options_init(&o), SPT_OK);
-  EXPECT_EQ(spt_hicoo_options_init(nullptr), SPT_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ((spt_hicoo_options_init)(nullptr), SPT_ERR_INVALID_ARGUMENT);
   auto expect_rejected = [&](spt_hicoo_options opts, const char* fragment) {
     spt_hicoo* out = nullptr;
     EXPECT_EQ(spt_hicoo_from_coo(nullptr, &x, &opts, &out), SPT_ERR_INVALID_ARGUMENT) << fragment;

@@ -55,6 +55,7 @@ TEST(OptionsAbi, InitWritesOnlyTheCallersStruct) {
   check_struct<spt_cp_apr_options>(spt_cp_apr_options_init_size, offsetof(spt_cp_apr_options, format), "cp_apr");
   check_struct<spt_tucker_options>(spt_tucker_options_init_size, sizeof(spt_tucker_options), "tucker");
   check_struct<spt_reorder_options>(spt_reorder_options_init_size, sizeof(spt_reorder_options), "reorder");
+  check_struct<spt_hicoo_options>(spt_hicoo_options_init_size, sizeof(spt_hicoo_options), "hicoo");
 }
 
 TEST(OptionsAbi, MacroAndExportedSymbolAgree) {
