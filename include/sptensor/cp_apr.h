@@ -54,7 +54,8 @@ extern "C" {
 typedef enum spt_cp_apr_init {
   SPT_CP_APR_INIT_RANDOM = 0, /**< uniform [0,1) values from the seed, mode by mode, row-major (the order
                                    numpy.random.uniform(0, 1, (I, R)) fills, as pyttb init='random') */
-  SPT_CP_APR_INIT_USER = 1    /**< copy opts->init_factors (lambda = 1), like pyttb init=ktensor */
+  SPT_CP_APR_INIT_USER = 1,    /**< copy opts->init_factors (lambda = 1), like pyttb init=ktensor */
+  SPT_CP_APR_INIT_MAX_ENUM = 0x7FFFFFFF /**< not a value: makes every 32-bit int representable (checked at run time) */
 } spt_cp_apr_init;
 
 /** Per-outer-iteration callback: iteration (1-based), the Poisson

@@ -35,7 +35,8 @@ typedef struct spt_hicoo_s spt_hicoo;
 typedef enum spt_hicoo_strategy {
   SPT_HICOO_STRATEGY_AUTO = 0,       /**< per mode, by the dissertation's rule for the call's thread count */
   SPT_HICOO_STRATEGY_DIRECT = 1,     /**< independent superblock slabs in parallel; no atomics, no copies */
-  SPT_HICOO_STRATEGY_PRIVATIZED = 2  /**< equal nonzero ranges in parallel into per-thread output copies */
+  SPT_HICOO_STRATEGY_PRIVATIZED = 2,  /**< equal nonzero ranges in parallel into per-thread output copies */
+  SPT_HICOO_STRATEGY_MAX_ENUM = 0x7FFFFFFF /**< not a value: makes every 32-bit int representable (checked at run time) */
 } spt_hicoo_strategy;
 
 /** Options of spt_hicoo_from_coo. Always initialise with

@@ -34,7 +34,8 @@ typedef enum spt_reorder_method {
   SPT_REORDER_LEXI = 0,    /**< LEXI-ORDER: per mode, slices sorted in non-increasing lexicographic
                                 order of their nonzero patterns, iterated over the modes (default) */
   SPT_REORDER_BFS_MCS = 1, /**< BFS-like maximum cardinality search on the tensor's hypergraph */
-  SPT_REORDER_RANDOM = 2   /**< uniformly random relabelling from a seed */
+  SPT_REORDER_RANDOM = 2,   /**< uniformly random relabelling from a seed */
+  SPT_REORDER_METHOD_MAX_ENUM = 0x7FFFFFFF /**< not a value: makes every 32-bit int representable (checked at run time) */
 } spt_reorder_method;
 
 /** Options for spt_reorder_compute. Always initialise with

@@ -79,7 +79,8 @@ typedef enum spt_status_code {
   SPT_ERR_NUMERICAL = -8,         /**< numerical breakdown (e.g. NaN in a solve) */
   SPT_ERR_OVERFLOW = -9,          /**< a size or index does not fit its type */
   SPT_ERR_READ_ONLY = -10,        /**< modification of a read-only view */
-  SPT_ERR_INTERNAL = -99          /**< a bug in the library; please report it */
+  SPT_ERR_INTERNAL = -99,          /**< a bug in the library; please report it */
+  SPT_STATUS_CODE_MAX_ENUM = 0x7FFFFFFF /**< not a value: makes every 32-bit int representable (checked at run time) */
 } spt_status_code;
 
 typedef int spt_status;
@@ -91,13 +92,15 @@ SPT_API const char *spt_status_string(spt_status status);
 /** Value type of a tensor or matrix, chosen at run time. */
 typedef enum spt_dtype {
   SPT_FLOAT32 = 1,
-  SPT_FLOAT64 = 2
+  SPT_FLOAT64 = 2,
+  SPT_DTYPE_MAX_ENUM = 0x7FFFFFFF /**< not a value: makes every 32-bit int representable (checked at run time) */
 } spt_dtype;
 
 /** Memory layout of a dense matrix. */
 typedef enum spt_layout {
   SPT_ROW_MAJOR = 0, /**< element (i,j) at data[i*ld + j], ld >= cols */
-  SPT_COL_MAJOR = 1  /**< element (i,j) at data[j*ld + i], ld >= rows */
+  SPT_COL_MAJOR = 1,  /**< element (i,j) at data[j*ld + i], ld >= rows */
+  SPT_LAYOUT_MAX_ENUM = 0x7FFFFFFF /**< not a value: makes every 32-bit int representable (checked at run time) */
 } spt_layout;
 
 /** Compute backend choice for a context. */
@@ -106,7 +109,8 @@ typedef enum spt_backend {
   SPT_BACKEND_CPU = 1,       /**< OpenMP kernels */
   SPT_BACKEND_CUDA = 2,      /**< NVIDIA GPU through the plugin libsptensor_cuda.so (kernels
                                   without a GPU version run on the CPU) */
-  SPT_BACKEND_REFERENCE = 3  /**< sequential reference kernels (slow; for testing) */
+  SPT_BACKEND_REFERENCE = 3,  /**< sequential reference kernels (slow; for testing) */
+  SPT_BACKEND_MAX_ENUM = 0x7FFFFFFF /**< not a value: makes every 32-bit int representable (checked at run time) */
 } spt_backend;
 
 /* ------------------------------------------------------------------------ */
@@ -265,14 +269,16 @@ typedef struct spt_coo_s spt_coo;
 typedef enum spt_coo_flags {
   SPT_COO_DEFAULT = 0,
   SPT_COO_REJECT_NONFINITE = 1, /**< fail with INVALID_ARGUMENT on NaN/Inf values */
-  SPT_COO_GROW_DIMS = 2         /**< (append) grow dims to fit new indices instead of failing */
+  SPT_COO_GROW_DIMS = 2,         /**< (append) grow dims to fit new indices instead of failing */
+  SPT_COO_FLAGS_MAX_ENUM = 0x7FFFFFFF /**< not a value: makes every 32-bit int representable (checked at run time) */
 } spt_coo_flags;
 
 /** What to do with repeated coordinates. */
 typedef enum spt_duplicates {
   SPT_DUPLICATES_KEEP = 0,   /**< keep them (kernels treat them as summed) */
   SPT_DUPLICATES_SUM = 1,    /**< merge into one entry holding the sum */
-  SPT_DUPLICATES_REJECT = 2  /**< fail with INVALID_ARGUMENT naming the coordinate */
+  SPT_DUPLICATES_REJECT = 2,  /**< fail with INVALID_ARGUMENT naming the coordinate */
+  SPT_DUPLICATES_MAX_ENUM = 0x7FFFFFFF /**< not a value: makes every 32-bit int representable (checked at run time) */
 } spt_duplicates;
 
 /** New empty tensor of `order` >= 1 modes with the given dims (each >= 1).
@@ -480,8 +486,9 @@ typedef enum spt_elementwise_op {
   SPT_OP_ADD = 0, /**< X + Y over the union of patterns */
   SPT_OP_SUB = 1, /**< X - Y over the union of patterns */
   SPT_OP_MUL = 2, /**< X .* Y over the intersection of patterns */
-  SPT_OP_DIV = 3  /**< X ./ Y over the intersection of patterns (entries where
+  SPT_OP_DIV = 3,  /**< X ./ Y over the intersection of patterns (entries where
                        Y is an implicit zero are not produced) */
+  SPT_ELEMENTWISE_OP_MAX_ENUM = 0x7FFFFFFF /**< not a value: makes every 32-bit int representable (checked at run time) */
 } spt_elementwise_op;
 
 /** Elementwise op of two tensors with the same order, dims and dtype.
@@ -546,7 +553,8 @@ SPT_API spt_status spt_ktensor_history(const spt_ktensor *k, int *count, const d
 
 typedef enum spt_cpd_init {
   SPT_CPD_INIT_RANDOM = 0, /**< uniform [0,1) factors from the seed (as pyttb 'random') */
-  SPT_CPD_INIT_USER = 1    /**< copy opts->init_factors */
+  SPT_CPD_INIT_USER = 1,    /**< copy opts->init_factors */
+  SPT_CPD_INIT_MAX_ENUM = 0x7FFFFFFF /**< not a value: makes every 32-bit int representable (checked at run time) */
 } spt_cpd_init;
 
 /** Per-iteration callback: iteration (1-based), fit, change in fit, seconds of
@@ -559,7 +567,8 @@ typedef enum spt_tensor_format {
   SPT_TENSOR_FORMAT_AUTO = 0,  /**< chosen from the tensor's statistics (see spt_suggest_format) */
   SPT_TENSOR_FORMAT_COO = 1,   /**< coordinate lists (no conversion) */
   SPT_TENSOR_FORMAT_CSF = 2,   /**< compressed sparse fibers (SPLATT-style trees) */
-  SPT_TENSOR_FORMAT_HICOO = 3  /**< hierarchical COO (blocked, 8-bit element indices) */
+  SPT_TENSOR_FORMAT_HICOO = 3,  /**< hierarchical COO (blocked, 8-bit element indices) */
+  SPT_TENSOR_FORMAT_MAX_ENUM = 0x7FFFFFFF /**< not a value: makes every 32-bit int representable (checked at run time) */
 } spt_tensor_format;
 
 /** How many CSF trees a CP-ALS keeps (SPLATT's policies). */
@@ -568,8 +577,9 @@ typedef enum spt_csf_policy {
   SPT_CSF_ONEMODE = 1,  /**< one tree (shortest mode at the root), MTTKRP at every level */
   SPT_CSF_TWOMODE = 2,  /**< two trees: the second rooted at the first tree's leaf mode */
   SPT_CSF_ALLMODE = 3,  /**< one tree per mode, each MTTKRP at its root */
-  SPT_CSF_MEMOIZED = 4  /**< CP-ALS only: one tree with levels in update order, intermediates kept
+  SPT_CSF_MEMOIZED = 4,  /**< CP-ALS only: one tree with levels in update order, intermediates kept
                              across a sweep (ADATM memoization; see spt_cpd_options.memo_budget_bytes) */
+  SPT_CSF_POLICY_MAX_ENUM = 0x7FFFFFFF /**< not a value: makes every 32-bit int representable (checked at run time) */
 } spt_csf_policy;
 
 /** Advice from spt_suggest_format. Set struct_size (and optionally a reason
@@ -674,7 +684,8 @@ typedef enum spt_file_format {
   SPT_FORMAT_TNS = 1,           /**< FROSTT text: "i1 ... iN value" per line */
   SPT_FORMAT_TNS_EXTENDED = 2,  /**< ParTI!/B-CSF text: order line, dims line, then entries */
   SPT_FORMAT_SPLATT_BIN = 3,    /**< SPLATT binary coordinate file (.bin) */
-  SPT_FORMAT_SPT_BIN = 4        /**< libsptensor binary (.sptb): versioned, checksummed */
+  SPT_FORMAT_SPT_BIN = 4,        /**< libsptensor binary (.sptb): versioned, checksummed */
+  SPT_FILE_FORMAT_MAX_ENUM = 0x7FFFFFFF /**< not a value: makes every 32-bit int representable (checked at run time) */
 } spt_file_format;
 
 /** Compression of a file (reading detects it from the content). */
@@ -683,7 +694,8 @@ typedef enum spt_compression {
   SPT_COMPRESS_NONE = 1,
   SPT_COMPRESS_GZIP = 2,
   SPT_COMPRESS_XZ = 3,
-  SPT_COMPRESS_ZSTD = 4
+  SPT_COMPRESS_ZSTD = 4,
+  SPT_COMPRESSION_MAX_ENUM = 0x7FFFFFFF /**< not a value: makes every 32-bit int representable (checked at run time) */
 } spt_compression;
 
 /** Options for spt_read. Initialise with spt_read_options_init(). */

@@ -50,8 +50,9 @@ typedef enum spt_tucker_init {
   SPT_TUCKER_INIT_HOSVD = 0,  /**< leading left singular vectors of every unfolding X_(n) (computed
                                    from the sparse tensor, never densified) -- pyttb init='nvecs' */
   SPT_TUCKER_INIT_RANDOM = 1, /**< random orthonormal columns (QR of uniform [0,1) values from the seed) */
-  SPT_TUCKER_INIT_USER = 2    /**< copy opts->init_factors (I_n x R_n each; used as given, like pyttb:
+  SPT_TUCKER_INIT_USER = 2,    /**< copy opts->init_factors (I_n x R_n each; used as given, like pyttb:
                                    they need not be orthonormal) */
+  SPT_TUCKER_INIT_MAX_ENUM = 0x7FFFFFFF /**< not a value: makes every 32-bit int representable (checked at run time) */
 } spt_tucker_init;
 
 /** Per-iteration callback: iteration (1-based), fit, |fit - previous fit|

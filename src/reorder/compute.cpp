@@ -32,6 +32,8 @@ spt_permutation_s compute(const spt_context_s& ctx, const spt_coo_s& x, const sp
     case SPT_REORDER_RANDOM:
       result.per_mode = random_order(x.dims, opts.seed != 0 ? opts.seed : ctx.seed);
       break;
+    default:  // rejected by validate_options
+      fail(SPT_ERR_INTERNAL, "unhandled reorder method ", static_cast<int>(opts.method));
   }
   return result;
 }
