@@ -17,7 +17,8 @@ import ctypes
 import sys
 
 from crosscheck_common import (
-    SKIP, SPT_FLOAT64, SPT_OK, SPT_ROW_MAJOR, SPT_WARN_NOT_CONVERGED, check, find, np, read_tns, ttb)
+    SKIP, SPT_OK, SPT_WARN_NOT_CONVERGED, check, copy_factors, coo_from_subs, find, init_options, ktensor_lambda,
+    np, read_tns, run_main, ttb, wrap_matrices)
 
 FIT_RTOL = 1e-6
 FACTOR_RTOL = 1e-4  # arranged factors: loose, iterates amplify rounding
@@ -89,28 +90,13 @@ def load_library(path):
 def run_sptensor(lib, subs, vals, shape, rank, iters, init_factors):
     """spt_cpd_als from init_factors; returns (fit, fits per iteration, weights, factors)."""
     order = len(shape)
-    nnz = len(vals)
-    indices = np.ascontiguousarray(subs.T.astype(np.uint32))  # mode-major, ld = nnz
-    values = np.ascontiguousarray(vals, dtype=np.float64)
-    dims = (ctypes.c_uint32 * order)(*shape)
-    x = ctypes.c_void_p()
-    check(lib, lib.spt_coo_create_from_arrays(None, SPT_FLOAT64, order, dims, nnz, indices.ctypes.data, nnz, 0,
-                                               values.ctypes.data, 0, ctypes.byref(x)), "spt_coo_create_from_arrays")
+    x = coo_from_subs(lib, subs, vals, shape)
     wrapped = []
     k = ctypes.c_void_p()
     try:
-        arrays = [np.ascontiguousarray(f, dtype=np.float64) for f in init_factors]
-        for a in arrays:
-            m = ctypes.c_void_p()
-            check(lib, lib.spt_matrix_wrap(None, SPT_FLOAT64, a.shape[0], a.shape[1], SPT_ROW_MAJOR, a.ctypes.data,
-                                           a.shape[1], ctypes.byref(m)), "spt_matrix_wrap")
-            wrapped.append(m)
+        arrays = wrap_matrices(lib, init_factors, wrapped)
         ptrs = (ctypes.c_void_p * order)(*[m.value for m in wrapped])
-        opts = CpdOptions()
-        check(lib, lib.spt_cpd_options_init(ctypes.byref(opts)), "spt_cpd_options_init")
-        if opts.struct_size != ctypes.sizeof(CpdOptions):
-            raise RuntimeError(f"spt_cpd_options layout mismatch: library says {opts.struct_size} bytes, "
-                               f"this script {ctypes.sizeof(CpdOptions)}")
+        opts = init_options(lib, "spt_cpd_options_init", CpdOptions)
         opts.rank = rank
         opts.max_iters = iters
         opts.tol = 0.0
@@ -125,16 +111,8 @@ def run_sptensor(lib, subs, vals, shape, rank, iters, init_factors):
         check(lib, lib.spt_ktensor_result(k, ctypes.byref(fit), ctypes.byref(iterations), None), "result")
         check(lib, lib.spt_ktensor_history(k, ctypes.byref(count), ctypes.byref(fits), None), "history")
         history = [fits[i] for i in range(count.value)]
-        lam_ptr = ctypes.c_void_p()
-        check(lib, lib.spt_ktensor_lambda(k, ctypes.byref(lam_ptr)), "lambda")
-        weights = np.ctypeslib.as_array(ctypes.cast(lam_ptr, ctypes.POINTER(ctypes.c_double)), (rank,)).copy()
-        factors = []
-        for n in range(order):
-            f = ctypes.c_void_p()
-            check(lib, lib.spt_ktensor_factor(k, n, ctypes.byref(f)), "factor")
-            out = np.empty((shape[n], rank), dtype=np.float64)
-            check(lib, lib.spt_matrix_copy_out(f, SPT_ROW_MAJOR, out.ctypes.data, rank), "copy_out")
-            factors.append(out)
+        weights = ktensor_lambda(lib, k, rank)
+        factors = copy_factors(lib, lib.spt_ktensor_factor, k, shape, [rank] * order)
         assert iterations.value == iters == len(history)
         return fit.value, history, weights, factors
     finally:
@@ -194,12 +172,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main(sys.argv))
-    except SystemExit:
-        raise
-    except Exception as e:  # report, do not hang ctest with a traceback only
-        import traceback
-        traceback.print_exc()
-        print(f"FAIL: {e}")
-        sys.exit(1)
+    run_main(main)

@@ -18,7 +18,8 @@ import ctypes
 import sys
 
 from crosscheck_common import (
-    SKIP, SPT_FLOAT64, SPT_OK, SPT_ROW_MAJOR, SPT_WARN_NOT_CONVERGED, check, find, np, read_tns, ttb)
+    SKIP, SPT_OK, SPT_WARN_NOT_CONVERGED, check, copy_factors, coo_from_subs, find, init_options, np, read_tns,
+    run_main, ttb, wrap_matrices)
 
 FIT_RTOL = 1e-6
 ANGLE_TOL = 1e-6
@@ -89,29 +90,14 @@ def load_library(path):
 def run_sptensor(lib, subs, vals, shape, ranks, iters, init_factors):
     """spt_tucker_hooi from init_factors (None: HOSVD init); returns (fit, iterations, factors)."""
     order = len(shape)
-    nnz = len(vals)
-    indices = np.ascontiguousarray(subs.T.astype(np.uint32))  # mode-major, ld = nnz
-    values = np.ascontiguousarray(vals, dtype=np.float64)
-    dims = (ctypes.c_uint32 * order)(*shape)
-    x = ctypes.c_void_p()
-    check(lib, lib.spt_coo_create_from_arrays(None, SPT_FLOAT64, order, dims, nnz, indices.ctypes.data, nnz, 0,
-                                               values.ctypes.data, 0, ctypes.byref(x)), "spt_coo_create_from_arrays")
+    x = coo_from_subs(lib, subs, vals, shape)
     wrapped = []
     t = ctypes.c_void_p()
     try:
-        arrays = [np.ascontiguousarray(f, dtype=np.float64) for f in (init_factors or [])]
-        for a in arrays:
-            m = ctypes.c_void_p()
-            check(lib, lib.spt_matrix_wrap(None, SPT_FLOAT64, a.shape[0], a.shape[1], SPT_ROW_MAJOR, a.ctypes.data,
-                                           a.shape[1], ctypes.byref(m)), "spt_matrix_wrap")
-            wrapped.append(m)
+        arrays = wrap_matrices(lib, (init_factors or []), wrapped)
         ptrs = (ctypes.c_void_p * order)(*[m.value for m in wrapped]) if wrapped else None
         rank_array = (ctypes.c_uint32 * order)(*ranks)
-        opts = TuckerOptions()
-        check(lib, lib.spt_tucker_options_init(ctypes.byref(opts)), "spt_tucker_options_init")
-        if opts.struct_size != ctypes.sizeof(TuckerOptions):
-            raise RuntimeError(f"spt_tucker_options layout mismatch: library says {opts.struct_size} bytes, "
-                               f"this script {ctypes.sizeof(TuckerOptions)}")
+        opts = init_options(lib, "spt_tucker_options_init", TuckerOptions)
         opts.ranks = rank_array
         opts.ranks_count = order
         opts.max_iters = iters
@@ -126,13 +112,7 @@ def run_sptensor(lib, subs, vals, shape, ranks, iters, init_factors):
         fit = ctypes.c_double()
         iterations = ctypes.c_int()
         check(lib, lib.spt_ttensor_info(t, None, None, ctypes.byref(fit), ctypes.byref(iterations)), "info")
-        factors = []
-        for n in range(order):
-            f = ctypes.c_void_p()
-            check(lib, lib.spt_ttensor_factor(t, n, ctypes.byref(f)), "factor")
-            out = np.empty((shape[n], ranks[n]), dtype=np.float64)
-            check(lib, lib.spt_matrix_copy_out(f, SPT_ROW_MAJOR, out.ctypes.data, ranks[n]), "copy_out")
-            factors.append(out)
+        factors = copy_factors(lib, lib.spt_ttensor_factor, t, shape, ranks)
         return fit.value, iterations.value, factors
     finally:
         lib.spt_ttensor_free(t)
@@ -192,12 +172,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main(sys.argv))
-    except SystemExit:
-        raise
-    except Exception as e:  # report, do not hang ctest with a traceback only
-        import traceback
-        traceback.print_exc()
-        print(f"FAIL: {e}")
-        sys.exit(1)
+    run_main(main)

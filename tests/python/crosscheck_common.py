@@ -1,6 +1,8 @@
 """Pieces shared by the pyttb cross-check scripts (check_*_pyttb.py): the
 skip/fail convention of ctest, the numpy/pyttb imports, status checks on
-the C API through ctypes, .tns reading and data-file lookup."""
+the C API through ctypes, handles built from numpy arrays, options
+initialisation, .tns reading, data-file lookup and the script entry point."""
+import ctypes
 import lzma
 import os
 import sys
@@ -49,3 +51,72 @@ def find(name, dirs):
         if os.path.exists(p):
             return p
     return None
+
+
+def coo_from_subs(lib, subs, vals, shape):
+    """A float64 spt_coo copied from 0-based subs (nnz x order) and vals; the caller frees it."""
+    order = len(shape)
+    nnz = len(vals)
+    indices = np.ascontiguousarray(subs.T.astype(np.uint32))  # mode-major, ld = nnz
+    values = np.ascontiguousarray(vals, dtype=np.float64)
+    dims = (ctypes.c_uint32 * order)(*shape)
+    x = ctypes.c_void_p()
+    check(lib, lib.spt_coo_create_from_arrays(None, SPT_FLOAT64, order, dims, nnz, indices.ctypes.data, nnz, 0,
+                                               values.ctypes.data, 0, ctypes.byref(x)), "spt_coo_create_from_arrays")
+    return x
+
+
+def wrap_matrices(lib, matrices, wrapped):
+    """Row-major float64 spt_matrix views of `matrices`, appended to `wrapped`
+    (the caller frees them); returns the arrays, which must outlive the views."""
+    arrays = [np.ascontiguousarray(f, dtype=np.float64) for f in matrices]
+    for a in arrays:
+        m = ctypes.c_void_p()
+        check(lib, lib.spt_matrix_wrap(None, SPT_FLOAT64, a.shape[0], a.shape[1], SPT_ROW_MAJOR, a.ctypes.data,
+                                       a.shape[1], ctypes.byref(m)), "spt_matrix_wrap")
+        wrapped.append(m)
+    return arrays
+
+
+def init_options(lib, init_name, options_type):
+    """options_type() filled by the library's `init_name`; fails when the
+    library's struct size differs from this script's ctypes layout."""
+    opts = options_type()
+    check(lib, getattr(lib, init_name)(ctypes.byref(opts)), init_name)
+    if opts.struct_size != ctypes.sizeof(options_type):
+        raise RuntimeError(f"{init_name}: options layout mismatch: library says {opts.struct_size} bytes, "
+                           f"this script {ctypes.sizeof(options_type)}")
+    return opts
+
+
+def copy_factors(lib, get_factor, handle, shape, cols):
+    """Factor n of `handle` (through get_factor(handle, n, &matrix)) as a
+    shape[n] x cols[n] numpy array, for every mode."""
+    factors = []
+    for n in range(len(shape)):
+        f = ctypes.c_void_p()
+        check(lib, get_factor(handle, n, ctypes.byref(f)), "factor")
+        out = np.empty((shape[n], cols[n]), dtype=np.float64)
+        check(lib, lib.spt_matrix_copy_out(f, SPT_ROW_MAJOR, out.ctypes.data, cols[n]), "copy_out")
+        factors.append(out)
+    return factors
+
+
+def ktensor_lambda(lib, k, rank):
+    lam_ptr = ctypes.c_void_p()
+    check(lib, lib.spt_ktensor_lambda(k, ctypes.byref(lam_ptr)), "lambda")
+    return np.ctypeslib.as_array(ctypes.cast(lam_ptr, ctypes.POINTER(ctypes.c_double)), (rank,)).copy()
+
+
+def run_main(main):
+    """Exit with main(sys.argv); an exception is reported as FAIL (exit 1) so
+    ctest shows a reason, not only a traceback."""
+    try:
+        sys.exit(main(sys.argv))
+    except SystemExit:
+        raise
+    except Exception as e:
+        import traceback
+        traceback.print_exc()
+        print(f"FAIL: {e}")
+        sys.exit(1)
