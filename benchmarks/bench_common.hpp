@@ -12,6 +12,7 @@
 #include <cstring>
 #include <ctime>
 #include <fstream>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -152,5 +153,27 @@ struct BenchEnv {
     commit = c && *c ? c : "unknown";
   }
 };
+
+struct MatrixDeleter {
+  void operator()(spt_matrix* m) const { spt_matrix_free(m); }
+};
+using MatrixPtr = std::unique_ptr<spt_matrix, MatrixDeleter>;
+
+// Deterministic factor values in [0, 1) (a small LCG; quality is irrelevant).
+inline MatrixPtr random_factor(const BenchEnv& env, spt_dtype dtype, spt_nnz rows, spt_nnz cols, uint64_t seed) {
+  spt_matrix* m = nullptr;
+  check(spt_matrix_create(env.ctx, dtype, rows, cols, SPT_ROW_MAJOR, &m), env.ctx, "spt_matrix_create");
+  MatrixPtr owned(m);
+  void* data = nullptr;
+  check(spt_matrix_data(m, &data), env.ctx, "spt_matrix_data");
+  uint64_t state = seed * 6364136223846793005ull + 1442695040888963407ull;
+  for (spt_nnz i = 0; i < rows * cols; ++i) {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    double v = static_cast<double>(state >> 11) * (1.0 / 9007199254740992.0);
+    if (dtype == SPT_FLOAT32) static_cast<float*>(data)[i] = static_cast<float>(v);
+    else static_cast<double*>(data)[i] = v;
+  }
+  return owned;
+}
 
 }  // namespace spt_bench

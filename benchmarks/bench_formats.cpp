@@ -152,28 +152,6 @@ Record base_record(const Env& env, const Options& o, const Shape& s, const char*
 
 void finish_record(Record& r, const Env& env) { r.str("date", env.date).str("commit", env.commit).print(); }
 
-struct MatrixDeleter {
-  void operator()(spt_matrix* m) const { spt_matrix_free(m); }
-};
-using MatrixPtr = std::unique_ptr<spt_matrix, MatrixDeleter>;
-
-// Deterministic factor values in [0, 1) (a small LCG; quality is irrelevant).
-MatrixPtr random_factor(Env& env, spt_dtype dtype, spt_nnz rows, spt_nnz cols, uint64_t seed) {
-  spt_matrix* m = nullptr;
-  check(spt_matrix_create(env.ctx, dtype, rows, cols, SPT_ROW_MAJOR, &m), env.ctx, "spt_matrix_create");
-  MatrixPtr owned(m);
-  void* data = nullptr;
-  check(spt_matrix_data(m, &data), env.ctx, "spt_matrix_data");
-  uint64_t state = seed * 6364136223846793005ull + 1442695040888963407ull;
-  for (spt_nnz i = 0; i < rows * cols; ++i) {
-    state = state * 6364136223846793005ull + 1442695040888963407ull;
-    double v = static_cast<double>(state >> 11) * (1.0 / 9007199254740992.0);
-    if (dtype == SPT_FLOAT32) static_cast<float*>(data)[i] = static_cast<float>(v);
-    else static_cast<double*>(data)[i] = v;
-  }
-  return owned;
-}
-
 double factor_bytes(const Shape& s, unsigned rank, uint32_t mode, double valbytes) {
   double bytes = 0;
   for (uint32_t m = 0; m < s.order; ++m)
