@@ -176,4 +176,15 @@ inline MatrixPtr random_factor(const BenchEnv& env, spt_dtype dtype, spt_nnz row
   return owned;
 }
 
+// Reads `path` with the given value type; the caller frees the tensor.
+// Throws Failure with the library's message.
+inline spt_coo* read_tensor(spt_context* ctx, const std::string& path, spt_dtype dtype) {
+  spt_read_options ro;
+  check(spt_read_options_init(&ro), ctx, "spt_read_options_init");
+  ro.dtype = dtype;
+  spt_coo* x = nullptr;
+  check(spt_read(ctx, path.c_str(), &ro, &x), ctx, "reading " + path);
+  return x;
+}
+
 }  // namespace spt_bench

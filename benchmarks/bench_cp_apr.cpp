@@ -182,11 +182,7 @@ int run(const Args& a) {
   if (a.threads > 0) check(spt_context_set_threads(ctx, a.threads), ctx, "threads");
   int threads = 0;
   spt_context_get_threads(ctx, &threads);
-  spt_read_options ro;
-  spt_read_options_init(&ro);
-  ro.dtype = a.dtype;
-  spt_coo* x = nullptr;
-  check(spt_read(ctx, a.file.c_str(), &ro, &x), ctx, "read " + a.file);
+  spt_coo* x = read_tensor(ctx, a.file, a.dtype);
   // CP-APR needs nonnegative values: take absolute values (a copy).
   spt_coo_s xs = spt::copy_coo(*x, a.dtype);
   spt::with_dtype(a.dtype, [&](auto tag) {

@@ -283,11 +283,7 @@ int main(int argc, char** argv) {
   try {
     env.open(o.threads);
 
-    spt_read_options ro;
-    check(spt_read_options_init(&ro), env.ctx, "spt_read_options_init");
-    ro.dtype = o.dtype;
-    spt_coo* x = nullptr;
-    check(spt_read(env.ctx, o.path.c_str(), &ro, &x), env.ctx, "reading " + o.path);
+    spt_coo* x = read_tensor(env.ctx, o.path, o.dtype);
     std::unique_ptr<spt_coo, spt_status (*)(spt_coo*)> tensor(x, spt_coo_free);
     Shape s;
     check(spt_coo_info(x, nullptr, &s.order, &s.nnz), env.ctx, "spt_coo_info");

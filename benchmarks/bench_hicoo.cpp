@@ -120,11 +120,7 @@ int run(const Args& a) {
   if (a.threads > 0) check(spt_context_set_threads(ctx, a.threads), ctx, "threads");
   int threads = 0;
   spt_context_get_threads(ctx, &threads);
-  spt_read_options ro;
-  spt_read_options_init(&ro);
-  ro.dtype = a.dtype;
-  spt_coo* x = nullptr;
-  check(spt_read(ctx, a.file.c_str(), &ro, &x), ctx, "read " + a.file);
+  spt_coo* x = read_tensor(ctx, a.file, a.dtype);
   uint32_t order = 0;
   spt_nnz nnz = 0;
   spt_coo_info(x, nullptr, &order, &nnz);

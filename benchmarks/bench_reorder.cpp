@@ -195,11 +195,7 @@ void run(const Options& o) {
   std::strftime(date, sizeof date, "%Y-%m-%d", std::gmtime(&now));
   env.date = date;
 
-  spt_read_options ro;
-  check(spt_read_options_init(&ro), env.ctx, "read options");
-  ro.dtype = o.dtype == "float64" ? SPT_FLOAT64 : SPT_FLOAT32;
-  spt_coo* raw = nullptr;
-  check(spt_read(env.ctx, o.file.c_str(), &ro, &raw), env.ctx, "reading " + o.file);
+  spt_coo* raw = read_tensor(env.ctx, o.file, o.dtype == "float64" ? SPT_FLOAT64 : SPT_FLOAT32);
   std::unique_ptr<spt_coo, decltype(&spt_coo_free)> x(raw, spt_coo_free);
   uint32_t order = 0;
   spt_nnz nnz = 0;

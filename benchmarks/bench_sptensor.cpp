@@ -154,11 +154,7 @@ Record base_record(const Env& env, const Options& o, const Shape& s, const char*
 void finish_record(Record& r, const Env& env) { r.str("date", env.date).str("commit", env.commit).print(); }
 
 spt_coo* read_file(Env& env, const Options& o, const std::string& path) {
-  spt_read_options ro;
-  check(spt_read_options_init(&ro), env.ctx, "spt_read_options_init");
-  ro.dtype = o.dtype;
-  spt_coo* x = nullptr;
-  check(spt_read(env.ctx, path.c_str(), &ro, &x), env.ctx, "reading " + path);
+  spt_coo* x = read_tensor(env.ctx, path, o.dtype);
   return x;
 }
 

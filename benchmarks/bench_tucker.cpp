@@ -334,11 +334,7 @@ int main(int argc, char** argv) {
     env.open(o.threads);
     check(spt_context_set_backend(env.ctx, SPT_BACKEND_CPU), env.ctx, "spt_context_set_backend");
 
-    spt_read_options ro;
-    check(spt_read_options_init(&ro), env.ctx, "spt_read_options_init");
-    ro.dtype = o.dtype;
-    spt_coo* raw = nullptr;
-    check(spt_read(env.ctx, o.path.c_str(), &ro, &raw), env.ctx, "reading " + o.path);
+    spt_coo* raw = read_tensor(env.ctx, o.path, o.dtype);
     std::unique_ptr<spt_coo, spt_status (*)(spt_coo*)> tensor(raw, spt_coo_free);
     const spt_coo_s& x = *raw;
     std::fprintf(stderr, "bench_tucker: %s order %u nnz %llu (%s, %d threads)\n", o.tensor.c_str(), x.order(),
