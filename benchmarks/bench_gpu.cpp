@@ -30,7 +30,8 @@
 // (median of the sweeps' wall times, float32, tol 0, the same seeded random
 // init) on the GPU (backend CUDA: the whole loop on the device, COO) and on
 // the CPU (backend CPU, --cpd-threads threads, default 16, format AUTO as
-// users get it), and the final fits; JSON bench "cpd_iter".
+// users get it), and the final fits; also the GPU run on F-COO
+// (format "fcoo"); JSON bench "cpd_iter".
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -46,12 +47,14 @@
 #include "algo/cp_als.hpp"
 #include "core/context.hpp"
 #include "core/coo.hpp"
+#include "core/fcoo.hpp"
 #include "core/hicoo.hpp"
 #include "core/ktensor.hpp"
 #include "core/matrix.hpp"
 #include "dispatch/dispatch.hpp"
 #include "kernels/kernels.hpp"
 #include "mttkrp.cuh"
+#include "fcoo.cuh"
 #include "mttkrp_hicoo.cuh"
 
 namespace {
@@ -147,7 +150,8 @@ struct CpdTiming {
   std::string error;
 };
 
-CpdTiming time_cpd(const spt_coo_s& x, spt_backend backend, int threads, int rank, int iters) {
+CpdTiming time_cpd(const spt_coo_s& x, spt_backend backend, int threads, int rank, int iters,
+                   spt_tensor_format format = SPT_TENSOR_FORMAT_AUTO) {
   spt_context_s ctx;
   ctx.backend = backend;
   ctx.threads = threads;
@@ -157,6 +161,7 @@ CpdTiming time_cpd(const spt_coo_s& x, spt_backend backend, int threads, int ran
   opts.max_iters = iters;
   opts.tol = 0.0;
   opts.seed = 7;
+  opts.format = format;
   CpdTiming t;
   spt_ktensor_s k;
   const auto t0 = std::chrono::steady_clock::now();
@@ -176,6 +181,20 @@ void run_cpd(const Bench& b, const std::string& name, const spt_coo_s& x) {
   for (int rank : b.ranks) {
     const CpdTiming gpu = time_cpd(x, SPT_BACKEND_CUDA, b.cpd_threads, rank, b.cpd_iters);
     const CpdTiming cpu = time_cpd(x, SPT_BACKEND_CPU, b.cpd_threads, rank, b.cpd_iters);
+    // The whole sweep on the device on F-COO (one copy per mode; the
+    // timing includes building them once, reported in total_seconds).
+    const CpdTiming fcoo = time_cpd(x, SPT_BACKEND_CUDA, b.cpd_threads, rank, b.cpd_iters, SPT_TENSOR_FORMAT_FCOO);
+    std::printf("%-24s CP-ALS rank %2d float32  GPU F-COO %8.4f s/iter (fit %.6f, %.2f s total)%s\n", name.c_str(),
+                rank, fcoo.seconds_per_iter, fcoo.fit, fcoo.total_seconds,
+                fcoo.error.empty() ? "" : ("  error: " + fcoo.error).c_str());
+    if (b.json)
+      std::fprintf(b.json,
+                   "{\"bench\":\"cpd_iter\",\"tensor\":\"%s\",\"order\":%u,\"nnz\":%llu,\"mode\":-1,"
+                   "\"rank\":%d,\"dtype\":\"float32\",\"backend\":\"cuda\",\"format\":\"fcoo\",\"threads\":0,"
+                   "\"iterations\":%d,\"seconds_per_iter_median\":%.6f,\"total_seconds\":%.4f,\"fit\":%.8f,"
+                   "\"device\":\"%s\"}\n",
+                   name.c_str(), x.order(), (unsigned long long)x.nnz, rank, b.cpd_iters, fcoo.seconds_per_iter,
+                   fcoo.total_seconds, fcoo.fit, b.device.c_str());
     std::printf("%-24s CP-ALS rank %2d float32  GPU %8.4f s/iter (fit %.6f, %.2f s total)  CPU %d threads %8.4f "
                 "s/iter (fit %.6f, %.2f s total)  speed-up %.1fx%s%s\n",
                 name.c_str(), rank, gpu.seconds_per_iter, gpu.fit, gpu.total_seconds, b.cpd_threads,
@@ -272,6 +291,52 @@ void run_tensor(const Bench& b, const std::string& name, const spt_coo_s& x) {
   std::printf("%-24s HiCOO: B = %u, %llu blocks (%.1f nonzeros per block), %.1f MB (COO %.1f MB), converted in %.2f s\n",
               name.c_str(), h.block_size(), (unsigned long long)h.num_blocks(), double(nnz) / std::max<double>(1, h.num_blocks()),
               hicoo_format_bytes / 1e6, double(nnz) * (order * 4 + 4) / 1e6, hicoo_convert_s);
+
+  // F-COO (bench "gpu_mttkrp_fcoo"): per mode the format built once (the
+  // rule's threadlen; the host conversion timed), re-cut to threadlen 8, 16
+  // and 32 (only the start flags and warp table change) and uploaded, for
+  // the threadlen sweep behind the rule.
+  struct FcooDevice {
+    uint32_t threadlen = 0;
+    void* block = nullptr;
+    spt::cuda::DeviceFcooRef ref;
+    double format_bytes = 0;
+  };
+  // The rule depends on the rank (row bytes); the sweep times every threadlen.
+  auto rule_threadlen_for = [&](int rank) {
+    return spt::fcoo::suggested_threadlen(nnz, uint64_t(rank) * sizeof(float), b.multiprocessors);
+  };
+  const bool fcoo_ok = order - 1 <= spt::cuda::kFcooMaxProductModes;
+  std::vector<std::vector<FcooDevice>> fcoo_dev(order);
+  std::vector<double> fcoo_convert_s(order, 0.0);
+  for (uint32_t mode = 0; fcoo_ok && mode < order; ++mode) {
+    const auto t0 = std::chrono::steady_clock::now();
+    spt_fcoo_s f = spt::fcoo::from_coo(x, SPT_FCOO_MTTKRP, mode, 8, 16);
+    fcoo_convert_s[mode] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    for (uint32_t tl : {8u, 16u, 32u}) {
+      spt::fcoo::set_threadlen(f, tl);
+      std::vector<const uint32_t*> ind;
+      for (const auto& a : f.product_ind) ind.push_back(a.data());
+      spt::cuda::HostFcooView v;
+      v.nnz = f.nnz;
+      v.segments = f.segments;
+      v.threadlen = tl;
+      v.num_product_modes = order - 1;
+      v.product_ind = ind.data();
+      v.bf = f.bf.data();
+      v.sf = f.sf.data();
+      v.group_first_segment = f.group_first_segment.data();
+      v.segment_rows = f.segment_ind[0].data();
+      v.values = f.val.data();
+      v.value_size = sizeof(float);
+      FcooDevice d;
+      d.threadlen = tl;
+      d.format_bytes = double(f.bytes());
+      CHECK(cudaMalloc(&d.block, spt::cuda::fcoo_copy_bytes(v)));
+      CHECK(spt::cuda::fcoo_upload(v, d.block, &d.ref));
+      fcoo_dev[mode].push_back(d);
+    }
+  }
 
   for (int rank : b.ranks) {
     std::vector<spt::DenseMatrix<float>> factors;
@@ -416,6 +481,61 @@ void run_tensor(const Bench& b, const std::string& name, const spt_coo_s& x) {
                        no_staging_ms, atomics_ms, plan.shared_output ? "true" : "false", plan.staged_factors ? "true" : "false",
                        hicoo_convert_s, b.device.c_str());
       }
+      if (fcoo_ok) {
+        std::vector<const float*> product_factors;
+        for (uint32_t m = 0; m < order; ++m)
+          if (m != mode) product_factors.push_back(d_factors[m]);
+        std::vector<std::pair<uint32_t, double>> sweep;
+        double fcoo_ms = 0, fcoo_min = 0, fcoo_err = 0, fcoo_format_bytes = 0;
+        const uint32_t rule_threadlen = rule_threadlen_for(rank);
+        for (const FcooDevice& d : fcoo_dev[mode]) {
+          std::vector<double> ftimes;
+          for (int r = -3; r < b.repeats; ++r) {
+            CHECK(cudaMemset(d_out, 0, out_elems * sizeof(float)));
+            CHECK(cudaEventRecord(start));
+            CHECK(spt::cuda::launch_fcoo_hadamard<float>(d.ref, product_factors.data(), rank, d_out,
+                                                          b.multiprocessors, 0));
+            CHECK(cudaEventRecord(stop));
+            CHECK(cudaEventSynchronize(stop));
+            float elapsed = 0;
+            CHECK(cudaEventElapsedTime(&elapsed, start, stop));
+            if (r >= 0) ftimes.push_back(elapsed);
+          }
+          sweep.emplace_back(d.threadlen, median(ftimes));
+          if (d.threadlen != rule_threadlen) continue;
+          fcoo_ms = median(ftimes);
+          fcoo_min = *std::min_element(ftimes.begin(), ftimes.end());
+          fcoo_format_bytes = d.format_bytes;
+          std::vector<float> fgpu(out_elems);
+          CHECK(cudaMemcpy(fgpu.data(), d_out, out_elems * sizeof(float), cudaMemcpyDeviceToHost));
+          double fnum = 0;
+          for (size_t i = 0; i < out_elems; ++i)
+            fnum += double(fgpu[i] - cpu_reference[i]) * (fgpu[i] - cpu_reference[i]);
+          fcoo_err = std::sqrt(fnum / std::max(den, 1e-300));
+        }
+        double fbytes = fcoo_format_bytes;
+        for (uint32_t m = 0; m < order; ++m) fbytes += double(x.dims[m]) * rank * sizeof(float);
+        const double fbw = fbytes / (fcoo_ms * 1e-3);
+        std::string sweep_text, sweep_json;
+        for (const auto& [tl, t] : sweep) {
+          sweep_text += " tl" + std::to_string(tl) + " " + std::to_string(t).substr(0, 6);
+          sweep_json += std::string(sweep_json.empty() ? "" : ",") + "\"" + std::to_string(tl) + "\":" + std::to_string(t);
+        }
+        std::printf("%-24s mode %u rank %2d  F-COO  %7.3f ms  %6.1f GB/s = %5.1f%% of 3 TB/s  (COO sorted %7.3f ms)  "
+                    "threadlen %u  sweep:%s  err %.1e\n",
+                    name.c_str(), mode, rank, fcoo_ms, fbw / 1e9, 100 * fbw / kCopyBandwidth, ms, rule_threadlen,
+                    sweep_text.c_str(), fcoo_err);
+        if (b.json)
+          std::fprintf(b.json,
+                       "{\"bench\":\"gpu_mttkrp_fcoo\",\"tensor\":\"%s\",\"order\":%u,\"nnz\":%llu,\"mode\":%u,"
+                       "\"rank\":%d,\"dtype\":\"float32\",\"threadlen\":%u,\"kernel_ms_median\":%.5f,"
+                       "\"kernel_ms_min\":%.5f,\"repeats\":%d,\"bytes\":%.0f,\"gbytes_per_s\":%.2f,"
+                       "\"fraction_of_3TBps\":%.4f,\"rel_err_vs_cpu\":%.3e,\"coo_sorted_kernel_ms_median\":%.5f,"
+                       "\"threadlen_sweep_ms\":{%s},\"convert_s\":%.3f,\"device\":\"%s\"}\n",
+                       name.c_str(), order, (unsigned long long)nnz, mode, rank, rule_threadlen, fcoo_ms, fcoo_min,
+                       b.repeats, fbytes, fbw / 1e9, fbw / kCopyBandwidth, fcoo_err, ms, sweep_json.c_str(),
+                       fcoo_convert_s[mode], b.device.c_str());
+      }
       CHECK(cudaEventDestroy(start));
       CHECK(cudaEventDestroy(stop));
       CHECK(cudaFree(d_out));
@@ -424,6 +544,8 @@ void run_tensor(const Bench& b, const std::string& name, const spt_coo_s& x) {
   }
   for (void* p : sorted_blocks) CHECK(cudaFree(p));
   if (d_hicoo) CHECK(cudaFree(d_hicoo));
+  for (const auto& per_mode : fcoo_dev)
+    for (const FcooDevice& d : per_mode) CHECK(cudaFree(d.block));
   if (d_hicoo_window) CHECK(cudaFree(d_hicoo_window));
   CHECK(cudaFree(d_ind));
   CHECK(cudaFree(d_val));

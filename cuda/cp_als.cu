@@ -488,16 +488,13 @@ dim3 elementwise_grid(uint64_t elements, int multiprocessors) {
 template <typename T>
 class DeviceCpAls {
  public:
-  DeviceCpAls(const DeviceCooRef& x, const uint32_t* dims, const spt_plugin_cp_als_args& args, int multiprocessors)
-      : x_(x), dims_(dims, dims + x.order), args_(args), rank_(args.rank), order_(x.order), sms_(multiprocessors) {}
+  DeviceCpAls(uint32_t order, const uint32_t* dims, const spt_plugin_cp_als_args& args, int multiprocessors)
+      : dims_(dims, dims + order), args_(args), rank_(args.rank), order_(order), sms_(multiprocessors) {}
 
-  int run(const ModeViewFn& view_for_mode, std::string& error) {
+  int run(const CpAlsPrepareFn& prepare, const MttkrpLauncher<T>& mttkrp, std::string& error) {
     setup();
-    views_.resize(order_);
-    for (uint32_t m = 0; m < order_; ++m) {
-      views_[m] = x_;
-      if (int st = view_for_mode(m, views_[m], error); st != status::ok) return st;
-    }
+    if (int st = prepare(error); st != status::ok) return st;
+    mttkrp_ = &mttkrp;
     upload_factors();
     for (int iteration = 0; iteration < args_.max_iters; ++iteration) {
       const auto start = std::chrono::steady_clock::now();
@@ -636,8 +633,7 @@ class DeviceCpAls {
     for (uint32_t n = 0; n < order_; ++n) {
       const uint64_t rows = dims_[n];
       check(cudaMemsetAsync(mttkrp_out, 0, rows * rank_ * sizeof(T), r_.main), "zeroing the MTTKRP output");
-      check(launch_mttkrp_coo<T>(views_[n], factor_pointers_.data(), n, rank_, mttkrp_out, sms_, r_.main),
-            "launching the MTTKRP kernel");
+      check((*mttkrp_)(n, factor_pointers_.data(), rank_, mttkrp_out, r_.main), "launching the MTTKRP kernel");
       mark(0);
       // The Hadamard product needs every Gram, the last one from the side stream.
       check(cudaStreamWaitEvent(r_.main, r_.gram_ready, 0), "cudaStreamWaitEvent");
@@ -740,7 +736,7 @@ class DeviceCpAls {
     check(cudaStreamSynchronize(r_.main), "copying the results to the host");
   }
 
-  DeviceCooRef x_;
+  const MttkrpLauncher<T>* mttkrp_ = nullptr;
   std::vector<uint32_t> dims_;
   const spt_plugin_cp_als_args& args_;
   uint32_t rank_;
@@ -749,7 +745,6 @@ class DeviceCpAls {
   int work_elements_ = 1;
   Layout layout_;
   Resources r_;
-  std::vector<DeviceCooRef> views_;
   static constexpr int kSteps = 6;
   const bool profile_ = [] {
     const char* env = std::getenv("SPT_CUDA_CP_ALS_PROFILE");
@@ -767,20 +762,20 @@ size_t cp_als_device_bytes(uint32_t order, const uint32_t* dims, uint32_t rank, 
 }
 
 template <typename T>
-int run_cp_als(const DeviceCooRef& x, const uint32_t* dims, const ModeViewFn& view_for_mode,
+int run_cp_als(uint32_t order, const uint32_t* dims, const CpAlsPrepareFn& prepare, const MttkrpLauncher<T>& mttkrp,
                const spt_plugin_cp_als_args& args, int multiprocessors, std::string& error) {
   try {
-    DeviceCpAls<T> run(x, dims, args, multiprocessors);
-    return run.run(view_for_mode, error);
+    DeviceCpAls<T> run(order, dims, args, multiprocessors);
+    return run.run(prepare, mttkrp, error);
   } catch (const Failure& f) {
     error = f.message;
     return f.code;
   }
 }
 
-template int run_cp_als<float>(const DeviceCooRef&, const uint32_t*, const ModeViewFn&,
+template int run_cp_als<float>(uint32_t, const uint32_t*, const CpAlsPrepareFn&, const MttkrpLauncher<float>&,
                                const spt_plugin_cp_als_args&, int, std::string&);
-template int run_cp_als<double>(const DeviceCooRef&, const uint32_t*, const ModeViewFn&,
+template int run_cp_als<double>(uint32_t, const uint32_t*, const CpAlsPrepareFn&, const MttkrpLauncher<double>&,
                                 const spt_plugin_cp_als_args&, int, std::string&);
 
 }  // namespace spt::cuda

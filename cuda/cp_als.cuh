@@ -57,15 +57,25 @@ constexpr uint32_t cp_als_max_rank = 6144;
 // working-set check (an upper bound for ranks up to a few thousand).
 constexpr size_t cp_als_library_reserve = size_t(64) << 20;
 
-// The COO copy the MTTKRP in `mode` should read (a copy sorted by that mode
-// when the plugin could make one); returns a status and sets `error`.
-using ModeViewFn = std::function<int(uint32_t mode, DeviceCooRef& view, std::string& error)>;
+// Called once after the run's workspace is allocated and before the first
+// sweep (e.g. to make per-mode sorted copies from what memory is left);
+// returns a status and sets `error`.
+using CpAlsPrepareFn = std::function<int(std::string& error)>;
 
-// Runs the CP-ALS of the device tensor x (dims[order], on the current
-// device) as described by args (spt_plugin_cp_als_args, plugin_abi.h).
-// Returns a status; on failure `error` says what failed. T = float or double.
+// Launches the MTTKRP of the device tensor in `mode` into out (dims[mode] x
+// rank, zeroed by the caller) from the device factors of every mode, on
+// `stream`; returns the launch error. COO (mttkrp.cuh) and F-COO (fcoo.cuh)
+// provide one: the sweep is the same for every format.
 template <typename T>
-int run_cp_als(const DeviceCooRef& x, const uint32_t* dims, const ModeViewFn& view_for_mode,
+using MttkrpLauncher =
+    std::function<cudaError_t(uint32_t mode, const T* const* factors, uint32_t rank, T* out, cudaStream_t stream)>;
+
+// Runs the CP-ALS of a device tensor of `order` modes (dims[order], on the
+// current device) whose MTTKRPs `mttkrp` launches, as described by args
+// (spt_plugin_cp_als_args, plugin_abi.h). Returns a status; on failure
+// `error` says what failed. T = float or double.
+template <typename T>
+int run_cp_als(uint32_t order, const uint32_t* dims, const CpAlsPrepareFn& prepare, const MttkrpLauncher<T>& mttkrp,
                const spt_plugin_cp_als_args& args, int multiprocessors, std::string& error);
 
 }  // namespace spt::cuda

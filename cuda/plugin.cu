@@ -22,6 +22,7 @@
 #include "cp_als.cuh"
 #include "dispatch/plugin_abi.h"
 #include "mttkrp.cuh"
+#include "fcoo.cuh"
 #include "mttkrp_hicoo.cuh"
 
 // Status values of sptensor.h (the plugin does not include the public header
@@ -58,6 +59,18 @@ struct spt_plugin_device_hicoo {
   std::vector<uint32_t> dims;
   void* block = nullptr;
   spt::cuda::DeviceHicooRef ref;
+};
+
+// An F-COO tensor on the device: one allocation (layout in fcoo.cu).
+struct spt_plugin_device_fcoo {
+  int device = 0;
+  int dtype = SPT_PLUGIN_FLOAT64;
+  uint64_t output_rows = 0;
+  int32_t mttkrp_mode = -1;            // op MTTKRP: its mode; -1 for TTM
+  std::vector<uint32_t> dims;          // every mode
+  std::vector<uint32_t> product_dims;  // dims of the product modes, in order
+  void* block = nullptr;
+  spt::cuda::DeviceFcooRef ref;
 };
 
 namespace {
@@ -425,61 +438,87 @@ int plugin_mttkrp(const spt_plugin_device_coo* x, const spt_plugin_matrix* facto
   });
 }
 
+// The checks and set-up every device CP-ALS entry shares: arguments,
+// factor shapes, the rank limit, the device, and whether the working set
+// besides the (resident) tensor fits: factors, MTTKRP output, R x R
+// matrices, library handles and workspace.
+int check_cp_als_request(uint32_t order, const uint32_t* dims, int device, int dtype,
+                         const spt_plugin_cp_als_args* args, DeviceSetup& setup, char* message, size_t message_len) {
+  if (!args || !args->factors || !args->lambda || !args->on_sweep) {
+    write_message(message, message_len, "cp_als: NULL tensor, arguments, factors, lambda or on_sweep");
+    return kInvalidArgument;
+  }
+  if (args->rank == 0 || args->max_iters < 1) {
+    write_message(message, message_len, "cp_als: rank and max_iters must be at least 1");
+    return kInvalidArgument;
+  }
+  for (uint32_t m = 0; m < order; ++m) {
+    const spt_plugin_matrix& f = args->factors[m];
+    if (!f.data || f.rows != dims[m] || f.cols != args->rank || f.ld < args->rank) {
+      write_message(message, message_len, "cp_als: factor " + std::to_string(m) + " has the wrong shape");
+      return kInvalidArgument;
+    }
+  }
+  if (args->rank > spt::cuda::cp_als_max_rank) {
+    write_message(message, message_len,
+                  "rank " + std::to_string(args->rank) + " is above the GPU CP-ALS's limit of " +
+                      std::to_string(spt::cuda::cp_als_max_rank));
+    return kUnsupported;
+  }
+  SPT_CUDA_TRY(cudaSetDevice(device), "cudaSetDevice");
+  if (int status = device_setup(device, setup, message, message_len); status != kOk) return status;
+  const size_t needed =
+      spt::cuda::cp_als_device_bytes(order, dims, args->rank, dtype_bytes(dtype)) + spt::cuda::cp_als_library_reserve;
+  const size_t available = free_memory(device);
+  if (needed > available) {
+    write_message(message, message_len,
+                  "CP-ALS needs " + megabytes(needed) + " on CUDA device " + std::to_string(device) +
+                      " for the factors and workspace besides the tensor, " + megabytes(available) + " are free");
+    return kOutOfMemory;
+  }
+  return kOk;
+}
+
 int plugin_cp_als(const spt_plugin_device_coo* x, const spt_plugin_cp_als_args* args, char* message,
                   size_t message_len) {
   return guarded(message, message_len, [&]() -> int {
-    if (!x || !args || !args->factors || !args->lambda || !args->on_sweep) {
-      write_message(message, message_len, "cp_als: NULL tensor, arguments, factors, lambda or on_sweep");
-      return kInvalidArgument;
-    }
-    if (args->rank == 0 || args->max_iters < 1) {
-      write_message(message, message_len, "cp_als: rank and max_iters must be at least 1");
-      return kInvalidArgument;
-    }
-    for (uint32_t m = 0; m < x->order; ++m) {
-      const spt_plugin_matrix& f = args->factors[m];
-      if (!f.data || f.rows != x->dims[m] || f.cols != args->rank || f.ld < args->rank) {
-        write_message(message, message_len, "cp_als: factor " + std::to_string(m) + " has the wrong shape");
-        return kInvalidArgument;
-      }
-    }
-    if (args->rank > spt::cuda::cp_als_max_rank) {
-      write_message(message, message_len,
-                    "rank " + std::to_string(args->rank) + " is above the GPU CP-ALS's limit of " +
-                        std::to_string(spt::cuda::cp_als_max_rank));
-      return kUnsupported;
-    }
-    SPT_CUDA_TRY(cudaSetDevice(x->device), "cudaSetDevice");
+    if (!x) return kInvalidArgument;
     DeviceSetup setup;
-    if (int status = device_setup(x->device, setup, message, message_len); status != kOk) return status;
-    // The working set besides the (resident) tensor: factors, MTTKRP
-    // output, R x R matrices, library handles and workspace.
-    const size_t value_size = dtype_bytes(x->dtype);
-    const size_t needed = spt::cuda::cp_als_device_bytes(x->order, x->dims.data(), args->rank, value_size) +
-                          spt::cuda::cp_als_library_reserve;
-    const size_t available = free_memory(x->device);
-    if (needed > available) {
-      write_message(message, message_len,
-                    "CP-ALS needs " + megabytes(needed) + " on CUDA device " + std::to_string(x->device) +
-                        " for the factors and workspace besides the tensor, " + megabytes(available) + " are free");
-      return kOutOfMemory;
-    }
-    // Each mode's MTTKRP reads a copy sorted by that mode when one fits
-    // (made here, before the first sweep, so no allocation happens between
-    // sweeps).
-    const spt::cuda::ModeViewFn view_for_mode = [&](uint32_t mode, spt::cuda::DeviceCooRef& ref,
-                                                    std::string& error) {
-      char buffer[512] = {0};
-      const int status = sorted_copy(*x, mode, cudaStreamPerThread, ref, buffer, sizeof buffer);
-      if (status != kOk) error = buffer;
+    if (int status = check_cp_als_request(x->order, x->dims.data(), x->device, x->dtype, args, setup, message,
+                                          message_len);
+        status != kOk)
       return status;
+    std::vector<spt::cuda::DeviceCooRef> views(x->order, spt::cuda::DeviceCooRef{x->order, x->nnz, x->ind, x->values});
+    // Each mode's MTTKRP reads a copy sorted by that mode when one fits
+    // (made once the workspace is allocated, before the first sweep, so no
+    // allocation happens between sweeps).
+    const spt::cuda::CpAlsPrepareFn prepare = [&](std::string& error) {
+      for (uint32_t m = 0; m < x->order; ++m) {
+        char buffer[512] = {0};
+        const int st = sorted_copy(*x, m, cudaStreamPerThread, views[m], buffer, sizeof buffer);
+        if (st != kOk) {
+          error = buffer;
+          return st;
+        }
+      }
+      return kOk;
     };
-    const spt::cuda::DeviceCooRef ref{x->order, x->nnz, x->ind, x->values};
+    const int sms = setup.multiprocessors;
     std::string error;
-    const int status =
-        x->dtype == SPT_PLUGIN_FLOAT32
-            ? spt::cuda::run_cp_als<float>(ref, x->dims.data(), view_for_mode, *args, setup.multiprocessors, error)
-            : spt::cuda::run_cp_als<double>(ref, x->dims.data(), view_for_mode, *args, setup.multiprocessors, error);
+    int status;
+    if (x->dtype == SPT_PLUGIN_FLOAT32) {
+      const spt::cuda::MttkrpLauncher<float> mttkrp = [&](uint32_t mode, const float* const* f, uint32_t rank,
+                                                          float* out, cudaStream_t stream) {
+        return spt::cuda::launch_mttkrp_coo<float>(views[mode], f, mode, rank, out, sms, stream);
+      };
+      status = spt::cuda::run_cp_als<float>(x->order, x->dims.data(), prepare, mttkrp, *args, sms, error);
+    } else {
+      const spt::cuda::MttkrpLauncher<double> mttkrp = [&](uint32_t mode, const double* const* f, uint32_t rank,
+                                                           double* out, cudaStream_t stream) {
+        return spt::cuda::launch_mttkrp_coo<double>(views[mode], f, mode, rank, out, sms, stream);
+      };
+      status = spt::cuda::run_cp_als<double>(x->order, x->dims.data(), prepare, mttkrp, *args, sms, error);
+    }
     if (status != kOk) write_message(message, message_len, error);
     return status;
   });
@@ -498,6 +537,24 @@ uint64_t hicoo_window_reuse() {
   const unsigned long long v = std::strtoull(env, &end, 10);
   return (end && *end == 0 && v >= 1) ? v : spt::cuda::kHicooWindowReuse;
 }
+
+// Frees a device copy (HiCOO, F-COO: one `block` on `device`); NULL ignored.
+template <typename Copy>
+void release_device_copy(Copy* x) {
+  if (!x) return;
+  if (cudaSetDevice(x->device) == cudaSuccess && x->block) cudaFree(x->block);
+  cudaGetLastError();  // at process exit the runtime may be gone already
+  delete x;
+}
+
+// Frees a copy's block when its upload fails (the copy is still owned here).
+template <typename Copy>
+struct BlockGuard {
+  std::unique_ptr<Copy>& copy;
+  ~BlockGuard() {
+    if (copy && copy->block) cudaFree(copy->block);
+  }
+};
 
 int plugin_hicoo_upload(int device, const spt_plugin_hicoo* x, spt_plugin_device_hicoo** out, char* message,
                         size_t message_len) {
@@ -535,12 +592,7 @@ int plugin_hicoo_upload(int device, const spt_plugin_hicoo* x, spt_plugin_device
     copy->dtype = x->dtype;
     copy->dims.assign(x->dims, x->dims + x->order);
     SPT_CUDA_TRY(cudaMalloc(&copy->block, std::max<size_t>(bytes, 1)), "cudaMalloc of the HiCOO tensor");
-    struct Guard {  // release the block if the copy fails
-      std::unique_ptr<spt_plugin_device_hicoo>& c;
-      ~Guard() {
-        if (c && c->block) cudaFree(c->block);
-      }
-    } guard{copy};
+    const BlockGuard<spt_plugin_device_hicoo> guard{copy};
     spt::cuda::HostHicooView view;
     view.order = x->order;
     view.block_bits = x->block_bits;
@@ -559,12 +611,7 @@ int plugin_hicoo_upload(int device, const spt_plugin_hicoo* x, spt_plugin_device
   });
 }
 
-void plugin_hicoo_release(spt_plugin_device_hicoo* x) {
-  if (!x) return;
-  if (cudaSetDevice(x->device) == cudaSuccess && x->block) cudaFree(x->block);
-  cudaGetLastError();  // at process exit the runtime may be gone already
-  delete x;
-}
+void plugin_hicoo_release(spt_plugin_device_hicoo* x) { release_device_copy(x); }
 
 template <typename T>
 int mttkrp_hicoo_typed(const spt_plugin_device_hicoo& x, const spt_plugin_matrix* factors, uint32_t mode,
@@ -595,6 +642,211 @@ int plugin_mttkrp_hicoo(const spt_plugin_device_hicoo* x, const spt_plugin_matri
   });
 }
 
+int plugin_fcoo_upload(int device, const spt_plugin_fcoo* x, spt_plugin_device_fcoo** out, char* message,
+                       size_t message_len) {
+  return guarded(message, message_len, [&]() -> int {
+    if (!x || !out) return kInvalidArgument;
+    *out = nullptr;
+    if (x->num_product_modes < 1 || x->num_product_modes > spt::cuda::kFcooMaxProductModes ||
+        x->num_product_modes >= x->order) {
+      write_message(message, message_len,
+                    std::to_string(x->num_product_modes) + " product modes are outside the GPU F-COO kernels' range 1.." +
+                        std::to_string(spt::cuda::kFcooMaxProductModes));
+      return kUnsupported;
+    }
+    if (x->dtype != SPT_PLUGIN_FLOAT32 && x->dtype != SPT_PLUGIN_FLOAT64) return kInvalidArgument;
+    if ((x->threadlen != 8 && x->threadlen != 16 && x->threadlen != 32) || x->nnz >= (uint64_t(1) << 32) ||
+        !x->dims || !x->product_modes || !x->product_ind || (x->nnz > 0 && (!x->values || !x->bf || !x->sf ||
+                                                                              !x->group_first_segment)))
+      return kInvalidArgument;
+    if (x->output_rows >= (uint64_t(1) << 32)) {
+      write_message(message, message_len, "the F-COO output has 2^32 or more rows");
+      return kUnsupported;
+    }
+    SPT_CUDA_TRY(cudaSetDevice(device), "cudaSetDevice");
+    spt::cuda::HostFcooView view;
+    view.nnz = x->nnz;
+    view.segments = x->segments;
+    view.threadlen = x->threadlen;
+    view.num_product_modes = x->num_product_modes;
+    view.product_ind = x->product_ind;
+    view.bf = x->bf;
+    view.sf = x->sf;
+    view.group_first_segment = x->group_first_segment;
+    view.segment_rows = x->segment_rows;
+    view.values = x->values;
+    view.value_size = dtype_bytes(x->dtype);
+    const size_t bytes = spt::cuda::fcoo_copy_bytes(view);
+    const size_t available = free_memory(device);
+    if (bytes > available) {
+      write_message(message, message_len,
+                    "the F-COO tensor needs " + megabytes(bytes) + " on CUDA device " + std::to_string(device) +
+                        ", " + megabytes(available) + " are free");
+      return kOutOfMemory;
+    }
+    auto copy = std::make_unique<spt_plugin_device_fcoo>();
+    copy->device = device;
+    copy->dtype = x->dtype;
+    copy->output_rows = x->output_rows;
+    copy->mttkrp_mode = x->mttkrp_mode;
+    copy->dims.assign(x->dims, x->dims + x->order);
+    for (uint32_t j = 0; j < x->num_product_modes; ++j) {
+      if (x->product_modes[j] >= x->order) return kInvalidArgument;
+      copy->product_dims.push_back(x->dims[x->product_modes[j]]);
+    }
+    SPT_CUDA_TRY(cudaMalloc(&copy->block, bytes), "cudaMalloc of the F-COO tensor");
+    const BlockGuard<spt_plugin_device_fcoo> guard{copy};
+    SPT_CUDA_TRY(spt::cuda::fcoo_upload(view, copy->block, &copy->ref), "copying the F-COO tensor to the device");
+    *out = copy.release();
+    return kOk;
+  });
+}
+
+void plugin_fcoo_release(spt_plugin_device_fcoo* x) { release_device_copy(x); }
+
+template <typename T>
+int fcoo_multiply_typed(const spt_plugin_device_fcoo& x, int kind, const spt_plugin_matrix* factors,
+                        spt_plugin_matrix& out, char* message, size_t message_len) {
+  const uint32_t p = x.ref.num_product_modes;
+  const uint64_t width = out.cols;
+  if (out.rows != x.output_rows || width == 0 || out.ld < width) {
+    write_message(message, message_len, "the output has the wrong shape");
+    return kInvalidArgument;
+  }
+  uint64_t product = 1;
+  std::vector<uint32_t> cols(p);
+  for (uint32_t j = 0; j < p; ++j) {
+    const spt_plugin_matrix& f = factors[j];
+    const bool ok = f.data && f.rows == x.product_dims[j] && f.cols >= 1 && f.ld >= f.cols &&
+                    (kind == SPT_PLUGIN_FCOO_KRONECKER || f.cols == width);
+    if (!ok) {
+      write_message(message, message_len, "factor " + std::to_string(j) + " has the wrong shape");
+      return kInvalidArgument;
+    }
+    cols[j] = static_cast<uint32_t>(f.cols);
+    if (kind == SPT_PLUGIN_FCOO_KRONECKER) product = std::min<uint64_t>(product * f.cols, uint64_t(1) << 40);
+  }
+  if (kind == SPT_PLUGIN_FCOO_KRONECKER && product != width) {
+    write_message(message, message_len, "the output must have prod R_m columns (< 2^31)");
+    return kInvalidArgument;
+  }
+  if (width >= (uint64_t(1) << 31)) return kUnsupported;
+  SPT_CUDA_TRY(cudaSetDevice(x.device), "cudaSetDevice");
+  DeviceSetup setup;
+  if (int status = device_setup(x.device, setup, message, message_len); status != kOk) return status;
+  cudaStream_t stream = cudaStreamPerThread;
+
+  // One temporary block from the pool: the factors, then the output.
+  std::vector<size_t> offset(p);
+  size_t bytes = 0;
+  for (uint32_t j = 0; j < p; ++j) {
+    offset[j] = bytes;
+    bytes += align_up(size_t(factors[j].rows) * cols[j] * sizeof(T), 256);
+  }
+  const size_t out_offset = bytes;
+  const size_t out_bytes = size_t(out.rows) * width * sizeof(T);
+  bytes += std::max<size_t>(out_bytes, 1);
+  void* block = nullptr;
+  if (cudaError_t err = cudaMallocAsync(&block, bytes, stream); err != cudaSuccess) {
+    cudaGetLastError();
+    write_message(message, message_len,
+                  "the factor matrices and output need " + megabytes(bytes) + " on CUDA device " +
+                      std::to_string(x.device) + " (" + describe(err) + ")");
+    return err == cudaErrorMemoryAllocation ? kOutOfMemory : kDevice;
+  }
+  char* base = static_cast<char*>(block);
+  std::vector<const T*> device_factors(p);
+  T* device_out = reinterpret_cast<T*>(base + out_offset);
+  cudaError_t err = cudaSuccess;
+  const char* step = "copying a factor matrix to the device";
+  for (uint32_t j = 0; j < p && err == cudaSuccess; ++j) {
+    T* dst = reinterpret_cast<T*>(base + offset[j]);
+    device_factors[j] = dst;
+    err = cudaMemcpy2DAsync(dst, cols[j] * sizeof(T), factors[j].data, factors[j].ld * sizeof(T), cols[j] * sizeof(T),
+                            factors[j].rows, cudaMemcpyHostToDevice, stream);
+  }
+  if (err == cudaSuccess && out_bytes) {
+    step = "zeroing the output";
+    err = cudaMemsetAsync(device_out, 0, out_bytes, stream);
+  }
+  if (err == cudaSuccess) {
+    step = "launching the F-COO kernel";
+    err = kind == SPT_PLUGIN_FCOO_KRONECKER
+              ? spt::cuda::launch_fcoo_kronecker<T>(x.ref, device_factors.data(), cols.data(), uint32_t(width),
+                                                    device_out, setup.multiprocessors, stream)
+              : spt::cuda::launch_fcoo_hadamard<T>(x.ref, device_factors.data(), uint32_t(width), device_out,
+                                                   setup.multiprocessors, stream);
+  }
+  if (err == cudaSuccess && out_bytes) {
+    step = "copying the output to the host";
+    err = cudaMemcpy2DAsync(out.data, out.ld * sizeof(T), device_out, width * sizeof(T), width * sizeof(T), out.rows,
+                            cudaMemcpyDeviceToHost, stream);
+  }
+  cudaFreeAsync(block, stream);
+  const cudaError_t sync = cudaStreamSynchronize(stream);
+  if (err == cudaSuccess && sync != cudaSuccess) {
+    err = sync;
+    step = "running the F-COO kernel";
+  }
+  if (err != cudaSuccess) return cuda_failure(err, step, message, message_len);
+  return kOk;
+}
+
+int plugin_fcoo_multiply(const spt_plugin_device_fcoo* x, int kind, const spt_plugin_matrix* factors,
+                         spt_plugin_matrix* out, char* message, size_t message_len) {
+  return guarded(message, message_len, [&]() -> int {
+    if (!x || !factors || !out || (!out->data && out->rows > 0)) return kInvalidArgument;
+    if (kind != SPT_PLUGIN_FCOO_HADAMARD && kind != SPT_PLUGIN_FCOO_KRONECKER) return kInvalidArgument;
+    if (x->dtype == SPT_PLUGIN_FLOAT32) return fcoo_multiply_typed<float>(*x, kind, factors, *out, message, message_len);
+    return fcoo_multiply_typed<double>(*x, kind, factors, *out, message, message_len);
+  });
+}
+
+template <typename T>
+int cp_als_fcoo_typed(const spt_plugin_device_fcoo* const* per_mode, uint32_t order, const spt_plugin_cp_als_args& args,
+                      int sms, std::string& error) {
+  const spt::cuda::CpAlsPrepareFn prepare = [](std::string&) { return kOk; };
+  const spt::cuda::MttkrpLauncher<T> mttkrp = [&](uint32_t mode, const T* const* f, uint32_t rank, T* out,
+                                                  cudaStream_t stream) {
+    const T* product[spt::cuda::kFcooMaxProductModes] = {};
+    uint32_t j = 0;
+    for (uint32_t m = 0; m < order; ++m)
+      if (m != mode) product[j++] = f[m];
+    return spt::cuda::launch_fcoo_hadamard<T>(per_mode[mode]->ref, product, rank, out, sms, stream);
+  };
+  return spt::cuda::run_cp_als<T>(order, per_mode[0]->dims.data(), prepare, mttkrp, args, sms, error);
+}
+
+int plugin_cp_als_fcoo(const spt_plugin_device_fcoo* const* per_mode, uint32_t order,
+                       const spt_plugin_cp_als_args* args, char* message, size_t message_len) {
+  return guarded(message, message_len, [&]() -> int {
+    if (!per_mode || !per_mode[0] || order < 2) return kInvalidArgument;
+    if (order - 1 > spt::cuda::kFcooMaxProductModes) return kUnsupported;
+    const spt_plugin_device_fcoo& first = *per_mode[0];
+    for (uint32_t m = 0; m < order; ++m) {
+      const spt_plugin_device_fcoo* f = per_mode[m];
+      if (!f || f->mttkrp_mode != int32_t(m) || f->dims != first.dims || f->dims.size() != order ||
+          f->device != first.device || f->dtype != first.dtype) {
+        write_message(message, message_len,
+                      "cp_als_fcoo: tensor " + std::to_string(m) + " is not the MTTKRP F-COO of mode " +
+                          std::to_string(m) + " of the same tensor on the same device");
+        return kInvalidArgument;
+      }
+    }
+    DeviceSetup setup;
+    if (int status = check_cp_als_request(order, first.dims.data(), first.device, first.dtype, args, setup, message,
+                                          message_len);
+        status != kOk)
+      return status;
+    std::string error;
+    const int status = first.dtype == SPT_PLUGIN_FLOAT32
+                           ? cp_als_fcoo_typed<float>(per_mode, order, *args, setup.multiprocessors, error)
+                           : cp_als_fcoo_typed<double>(per_mode, order, *args, setup.multiprocessors, error);
+    if (status != kOk) write_message(message, message_len, error);
+    return status;
+  });
+}
+
 #define SPT_STR2(x) #x
 #define SPT_STR(x) SPT_STR2(x)
 
@@ -611,6 +863,10 @@ const spt_plugin_table table = {
     plugin_hicoo_upload,
     plugin_hicoo_release,
     plugin_mttkrp_hicoo,
+    plugin_fcoo_upload,
+    plugin_fcoo_release,
+    plugin_fcoo_multiply,
+    plugin_cp_als_fcoo,
 };
 
 }  // namespace

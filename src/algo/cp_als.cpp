@@ -224,6 +224,31 @@ void prepare(spt_context_s& ctx, const std::vector<spt_index>& dims, double norm
   initialise_factors<T>(ctx, opts, k);
 }
 
+// Power-of-two exponent that brings x's values into a range where ||X||^2,
+// <X, M> and ||M||^2 cannot overflow or underflow (0 = already safe): the
+// fit formula squares the values, so float64 values near 1e300 (or 1e-300)
+// overflowed (underflowed) it and CP-ALS refused a valid tensor. Scaling by
+// a power of two is exact, so the scaled run gives the same factors and fit
+// and lambda is scaled back exactly. Non-finite or all-zero values keep 0
+// (prepare() reports them).
+template <typename T>
+int magnitude_shift(const spt_coo_s& x, double norm_x_squared) {
+  // Squared norms between these bounds leave the fit's terms far from the
+  // type's limits (float32 kernels accumulate in float).
+  const double lo = sizeof(T) == 4 ? 0x1p-100 : 0x1p-600;
+  const double hi = sizeof(T) == 4 ? 0x1p+100 : 0x1p+600;
+  if (std::isfinite(norm_x_squared) && norm_x_squared >= lo && norm_x_squared <= hi) return 0;
+  const T* v = x.values<T>();
+  double largest = 0;
+  for (spt_nnz k = 0; k < x.nnz; ++k) {
+    const double a = std::abs(static_cast<double>(v[k]));
+    if (!std::isfinite(a)) return 0;
+    largest = std::max(largest, a);
+  }
+  if (largest == 0) return 0;
+  return -std::ilogb(largest);  // largest * 2^shift is in [1, 2)
+}
+
 }  // namespace
 
 // The sweeps below only see the tensor through `operand` (its MTTKRPs), its
@@ -333,8 +358,9 @@ void validate_cpd_options(const std::vector<spt_index>& dims, spt_nnz nnz, spt_d
   require(opts.struct_size == sizeof(spt_cpd_options), "opts.struct_size is ", opts.struct_size, ", expected ",
           sizeof(spt_cpd_options), " (pass the options through normalized_cpd_options first)");
   require(opts.format == SPT_TENSOR_FORMAT_AUTO || opts.format == SPT_TENSOR_FORMAT_COO ||
-              opts.format == SPT_TENSOR_FORMAT_CSF || opts.format == SPT_TENSOR_FORMAT_HICOO,
-          "opts.format must be SPT_TENSOR_FORMAT_AUTO, _COO, _CSF or _HICOO, got ", static_cast<int>(opts.format));
+              opts.format == SPT_TENSOR_FORMAT_CSF || opts.format == SPT_TENSOR_FORMAT_HICOO ||
+              opts.format == SPT_TENSOR_FORMAT_FCOO,
+          "opts.format must be SPT_TENSOR_FORMAT_AUTO, _COO, _CSF, _HICOO or _FCOO, got ", static_cast<int>(opts.format));
   require(opts.csf_policy == SPT_CSF_AUTO || opts.csf_policy == SPT_CSF_ONEMODE ||
               opts.csf_policy == SPT_CSF_TWOMODE || opts.csf_policy == SPT_CSF_ALLMODE ||
               opts.csf_policy == SPT_CSF_MEMOIZED,
@@ -379,15 +405,27 @@ spt_status cp_als(spt_context_s& ctx, const spt_coo_s& x, const spt_cpd_options&
   return with_dtype(x.dtype(), [&](auto tag) -> spt_status {
     using T = typename decltype(tag)::type;
     const double norm_x_squared = SPT_DISPATCH(ctx, norm_squared, x);
+    if (const int shift = magnitude_shift<T>(x, norm_x_squared)) {
+      // Decompose x * 2^shift (an exact copy), then scale lambda back.
+      spt_coo_s scaled = copy_coo(x, x.dtype());
+      T* v = scaled.template mutable_values<T>();
+      for (spt_nnz k = 0; k < scaled.nnz; ++k) v[k] = std::ldexp(v[k], shift);
+      log(ctx, 1, cat("CP-ALS: values scaled by 2^", shift, " so that the fit's squared norms stay in range"));
+      const spt_status status = cp_als(ctx, scaled, given, out);
+      for (spt_index r = 0; r < out.rank; ++r) out.lambda.at<T>(0, r) = std::ldexp(out.lambda.at<T>(0, r), -shift);
+      return status;
+    }
     // The whole decomposition on the device when the context runs there
     // (same sweeps, same end-of-sweep bookkeeping); false = the CPU loop.
+    // Under AUTO a small tensor stays on the host altogether.
+    const dispatch::SmallCpAlsOnHost small_on_host(ctx, x, opts);
     SweepTracker tracker{ctx, opts, out, norm_x_squared, std::sqrt(norm_x_squared)};
     if (dispatch::DeviceKernels::cp_als(
             ctx, x, opts, out, [&] { prepare<T>(ctx, x.dims, norm_x_squared, opts, out); },
             [&](int, double inner, double norm_p_squared, double seconds) {
               return tracker.end_sweep(inner, norm_p_squared, seconds);
             }))
-      return finish<T>(ctx, tracker, "coo, cuda", out);
+      return finish<T>(ctx, tracker, opts.format == SPT_TENSOR_FORMAT_FCOO ? "fcoo, cuda" : "coo, cuda", out);
     std::unique_ptr<algo::MttkrpOperand<T>> operand = algo::make_mttkrp_operand<T>(ctx, x, opts);
     return cp_als_operand<T>(ctx, *operand, x.dims, norm_x_squared, opts, out);
   });

@@ -40,6 +40,26 @@ void CsfOperand<T>::mttkrp(spt_context_s& ctx, const ConstMatRef<T>* factors, ui
 }
 
 template <typename T>
+FcooOperand<T>::FcooOperand(spt_context_s& ctx, const spt_coo_s& x, spt_index rank) {
+  const int threads = dispatch::exec_for(ctx).threads;
+  const uint32_t threadlen = fcoo::suggested_threadlen(x.nnz, uint64_t(rank) * sizeof(T), 0);
+  for (uint32_t m = 0; m < x.order(); ++m)
+    per_mode_.push_back(std::make_unique<spt_fcoo_s>(fcoo::from_coo(x, SPT_FCOO_MTTKRP, m, threadlen, threads)));
+}
+
+template <typename T>
+void FcooOperand<T>::mttkrp(spt_context_s& ctx, const ConstMatRef<T>* factors, uint32_t mode, MatRef<T> out) {
+  SPT_DISPATCH(ctx, mttkrp_fcoo, *per_mode_[mode], factors, out);
+}
+
+template <typename T>
+uint64_t FcooOperand<T>::bytes() const {
+  uint64_t b = 0;
+  for (const auto& f : per_mode_) b += f->bytes();
+  return b;
+}
+
+template <typename T>
 std::unique_ptr<MttkrpOperand<T>> make_mttkrp_operand(spt_context_s& ctx, const spt_coo_s& x,
                                                        const spt_cpd_options& opts) {
   spt_tensor_format format = opts.format;
@@ -72,11 +92,17 @@ std::unique_ptr<MttkrpOperand<T>> make_mttkrp_operand(spt_context_s& ctx, const 
               " bytes)"));
       return std::make_unique<CsfOperand<T>>(std::move(csf));
     }
+    case SPT_TENSOR_FORMAT_FCOO: {
+      require(x.order() >= 2, "F-COO needs a tensor of order >= 2, got order ", x.order());
+      auto op = std::make_unique<FcooOperand<T>>(ctx, x, opts.rank);
+      log(ctx, 1, cat("CP-ALS on F-COO (one copy per mode, threadlen ", op->threadlen(), ", ", op->bytes(), " bytes)"));
+      return op;
+    }
     case SPT_TENSOR_FORMAT_HICOO:
       if (advised_hicoo) return std::make_unique<HicooOperand<T>>(std::move(advised_hicoo));
       return make_hicoo_operand<T>(ctx, x);
     default:
-      fail(SPT_ERR_INVALID_ARGUMENT, "opts.format must be SPT_TENSOR_FORMAT_AUTO, _COO, _CSF or _HICOO, got ",
+      fail(SPT_ERR_INVALID_ARGUMENT, "opts.format must be SPT_TENSOR_FORMAT_AUTO, _COO, _CSF, _HICOO or _FCOO, got ",
            static_cast<int>(opts.format));
   }
 }
@@ -85,6 +111,8 @@ template class CooOperand<float>;
 template class CooOperand<double>;
 template class CsfOperand<float>;
 template class CsfOperand<double>;
+template class FcooOperand<float>;
+template class FcooOperand<double>;
 template std::unique_ptr<MttkrpOperand<float>> make_mttkrp_operand<float>(spt_context_s&, const spt_coo_s&,
                                                                           const spt_cpd_options&);
 template std::unique_ptr<MttkrpOperand<double>> make_mttkrp_operand<double>(spt_context_s&, const spt_coo_s&,

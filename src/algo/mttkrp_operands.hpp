@@ -7,6 +7,7 @@
 #include "algo/mttkrp_operand.hpp"
 #include "core/coo.hpp"
 #include "core/csf.hpp"
+#include "core/fcoo.hpp"
 
 namespace spt::algo {
 
@@ -37,6 +38,23 @@ class CsfOperand final : public MttkrpOperand<T> {
   std::unique_ptr<spt_csf_s> owned_;
   const spt_csf_s* x_;
   const char* name_;
+};
+
+// MTTKRPs on F-COO: one F-COO (op MTTKRP) per mode, built from x with the
+// suggested threadlen; each MTTKRP goes through the dispatcher (the GPU
+// F-COO kernel when the context runs on CUDA, else the CPU one).
+template <typename T>
+class FcooOperand final : public MttkrpOperand<T> {
+ public:
+  // threadlen by the rule for `rank` columns (an H100 assumed).
+  FcooOperand(spt_context_s& ctx, const spt_coo_s& x, spt_index rank);
+  void mttkrp(spt_context_s& ctx, const ConstMatRef<T>* factors, uint32_t mode, MatRef<T> out) override;
+  const char* name() const override { return "fcoo"; }
+  uint32_t threadlen() const { return per_mode_.empty() ? 0 : per_mode_[0]->threadlen; }
+  uint64_t bytes() const;
+
+ private:
+  std::vector<std::unique_ptr<spt_fcoo_s>> per_mode_;
 };
 
 // Build the operand for x (kept alive by the caller) from opts.format,

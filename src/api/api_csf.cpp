@@ -7,23 +7,13 @@
 
 #include "algo/cp_als.hpp"
 #include "api/guard.hpp"
+#include "api/matrix_checks.hpp"
 #include "core/csf.hpp"
 #include "core/ktensor.hpp"
 #include "core/matrix.hpp"
 #include "dispatch/dispatch.hpp"
 
 using namespace spt;
-
-namespace {
-
-std::string shape(spt_nnz rows, spt_nnz cols) { return cat(rows, " x ", cols); }
-
-void check_matrix_dtype(const spt_matrix_s& m, spt_dtype want, const std::string& what) {
-  require(m.dtype() == want, what, " is ", dtype_name(m.dtype()), " but the tensor is ", dtype_name(want),
-          "; convert one of them so the dtypes match");
-}
-
-}  // namespace
 
 extern "C" {
 

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "api/guard.hpp"
+#include "api/matrix_checks.hpp"
 #include "api/options_init.hpp"
 #include "core/coo.hpp"
 #include "core/hicoo.hpp"
@@ -17,13 +18,6 @@
 using namespace spt;
 
 namespace {
-
-std::string shape(spt_nnz rows, spt_nnz cols) { return cat(rows, " x ", cols); }
-
-void check_matrix_dtype(const spt_matrix_s& m, spt_dtype want, const std::string& what) {
-  require(m.dtype() == want, what, " is ", dtype_name(m.dtype()), " but the tensor is ", dtype_name(want),
-          "; convert one of them so the dtypes match");
-}
 
 spt_hicoo_strategy to_c(HicooStrategy s) { return static_cast<spt_hicoo_strategy>(static_cast<int>(s)); }
 

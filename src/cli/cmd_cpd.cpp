@@ -44,7 +44,8 @@ const CommandSpec& cpd_spec() {
         {"quiet", 'q', "", "print only the final summary, not every iteration"},
         {"format", 0, "FMT",
          "storage the MTTKRPs run on: auto (default: chosen from the tensor's statistics, as "
-         "spt_suggest_format; -v shows why), coo, csf or hicoo"},
+         "spt_suggest_format; -v shows why), coo, csf, hicoo or fcoo (F-COO, one copy per mode; with "
+         "--backend cuda the whole CP-ALS runs on the GPU, as with coo)"},
         {"csf-policy", 0, "P",
          "with CSF: onemode (one tree), twomode (two trees), allmode (one per mode), memoized (one tree, "
          "intermediates kept across a sweep; ADATM) or auto (default: allmode when it fits 4x the COO's memory)"},
@@ -232,12 +233,13 @@ int run_cpd(const ParsedArgs& args) {
   uint64_t seed = args.unsigned_integer("seed", 0);
   bool quiet = args.has("quiet");
   const bool poisson = args.choice("model", "als", {"als", "poisson"}) == "poisson";
-  const std::string format = args.choice("format", "auto", {"auto", "coo", "csf", "hicoo"});
+  const std::string format = args.choice("format", "auto", {"auto", "coo", "csf", "hicoo", "fcoo"});
   const std::string csf_policy =
       args.choice("csf-policy", "auto", {"auto", "onemode", "twomode", "allmode", "memoized"});
   std::string reorder = args.choice("reorder", "none", {"lexi", "bfs", "random", "none"});
-  if (poisson && format == "csf")
-    throw UsageError("--model poisson runs on --format coo, hicoo or auto (CP-APR has no CSF kernel)");
+  if (poisson && (format == "csf" || format == "fcoo"))
+    throw UsageError("--model poisson runs on --format coo, hicoo or auto (CP-APR has no " +
+                     std::string(format == "csf" ? "CSF" : "F-COO") + " kernel)");
 
   ContextPtr ctx = make_context(args);
   double read_seconds = 0;
@@ -265,6 +267,7 @@ int run_cpd(const ParsedArgs& args) {
   opts.format = format == "coo"     ? SPT_TENSOR_FORMAT_COO
                 : format == "csf"   ? SPT_TENSOR_FORMAT_CSF
                 : format == "hicoo" ? SPT_TENSOR_FORMAT_HICOO
+                : format == "fcoo"  ? SPT_TENSOR_FORMAT_FCOO
                                     : SPT_TENSOR_FORMAT_AUTO;
   opts.csf_policy = csf_policy == "onemode"   ? SPT_CSF_ONEMODE
                     : csf_policy == "twomode" ? SPT_CSF_TWOMODE
@@ -285,8 +288,8 @@ int run_cpd(const ParsedArgs& args) {
   }
   std::string init = args.has("init") ? "user init" : "random init (seed " + std::to_string(seed) + ")";
   // Where it runs: with backend cuda (or auto finding a GPU) CP-ALS runs on
-  // the device on COO (other formats: an UNSUPPORTED error under cuda, the
-  // CPU under auto; the library says so).
+  // the device on COO and F-COO, with GPU MTTKRPs on HiCOO (CSF: an
+  // UNSUPPORTED error under cuda, the CPU under auto; the library says so).
   spt_backend_info backend{};
   backend.struct_size = sizeof backend;
   check(spt_context_backend_info(ctx.get(), &backend), ctx.get(), "querying the backend");

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/error.hpp"
+#include "core/scoo.hpp"
 #include "dispatch/plugin_loader.hpp"
 
 namespace spt::dispatch {
@@ -14,6 +15,7 @@ namespace {
 
 using DeviceCoo = std::shared_ptr<spt_plugin_device_coo>;
 using DeviceHicoo = std::shared_ptr<spt_plugin_device_hicoo>;
+using DeviceFcoo = std::shared_ptr<spt_plugin_device_fcoo>;
 
 // What spt_coo_s::device_cache holds: the device copies of one tensor (one
 // per device ordinal) and the host state they were made from. A copy is
@@ -61,6 +63,18 @@ struct DeviceHicooCache {
     return nnz == x.nnz && dtype == x.dtype() && block_bits == x.block_bits && dims == x.dims &&
            bptr == x.bptr.data() && val == x.val.data() && arrays == arrays_of(x);
   }
+};
+
+// What spt_fcoo_s::device_cache holds (an F-COO handle is immutable; the
+// fingerprint guards against struct copies, as for HiCOO).
+struct DeviceFcooCache {
+  spt_nnz nnz = 0;
+  const void* val = nullptr;
+  const void* bf = nullptr;
+  std::vector<DeviceFcoo> per_device;
+
+  explicit DeviceFcooCache(const spt_fcoo_s& x) : nnz(x.nnz), val(x.val.data()), bf(x.bf.data()) {}
+  bool matches(const spt_fcoo_s& x) const { return nnz == x.nnz && val == x.val.data() && bf == x.bf.data(); }
 };
 
 // Guards every device_cache: read-only kernels on one tensor may run
@@ -148,6 +162,41 @@ int device_copy(const CudaPlugin& cuda, int device, const spt_hicoo_s& x, Device
   });
 }
 
+int device_copy(const CudaPlugin& cuda, int device, const spt_fcoo_s& x, DeviceFcoo& out, std::string& message) {
+  return cached_device_copy<DeviceFcooCache>(x, device, out, message, [&](DeviceFcoo& copy, std::string& why) -> int {
+    std::vector<const uint32_t*> ind;
+    for (const auto& a : x.product_ind) ind.push_back(a.data());
+    spt_plugin_fcoo view{};
+    view.order = x.order();
+    view.dtype = x.dtype() == SPT_FLOAT32 ? SPT_PLUGIN_FLOAT32 : SPT_PLUGIN_FLOAT64;
+    view.nnz = x.nnz;
+    view.segments = x.segments;
+    view.threadlen = x.threadlen;
+    view.num_product_modes = static_cast<uint32_t>(x.product_modes.size());
+    view.dims = x.dims.data();
+    view.product_modes = x.product_modes.data();
+    view.product_ind = ind.data();
+    view.values = x.val.data();
+    view.bf = x.bf.data();
+    view.sf = x.sf.data();
+    view.group_first_segment = x.group_first_segment.data();
+    const bool rows_per_segment = x.op == SPT_FCOO_MTTKRP;
+    view.segment_rows = rows_per_segment ? x.segment_ind[0].data() : nullptr;
+    view.output_rows = rows_per_segment ? x.dims[x.mode] : x.segments;
+    view.mttkrp_mode = rows_per_segment ? static_cast<int32_t>(x.mode) : -1;
+    spt_plugin_device_fcoo* raw = nullptr;
+    char buffer[512] = {0};
+    const int status = cuda.table->fcoo_upload(device, &view, &raw, buffer, sizeof buffer);
+    if (status != SPT_OK) {
+      why = buffer;
+      return status;
+    }
+    const spt_plugin_table* table = cuda.table;
+    copy = DeviceFcoo(raw, [table](spt_plugin_device_fcoo* p) { table->fcoo_release(p); });
+    return SPT_OK;
+  });
+}
+
 void call_plugin_mttkrp(const CudaPlugin& cuda, const DeviceCoo& x, const spt_plugin_matrix* f, uint32_t mode,
                         spt_plugin_matrix* out, int& status, char* buffer, size_t len) {
   status = cuda.table->mttkrp(x.get(), f, mode, out, buffer, len);
@@ -210,6 +259,48 @@ bool mttkrp_on_device(const spt_context_s& ctx, const char* kernel, const Tensor
   return true;
 }
 
+// One F-COO product on the device: factors[j] for the product modes in
+// order, out shaped as the plugin's output (dims[mode] or segments rows).
+template <typename T>
+bool fcoo_on_device(const spt_context_s& ctx, const char* kernel, const spt_fcoo_s& x, int kind,
+                    const std::vector<ConstMatRef<T>>& factors, MatRef<T> out) {
+  const CudaPlugin& cuda = cuda_plugin();
+  if (!cuda.usable()) return device_failed(ctx, kernel, SPT_ERR_DEVICE, cuda.reason);
+  if (x.nnz == 0) {
+    for (spt_nnz i = 0; i < out.rows; ++i)
+      for (spt_nnz j = 0; j < out.cols; ++j) out(i, j) = T(0);
+    return true;
+  }
+  std::string message;
+  DeviceFcoo device_x;
+  int status = device_copy(cuda, ctx.device, x, device_x, message);
+  if (status == SPT_ERR_UNSUPPORTED) {
+    log(ctx, 2, cat("note: ", kernel, " runs on the CPU: ", message));
+    return false;
+  }
+  if (status != SPT_OK) return device_failed(ctx, kernel, status, message);
+  std::vector<spt_plugin_matrix> f;
+  for (const auto& m : factors) f.push_back({const_cast<T*>(m.data), m.rows, m.cols, m.ld});
+  spt_plugin_matrix o{out.data, out.rows, out.cols, out.ld};
+  char buffer[512] = {0};
+  status = cuda.table->fcoo_multiply(device_x.get(), kind, f.data(), &o, buffer, sizeof buffer);
+  if (status == SPT_ERR_UNSUPPORTED) {
+    log(ctx, 2, cat("note: ", kernel, " runs on the CPU: ", buffer));
+    return false;
+  }
+  if (status != SPT_OK) return device_failed(ctx, kernel, status, buffer);
+  return true;
+}
+
+
+template <typename T>
+bool ttm_fcoo_on_device(const spt_context_s& ctx, const spt_fcoo_s& x, ConstMatRef<T> u, spt_scoo_s& out) {
+  if (x.op != SPT_FCOO_TTM || u.rows != x.dims[x.mode] || u.cols < 1) return false;  // the CPU kernel explains
+  fcoo::ttm_result_shell(x, u.cols, out);
+  MatRef<T> o{out.values.get<T>().data(), x.segments, u.cols, u.cols};
+  return fcoo_on_device<T>(ctx, "F-COO TTM", x, SPT_PLUGIN_FCOO_HADAMARD, {u}, o);
+}
+
 // What the plugin's cp_als hooks reach: the core's sweep hook, the context
 // for notes, and an error thrown by the hook (rethrown after the plugin
 // returns: nothing is thrown through the C table).
@@ -267,24 +358,37 @@ bool cp_als_device_failed(const spt_context_s& ctx, int status, const std::strin
   return false;
 }
 
-template <typename T>
-bool cp_als_on_device(const spt_context_s& ctx, const spt_coo_s& x, const spt_cpd_options& opts, spt_ktensor_s& k,
-                      const std::function<void()>& initialise, const CpAlsSweepHook& on_sweep) {
-  if (effective_backend(ctx) != SPT_BACKEND_CUDA) return false;
-  if (opts.format != SPT_TENSOR_FORMAT_AUTO && opts.format != SPT_TENSOR_FORMAT_COO)
-    return cp_als_unsupported(ctx, cat("the GPU CP-ALS runs on COO only for now, and opts.format asks for ",
-                                       format_name(opts.format), " (use SPT_TENSOR_FORMAT_COO or _AUTO)"));
-  const CudaPlugin& cuda = cuda_plugin();
-  if (!cuda.usable()) return cp_als_device_failed(ctx, SPT_ERR_DEVICE, cuda.reason);
-  if (cuda.table->cp_als == nullptr) return cp_als_device_failed(ctx, SPT_ERR_DEVICE, "the plugin has no cp_als");
-  std::string message;
-  DeviceCoo device_x;
-  int status = device_copy(cuda, ctx.device, x, device_x, message);
-  if (status == SPT_ERR_UNSUPPORTED) return cp_als_unsupported(ctx, message);
-  if (status != SPT_OK) return cp_als_device_failed(ctx, status, message);
+}  // namespace
 
+bool cp_als_prefers_cpu(const std::vector<spt_index>& dims, spt_nnz nnz, spt_index rank, int threads) {
+  uint64_t dim_sum = 0;
+  for (spt_index d : dims) dim_sum += d;
+  const uint64_t r = rank;
+  return dim_sum * r <= (uint64_t(1) << 14) && nnz * r <= (uint64_t(1) << 20) * uint64_t(std::max(threads, 1));
+}
+
+SmallCpAlsOnHost::SmallCpAlsOnHost(spt_context_s& ctx, const spt_coo_s& x, const spt_cpd_options& opts)
+    : ctx_(ctx), saved_(ctx.backend) {
+  if (ctx.backend != SPT_BACKEND_AUTO || effective_backend(ctx) != SPT_BACKEND_CUDA) return;
+  if (opts.format != SPT_TENSOR_FORMAT_AUTO && opts.format != SPT_TENSOR_FORMAT_COO) return;
+  if (!cp_als_prefers_cpu(x.dims, x.nnz, opts.rank, thread_count(ctx))) return;
+  log(ctx, 1,
+      cat("note: CP-ALS runs on the CPU: the tensor is small (", x.nnz, " nonzeros, rank ", opts.rank,
+          "), a GPU sweep would cost more than the CPU's; backend CUDA forces the GPU"));
+  ctx.backend = SPT_BACKEND_CPU;
+}
+
+SmallCpAlsOnHost::~SmallCpAlsOnHost() { ctx_.backend = saved_; }
+
+namespace {
+
+// The part of a device CP-ALS every format shares: initialise, hand the
+// factors, lambda and hooks to the plugin through `call(args, message,
+// length)` (a plugin status), map the outcome.
+template <typename T, typename Call>
+bool run_device_cp_als(const spt_context_s& ctx, uint32_t order, const spt_cpd_options& opts, spt_ktensor_s& k,
+                       const std::function<void()>& initialise, const CpAlsSweepHook& on_sweep, Call&& call) {
   initialise();
-  const uint32_t order = x.order();
   std::vector<spt_plugin_matrix> factors(order);
   for (uint32_t m = 0; m < order; ++m) {
     MatRef<T> f = k.template factor<T>(m);
@@ -302,13 +406,79 @@ bool cp_als_on_device(const spt_context_s& ctx, const spt_coo_s& x, const spt_cp
   args.on_sweep = cp_als_on_sweep;
   args.note = cp_als_note;
   char buffer[1024] = {0};
-  status = cuda.table->cp_als(device_x.get(), &args, buffer, sizeof buffer);
+  const int status = call(args, buffer, sizeof buffer);
   if (state.error) std::rethrow_exception(state.error);
   if (status == SPT_OK) return true;
   if (status == SPT_ERR_NUMERICAL) fail(SPT_ERR_NUMERICAL, buffer);
   if (status == SPT_ERR_UNSUPPORTED) return cp_als_unsupported(ctx, buffer);
   if (status == SPT_ERR_INVALID_ARGUMENT) fail(SPT_ERR_INTERNAL, "the CUDA plugin rejected CP-ALS arguments: ", buffer);
   return cp_als_device_failed(ctx, status, buffer);
+}
+
+// CP-ALS on F-COO on the device: one F-COO per mode (built here, threadlen
+// by the rule for this rank and device), uploaded, the whole sweep there.
+template <typename T>
+bool cp_als_fcoo_on_device(const spt_context_s& ctx, const spt_coo_s& x, const spt_cpd_options& opts,
+                           spt_ktensor_s& k, const std::function<void()>& initialise,
+                           const CpAlsSweepHook& on_sweep) {
+  const CudaPlugin& cuda = cuda_plugin();
+  if (!cuda.usable()) return cp_als_device_failed(ctx, SPT_ERR_DEVICE, cuda.reason);
+  if (cuda.table->cp_als_fcoo == nullptr)
+    return cp_als_device_failed(ctx, SPT_ERR_DEVICE, "the plugin has no cp_als_fcoo");
+  const uint32_t order = x.order();
+  if (order < 2 || order > 8) return cp_als_unsupported(ctx, cat("order ", order, " is outside the GPU F-COO range 2..8"));
+  if (x.nnz >= (spt_nnz(1) << 32)) return cp_als_unsupported(ctx, "F-COO holds fewer than 2^32 nonzeros");
+  const int sms = ctx.device < static_cast<int>(cuda.devices.size()) ? cuda.devices[ctx.device].multiprocessors : 0;
+  const uint32_t threadlen = fcoo::suggested_threadlen(x.nnz, uint64_t(opts.rank) * sizeof(T), sms);
+  std::vector<spt_fcoo_s> per_mode;
+  uint64_t bytes = 0;
+  for (uint32_t m = 0; m < order; ++m) {
+    per_mode.push_back(fcoo::from_coo(x, SPT_FCOO_MTTKRP, m, threadlen, thread_count(ctx)));
+    bytes += per_mode.back().bytes();
+  }
+  log(ctx, 1, cat("CP-ALS on F-COO on the GPU (one copy per mode, threadlen ", threadlen, ", ", bytes, " bytes)"));
+  std::vector<DeviceFcoo> copies(order);
+  std::vector<const spt_plugin_device_fcoo*> raw(order);
+  for (uint32_t m = 0; m < order; ++m) {
+    std::string message;
+    const int status = device_copy(cuda, ctx.device, per_mode[m], copies[m], message);
+    if (status == SPT_ERR_UNSUPPORTED) return cp_als_unsupported(ctx, message);
+    if (status != SPT_OK) return cp_als_device_failed(ctx, status, message);
+    raw[m] = copies[m].get();
+  }
+  return run_device_cp_als<T>(ctx, order, opts, k, initialise, on_sweep,
+                              [&](const spt_plugin_cp_als_args& args, char* buffer, size_t length) {
+                                return cuda.table->cp_als_fcoo(raw.data(), order, &args, buffer, length);
+                              });
+}
+
+template <typename T>
+bool cp_als_on_device(const spt_context_s& ctx, const spt_coo_s& x, const spt_cpd_options& opts, spt_ktensor_s& k,
+                      const std::function<void()>& initialise, const CpAlsSweepHook& on_sweep) {
+  if (effective_backend(ctx) != SPT_BACKEND_CUDA) return false;
+  if (opts.format == SPT_TENSOR_FORMAT_FCOO) return cp_als_fcoo_on_device<T>(ctx, x, opts, k, initialise, on_sweep);
+  if (opts.format == SPT_TENSOR_FORMAT_HICOO) {
+    // No whole-sweep HiCOO path on the device: the host loop runs and each
+    // MTTKRP goes to the GPU HiCOO kernel (factors copied per call).
+    log(ctx, 1, "note: CP-ALS on HiCOO: the MTTKRPs run on the GPU, the rest of each sweep on the host");
+    return false;
+  }
+  if (opts.format != SPT_TENSOR_FORMAT_AUTO && opts.format != SPT_TENSOR_FORMAT_COO)
+    return cp_als_unsupported(ctx, cat("the GPU CP-ALS runs on COO, F-COO or HiCOO, and opts.format asks for ",
+                                       format_name(opts.format),
+                                       " (use SPT_TENSOR_FORMAT_COO, _FCOO, _HICOO or _AUTO)"));
+  const CudaPlugin& cuda = cuda_plugin();
+  if (!cuda.usable()) return cp_als_device_failed(ctx, SPT_ERR_DEVICE, cuda.reason);
+  if (cuda.table->cp_als == nullptr) return cp_als_device_failed(ctx, SPT_ERR_DEVICE, "the plugin has no cp_als");
+  std::string message;
+  DeviceCoo device_x;
+  const int status = device_copy(cuda, ctx.device, x, device_x, message);
+  if (status == SPT_ERR_UNSUPPORTED) return cp_als_unsupported(ctx, message);
+  if (status != SPT_OK) return cp_als_device_failed(ctx, status, message);
+  return run_device_cp_als<T>(ctx, x.order(), opts, k, initialise, on_sweep,
+                              [&](const spt_plugin_cp_als_args& args, char* buffer, size_t length) {
+                                return cuda.table->cp_als(device_x.get(), &args, buffer, length);
+                              });
 }
 
 }  // namespace
@@ -338,6 +508,40 @@ bool DeviceKernels::mttkrp_hicoo(const spt_context_s& ctx, const spt_hicoo_s& x,
 bool DeviceKernels::mttkrp_hicoo(const spt_context_s& ctx, const spt_hicoo_s& x, const ConstMatRef<double>* factors,
                                  uint32_t mode, MatRef<double> out) {
   return mttkrp_on_device<DeviceHicoo>(ctx, "HiCOO MTTKRP", x, factors, mode, out);
+}
+
+bool DeviceKernels::mttkrp_fcoo(const spt_context_s& ctx, const spt_fcoo_s& x, const ConstMatRef<float>* factors,
+                                MatRef<float> out) {
+  if (x.op != SPT_FCOO_MTTKRP) return false;  // the CPU kernel explains
+  return fcoo_on_device<float>(ctx, "F-COO MTTKRP", x, SPT_PLUGIN_FCOO_HADAMARD, fcoo::product_mode_factors(x, factors), out);
+}
+
+bool DeviceKernels::mttkrp_fcoo(const spt_context_s& ctx, const spt_fcoo_s& x, const ConstMatRef<double>* factors,
+                                MatRef<double> out) {
+  if (x.op != SPT_FCOO_MTTKRP) return false;
+  return fcoo_on_device<double>(ctx, "F-COO MTTKRP", x, SPT_PLUGIN_FCOO_HADAMARD, fcoo::product_mode_factors(x, factors),
+                                out);
+}
+
+bool DeviceKernels::ttmc_fcoo(const spt_context_s& ctx, const spt_fcoo_s& x, const ConstMatRef<float>* factors,
+                              MatRef<float> out) {
+  if (x.op != SPT_FCOO_MTTKRP) return false;
+  return fcoo_on_device<float>(ctx, "F-COO TTMc", x, SPT_PLUGIN_FCOO_KRONECKER, fcoo::product_mode_factors(x, factors), out);
+}
+
+bool DeviceKernels::ttmc_fcoo(const spt_context_s& ctx, const spt_fcoo_s& x, const ConstMatRef<double>* factors,
+                              MatRef<double> out) {
+  if (x.op != SPT_FCOO_MTTKRP) return false;
+  return fcoo_on_device<double>(ctx, "F-COO TTMc", x, SPT_PLUGIN_FCOO_KRONECKER, fcoo::product_mode_factors(x, factors),
+                                out);
+}
+
+bool DeviceKernels::ttm_fcoo(const spt_context_s& ctx, const spt_fcoo_s& x, ConstMatRef<float> u, spt_scoo_s& out) {
+  return ttm_fcoo_on_device<float>(ctx, x, u, out);
+}
+
+bool DeviceKernels::ttm_fcoo(const spt_context_s& ctx, const spt_fcoo_s& x, ConstMatRef<double> u, spt_scoo_s& out) {
+  return ttm_fcoo_on_device<double>(ctx, x, u, out);
 }
 
 }  // namespace spt::dispatch

@@ -15,6 +15,7 @@
 
 #include "core/context.hpp"
 #include "core/coo.hpp"
+#include "core/fcoo.hpp"
 #include "core/hicoo.hpp"
 #include "core/ktensor.hpp"
 #include "core/matrix.hpp"
@@ -25,6 +26,32 @@ namespace spt::dispatch {
 // number (1-based), <X, M>, ||M||^2 and the sweep's seconds; returns true
 // to run another sweep. May throw; the error reaches the caller.
 using CpAlsSweepHook = std::function<bool(int iteration, double inner, double norm_model_squared, double seconds)>;
+
+// The AUTO backend's size rule for a whole CP-ALS: true when the tensor is
+// so small that the CPU's sweep (with `threads` threads) beats the GPU's
+// fixed cost of about 0.3 ms per sweep (kernel launches and one host
+// round trip per mode). Measured on the H100 machine (16 host cores; the
+// GPU lost on nations, kinship, umls, aminoacids and coads at rank 16 and
+// won everywhere else, benchmarks/results/gpu-h100-all-tensors-*):
+// sum(dims) * R <= 2^14 (the dense per-mode work) and nnz * R <= 2^20 *
+// threads (the MTTKRPs). A forced CUDA backend ignores it.
+bool cp_als_prefers_cpu(const std::vector<spt_index>& dims, spt_nnz nnz, spt_index rank, int threads);
+
+// For the duration of one CP-ALS call: when the context's backend is AUTO,
+// resolves to CUDA, the format is AUTO or COO and cp_als_prefers_cpu says
+// so, the context runs on the CPU (every kernel of the call; a note in the
+// log), and gets its backend back afterwards. Otherwise it changes nothing.
+class SmallCpAlsOnHost {
+ public:
+  SmallCpAlsOnHost(spt_context_s& ctx, const spt_coo_s& x, const spt_cpd_options& opts);
+  ~SmallCpAlsOnHost();
+  SmallCpAlsOnHost(const SmallCpAlsOnHost&) = delete;
+  SmallCpAlsOnHost& operator=(const SmallCpAlsOnHost&) = delete;
+
+ private:
+  spt_context_s& ctx_;
+  spt_backend saved_;
+};
 
 struct DeviceKernels {
   // Same contract as kernels::mttkrp (see kernels.hpp). The tensor's device
@@ -45,6 +72,22 @@ struct DeviceKernels {
                            uint32_t mode, MatRef<float> out);
   static bool mttkrp_hicoo(const spt_context_s& ctx, const spt_hicoo_s& x, const ConstMatRef<double>* factors,
                            uint32_t mode, MatRef<double> out);
+
+  // Same contracts as kernels::mttkrp_fcoo / ttmc_fcoo / ttm_fcoo, on the
+  // GPU F-COO kernels (cuda/fcoo.cu). The tensor's device copy is made on
+  // first use and cached on x; factors and out are copied per call. More
+  // than 7 product modes (order 9+), or a TTMc output of 2^31 or more
+  // columns, run on the CPU (a verbose note); device failures as above.
+  static bool mttkrp_fcoo(const spt_context_s& ctx, const spt_fcoo_s& x, const ConstMatRef<float>* factors,
+                          MatRef<float> out);
+  static bool mttkrp_fcoo(const spt_context_s& ctx, const spt_fcoo_s& x, const ConstMatRef<double>* factors,
+                          MatRef<double> out);
+  static bool ttmc_fcoo(const spt_context_s& ctx, const spt_fcoo_s& x, const ConstMatRef<float>* factors,
+                        MatRef<float> out);
+  static bool ttmc_fcoo(const spt_context_s& ctx, const spt_fcoo_s& x, const ConstMatRef<double>* factors,
+                        MatRef<double> out);
+  static bool ttm_fcoo(const spt_context_s& ctx, const spt_fcoo_s& x, ConstMatRef<float> u, spt_scoo_s& out);
+  static bool ttm_fcoo(const spt_context_s& ctx, const spt_fcoo_s& x, ConstMatRef<double> u, spt_scoo_s& out);
 
   // A whole CP-ALS of x on the device (plugin entry cp_als): factors,
   // Grams and workspace stay there for the whole decomposition; the host

@@ -23,7 +23,8 @@
  * mttkrp. 2 = adds cp_als (a whole CP-ALS on a device COO tensor) and
  * SPT_ERR_NUMERICAL (-8) as a status a plugin may return. 3 = adds
  * spt_plugin_hicoo, hicoo_upload, hicoo_release and mttkrp_hicoo (HiCOO
- * MTTKRP on the device).
+ * MTTKRP on the device). 4 = adds spt_plugin_fcoo, fcoo_upload,
+ * fcoo_release, fcoo_multiply (F-COO MTTKRP / TTM / TTMc) and cp_als_fcoo.
  */
 #ifndef SPT_DISPATCH_PLUGIN_ABI_H
 #define SPT_DISPATCH_PLUGIN_ABI_H
@@ -35,7 +36,7 @@
 extern "C" {
 #endif
 
-#define SPT_PLUGIN_ABI_VERSION 3u
+#define SPT_PLUGIN_ABI_VERSION 4u
 #define SPT_CUDA_PLUGIN_ENTRY_NAME "spt_cuda_plugin_entry"
 #define SPT_CUDA_PLUGIN_FILE_NAME "libsptensor_cuda.so"
 
@@ -83,6 +84,36 @@ typedef struct spt_plugin_hicoo {
   const void *values;           /* nnz values of dtype */
 } spt_plugin_hicoo;
 
+/* An F-COO tensor in host memory (src/core/fcoo.hpp): per nonzero the
+ * product-mode indices and the value; bit k of bf (word k / 32) set when
+ * nonzero k starts a segment; one start flag per partition of threadlen
+ * nonzeros (sf) and per 32 partitions the segment of the first nonzero
+ * (group_first_segment); segment_rows[s] = the output row of segment s
+ * (MTTKRP, TTMc) or NULL (TTM: output row = segment). */
+typedef struct spt_plugin_fcoo {
+  uint32_t order;
+  int dtype;                             /* SPT_PLUGIN_FLOAT32 or SPT_PLUGIN_FLOAT64 */
+  uint64_t nnz;                          /* < 2^32 */
+  uint64_t segments;
+  uint32_t threadlen;                    /* 8, 16 or 32 */
+  uint32_t num_product_modes;            /* 1 .. order - 1 */
+  const uint32_t *dims;                  /* order entries */
+  const uint32_t *product_modes;         /* num_product_modes, ascending */
+  const uint32_t *const *product_ind;    /* num_product_modes arrays of nnz */
+  const void *values;                    /* nnz values of dtype */
+  const uint32_t *bf;                    /* ceil(nnz / 32) words */
+  const uint32_t *sf;                    /* ceil(partitions / 32) words */
+  const uint32_t *group_first_segment;   /* ceil(partitions / 32) entries */
+  const uint32_t *segment_rows;          /* segments entries, or NULL */
+  uint64_t output_rows;                  /* rows of a product's output (dims[mode] or segments) */
+  int32_t mttkrp_mode;                   /* op MTTKRP: its mode (the index mode); -1 for op TTM */
+  uint32_t reserved;
+} spt_plugin_fcoo;
+
+/* The two products fcoo_multiply computes. */
+#define SPT_PLUGIN_FCOO_HADAMARD 0  /* MTTKRP, TTM: value * prod_j U_j(i_j, c) */
+#define SPT_PLUGIN_FCOO_KRONECKER 1 /* TTMc: value * kron of the rows, first product mode fastest */
+
 /* A row-major dense matrix in host memory: element (i,j) at data[i*ld + j]. */
 typedef struct spt_plugin_matrix {
   void *data; /* const for inputs */
@@ -96,6 +127,9 @@ typedef struct spt_plugin_device_coo spt_plugin_device_coo;
 
 /* Opaque device copy of a HiCOO tensor (owned by the plugin). */
 typedef struct spt_plugin_device_hicoo spt_plugin_device_hicoo;
+
+/* Opaque device copy of an F-COO tensor (owned by the plugin). */
+typedef struct spt_plugin_device_fcoo spt_plugin_device_fcoo;
 
 /* What cp_als's per-iteration hook returns. */
 #define SPT_PLUGIN_CONTINUE 0 /* run the next sweep */
@@ -179,6 +213,32 @@ typedef struct spt_plugin_table {
   /* As mttkrp, on a device HiCOO tensor. */
   int (*mttkrp_hicoo)(const spt_plugin_device_hicoo *x, const spt_plugin_matrix *factors, uint32_t mode,
                       spt_plugin_matrix *out, char *message, size_t message_len);
+
+  /* Version 4. Copy F-COO tensor x to device `device` (*out receives the
+   * copy), checking first that it fits the free device memory
+   * (SPT_ERR_OUT_OF_MEMORY, capped by SPT_CUDA_MEMORY_LIMIT).
+   * SPT_ERR_UNSUPPORTED for more product modes than the kernels take (7). */
+  int (*fcoo_upload)(int device, const spt_plugin_fcoo *x, spt_plugin_device_fcoo **out, char *message,
+                     size_t message_len);
+
+  /* Free an F-COO device copy (NULL ignored). Never fails. */
+  void (*fcoo_release)(spt_plugin_device_fcoo *x);
+
+  /* out (output_rows x out->cols, overwritten) = the segmented product
+   * `kind` (SPT_PLUGIN_FCOO_HADAMARD or _KRONECKER) of the device tensor x
+   * with factors[j] (host, x's dtype; j over x's product modes in order,
+   * num_product_modes entries; rows = dims of that mode). HADAMARD: every
+   * factor has out->cols columns; KRONECKER: out->cols = the product of
+   * their columns (< 2^31). Factors and out are copied per call.
+   * Synchronous. */
+  int (*fcoo_multiply)(const spt_plugin_device_fcoo *x, int kind, const spt_plugin_matrix *factors,
+                       spt_plugin_matrix *out, char *message, size_t message_len);
+
+  /* As cp_als, on F-COO: per_mode[m] is the op-MTTKRP F-COO of mode m of
+   * one tensor (order entries, same device and dtype); each sweep's MTTKRP
+   * in mode m runs on per_mode[m]. */
+  int (*cp_als_fcoo)(const spt_plugin_device_fcoo *const *per_mode, uint32_t order,
+                     const spt_plugin_cp_als_args *args, char *message, size_t message_len);
 } spt_plugin_table;
 
 /* The one symbol a plugin exports. `core_abi_version` is the core's

@@ -12,6 +12,7 @@
 #include "core/coo.hpp"
 #include "core/csf.hpp"
 #include "core/csr.hpp"
+#include "core/fcoo.hpp"
 #include "core/hicoo.hpp"
 #include "core/matrix.hpp"
 #include "core/mode_groups.hpp"
@@ -78,7 +79,13 @@ struct Exec {
   /* has dims[m] values, vectors[keep_mode] is not read; accumulated in double, thread-count independent  */    \
   void ttv_chain(const Exec& exec, const spt_coo_s& x, uint32_t keep_mode, const T* const* vectors, T* out);    \
   /* full contraction X times_m vectors[m] over every mode, accumulated in double */                           \
-  double ttv_all(const Exec& exec, const spt_coo_s& x, const T* const* vectors);
+  double ttv_all(const Exec& exec, const spt_coo_s& x, const T* const* vectors);                                \
+  /* F-COO (src/core/fcoo.hpp), op MTTKRP: the MTTKRP in f.mode (as mttkrp; factors[f.mode] not read) */         \
+  void mttkrp_fcoo(const Exec& exec, const spt_fcoo_s& f, const ConstMatRef<T>* factors, MatRef<T> out);        \
+  /* F-COO, op TTM: out = x times_{f.mode} u^T, the semi-sparse result of ttm (fibers = f's segments) */          \
+  void ttm_fcoo(const Exec& exec, const spt_fcoo_s& f, ConstMatRef<T> u, spt_scoo_s& out);                       \
+  /* F-COO, op MTTKRP: the one-shot TTMc in f.mode (same out and column order as ttmc) */                        \
+  void ttmc_fcoo(const Exec& exec, const spt_fcoo_s& f, const ConstMatRef<T>* factors, MatRef<T> out);
 
 // Kernels that take the dtype from their tensor arguments (dispatch inside).
 #define SPT_GENERIC_KERNELS                                                                                       \

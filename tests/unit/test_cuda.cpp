@@ -22,6 +22,7 @@
 #include "algo/cp_als.hpp"
 #include "common/test_util.hpp"
 #include "core/context.hpp"
+#include "core/fcoo.hpp"
 #include "core/hicoo.hpp"
 #include "dispatch/dispatch.hpp"
 #include "dispatch/plugin_loader.hpp"
@@ -634,23 +635,32 @@ TEST(CudaCpAlsApi, PseudoInverseFallbackMatchesCpu) {
   }
 }
 
-TEST(CudaCpAlsApi, FormatsOtherThanCooUnsupportedOnCuda) {
+TEST(CudaCpAlsApi, CsfUnsupportedOnCudaHicooMttkrpsOnTheGpu) {
   SKIP_WITHOUT_DEVICE();
   RandomTensorSpec spec;
   spec.dims = {30, 20, 10};
   spec.nnz = 2000;
   const spt_coo_s x = random_coo(SPT_FLOAT64, spec);
-  for (spt_tensor_format format : {SPT_TENSOR_FORMAT_CSF, SPT_TENSOR_FORMAT_HICOO}) {
-    const CpdRun forced = run_cpd<double>(SPT_BACKEND_CUDA, x, {}, 4, 5, 0.0, 0, format);
-    EXPECT_EQ(forced.status, SPT_ERR_UNSUPPORTED);
-    EXPECT_NE(forced.error.find("COO only"), std::string::npos) << forced.error;
-    // AUTO runs it on the CPU in the asked format, with a note.
-    const CpdRun automatic = run_cpd<double>(SPT_BACKEND_AUTO, x, {}, 4, 5, 0.0, 0, format);
-    EXPECT_GE(automatic.status, 0) << automatic.error;
-    bool noted = false;
-    for (const std::string& line : automatic.log) noted = noted || line.find("COO only") != std::string::npos;
-    EXPECT_TRUE(noted);
-  }
+  // CSF has no GPU kernel: CUDA forced is UNSUPPORTED, AUTO runs on the CPU with a note.
+  const CpdRun forced = run_cpd<double>(SPT_BACKEND_CUDA, x, {}, 4, 5, 0.0, 0, SPT_TENSOR_FORMAT_CSF);
+  EXPECT_EQ(forced.status, SPT_ERR_UNSUPPORTED);
+  EXPECT_NE(forced.error.find("runs on COO, F-COO or HiCOO"), std::string::npos) << forced.error;
+  const CpdRun automatic = run_cpd<double>(SPT_BACKEND_AUTO, x, {}, 4, 5, 0.0, 0, SPT_TENSOR_FORMAT_CSF);
+  EXPECT_GE(automatic.status, 0) << automatic.error;
+  bool noted = false;
+  for (const std::string& line : automatic.log) noted = noted || line.find("runs on COO, F-COO or HiCOO") != std::string::npos;
+  EXPECT_TRUE(noted);
+  // HiCOO under CUDA: the host loop with GPU HiCOO MTTKRPs, the CPU's fits.
+  const auto init = positive_init<double>(x.dims, 4, 2);
+  const CpdRun hicoo = run_cpd<double>(SPT_BACKEND_CUDA, x, init, 4, 5, 0.0, 0, SPT_TENSOR_FORMAT_HICOO);
+  const CpdRun cpu = run_cpd<double>(SPT_BACKEND_CPU, x, init, 4, 5, 0.0, 0, SPT_TENSOR_FORMAT_HICOO);
+  ASSERT_GE(hicoo.status, 0) << hicoo.error;
+  ASSERT_EQ(hicoo.k->fit_history.size(), cpu.k->fit_history.size());
+  for (size_t i = 0; i < cpu.k->fit_history.size(); ++i)
+    EXPECT_NEAR(hicoo.k->fit_history[i], cpu.k->fit_history[i], 1e-9 * std::abs(cpu.k->fit_history[i]));
+  noted = false;
+  for (const std::string& line : hicoo.log) noted = noted || line.find("CP-ALS on HiCOO: the MTTKRPs run on the GPU") != std::string::npos;
+  EXPECT_TRUE(noted);
 }
 
 // SPT_CUDA_MEMORY_LIMIT makes the working set not fit: AUTO falls back to
@@ -661,7 +671,7 @@ TEST(CudaCpAlsApi, FormatsOtherThanCooUnsupportedOnCuda) {
 TEST(CudaCpAlsApi, OutOfMemoryFallsBackUnderAutoAndFailsUnderCuda) {
   SKIP_WITHOUT_DEVICE();
   RandomTensorSpec spec;
-  spec.dims = {40, 30, 20};
+  spec.dims = {3000, 2000, 20};  // above AUTO's small-tensor rule (sum(dims) * R > 2^14)
   spec.nnz = 4000;
   const auto init = positive_init<double>(spec.dims, 8, 9);
   for (bool resident : {false, true}) {
@@ -694,6 +704,36 @@ TEST(CudaCpAlsApi, OutOfMemoryFallsBackUnderAutoAndFailsUnderCuda) {
 // CPU-only machines (CI): CUDA forced (here set on the internal context:
 // spt_context_set_backend already refuses it) is a DEVICE error; AUTO runs
 // the CPU loop, the CPU backend's result.
+// AUTO's small-tensor rule (cp_als_prefers_cpu): the figures it was fitted
+// to, and its effect: a tiny tensor under AUTO runs on the CPU with a note
+// (same fits as the CPU), CUDA forced still runs on the GPU.
+TEST(CudaCpAlsApi, AutoRunsTinyTensorsOnTheCpu) {
+  using dispatch::cp_als_prefers_cpu;
+  EXPECT_TRUE(cp_als_prefers_cpu({14, 56, 14}, 1992, 16, 16));            // nations
+  EXPECT_TRUE(cp_als_prefers_cpu({180, 90, 12, 7}, 742529, 16, 16));      // coads, rank 16
+  EXPECT_FALSE(cp_als_prefers_cpu({180, 90, 12, 7}, 742529, 32, 16));     // coads, rank 32
+  EXPECT_FALSE(cp_als_prefers_cpu({979, 979, 804}, 894892, 16, 16));      // email-eu-day
+  EXPECT_FALSE(cp_als_prefers_cpu({327, 327, 404}, 61562, 16, 16));       // contact-highschool
+  EXPECT_FALSE(cp_als_prefers_cpu({180, 90, 12, 7}, 742529, 16, 2));      // coads on 2 threads
+  SKIP_WITHOUT_DEVICE();
+  RandomTensorSpec spec;
+  spec.dims = {30, 20, 10};
+  spec.nnz = 2000;
+  const spt_coo_s x = random_coo(SPT_FLOAT64, spec);
+  const auto init = positive_init<double>(x.dims, 4, 5);
+  const CpdRun automatic = run_cpd<double>(SPT_BACKEND_AUTO, x, init, 4, 5, 0.0);
+  const CpdRun cpu = run_cpd<double>(SPT_BACKEND_CPU, x, init, 4, 5, 0.0);
+  const CpdRun forced = run_cpd<double>(SPT_BACKEND_CUDA, x, init, 4, 5, 0.0);
+  ASSERT_GE(automatic.status, 0) << automatic.error;
+  bool noted = false;
+  for (const std::string& line : automatic.log) noted = noted || line.find("the tensor is small") != std::string::npos;
+  EXPECT_TRUE(noted);
+  ASSERT_EQ(automatic.k->fit_history.size(), cpu.k->fit_history.size());
+  for (size_t i = 0; i < cpu.k->fit_history.size(); ++i)
+    EXPECT_NEAR(automatic.k->fit_history[i], cpu.k->fit_history[i], 1e-12) << "sweep " << i + 1;
+  expect_same_run<double>(forced, cpu, x, "tiny tensor, CUDA forced");
+}
+
 TEST(CudaCpAlsApi, ForcedCudaWithoutDeviceIsDeviceError) {
   if (have_device()) GTEST_SKIP() << "a CUDA device is present; this checks the CPU-only behaviour";
   RandomTensorSpec spec;
@@ -987,6 +1027,176 @@ TEST(CudaHicooApi, WithoutDeviceForcedFailsAndAutoRunsOnCpu) {
   for (spt_nnz i = 0; i < want.rows; ++i)
     for (spt_nnz j = 0; j < want.cols; ++j) ASSERT_TRUE(close(want(i, j), out(i, j), 1e-12));
   EXPECT_TRUE(h.device_cache == nullptr);
+}
+
+/* ------------------------------ GPU F-COO ------------------------------- */
+
+// F-COO MTTKRP / TTMc / TTM with CUDA forced against the float64 reference
+// (as check_all_modes), every mode and threadlen; the output is poisoned
+// first so unwritten rows show.
+template <typename T>
+void check_fcoo_all_modes(const spt_coo_s& x, spt_nnz rank, uint64_t seed, const std::string& what,
+                          bool with_ttm = true) {
+  spt_context_s ctx;
+  ctx.backend = SPT_BACKEND_CUDA;
+  const auto factors = random_factors<T>(x.dims, rank, seed);
+  const std::vector<ConstMatRef<T>> refs = crefs(factors);
+  for (uint32_t mode = 0; mode < x.order(); ++mode) {
+    const DenseMatrix<double> want = reference_mttkrp(x, factors, mode);
+    const DenseMatrix<double> scale = reference_mttkrp(x, factors, mode, /*absolute=*/true);
+    for (uint32_t threadlen : {8u, 16u, 32u}) {
+      const spt_fcoo_s f = fcoo::from_coo(x, SPT_FCOO_MTTKRP, mode, threadlen, 4);
+      DenseMatrix<T> out(x.dims[mode], rank);
+      for (auto& v : out.values) v = T(12345);
+      SPT_DISPATCH(ctx, mttkrp_fcoo, f, refs.data(), out.ref());
+      for (spt_nnz i = 0; i < want.rows; ++i)
+        for (spt_nnz j = 0; j < want.cols; ++j) {
+          const double w = want(i, j), g = out(i, j);
+          ASSERT_LE(std::abs(w - g), gpu_tolerance<T>() * std::max(1.0, scale(i, j)))
+              << what << " F-COO MTTKRP threadlen " << threadlen << " rank " << rank << " mode " << mode << " at ("
+              << i << "," << j << "): want " << w << " got " << g;
+        }
+      if (!with_ttm || threadlen != 16) continue;
+      // TTM in this mode: fibers and values against the CPU reference.
+      const spt_fcoo_s t = fcoo::from_coo(x, SPT_FCOO_TTM, mode, threadlen, 4);
+      spt_scoo_s want_t, got_t;
+      kernels::reference::ttm(kernels::Exec{1}, x, mode, refs[mode], want_t);
+      SPT_DISPATCH(ctx, ttm_fcoo, t, refs[mode], got_t);
+      ASSERT_EQ(want_t.nfibers, got_t.nfibers) << what;
+      const T* a = want_t.values.template get<T>().data();
+      const T* b = got_t.values.template get<T>().data();
+      for (spt_nnz i = 0; i < want_t.nfibers * rank; ++i)
+        ASSERT_LE(std::abs(double(a[i]) - double(b[i])), 10 * gpu_tolerance<T>() * std::max(1.0, std::abs(double(a[i]))))
+            << what << " F-COO TTM mode " << mode << " rank " << rank << " value " << i;
+      // TTMc with small ranks per mode (2 or 3) when the width stays small.
+      std::vector<DenseMatrix<T>> us;
+      uint64_t cols = 1;
+      for (uint32_t m = 0; m < x.order(); ++m) {
+        us.push_back(random_matrix<T>(x.dims[m], 2 + (m % 2), seed + m));
+        if (m != mode) cols *= us[m].cols;
+      }
+      if (cols > 200) continue;
+      const auto urefs = crefs(us);
+      DenseMatrix<T> want_c(x.dims[mode], cols), got_c(x.dims[mode], cols);
+      kernels::reference::ttmc(kernels::Exec{1}, x, urefs.data(), mode, want_c.ref());
+      for (auto& v : got_c.values) v = T(12345);
+      SPT_DISPATCH(ctx, ttmc_fcoo, f, urefs.data(), got_c.ref());
+      for (size_t i = 0; i < want_c.values.size(); ++i)
+        ASSERT_LE(std::abs(double(want_c.values[i]) - double(got_c.values[i])),
+                  100 * gpu_tolerance<T>() * std::max(1.0, std::abs(double(want_c.values[i]))))
+            << what << " F-COO TTMc mode " << mode << " entry " << i;
+    }
+  }
+}
+
+template <typename T>
+class CudaFcoo : public ::testing::Test {};
+TYPED_TEST_SUITE(CudaFcoo, ValueTypes);
+
+// Orders 2..8 (7 product modes: the kernels' limit), skewed shapes, ranks
+// 1..64 including non-multiples of the 32-byte column chunk.
+TYPED_TEST(CudaFcoo, RandomTensorsOrders2To8) {
+  SKIP_WITHOUT_DEVICE();
+  using T = TypeParam;
+  std::vector<RandomTensorSpec> specs = standard_specs();
+  RandomTensorSpec eight;
+  eight.dims = {3, 4, 2, 5, 3, 2, 4, 3};
+  eight.nnz = 2500;
+  eight.seed = 22;
+  specs.push_back(eight);
+  for (const RandomTensorSpec& spec : specs) {
+    const spt_coo_s x = random_coo(dtype_of<T>(), spec);
+    for (spt_nnz rank : {spt_nnz(1), spt_nnz(8), spt_nnz(16), spt_nnz(33), spt_nnz(64)})
+      check_fcoo_all_modes<T>(x, rank, spec.seed * 7 + rank, cat("order ", x.order(), " nnz ", x.nnz), rank <= 16);
+  }
+}
+
+// Heavy slices (a 3 x 2000 x 700 x 50 tensor with 200k nonzeros: segments
+// spanning many warps) and a long skewed third-order tensor (many short
+// segments per partition).
+TYPED_TEST(CudaFcoo, HeavySlicesAndLongTensors) {
+  SKIP_WITHOUT_DEVICE();
+  using T = TypeParam;
+  RandomTensorSpec heavy;
+  heavy.dims = {3, 2000, 700, 50};
+  heavy.nnz = 200000;
+  heavy.seed = 5;
+  RandomTensorSpec skewed;
+  skewed.dims = {20000, 40, 3000};
+  skewed.nnz = 100000;
+  skewed.seed = 6;
+  for (const RandomTensorSpec& spec : {heavy, skewed}) {
+    const spt_coo_s x = random_coo(dtype_of<T>(), spec);
+    for (spt_nnz rank : {spt_nnz(16), spt_nnz(32)}) check_fcoo_all_modes<T>(x, rank, 99 + rank, "heavy/skewed");
+  }
+}
+
+TYPED_TEST(CudaFcoo, DataTensors) {
+  SKIP_WITHOUT_DEVICE();
+  using T = TypeParam;
+  int checked = 0;
+  for (const char* name : kDataTensors) {
+    spt_coo_s x;
+    if (!read_data_tensor<T>(name, &x)) continue;
+    check_fcoo_all_modes<T>(x, 32, 3, name, false);
+    ++checked;
+  }
+  if (checked == 0) GTEST_SKIP() << "no data tensors found";
+}
+
+// CP-ALS with opts.format = FCOO under CUDA (the whole sweep on the device,
+// MTTKRPs on the F-COO kernel) equals the CPU COO run from the same init;
+// orders 3 and 4, ranks 8, 16 and 33.
+TYPED_TEST(CudaFcoo, CpAlsOnFcooMatchesCpu) {
+  SKIP_WITHOUT_DEVICE();
+  using T = TypeParam;
+  RandomTensorSpec four;
+  four.dims = {60, 45, 30, 8};
+  four.nnz = 8000;
+  four.seed = 17;
+  RandomTensorSpec three;
+  three.dims = {300, 20, 500};
+  three.nnz = 20000;
+  three.seed = 18;
+  for (const RandomTensorSpec& spec : {four, three}) {
+    const spt_coo_s x = random_coo(dtype_of<T>(), spec);
+    for (spt_index rank : {8u, 16u, 33u}) {
+      const auto init = positive_init<T>(x.dims, rank, 300 + rank);
+      const CpdRun gpu = run_cpd<T>(SPT_BACKEND_CUDA, x, init, rank, 10, 0.0, 0, SPT_TENSOR_FORMAT_FCOO);
+      const CpdRun cpu = run_cpd<T>(SPT_BACKEND_CPU, x, init, rank, 10, 0.0, 0, SPT_TENSOR_FORMAT_COO);
+      expect_same_run<T>(gpu, cpu, x, cat("F-COO order ", x.order(), " rank ", rank));
+      bool noted = false;
+      for (const std::string& line : gpu.log) noted = noted || line.find("CP-ALS on F-COO on the GPU") != std::string::npos;
+      EXPECT_TRUE(noted);
+    }
+  }
+}
+
+// Without a device: F-COO with CUDA forced is a DEVICE error; AUTO runs on the CPU.
+TEST(CudaFcooApi, WithoutDeviceForcedFailsAndAutoRunsOnCpu) {
+  if (have_device()) GTEST_SKIP() << "a CUDA device is present; this checks the CPU-only behaviour";
+  RandomTensorSpec spec;
+  spec.dims = {10, 12, 14};
+  spec.nnz = 300;
+  const spt_coo_s x = random_coo(SPT_FLOAT64, spec);
+  const spt_fcoo_s f = fcoo::from_coo(x, SPT_FCOO_MTTKRP, 0, 8, 1);
+  const auto factors = random_factors<double>(x.dims, 4, 1);
+  const auto refs = crefs(factors);
+  DenseMatrix<double> out(10, 4);
+  spt_context_s forced;
+  forced.backend = SPT_BACKEND_CUDA;
+  try {
+    SPT_DISPATCH(forced, mttkrp_fcoo, f, refs.data(), out.ref());
+    ADD_FAILURE() << "forced CUDA without a device must fail";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), SPT_ERR_DEVICE);
+  }
+  spt_context_s automatic;
+  automatic.backend = SPT_BACKEND_AUTO;
+  SPT_DISPATCH(automatic, mttkrp_fcoo, f, refs.data(), out.ref());
+  const DenseMatrix<double> want = reference_mttkrp(x, factors, 0);
+  for (spt_nnz i = 0; i < 10; ++i)
+    for (spt_nnz r = 0; r < 4; ++r) EXPECT_NEAR(out(i, r), want(i, r), 1e-12);
 }
 
 }  // namespace

@@ -1,0 +1,139 @@
+/** \file
+ * libsptensor: F-COO API (included by sptensor/sptensor.h).
+ *
+ * F-COO (flagged coordinates; Liu et al., "A Unified Optimization Approach
+ * for Sparse Tensor Operations on GPUs") stores a tensor for one operation
+ * in one mode. MTTKRP (and TTMc) in mode n: mode n is the "index mode", the
+ * others are "product modes"; TTM in mode n: mode n is the product mode and
+ * the others are index modes. Nonzeros are sorted by the index modes; only
+ * product-mode indices and values are stored per nonzero, plus one bit
+ * (bf) that marks where the index-mode coordinates change (a new output
+ * row for MTTKRP, a new fiber for TTM). Index-mode coordinates are kept
+ * once per such segment. Nonzeros are cut into partitions of `threadlen`
+ * consecutive nonzeros, one GPU thread each, with one start flag (sf) per
+ * partition; the GPU kernels reduce a thread's partition sequentially and
+ * combine threads with a segmented scan over warp shuffles, using atomics
+ * only for segments that cross a warp's 32 partitions. Every thread gets
+ * the same number of nonzeros whatever the slice lengths, so the time does
+ * not depend on the mode or on heavy slices.
+ *
+ * The paper tuned threadlen and the block size by hand per tensor. On the
+ * GPU, LP lanes share a partition, each taking 32 bytes of the output row
+ * (LP = row bytes / 32 rounded up to a power of two, at most 8: rank 16
+ * float32 -> 2, rank 32 -> 4), so a warp holds 32 / LP partitions and a
+ * factor-row read is coalesced (16-byte vector loads). Our rule
+ * (spt_fcoo_suggest_threadlen), from a threadlen sweep on an H100
+ * (benchmarks/results/gpu-h100-fcoo-*): threadlen 16 when LP >= 4 and that
+ * still gives one wave of warps (64 per multiprocessor), else 8. With few
+ * lanes per partition the per-lane sequential walk is the bottleneck and
+ * short partitions win (rank 16: 8 beats 16 by 7-20%, 32 loses 30-60%);
+ * with 4 or more lanes per partition, boundary atomics contend on heavy
+ * slices and 16 wins (flights mode 3 at rank 32: 0.151 ms at 8, 0.104 at
+ * 16). Blocks have 256 threads; the block size changes no memory behaviour
+ * here (warps never share data).
+ *
+ * Orders >= 2, either dtype; fewer than 2^32 nonzeros. The host kernels
+ * (OpenMP) are exact equivalents of the COO kernels; with the context's
+ * backend resolving to CUDA the products run on the GPU (orders 2..8 for
+ * MTTKRP/TTM, TTMc with at most 2^20 output columns): the handle is copied
+ * to the device on first use and the copy kept with the handle.
+ *
+ * Thread safety: a spt_fcoo handle is immutable after creation; any number
+ * of threads may use it at once (with distinct outputs and contexts).
+ * spt_fcoo_free must not race with other use of the handle. */
+#ifndef SPTENSOR_FCOO_H
+#define SPTENSOR_FCOO_H
+
+#include "sptensor/sptensor.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Opaque F-COO tensor handle. */
+typedef struct spt_fcoo_s spt_fcoo;
+
+/** The operation an F-COO is laid out for. */
+typedef enum spt_fcoo_operation {
+  SPT_FCOO_MTTKRP = 0, /**< index mode = `mode`: spt_mttkrp_fcoo and spt_ttmc_fcoo in that mode */
+  SPT_FCOO_TTM = 1,    /**< product mode = `mode`: spt_ttm_fcoo in that mode */
+  SPT_FCOO_OPERATION_MAX_ENUM = 0x7FFFFFFF /**< not a value: makes every 32-bit int representable (checked at run time) */
+} spt_fcoo_operation;
+
+/** The threadlen rule (see the file comment) for a tensor of `nnz`
+ *  nonzeros whose products have `rank` columns (0 = 16) of `dtype`, on a
+ *  GPU with `multiprocessors` multiprocessors (0 = assume an H100's 132):
+ *  8, 16 or 32. Thread safe; never fails. */
+SPT_API uint32_t spt_fcoo_suggest_threadlen(spt_nnz nnz, spt_index rank, spt_dtype dtype, int multiprocessors);
+
+/** Build the F-COO of x (order >= 2, either dtype; the F-COO keeps it) for
+ *  operation `op` in `mode`, with partitions of `threadlen` nonzeros (8, 16
+ *  or 32; 0 = spt_fcoo_suggest_threadlen for rank 16 and the context's CUDA
+ *  device if one is in use, else an H100). x is not modified (the sort works on a
+ *  copy) and may be freed afterwards. Repeated coordinates are kept as
+ *  separate nonzeros (the kernels sum them, as the COO kernels do). Runs on
+ *  the context's threads. On success *out receives a new handle owned by
+ *  the caller (spt_fcoo_free); on error *out is unchanged.
+ *  Errors: SPT_ERR_INVALID_ARGUMENT (NULL x or out, order < 2, mode out of
+ *  range, unknown op, threadlen not 0/8/16/32, 2^32 or more nonzeros),
+ *  SPT_ERR_OUT_OF_MEMORY. */
+SPT_API spt_status spt_fcoo_from_coo(spt_context *ctx, const spt_coo *x, spt_fcoo_operation op, uint32_t mode,
+                                     uint32_t threadlen, spt_fcoo **out);
+
+/** Free an F-COO tensor; NULL is a no-op. Always returns SPT_OK. */
+SPT_API spt_status spt_fcoo_free(spt_fcoo *f);
+
+/** Basic facts about a handle; any output pointer may be NULL. `segments`:
+ *  the distinct index-mode coordinates (output rows of an MTTKRP with at
+ *  least one nonzero; fibers of a TTM result). `bytes`: storage of the
+ *  format (indices, values, flags, per-warp table, segment coordinates).
+ *  Errors: SPT_ERR_INVALID_ARGUMENT (NULL f). */
+SPT_API spt_status spt_fcoo_info(const spt_fcoo *f, spt_dtype *dtype, uint32_t *order, spt_nnz *nnz,
+                                 spt_fcoo_operation *op, uint32_t *mode, uint32_t *threadlen, spt_nnz *segments,
+                                 uint64_t *bytes);
+
+/** Dims of an F-COO tensor into dims[0..order-1].
+ *  Errors: SPT_ERR_INVALID_ARGUMENT (NULL). */
+SPT_API spt_status spt_fcoo_dims(const spt_fcoo *f, spt_index *dims);
+
+/** Decode back to a new owning COO tensor (same dims, dtype and nonzeros,
+ *  sorted by the index modes, then the product modes). *out is owned by
+ *  the caller (spt_coo_free).
+ *  Errors: SPT_ERR_INVALID_ARGUMENT (NULL), SPT_ERR_OUT_OF_MEMORY. */
+SPT_API spt_status spt_fcoo_to_coo(spt_context *ctx, const spt_fcoo *f, spt_coo **out);
+
+/** MTTKRP on an F-COO built with SPT_FCOO_MTTKRP: out (dims[mode] x R) =
+ *  X_(mode) times the Khatri-Rao product of the other factors, `mode`
+ *  being the handle's. Same contract as spt_mttkrp_hicoo: factors[m]
+ *  (dims[m] x R, the tensor's dtype, either layout) read for m != mode,
+ *  factors[mode] may be NULL; out overwritten, not one of the factors.
+ *  Errors: SPT_ERR_INVALID_ARGUMENT (NULL, wrong op, shapes, dtype),
+ *  SPT_ERR_OUT_OF_MEMORY, SPT_ERR_DEVICE (CUDA forced and the device
+ *  failed; with AUTO a device failure falls back to the CPU with a note
+ *  in the log). */
+SPT_API spt_status spt_mttkrp_fcoo(spt_context *ctx, const spt_fcoo *f, const spt_matrix *const *factors,
+                                   spt_matrix *out);
+
+/** TTM on an F-COO built with SPT_FCOO_TTM: Y = X x_mode U^T (U dims[mode]
+ *  x R, any layout, the tensor's dtype), the same semi-sparse result as
+ *  spt_ttm (one fiber per distinct coordinate of the other modes, sorted;
+ *  dense mode `mode` of size R). *out receives a new handle owned by the
+ *  caller (spt_scoo_free).
+ *  Errors: as spt_mttkrp_fcoo, plus SPT_ERR_OVERFLOW (fibers x R). */
+SPT_API spt_status spt_ttm_fcoo(spt_context *ctx, const spt_fcoo *f, const spt_matrix *u, spt_scoo **out);
+
+/** One-shot TTM chain on an F-COO built with SPT_FCOO_MTTKRP in mode n:
+ *  out (dims[n] x prod_{m != n} R_m, dense, overwritten) = X_(n) times
+ *  kron(U_{N-1}, ..., U_{n+1}, U_{n-1}, ..., U_0), column = Kolda's
+ *  unfolding of the core (lowest other mode fastest) - the matrix HOOI
+ *  takes the leading singular vectors of. factors[m] (dims[m] x R_m, R_m
+ *  >= 1, either layout) read for m != n; factors[n] may be NULL.
+ *  Errors: as spt_mttkrp_fcoo, plus SPT_ERR_OVERFLOW (the column count). */
+SPT_API spt_status spt_ttmc_fcoo(spt_context *ctx, const spt_fcoo *f, const spt_matrix *const *factors,
+                                 spt_matrix *out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SPTENSOR_FCOO_H */

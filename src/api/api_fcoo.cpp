@@ -1,0 +1,188 @@
+// C ABI: F-COO tensors (include/sptensor/fcoo.h). Every call validates its
+// arguments and runs inside guarded(); the products go through SPT_DISPATCH
+// (GPU when the context resolves to CUDA, else the OpenMP or reference
+// kernels).
+#include <memory>
+#include <vector>
+
+#include "api/guard.hpp"
+#include "api/matrix_checks.hpp"
+#include "core/coo.hpp"
+#include "core/fcoo.hpp"
+#include "core/matrix.hpp"
+#include "core/scoo.hpp"
+#include "dispatch/dispatch.hpp"
+#include "dispatch/plugin_loader.hpp"
+
+using namespace spt;
+
+namespace {
+
+
+// Multiprocessors of the context's device when it runs on CUDA (0 = unknown).
+int context_multiprocessors(const spt_context_s& ctx) {
+  if (effective_backend(ctx) != SPT_BACKEND_CUDA) return 0;
+  const dispatch::CudaPlugin& cuda = dispatch::cuda_plugin();
+  if (ctx.device < 0 || ctx.device >= static_cast<int>(cuda.devices.size())) return 0;
+  return cuda.devices[ctx.device].multiprocessors;
+}
+
+// Row-major views of the factors of every mode but `skip`, checked against
+// the tensor (rows = dims[m]; columns = `rank`, or >= 1 when rank is 0).
+template <typename T>
+struct FactorViews {
+  std::vector<std::unique_ptr<RowMajor<T>>> held;
+  std::vector<ConstMatRef<T>> refs;
+};
+
+template <typename T>
+FactorViews<T> factor_views(const spt_fcoo_s& f, const spt_matrix* const* factors, const spt_matrix* out,
+                            spt_nnz rank) {
+  FactorViews<T> v;
+  v.held.resize(f.order());
+  v.refs.resize(f.order());
+  for (uint32_t m = 0; m < f.order(); ++m) {
+    if (m == f.mode) continue;
+    const spt_matrix_s* fm = factors[m];
+    require(fm != nullptr, "factors[", m, "] must not be NULL (only factors[mode] may be)");
+    require(fm != out, "out must not be the same matrix as factors[", m, "]");
+    check_matrix_dtype(*fm, f.dtype(), cat("factors[", m, "]"));
+    if (rank)
+      require(fm->rows == f.dims[m] && fm->cols == rank, "factors[", m, "] must be dims[", m, "] x R = ",
+              shape(f.dims[m], rank), " (R from out), got ", shape(fm->rows, fm->cols));
+    else
+      require(fm->rows == f.dims[m] && fm->cols >= 1, "factors[", m, "] must be dims[", m, "] x R_", m, " = ",
+              f.dims[m], " x R with R >= 1, got ", shape(fm->rows, fm->cols));
+    v.held[m] = std::make_unique<RowMajor<T>>(const_cast<spt_matrix_s&>(*fm));
+    v.refs[m] = v.held[m]->cref();
+  }
+  return v;
+}
+
+}  // namespace
+
+extern "C" {
+
+SPT_API uint32_t spt_fcoo_suggest_threadlen(spt_nnz nnz, spt_index rank, spt_dtype dtype, int multiprocessors) {
+  const uint64_t value_size = dtype == SPT_FLOAT32 ? 4 : 8;
+  return fcoo::suggested_threadlen(nnz, uint64_t(rank ? rank : 16) * value_size, multiprocessors);
+}
+
+SPT_API spt_status spt_fcoo_from_coo(spt_context* ctx, const spt_coo* x, spt_fcoo_operation op, uint32_t mode,
+                                     uint32_t threadlen, spt_fcoo** out) {
+  return guarded(ctx, "spt_fcoo_from_coo", [&] {
+    require_not_null(x, "x");
+    require_not_null(out, "out");
+    const spt_context_s& c = resolve(ctx);
+    if (threadlen == 0)
+      threadlen = fcoo::suggested_threadlen(x->nnz, 16 * dtype_size(x->dtype()), context_multiprocessors(c));
+    auto f = std::make_unique<spt_fcoo_s>(fcoo::from_coo(*x, op, mode, threadlen, dispatch::exec_for(c).threads));
+    *out = f.release();
+  });
+}
+
+SPT_API spt_status spt_fcoo_free(spt_fcoo* f) {
+  delete f;
+  return SPT_OK;
+}
+
+SPT_API spt_status spt_fcoo_info(const spt_fcoo* f, spt_dtype* dtype, uint32_t* order, spt_nnz* nnz,
+                                 spt_fcoo_operation* op, uint32_t* mode, uint32_t* threadlen, spt_nnz* segments,
+                                 uint64_t* bytes) {
+  return guarded("spt_fcoo_info", [&] {
+    require_not_null(f, "f");
+    if (dtype) *dtype = f->dtype();
+    if (order) *order = f->order();
+    if (nnz) *nnz = f->nnz;
+    if (op) *op = f->op;
+    if (mode) *mode = f->mode;
+    if (threadlen) *threadlen = f->threadlen;
+    if (segments) *segments = f->segments;
+    if (bytes) *bytes = f->bytes();
+  });
+}
+
+SPT_API spt_status spt_fcoo_dims(const spt_fcoo* f, spt_index* dims) {
+  return guarded("spt_fcoo_dims", [&] {
+    require_not_null(f, "f");
+    require_not_null(dims, "dims");
+    for (uint32_t m = 0; m < f->order(); ++m) dims[m] = f->dims[m];
+  });
+}
+
+SPT_API spt_status spt_fcoo_to_coo(spt_context* ctx, const spt_fcoo* f, spt_coo** out) {
+  return guarded(ctx, "spt_fcoo_to_coo", [&] {
+    require_not_null(f, "f");
+    require_not_null(out, "out");
+    auto y = std::make_unique<spt_coo_s>(fcoo::to_coo(*f, dispatch::exec_for(resolve(ctx)).threads));
+    *out = y.release();
+  });
+}
+
+SPT_API spt_status spt_mttkrp_fcoo(spt_context* ctx, const spt_fcoo* f, const spt_matrix* const* factors,
+                                   spt_matrix* out) {
+  return guarded(ctx, "spt_mttkrp_fcoo", [&] {
+    require_not_null(f, "f");
+    require_not_null(factors, "factors");
+    require_not_null(out, "out");
+    fcoo::require_op(*f, SPT_FCOO_MTTKRP, "spt_mttkrp_fcoo");
+    check_matrix_dtype(*out, f->dtype(), "out");
+    const spt_nnz rank = out->cols;
+    require(rank >= 1, "out must have at least one column (the rank R)");
+    require(out->rows == f->dims[f->mode], "out must be dims[", f->mode, "] x R = ", shape(f->dims[f->mode], rank),
+            ", got ", shape(out->rows, out->cols));
+    with_dtype(f->dtype(), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      FactorViews<T> v = factor_views<T>(*f, factors, out, rank);
+      RowMajor<T> o(*out);
+      SPT_DISPATCH(resolve(ctx), mttkrp_fcoo, *f, v.refs.data(), o.ref());
+      o.write_back();
+    });
+  });
+}
+
+SPT_API spt_status spt_ttm_fcoo(spt_context* ctx, const spt_fcoo* f, const spt_matrix* u, spt_scoo** out) {
+  return guarded(ctx, "spt_ttm_fcoo", [&] {
+    require_not_null(f, "f");
+    require_not_null(u, "u");
+    require_not_null(out, "out");
+    fcoo::require_op(*f, SPT_FCOO_TTM, "spt_ttm_fcoo");
+    check_matrix_dtype(*u, f->dtype(), "u");
+    require(u->rows == f->dims[f->mode] && u->cols >= 1, "u must be dims[", f->mode, "] x R = ", f->dims[f->mode],
+            " x R with R >= 1, got ", shape(u->rows, u->cols));
+    if (u->cols > UINT32_MAX) fail(SPT_ERR_OVERFLOW, "u has ", u->cols, " columns; the dense mode must fit 32 bits");
+    auto y = std::make_unique<spt_scoo_s>();
+    with_dtype(f->dtype(), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      RowMajor<T> um(const_cast<spt_matrix_s&>(*u));
+      SPT_DISPATCH(resolve(ctx), ttm_fcoo, *f, um.cref(), *y);
+    });
+    *out = y.release();
+  });
+}
+
+SPT_API spt_status spt_ttmc_fcoo(spt_context* ctx, const spt_fcoo* f, const spt_matrix* const* factors,
+                                 spt_matrix* out) {
+  return guarded(ctx, "spt_ttmc_fcoo", [&] {
+    require_not_null(f, "f");
+    require_not_null(factors, "factors");
+    require_not_null(out, "out");
+    fcoo::require_op(*f, SPT_FCOO_MTTKRP, "spt_ttmc_fcoo");
+    check_matrix_dtype(*out, f->dtype(), "out");
+    with_dtype(f->dtype(), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      FactorViews<T> v = factor_views<T>(*f, factors, out, 0);
+      uint64_t columns = 1;
+      for (uint32_t m : f->product_modes)
+        columns = checked_mul(columns, v.refs[m].cols, "the TTM-chain column count prod_{m != n} R_m");
+      require(out->rows == f->dims[f->mode] && out->cols == columns, "out must be dims[", f->mode,
+              "] x prod_{m != mode} R_m = ", shape(f->dims[f->mode], columns), ", got ",
+              shape(out->rows, out->cols));
+      RowMajor<T> o(*out);
+      SPT_DISPATCH(resolve(ctx), ttmc_fcoo, *f, v.refs.data(), o.ref());
+      o.write_back();
+    });
+  });
+}
+
+}  // extern "C"
