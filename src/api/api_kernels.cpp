@@ -3,6 +3,7 @@
 // semi-sparse (sCOO) and CSR result objects. Every call validates its
 // arguments (NULLs, modes, dtypes, shapes) and then runs the kernel of the
 // context's backend through SPT_DISPATCH.
+#include <algorithm>
 #include <cmath>
 #include <memory>
 #include <vector>
@@ -82,6 +83,24 @@ SPT_API spt_status spt_coo_norm(spt_context* ctx, const spt_coo* x, double* norm
     require_not_null(x, "x");
     require_not_null(norm, "norm");
     *norm = std::sqrt(SPT_DISPATCH(resolve(ctx), norm_squared, *x));
+    // The sum of squares overflows for values near 1e154 and above and
+    // underflows for values near 1e-154 and below: then recompute it as
+    // max|x| * ||x / max|x|||, which is exact to rounding for any finite values.
+    if (!(std::isfinite(*norm) && *norm > 1e-140)) {
+      with_dtype(x->dtype(), [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        const T* v = x->values<T>();
+        double largest = 0;
+        for (spt_nnz k = 0; k < x->nnz; ++k) largest = std::max(largest, std::abs(static_cast<double>(v[k])));
+        if (largest == 0 || !std::isfinite(largest)) return;  // all zero, or Inf/NaN present: keep the plain result
+        double sum = 0;
+        for (spt_nnz k = 0; k < x->nnz; ++k) {
+          const double q = static_cast<double>(v[k]) / largest;
+          sum += q * q;
+        }
+        *norm = largest * std::sqrt(sum);
+      });
+    }
   });
 }
 

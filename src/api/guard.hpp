@@ -4,12 +4,31 @@
 #pragma once
 
 #include <new>
+#include <string>
 #include <type_traits>
 
 #include "core/context.hpp"
 #include "core/error.hpp"
 
 namespace spt {
+
+// Record "out of memory" without allocating, for when recording a message
+// itself ran out of memory (the text fits std::string's inline buffer).
+// Defined in core/context.cpp.
+void record_out_of_memory(spt_context* ctx) noexcept;
+
+// Records the message `compose()` builds. Building and storing it allocate;
+// when memory is exhausted that throws (compose with std::string operations:
+// cat()'s string streams would silently truncate the text instead), and the
+// fixed message of record_out_of_memory is stored, so the guard never throws.
+template <typename Compose>
+void record_error_safely(spt_context* ctx, Compose&& compose) noexcept {
+  try {
+    record_error(ctx, compose());
+  } catch (...) {
+    record_out_of_memory(ctx);
+  }
+}
 
 // Runs `body`, which returns void (meaning SPT_OK) or an spt_status (for
 // warnings). `where` names the API function in messages.
@@ -23,16 +42,19 @@ spt_status guarded(spt_context* ctx, const char* where, Body&& body) noexcept {
       return body();
     }
   } catch (const Error& e) {
-    record_error(ctx, cat(where, ": ", e.what()));
+    record_error_safely(ctx, [&] { return std::string(where) + ": " + e.what(); });
     return e.code();
   } catch (const std::bad_alloc&) {
-    record_error(ctx, cat(where, ": out of memory; free memory or use a smaller problem"));
+    record_error_safely(ctx,
+                        [&] { return std::string(where) + ": out of memory; free memory or use a smaller problem"; });
     return SPT_ERR_OUT_OF_MEMORY;
   } catch (const std::exception& e) {
-    record_error(ctx, cat(where, ": internal error: ", e.what(), " (please report this)"));
+    record_error_safely(ctx,
+                        [&] { return std::string(where) + ": internal error: " + e.what() + " (please report this)"; });
     return SPT_ERR_INTERNAL;
   } catch (...) {
-    record_error(ctx, cat(where, ": internal error: unknown exception (please report this)"));
+    record_error_safely(
+        ctx, [&] { return std::string(where) + ": internal error: unknown exception (please report this)"; });
     return SPT_ERR_INTERNAL;
   }
 }

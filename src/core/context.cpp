@@ -43,6 +43,13 @@ void record_error(spt_context* ctx, const std::string& message) {
   if (ctx) ctx->last_error = message;
 }
 
+void record_out_of_memory(spt_context* ctx) noexcept {
+  static constexpr char kMessage[] = "out of memory";
+  static_assert(sizeof(kMessage) - 1 < 15, "must fit the inline buffer of every std::string");
+  thread_last_error.assign(kMessage, sizeof(kMessage) - 1);
+  if (ctx) ctx->last_error.assign(kMessage, sizeof(kMessage) - 1);
+}
+
 void clear_thread_error() { thread_last_error.clear(); }
 const char* thread_error() { return thread_last_error.c_str(); }
 

@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <numeric>
 
+#include "core/parallel_errors.hpp"
 #include "kernels/kernels.hpp"
 #include "kernels/sort.hpp"
 
@@ -111,18 +112,22 @@ CsfTree build_csf_tree(const kernels::Exec& exec, const spt_coo_s& x, const std:
   buffer<uint32_t> depth(n);
   // counts[c * leaf + l]: nodes opened on level l by chunk c.
   std::vector<spt_nnz> counts(static_cast<size_t>(threads + 1) * leaf, 0);
+  ParallelErrors errors;  // per-chunk buffers below may fail to allocate
 #pragma omp parallel for num_threads(threads) schedule(static, 1)
   for (int c = 0; c < threads; ++c) {
-    std::vector<spt_nnz> local(leaf, 0);
-    for (spt_nnz k = chunk_begin(n, c, threads); k < chunk_begin(n, c + 1, threads); ++k) {
-      uint32_t d = 0;
-      if (k > 0)
-        while (d < leaf && ind[d][k] == ind[d][k - 1]) ++d;
-      depth[k] = d;
-      for (uint32_t l = d; l < leaf; ++l) ++local[l];
-    }
-    for (uint32_t l = 0; l < leaf; ++l) counts[static_cast<size_t>(c + 1) * leaf + l] = local[l];
+    errors.run([&] {
+      std::vector<spt_nnz> local(leaf, 0);
+      for (spt_nnz k = chunk_begin(n, c, threads); k < chunk_begin(n, c + 1, threads); ++k) {
+        uint32_t d = 0;
+        if (k > 0)
+          while (d < leaf && ind[d][k] == ind[d][k - 1]) ++d;
+        depth[k] = d;
+        for (uint32_t l = d; l < leaf; ++l) ++local[l];
+      }
+      for (uint32_t l = 0; l < leaf; ++l) counts[static_cast<size_t>(c + 1) * leaf + l] = local[l];
+    });
   }
+  errors.rethrow();
   // Exclusive prefix over chunks: counts[c*leaf + l] = first node of chunk c on level l.
   for (int c = 0; c < threads; ++c)
     for (uint32_t l = 0; l < leaf; ++l)
@@ -135,17 +140,20 @@ CsfTree build_csf_tree(const kernels::Exec& exec, const spt_coo_s& x, const std:
 
 #pragma omp parallel for num_threads(threads) schedule(static, 1)
   for (int c = 0; c < threads; ++c) {
-    std::vector<spt_nnz> next(counts.begin() + static_cast<size_t>(c) * leaf,
-                              counts.begin() + static_cast<size_t>(c + 1) * leaf);
-    for (spt_nnz k = chunk_begin(n, c, threads); k < chunk_begin(n, c + 1, threads); ++k) {
-      for (uint32_t l = depth[k]; l < leaf; ++l) {
-        // Read the child level's counter before it advances for this nonzero.
-        t.fids[l][next[l]] = ind[l][k];
-        t.fptr[l][next[l]] = l + 1 < leaf ? next[l + 1] : k;
-        ++next[l];
+    errors.run([&] {
+      std::vector<spt_nnz> next(counts.begin() + static_cast<size_t>(c) * leaf,
+                                counts.begin() + static_cast<size_t>(c + 1) * leaf);
+      for (spt_nnz k = chunk_begin(n, c, threads); k < chunk_begin(n, c + 1, threads); ++k) {
+        for (uint32_t l = depth[k]; l < leaf; ++l) {
+          // Read the child level's counter before it advances for this nonzero.
+          t.fids[l][next[l]] = ind[l][k];
+          t.fptr[l][next[l]] = l + 1 < leaf ? next[l + 1] : k;
+          ++next[l];
+        }
       }
-    }
+    });
   }
+  errors.rethrow();
   for (uint32_t l = 0; l < leaf; ++l) t.fptr[l][t.nodes(l)] = l + 1 < leaf ? t.nodes(l + 1) : n;
 
   with_dtype(x.dtype(), [&](auto tag) { gather_values<typename decltype(tag)::type>(x, perm, t.vals, threads); });

@@ -70,6 +70,16 @@ struct GrowingOutput {
 
 constexpr size_t kMaxChunk = size_t(1) << 30;  // zlib counts in 32-bit units
 
+// A decoder's first buffer from the size a file claims (gzip trailer, xz
+// index, zstd frame header), capped at `max_ratio` times the compressed
+// size: the claim is untrusted, and a corrupt or hostile file of a few
+// bytes must not allocate gigabytes (found by fuzzing). Larger real outputs
+// still decode; the buffer grows as needed.
+size_t capped_hint(uint64_t claimed, size_t compressed, uint64_t max_ratio) {
+  const uint64_t cap = uint64_t(compressed) * max_ratio + (uint64_t(1) << 20);
+  return static_cast<size_t>(std::min(claimed, cap));
+}
+
 #if SPT_HAVE_LZMA
 // Uncompressed size recorded in the index of the last xz stream; a capacity
 // hint only (0 when it cannot be read).
@@ -102,7 +112,7 @@ const char* lzma_message(lzma_ret r) {
 }
 
 buffer<char> decompress_xz(const unsigned char* data, size_t size, int threads, const std::string& path) {
-  GrowingOutput out(xz_size_hint(data, size) + 1);
+  GrowingOutput out(capped_hint(xz_size_hint(data, size), size, 256) + 1);
   lzma_stream strm = LZMA_STREAM_INIT;
   lzma_mt mt{};
   mt.flags = LZMA_CONCATENATED;
@@ -143,7 +153,8 @@ buffer<char> decompress_gzip(const unsigned char* data, size_t size, const std::
   size_t hint = size >= 4 ? (size_t(data[size - 4]) | size_t(data[size - 3]) << 8 | size_t(data[size - 2]) << 16 |
                              size_t(data[size - 1]) << 24)
                           : 0;
-  GrowingOutput out(std::max(hint, size) + 1);
+  // deflate expands at most 1032:1, so a larger claim is corrupt.
+  GrowingOutput out(capped_hint(std::max(hint, size), size, 1032) + 1);
   z_stream zs{};
   if (inflateInit2(&zs, 15 + 32) != Z_OK) fail(SPT_ERR_INTERNAL, "cannot start the gzip decoder");
   size_t in_pos = 0;
@@ -194,7 +205,7 @@ buffer<char> decompress_gzip(const unsigned char* data, size_t size, const std::
 buffer<char> decompress_zstd(const unsigned char* data, size_t size, const std::string& path) {
   unsigned long long hint = ZSTD_getFrameContentSize(data, size);
   if (hint == ZSTD_CONTENTSIZE_UNKNOWN || hint == ZSTD_CONTENTSIZE_ERROR || hint > (1ULL << 40)) hint = 4 * size;
-  GrowingOutput out(static_cast<size_t>(hint) + 1);
+  GrowingOutput out(capped_hint(hint, size, 256) + 1);
   ZSTD_DStream* ds = ZSTD_createDStream();
   if (!ds) throw std::bad_alloc();
   ZSTD_inBuffer in{data, size, 0};

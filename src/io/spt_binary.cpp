@@ -120,9 +120,16 @@ spt_coo_s read_spt_bin(const spt_context_s& ctx, InputSource& in, const ReadOpti
   const uint64_t nnz = load_le<uint64_t>(head + 24);
   const uint64_t payload = load_le<uint64_t>(head + 32);
   const uint64_t stored_checksum = load_le<uint64_t>(head + kChecksumOffset);
-  if (!valid_dtype(static_cast<spt_dtype>(file_dtype)))
+  // Compared as an integer: casting an arbitrary file value to spt_dtype
+  // first is undefined behaviour (UBSan, found by fuzzing).
+  if (file_dtype != static_cast<uint32_t>(SPT_FLOAT32) && file_dtype != static_cast<uint32_t>(SPT_FLOAT64))
     fail(SPT_ERR_PARSE, path, ": corrupt .sptb header: dtype ", file_dtype, " (expected 1 or 2)");
   if (order < 1) fail(SPT_ERR_PARSE, path, ": corrupt .sptb header: order 0");
+  // The dims alone take order * 4 bytes: check that before sizing anything
+  // by the order (a corrupt order would otherwise allocate gigabytes).
+  if (uint64_t(order) * 4 > size - kSptbHeaderBytes)
+    fail(SPT_ERR_PARSE, path, ": truncated .sptb file: the header says order ", order, ", whose dims need ",
+         uint64_t(order) * 4, " bytes, but the file has ", size - kSptbHeaderBytes, " after the header");
   if (index_bytes != 4)
     fail(SPT_ERR_PARSE, path, ": corrupt .sptb header: ", index_bytes, "-byte indices (version 1 has 4)");
   const spt_dtype fdtype = static_cast<spt_dtype>(file_dtype);

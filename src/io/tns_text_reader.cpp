@@ -68,9 +68,24 @@ bool next_content_line(const char* data, size_t size, size_t& pos, uint64_t& lin
   return false;
 }
 
+// A token for a message: at most 40 bytes, with control and non-ASCII bytes
+// written as \xHH (binary garbage must not put a NUL, which would cut the
+// C string, or terminal control codes into the message).
 std::string quote(std::string_view t) {
-  if (t.size() > 40) return cat("'", t.substr(0, 40), "...'");
-  return cat("'", t, "'");
+  static const char kHex[] = "0123456789abcdef";
+  std::string out = "'";
+  for (size_t i = 0; i < t.size() && i < 40; ++i) {
+    const unsigned char c = static_cast<unsigned char>(t[i]);
+    if (c >= 0x20 && c < 0x7f) {
+      out += static_cast<char>(c);
+    } else {
+      out += "\\x";
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+    }
+  }
+  out += t.size() > 40 ? "...'" : "'";
+  return out;
 }
 
 // Parse a header integer (order or a dim): decimal, fits 64 bits.

@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets of tests/fuzz with clang + ASan + UBSan in
+# their own build dir (default build-fuzz, env SPT_FUZZ_BUILD_DIR) and runs
+# each for a bounded time (env SPT_FUZZ_SECONDS, default 60) from the seed
+# corpus in tests/fuzz/corpus/NAME (never modified: new inputs go to
+# BUILD/fuzz-work/NAME). Prints executions and executions per second per
+# fuzzer; exits non-zero on any finding (crash, leak, sanitizer report,
+# timeout, or an allocation above SPT_FUZZ_MALLOC_MB, default 2048),
+# whose input is saved as BUILD/fuzz-findings/NAME-*.
+#   scripts/fuzz.sh [NAME...]     (default: all fuzzers)
+# Env: SPT_FUZZ_SECONDS, SPT_FUZZ_JOBS (build jobs, default nproc),
+#      SPT_FUZZ_BUILD_DIR, SPT_FUZZ_MALLOC_MB.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+build="${SPT_FUZZ_BUILD_DIR:-build-fuzz}"
+seconds="${SPT_FUZZ_SECONDS:-60}"
+jobs="${SPT_FUZZ_JOBS:-$(nproc 2>/dev/null || echo 2)}"
+malloc_mb="${SPT_FUZZ_MALLOC_MB:-2048}"
+all=(fuzz_tns fuzz_tns_extended fuzz_sptb fuzz_compressed fuzz_convert)
+names=("$@")
+[[ ${#names[@]} -gt 0 ]] || names=("${all[@]}")
+
+if ! command -v clang++ > /dev/null 2>&1; then
+  echo "fuzz.sh: clang++ not found (scripts/deps.sh installs clang and libFuzzer)" >&2
+  exit 1
+fi
+
+CC=clang CXX=clang++ cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSPT_WITH_CUDA=OFF \
+  -DSPT_SANITIZE=address,undefined -DSPT_FUZZ=ON -DSPT_BUILD_TESTS=OFF -DSPT_BUILD_BENCHMARKS=OFF > /dev/null
+ninja -C "$build" -j"$jobs" "${names[@]}"
+
+export ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+export OMP_NUM_THREADS=1 OMP_WAIT_POLICY=passive
+mkdir -p "$build/fuzz-findings"
+failed=()
+printf '%-20s %12s %10s %8s\n' fuzzer executions exec/s result
+for name in "${names[@]}"; do
+  work="$build/fuzz-work/$name"
+  mkdir -p "$work"
+  log="$build/fuzz-work/$name.log"
+  set +e
+  "$build/tests/fuzz/$name" -max_total_time="$seconds" -timeout=20 -rss_limit_mb=3072 -malloc_limit_mb="$malloc_mb" \
+    -max_len=65536 -print_final_stats=1 -artifact_prefix="$build/fuzz-findings/$name-" \
+    "$work" "$root/tests/fuzz/corpus/$name" > "$log" 2>&1
+  rc=$?
+  set -e
+  execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
+  rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -1)
+  result=ok
+  if [[ $rc -ne 0 ]]; then
+    result="FINDING (exit $rc)"
+    failed+=("$name")
+  fi
+  printf '%-20s %12s %10s %8s\n' "$name" "${execs:-?}" "${rate:-?}" "$result"
+  if [[ $rc -ne 0 ]]; then
+    grep -E "ERROR|SUMMARY|runtime error|==[0-9]+==|#[0-9]+ 0x" "$log" | head -40 >&2 || true
+    echo "fuzz.sh: $name: full log $log; inputs in $build/fuzz-findings/" >&2
+  fi
+done
+if [[ ${#failed[@]} -gt 0 ]]; then
+  echo "fuzz.sh: findings in: ${failed[*]}" >&2
+  exit 1
+fi
+echo "fuzz.sh: no findings (${#names[@]} fuzzers, ${seconds} s each)"
