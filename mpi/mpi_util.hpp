@@ -1,0 +1,169 @@
+// Small MPI helpers shared by libsptensor_mpi: error checking (MPI return
+// codes become spt::Error SPT_ERR_MPI), an owned duplicate communicator with
+// MPI_ERRORS_RETURN, MPI datatypes of our value types, Alltoallv with 64-bit
+// element counts checked, and `collective`, which makes every rank leave a
+// stage with the same outcome.
+#pragma once
+
+#include <mpi.h>
+
+#include <climits>
+#include <cstdint>
+#include <new>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/error.hpp"
+
+namespace spt::mpi {
+
+inline std::string mpi_error_text(int rc) {
+  char text[MPI_MAX_ERROR_STRING] = {};
+  int len = 0;
+  if (MPI_Error_string(rc, text, &len) != MPI_SUCCESS) return cat("MPI error code ", rc);
+  return std::string(text, static_cast<size_t>(len));
+}
+
+// Throws SPT_ERR_MPI naming the call when rc is not MPI_SUCCESS.
+inline void check_mpi(int rc, const char* call) {
+  if (rc != MPI_SUCCESS) fail(SPT_ERR_MPI, call, " failed: ", mpi_error_text(rc));
+}
+
+// A duplicate of the caller's communicator (never modified itself) whose
+// errors are returned, not fatal, so they become SPT_ERR_MPI.
+class OwnedComm {
+ public:
+  OwnedComm() = default;
+  explicit OwnedComm(MPI_Comm parent) {
+    int initialized = 0, finalized = 0;
+    MPI_Initialized(&initialized);
+    MPI_Finalized(&finalized);
+    if (!initialized || finalized)
+      fail(SPT_ERR_MPI, "MPI is not initialised (call MPI_Init before libsptensor_mpi functions)");
+    require(parent != MPI_COMM_NULL, "comm must not be MPI_COMM_NULL");
+    check_mpi(MPI_Comm_dup(parent, &comm_), "MPI_Comm_dup");
+    MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN);
+    MPI_Comm_rank(comm_, &rank_);
+    MPI_Comm_size(comm_, &size_);
+  }
+  // Takes ownership of an existing communicator (e.g. from MPI_Comm_split).
+  static OwnedComm adopt(MPI_Comm c) {
+    OwnedComm o;
+    o.comm_ = c;
+    MPI_Comm_rank(c, &o.rank_);
+    MPI_Comm_size(c, &o.size_);
+    return o;
+  }
+  OwnedComm(const OwnedComm&) = delete;
+  OwnedComm& operator=(const OwnedComm&) = delete;
+  OwnedComm(OwnedComm&& o) noexcept { *this = std::move(o); }
+  OwnedComm& operator=(OwnedComm&& o) noexcept {
+    if (this != &o) {
+      release();
+      comm_ = o.comm_;
+      rank_ = o.rank_;
+      size_ = o.size_;
+      o.comm_ = MPI_COMM_NULL;
+    }
+    return *this;
+  }
+  ~OwnedComm() { release(); }
+
+  MPI_Comm get() const { return comm_; }
+  int rank() const { return rank_; }
+  int size() const { return size_; }
+
+ private:
+  void release() {
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    if (comm_ != MPI_COMM_NULL && !finalized) MPI_Comm_free(&comm_);
+    comm_ = MPI_COMM_NULL;
+  }
+  MPI_Comm comm_ = MPI_COMM_NULL;
+  int rank_ = 0;
+  int size_ = 1;
+};
+
+template <typename T>
+MPI_Datatype mpi_type();
+template <>
+inline MPI_Datatype mpi_type<float>() { return MPI_FLOAT; }
+template <>
+inline MPI_Datatype mpi_type<double>() { return MPI_DOUBLE; }
+template <>
+inline MPI_Datatype mpi_type<uint32_t>() { return MPI_UINT32_T; }
+template <>
+inline MPI_Datatype mpi_type<uint64_t>() { return MPI_UINT64_T; }
+template <>
+inline MPI_Datatype mpi_type<int>() { return MPI_INT; }
+
+inline int to_int_count(uint64_t n, const char* what) {
+  if (n > static_cast<uint64_t>(INT_MAX))
+    fail(SPT_ERR_UNSUPPORTED, what, ": ", n, " elements in one message exceed MPI's int count limit; use more ranks");
+  return static_cast<int>(n);
+}
+
+// Alltoallv of items made of `type_elements` consecutive E's (MPI type
+// `type`); send_counts are items per rank, 64-bit (checked against MPI's int
+// limit). Receive counts are exchanged first. Returns the received E's
+// (grouped by source rank) and fills recv_counts (items).
+template <typename E>
+std::vector<E> alltoallv(MPI_Comm comm, const std::vector<E>& send, const std::vector<uint64_t>& send_counts,
+                         std::vector<uint64_t>& recv_counts, MPI_Datatype type, int type_elements = 1) {
+  const int p = static_cast<int>(send_counts.size());
+  recv_counts.assign(p, 0);
+  check_mpi(MPI_Alltoall(send_counts.data(), 1, MPI_UINT64_T, recv_counts.data(), 1, MPI_UINT64_T, comm),
+            "MPI_Alltoall");
+  std::vector<int> sc(p), sd(p), rc(p), rd(p);
+  uint64_t so = 0, ro = 0;
+  for (int j = 0; j < p; ++j) {
+    sc[j] = to_int_count(send_counts[j] * type_elements, "all-to-all");
+    sd[j] = to_int_count(so * type_elements, "all-to-all offset");
+    rc[j] = to_int_count(recv_counts[j] * type_elements, "all-to-all");
+    rd[j] = to_int_count(ro * type_elements, "all-to-all offset");
+    so += send_counts[j];
+    ro += recv_counts[j];
+  }
+  std::vector<E> recv(static_cast<size_t>(ro) * static_cast<size_t>(type_elements));
+  check_mpi(MPI_Alltoallv(send.data(), sc.data(), sd.data(), type, recv.data(), rc.data(), rd.data(), type, comm),
+            "MPI_Alltoallv");
+  return recv;
+}
+
+// Runs `body` on this rank, then agrees on the outcome: if any rank failed,
+// every rank throws the same spt::Error (the code and message of the lowest
+// failing rank, i.e. the first problem in rank order). No rank is left
+// waiting in a later collective.
+template <typename Body>
+void collective(MPI_Comm comm, Body&& body) {
+  int rank = 0, size = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  spt_status code = SPT_OK;
+  std::string message;
+  try {
+    body();
+  } catch (const Error& e) {
+    code = e.code();
+    message = e.what();
+  } catch (const std::bad_alloc&) {
+    code = SPT_ERR_OUT_OF_MEMORY;
+    message = cat("out of memory on rank ", rank, "; use more ranks or a smaller problem");
+  } catch (const std::exception& e) {
+    code = SPT_ERR_INTERNAL;
+    message = cat("internal error on rank ", rank, ": ", e.what(), " (please report this)");
+  }
+  int mine = code == SPT_OK ? size : rank;
+  int first = size;
+  check_mpi(MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, comm), "MPI_Allreduce");
+  if (first == size) return;
+  int header[2] = {code, static_cast<int>(message.size())};
+  check_mpi(MPI_Bcast(header, 2, MPI_INT, first, comm), "MPI_Bcast");
+  message.resize(static_cast<size_t>(header[1]));
+  check_mpi(MPI_Bcast(message.data(), header[1], MPI_CHAR, first, comm), "MPI_Bcast");
+  throw Error(header[0], message);
+}
+
+}  // namespace spt::mpi
