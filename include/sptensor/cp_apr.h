@@ -1,4 +1,5 @@
-/* libsptensor: CP-APR API (Poisson CP for count data; included by
+/** \file
+ * libsptensor: CP-APR API (Poisson CP for count data; included by
  * sptensor/sptensor.h).
  *
  * CP-APR fits a nonnegative Kruskal model M = [lambda; A_1, ..., A_N] to a
@@ -107,6 +108,8 @@ SPT_API spt_status spt_cp_apr_options_init(spt_cp_apr_options *opts);
  *  struct holds. Errors: SPT_ERR_INVALID_ARGUMENT (opts NULL, struct_size
  *  below the first release's size). Thread safe. */
 SPT_API spt_status spt_cp_apr_options_init_size(spt_cp_apr_options *opts, size_t struct_size);
+/** Macro form of spt_cp_apr_options_init(): calls spt_cp_apr_options_init_size with sizeof *(opts), so a
+ *  program never has more bytes written than its own struct holds. */
 #define spt_cp_apr_options_init(opts) spt_cp_apr_options_init_size((opts), sizeof *(opts))
 
 /** Poisson CP decomposition of the nonnegative tensor `x` by CP-APR MU (see

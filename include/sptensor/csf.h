@@ -1,4 +1,5 @@
-/* libsptensor: csf API (included by sptensor/sptensor.h).
+/** \file
+ * libsptensor: csf API (included by sptensor/sptensor.h).
  *
  * CSF (compressed sparse fiber, as in SPLATT) stores a tensor as trees: for
  * a mode order (a permutation of the modes) the nonzeros are sorted in that

@@ -1,4 +1,5 @@
-/* libsptensor: dense tensors (included by sptensor/sptensor.h).
+/** \file
+ * libsptensor: dense tensors (included by sptensor/sptensor.h).
  *
  * spt_dense is a dense tensor of any order N >= 1 and either dtype, used for
  * small dense results (Tucker cores, densified slices) and for moving dense

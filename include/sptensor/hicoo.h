@@ -1,4 +1,5 @@
-/* libsptensor: hicoo API (included by sptensor/sptensor.h).
+/** \file
+ * libsptensor: hicoo API (included by sptensor/sptensor.h).
  *
  * HiCOO (hierarchical coordinates, Li's dissertation ch. 4) stores a sparse
  * tensor in Z-Morton order cut into blocks of B x ... x B (B a power of two
@@ -57,6 +58,8 @@ SPT_API spt_status spt_hicoo_options_init(spt_hicoo_options *opts);
  *  spt_hicoo_options_init(opts) calls it with sizeof *(opts).
  *  Errors: SPT_ERR_INVALID_ARGUMENT (opts NULL, struct_size too small). */
 SPT_API spt_status spt_hicoo_options_init_size(spt_hicoo_options *opts, size_t struct_size);
+/** Macro form of spt_hicoo_options_init(): calls spt_hicoo_options_init_size with sizeof *(opts), so a
+ *  program never has more bytes written than its own struct holds. */
 #define spt_hicoo_options_init(opts) spt_hicoo_options_init_size((opts), sizeof *(opts))
 
 /** Build a HiCOO tensor from a COO tensor (order >= 2, either dtype; the
@@ -109,8 +112,8 @@ typedef struct spt_hicoo_statistics {
   double block_ratio;           /**< out: alpha_b = n_b / M (the dissertation's definition; smaller is better) */
   double block_ratio_threshold; /**< out: eq. (4.11): HiCOO indices are smaller than COO's when alpha_b is below it */
   double mean_nnz_per_block;    /**< out: M / n_b */
-  double geomean_nnz_per_block; /**< out: geometric mean of the nonzeros per block (\bar M_b) */
-  double slice_per_block;       /**< out: \bar c_b = \bar M_b / B (block density; < 0.01 favours CSF) */
+  double geomean_nnz_per_block; /**< out: geometric mean of the nonzeros per block (M_b with a bar) */
+  double slice_per_block;       /**< out: c_b (with a bar) = M_b (with a bar) / B (block density; < 0.01 favours CSF) */
   uint64_t hicoo_bytes;         /**< out: bytes of this HiCOO (indices, pointers, values, schedules) */
   uint64_t coo_bytes;           /**< out: bytes of the same tensor in COO (32-bit indices + values) */
   uint32_t suggested_block_size;      /**< out: B by the cache rule (rank 16 assumed) */

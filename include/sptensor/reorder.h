@@ -1,4 +1,5 @@
-/* libsptensor: reorder API (included by sptensor/sptensor.h).
+/** \file
+ * libsptensor: reorder API (included by sptensor/sptensor.h).
  *
  * Relabelling the indices of a sparse tensor's modes so that nonzeros that
  * share coordinates sit close together, which improves the locality of
@@ -64,6 +65,8 @@ SPT_API spt_status spt_reorder_options_init(spt_reorder_options *opts);
  *  struct holds. Errors: SPT_ERR_INVALID_ARGUMENT (opts NULL, struct_size
  *  below the first release's size). Thread safe. */
 SPT_API spt_status spt_reorder_options_init_size(spt_reorder_options *opts, size_t struct_size);
+/** Macro form of spt_reorder_options_init(): calls spt_reorder_options_init_size with sizeof *(opts), so a
+ *  program never has more bytes written than its own struct holds. */
 #define spt_reorder_options_init(opts) spt_reorder_options_init_size((opts), sizeof *(opts))
 
 /** Compute a relabelling of every mode of `x` with the chosen method.

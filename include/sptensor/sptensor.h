@@ -1,4 +1,4 @@
-/*
+/** \file
  * libsptensor: sparse tensor algebra and low-rank decompositions.
  *
  * Public C API. This header compiles as C99 and as C++; it contains no C++
@@ -44,9 +44,9 @@ extern "C" {
 /* Version                                                                  */
 /* ------------------------------------------------------------------------ */
 
-#define SPT_VERSION_MAJOR 0
-#define SPT_VERSION_MINOR 1
-#define SPT_VERSION_PATCH 0
+#define SPT_VERSION_MAJOR 0 /**< major version of this header (the SONAME number) */
+#define SPT_VERSION_MINOR 1 /**< minor version of this header (compatible additions) */
+#define SPT_VERSION_PATCH 0 /**< patch version of this header (fixes only) */
 
 /** Version string of the loaded library, e.g. "0.1.0". Never NULL; static
  *  storage, do not free. Thread safe. */
@@ -83,6 +83,9 @@ typedef enum spt_status_code {
   SPT_STATUS_CODE_MAX_ENUM = 0x7FFFFFFF /**< not a value: makes every 32-bit int representable (checked at run time) */
 } spt_status_code;
 
+/** Return type of every API function: an spt_status_code value (0 = SPT_OK,
+ *  negative = error, positive = warning). An int, so codes added in later
+ *  releases pass through unchanged. */
 typedef int spt_status;
 
 /** Short constant name of a status code, e.g. "SPT_ERR_PARSE". Unknown codes
@@ -117,6 +120,8 @@ typedef enum spt_backend {
 /* Context and errors                                                       */
 /* ------------------------------------------------------------------------ */
 
+/** Opaque context: backend choice, threads, device, seed, callbacks and the
+ *  last error message (spt_context_create / spt_context_free). */
 typedef struct spt_context_s spt_context;
 
 /** Progress callback: `stage` names the work ("read", "cpd"), `fraction` is in
@@ -178,7 +183,7 @@ typedef struct spt_backend_info {
   char device_name[256];        /**< name of the context's device ("" when none) */
   uint64_t device_total_memory; /**< bytes */
   int compute_capability_major; /**< e.g. 9 for an H100 (0 when none) */
-  int compute_capability_minor;
+  int compute_capability_minor; /**< e.g. 0 for an H100 (0 when none) */
   char plugin_path[1024];       /**< file the CUDA plugin was loaded from ("" when none) */
   char reason[1024];            /**< why CUDA is not used ("" when backend is CUDA) */
 } spt_backend_info;
@@ -215,6 +220,8 @@ SPT_API const char *spt_thread_last_error(void);
 /* Dense matrices                                                           */
 /* ------------------------------------------------------------------------ */
 
+/** Opaque dense matrix (row- or column-major, float32 or float64; owning or
+ *  wrapping caller memory). */
 typedef struct spt_matrix_s spt_matrix;
 
 /** New zero-filled rows x cols matrix of `dtype` in `layout` (ld = cols for
@@ -263,6 +270,8 @@ SPT_API spt_status spt_kronecker(spt_context *ctx, const spt_matrix *a, const sp
 /* Sparse COO tensors                                                       */
 /* ------------------------------------------------------------------------ */
 
+/** Opaque sparse tensor in coordinate (COO) format: one 32-bit index array
+ *  per mode plus a value array (owning, or a read-only view of caller arrays). */
 typedef struct spt_coo_s spt_coo;
 
 /** Flags for creating and appending nonzeros (bitwise OR). */
@@ -368,12 +377,14 @@ SPT_API spt_status spt_coo_norm(spt_context *ctx, const spt_coo *x, double *norm
  *  (spt_ttm results) a block is the fiber of length dims[dense_mode]. */
 typedef struct spt_scoo_s spt_scoo;
 
+/** Free a semi-sparse tensor. NULL is ignored. Returns SPT_OK. */
 SPT_API spt_status spt_scoo_free(spt_scoo *y);
 /** dtype, order, dense mode and number of fibers. Outputs may be NULL.
  *  With several dense modes, *dense_mode is the lowest one; use
  *  spt_scoo_dense_modes to get them all. */
 SPT_API spt_status spt_scoo_info(const spt_scoo *y, spt_dtype *dtype, uint32_t *order, uint32_t *dense_mode,
                                  spt_nnz *nfibers);
+/** Copy the dims (order entries; a dense mode has its dense size) into `dims`. */
 SPT_API spt_status spt_scoo_dims(const spt_scoo *y, spt_index *dims);
 /** The dense modes of y, ascending: *count receives how many there are
  *  (>= 1); modes_out, if not NULL, receives them (room for `order` entries
@@ -393,6 +404,7 @@ SPT_API spt_status spt_scoo_to_coo(spt_context *ctx, const spt_scoo *y, spt_coo 
  *  indices are 64-bit because an unfolding's column count is a product of dims. */
 typedef struct spt_csr_s spt_csr;
 
+/** Free a CSR matrix. NULL is ignored. Returns SPT_OK. */
 SPT_API spt_status spt_csr_free(spt_csr *a);
 /** Borrowed arrays: row_ptr has rows+1 entries, col_ind and values have nnz.
  *  Any output may be NULL. Columns are sorted within each row. */
@@ -513,15 +525,20 @@ SPT_API spt_status spt_unfold_csr(spt_context *ctx, const spt_coo *x, uint32_t m
 /* Kruskal tensors (CP models)                                              */
 /* ------------------------------------------------------------------------ */
 
+/** Opaque Kruskal tensor (CP model): weights lambda, one dims[m] x rank
+ *  factor matrix per mode, and the decomposition's results (fit,
+ *  iterations, converged flag, per-iteration history). */
 typedef struct spt_ktensor_s spt_ktensor;
 
 /** New Kruskal tensor with lambda = 1 and zero factors (dims[m] x rank,
  *  row-major). */
 SPT_API spt_status spt_ktensor_create(spt_context *ctx, spt_dtype dtype, uint32_t order, const spt_index *dims,
                                       spt_index rank, spt_ktensor **out);
+/** Free a Kruskal tensor and its factors. NULL is ignored. Returns SPT_OK. */
 SPT_API spt_status spt_ktensor_free(spt_ktensor *k);
 /** dtype, order and rank. Outputs may be NULL. */
 SPT_API spt_status spt_ktensor_info(const spt_ktensor *k, spt_dtype *dtype, uint32_t *order, spt_index *rank);
+/** Copy the dims (order entries) into `dims`. */
 SPT_API spt_status spt_ktensor_dims(const spt_ktensor *k, spt_index *dims);
 /** Borrowed lambda (rank entries of the dtype); writable. */
 SPT_API spt_status spt_ktensor_lambda(spt_ktensor *k, void **lambda);
@@ -551,6 +568,7 @@ SPT_API spt_status spt_ktensor_history(const spt_ktensor *k, int *count, const d
 /* CP-ALS                                                                   */
 /* ------------------------------------------------------------------------ */
 
+/** How spt_cpd_als initialises the factor matrices. */
 typedef enum spt_cpd_init {
   SPT_CPD_INIT_RANDOM = 0, /**< uniform [0,1) factors from the seed (as pyttb 'random') */
   SPT_CPD_INIT_USER = 1,    /**< copy opts->init_factors */
@@ -568,6 +586,7 @@ typedef enum spt_tensor_format {
   SPT_TENSOR_FORMAT_COO = 1,   /**< coordinate lists (no conversion) */
   SPT_TENSOR_FORMAT_CSF = 2,   /**< compressed sparse fibers (SPLATT-style trees) */
   SPT_TENSOR_FORMAT_HICOO = 3,  /**< hierarchical COO (blocked, 8-bit element indices) */
+  SPT_TENSOR_FORMAT_FCOO = 4,   /**< F-COO, one copy per mode (sptensor/fcoo.h; CP-ALS only; never chosen by AUTO) */
   SPT_TENSOR_FORMAT_MAX_ENUM = 0x7FFFFFFF /**< not a value: makes every 32-bit int representable (checked at run time) */
 } spt_tensor_format;
 
@@ -624,7 +643,7 @@ typedef struct spt_cpd_options {
   uint64_t seed;             /**< random init seed (default 0 = use the context seed) */
   const spt_matrix *const *init_factors; /**< with SPT_CPD_INIT_USER: order matrices dims[m] x rank */
   spt_cpd_callback callback; /**< optional */
-  void *callback_data;
+  void *callback_data;       /**< passed to callback */
   /* Fields below were added in 0.2; callers built against 0.1 pass a smaller
    * struct_size and get the defaults. */
   spt_tensor_format format;  /**< storage the MTTKRPs run on (default AUTO) */
@@ -642,6 +661,8 @@ SPT_API spt_status spt_cpd_options_init(spt_cpd_options *opts);
  *  struct holds. Errors: SPT_ERR_INVALID_ARGUMENT (opts NULL, struct_size
  *  below the first release's size). Thread safe. */
 SPT_API spt_status spt_cpd_options_init_size(spt_cpd_options *opts, size_t struct_size);
+/** Macro form of spt_cpd_options_init(): calls spt_cpd_options_init_size with sizeof *(opts), so a
+ *  program never has more bytes written than its own struct holds. */
 #define spt_cpd_options_init(opts) spt_cpd_options_init_size((opts), sizeof *(opts))
 
 /** CP decomposition by alternating least squares (Tensor Toolbox / pyttb
@@ -700,7 +721,7 @@ typedef enum spt_compression {
 
 /** Options for spt_read. Initialise with spt_read_options_init(). */
 typedef struct spt_read_options {
-  size_t struct_size;
+  size_t struct_size;        /**< set by spt_read_options_init */
   spt_file_format format;    /**< default AUTO (text vs binary by content; extended header detected) */
   spt_dtype dtype;           /**< value type of the result (default SPT_FLOAT64) */
   int index_base;            /**< text files: 1 (default, FROSTT) or 0 */
@@ -712,6 +733,7 @@ typedef struct spt_read_options {
   int copy_binary;           /**< non-zero: copy a .sptb file's arrays instead of mapping them (see spt_read) */
 } spt_read_options;
 
+/** Fill `opts` with defaults (the whole struct of this release). */
 SPT_API spt_status spt_read_options_init(spt_read_options *opts);
 /** Same, writing only the first `struct_size` bytes (the caller's
  *  sizeof(spt_read_options), which is smaller when the caller was compiled against
@@ -721,6 +743,8 @@ SPT_API spt_status spt_read_options_init(spt_read_options *opts);
  *  struct holds. Errors: SPT_ERR_INVALID_ARGUMENT (opts NULL, struct_size
  *  below the first release's size). Thread safe. */
 SPT_API spt_status spt_read_options_init_size(spt_read_options *opts, size_t struct_size);
+/** Macro form of spt_read_options_init(): calls spt_read_options_init_size with sizeof *(opts), so a
+ *  program never has more bytes written than its own struct holds. */
 #define spt_read_options_init(opts) spt_read_options_init_size((opts), sizeof *(opts))
 
 /** Read a tensor file (any spt_file_format, optionally gzip/xz/zstd
@@ -739,13 +763,14 @@ SPT_API spt_status spt_read(spt_context *ctx, const char *path, const spt_read_o
 
 /** Options for spt_write. Initialise with spt_write_options_init(). */
 typedef struct spt_write_options {
-  size_t struct_size;
+  size_t struct_size;           /**< set by spt_write_options_init */
   spt_file_format format;       /**< AUTO = by extension: .bin SPLATT, .sptb ours, else TNS */
   spt_compression compression;  /**< AUTO = by extension (.gz, .xz, .zst), else none */
   int index_base;               /**< text: 1 (default) or 0 */
   int precision;                /**< text: significant digits (0 = shortest exact round trip) */
 } spt_write_options;
 
+/** Fill `opts` with defaults (the whole struct of this release). */
 SPT_API spt_status spt_write_options_init(spt_write_options *opts);
 /** Same, writing only the first `struct_size` bytes (the caller's
  *  sizeof(spt_write_options), which is smaller when the caller was compiled against
@@ -755,6 +780,8 @@ SPT_API spt_status spt_write_options_init(spt_write_options *opts);
  *  struct holds. Errors: SPT_ERR_INVALID_ARGUMENT (opts NULL, struct_size
  *  below the first release's size). Thread safe. */
 SPT_API spt_status spt_write_options_init_size(spt_write_options *opts, size_t struct_size);
+/** Macro form of spt_write_options_init(): calls spt_write_options_init_size with sizeof *(opts), so a
+ *  program never has more bytes written than its own struct holds. */
 #define spt_write_options_init(opts) spt_write_options_init_size((opts), sizeof *(opts))
 
 /** Write a tensor. Text output writes shortest round-trip values by default,
@@ -774,5 +801,6 @@ SPT_API spt_status spt_write(spt_context *ctx, const spt_coo *x, const char *pat
 #include "sptensor/tucker.h"
 #include "sptensor/cp_apr.h"
 #include "sptensor/dense.h"
+#include "sptensor/fcoo.h"
 
 #endif /* SPTENSOR_H */

@@ -1,4 +1,5 @@
-/* Symbol export macro for libsptensor. The library is built with
+/** \file
+ * Symbol export macro for libsptensor. The library is built with
  * -fvisibility=hidden; only declarations marked SPT_API are exported. */
 #ifndef SPTENSOR_EXPORT_H
 #define SPTENSOR_EXPORT_H

@@ -1,4 +1,5 @@
-/* libsptensor: Tucker API (included by sptensor/sptensor.h).
+/** \file
+ * libsptensor: Tucker API (included by sptensor/sptensor.h).
  *
  * Tucker decomposition of a sparse tensor X (order N, dims I_1..I_N) by
  * higher-order orthogonal iteration (HOOI, Tensor Toolbox / pyttb
@@ -91,6 +92,8 @@ SPT_API spt_status spt_tucker_options_init(spt_tucker_options *opts);
  *  struct holds. Errors: SPT_ERR_INVALID_ARGUMENT (opts NULL, struct_size
  *  below the first release's size). Thread safe. */
 SPT_API spt_status spt_tucker_options_init_size(spt_tucker_options *opts, size_t struct_size);
+/** Macro form of spt_tucker_options_init(): calls spt_tucker_options_init_size with sizeof *(opts), so a
+ *  program never has more bytes written than its own struct holds. */
 #define spt_tucker_options_init(opts) spt_tucker_options_init_size((opts), sizeof *(opts))
 
 /** Tucker decomposition of `x` by HOOI (pyttb tucker_als numerics, modes

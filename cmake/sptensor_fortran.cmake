@@ -1,0 +1,69 @@
+# Fortran interface (include/sptensor/sptensor.f90, module `sptensor`).
+#
+# SPT_WITH_FORTRAN: AUTO builds it when a Fortran compiler is found, ON
+# requires one, OFF skips it. Included from the top-level CMakeLists.txt
+# after the library target exists.
+#
+# What is built and installed:
+#   libsptensor_fortran.a  the module's own procedures (option initialisers,
+#                          string/array helpers); static, because a .mod and
+#                          its object code are tied to one compiler version
+#                          and there is nothing here worth an ABI promise
+#   include/sptensor.mod   the compiled module (so `-I$prefix/include`, the
+#                          pkg-config Cflags, finds it)
+#   include/sptensor/sptensor.f90   the source, for other compilers
+#   lib/pkgconfig/sptensor-fortran.pc   Requires: sptensor
+#   CMake target sptensor::sptensor_fortran (in sptensorTargets)
+set(SPT_WITH_FORTRAN "AUTO" CACHE STRING "Build the Fortran module (AUTO, ON, OFF)")
+set_property(CACHE SPT_WITH_FORTRAN PROPERTY STRINGS AUTO ON OFF)
+
+set(SPT_BUILD_FORTRAN OFF)
+if(NOT SPT_WITH_FORTRAN STREQUAL "OFF")
+  include(CheckLanguage)
+  check_language(Fortran)
+  if(CMAKE_Fortran_COMPILER)
+    enable_language(Fortran)
+    set(SPT_BUILD_FORTRAN ON)
+  elseif(SPT_WITH_FORTRAN STREQUAL "ON")
+    message(FATAL_ERROR "SPT_WITH_FORTRAN=ON but no Fortran compiler was found (set CMAKE_Fortran_COMPILER or FC, or use AUTO/OFF)")
+  endif()
+endif()
+message(STATUS "Fortran module (sptensor.mod, libsptensor_fortran.a): ${SPT_BUILD_FORTRAN}")
+
+if(SPT_BUILD_FORTRAN)
+  set(SPT_FORTRAN_MODULE_DIR ${PROJECT_BINARY_DIR}/fortran-modules)
+  add_library(sptensor_fortran STATIC ${PROJECT_SOURCE_DIR}/include/sptensor/sptensor.f90)
+  add_library(sptensor::sptensor_fortran ALIAS sptensor_fortran)
+  set_target_properties(sptensor_fortran PROPERTIES
+    Fortran_MODULE_DIRECTORY ${SPT_FORTRAN_MODULE_DIR}
+    EXPORT_NAME sptensor_fortran)
+  if(CMAKE_Fortran_COMPILER_ID STREQUAL "GNU")
+    target_compile_options(sptensor_fortran PRIVATE -std=f2008 -Wall -Wextra)
+  endif()
+  target_include_directories(sptensor_fortran PUBLIC
+    $<BUILD_INTERFACE:${SPT_FORTRAN_MODULE_DIR}>
+    $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
+  target_link_libraries(sptensor_fortran PUBLIC sptensor)
+
+  install(TARGETS sptensor_fortran EXPORT sptensorTargets
+    ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
+  install(FILES ${SPT_FORTRAN_MODULE_DIR}/sptensor.mod DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+  install(FILES ${PROJECT_SOURCE_DIR}/include/sptensor/sptensor.f90
+    DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/sptensor)
+
+  file(WRITE ${PROJECT_BINARY_DIR}/sptensor-fortran.pc.in [=[
+prefix=@CMAKE_INSTALL_PREFIX@
+exec_prefix=${prefix}
+libdir=${prefix}/@CMAKE_INSTALL_LIBDIR@
+includedir=${prefix}/@CMAKE_INSTALL_INCLUDEDIR@
+
+Name: sptensor-fortran
+Description: Fortran module (use sptensor) for libsptensor, built with @CMAKE_Fortran_COMPILER_ID@ @CMAKE_Fortran_COMPILER_VERSION@
+Version: @PROJECT_VERSION@
+Requires: sptensor = @PROJECT_VERSION@
+Libs: -L${libdir} -lsptensor_fortran
+Cflags: -I${includedir}
+]=])
+  configure_file(${PROJECT_BINARY_DIR}/sptensor-fortran.pc.in ${PROJECT_BINARY_DIR}/sptensor-fortran.pc @ONLY)
+  install(FILES ${PROJECT_BINARY_DIR}/sptensor-fortran.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+endif()

@@ -1,0 +1,97 @@
+/* SPTENSOR_TUCKER  Tucker decomposition (HOOI) of a sparse tensor with libsptensor.
+ *
+ *   [G, U, INFO] = sptensor_tucker(SUBS, VALS, DIMS, RANKS)
+ *   [G, U, INFO] = sptensor_tucker(SUBS, VALS, DIMS, RANKS, OPTS)
+ *
+ * The tensor: SUBS nnz x N (1-based, double or uint32), VALS nnz x 1 double,
+ * DIMS 1 x N or []. RANKS: 1 x N core sizes (or one number for every mode).
+ * Numerics follow Tensor Toolbox's tucker_als: X ~ G x_1 U{1} x_2 U{2} ... x_N U{N}.
+ * G: RANKS(1) x ... x RANKS(N) double array; U: 1 x N cell of DIMS(n) x
+ * RANKS(n) matrices with orthonormal columns; INFO: struct with fit,
+ * iterations, fits (fit after each sweep).
+ * OPTS (struct, all optional):
+ *   maxiters  maximum HOOI sweeps (default 50)
+ *   tol       stop when the fit changes by less than tol (default 1e-4)
+ *   init      'hosvd' (default, as tucker_als 'nvecs') or 'random'
+ *   seed      seed for init 'random' (default 0)
+ *   threads   OpenMP threads (default: OMP_NUM_THREADS or all cores)
+ * Errors: sptensor:SPT_ERR_INVALID_ARGUMENT (e.g. a rank above its
+ * dimension), sptensor:usage, and the other sptensor:SPT_ERR_* of
+ * spt_tucker_hooi.
+ */
+#include "sptensor_mex.h"
+
+void mexFunction(int nlhs, mxArray *plhs[], int nrhs, const mxArray *prhs[]) {
+  spt_mex_handles h = {0};
+  const mxArray *opts = nrhs > 4 ? prhs[4] : NULL;
+  const mxArray *field;
+  spt_tucker_options o;
+  spt_index ranks[SPT_MEX_MAX_HANDLES];
+  mwSize core_dims[SPT_MEX_MAX_HANDLES];
+  uint32_t order, m;
+  mwSize count_ranks, total = 1;
+  const double *r;
+  double fit = 0;
+  int iterations = 0, count = 0;
+  const double *fits = NULL;
+  const void *core = NULL;
+  const char *info_fields[] = {"fit", "iterations", "fits"};
+
+  if (nrhs < 4 || nrhs > 5 || nlhs > 3)
+    spt_mex_usage(&h, "usage: [G, U, info] = sptensor_tucker(subs, vals, dims, ranks [, opts])");
+  spt_mex_context(&h, opts);
+  spt_mex_tensor(&h, prhs[0], prhs[1], prhs[2]);
+  spt_mex_check(&h, spt_coo_info(h.coo, NULL, &order, NULL), "querying the tensor");
+  if (order > SPT_MEX_MAX_HANDLES) spt_mex_usage(&h, "too many modes for this example gateway");
+  count_ranks = mxGetNumberOfElements(prhs[3]);
+  if (!spt_mex_is_real_double(prhs[3]) || (count_ranks != 1 && count_ranks != order))
+    spt_mex_usage(&h, "RANKS must be one number or one per mode");
+  r = mxGetPr(prhs[3]);
+  for (m = 0; m < order; ++m) {
+    double v = r[count_ranks == 1 ? 0 : m];
+    if (!(v >= 1 && v <= 4294967295.0) || v != (double)(spt_index)v) spt_mex_usage(&h, "RANKS must be whole numbers >= 1");
+    ranks[m] = (spt_index)v;
+  }
+
+  spt_mex_check(&h, spt_tucker_options_init(&o), "initialising options");
+  o.ranks = ranks;
+  o.ranks_count = order;
+  if ((field = spt_mex_field(&h, opts, "maxiters"))) o.max_iters = (int)spt_mex_scalar(&h, field, "opts.maxiters", 1, 1);
+  if ((field = spt_mex_field(&h, opts, "tol"))) o.tol = spt_mex_scalar(&h, field, "opts.tol", 0, 0);
+  if ((field = spt_mex_field(&h, opts, "seed"))) o.seed = (uint64_t)spt_mex_scalar(&h, field, "opts.seed", 0, 1);
+  if ((field = spt_mex_field(&h, opts, "init"))) {
+    char name[16] = "";
+    if (!mxIsChar(field) || mxGetString(field, name, sizeof name) != 0) name[0] = '\0';
+    if (!strcmp(name, "hosvd")) o.init = SPT_TUCKER_INIT_HOSVD;
+    else if (!strcmp(name, "random")) o.init = SPT_TUCKER_INIT_RANDOM;
+    else spt_mex_usage(&h, "opts.init must be 'hosvd' or 'random'");
+  }
+
+  spt_mex_check(&h, spt_tucker_hooi(h.ctx, h.coo, &o, &h.ttensor), "Tucker-HOOI");
+
+  /* The core is stored first index fastest, MATLAB's own order: one memcpy. */
+  for (m = 0; m < order; ++m) {
+    core_dims[m] = ranks[m];
+    total *= ranks[m];
+  }
+  spt_mex_check(&h, spt_ttensor_core(h.ttensor, &core), "reading the core");
+  plhs[0] = mxCreateNumericArray(order, core_dims, mxDOUBLE_CLASS, mxREAL);
+  memcpy(mxGetPr(plhs[0]), core, total * sizeof(double));
+  if (nlhs > 1) {
+    plhs[1] = mxCreateCellMatrix(1, order);
+    for (m = 0; m < order; ++m) {
+      const spt_matrix *f = NULL;
+      spt_mex_check(&h, spt_ttensor_factor(h.ttensor, m, &f), "reading a factor");
+      mxSetCell(plhs[1], m, spt_mex_matrix_out(&h, f));
+    }
+  }
+  if (nlhs > 2) {
+    spt_mex_check(&h, spt_ttensor_info(h.ttensor, NULL, NULL, &fit, &iterations), "reading the result");
+    spt_mex_check(&h, spt_ttensor_history(h.ttensor, &count, &fits, NULL), "reading the history");
+    plhs[2] = mxCreateStructMatrix(1, 1, 3, info_fields);
+    mxSetField(plhs[2], 0, "fit", mxCreateDoubleScalar(fit));
+    mxSetField(plhs[2], 0, "iterations", mxCreateDoubleScalar(iterations));
+    mxSetField(plhs[2], 0, "fits", spt_mex_row(fits, (mwSize)count));
+  }
+  spt_mex_free_all(&h);
+}

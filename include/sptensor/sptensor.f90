@@ -1,0 +1,1032 @@
+! libsptensor: Fortran 2008 module over the C ABI (iso_c_binding).
+!
+!   use sptensor
+!
+! Build (installed library, gfortran):
+!   gfortran prog.f90 $(pkg-config --cflags --libs sptensor-fortran)
+! or in CMake: find_package(sptensor) and link sptensor::sptensor_fortran.
+! The installed include/sptensor.mod and lib/libsptensor_fortran.a (this
+! module's own procedures) are gfortran's; with another compiler, compile
+! this file (installed as include/sptensor/sptensor.f90) with your program
+! and link -lsptensor.
+!
+! What the module holds:
+!  - Every enumerator of the C headers as a named integer(c_int) constant with
+!    the same name and value (SPT_OK, SPT_ERR_PARSE, SPT_FLOAT64,
+!    SPT_COL_MAJOR, ...). A CTest test checks each against the C header.
+!  - Handles (spt_context*, spt_coo*, spt_matrix*, spt_ktensor*, spt_ttensor*)
+!    as type(c_ptr); initialise them to c_null_ptr.
+!  - bind(c) derived types with exactly the C layout for the option structs
+!    (spt_cpd_options, spt_read_options, spt_write_options,
+!    spt_tucker_options, spt_cp_apr_options, spt_hicoo_options).
+!  - Interfaces to the C functions under their C names. They return the
+!    spt_status (integer(c_int)) as a function result. Conventions of the C
+!    API carry over unchanged: `mode` arguments are 0-based, strings passed
+!    to the raw interfaces must end in c_null_char, unsigned C integers
+!    (spt_index, uint32_t, spt_nnz) map to integer(c_int32_t) /
+!    integer(c_int64_t) of the same size.
+!  - Fortran conveniences: spt_<x>_options_init(opts) (the C header's macros,
+!    which call spt_<x>_options_init_size(opts, c_sizeof(opts))), and sptf_*
+!    procedures that take Fortran strings and arrays:
+!      sptf_read / sptf_write           (Fortran strings for paths)
+!      sptf_last_error, sptf_thread_last_error, sptf_status_string, sptf_version
+!      sptf_matrix_wrap(ctx, a, m)      (wraps a 2-D real array in place, column-major)
+!      sptf_coo_from_arrays(ctx, subs, vals, x [, dims])   (1-based nnz x order subs)
+!      sptf_ktensor_lambda(k, lambda), sptf_ktensor_factor(k, mode, a),
+!      sptf_matrix_copy(m, a)           (float64 copies into Fortran arrays)
+!    and the abstract interface spt_cpd_callback for CP-ALS / Tucker callbacks.
+!  - The functions bound so far: context, errors, version; dense matrices;
+!    COO creation, views, info, indices, values, norm, coalesce; read/write;
+!    MTTKRP on COO, CSF and HiCOO; CP-ALS (COO and CSF), CP-APR, Tucker-HOOI;
+!    ktensor and ttensor access. Others can be declared the same way.
+!
+! Avoiding copies: sptf_matrix_wrap passes the array's storage to the library
+! with the SPT_COL_MAJOR layout flag and ld = size(a, 1), so factor matrices
+! and MTTKRP outputs are read and written in place. The array must be
+! contiguous and have the TARGET attribute, and it must stay alive (and not be
+! reallocated) until spt_matrix_free on the wrapping handle.
+!
+! Thread safety: as in C (see sptensor.h): distinct handles may be used from
+! different threads; one handle must not be used by two threads at once.
+module sptensor
+  use, intrinsic :: iso_c_binding
+  implicit none
+  private :: c_strlen, from_c_string, to_c_string, coo_from_arrays
+
+  ! --------------------------------------------------------------------------
+  ! Version of the header this module mirrors (sptensor.h SPT_VERSION_*).
+  ! --------------------------------------------------------------------------
+  integer(c_int), parameter, public :: SPT_VERSION_MAJOR = 0
+  integer(c_int), parameter, public :: SPT_VERSION_MINOR = 1
+  integer(c_int), parameter, public :: SPT_VERSION_PATCH = 0
+
+  ! Other numeric #defines of the headers.
+  integer(c_int), parameter, public :: SPT_CSF_SUMMARY_MAX_ORDER = 16           ! csf.h
+  integer(c_int64_t), parameter, public :: SPT_DENSE_DEFAULT_MAX_BYTES = 2_c_int64_t**30  ! dense.h
+
+  ! --------------------------------------------------------------------------
+  ! Enumerators (values identical to the C headers; checked by CTest
+  ! fortran_constants).
+  ! --------------------------------------------------------------------------
+  ! spt_status_code
+  integer(c_int), parameter, public :: SPT_OK = 0
+  integer(c_int), parameter, public :: SPT_WARN_NOT_CONVERGED = 1
+  integer(c_int), parameter, public :: SPT_ERR_INVALID_ARGUMENT = -1
+  integer(c_int), parameter, public :: SPT_ERR_IO = -2
+  integer(c_int), parameter, public :: SPT_ERR_PARSE = -3
+  integer(c_int), parameter, public :: SPT_ERR_OUT_OF_MEMORY = -4
+  integer(c_int), parameter, public :: SPT_ERR_UNSUPPORTED = -5
+  integer(c_int), parameter, public :: SPT_ERR_DEVICE = -6
+  integer(c_int), parameter, public :: SPT_ERR_MPI = -7
+  integer(c_int), parameter, public :: SPT_ERR_NUMERICAL = -8
+  integer(c_int), parameter, public :: SPT_ERR_OVERFLOW = -9
+  integer(c_int), parameter, public :: SPT_ERR_READ_ONLY = -10
+  integer(c_int), parameter, public :: SPT_ERR_INTERNAL = -99
+  ! spt_dtype
+  integer(c_int), parameter, public :: SPT_FLOAT32 = 1
+  integer(c_int), parameter, public :: SPT_FLOAT64 = 2
+  ! spt_layout
+  integer(c_int), parameter, public :: SPT_ROW_MAJOR = 0
+  integer(c_int), parameter, public :: SPT_COL_MAJOR = 1
+  ! spt_backend
+  integer(c_int), parameter, public :: SPT_BACKEND_AUTO = 0
+  integer(c_int), parameter, public :: SPT_BACKEND_CPU = 1
+  integer(c_int), parameter, public :: SPT_BACKEND_CUDA = 2
+  integer(c_int), parameter, public :: SPT_BACKEND_REFERENCE = 3
+  ! spt_coo_flags
+  integer(c_int), parameter, public :: SPT_COO_DEFAULT = 0
+  integer(c_int), parameter, public :: SPT_COO_REJECT_NONFINITE = 1
+  integer(c_int), parameter, public :: SPT_COO_GROW_DIMS = 2
+  ! spt_duplicates
+  integer(c_int), parameter, public :: SPT_DUPLICATES_KEEP = 0
+  integer(c_int), parameter, public :: SPT_DUPLICATES_SUM = 1
+  integer(c_int), parameter, public :: SPT_DUPLICATES_REJECT = 2
+  ! spt_elementwise_op
+  integer(c_int), parameter, public :: SPT_OP_ADD = 0
+  integer(c_int), parameter, public :: SPT_OP_SUB = 1
+  integer(c_int), parameter, public :: SPT_OP_MUL = 2
+  integer(c_int), parameter, public :: SPT_OP_DIV = 3
+  ! spt_cpd_init
+  integer(c_int), parameter, public :: SPT_CPD_INIT_RANDOM = 0
+  integer(c_int), parameter, public :: SPT_CPD_INIT_USER = 1
+  ! spt_tensor_format
+  integer(c_int), parameter, public :: SPT_TENSOR_FORMAT_AUTO = 0
+  integer(c_int), parameter, public :: SPT_TENSOR_FORMAT_COO = 1
+  integer(c_int), parameter, public :: SPT_TENSOR_FORMAT_CSF = 2
+  integer(c_int), parameter, public :: SPT_TENSOR_FORMAT_HICOO = 3
+  integer(c_int), parameter, public :: SPT_TENSOR_FORMAT_FCOO = 4
+  ! spt_csf_policy
+  integer(c_int), parameter, public :: SPT_CSF_AUTO = 0
+  integer(c_int), parameter, public :: SPT_CSF_ONEMODE = 1
+  integer(c_int), parameter, public :: SPT_CSF_TWOMODE = 2
+  integer(c_int), parameter, public :: SPT_CSF_ALLMODE = 3
+  integer(c_int), parameter, public :: SPT_CSF_MEMOIZED = 4
+  ! spt_file_format
+  integer(c_int), parameter, public :: SPT_FORMAT_AUTO = 0
+  integer(c_int), parameter, public :: SPT_FORMAT_TNS = 1
+  integer(c_int), parameter, public :: SPT_FORMAT_TNS_EXTENDED = 2
+  integer(c_int), parameter, public :: SPT_FORMAT_SPLATT_BIN = 3
+  integer(c_int), parameter, public :: SPT_FORMAT_SPT_BIN = 4
+  ! spt_compression
+  integer(c_int), parameter, public :: SPT_COMPRESS_AUTO = 0
+  integer(c_int), parameter, public :: SPT_COMPRESS_NONE = 1
+  integer(c_int), parameter, public :: SPT_COMPRESS_GZIP = 2
+  integer(c_int), parameter, public :: SPT_COMPRESS_XZ = 3
+  integer(c_int), parameter, public :: SPT_COMPRESS_ZSTD = 4
+  ! spt_tucker_init (tucker.h)
+  integer(c_int), parameter, public :: SPT_TUCKER_INIT_HOSVD = 0
+  integer(c_int), parameter, public :: SPT_TUCKER_INIT_RANDOM = 1
+  integer(c_int), parameter, public :: SPT_TUCKER_INIT_USER = 2
+  ! spt_cp_apr_init (cp_apr.h)
+  integer(c_int), parameter, public :: SPT_CP_APR_INIT_RANDOM = 0
+  integer(c_int), parameter, public :: SPT_CP_APR_INIT_USER = 1
+  ! spt_hicoo_strategy (hicoo.h)
+  integer(c_int), parameter, public :: SPT_HICOO_STRATEGY_AUTO = 0
+  integer(c_int), parameter, public :: SPT_HICOO_STRATEGY_DIRECT = 1
+  integer(c_int), parameter, public :: SPT_HICOO_STRATEGY_PRIVATIZED = 2
+  ! spt_reorder_method (reorder.h)
+  integer(c_int), parameter, public :: SPT_REORDER_LEXI = 0
+  integer(c_int), parameter, public :: SPT_REORDER_BFS_MCS = 1
+  integer(c_int), parameter, public :: SPT_REORDER_RANDOM = 2
+  ! spt_fcoo_kernel (fcoo.h)
+  integer(c_int), parameter, public :: SPT_FCOO_MTTKRP = 0
+  integer(c_int), parameter, public :: SPT_FCOO_TTM = 1
+
+  ! --------------------------------------------------------------------------
+  ! Option structs: bind(c), field for field the C struct. Always call the
+  ! matching spt_<x>_options_init(opts) first; then set fields.
+  ! Pointer fields (dims, ranks, init_factors) take c_loc of a TARGET array;
+  ! callbacks take c_funloc of a bind(c) function with the C signature.
+  ! --------------------------------------------------------------------------
+  type, bind(c), public :: spt_cpd_options
+    integer(c_size_t) :: struct_size = 0
+    integer(c_int32_t) :: rank = 0            ! spt_index (unsigned)
+    integer(c_int) :: max_iters = 0
+    real(c_double) :: tol = 0
+    integer(c_int) :: init = 0                ! SPT_CPD_INIT_*
+    integer(c_int64_t) :: seed = 0            ! uint64_t
+    type(c_ptr) :: init_factors = c_null_ptr  ! const spt_matrix *const * (order handles)
+    type(c_funptr) :: callback = c_null_funptr
+    type(c_ptr) :: callback_data = c_null_ptr
+    integer(c_int) :: format = 0              ! SPT_TENSOR_FORMAT_*
+    integer(c_int) :: csf_policy = 0          ! SPT_CSF_*
+    integer(c_int64_t) :: memo_budget_bytes = 0
+  end type spt_cpd_options
+
+  type, bind(c), public :: spt_read_options
+    integer(c_size_t) :: struct_size = 0
+    integer(c_int) :: format = 0              ! SPT_FORMAT_*
+    integer(c_int) :: dtype = 0               ! SPT_FLOAT32 / SPT_FLOAT64
+    integer(c_int) :: index_base = 0
+    integer(c_int32_t) :: order = 0
+    type(c_ptr) :: dims = c_null_ptr          ! const spt_index *
+    integer(c_int) :: duplicates = 0          ! SPT_DUPLICATES_*
+    integer(c_int) :: reject_nonfinite = 0
+    integer(c_int) :: copy_binary = 0
+  end type spt_read_options
+
+  type, bind(c), public :: spt_write_options
+    integer(c_size_t) :: struct_size = 0
+    integer(c_int) :: format = 0              ! SPT_FORMAT_*
+    integer(c_int) :: compression = 0         ! SPT_COMPRESS_*
+    integer(c_int) :: index_base = 0
+    integer(c_int) :: precision = 0
+  end type spt_write_options
+
+  type, bind(c), public :: spt_tucker_options
+    integer(c_size_t) :: struct_size = 0
+    type(c_ptr) :: ranks = c_null_ptr         ! const spt_index * (ranks_count entries)
+    integer(c_int32_t) :: ranks_count = 0
+    integer(c_int) :: max_iters = 0
+    real(c_double) :: tol = 0
+    integer(c_int) :: init = 0                ! SPT_TUCKER_INIT_*
+    integer(c_int64_t) :: seed = 0
+    type(c_ptr) :: init_factors = c_null_ptr
+    type(c_funptr) :: callback = c_null_funptr
+    type(c_ptr) :: callback_data = c_null_ptr
+  end type spt_tucker_options
+
+  type, bind(c), public :: spt_cp_apr_options
+    integer(c_size_t) :: struct_size = 0
+    integer(c_int32_t) :: rank = 0
+    integer(c_int) :: max_outer_iters = 0
+    integer(c_int) :: max_inner_iters = 0
+    real(c_double) :: tol = 0
+    real(c_double) :: kappa = 0
+    real(c_double) :: kappatol = 0
+    real(c_double) :: epsilon = 0
+    integer(c_int) :: init = 0                ! SPT_CP_APR_INIT_*
+    integer(c_int64_t) :: seed = 0
+    type(c_ptr) :: init_factors = c_null_ptr
+    type(c_funptr) :: callback = c_null_funptr
+    type(c_ptr) :: callback_data = c_null_ptr
+    integer(c_int) :: format = 0              ! SPT_TENSOR_FORMAT_*
+  end type spt_cp_apr_options
+
+  type, bind(c), public :: spt_hicoo_options
+    integer(c_size_t) :: struct_size = 0
+    integer(c_int32_t) :: block_size = 0
+    integer(c_int32_t) :: superblock_size = 0
+    integer(c_int) :: strategy = 0            ! SPT_HICOO_STRATEGY_*
+  end type spt_hicoo_options
+
+  ! --------------------------------------------------------------------------
+  ! C functions (names, arguments and errors as documented in the C headers).
+  ! --------------------------------------------------------------------------
+  interface
+    ! --- version, status -----------------------------------------------------
+    function spt_version() bind(c, name="spt_version") result(s)
+      import :: c_ptr
+      type(c_ptr) :: s
+    end function
+    subroutine spt_version_numbers(major, minor, patch) bind(c, name="spt_version_numbers")
+      import :: c_int
+      integer(c_int), intent(out) :: major, minor, patch
+    end subroutine
+    function spt_status_string(status) bind(c, name="spt_status_string") result(s)
+      import :: c_ptr, c_int
+      integer(c_int), value :: status
+      type(c_ptr) :: s
+    end function
+
+    ! --- context ------------------------------------------------------------
+    function spt_context_create(ctx) bind(c, name="spt_context_create") result(st)
+      import :: c_ptr, c_int
+      type(c_ptr), intent(out) :: ctx
+      integer(c_int) :: st
+    end function
+    function spt_context_free(ctx) bind(c, name="spt_context_free") result(st)
+      import :: c_ptr, c_int
+      type(c_ptr), value :: ctx
+      integer(c_int) :: st
+    end function
+    function spt_context_set_threads(ctx, threads) bind(c, name="spt_context_set_threads") result(st)
+      import :: c_ptr, c_int
+      type(c_ptr), value :: ctx
+      integer(c_int), value :: threads
+      integer(c_int) :: st
+    end function
+    function spt_context_get_threads(ctx, threads) bind(c, name="spt_context_get_threads") result(st)
+      import :: c_ptr, c_int
+      type(c_ptr), value :: ctx
+      integer(c_int), intent(out) :: threads
+      integer(c_int) :: st
+    end function
+    function spt_context_set_backend(ctx, backend) bind(c, name="spt_context_set_backend") result(st)
+      import :: c_ptr, c_int
+      type(c_ptr), value :: ctx
+      integer(c_int), value :: backend
+      integer(c_int) :: st
+    end function
+    function spt_context_get_backend(ctx, backend) bind(c, name="spt_context_get_backend") result(st)
+      import :: c_ptr, c_int
+      type(c_ptr), value :: ctx
+      integer(c_int), intent(out) :: backend
+      integer(c_int) :: st
+    end function
+    function spt_context_set_device(ctx, device) bind(c, name="spt_context_set_device") result(st)
+      import :: c_ptr, c_int
+      type(c_ptr), value :: ctx
+      integer(c_int), value :: device
+      integer(c_int) :: st
+    end function
+    function spt_context_set_seed(ctx, seed) bind(c, name="spt_context_set_seed") result(st)
+      import :: c_ptr, c_int, c_int64_t
+      type(c_ptr), value :: ctx
+      integer(c_int64_t), value :: seed
+      integer(c_int) :: st
+    end function
+    function spt_context_set_verbosity(ctx, level) bind(c, name="spt_context_set_verbosity") result(st)
+      import :: c_ptr, c_int
+      type(c_ptr), value :: ctx
+      integer(c_int), value :: level
+      integer(c_int) :: st
+    end function
+    ! fn: c_funloc of a bind(c) subroutine (user_data, stage, fraction) with
+    ! user_data type(c_ptr), value; stage type(c_ptr), value (a C string);
+    ! fraction real(c_double), value. c_null_funptr clears it.
+    function spt_context_set_progress(ctx, fn, user_data) bind(c, name="spt_context_set_progress") result(st)
+      import :: c_ptr, c_funptr, c_int
+      type(c_ptr), value :: ctx
+      type(c_funptr), value :: fn
+      type(c_ptr), value :: user_data
+      integer(c_int) :: st
+    end function
+    ! fn: bind(c) subroutine (user_data, level, message): type(c_ptr), value;
+    ! integer(c_int), value; type(c_ptr), value (a C string).
+    function spt_context_set_log(ctx, fn, user_data) bind(c, name="spt_context_set_log") result(st)
+      import :: c_ptr, c_funptr, c_int
+      type(c_ptr), value :: ctx
+      type(c_funptr), value :: fn
+      type(c_ptr), value :: user_data
+      integer(c_int) :: st
+    end function
+    function spt_last_error(ctx) bind(c, name="spt_last_error") result(s)
+      import :: c_ptr
+      type(c_ptr), value :: ctx
+      type(c_ptr) :: s
+    end function
+    function spt_thread_last_error() bind(c, name="spt_thread_last_error") result(s)
+      import :: c_ptr
+      type(c_ptr) :: s
+    end function
+
+    ! --- dense matrices -----------------------------------------------------
+    function spt_matrix_create(ctx, dtype, rows, cols, layout, out) bind(c, name="spt_matrix_create") result(st)
+      import :: c_ptr, c_int, c_int64_t
+      type(c_ptr), value :: ctx
+      integer(c_int), value :: dtype
+      integer(c_int64_t), value :: rows, cols
+      integer(c_int), value :: layout
+      type(c_ptr), intent(out) :: out
+      integer(c_int) :: st
+    end function
+    function spt_matrix_create_copy(ctx, dtype, rows, cols, layout, data, ld, out) &
+        bind(c, name="spt_matrix_create_copy") result(st)
+      import :: c_ptr, c_int, c_int64_t
+      type(c_ptr), value :: ctx
+      integer(c_int), value :: dtype
+      integer(c_int64_t), value :: rows, cols
+      integer(c_int), value :: layout
+      type(c_ptr), value :: data
+      integer(c_int64_t), value :: ld
+      type(c_ptr), intent(out) :: out
+      integer(c_int) :: st
+    end function
+    function spt_matrix_wrap(ctx, dtype, rows, cols, layout, data, ld, out) bind(c, name="spt_matrix_wrap") result(st)
+      import :: c_ptr, c_int, c_int64_t
+      type(c_ptr), value :: ctx
+      integer(c_int), value :: dtype
+      integer(c_int64_t), value :: rows, cols
+      integer(c_int), value :: layout
+      type(c_ptr), value :: data
+      integer(c_int64_t), value :: ld
+      type(c_ptr), intent(out) :: out
+      integer(c_int) :: st
+    end function
+    function spt_matrix_free(m) bind(c, name="spt_matrix_free") result(st)
+      import :: c_ptr, c_int
+      type(c_ptr), value :: m
+      integer(c_int) :: st
+    end function
+    function spt_matrix_info(m, dtype, rows, cols, layout, ld) bind(c, name="spt_matrix_info") result(st)
+      import :: c_ptr, c_int, c_int64_t
+      type(c_ptr), value :: m
+      integer(c_int), intent(out) :: dtype
+      integer(c_int64_t), intent(out) :: rows, cols
+      integer(c_int), intent(out) :: layout
+      integer(c_int64_t), intent(out) :: ld
+      integer(c_int) :: st
+    end function
+    function spt_matrix_data(m, data) bind(c, name="spt_matrix_data") result(st)
+      import :: c_ptr, c_int
+      type(c_ptr), value :: m
+      type(c_ptr), intent(out) :: data
+      integer(c_int) :: st
+    end function
+    function spt_matrix_copy_out(m, layout, data, ld) bind(c, name="spt_matrix_copy_out") result(st)
+      import :: c_ptr, c_int, c_int64_t
+      type(c_ptr), value :: m
+      integer(c_int), value :: layout
+      type(c_ptr), value :: data
+      integer(c_int64_t), value :: ld
+      integer(c_int) :: st
+    end function
+
+    ! --- COO tensors --------------------------------------------------------
+    function spt_coo_create(ctx, dtype, order, dims, out) bind(c, name="spt_coo_create") result(st)
+      import :: c_ptr, c_int, c_int32_t
+      type(c_ptr), value :: ctx
+      integer(c_int), value :: dtype
+      integer(c_int32_t), value :: order
+      integer(c_int32_t), intent(in) :: dims(*)
+      type(c_ptr), intent(out) :: out
+      integer(c_int) :: st
+    end function
+    ! dims: c_null_ptr to infer, else c_loc of `order` spt_index values.
+    ! indices: index of nonzero k in mode m at indices(m*ld + k) (0-based
+    ! offsets), i.e. an nnz x order column-major array when ld = nnz.
+    function spt_coo_create_from_arrays(ctx, dtype, order, dims, nnz, indices, ld, index_base, values, flags, out) &
+        bind(c, name="spt_coo_create_from_arrays") result(st)
+      import :: c_ptr, c_int, c_int32_t, c_int64_t
+      type(c_ptr), value :: ctx
+      integer(c_int), value :: dtype
+      integer(c_int32_t), value :: order
+      type(c_ptr), value :: dims
+      integer(c_int64_t), value :: nnz
+      type(c_ptr), value :: indices
+      integer(c_int64_t), value :: ld
+      integer(c_int), value :: index_base
+      type(c_ptr), value :: values
+      integer(c_int), value :: flags
+      type(c_ptr), intent(out) :: out
+      integer(c_int) :: st
+    end function
+    ! Read-only view of caller arrays (0-based indices, same layout as above;
+    ! nothing copied: keep the arrays alive and unchanged until spt_coo_free).
+    function spt_coo_create_view(ctx, dtype, order, dims, nnz, indices, ld, values, out) &
+        bind(c, name="spt_coo_create_view") result(st)
+      import :: c_ptr, c_int, c_int32_t, c_int64_t
+      type(c_ptr), value :: ctx
+      integer(c_int), value :: dtype
+      integer(c_int32_t), value :: order
+      integer(c_int32_t), intent(in) :: dims(*)
+      integer(c_int64_t), value :: nnz
+      type(c_ptr), value :: indices
+      integer(c_int64_t), value :: ld
+      type(c_ptr), value :: values
+      type(c_ptr), intent(out) :: out
+      integer(c_int) :: st
+    end function
+    function spt_coo_copy(ctx, x, out) bind(c, name="spt_coo_copy") result(st)
+      import :: c_ptr, c_int
+      type(c_ptr), value :: ctx, x
+      type(c_ptr), intent(out) :: out
+      integer(c_int) :: st
+    end function
+    function spt_coo_free(x) bind(c, name="spt_coo_free") result(st)
+      import :: c_ptr, c_int
+      type(c_ptr), value :: x
+      integer(c_int) :: st
+    end function
+    function spt_coo_info(x, dtype, order, nnz) bind(c, name="spt_coo_info") result(st)
+      import :: c_ptr, c_int, c_int32_t, c_int64_t
+      type(c_ptr), value :: x
+      integer(c_int), intent(out) :: dtype
+      integer(c_int32_t), intent(out) :: order
+      integer(c_int64_t), intent(out) :: nnz
+      integer(c_int) :: st
+    end function
+    function spt_coo_dims(x, dims) bind(c, name="spt_coo_dims") result(st)
+      import :: c_ptr, c_int, c_int32_t
+      type(c_ptr), value :: x
+      integer(c_int32_t), intent(out) :: dims(*)
+      integer(c_int) :: st
+    end function
+    ! Borrowed 0-based indices of mode `mode` (0-based): c_f_pointer it to
+    ! integer(c_int32_t) :: idx(nnz).
+    function spt_coo_indices(x, mode, indices) bind(c, name="spt_coo_indices") result(st)
+      import :: c_ptr, c_int, c_int32_t
+      type(c_ptr), value :: x
+      integer(c_int32_t), value :: mode
+      type(c_ptr), intent(out) :: indices
+      integer(c_int) :: st
+    end function
+    function spt_coo_values(x, values) bind(c, name="spt_coo_values") result(st)
+      import :: c_ptr, c_int
+      type(c_ptr), value :: x
+      type(c_ptr), intent(out) :: values
+      integer(c_int) :: st
+    end function
+    function spt_coo_coalesce(ctx, x, policy) bind(c, name="spt_coo_coalesce") result(st)
+      import :: c_ptr, c_int
+      type(c_ptr), value :: ctx, x
+      integer(c_int), value :: policy
+      integer(c_int) :: st
+    end function
+    function spt_coo_norm(ctx, x, norm) bind(c, name="spt_coo_norm") result(st)
+      import :: c_ptr, c_int, c_double
+      type(c_ptr), value :: ctx, x
+      real(c_double), intent(out) :: norm
+      integer(c_int) :: st
+    end function
+
+    ! --- kernels ------------------------------------------------------------
+    ! factors: `order` matrix handles (factors(mode+1) may be c_null_ptr).
+    function spt_mttkrp(ctx, x, factors, mode, out) bind(c, name="spt_mttkrp") result(st)
+      import :: c_ptr, c_int, c_int32_t
+      type(c_ptr), value :: ctx, x
+      type(c_ptr), intent(in) :: factors(*)
+      integer(c_int32_t), value :: mode
+      type(c_ptr), value :: out
+      integer(c_int) :: st
+    end function
+
+    ! --- CSF (csf.h) and HiCOO (hicoo.h): prepare once, run many MTTKRPs ------
+    function spt_csf_create(ctx, x, policy, out) bind(c, name="spt_csf_create") result(st)
+      import :: c_ptr, c_int
+      type(c_ptr), value :: ctx, x
+      integer(c_int), value :: policy
+      type(c_ptr), intent(out) :: out
+      integer(c_int) :: st
+    end function
+    subroutine spt_csf_free(x) bind(c, name="spt_csf_free")
+      import :: c_ptr
+      type(c_ptr), value :: x
+    end subroutine
+    function spt_mttkrp_csf(ctx, x, factors, mode, out) bind(c, name="spt_mttkrp_csf") result(st)
+      import :: c_ptr, c_int, c_int32_t
+      type(c_ptr), value :: ctx, x
+      type(c_ptr), intent(in) :: factors(*)
+      integer(c_int32_t), value :: mode
+      type(c_ptr), value :: out
+      integer(c_int) :: st
+    end function
+    function spt_hicoo_from_coo(ctx, x, opts, out) bind(c, name="spt_hicoo_from_coo") result(st)
+      import :: c_ptr, c_int
+      type(c_ptr), value :: ctx, x
+      type(c_ptr), value :: opts  ! c_null_ptr for defaults, or c_loc of a TARGET spt_hicoo_options
+      type(c_ptr), intent(out) :: out
+      integer(c_int) :: st
+    end function
+    function spt_hicoo_free(h) bind(c, name="spt_hicoo_free") result(st)
+      import :: c_ptr, c_int
+      type(c_ptr), value :: h
+      integer(c_int) :: st
+    end function
+    function spt_mttkrp_hicoo(ctx, h, factors, mode, out) bind(c, name="spt_mttkrp_hicoo") result(st)
+      import :: c_ptr, c_int, c_int32_t
+      type(c_ptr), value :: ctx, h
+      type(c_ptr), intent(in) :: factors(*)
+      integer(c_int32_t), value :: mode
+      type(c_ptr), value :: out
+      integer(c_int) :: st
+    end function
+
+    ! --- Kruskal tensors ----------------------------------------------------
+    function spt_ktensor_create(ctx, dtype, order, dims, rank, out) bind(c, name="spt_ktensor_create") result(st)
+      import :: c_ptr, c_int, c_int32_t
+      type(c_ptr), value :: ctx
+      integer(c_int), value :: dtype
+      integer(c_int32_t), value :: order
+      integer(c_int32_t), intent(in) :: dims(*)
+      integer(c_int32_t), value :: rank
+      type(c_ptr), intent(out) :: out
+      integer(c_int) :: st
+    end function
+    function spt_inner_ktensor(ctx, x, k, result) bind(c, name="spt_inner_ktensor") result(st)
+      import :: c_ptr, c_int, c_double
+      type(c_ptr), value :: ctx, x, k
+      real(c_double), intent(out) :: result
+      integer(c_int) :: st
+    end function
+    function spt_ktensor_free(k) bind(c, name="spt_ktensor_free") result(st)
+      import :: c_ptr, c_int
+      type(c_ptr), value :: k
+      integer(c_int) :: st
+    end function
+    function spt_ktensor_info(k, dtype, order, rank) bind(c, name="spt_ktensor_info") result(st)
+      import :: c_ptr, c_int, c_int32_t
+      type(c_ptr), value :: k
+      integer(c_int), intent(out) :: dtype
+      integer(c_int32_t), intent(out) :: order, rank
+      integer(c_int) :: st
+    end function
+    function spt_ktensor_dims(k, dims) bind(c, name="spt_ktensor_dims") result(st)
+      import :: c_ptr, c_int, c_int32_t
+      type(c_ptr), value :: k
+      integer(c_int32_t), intent(out) :: dims(*)
+      integer(c_int) :: st
+    end function
+    function spt_ktensor_lambda(k, lambda) bind(c, name="spt_ktensor_lambda") result(st)
+      import :: c_ptr, c_int
+      type(c_ptr), value :: k
+      type(c_ptr), intent(out) :: lambda
+      integer(c_int) :: st
+    end function
+    ! Borrowed factor of `mode` (0-based), owned by k.
+    function spt_ktensor_factor(k, mode, factor) bind(c, name="spt_ktensor_factor") result(st)
+      import :: c_ptr, c_int, c_int32_t
+      type(c_ptr), value :: k
+      integer(c_int32_t), value :: mode
+      type(c_ptr), intent(out) :: factor
+      integer(c_int) :: st
+    end function
+    function spt_ktensor_norm(ctx, k, norm) bind(c, name="spt_ktensor_norm") result(st)
+      import :: c_ptr, c_int, c_double
+      type(c_ptr), value :: ctx, k
+      real(c_double), intent(out) :: norm
+      integer(c_int) :: st
+    end function
+    function spt_ktensor_result(k, fit, iterations, converged) bind(c, name="spt_ktensor_result") result(st)
+      import :: c_ptr, c_int, c_double
+      type(c_ptr), value :: k
+      real(c_double), intent(out) :: fit
+      integer(c_int), intent(out) :: iterations, converged
+      integer(c_int) :: st
+    end function
+    ! fits, seconds: borrowed double arrays of `count` entries.
+    function spt_ktensor_history(k, count, fits, seconds) bind(c, name="spt_ktensor_history") result(st)
+      import :: c_ptr, c_int
+      type(c_ptr), value :: k
+      integer(c_int), intent(out) :: count
+      type(c_ptr), intent(out) :: fits, seconds
+      integer(c_int) :: st
+    end function
+
+    ! --- CP-ALS -------------------------------------------------------------
+    function spt_cpd_options_init_size(opts, struct_size) bind(c, name="spt_cpd_options_init_size") result(st)
+      import :: spt_cpd_options, c_size_t, c_int
+      type(spt_cpd_options), intent(inout) :: opts
+      integer(c_size_t), value :: struct_size
+      integer(c_int) :: st
+    end function
+    function spt_cpd_als_csf(ctx, x, opts, out) bind(c, name="spt_cpd_als_csf") result(st)
+      import :: spt_cpd_options, c_ptr, c_int
+      type(c_ptr), value :: ctx, x
+      type(spt_cpd_options), intent(in) :: opts
+      type(c_ptr), intent(out) :: out
+      integer(c_int) :: st
+    end function
+    ! opts%callback: c_funloc of a function with this interface (see
+    ! spt_cpd_callback below); return non-zero to stop early.
+    function spt_cpd_als(ctx, x, opts, out) bind(c, name="spt_cpd_als") result(st)
+      import :: spt_cpd_options, c_ptr, c_int
+      type(c_ptr), value :: ctx, x
+      type(spt_cpd_options), intent(in) :: opts
+      type(c_ptr), intent(out) :: out
+      integer(c_int) :: st
+    end function
+
+    ! --- CP-APR (cp_apr.h) --------------------------------------------------
+    function spt_cp_apr_options_init_size(opts, struct_size) bind(c, name="spt_cp_apr_options_init_size") result(st)
+      import :: spt_cp_apr_options, c_size_t, c_int
+      type(spt_cp_apr_options), intent(inout) :: opts
+      integer(c_size_t), value :: struct_size
+      integer(c_int) :: st
+    end function
+    function spt_cp_apr(ctx, x, opts, out) bind(c, name="spt_cp_apr") result(st)
+      import :: spt_cp_apr_options, c_ptr, c_int
+      type(c_ptr), value :: ctx, x
+      type(spt_cp_apr_options), intent(in) :: opts
+      type(c_ptr), intent(out) :: out
+      integer(c_int) :: st
+    end function
+
+    ! --- Tucker (tucker.h) --------------------------------------------------
+    function spt_tucker_options_init_size(opts, struct_size) bind(c, name="spt_tucker_options_init_size") result(st)
+      import :: spt_tucker_options, c_size_t, c_int
+      type(spt_tucker_options), intent(inout) :: opts
+      integer(c_size_t), value :: struct_size
+      integer(c_int) :: st
+    end function
+    function spt_tucker_hooi(ctx, x, opts, out) bind(c, name="spt_tucker_hooi") result(st)
+      import :: spt_tucker_options, c_ptr, c_int
+      type(c_ptr), value :: ctx, x
+      type(spt_tucker_options), intent(in) :: opts
+      type(c_ptr), intent(out) :: out
+      integer(c_int) :: st
+    end function
+    function spt_ttensor_free(t) bind(c, name="spt_ttensor_free") result(st)
+      import :: c_ptr, c_int
+      type(c_ptr), value :: t
+      integer(c_int) :: st
+    end function
+    function spt_ttensor_info(t, dtype, order, fit, iterations) bind(c, name="spt_ttensor_info") result(st)
+      import :: c_ptr, c_int, c_int32_t, c_double
+      type(c_ptr), value :: t
+      integer(c_int), intent(out) :: dtype
+      integer(c_int32_t), intent(out) :: order
+      real(c_double), intent(out) :: fit
+      integer(c_int), intent(out) :: iterations
+      integer(c_int) :: st
+    end function
+    ! full_dims: c_null_ptr, or c_loc of `order` spt_index values.
+    function spt_ttensor_core_dims(t, dims, full_dims) bind(c, name="spt_ttensor_core_dims") result(st)
+      import :: c_ptr, c_int, c_int32_t
+      type(c_ptr), value :: t
+      integer(c_int32_t), intent(out) :: dims(*)
+      type(c_ptr), value :: full_dims
+      integer(c_int) :: st
+    end function
+    ! Borrowed core values, first index fastest (a Fortran array's order).
+    function spt_ttensor_core(t, core) bind(c, name="spt_ttensor_core") result(st)
+      import :: c_ptr, c_int
+      type(c_ptr), value :: t
+      type(c_ptr), intent(out) :: core
+      integer(c_int) :: st
+    end function
+    function spt_ttensor_factor(t, mode, factor) bind(c, name="spt_ttensor_factor") result(st)
+      import :: c_ptr, c_int, c_int32_t
+      type(c_ptr), value :: t
+      integer(c_int32_t), value :: mode
+      type(c_ptr), intent(out) :: factor
+      integer(c_int) :: st
+    end function
+
+    ! --- HiCOO (hicoo.h) ----------------------------------------------------
+    function spt_hicoo_options_init_size(opts, struct_size) bind(c, name="spt_hicoo_options_init_size") result(st)
+      import :: spt_hicoo_options, c_size_t, c_int
+      type(spt_hicoo_options), intent(inout) :: opts
+      integer(c_size_t), value :: struct_size
+      integer(c_int) :: st
+    end function
+
+    ! --- file I/O -----------------------------------------------------------
+    function spt_read_options_init_size(opts, struct_size) bind(c, name="spt_read_options_init_size") result(st)
+      import :: spt_read_options, c_size_t, c_int
+      type(spt_read_options), intent(inout) :: opts
+      integer(c_size_t), value :: struct_size
+      integer(c_int) :: st
+    end function
+    ! opts: c_null_ptr for defaults, or c_loc of a TARGET spt_read_options.
+    ! path: NUL-terminated (see sptf_read for Fortran strings).
+    function spt_read(ctx, path, opts, out) bind(c, name="spt_read") result(st)
+      import :: c_ptr, c_int, c_char
+      type(c_ptr), value :: ctx
+      character(kind=c_char), intent(in) :: path(*)
+      type(c_ptr), value :: opts
+      type(c_ptr), intent(out) :: out
+      integer(c_int) :: st
+    end function
+    function spt_write_options_init_size(opts, struct_size) bind(c, name="spt_write_options_init_size") result(st)
+      import :: spt_write_options, c_size_t, c_int
+      type(spt_write_options), intent(inout) :: opts
+      integer(c_size_t), value :: struct_size
+      integer(c_int) :: st
+    end function
+    function spt_write(ctx, x, path, opts) bind(c, name="spt_write") result(st)
+      import :: c_ptr, c_int, c_char
+      type(c_ptr), value :: ctx, x
+      character(kind=c_char), intent(in) :: path(*)
+      type(c_ptr), value :: opts
+      integer(c_int) :: st
+    end function
+
+    ! --- helper from the C library ------------------------------------------
+    function c_strlen(s) bind(c, name="strlen") result(n)
+      import :: c_ptr, c_size_t
+      type(c_ptr), value :: s
+      integer(c_size_t) :: n
+    end function
+  end interface
+
+  ! Signature of the CP-ALS / Tucker per-iteration callbacks
+  ! (spt_cpd_callback, spt_tucker_callback): write a bind(c) function with
+  ! this interface and store c_funloc(it) in opts%callback, and optionally
+  ! c_loc(some TARGET variable) in opts%callback_data. Called on the calling
+  ! thread after each sweep; return non-zero to stop early.
+  abstract interface
+    function spt_cpd_callback(user_data, iteration, fit, delta, seconds) bind(c) result(stop_now)
+      import :: c_ptr, c_int, c_double
+      type(c_ptr), value :: user_data
+      integer(c_int), value :: iteration
+      real(c_double), value :: fit, delta, seconds
+      integer(c_int) :: stop_now
+    end function
+  end interface
+
+  ! Wrap a contiguous 2-D real(c_double) or real(c_float) array in place.
+  interface sptf_matrix_wrap
+    module procedure sptf_matrix_wrap_f64, sptf_matrix_wrap_f32
+  end interface sptf_matrix_wrap
+  interface sptf_coo_from_arrays
+    module procedure sptf_coo_from_arrays_f64, sptf_coo_from_arrays_f32
+  end interface sptf_coo_from_arrays
+
+contains
+
+  ! ==========================================================================
+  ! The C header's option-initialising macros.
+  ! ==========================================================================
+
+  !> Fill opts with the CP-ALS defaults (C macro spt_cpd_options_init).
+  function spt_cpd_options_init(opts) result(st)
+    type(spt_cpd_options), intent(inout) :: opts
+    integer(c_int) :: st
+    st = spt_cpd_options_init_size(opts, c_sizeof(opts))
+  end function
+
+  !> Fill opts with the CP-APR defaults (C macro spt_cp_apr_options_init).
+  function spt_cp_apr_options_init(opts) result(st)
+    type(spt_cp_apr_options), intent(inout) :: opts
+    integer(c_int) :: st
+    st = spt_cp_apr_options_init_size(opts, c_sizeof(opts))
+  end function
+
+  !> Fill opts with the Tucker-HOOI defaults (ranks stay unset).
+  function spt_tucker_options_init(opts) result(st)
+    type(spt_tucker_options), intent(inout) :: opts
+    integer(c_int) :: st
+    st = spt_tucker_options_init_size(opts, c_sizeof(opts))
+  end function
+
+  !> Fill opts with the HiCOO defaults.
+  function spt_hicoo_options_init(opts) result(st)
+    type(spt_hicoo_options), intent(inout) :: opts
+    integer(c_int) :: st
+    st = spt_hicoo_options_init_size(opts, c_sizeof(opts))
+  end function
+
+  !> Fill opts with the spt_read defaults.
+  function spt_read_options_init(opts) result(st)
+    type(spt_read_options), intent(inout) :: opts
+    integer(c_int) :: st
+    st = spt_read_options_init_size(opts, c_sizeof(opts))
+  end function
+
+  !> Fill opts with the spt_write defaults.
+  function spt_write_options_init(opts) result(st)
+    type(spt_write_options), intent(inout) :: opts
+    integer(c_int) :: st
+    st = spt_write_options_init_size(opts, c_sizeof(opts))
+  end function
+
+  ! ==========================================================================
+  ! Strings
+  ! ==========================================================================
+
+  function from_c_string(p) result(s)
+    type(c_ptr), intent(in) :: p
+    character(len=:), allocatable :: s
+    character(kind=c_char), pointer :: chars(:)
+    integer :: n, i
+    if (.not. c_associated(p)) then
+      s = ''
+      return
+    end if
+    n = int(c_strlen(p))
+    call c_f_pointer(p, chars, [n])
+    allocate(character(len=n) :: s)
+    do i = 1, n
+      s(i:i) = chars(i)
+    end do
+  end function
+
+  function to_c_string(s) result(c)
+    character(len=*), intent(in) :: s
+    character(kind=c_char, len=:), allocatable :: c
+    c = trim(s) // c_null_char
+  end function
+
+  !> The last error message recorded in ctx ('' if none; with c_null_ptr the
+  !> calling thread's last error). A copy: stays valid.
+  function sptf_last_error(ctx) result(msg)
+    type(c_ptr), intent(in) :: ctx
+    character(len=:), allocatable :: msg
+    msg = from_c_string(spt_last_error(ctx))
+  end function
+
+  !> The calling thread's last error message (copy).
+  function sptf_thread_last_error() result(msg)
+    character(len=:), allocatable :: msg
+    msg = from_c_string(spt_thread_last_error())
+  end function
+
+  !> Constant name of a status code, e.g. 'SPT_ERR_PARSE'.
+  function sptf_status_string(status) result(name)
+    integer(c_int), intent(in) :: status
+    character(len=:), allocatable :: name
+    name = from_c_string(spt_status_string(status))
+  end function
+
+  !> Version string of the loaded library, e.g. '0.1.0'.
+  function sptf_version() result(v)
+    character(len=:), allocatable :: v
+    v = from_c_string(spt_version())
+  end function
+
+  ! ==========================================================================
+  ! File I/O with Fortran strings (trailing blanks of `path` are ignored)
+  ! ==========================================================================
+
+  !> Read a tensor file (any format spt_read accepts, compressed or not).
+  !> opts is optional (defaults: float64, 1-based text, format detected).
+  function sptf_read(ctx, path, x, opts) result(st)
+    type(c_ptr), intent(in) :: ctx
+    character(len=*), intent(in) :: path
+    type(c_ptr), intent(out) :: x
+    type(spt_read_options), intent(in), optional, target :: opts
+    integer(c_int) :: st
+    type(c_ptr) :: popts
+    popts = c_null_ptr
+    if (present(opts)) popts = c_loc(opts)
+    st = spt_read(ctx, to_c_string(path), popts, x)
+  end function
+
+  !> Write a tensor; the format and compression follow the extension unless
+  !> opts says otherwise.
+  function sptf_write(ctx, x, path, opts) result(st)
+    type(c_ptr), intent(in) :: ctx, x
+    character(len=*), intent(in) :: path
+    type(spt_write_options), intent(in), optional, target :: opts
+    integer(c_int) :: st
+    type(c_ptr) :: popts
+    popts = c_null_ptr
+    if (present(opts)) popts = c_loc(opts)
+    st = spt_write(ctx, x, to_c_string(path), popts)
+  end function
+
+  ! ==========================================================================
+  ! Arrays
+  ! ==========================================================================
+
+  !> m = a matrix handle over the storage of `a` (no copy; SPT_COL_MAJOR,
+  !> ld = size(a,1)). Free m with spt_matrix_free before `a` goes away.
+  function sptf_matrix_wrap_f64(ctx, a, m) result(st)
+    type(c_ptr), intent(in) :: ctx
+    real(c_double), intent(inout), contiguous, target :: a(:, :)
+    type(c_ptr), intent(out) :: m
+    integer(c_int) :: st
+    st = spt_matrix_wrap(ctx, SPT_FLOAT64, int(size(a, 1), c_int64_t), int(size(a, 2), c_int64_t), &
+                         SPT_COL_MAJOR, c_loc(a), int(max(1, size(a, 1)), c_int64_t), m)
+  end function
+
+  function sptf_matrix_wrap_f32(ctx, a, m) result(st)
+    type(c_ptr), intent(in) :: ctx
+    real(c_float), intent(inout), contiguous, target :: a(:, :)
+    type(c_ptr), intent(out) :: m
+    integer(c_int) :: st
+    st = spt_matrix_wrap(ctx, SPT_FLOAT32, int(size(a, 1), c_int64_t), int(size(a, 2), c_int64_t), &
+                         SPT_COL_MAJOR, c_loc(a), int(max(1, size(a, 1)), c_int64_t), m)
+  end function
+
+  !> New tensor from 1-based subscripts subs(nnz, order) (MATLAB's layout)
+  !> and values vals(nnz); dims inferred from the largest subscripts unless
+  !> given. The library copies the arrays (it indexes them directly, no
+  !> reordering on the Fortran side).
+  function sptf_coo_from_arrays_f64(ctx, subs, vals, x, dims) result(st)
+    type(c_ptr), intent(in) :: ctx
+    integer(c_int32_t), intent(in), contiguous, target :: subs(:, :)
+    real(c_double), intent(in), contiguous, target :: vals(:)
+    type(c_ptr), intent(out) :: x
+    integer(c_int32_t), intent(in), optional, target :: dims(:)
+    integer(c_int) :: st
+    type(c_ptr) :: pdims
+    pdims = c_null_ptr
+    if (present(dims)) pdims = c_loc(dims)
+    st = coo_from_arrays(ctx, SPT_FLOAT64, subs, size(vals), c_loc(vals), pdims, x)
+  end function
+
+  function sptf_coo_from_arrays_f32(ctx, subs, vals, x, dims) result(st)
+    type(c_ptr), intent(in) :: ctx
+    integer(c_int32_t), intent(in), contiguous, target :: subs(:, :)
+    real(c_float), intent(in), contiguous, target :: vals(:)
+    type(c_ptr), intent(out) :: x
+    integer(c_int32_t), intent(in), optional, target :: dims(:)
+    integer(c_int) :: st
+    type(c_ptr) :: pdims
+    pdims = c_null_ptr
+    if (present(dims)) pdims = c_loc(dims)
+    st = coo_from_arrays(ctx, SPT_FLOAT32, subs, size(vals), c_loc(vals), pdims, x)
+  end function
+
+  function coo_from_arrays(ctx, dtype, subs, nvals, pvals, pdims, x) result(st)
+    type(c_ptr), intent(in) :: ctx
+    integer(c_int), intent(in) :: dtype
+    integer(c_int32_t), intent(in), contiguous, target :: subs(:, :)
+    integer, intent(in) :: nvals
+    type(c_ptr), intent(in) :: pvals, pdims
+    type(c_ptr), intent(out) :: x
+    integer(c_int) :: st
+    x = c_null_ptr
+    if (size(subs, 1) /= nvals) then
+      st = SPT_ERR_INVALID_ARGUMENT  ! shape mismatch caught before the C call
+      return
+    end if
+    st = spt_coo_create_from_arrays(ctx, dtype, int(size(subs, 2), c_int32_t), pdims, int(nvals, c_int64_t), &
+                                    c_loc(subs), int(max(1, size(subs, 1)), c_int64_t), 1_c_int, pvals, &
+                                    SPT_COO_DEFAULT, x)
+  end function
+
+  !> Copy the float64 ktensor's lambda into lambda(1:rank).
+  function sptf_ktensor_lambda(k, lambda) result(st)
+    type(c_ptr), intent(in) :: k
+    real(c_double), intent(out) :: lambda(:)
+    integer(c_int) :: st
+    integer(c_int) :: dtype
+    integer(c_int32_t) :: order, rank
+    type(c_ptr) :: p
+    real(c_double), pointer :: l(:)
+    st = spt_ktensor_info(k, dtype, order, rank)
+    if (st /= SPT_OK) return
+    if (dtype /= SPT_FLOAT64 .or. size(lambda) < rank) then
+      st = SPT_ERR_INVALID_ARGUMENT
+      return
+    end if
+    st = spt_ktensor_lambda(k, p)
+    if (st /= SPT_OK) return
+    call c_f_pointer(p, l, [rank])
+    lambda(1:rank) = l
+  end function
+
+  !> Copy factor `mode` (0-based) of a float64 ktensor (or any float64
+  !> matrix handle, with sptf_matrix_copy) into a(dims(mode+1), rank).
+  function sptf_ktensor_factor(k, mode, a) result(st)
+    type(c_ptr), intent(in) :: k
+    integer, intent(in) :: mode
+    real(c_double), intent(out), contiguous, target :: a(:, :)
+    integer(c_int) :: st
+    type(c_ptr) :: m
+    st = spt_ktensor_factor(k, int(mode, c_int32_t), m)
+    if (st /= SPT_OK) return
+    st = sptf_matrix_copy(m, a)
+  end function
+
+  !> Copy a float64 matrix handle into a(rows, cols) (column-major).
+  function sptf_matrix_copy(m, a) result(st)
+    type(c_ptr), intent(in) :: m
+    real(c_double), intent(out), contiguous, target :: a(:, :)
+    integer(c_int) :: st
+    integer(c_int) :: dtype, layout
+    integer(c_int64_t) :: rows, cols, ld
+    st = spt_matrix_info(m, dtype, rows, cols, layout, ld)
+    if (st /= SPT_OK) return
+    if (dtype /= SPT_FLOAT64 .or. size(a, 1) /= rows .or. size(a, 2) /= cols) then
+      st = SPT_ERR_INVALID_ARGUMENT
+      return
+    end if
+    st = spt_matrix_copy_out(m, SPT_COL_MAJOR, c_loc(a), int(max(1_c_int64_t, rows), c_int64_t))
+  end function
+
+end module sptensor

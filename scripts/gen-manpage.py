@@ -1,0 +1,278 @@
+#!/usr/bin/env python3
+"""Generate the `sptensor` man page and bash completion from the CLI's help.
+
+Usage: gen-manpage.py SPTENSOR_BINARY [--man OUT.1] [--completion OUT.bash]
+
+Everything comes from running the binary: `sptensor --help` (the command
+list), `sptensor --version`, and `sptensor COMMAND --help` for each command
+(usage line, summary, description, options). Nothing about the commands is
+written here, so the page and the completion follow the CLI as it changes.
+
+Completion: subcommands, `help COMMAND`, each command's options, and
+option values: the words listed in an option's help ("auto (default), coo,
+csf or hicoo" gives auto coo csf hicoo), file names for FILE/PREFIX/IN/OUT
+arguments, nothing for numbers.
+"""
+import argparse
+import datetime
+import os
+import re
+import subprocess
+import sys
+
+FILE_VALUE_NAMES = {"FILE", "PREFIX", "IN", "OUT", "PATH", "DIR", "INPUT", "OUTPUT"}
+
+
+def run(binary, *args):
+    env = dict(os.environ, OMP_NUM_THREADS="1", SPT_BACKEND="cpu")
+    out = subprocess.run([binary, *args], capture_output=True, text=True, env=env)
+    if out.returncode != 0:
+        sys.exit(f"gen-manpage: '{binary} {' '.join(args)}' failed ({out.returncode}): {out.stderr.strip()}")
+    return out.stdout
+
+
+class Option:
+    def __init__(self, short, long, value, help_text):
+        self.short, self.long, self.value, self.help = short, long, value, help_text
+
+
+class Command:
+    def __init__(self, name, summary):
+        self.name, self.summary = name, summary
+        self.usage, self.description, self.options = "", [], []
+
+
+def parse_overview(text):
+    commands, in_commands = [], False
+    for line in text.splitlines():
+        if line.startswith("Commands:"):
+            in_commands = True
+            continue
+        if in_commands:
+            m = re.match(r"^  (\S+)\s+(.*)$", line)
+            if not m:
+                if line.strip() == "":
+                    break
+                continue
+            commands.append(Command(m.group(1), m.group(2).strip()))
+    if not commands:
+        sys.exit("gen-manpage: no 'Commands:' list in 'sptensor --help'")
+    return commands
+
+
+OPTION_RE = re.compile(r"^  (?:-(\w), |    )--([\w-]+)(?: (\S+))?\s{2,}(.*)$")
+
+
+def parse_command_help(cmd, text):
+    lines = text.splitlines()
+    section = "head"
+    for line in lines:
+        if line.startswith("Usage: "):
+            cmd.usage = line[len("Usage: "):].strip()
+            continue
+        if line.startswith("Options:"):
+            section = "options"
+            continue
+        if section == "options":
+            m = OPTION_RE.match(line)
+            if m:
+                cmd.options.append(Option(m.group(1), m.group(2), m.group(3), m.group(4).strip()))
+            elif line.strip() and cmd.options:
+                cmd.options[-1].help += " " + line.strip()  # wrapped help line
+            continue
+        if line.strip() == cmd.summary or not cmd.usage:
+            continue
+        cmd.description.append(line)
+    while cmd.description and not cmd.description[0].strip():
+        cmd.description.pop(0)
+    while cmd.description and not cmd.description[-1].strip():
+        cmd.description.pop()
+    if not cmd.usage:
+        sys.exit(f"gen-manpage: no 'Usage:' line in 'sptensor {cmd.name} --help'")
+
+
+def value_choices(help_text):
+    """Words an option's value may take, from its help text, or []."""
+    # Keep only the text outside parentheses.
+    depth, top = 0, []
+    for ch in help_text:
+        if ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth = max(0, depth - 1)
+        elif depth == 0:
+            top.append(ch)
+    text = "".join(top)
+    if ":" in text:
+        text = text.rsplit(":", 1)[1]
+    parts = [p.strip() for p in re.split(r",| or ", text) if p.strip()]
+    words = [p for p in parts if re.fullmatch(r"[a-z0-9][a-z0-9_-]*", p)]
+    # A list of values ends in "or VALUE"; leading prose ("first index is B,
+    # 1 or 0") is dropped.
+    if len(words) >= 2 and parts[-1] == words[-1] and " or " in text:
+        return words
+    return []
+
+
+# ---------------------------------------------------------------------------
+# man page (roff, man macros)
+# ---------------------------------------------------------------------------
+
+def roff(text):
+    text = text.replace("\\", "\\e").replace("-", "\\-")
+    return "\n".join(("\\&" + l if l.startswith((".", "'")) else l) for l in text.split("\n"))
+
+
+def man_page(version_line, overview, commands):
+    # SOURCE_DATE_EPOCH (reproducible builds) when set, else today.
+    epoch = os.environ.get("SOURCE_DATE_EPOCH")
+    when = (datetime.datetime.fromtimestamp(int(epoch), datetime.timezone.utc) if epoch
+            else datetime.datetime.now(datetime.timezone.utc))
+    date = when.strftime("%Y-%m-%d")
+    version = version_line.split()[1] if len(version_line.split()) > 1 else ""
+    out = [
+        '.\\" Generated by scripts/gen-manpage.py from "sptensor --help"; do not edit.',
+        f'.TH SPTENSOR 1 "{date}" "libsptensor {version}" "User Commands"',
+        ".SH NAME",
+        "sptensor \\- sparse tensor tools of libsptensor (info, conversion, CP and Tucker decompositions)",
+        ".SH SYNOPSIS",
+    ]
+    for c in commands:
+        usage = c.usage.split(" ", 1)
+        out += [".br", f"\\fB{roff(usage[0])}\\fR {roff(usage[1]) if len(usage) > 1 else ''}"]
+    out += [".br", "\\fBsptensor\\fR \\-\\-version | \\-\\-help | help \\fICOMMAND\\fR"]
+    out += [".SH DESCRIPTION"]
+    head = overview.split("Commands:")[0].splitlines()
+    desc = [l for l in head if l.strip() and not l.startswith(("Usage:", "       sptensor"))]
+    out.append(roff(" ".join(desc)))
+    out.append(".PP")
+    out.append("Commands:")
+    for c in commands:
+        out += [".TP", f"\\fB{c.name}\\fR", roff(c.summary)]
+    tail = overview.split("Commands:")[1].split("\n\n", 1)
+    if len(tail) > 1:
+        out += [".PP", roff(" ".join(l.strip() for l in tail[1].splitlines() if l.strip()))]
+    for c in commands:
+        out += [f".SH COMMAND: {c.name.upper()}", f"\\fB{roff(c.usage)}\\fR", ".PP", roff(c.summary)]
+        if c.description:
+            out.append(".PP")
+            for line in c.description:
+                out.append(".PP" if not line.strip() else roff(line))
+        if c.options:
+            out += [".SS Options"]
+            for o in c.options:
+                flags = (f"\\fB\\-{o.short}\\fR, " if o.short else "") + f"\\fB\\-\\-{roff(o.long)}\\fR"
+                if o.value:
+                    flags += f" \\fI{roff(o.value)}\\fR"
+                out += [".TP", flags, roff(o.help)]
+    out += [
+        ".SH EXIT STATUS",
+        "0 on success, 1 on a runtime error (unreadable file, library error), 2 on a usage error.",
+        "Every error is reported as one line on standard error.",
+        ".SH ENVIRONMENT",
+        ".TP", "\\fBOMP_NUM_THREADS\\fR", "default number of threads (overridden by \\-\\-threads).",
+        ".TP", "\\fBSPT_BACKEND\\fR", "default backend: auto, cpu, cuda or reference (overridden by \\-\\-backend).",
+        ".SH SEE ALSO",
+        "The libsptensor README and C header sptensor/sptensor.h.",
+        ".SH VERSION",
+        roff(version_line.strip()),
+    ]
+    return "\n".join(out) + "\n"
+
+
+# ---------------------------------------------------------------------------
+# bash completion
+# ---------------------------------------------------------------------------
+
+def completion(commands):
+    names = " ".join(c.name for c in commands)
+    out = [
+        "# bash completion for sptensor. Generated by scripts/gen-manpage.py from",
+        "# 'sptensor --help' and 'sptensor COMMAND --help'; do not edit.",
+        "# shellcheck disable=SC2207  # COMPREPLY=( $(compgen ...) ) is the bash-completion idiom",
+        "_sptensor() {",
+        "  local cur prev cmd i",
+        '  cur=${COMP_WORDS[COMP_CWORD]}',
+        '  prev=""',
+        '  (( COMP_CWORD > 0 )) && prev=${COMP_WORDS[COMP_CWORD-1]}',
+        "  COMPREPLY=()",
+        '  cmd=""',
+        "  for (( i = 1; i < COMP_CWORD; i++ )); do",
+        '    case ${COMP_WORDS[i]} in',
+        "      -*) ;;",
+        '      *) cmd=${COMP_WORDS[i]}; break ;;',
+        "    esac",
+        "  done",
+        '  if [[ -z $cmd ]]; then',
+        '    if [[ $cur == -* ]]; then',
+        '      COMPREPLY=( $(compgen -W "--help --version" -- "$cur") )',
+        "    else",
+        f'      COMPREPLY=( $(compgen -W "{names} help" -- "$cur") )',
+        "    fi",
+        "    return 0",
+        "  fi",
+        '  if [[ $cmd == help ]]; then',
+        f'    (( i == COMP_CWORD - 1 )) && COMPREPLY=( $(compgen -W "{names}" -- "$cur") )',
+        "    return 0",
+        "  fi",
+        '  case "$cmd $prev" in',
+    ]
+    for c in commands:
+        for o in c.options:
+            if not o.value:
+                continue
+            flags = [f"--{o.long}"] + ([f"-{o.short}"] if o.short else [])
+            pattern = "|".join(f'"{c.name} {f}"' for f in flags)
+            choices = value_choices(o.help)
+            if choices:
+                action = f'COMPREPLY=( $(compgen -W "{" ".join(choices)}" -- "$cur") )'
+            elif o.value.upper() in FILE_VALUE_NAMES:
+                action = 'compopt -o filenames 2> /dev/null; COMPREPLY=( $(compgen -f -- "$cur") )'
+            else:
+                action = ":"  # a number or free text: nothing to offer
+            out.append(f"    {pattern}) {action}; return 0 ;;")
+    out += ["  esac", '  local opts=""', "  case $cmd in"]
+    for c in commands:
+        words = []
+        for o in c.options:
+            words.append(f"--{o.long}")
+            if o.short:
+                words.append(f"-{o.short}")
+        out.append(f'    {c.name}) opts="{" ".join(words)}" ;;')
+    out += [
+        "    *) return 0 ;;",
+        "  esac",
+        '  if [[ $cur == -* ]]; then',
+        '    COMPREPLY=( $(compgen -W "$opts" -- "$cur") )',
+        "  else",
+        '    compopt -o filenames 2> /dev/null',
+        '    COMPREPLY=( $(compgen -f -- "$cur") )',
+        "  fi",
+        "  return 0",
+        "}",
+        "complete -F _sptensor sptensor",
+    ]
+    return "\n".join(out) + "\n"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("binary")
+    ap.add_argument("--man")
+    ap.add_argument("--completion")
+    args = ap.parse_args()
+    overview = run(args.binary, "--help")
+    version_line = run(args.binary, "--version").strip()
+    commands = parse_overview(overview)
+    for c in commands:
+        parse_command_help(c, run(args.binary, c.name, "--help"))
+    if args.man:
+        with open(args.man, "w") as f:
+            f.write(man_page(version_line, overview, commands))
+    if args.completion:
+        with open(args.completion, "w") as f:
+            f.write(completion(commands))
+
+
+if __name__ == "__main__":
+    main()

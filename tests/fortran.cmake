@@ -1,0 +1,54 @@
+# Fortran client tests (only when the Fortran module is built; see
+# cmake/sptensor_fortran.cmake):
+#   fortran_constants   every C enumerator, SPT_VERSION_*, and the size and
+#                       field offsets of every bound option struct equal their
+#                       Fortran counterparts (generated C and Fortran programs)
+#   fortran_cpd         a Fortran program reads nations.tns.xz and reproduces
+#                       the `sptensor` CLI's CP-ALS fit, lambda and factors and
+#                       its Tucker fit; MTTKRP on arrays wrapped in place
+#   fortran_client_install  install into a temporary prefix and build Fortran
+#                       programs against it (pkg-config and find_package)
+if(NOT SPT_BUILD_FORTRAN)
+  return()
+endif()
+
+include(${CMAKE_CURRENT_SOURCE_DIR}/fortran/gen_constants_check.cmake)
+set(SPT_FORTRAN_GEN ${CMAKE_CURRENT_BINARY_DIR}/fortran-generated)
+spt_fortran_gen_constants_check(${PROJECT_SOURCE_DIR}/include
+  ${SPT_FORTRAN_GEN}/constants_c.c ${SPT_FORTRAN_GEN}/constants_f.f90)
+add_test(NAME fortran_constants
+  COMMAND ${CMAKE_COMMAND} -DC_COMPILER=${CMAKE_C_COMPILER} -DFORTRAN_COMPILER=${CMAKE_Fortran_COMPILER}
+          -DINCLUDE_DIR=${PROJECT_SOURCE_DIR}/include
+          -DC_SOURCE=${SPT_FORTRAN_GEN}/constants_c.c -DF_SOURCE=${SPT_FORTRAN_GEN}/constants_f.f90
+          -DWORK_DIR=${CMAKE_CURRENT_BINARY_DIR}/fortran-constants
+          -P ${CMAKE_CURRENT_SOURCE_DIR}/fortran/check_constants.cmake)
+set_tests_properties(fortran_constants PROPERTIES TIMEOUT 120)
+
+find_file(SPT_FORTRAN_NATIONS nations.tns.xz
+  PATHS ${CMAKE_CURRENT_SOURCE_DIR}/data ${PROJECT_SOURCE_DIR}/../shared/data NO_DEFAULT_PATH)
+add_executable(spt_fortran_cpd_check ${CMAKE_CURRENT_SOURCE_DIR}/fortran/cpd_check.f90)
+target_link_libraries(spt_fortran_cpd_check PRIVATE sptensor_fortran)
+if(CMAKE_Fortran_COMPILER_ID STREQUAL "GNU")
+  target_compile_options(spt_fortran_cpd_check PRIVATE -std=f2008 -Wall -Wextra -fimplicit-none)
+endif()
+if(TARGET sptensor_cli)
+  add_test(NAME fortran_cpd
+    COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/fortran/run_fortran_cpd.sh $<TARGET_FILE:sptensor_cli>
+            $<TARGET_FILE:spt_fortran_cpd_check> ${SPT_FORTRAN_NATIONS} ${CMAKE_CURRENT_BINARY_DIR}/fortran-cpd)
+  set_tests_properties(fortran_cpd PROPERTIES TIMEOUT 120)
+  if(NOT SPT_FORTRAN_NATIONS)
+    set_tests_properties(fortran_cpd PROPERTIES DISABLED TRUE)
+  endif()
+endif()
+
+find_program(SPT_FORTRAN_PKG_CONFIG pkg-config)
+add_test(NAME fortran_client_install
+  COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/fortran/run_fortran_client_test.sh
+          ${PROJECT_BINARY_DIR} ${CMAKE_CURRENT_BINARY_DIR}/fortran-client ${CMAKE_COMMAND}
+          ${CMAKE_Fortran_COMPILER} ${SPT_FORTRAN_NATIONS} "${SPT_SANITIZE}")
+# 77 = skipped: a sanitized build's library needs the sanitizer runtime in
+# every program that links it, which a plain user build does not have.
+set_tests_properties(fortran_client_install PROPERTIES TIMEOUT 300 SKIP_RETURN_CODE 77)
+if(NOT SPT_FORTRAN_NATIONS OR NOT SPT_FORTRAN_PKG_CONFIG)
+  set_tests_properties(fortran_client_install PROPERTIES DISABLED TRUE)
+endif()

@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# MEX client test: builds the example gateways (examples/mex/) with Octave's
+# `mkoctfile --mex` against the library installed into a temporary prefix,
+# runs the `sptensor` CLI on the same tensor with the same seed and threads,
+# and checks from octave-cli (tests/mex/check_mex.m) that the gateways give
+# the CLI's results. Exits 77 (CTest SKIP_RETURN_CODE) when mkoctfile or
+# octave-cli is not installed.
+# Usage: run_mex_test.sh BUILD_DIR WORK_DIR CMAKE_COMMAND CLI DATA_FILE [SANITIZERS]
+# Also exits 77 for a sanitized build (SANITIZERS non-empty): Octave would
+# need the sanitizer runtime preloaded to load the library.
+set -euo pipefail
+if [[ -n "${6:-}" ]]; then
+  echo "mex test: SKIPPED: the build uses -fsanitize=$6 (see scripts/sanitize.sh)"
+  exit 77
+fi
+for tool in mkoctfile octave-cli xz; do
+  if ! command -v "$tool" > /dev/null 2>&1; then
+    echo "mex test: SKIPPED: $tool not found (apt-get install octave liboctave-dev xz-utils)"
+    exit 77
+  fi
+done
+
+build_dir=$1
+work_dir=$2
+cmake_command=$3
+cli=$4
+data_file=$5
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+mex_src=$(cd "$here/../../examples/mex" && pwd)
+fail() { echo "mex test: FAILED: $*" >&2; exit 1; }
+
+rm -rf "$work_dir"
+mkdir -p "$work_dir/mex"
+prefix=$work_dir/prefix
+echo "== install into $prefix"
+"$cmake_command" --install "$build_dir" --prefix "$prefix" > "$work_dir/install.log" \
+  || { cat "$work_dir/install.log" >&2; fail "cmake --install"; }
+lib=$(find "$prefix" -name 'libsptensor.so' | head -n 1)
+[[ -n "$lib" ]] || fail "libsptensor.so not installed"
+libdir=$(dirname "$lib")
+
+echo "== mkoctfile --mex"
+for g in sptensor_read sptensor_cpd sptensor_tucker sptensor_mttkrp; do
+  # mkoctfile takes the C flags from the environment: build as strictly as
+  # the library's own C tests (any warning fails below).
+  (cd "$work_dir/mex" && CFLAGS="-std=c99 -O2 -fPIC -Wall -Wextra -pedantic" \
+      mkoctfile --mex -I"$prefix/include" "$mex_src/$g.c" -o "$g.mex" \
+      -L"$libdir" -lsptensor -Wl,-rpath,"$libdir") > "$work_dir/mex/$g.log" 2>&1 \
+    || { cat "$work_dir/mex/$g.log" >&2; fail "building $g"; }
+  if grep -qi 'warning' "$work_dir/mex/$g.log"; then cat "$work_dir/mex/$g.log" >&2; fail "$g: compiler warnings"; fi
+done
+
+# The .m files carry the help text (`help sptensor_cpd`); the MEX files
+# beside them must still be what runs.
+cp "$mex_src"/sptensor_*.m "$work_dir/mex/"
+
+echo "== CLI reference results"
+final_fit() { sed -n 's/^final fit \([0-9.]*\) after.*/\1/p' "$1"; }
+"$cli" cpd "$data_file" -r 4 --iters 8 --tol 0 --seed 1 --threads 2 -q -o "$work_dir/cli" > "$work_dir/cpd.out"
+final_fit "$work_dir/cpd.out" > "$work_dir/cpd.fit"
+"$cli" cpd "$data_file" --init "$work_dir/cli" --iters 2 --tol 0 --threads 2 -q -o "$work_dir/cli_init" \
+  > "$work_dir/cpd_init.out"
+final_fit "$work_dir/cpd_init.out" > "$work_dir/cpd_init.fit"
+"$cli" tucker "$data_file" -r 3,4,3 --iters 5 --tol 0 --threads 2 -q -o "$work_dir/tucker" > "$work_dir/tucker.out"
+final_fit "$work_dir/tucker.out" > "$work_dir/tucker.fit"
+for f in cpd.fit cpd_init.fit tucker.fit; do [[ -s "$work_dir/$f" ]] || fail "no final fit in the CLI output ($f)"; done
+xz -dc "$data_file" > "$work_dir/plain.tns"
+
+echo "== octave-cli"
+SPT_MEX_DIR="$work_dir/mex" SPT_WORK="$work_dir" SPT_DATA="$data_file" \
+  octave-cli --no-gui --norc --no-history --quiet --no-window-system "$here/check_mex.m"

@@ -1,0 +1,67 @@
+/* Prints sizeof and offsetof of the public structs the Python package
+ * mirrors with ctypes (python/sptensor/_lib.py), one "struct field offset"
+ * line per field and "struct - size" per struct. test_package.py compares
+ * them with ctypes.sizeof / Structure.field.offset. */
+#include <stddef.h>
+#include <stdio.h>
+
+#include <sptensor/sptensor.h>
+
+#define S(type) printf("%s - %zu\n", #type, sizeof(type))
+#define F(type, field) printf("%s %s %zu\n", #type, #field, offsetof(type, field))
+
+int main(void) {
+  S(spt_cpd_options);
+  F(spt_cpd_options, struct_size); F(spt_cpd_options, rank); F(spt_cpd_options, max_iters);
+  F(spt_cpd_options, tol); F(spt_cpd_options, init); F(spt_cpd_options, seed);
+  F(spt_cpd_options, init_factors); F(spt_cpd_options, callback); F(spt_cpd_options, callback_data);
+  F(spt_cpd_options, format); F(spt_cpd_options, csf_policy); F(spt_cpd_options, memo_budget_bytes);
+
+  S(spt_tucker_options);
+  F(spt_tucker_options, struct_size); F(spt_tucker_options, ranks); F(spt_tucker_options, ranks_count);
+  F(spt_tucker_options, max_iters); F(spt_tucker_options, tol); F(spt_tucker_options, init);
+  F(spt_tucker_options, seed); F(spt_tucker_options, init_factors); F(spt_tucker_options, callback);
+  F(spt_tucker_options, callback_data);
+
+  S(spt_read_options);
+  F(spt_read_options, struct_size); F(spt_read_options, format); F(spt_read_options, dtype);
+  F(spt_read_options, index_base); F(spt_read_options, order); F(spt_read_options, dims);
+  F(spt_read_options, duplicates); F(spt_read_options, reject_nonfinite); F(spt_read_options, copy_binary);
+
+  S(spt_write_options);
+  F(spt_write_options, struct_size); F(spt_write_options, format); F(spt_write_options, compression);
+  F(spt_write_options, index_base); F(spt_write_options, precision);
+
+  S(spt_hicoo_options);
+  F(spt_hicoo_options, struct_size); F(spt_hicoo_options, block_size); F(spt_hicoo_options, superblock_size);
+  F(spt_hicoo_options, strategy);
+
+  S(spt_hicoo_statistics);
+  F(spt_hicoo_statistics, struct_size); F(spt_hicoo_statistics, reason); F(spt_hicoo_statistics, reason_capacity);
+  F(spt_hicoo_statistics, reason_length); F(spt_hicoo_statistics, order); F(spt_hicoo_statistics, block_size);
+  F(spt_hicoo_statistics, superblock_size); F(spt_hicoo_statistics, threads); F(spt_hicoo_statistics, nnz);
+  F(spt_hicoo_statistics, num_blocks); F(spt_hicoo_statistics, num_superblocks);
+  F(spt_hicoo_statistics, block_ratio); F(spt_hicoo_statistics, block_ratio_threshold);
+  F(spt_hicoo_statistics, mean_nnz_per_block); F(spt_hicoo_statistics, geomean_nnz_per_block);
+  F(spt_hicoo_statistics, slice_per_block); F(spt_hicoo_statistics, hicoo_bytes);
+  F(spt_hicoo_statistics, coo_bytes); F(spt_hicoo_statistics, suggested_block_size);
+  F(spt_hicoo_statistics, suggested_superblock_size);
+
+  S(spt_csf_summary);
+  F(spt_csf_summary, struct_size); F(spt_csf_summary, dtype); F(spt_csf_summary, order); F(spt_csf_summary, nnz);
+  F(spt_csf_summary, policy); F(spt_csf_summary, trees); F(spt_csf_summary, bytes);
+  F(spt_csf_summary, mode_order); F(spt_csf_summary, tree_for_mode);
+
+  S(spt_backend_info);
+  F(spt_backend_info, struct_size); F(spt_backend_info, requested); F(spt_backend_info, backend);
+  F(spt_backend_info, cuda_available); F(spt_backend_info, device); F(spt_backend_info, device_count);
+  F(spt_backend_info, device_name); F(spt_backend_info, device_total_memory);
+  F(spt_backend_info, compute_capability_major); F(spt_backend_info, compute_capability_minor);
+  F(spt_backend_info, plugin_path); F(spt_backend_info, reason);
+
+  S(spt_format_advice);
+  F(spt_format_advice, struct_size); F(spt_format_advice, reason); F(spt_format_advice, reason_capacity);
+  F(spt_format_advice, reason_length); F(spt_format_advice, format); F(spt_format_advice, csf_policy);
+  F(spt_format_advice, block_ratio); F(spt_format_advice, slice_per_block);
+  return 0;
+}

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# ctest driver of the Python package test: pip-installs python/ (a copy, so
+# the source tree stays clean) into the test virtual environment, then runs
+# test_package.py from outside the source tree against the built library.
+#   run.sh PYTHON SOURCE_DIR WORK_DIR LIBRARY DATA_DIR [LAYOUT_PROBE]
+# Exit 77 (ctest skip) when numpy or pip is unusable, except under CI=true.
+set -euo pipefail
+python=$1 src=$2 work=$3 library=$4 data=$5 probe=${6:-}
+skip() {
+  if [[ ${CI:-} == true ]]; then echo "FAIL: $1"; exit 1; fi
+  echo "SKIP: $1"; exit 77
+}
+# A sanitized library cannot be loaded into a plain Python interpreter (the
+# sanitizer runtime must come first); scripts/sanitize.sh builds those.
+if readelf -d "$library" 2> /dev/null | grep -qE 'NEEDED.*lib(asan|ubsan|tsan)'; then
+  echo "SKIP: $library is built with sanitizers; Python cannot load it"; exit 77
+fi
+"$python" -c 'import numpy' 2> /dev/null || skip "numpy is not importable by $python (scripts/test.sh installs it)"
+"$python" -m pip --version > /dev/null 2>&1 || skip "pip is not available for $python"
+
+rm -rf "$work" && mkdir -p "$work"
+cp -r "$src/python" "$work/src"
+rm -rf "$work/src/build" "$work/src"/*.egg-info
+# The ordinary install path (isolated build: fetches setuptools from the
+# package index) unless setuptools and wheel are already in the environment,
+# where an offline build is possible and much faster.
+if "$python" -c 'import setuptools, wheel' 2> /dev/null; then
+  isolation=--no-build-isolation
+else
+  isolation=
+fi
+echo "python_pkg: pip install $isolation $work/src"
+"$python" -m pip install --quiet --disable-pip-version-check --force-reinstall --no-deps $isolation "$work/src" \
+  || skip "pip install ./python failed (no network to the package index?)"
+
+cd "$work"  # not the source tree: the import must find the installed copy
+export SPTENSOR_LIBRARY=$library
+exec "$python" "$src/tests/python_pkg/test_package.py" "$data" $probe

@@ -1,0 +1,415 @@
+#!/usr/bin/env python3
+"""Tests of the installed Python package `sptensor` (python/).
+
+usage: test_package.py DATA_DIR [LAYOUT_PROBE]
+
+Run by ctest (tests/python_pkg.cmake) after `pip install ./python` into the
+test virtual environment, with SPTENSOR_LIBRARY pointing at the built
+library. Checks: read/write round trips, COO from numpy (copy and
+zero-copy), MTTKRP on COO/HiCOO/CSF against a numpy einsum reference,
+cp_als and tucker against pyttb from the same initial factors (fits to 1e-6
+relative), error mapping, backend selection, library discovery, and the
+ctypes struct layouts against the C header (LAYOUT_PROBE prints
+sizeof/offsetof).
+
+Exit status: 0 pass, 1 failure, 77 (ctest skip) when numpy is missing; a
+missing pyttb skips the pyttb cases, except with CI=true, where it fails.
+"""
+import ctypes
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+SKIP = 77
+IN_CI = os.environ.get("CI", "").lower() == "true"
+
+try:
+    import numpy as np
+except ImportError as e:  # pragma: no cover
+    print(("FAIL: " if IN_CI else "SKIP: ") + f"cannot import numpy ({e})")
+    sys.exit(1 if IN_CI else SKIP)
+
+try:
+    import pyttb as ttb
+except ImportError as e:  # pragma: no cover
+    ttb = None
+    PYTTB_ERROR = str(e)
+
+import sptensor
+from sptensor import _lib
+
+DATA_DIR = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..", "data")
+PROBE = sys.argv[2] if len(sys.argv) > 2 else None
+NATIONS = os.path.join(DATA_DIR, "nations.tns.xz")
+JF17K = os.path.join(DATA_DIR, "jf17k-4ary.tns.xz")
+
+
+def random_tensor(rng, shape, nnz, dtype=np.float64):
+    subs = np.stack([rng.integers(0, d, nnz) for d in shape], axis=1)
+    vals = rng.uniform(-1, 1, nnz).astype(dtype)
+    return subs, vals
+
+
+def dense_from(subs, vals, shape):
+    out = np.zeros(shape)
+    np.add.at(out, tuple(subs.T), vals)
+    return out
+
+
+def mttkrp_reference(subs, vals, factors, mode):
+    """out(i, r) = sum_k vals[k] * prod_{m != mode} U_m(subs[k, m], r), via einsum per nonzero."""
+    rank = next(f.shape[1] for m, f in enumerate(factors) if m != mode)
+    prod = np.ones((len(vals), rank))
+    for m, f in enumerate(factors):
+        if m != mode:
+            prod = np.einsum("kr,kr->kr", prod, f[subs[:, m]])
+    out = np.zeros((factors[mode].shape[0] if factors[mode] is not None else subs[:, mode].max() + 1, rank))
+    np.add.at(out, subs[:, mode], vals[:, None] * prod)
+    return out
+
+
+class InstalledPackage(unittest.TestCase):
+    def test_imported_from_site_packages(self):
+        # The test runs the pip-installed copy, not the source tree.
+        self.assertIn("site-packages", sptensor.__file__)
+        self.assertTrue(sptensor.library_version().startswith("0."))
+        self.assertTrue(os.path.exists(sptensor.library_path()))
+
+
+class ReadWrite(unittest.TestCase):
+    def test_round_trips(self):
+        X = sptensor.read(NATIONS)
+        self.assertEqual(X.shape, (14, 55, 14))
+        self.assertEqual(X.nnz, 1992)
+        with tempfile.TemporaryDirectory() as d:
+            for name in ("x.tns", "x.sptb", "x.bin", "x.tns.gz"):
+                p = os.path.join(d, name)
+                X.write(p)
+                Y = sptensor.read(p)
+                self.assertEqual(Y.shape, X.shape, name)
+                np.testing.assert_array_equal(Y.subs, X.subs, name)
+                np.testing.assert_array_equal(Y.vals, X.vals, name)
+            # 0-based text output read back with index_base=0.
+            p = os.path.join(d, "zero.tns")
+            sptensor.write(X, p, index_base=0)
+            Y = sptensor.read(p, index_base=0, shape=X.shape)
+            np.testing.assert_array_equal(Y.subs, X.subs)
+
+    def test_float32(self):
+        X = sptensor.read(NATIONS, dtype=np.float32)
+        self.assertEqual(X.dtype, np.float32)
+        X64 = sptensor.read(NATIONS)
+        np.testing.assert_allclose(X.vals, X64.vals.astype(np.float32))
+        self.assertEqual(X64.astype("float32").dtype, np.float32)
+
+
+class FromNumpy(unittest.TestCase):
+    def test_copy_and_view(self):
+        rng = np.random.default_rng(1)
+        shape = (7, 5, 9)
+        subs, vals = random_tensor(rng, shape, 40)
+        X = sptensor.coo(subs, vals, shape=shape)  # int64 subs: copied
+        self.assertFalse(X.is_view)
+        np.testing.assert_array_equal(X.subs, subs)
+        np.testing.assert_array_equal(X.vals, vals)
+        np.testing.assert_allclose(X.to_numpy(), dense_from(subs, vals, shape))
+        self.assertAlmostEqual(X.norm(), float(np.linalg.norm(vals)), places=12)
+
+        fsubs = np.asfortranarray(subs, dtype=np.uint32)
+        V = sptensor.coo(fsubs, vals, shape=shape, copy=False)
+        self.assertTrue(V.is_view)
+        # Zero copy: the library reads the caller's arrays in place.
+        p = ctypes.c_void_p()
+        _lib.check(_lib.lib().spt_coo_values(V._h, ctypes.byref(p)), "spt_coo_values")
+        self.assertEqual(p.value, vals.ctypes.data)
+        _lib.check(_lib.lib().spt_coo_indices(V._h, 1, ctypes.byref(p)), "spt_coo_indices")
+        self.assertEqual(p.value, fsubs.ctypes.data + 4 * len(vals))
+        np.testing.assert_array_equal(V.subs, subs)
+        # Views are read-only in the library.
+        with self.assertRaises(sptensor.ReadOnlyError) as cm:
+            V.coalesce()
+        self.assertEqual(cm.exception.status, -10)
+        W = V.copy().coalesce()
+        self.assertFalse(W.is_view)
+        np.testing.assert_allclose(W.to_numpy(), dense_from(subs, vals, shape))
+
+    def test_one_based_and_inferred_shape(self):
+        subs = np.array([[1, 1], [3, 2], [2, 4]])
+        X = sptensor.coo(subs, [1.0, 2.0, 3.0], index_base=1)
+        self.assertEqual(X.shape, (3, 4))
+        np.testing.assert_array_equal(X.subs, subs - 1)
+
+    def test_copy_false_needs_viewable_layout(self):
+        with self.assertRaises(sptensor.InvalidArgumentError):
+            sptensor.coo(np.array([[0, 0]]), [1.0], copy=False)  # int64, C order
+
+
+class Mttkrp(unittest.TestCase):
+    def test_formats_against_einsum(self):
+        rng = np.random.default_rng(2)
+        for shape, nnz in (((20, 30, 10), 500), ((6, 8, 5, 7), 300)):
+            subs, vals = random_tensor(rng, shape, nnz)
+            X = sptensor.coo(subs, vals, shape=shape)
+            U = [rng.uniform(-1, 1, (d, 6)) for d in shape]
+            U[1] = np.asfortranarray(U[1])  # column-major passes without a copy too
+            for fmt in (X, X.to_hicoo(), X.to_csf("onemode"), X.to_csf("allmode")):
+                for mode in range(len(shape)):
+                    ref = mttkrp_reference(subs, vals, U, mode)
+                    got = sptensor.mttkrp(fmt, U, mode)
+                    np.testing.assert_allclose(got, ref, rtol=1e-10, atol=1e-12, err_msg=f"{fmt!r} mode {mode}")
+
+    def test_float32(self):
+        rng = np.random.default_rng(3)
+        shape = (10, 12, 8)
+        subs, vals = random_tensor(rng, shape, 200, np.float32)
+        X = sptensor.coo(subs, vals, shape=shape)
+        self.assertEqual(X.dtype, np.float32)
+        U = [rng.uniform(-1, 1, (d, 4)) for d in shape]
+        got = sptensor.mttkrp(X, U, 2)
+        self.assertEqual(got.dtype, np.float32)
+        np.testing.assert_allclose(got, mttkrp_reference(subs, vals.astype(np.float64), U, 2), rtol=1e-4, atol=1e-5)
+
+    def test_real_tensor_with_out(self):
+        X = sptensor.read(JF17K)
+        rng = np.random.default_rng(4)
+        U = [rng.uniform(0, 1, (d, 8)) for d in X.shape]
+        out = np.empty((X.shape[3], 8))
+        r = sptensor.mttkrp(X, U, 3, out=out)
+        self.assertIs(r, out)
+        np.testing.assert_allclose(out, mttkrp_reference(X.subs.astype(np.int64), X.vals, U, 3), rtol=1e-10)
+
+
+class Formats(unittest.TestCase):
+    def test_conversions(self):
+        X = sptensor.read(NATIONS)
+        H = X.to_hicoo(block_size=8)
+        self.assertEqual(H.stats()["block_size"], 8)
+        Y = H.to_coo()
+        np.testing.assert_allclose(Y.to_numpy(), X.to_numpy())
+        C = X.to_csf("allmode")
+        info = C.info()
+        self.assertEqual(info["policy"], "allmode")
+        self.assertEqual(info["trees"], 3)
+        self.assertIn(sptensor.suggest_format(X, 8)["format"], ("coo", "csf", "hicoo"))
+
+
+def reference_init(shape, rank, seed):
+    rng = np.random.default_rng(seed)
+    return [rng.uniform(0.0, 1.0, (d, rank)) for d in shape]
+
+
+class Decompositions(unittest.TestCase):
+    def test_cp_als_result(self):
+        X = sptensor.read(NATIONS)
+        r = sptensor.cp_als(X, 4, max_iters=30, seed=7)
+        self.assertEqual(r.weights.shape, (4,))
+        self.assertEqual([f.shape for f in r.factors], [(14, 4), (55, 4), (14, 4)])
+        self.assertEqual(len(r.fit_history), r.iterations)
+        self.assertAlmostEqual(r.fit_history[-1], r.fit)
+        self.assertTrue(np.all(np.diff(r.weights) <= 0))  # sorted by decreasing weight
+        # fit = 1 - ||X - M|| / ||X||, recomputed densely.
+        M = np.einsum("r,ir,jr,kr->ijk", r.weights, *r.factors)
+        D = X.to_numpy()
+        self.assertAlmostEqual(1 - np.linalg.norm(D - M) / np.linalg.norm(D), r.fit, places=8)
+        # Same seed, same result; CSF input gives the same model.
+        r2 = sptensor.cp_als(X.to_csf(), 4, max_iters=30, seed=7)
+        self.assertAlmostEqual(r2.fit, r.fit, places=8)
+
+    def test_tucker_result(self):
+        X = sptensor.read(NATIONS)
+        t = sptensor.tucker(X, [3, 4, 5], max_iters=10)
+        self.assertEqual(t.core.shape, (3, 4, 5))
+        for U in t.factors:
+            np.testing.assert_allclose(U.T @ U, np.eye(U.shape[1]), atol=1e-10)
+        D = X.to_numpy()
+        M = np.einsum("abc,ia,jb,kc->ijk", t.core, *t.factors)
+        self.assertAlmostEqual(1 - np.linalg.norm(D - M) / np.linalg.norm(D), t.fit, places=8)
+
+    @unittest.skipIf(ttb is None, "pyttb is not installed")
+    def test_cp_als_against_pyttb(self):
+        X = sptensor.read(NATIONS)
+        subs = X.subs.astype(np.int64)
+        vals = X.vals
+        for rank, iters in ((4, 15), (8, 10)):
+            init = reference_init(X.shape, rank, 20240601 + rank)
+            T = ttb.sptensor(subs, vals.reshape(-1, 1), X.shape)
+            M, _, out = ttb.cp_als(T, rank, stoptol=0.0, maxiters=iters, init=ttb.ktensor([f.copy() for f in init]),
+                                   printitn=0)
+            r = sptensor.cp_als(X, rank, max_iters=iters, tol=0.0, init=init)
+            self.assertEqual(r.iterations, iters)
+            fit_ref = float(out["fit"])
+            self.assertLessEqual(abs(r.fit - fit_ref), 1e-6 * abs(fit_ref), f"rank {rank}: {r.fit} vs {fit_ref}")
+            np.testing.assert_allclose(r.weights, np.asarray(M.weights), rtol=1e-4)
+            for n in range(3):
+                np.testing.assert_allclose(r.factors[n], M.factor_matrices[n], rtol=1e-4, atol=1e-6)
+
+    @unittest.skipIf(ttb is None, "pyttb is not installed")
+    def test_pyttb_interop(self):
+        X = sptensor.read(NATIONS)
+        T = X.to_pyttb()
+        self.assertEqual(tuple(T.shape), X.shape)
+        self.assertAlmostEqual(T.norm(), X.norm(), places=10)
+        Y = sptensor.from_pyttb(T)
+        np.testing.assert_array_equal(Y.subs, X.subs)
+        np.testing.assert_array_equal(Y.vals, X.vals)
+        r = sptensor.cp_als(X, 3, max_iters=5, seed=2)
+        K = r.to_pyttb()
+        # pyttb's own fit of our model matches ours: 1 - ||X - K|| / ||X||.
+        fit = 1 - np.sqrt(T.norm() ** 2 + K.norm() ** 2 - 2 * T.innerprod(K)) / T.norm()
+        self.assertAlmostEqual(fit, r.fit, places=8)
+
+    @unittest.skipIf(ttb is None, "pyttb is not installed")
+    def test_tucker_against_pyttb(self):
+        X = sptensor.read(NATIONS)
+        T = ttb.sptensor(X.subs.astype(np.int64), X.vals.reshape(-1, 1), X.shape)
+        ranks = [3, 4, 5]
+        rng = np.random.default_rng(20241123)
+        init = [np.linalg.qr(rng.uniform(0.0, 1.0, (d, r)))[0] for d, r in zip(X.shape, ranks)]
+        M, _, out = ttb.tucker_als(T, ranks, stoptol=0.0, maxiters=6, init=[f.copy() for f in init], printitn=0)
+        t = sptensor.tucker(X, ranks, max_iters=6, tol=0.0, init=init)
+        fit_ref = float(out["fit"])
+        self.assertLessEqual(abs(t.fit - fit_ref), 1e-6 * abs(fit_ref), f"{t.fit} vs {fit_ref}")
+        for n in range(3):
+            A, B = t.factors[n], np.asarray(M.factor_matrices[n])
+            self.assertLess(np.linalg.norm(B - A @ (A.T @ B), 2), 1e-6)  # same subspace
+        # Same model up to the factors' rotation: compare reconstructions.
+        ours = np.einsum("abc,ia,jb,kc->ijk", t.core, *t.factors)
+        theirs = M.full().data
+        np.testing.assert_allclose(ours, theirs, atol=1e-8)
+
+
+class Errors(unittest.TestCase):
+    def test_status_and_message(self):
+        with self.assertRaises(sptensor.FileIOError) as cm:
+            sptensor.read("/nonexistent/x.tns")
+        e = cm.exception
+        self.assertIsInstance(e, OSError)
+        self.assertEqual((e.status, e.status_name, e.function), (-2, "SPT_ERR_IO", "spt_read"))
+        self.assertIn("/nonexistent/x.tns", e.message)
+
+        with tempfile.TemporaryDirectory() as d:
+            p = os.path.join(d, "bad.tns")
+            with open(p, "w") as f:
+                f.write("1 1 1 1.0\n2 2 x 3.0\n")
+            with self.assertRaises(sptensor.ParseError) as cm:
+                sptensor.read(p)
+            self.assertEqual(cm.exception.status_name, "SPT_ERR_PARSE")
+            self.assertIn(":2", cm.exception.message)  # file:line
+
+        X = sptensor.read(NATIONS)
+        with self.assertRaises(sptensor.InvalidArgumentError) as cm:
+            sptensor.cp_als(X, 0)
+        self.assertIsInstance(cm.exception, ValueError)
+        self.assertEqual(cm.exception.status, -1)
+        self.assertTrue(cm.exception.message)
+        with self.assertRaises(sptensor.InvalidArgumentError):
+            sptensor.cp_als(X, 2, format="nope")
+        with self.assertRaises(sptensor.SptensorError):
+            sptensor.coo(np.array([[0, 5]]), [1.0], shape=(2, 2))  # index outside dims
+
+    def test_not_converged_is_not_an_error(self):
+        X = sptensor.read(NATIONS)
+        r = sptensor.cp_als(X, 3, max_iters=2, tol=0.0)
+        self.assertFalse(r.converged)
+        self.assertEqual(r.iterations, 2)
+
+
+class Backends(unittest.TestCase):
+    def test_select_and_info(self):
+        ctx = sptensor.Context(backend="reference", threads=1)
+        self.assertEqual(ctx.backend, "reference")
+        self.assertEqual(ctx.threads, 1)
+        info = ctx.backend_info()
+        self.assertEqual(info["backend"], "reference")
+        X = sptensor.read(NATIONS, ctx=ctx)
+        U = reference_init(X.shape, 3, 5)
+        ref = sptensor.mttkrp(X, U, 0, ctx=ctx)
+        ctx.backend = "cpu"
+        np.testing.assert_allclose(sptensor.mttkrp(X, U, 0, ctx=ctx), ref, rtol=1e-12)
+        with self.assertRaises(sptensor.InvalidArgumentError):
+            ctx.backend = "quantum"
+        sptensor.set_backend("cpu")
+        self.assertEqual(sptensor.get_backend(), "cpu")
+        sptensor.set_backend("auto")
+        if not sptensor.backend_info()["cuda_available"]:
+            with self.assertRaises(sptensor.DeviceError) as cm:
+                ctx.backend = "cuda"
+            self.assertTrue(cm.exception.message)
+            self.assertEqual(ctx.backend, "cpu")  # unchanged on error
+
+
+class Discovery(unittest.TestCase):
+    def run_python(self, code, env):
+        full = {k: v for k, v in os.environ.items() if k not in ("SPTENSOR_LIBRARY", "PKG_CONFIG_PATH")}
+        full.update(env)
+        return subprocess.run([sys.executable, "-c", code], env=full, capture_output=True, text=True, timeout=60)
+
+    def test_missing_library_raises_at_first_use(self):
+        code = ("import sptensor\n"
+                "try:\n    sptensor.library_version()\n"
+                "except sptensor.LibraryNotFoundError as e:\n    print('NOTFOUND', e)\n")
+        r = self.run_python(code, {"SPTENSOR_LIBRARY": "/nonexistent/libsptensor.so.0"})
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("NOTFOUND", r.stdout)
+        self.assertIn("SPTENSOR_LIBRARY", r.stdout)
+
+    def test_directory_and_pkg_config(self):
+        libdir = os.path.dirname(os.path.abspath(sptensor.library_path()))
+        code = "import sptensor; print(sptensor.library_path()); print(sptensor.library_version())"
+        r = self.run_python(code, {"SPTENSOR_LIBRARY": libdir})
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertTrue(r.stdout.startswith(libdir), r.stdout)
+        if subprocess.run(["sh", "-c", "command -v pkg-config"], capture_output=True).returncode == 0:
+            with tempfile.TemporaryDirectory() as d:
+                with open(os.path.join(d, "sptensor.pc"), "w") as f:
+                    f.write(f"libdir={libdir}\nName: sptensor\nDescription: test\nVersion: 0.1.0\nLibs: -lsptensor\n")
+                r = self.run_python(code, {"PKG_CONFIG_PATH": d})
+                self.assertEqual(r.returncode, 0, r.stderr)
+                self.assertTrue(r.stdout.startswith(libdir), r.stdout)
+
+
+class Layouts(unittest.TestCase):
+    MIRRORS = {
+        "spt_cpd_options": _lib.CpdOptions, "spt_tucker_options": _lib.TuckerOptions,
+        "spt_read_options": _lib.ReadOptions, "spt_write_options": _lib.WriteOptions,
+        "spt_hicoo_options": _lib.HicooOptions, "spt_hicoo_statistics": _lib.HicooStatistics,
+        "spt_csf_summary": _lib.CsfSummary, "spt_backend_info": _lib.BackendInfo,
+        "spt_format_advice": _lib.FormatAdvice,
+    }
+
+    def test_options_init_sizes(self):
+        for init, struct in (("spt_cpd_options_init_size", _lib.CpdOptions),
+                             ("spt_tucker_options_init_size", _lib.TuckerOptions),
+                             ("spt_read_options_init_size", _lib.ReadOptions),
+                             ("spt_write_options_init_size", _lib.WriteOptions),
+                             ("spt_hicoo_options_init_size", _lib.HicooOptions)):
+            opts = _lib.init_options(init, struct)
+            self.assertEqual(opts.struct_size, ctypes.sizeof(struct), init)
+
+    @unittest.skipIf(PROBE is None, "no layout probe given")
+    def test_against_c_header(self):
+        lines = subprocess.run([PROBE], capture_output=True, text=True, check=True).stdout.split("\n")
+        seen = set()
+        for line in filter(None, lines):
+            struct, field, value = line.split()
+            mirror = self.MIRRORS[struct]
+            if field == "-":
+                self.assertEqual(ctypes.sizeof(mirror), int(value), f"sizeof({struct})")
+            else:
+                self.assertEqual(getattr(mirror, field).offset, int(value), f"offsetof({struct}, {field})")
+                seen.add((struct, field))
+        for struct, mirror in self.MIRRORS.items():
+            for name, _ in mirror._fields_:
+                self.assertIn((struct, name), seen, f"{struct}.{name} is not checked by the probe")
+
+
+if __name__ == "__main__":
+    argv = [sys.argv[0]] + ["-v"]
+    result = unittest.main(argv=argv, exit=False).result
+    if ttb is None:
+        print(("FAIL: " if IN_CI else "NOTE: ") + f"pyttb not importable ({PYTTB_ERROR}); the pyttb cases were skipped")
+        if IN_CI:
+            sys.exit(1)
+    sys.exit(0 if result.wasSuccessful() else 1)
