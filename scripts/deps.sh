@@ -11,6 +11,18 @@ packages=(
   libgtest-dev libgmock-dev
   zlib1g-dev liblzma-dev libzstd-dev xz-utils
   python3 python3-venv python3-pip
+  # MPI backend (mpi/, libsptensor_mpi.so, sptensor-mpi) and its mpirun tests
+  libopenmpi-dev openmpi-bin
+  # reliability jobs (scripts/fuzz.sh, scripts/reliability.sh): clang with libFuzzer
+  # (libclang-rt-dev) and its OpenMP runtime, valgrind for the CLI memcheck
+  clang libclang-rt-dev libomp-dev valgrind
+  # docs and ABI guard: the Doxygen API reference (ctest docs_doxygen) and
+  # libabigail's abidw for the ABI baseline check (ctest abi_baseline)
+  doxygen abigail-tools
+  # Fortran module and its client tests (ctest fortran_*); Octave's mkoctfile and
+  # octave-cli for the MEX example test (ctest mex_octave; ~80 MB download,
+  # ~270 MB installed, 119 packages with --no-install-recommends)
+  gfortran octave liboctave-dev
 )
 
 if ! command -v dpkg > /dev/null 2>&1; then
