@@ -222,6 +222,34 @@ constexpr double gpu_tolerance() {
   return sizeof(T) == 4 ? 1e-4 : 1e-10;
 }
 
+// |got - want| <= tol * max(1, scale) per entry, scale = the sum of the
+// terms' magnitudes (reference_mttkrp with absolute = true).
+template <typename T>
+void expect_close_to_reference(const DenseMatrix<double>& want, const DenseMatrix<double>& scale,
+                               const DenseMatrix<T>& got, const std::string& what) {
+  for (spt_nnz i = 0; i < want.rows; ++i)
+    for (spt_nnz j = 0; j < want.cols; ++j) {
+      const double w = want(i, j), g = got(i, j);
+      ASSERT_LE(std::abs(w - g), gpu_tolerance<T>() * std::max(1.0, scale(i, j)))
+          << what << " at (" << i << "," << j << "): want " << w << " got " << g << " (sum of magnitudes "
+          << scale(i, j) << ")";
+    }
+}
+
+// Heavy slices and dense blocks (200k nonzeros on 3 x 2000 x 700 x 50) and a
+// long, skewed third-order tensor (100k nonzeros, mostly short slices).
+std::vector<RandomTensorSpec> heavy_and_skewed_specs() {
+  RandomTensorSpec heavy;
+  heavy.dims = {3, 2000, 700, 50};
+  heavy.nnz = 200000;
+  heavy.seed = 5;
+  RandomTensorSpec skewed;
+  skewed.dims = {20000, 40, 3000};
+  skewed.nnz = 100000;
+  skewed.seed = 6;
+  return {heavy, skewed};
+}
+
 // GPU MTTKRP through the dispatcher with CUDA forced, every mode, checked
 // against the float64 reference: |gpu - ref| <= tol * max(1, sum of the
 // terms' magnitudes) per entry (the summation order differs from the CPU's,
@@ -240,13 +268,7 @@ void check_all_modes(const spt_coo_s& x, spt_nnz rank, uint64_t seed, const std:
     SPT_DISPATCH(ctx, mttkrp, x, refs.data(), mode, out.ref());
     const DenseMatrix<double> want = reference_mttkrp(x, factors, mode);
     const DenseMatrix<double> scale = reference_mttkrp(x, factors, mode, /*absolute=*/true);
-    for (spt_nnz i = 0; i < want.rows; ++i)
-      for (spt_nnz j = 0; j < want.cols; ++j) {
-        const double w = want(i, j), g = out(i, j);
-        ASSERT_LE(std::abs(w - g), gpu_tolerance<T>() * std::max(1.0, scale(i, j)))
-            << what << " rank " << rank << " mode " << mode << " at (" << i << "," << j << "): want " << w
-            << " got " << g << " (sum of magnitudes " << scale(i, j) << ")";
-      }
+    expect_close_to_reference(want, scale, out, cat(what, " rank ", rank, " mode ", mode));
   }
 }
 
@@ -801,13 +823,7 @@ void check_hicoo_all_modes(const std::vector<spt_hicoo_s>& hs, const spt_coo_s& 
       DenseMatrix<T> out(x.dims[mode], rank);
       for (auto& v : out.values) v = T(12345);
       SPT_DISPATCH(ctx, mttkrp_hicoo, h, refs.data(), mode, out.ref());
-      for (spt_nnz i = 0; i < want.rows; ++i)
-        for (spt_nnz j = 0; j < want.cols; ++j) {
-          const double w = want(i, j), g = out(i, j);
-          ASSERT_LE(std::abs(w - g), gpu_tolerance<T>() * std::max(1.0, scale(i, j)))
-              << what << " B " << h.block_size() << " rank " << rank << " mode " << mode << " at (" << i << ","
-              << j << "): want " << w << " got " << g << " (sum of magnitudes " << scale(i, j) << ")";
-        }
+      expect_close_to_reference(want, scale, out, cat(what, " B ", h.block_size(), " rank ", rank, " mode ", mode));
     }
   }
 }
@@ -866,15 +882,7 @@ TYPED_TEST(CudaHicooMttkrp, RandomTensorsOrders2To8) {
 TYPED_TEST(CudaHicooMttkrp, HeavySlicesAndBlockSizes) {
   SKIP_WITHOUT_DEVICE();
   using T = TypeParam;
-  RandomTensorSpec heavy;
-  heavy.dims = {3, 2000, 700, 50};
-  heavy.nnz = 200000;
-  heavy.seed = 5;
-  RandomTensorSpec skewed;
-  skewed.dims = {20000, 40, 3000};
-  skewed.nnz = 100000;
-  skewed.seed = 6;
-  for (const RandomTensorSpec& spec : {heavy, skewed}) {
+  for (const RandomTensorSpec& spec : heavy_and_skewed_specs()) {
     const spt_coo_s x = random_coo(dtype_of<T>(), spec);
     for (const char* reuse : {static_cast<const char*>(nullptr), "1"}) {
       ScopedEnv window("SPT_CUDA_HICOO_WINDOW_REUSE", reuse);
@@ -1049,13 +1057,8 @@ void check_fcoo_all_modes(const spt_coo_s& x, spt_nnz rank, uint64_t seed, const
       DenseMatrix<T> out(x.dims[mode], rank);
       for (auto& v : out.values) v = T(12345);
       SPT_DISPATCH(ctx, mttkrp_fcoo, f, refs.data(), out.ref());
-      for (spt_nnz i = 0; i < want.rows; ++i)
-        for (spt_nnz j = 0; j < want.cols; ++j) {
-          const double w = want(i, j), g = out(i, j);
-          ASSERT_LE(std::abs(w - g), gpu_tolerance<T>() * std::max(1.0, scale(i, j)))
-              << what << " F-COO MTTKRP threadlen " << threadlen << " rank " << rank << " mode " << mode << " at ("
-              << i << "," << j << "): want " << w << " got " << g;
-        }
+      expect_close_to_reference(want, scale, out,
+                                cat(what, " F-COO MTTKRP threadlen ", threadlen, " rank ", rank, " mode ", mode));
       if (!with_ttm || threadlen != 16) continue;
       // TTM in this mode: fibers and values against the CPU reference.
       const spt_fcoo_s t = fcoo::from_coo(x, SPT_FCOO_TTM, mode, threadlen, 4);
@@ -1117,15 +1120,7 @@ TYPED_TEST(CudaFcoo, RandomTensorsOrders2To8) {
 TYPED_TEST(CudaFcoo, HeavySlicesAndLongTensors) {
   SKIP_WITHOUT_DEVICE();
   using T = TypeParam;
-  RandomTensorSpec heavy;
-  heavy.dims = {3, 2000, 700, 50};
-  heavy.nnz = 200000;
-  heavy.seed = 5;
-  RandomTensorSpec skewed;
-  skewed.dims = {20000, 40, 3000};
-  skewed.nnz = 100000;
-  skewed.seed = 6;
-  for (const RandomTensorSpec& spec : {heavy, skewed}) {
+  for (const RandomTensorSpec& spec : heavy_and_skewed_specs()) {
     const spt_coo_s x = random_coo(dtype_of<T>(), spec);
     for (spt_nnz rank : {spt_nnz(16), spt_nnz(32)}) check_fcoo_all_modes<T>(x, rank, 99 + rank, "heavy/skewed");
   }
