@@ -38,18 +38,24 @@ void segmented_reduce(const Exec& exec, const spt_fcoo_s& f, uint64_t width, Mak
     spt_nnz head_segment = 0, tail_segment = 0;
     std::vector<T> head, tail;
   };
+  // Everything the threads use is allocated here: an allocation failure
+  // inside the parallel region could not be reported (kernels.hpp).
   std::vector<Boundary> bounds(threads);
-  for (auto& b : bounds) {
-    b.head.assign(width, T(0));
-    b.tail.assign(width, T(0));
+  std::vector<std::vector<T>> accumulators(threads);
+  std::vector<decltype(make_worker())> workers;
+  for (int t = 0; t < threads; ++t) {
+    bounds[t].head.assign(width, T(0));
+    bounds[t].tail.assign(width, T(0));
+    accumulators[t].assign(width, T(0));
+    workers.push_back(make_worker());
   }
 #pragma omp parallel num_threads(threads)
   {
     const int t = omp_get_thread_num();
     const spt_nnz begin = n * t / threads, end = n * (t + 1) / threads;
     Boundary& b = bounds[t];
-    auto worker = make_worker();
-    std::vector<T> acc(width, T(0));
+    auto& worker = workers[t];
+    std::vector<T>& acc = accumulators[t];
     spt_nnz segment = f.segment_of(begin);
     bool first = true;
     const bool continues = !f.starts_segment(begin);
