@@ -359,12 +359,14 @@ void run_tensor(const Bench& b, const std::string& name, const spt_coo_s& x) {
       cudaEvent_t start, stop;
       CHECK(cudaEventCreate(&start));
       CHECK(cudaEventCreate(&stop));
-      auto time_kernel = [&](const spt::cuda::DeviceCooRef& ref) {
+      // Kernel times (ms) of `launch` (returns the launch's cudaError_t) on a
+      // zeroed output: 3 warm-up runs, then b.repeats timed ones.
+      auto time_launch = [&](auto&& launch) {
         std::vector<double> times;
         for (int r = -3; r < b.repeats; ++r) {
           CHECK(cudaMemset(d_out, 0, out_elems * sizeof(float)));
           CHECK(cudaEventRecord(start));
-          CHECK(spt::cuda::launch_mttkrp_coo<float>(ref, d_factors.data(), mode, rank, d_out, b.multiprocessors, 0));
+          CHECK(launch());
           CHECK(cudaEventRecord(stop));
           CHECK(cudaEventSynchronize(stop));
           float ms = 0;
@@ -372,6 +374,11 @@ void run_tensor(const Bench& b, const std::string& name, const spt_coo_s& x) {
           if (r >= 0) times.push_back(ms);
         }
         return times;
+      };
+      auto time_kernel = [&](const spt::cuda::DeviceCooRef& ref) {
+        return time_launch([&] {
+          return spt::cuda::launch_mttkrp_coo<float>(ref, d_factors.data(), mode, rank, d_out, b.multiprocessors, 0);
+        });
       };
       const double unsorted_ms = median(time_kernel(unsorted));
       const std::vector<double> times = time_kernel(sorted[mode]);  // last: its output is checked
@@ -417,19 +424,10 @@ void run_tensor(const Bench& b, const std::string& name, const spt_coo_s& x) {
       if (hicoo_ok) {
         auto time_hicoo = [&](const spt::cuda::DeviceHicooRef& ref, spt::cuda::HicooSharedUse use,
                               spt::cuda::HicooLaunchPlan* plan) {
-          std::vector<double> t;
-          for (int r = -3; r < b.repeats; ++r) {
-            CHECK(cudaMemset(d_out, 0, out_elems * sizeof(float)));
-            CHECK(cudaEventRecord(start));
-            CHECK(spt::cuda::launch_mttkrp_hicoo<float>(ref, d_factors.data(), mode, rank, d_out,
-                                                        b.multiprocessors, 0, plan, use));
-            CHECK(cudaEventRecord(stop));
-            CHECK(cudaEventSynchronize(stop));
-            float elapsed = 0;
-            CHECK(cudaEventElapsedTime(&elapsed, start, stop));
-            if (r >= 0) t.push_back(elapsed);
-          }
-          return t;
+          return time_launch([&] {
+            return spt::cuda::launch_mttkrp_hicoo<float>(ref, d_factors.data(), mode, rank, d_out,
+                                                         b.multiprocessors, 0, plan, use);
+          });
         };
         spt::cuda::HicooLaunchPlan plan;
         using Use = spt::cuda::HicooSharedUse;
@@ -489,18 +487,10 @@ void run_tensor(const Bench& b, const std::string& name, const spt_coo_s& x) {
         double fcoo_ms = 0, fcoo_min = 0, fcoo_err = 0, fcoo_format_bytes = 0;
         const uint32_t rule_threadlen = rule_threadlen_for(rank);
         for (const FcooDevice& d : fcoo_dev[mode]) {
-          std::vector<double> ftimes;
-          for (int r = -3; r < b.repeats; ++r) {
-            CHECK(cudaMemset(d_out, 0, out_elems * sizeof(float)));
-            CHECK(cudaEventRecord(start));
-            CHECK(spt::cuda::launch_fcoo_hadamard<float>(d.ref, product_factors.data(), rank, d_out,
-                                                          b.multiprocessors, 0));
-            CHECK(cudaEventRecord(stop));
-            CHECK(cudaEventSynchronize(stop));
-            float elapsed = 0;
-            CHECK(cudaEventElapsedTime(&elapsed, start, stop));
-            if (r >= 0) ftimes.push_back(elapsed);
-          }
+          const std::vector<double> ftimes = time_launch([&] {
+            return spt::cuda::launch_fcoo_hadamard<float>(d.ref, product_factors.data(), rank, d_out,
+                                                          b.multiprocessors, 0);
+          });
           sweep.emplace_back(d.threadlen, median(ftimes));
           if (d.threadlen != rule_threadlen) continue;
           fcoo_ms = median(ftimes);

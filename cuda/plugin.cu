@@ -730,7 +730,11 @@ int fcoo_multiply_typed(const spt_plugin_device_fcoo& x, int kind, const spt_plu
     write_message(message, message_len, "the output must have prod R_m columns (< 2^31)");
     return kInvalidArgument;
   }
-  if (width >= (uint64_t(1) << 31)) return kUnsupported;
+  if (width >= (uint64_t(1) << 31)) {
+    write_message(message, message_len,
+                  "the output has " + std::to_string(width) + " columns; the GPU F-COO kernels take fewer than 2^31");
+    return kUnsupported;
+  }
   SPT_CUDA_TRY(cudaSetDevice(x.device), "cudaSetDevice");
   DeviceSetup setup;
   if (int status = device_setup(x.device, setup, message, message_len); status != kOk) return status;
@@ -821,7 +825,12 @@ int plugin_cp_als_fcoo(const spt_plugin_device_fcoo* const* per_mode, uint32_t o
                        const spt_plugin_cp_als_args* args, char* message, size_t message_len) {
   return guarded(message, message_len, [&]() -> int {
     if (!per_mode || !per_mode[0] || order < 2) return kInvalidArgument;
-    if (order - 1 > spt::cuda::kFcooMaxProductModes) return kUnsupported;
+    if (order - 1 > spt::cuda::kFcooMaxProductModes) {
+      write_message(message, message_len,
+                    "order " + std::to_string(order) + " is outside the GPU F-COO kernels' range 2.." +
+                        std::to_string(spt::cuda::kFcooMaxProductModes + 1));
+      return kUnsupported;
+    }
     const spt_plugin_device_fcoo& first = *per_mode[0];
     for (uint32_t m = 0; m < order; ++m) {
       const spt_plugin_device_fcoo* f = per_mode[m];
