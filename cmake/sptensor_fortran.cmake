@@ -14,6 +14,8 @@
 #   include/sptensor/sptensor.f90   the source, for other compilers
 #   lib/pkgconfig/sptensor-fortran.pc   Requires: sptensor
 #   CMake target sptensor::sptensor_fortran (in sptensorTargets)
+#   with libsptensor_mpi also: libsptensor_mpi_fortran.a, include/sptensor_mpi.mod
+#   and include/sptensor/sptensor_mpi.f90 (module sptensor_mpi)
 set(SPT_WITH_FORTRAN "AUTO" CACHE STRING "Build the Fortran module (AUTO, ON, OFF)")
 set_property(CACHE SPT_WITH_FORTRAN PROPERTY STRINGS AUTO ON OFF)
 
@@ -66,4 +68,23 @@ Cflags: -I${includedir}
 ]=])
   configure_file(${PROJECT_BINARY_DIR}/sptensor-fortran.pc.in ${PROJECT_BINARY_DIR}/sptensor-fortran.pc @ONLY)
   install(FILES ${PROJECT_BINARY_DIR}/sptensor-fortran.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+
+  # The distributed API's module (include/sptensor/sptensor_mpi.f90, module
+  # sptensor_mpi) when libsptensor_mpi is built. It binds the *_fcomm entry
+  # points (communicators as Fortran handles) and does not `use mpi`, so no
+  # MPI Fortran compiler is needed to build it; programs using it link
+  # -lsptensor_mpi_fortran -lsptensor_fortran -lsptensor_mpi -lsptensor.
+  # Not in the sptensorTargets export set, because sptensor_mpi is not.
+  if(TARGET sptensor_mpi)
+    add_library(sptensor_mpi_fortran STATIC ${PROJECT_SOURCE_DIR}/include/sptensor/sptensor_mpi.f90)
+    set_target_properties(sptensor_mpi_fortran PROPERTIES Fortran_MODULE_DIRECTORY ${SPT_FORTRAN_MODULE_DIR})
+    if(CMAKE_Fortran_COMPILER_ID STREQUAL "GNU")
+      target_compile_options(sptensor_mpi_fortran PRIVATE -std=f2008 -Wall -Wextra)
+    endif()
+    target_link_libraries(sptensor_mpi_fortran PUBLIC sptensor_fortran sptensor_mpi)
+    install(TARGETS sptensor_mpi_fortran ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
+    install(FILES ${SPT_FORTRAN_MODULE_DIR}/sptensor_mpi.mod DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+    install(FILES ${PROJECT_SOURCE_DIR}/include/sptensor/sptensor_mpi.f90
+      DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/sptensor)
+  endif()
 endif()

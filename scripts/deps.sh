@@ -11,8 +11,9 @@ packages=(
   libgtest-dev libgmock-dev
   zlib1g-dev liblzma-dev libzstd-dev xz-utils
   python3 python3-venv python3-pip
-  # MPI backend (mpi/, libsptensor_mpi.so, sptensor-mpi) and its mpirun tests
-  libopenmpi-dev openmpi-bin
+  # MPI backend (mpi/, libsptensor_mpi.so, sptensor-mpi) and its mpirun tests;
+  # mpi4py for the optional Python module sptensor.mpi (ctest python_mpi_cpd)
+  libopenmpi-dev openmpi-bin python3-mpi4py
   # reliability jobs (scripts/fuzz.sh, scripts/reliability.sh): clang with libFuzzer
   # (libclang-rt-dev) and its OpenMP runtime, valgrind for the CLI memcheck
   clang libclang-rt-dev libomp-dev valgrind

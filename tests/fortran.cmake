@@ -6,8 +6,16 @@
 #   fortran_cpd         a Fortran program reads nations.tns.xz and reproduces
 #                       the `sptensor` CLI's CP-ALS fit, lambda and factors and
 #                       its Tucker fit; MTTKRP on arrays wrapped in place
+#   fortran_kernels     TTV/TTM family, F-COO, dense tensors, reordering,
+#                       backend info and statistics through the module against
+#                       Fortran loops over the nonzeros and the C results
+#   fortran_mpi_cpd     (with MPI; registered in tests/mpi.cmake) module
+#                       sptensor_mpi: distributed CP-ALS
+#                       under mpirun -np 2 from a Fortran communicator handle
+#                       has the serial fit (tests/fortran/mpi_cpd_check.f90)
 #   fortran_client_install  install into a temporary prefix and build Fortran
-#                       programs against it (pkg-config and find_package)
+#                       programs against it (pkg-config and find_package; with
+#                       MPI also mpi_cpd_check.f90 with mpifort, run on 2 ranks)
 if(NOT SPT_BUILD_FORTRAN)
   return()
 endif()
@@ -22,7 +30,7 @@ add_test(NAME fortran_constants
           -DC_SOURCE=${SPT_FORTRAN_GEN}/constants_c.c -DF_SOURCE=${SPT_FORTRAN_GEN}/constants_f.f90
           -DWORK_DIR=${CMAKE_CURRENT_BINARY_DIR}/fortran-constants
           -P ${CMAKE_CURRENT_SOURCE_DIR}/fortran/check_constants.cmake)
-set_tests_properties(fortran_constants PROPERTIES TIMEOUT 120)
+set_tests_properties(fortran_constants PROPERTIES TIMEOUT 120 LABELS fortran)
 
 find_file(SPT_FORTRAN_NATIONS nations.tns.xz
   PATHS ${CMAKE_CURRENT_SOURCE_DIR}/data ${PROJECT_SOURCE_DIR}/../shared/data NO_DEFAULT_PATH)
@@ -35,10 +43,24 @@ if(TARGET sptensor_cli)
   add_test(NAME fortran_cpd
     COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/fortran/run_fortran_cpd.sh $<TARGET_FILE:sptensor_cli>
             $<TARGET_FILE:spt_fortran_cpd_check> ${SPT_FORTRAN_NATIONS} ${CMAKE_CURRENT_BINARY_DIR}/fortran-cpd)
-  set_tests_properties(fortran_cpd PROPERTIES TIMEOUT 120)
+  set_tests_properties(fortran_cpd PROPERTIES TIMEOUT 120 LABELS fortran)
   if(NOT SPT_FORTRAN_NATIONS)
     set_tests_properties(fortran_cpd PROPERTIES DISABLED TRUE)
   endif()
+endif()
+
+# The bindings beyond CP/Tucker (TTV/TTM family, F-COO, dense tensors,
+# reordering, backend info, statistics) against Fortran loops and C results.
+add_executable(spt_fortran_kernels_check ${CMAKE_CURRENT_SOURCE_DIR}/fortran/kernels_check.f90)
+target_link_libraries(spt_fortran_kernels_check PRIVATE sptensor_fortran)
+if(CMAKE_Fortran_COMPILER_ID STREQUAL "GNU")
+  target_compile_options(spt_fortran_kernels_check PRIVATE -std=f2008 -Wall -Wextra -fimplicit-none)
+endif()
+add_test(NAME fortran_kernels COMMAND spt_fortran_kernels_check ${SPT_FORTRAN_NATIONS})
+set_tests_properties(fortran_kernels PROPERTIES TIMEOUT 120 ENVIRONMENT "OMP_NUM_THREADS=2;SPT_BACKEND=cpu"
+  PASS_REGULAR_EXPRESSION "fortran kernels: all checks passed" LABELS fortran)
+if(NOT SPT_FORTRAN_NATIONS)
+  set_tests_properties(fortran_kernels PROPERTIES DISABLED TRUE)
 endif()
 
 find_program(SPT_FORTRAN_PKG_CONFIG pkg-config)
@@ -48,7 +70,7 @@ add_test(NAME fortran_client_install
           ${CMAKE_Fortran_COMPILER} ${SPT_FORTRAN_NATIONS} "${SPT_SANITIZE}")
 # 77 = skipped: a sanitized build's library needs the sanitizer runtime in
 # every program that links it, which a plain user build does not have.
-set_tests_properties(fortran_client_install PROPERTIES TIMEOUT 300 SKIP_RETURN_CODE 77)
+set_tests_properties(fortran_client_install PROPERTIES TIMEOUT 300 SKIP_RETURN_CODE 77 LABELS fortran)
 if(NOT SPT_FORTRAN_NATIONS OR NOT SPT_FORTRAN_PKG_CONFIG)
   set_tests_properties(fortran_client_install PROPERTIES DISABLED TRUE)
 endif()

@@ -82,3 +82,45 @@ add_test(NAME mpi_exports
   COMMAND sh -c "nm -D --defined-only \"$1\" | awk '{print $3}' | grep -v '^spt_mpi_' | grep -v '^$' && exit 1 || exit 0"
           sh $<TARGET_FILE:sptensor_mpi>)
 set_tests_properties(mpi_exports PROPERTIES LABELS mpi)
+
+# Fortran client of the distributed API (module sptensor_mpi, communicators
+# as Fortran handles through the *_fcomm entry points): under mpirun -np 2
+# the distributed CP-ALS fit (medium- and coarse-grained, and from rank-local
+# arrays) equals the serial spt_cpd_als fit; see tests/fortran/mpi_cpd_check.f90.
+if(TARGET sptensor_mpi_fortran)
+  find_package(MPI COMPONENTS Fortran QUIET)
+  if(MPI_Fortran_FOUND AND SPT_MPI_NATIONS)
+    add_executable(spt_fortran_mpi_cpd_check ${CMAKE_CURRENT_SOURCE_DIR}/fortran/mpi_cpd_check.f90)
+    target_link_libraries(spt_fortran_mpi_cpd_check PRIVATE sptensor_mpi_fortran MPI::MPI_Fortran)
+    if(CMAKE_Fortran_COMPILER_ID STREQUAL "GNU")
+      target_compile_options(spt_fortran_mpi_cpd_check PRIVATE -std=f2008 -Wall -Wextra -fimplicit-none)
+    endif()
+    add_test(NAME fortran_mpi_cpd
+      COMMAND ${MPIEXEC_EXECUTABLE} ${SPT_MPIRUN_FLAGS} ${MPIEXEC_NUMPROC_FLAG} 2
+              $<TARGET_FILE:spt_fortran_mpi_cpd_check> ${SPT_MPI_NATIONS})
+    set_tests_properties(fortran_mpi_cpd PROPERTIES TIMEOUT 120 ENVIRONMENT "${SPT_MPI_TEST_ENV}"
+      LABELS "mpi;fortran" PASS_REGULAR_EXPRESSION "fortran mpi \\(P = 2\\): all checks passed")
+  else()
+    message(STATUS "MPI Fortran bindings or nations.tns.xz not found: test fortran_mpi_cpd not registered")
+  endif()
+endif()
+
+# Python client of the distributed API (optional module sptensor.mpi over
+# mpi4py, communicators passed as comm.py2f() to the *_fcomm entry points):
+# under mpirun -np 2 the distributed fits equal sptensor.cp_als's; skips (77)
+# when numpy or mpi4py cannot be imported (tests/python_pkg/run_mpi.sh).
+find_package(Python3 COMPONENTS Interpreter QUIET)
+if(Python3_Interpreter_FOUND)
+  add_test(NAME python_mpi_cpd
+    COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/python_pkg/run_mpi.sh ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}
+            $<TARGET_FILE:sptensor> $<TARGET_FILE:sptensor_mpi> ${CMAKE_CURRENT_SOURCE_DIR}/data
+            ${MPIEXEC_EXECUTABLE} ${SPT_MPIRUN_FLAGS} ${MPIEXEC_NUMPROC_FLAG} 2)
+  set_tests_properties(python_mpi_cpd PROPERTIES TIMEOUT 180 ENVIRONMENT "${SPT_MPI_TEST_ENV}"
+    LABELS "mpi;python" SKIP_RETURN_CODE 77 PASS_REGULAR_EXPRESSION "python mpi \\(P = 2\\): all checks passed")
+endif()
+
+# ABI guard of libsptensor_mpi (symbols): no function of
+# abi/libsptensor_mpi.symbols may disappear without a SONAME bump.
+add_test(NAME mpi_abi_symbols
+  COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/mpi/check_mpi_symbols.sh $<TARGET_FILE:sptensor_mpi> ${PROJECT_SOURCE_DIR})
+set_tests_properties(mpi_abi_symbols PROPERTIES LABELS "mpi;abi")

@@ -2,7 +2,9 @@
 # virtual environment (Python3_EXECUTABLE, <build>/pyenv from scripts/test.sh),
 # then tests/python_pkg/test_package.py against the built library: round
 # trips, COO from numpy, MTTKRP vs numpy einsum, cp_als / tucker vs pyttb,
-# errors, backends, library discovery, ctypes struct layouts vs the header.
+# TTV/TTM/TTMc/F-COO/dense/reorder/cp_apr vs pyttb and numpy, errors,
+# backends, library discovery, ctypes struct layouts vs the header. The
+# optional sptensor.mpi module is tested by python_mpi_cpd (tests/mpi.cmake).
 # Skips (77) without numpy or pip, except with CI=true, where it fails.
 find_package(Python3 COMPONENTS Interpreter)
 add_executable(python_pkg_layout_probe ${CMAKE_CURRENT_SOURCE_DIR}/python_pkg/layout_probe.c)

@@ -34,11 +34,20 @@
 !      sptf_coo_from_arrays(ctx, subs, vals, x [, dims])   (1-based nnz x order subs)
 !      sptf_ktensor_lambda(k, lambda), sptf_ktensor_factor(k, mode, a),
 !      sptf_matrix_copy(m, a)           (float64 copies into Fortran arrays)
+!      sptf_context_backend_info(ctx, info), sptf_c_chars(info%device_name)
 !    and the abstract interface spt_cpd_callback for CP-ALS / Tucker callbacks.
-!  - The functions bound so far: context, errors, version; dense matrices;
-!    COO creation, views, info, indices, values, norm, coalesce; read/write;
-!    MTTKRP on COO, CSF and HiCOO; CP-ALS (COO and CSF), CP-APR, Tucker-HOOI;
-!    ktensor and ttensor access. Others can be declared the same way.
+!  - Every function of sptensor.h and the headers it includes (csf.h,
+!    hicoo.h, reorder.h, tucker.h, cp_apr.h, dense.h, fcoo.h), callbacks as
+!    type(c_funptr): context (threads, backend, device, backend info),
+!    errors, version; dense matrices, Khatri-Rao and Kronecker products;
+!    COO creation, views, editing, sorting, norm; semi-sparse and CSR
+!    results; TTV, TTV chains, TTM, TTM chains, semi-sparse TTM,
+!    elementwise ops, unfoldings; MTTKRP on COO, CSF, HiCOO and F-COO;
+!    F-COO TTM and TTMc; dense tensors; reordering and permutations; format
+!    advice and statistics; read/write; CP-ALS (COO and CSF), CP-APR,
+!    Tucker-HOOI; ktensor and ttensor access. The distributed API
+!    (sptensor_mpi.h) is the separate module sptensor_mpi (sptensor_mpi.f90,
+!    built when MPI is).
 !
 ! Avoiding copies: sptf_matrix_wrap passes the array's storage to the library
 ! with the SPT_COL_MAJOR layout flag and ld = size(a, 1), so factor matrices
@@ -229,6 +238,93 @@ module sptensor
     integer(c_int32_t) :: superblock_size = 0
     integer(c_int) :: strategy = 0            ! SPT_HICOO_STRATEGY_*
   end type spt_hicoo_options
+
+  ! What a context's backend resolves to (spt_context_backend_info). Set
+  ! struct_size = c_sizeof(info) first. The strings are NUL-terminated C
+  ! strings in character arrays (sptf_backend_info_string copies one out).
+  type, bind(c), public :: spt_backend_info
+    integer(c_size_t) :: struct_size = 0
+    integer(c_int) :: requested = 0           ! SPT_BACKEND_* (the setting)
+    integer(c_int) :: backend = 0             ! SPT_BACKEND_* (what kernels use)
+    integer(c_int) :: cuda_available = 0
+    integer(c_int) :: device = 0
+    integer(c_int) :: device_count = 0
+    character(kind=c_char) :: device_name(256) = c_null_char
+    integer(c_int64_t) :: device_total_memory = 0
+    integer(c_int) :: compute_capability_major = 0
+    integer(c_int) :: compute_capability_minor = 0
+    character(kind=c_char) :: plugin_path(1024) = c_null_char
+    character(kind=c_char) :: reason(1024) = c_null_char
+  end type spt_backend_info
+
+  ! Advice of spt_suggest_format (reason: c_null_ptr or c_loc of a TARGET
+  ! character buffer of reason_capacity bytes).
+  type, bind(c), public :: spt_format_advice
+    integer(c_size_t) :: struct_size = 0
+    type(c_ptr) :: reason = c_null_ptr
+    integer(c_size_t) :: reason_capacity = 0
+    integer(c_size_t) :: reason_length = 0
+    integer(c_int) :: format = 0              ! SPT_TENSOR_FORMAT_*
+    integer(c_int) :: csf_policy = 0          ! SPT_CSF_*
+    real(c_double) :: block_ratio = 0
+    real(c_double) :: slice_per_block = 0
+  end type spt_format_advice
+
+  ! spt_csf_info's summary. mode_order(l+1, t+1) is C's mode_order[t][l]
+  ! (the mode at level l of tree t); tree_for_mode(m+1) is C's tree_for_mode[m].
+  type, bind(c), public :: spt_csf_summary
+    integer(c_size_t) :: struct_size = 0
+    integer(c_int) :: dtype = 0
+    integer(c_int32_t) :: order = 0
+    integer(c_int64_t) :: nnz = 0
+    integer(c_int) :: policy = 0              ! SPT_CSF_*
+    integer(c_int32_t) :: trees = 0
+    integer(c_int64_t) :: bytes = 0
+    integer(c_int32_t) :: mode_order(16, 16) = 0
+    integer(c_int32_t) :: tree_for_mode(16) = 0
+  end type spt_csf_summary
+
+  ! spt_hicoo_stats' statistics (reason as in spt_format_advice).
+  type, bind(c), public :: spt_hicoo_statistics
+    integer(c_size_t) :: struct_size = 0
+    type(c_ptr) :: reason = c_null_ptr
+    integer(c_size_t) :: reason_capacity = 0
+    integer(c_size_t) :: reason_length = 0
+    integer(c_int32_t) :: order = 0
+    integer(c_int32_t) :: block_size = 0
+    integer(c_int32_t) :: superblock_size = 0
+    integer(c_int) :: threads = 0
+    integer(c_int64_t) :: nnz = 0
+    integer(c_int64_t) :: num_blocks = 0
+    integer(c_int64_t) :: num_superblocks = 0
+    real(c_double) :: block_ratio = 0
+    real(c_double) :: block_ratio_threshold = 0
+    real(c_double) :: mean_nnz_per_block = 0
+    real(c_double) :: geomean_nnz_per_block = 0
+    real(c_double) :: slice_per_block = 0
+    integer(c_int64_t) :: hicoo_bytes = 0
+    integer(c_int64_t) :: coo_bytes = 0
+    integer(c_int32_t) :: suggested_block_size = 0
+    integer(c_int32_t) :: suggested_superblock_size = 0
+  end type spt_hicoo_statistics
+
+  ! spt_hicoo_mode_stats' per-mode statistics.
+  type, bind(c), public :: spt_hicoo_mode_statistics
+    integer(c_size_t) :: struct_size = 0
+    integer(c_int64_t) :: slabs = 0
+    integer(c_int64_t) :: iterations = 0
+    integer(c_int64_t) :: max_slab_nnz = 0
+    integer(c_int) :: suggested_strategy = 0  ! SPT_HICOO_STRATEGY_*
+    integer(c_int) :: strategy = 0
+  end type spt_hicoo_mode_statistics
+
+  ! Options of spt_reorder_compute (reorder.h).
+  type, bind(c), public :: spt_reorder_options
+    integer(c_size_t) :: struct_size = 0
+    integer(c_int) :: method = 0              ! SPT_REORDER_*
+    integer(c_int) :: iterations = 0
+    integer(c_int64_t) :: seed = 0
+  end type spt_reorder_options
 
   ! --------------------------------------------------------------------------
   ! C functions (names, arguments and errors as documented in the C headers).
@@ -751,6 +847,518 @@ module sptensor
     end function
   end interface
 
+  ! --------------------------------------------------------------------------
+  ! The rest of the C API: backend info, matrix products, COO editing,
+  ! semi-sparse (sCOO) and CSR results, TTV/TTM family, elementwise ops,
+  ! format advice and statistics, dense tensors (dense.h), reordering
+  ! (reorder.h) and F-COO (fcoo.h). Same conventions as above: 0-based
+  ! modes, handles as type(c_ptr), arrays of handles as type(c_ptr) :: a(*),
+  ! "may be NULL" arguments as type(c_ptr), value (pass c_null_ptr or c_loc).
+  ! --------------------------------------------------------------------------
+  interface
+    ! --- context ------------------------------------------------------------
+    function spt_context_backend_info(ctx, info) bind(c, name="spt_context_backend_info") result(st)
+      import :: spt_backend_info, c_ptr, c_int
+      type(c_ptr), value :: ctx
+      type(spt_backend_info), intent(inout) :: info
+      integer(c_int) :: st
+    end function
+
+    ! --- dense matrices -----------------------------------------------------
+    function spt_khatri_rao(ctx, a, b, out) bind(c, name="spt_khatri_rao") result(st)
+      import :: c_ptr, c_int
+      type(c_ptr), value :: ctx, a, b
+      type(c_ptr), intent(out) :: out
+      integer(c_int) :: st
+    end function
+    function spt_kronecker(ctx, a, b, out) bind(c, name="spt_kronecker") result(st)
+      import :: c_ptr, c_int
+      type(c_ptr), value :: ctx, a, b
+      type(c_ptr), intent(out) :: out
+      integer(c_int) :: st
+    end function
+
+    ! --- COO tensors --------------------------------------------------------
+    function spt_coo_convert_dtype(ctx, x, dtype, out) bind(c, name="spt_coo_convert_dtype") result(st)
+      import :: c_ptr, c_int
+      type(c_ptr), value :: ctx, x
+      integer(c_int), value :: dtype
+      type(c_ptr), intent(out) :: out
+      integer(c_int) :: st
+    end function
+    ! indices/values as in spt_coo_create_from_arrays (c_loc of TARGET arrays).
+    function spt_coo_append(ctx, x, n, indices, ld, index_base, values, flags) bind(c, name="spt_coo_append") &
+        result(st)
+      import :: c_ptr, c_int, c_int64_t
+      type(c_ptr), value :: ctx, x
+      integer(c_int64_t), value :: n
+      type(c_ptr), value :: indices
+      integer(c_int64_t), value :: ld
+      integer(c_int), value :: index_base
+      type(c_ptr), value :: values
+      integer(c_int), value :: flags
+      integer(c_int) :: st
+    end function
+    ! mode_order: c_null_ptr (0,1,...) or c_loc of `order` 0-based modes.
+    function spt_coo_sort(ctx, x, mode_order) bind(c, name="spt_coo_sort") result(st)
+      import :: c_ptr, c_int
+      type(c_ptr), value :: ctx, x, mode_order
+      integer(c_int) :: st
+    end function
+    function spt_coo_sort_morton(ctx, x) bind(c, name="spt_coo_sort_morton") result(st)
+      import :: c_ptr, c_int
+      type(c_ptr), value :: ctx, x
+      integer(c_int) :: st
+    end function
+
+    ! --- semi-sparse (sCOO) and CSR results -----------------------------------
+    function spt_scoo_free(y) bind(c, name="spt_scoo_free") result(st)
+      import :: c_ptr, c_int
+      type(c_ptr), value :: y
+      integer(c_int) :: st
+    end function
+    function spt_scoo_info(y, dtype, order, dense_mode, nfibers) bind(c, name="spt_scoo_info") result(st)
+      import :: c_ptr, c_int, c_int32_t, c_int64_t
+      type(c_ptr), value :: y
+      integer(c_int), intent(out) :: dtype
+      integer(c_int32_t), intent(out) :: order, dense_mode
+      integer(c_int64_t), intent(out) :: nfibers
+      integer(c_int) :: st
+    end function
+    function spt_scoo_dims(y, dims) bind(c, name="spt_scoo_dims") result(st)
+      import :: c_ptr, c_int, c_int32_t
+      type(c_ptr), value :: y
+      integer(c_int32_t), intent(out) :: dims(*)
+      integer(c_int) :: st
+    end function
+    ! modes_out: c_null_ptr, or c_loc of room for `order` entries.
+    function spt_scoo_dense_modes(y, count, modes_out) bind(c, name="spt_scoo_dense_modes") result(st)
+      import :: c_ptr, c_int, c_int32_t
+      type(c_ptr), value :: y
+      integer(c_int32_t), intent(out) :: count
+      type(c_ptr), value :: modes_out
+      integer(c_int) :: st
+    end function
+    function spt_scoo_indices(y, mode, indices) bind(c, name="spt_scoo_indices") result(st)
+      import :: c_ptr, c_int, c_int32_t
+      type(c_ptr), value :: y
+      integer(c_int32_t), value :: mode
+      type(c_ptr), intent(out) :: indices
+      integer(c_int) :: st
+    end function
+    ! Borrowed values: nfibers blocks, lowest dense mode fastest (with one
+    ! dense mode of size R: a Fortran array v(R, nfibers)).
+    function spt_scoo_values(y, values) bind(c, name="spt_scoo_values") result(st)
+      import :: c_ptr, c_int
+      type(c_ptr), value :: y
+      type(c_ptr), intent(out) :: values
+      integer(c_int) :: st
+    end function
+    function spt_scoo_to_coo(ctx, y, out) bind(c, name="spt_scoo_to_coo") result(st)
+      import :: c_ptr, c_int
+      type(c_ptr), value :: ctx, y
+      type(c_ptr), intent(out) :: out
+      integer(c_int) :: st
+    end function
+    function spt_csr_free(a) bind(c, name="spt_csr_free") result(st)
+      import :: c_ptr, c_int
+      type(c_ptr), value :: a
+      integer(c_int) :: st
+    end function
+    ! Borrowed 0-based arrays: row_ptr (rows+1), col_ind and values (nnz).
+    function spt_csr_arrays(a, dtype, rows, cols, nnz, row_ptr, col_ind, values) bind(c, name="spt_csr_arrays") &
+        result(st)
+      import :: c_ptr, c_int, c_int64_t
+      type(c_ptr), value :: a
+      integer(c_int), intent(out) :: dtype
+      integer(c_int64_t), intent(out) :: rows, cols, nnz
+      type(c_ptr), intent(out) :: row_ptr, col_ind, values
+      integer(c_int) :: st
+    end function
+
+    ! --- TTV / TTM family, elementwise, unfolding -----------------------------
+    ! v: c_loc of dims(mode+1) values of the tensor's dtype.
+    function spt_ttv(ctx, x, mode, v, v_len, out) bind(c, name="spt_ttv") result(st)
+      import :: c_ptr, c_int, c_int32_t, c_int64_t
+      type(c_ptr), value :: ctx, x
+      integer(c_int32_t), value :: mode
+      type(c_ptr), value :: v
+      integer(c_int64_t), value :: v_len
+      type(c_ptr), intent(out) :: out
+      integer(c_int) :: st
+    end function
+    ! vectors(m+1) = c_loc of mode m's vector (keep_mode's may be c_null_ptr);
+    ! out = c_loc of dims(keep_mode+1) values, overwritten.
+    function spt_ttv_chain(ctx, x, keep_mode, vectors, out) bind(c, name="spt_ttv_chain") result(st)
+      import :: c_ptr, c_int, c_int32_t
+      type(c_ptr), value :: ctx, x
+      integer(c_int32_t), value :: keep_mode
+      type(c_ptr), intent(in) :: vectors(*)
+      type(c_ptr), value :: out
+      integer(c_int) :: st
+    end function
+    function spt_ttv_all(ctx, x, vectors, result) bind(c, name="spt_ttv_all") result(st)
+      import :: c_ptr, c_int, c_double
+      type(c_ptr), value :: ctx, x
+      type(c_ptr), intent(in) :: vectors(*)
+      real(c_double), intent(out) :: result
+      integer(c_int) :: st
+    end function
+    ! u: matrix handle dims(mode+1) x R; Y = X x_mode u^T (semi-sparse, spt_scoo_free).
+    function spt_ttm(ctx, x, mode, u, out) bind(c, name="spt_ttm") result(st)
+      import :: c_ptr, c_int, c_int32_t
+      type(c_ptr), value :: ctx, x
+      integer(c_int32_t), value :: mode
+      type(c_ptr), value :: u
+      type(c_ptr), intent(out) :: out
+      integer(c_int) :: st
+    end function
+    function spt_scoo_ttm(ctx, y, mode, u, out) bind(c, name="spt_scoo_ttm") result(st)
+      import :: c_ptr, c_int, c_int32_t
+      type(c_ptr), value :: ctx, y
+      integer(c_int32_t), value :: mode
+      type(c_ptr), value :: u
+      type(c_ptr), intent(out) :: out
+      integer(c_int) :: st
+    end function
+    ! modes(1:count): 0-based chain modes; us(1:count): their matrix handles.
+    function spt_ttm_chain(ctx, x, count, modes, us, out) bind(c, name="spt_ttm_chain") result(st)
+      import :: c_ptr, c_int, c_int32_t
+      type(c_ptr), value :: ctx, x
+      integer(c_int32_t), value :: count
+      integer(c_int32_t), intent(in) :: modes(*)
+      type(c_ptr), intent(in) :: us(*)
+      type(c_ptr), intent(out) :: out
+      integer(c_int) :: st
+    end function
+    function spt_elementwise(ctx, op, x, y, out) bind(c, name="spt_elementwise") result(st)
+      import :: c_ptr, c_int
+      type(c_ptr), value :: ctx
+      integer(c_int), value :: op
+      type(c_ptr), value :: x, y
+      type(c_ptr), intent(out) :: out
+      integer(c_int) :: st
+    end function
+    function spt_elementwise_scalar(ctx, op, x, s, out) bind(c, name="spt_elementwise_scalar") result(st)
+      import :: c_ptr, c_int, c_double
+      type(c_ptr), value :: ctx
+      integer(c_int), value :: op
+      type(c_ptr), value :: x
+      real(c_double), value :: s
+      type(c_ptr), intent(out) :: out
+      integer(c_int) :: st
+    end function
+    function spt_unfold_csr(ctx, x, mode, out) bind(c, name="spt_unfold_csr") result(st)
+      import :: c_ptr, c_int, c_int32_t
+      type(c_ptr), value :: ctx, x
+      integer(c_int32_t), value :: mode
+      type(c_ptr), intent(out) :: out
+      integer(c_int) :: st
+    end function
+
+    ! --- format advice, CSF and HiCOO details, CP-APR, Tucker ---------------
+    function spt_suggest_format(ctx, x, rank, advice) bind(c, name="spt_suggest_format") result(st)
+      import :: spt_format_advice, c_ptr, c_int, c_int32_t
+      type(c_ptr), value :: ctx, x
+      integer(c_int32_t), value :: rank
+      type(spt_format_advice), intent(inout) :: advice
+      integer(c_int) :: st
+    end function
+    function spt_csf_info(x, info) bind(c, name="spt_csf_info") result(st)
+      import :: spt_csf_summary, c_ptr, c_int
+      type(c_ptr), value :: x
+      type(spt_csf_summary), intent(inout) :: info
+      integer(c_int) :: st
+    end function
+    function spt_csf_fibers(x, tree, level, count) bind(c, name="spt_csf_fibers") result(st)
+      import :: c_ptr, c_int, c_int32_t, c_int64_t
+      type(c_ptr), value :: x
+      integer(c_int32_t), value :: tree, level
+      integer(c_int64_t), intent(out) :: count
+      integer(c_int) :: st
+    end function
+    function spt_hicoo_to_coo(ctx, h, out) bind(c, name="spt_hicoo_to_coo") result(st)
+      import :: c_ptr, c_int
+      type(c_ptr), value :: ctx, h
+      type(c_ptr), intent(out) :: out
+      integer(c_int) :: st
+    end function
+    function spt_hicoo_info(h, dtype, order, nnz, block_size, superblock_size) bind(c, name="spt_hicoo_info") result(st)
+      import :: c_ptr, c_int, c_int32_t, c_int64_t
+      type(c_ptr), value :: h
+      integer(c_int), intent(out) :: dtype
+      integer(c_int32_t), intent(out) :: order
+      integer(c_int64_t), intent(out) :: nnz
+      integer(c_int32_t), intent(out) :: block_size, superblock_size
+      integer(c_int) :: st
+    end function
+    function spt_hicoo_dims(h, dims) bind(c, name="spt_hicoo_dims") result(st)
+      import :: c_ptr, c_int, c_int32_t
+      type(c_ptr), value :: h
+      integer(c_int32_t), intent(out) :: dims(*)
+      integer(c_int) :: st
+    end function
+    function spt_hicoo_stats(ctx, h, stats) bind(c, name="spt_hicoo_stats") result(st)
+      import :: spt_hicoo_statistics, c_ptr, c_int
+      type(c_ptr), value :: ctx, h
+      type(spt_hicoo_statistics), intent(inout) :: stats
+      integer(c_int) :: st
+    end function
+    function spt_hicoo_mode_stats(ctx, h, mode, stats) bind(c, name="spt_hicoo_mode_stats") result(st)
+      import :: spt_hicoo_mode_statistics, c_ptr, c_int, c_int32_t
+      type(c_ptr), value :: ctx, h
+      integer(c_int32_t), value :: mode
+      type(spt_hicoo_mode_statistics), intent(inout) :: stats
+      integer(c_int) :: st
+    end function
+    function spt_cp_apr_loglikelihood(ctx, x, k, loglik) bind(c, name="spt_cp_apr_loglikelihood") result(st)
+      import :: c_ptr, c_int, c_double
+      type(c_ptr), value :: ctx, x, k
+      real(c_double), intent(out) :: loglik
+      integer(c_int) :: st
+    end function
+    function spt_ttensor_history(t, count, fits, seconds) bind(c, name="spt_ttensor_history") result(st)
+      import :: c_ptr, c_int
+      type(c_ptr), value :: t
+      integer(c_int), intent(out) :: count
+      type(c_ptr), intent(out) :: fits, seconds
+      integer(c_int) :: st
+    end function
+    function spt_ttensor_core_dense(ctx, t, out) bind(c, name="spt_ttensor_core_dense") result(st)
+      import :: c_ptr, c_int
+      type(c_ptr), value :: ctx, t
+      type(c_ptr), intent(out) :: out
+      integer(c_int) :: st
+    end function
+
+    ! --- dense tensors (dense.h): first index fastest, as a Fortran array ------
+    function spt_dense_create(ctx, dtype, order, dims, out) bind(c, name="spt_dense_create") result(st)
+      import :: c_ptr, c_int, c_int32_t
+      type(c_ptr), value :: ctx
+      integer(c_int), value :: dtype
+      integer(c_int32_t), value :: order
+      integer(c_int32_t), intent(in) :: dims(*)
+      type(c_ptr), intent(out) :: out
+      integer(c_int) :: st
+    end function
+    ! data: c_loc of a contiguous Fortran array of shape dims (copied).
+    function spt_dense_create_copy(ctx, dtype, order, dims, data, out) bind(c, name="spt_dense_create_copy") &
+        result(st)
+      import :: c_ptr, c_int, c_int32_t
+      type(c_ptr), value :: ctx
+      integer(c_int), value :: dtype
+      integer(c_int32_t), value :: order
+      integer(c_int32_t), intent(in) :: dims(*)
+      type(c_ptr), value :: data
+      type(c_ptr), intent(out) :: out
+      integer(c_int) :: st
+    end function
+    function spt_dense_free(t) bind(c, name="spt_dense_free") result(st)
+      import :: c_ptr, c_int
+      type(c_ptr), value :: t
+      integer(c_int) :: st
+    end function
+    function spt_dense_info(t, dtype, order, count) bind(c, name="spt_dense_info") result(st)
+      import :: c_ptr, c_int, c_int32_t, c_int64_t
+      type(c_ptr), value :: t
+      integer(c_int), intent(out) :: dtype
+      integer(c_int32_t), intent(out) :: order
+      integer(c_int64_t), intent(out) :: count
+      integer(c_int) :: st
+    end function
+    function spt_dense_dims(t, dims) bind(c, name="spt_dense_dims") result(st)
+      import :: c_ptr, c_int, c_int32_t
+      type(c_ptr), value :: t
+      integer(c_int32_t), intent(out) :: dims(*)
+      integer(c_int) :: st
+    end function
+    ! Borrowed element array: c_f_pointer(data, a, dims) gives the Fortran array.
+    function spt_dense_data(t, data) bind(c, name="spt_dense_data") result(st)
+      import :: c_ptr, c_int
+      type(c_ptr), value :: t
+      type(c_ptr), intent(out) :: data
+      integer(c_int) :: st
+    end function
+    function spt_dense_data_const(t, data) bind(c, name="spt_dense_data_const") result(st)
+      import :: c_ptr, c_int
+      type(c_ptr), value :: t
+      type(c_ptr), intent(out) :: data
+      integer(c_int) :: st
+    end function
+    function spt_dense_norm(ctx, t, norm) bind(c, name="spt_dense_norm") result(st)
+      import :: c_ptr, c_int, c_double
+      type(c_ptr), value :: ctx, t
+      real(c_double), intent(out) :: norm
+      integer(c_int) :: st
+    end function
+    ! max_bytes: 0 = SPT_DENSE_DEFAULT_MAX_BYTES (1 GiB).
+    function spt_dense_from_coo(ctx, x, max_bytes, out) bind(c, name="spt_dense_from_coo") result(st)
+      import :: c_ptr, c_int, c_int64_t
+      type(c_ptr), value :: ctx, x
+      integer(c_int64_t), value :: max_bytes
+      type(c_ptr), intent(out) :: out
+      integer(c_int) :: st
+    end function
+    function spt_dense_to_coo(ctx, t, out) bind(c, name="spt_dense_to_coo") result(st)
+      import :: c_ptr, c_int
+      type(c_ptr), value :: ctx, t
+      type(c_ptr), intent(out) :: out
+      integer(c_int) :: st
+    end function
+
+    ! --- reordering (reorder.h): perm(m)(old) = new ---------------------------
+    function spt_reorder_options_init_size(opts, struct_size) bind(c, name="spt_reorder_options_init_size") result(st)
+      import :: spt_reorder_options, c_size_t, c_int
+      type(spt_reorder_options), intent(inout) :: opts
+      integer(c_size_t), value :: struct_size
+      integer(c_int) :: st
+    end function
+    ! opts: c_null_ptr for defaults, or c_loc of a TARGET spt_reorder_options.
+    function spt_reorder_compute(ctx, x, opts, out) bind(c, name="spt_reorder_compute") result(st)
+      import :: c_ptr, c_int
+      type(c_ptr), value :: ctx, x, opts
+      type(c_ptr), intent(out) :: out
+      integer(c_int) :: st
+    end function
+    ! perms(m+1) = c_loc of mode m's dims(m+1) labels (see sptf_permutation_create).
+    function spt_permutation_create(ctx, order, dims, perms, index_base, out) bind(c, name="spt_permutation_create") &
+        result(st)
+      import :: c_ptr, c_int, c_int32_t
+      type(c_ptr), value :: ctx
+      integer(c_int32_t), value :: order
+      integer(c_int32_t), intent(in) :: dims(*)
+      type(c_ptr), intent(in) :: perms(*)
+      integer(c_int), value :: index_base
+      type(c_ptr), intent(out) :: out
+      integer(c_int) :: st
+    end function
+    function spt_permutation_free(perm) bind(c, name="spt_permutation_free") result(st)
+      import :: c_ptr, c_int
+      type(c_ptr), value :: perm
+      integer(c_int) :: st
+    end function
+    ! dims: c_null_ptr, or c_loc of room for `order` entries.
+    function spt_permutation_info(perm, order, dims) bind(c, name="spt_permutation_info") result(st)
+      import :: c_ptr, c_int, c_int32_t
+      type(c_ptr), value :: perm
+      integer(c_int32_t), intent(out) :: order
+      type(c_ptr), value :: dims
+      integer(c_int) :: st
+    end function
+    function spt_permutation_get(perm, mode, out, out_len, index_base) bind(c, name="spt_permutation_get") result(st)
+      import :: c_ptr, c_int, c_int32_t, c_int64_t
+      type(c_ptr), value :: perm
+      integer(c_int32_t), value :: mode
+      integer(c_int32_t), intent(out) :: out(*)
+      integer(c_int64_t), value :: out_len
+      integer(c_int), value :: index_base
+      integer(c_int) :: st
+    end function
+    function spt_permutation_inverse(ctx, perm, out) bind(c, name="spt_permutation_inverse") result(st)
+      import :: c_ptr, c_int
+      type(c_ptr), value :: ctx, perm
+      type(c_ptr), intent(out) :: out
+      integer(c_int) :: st
+    end function
+    function spt_coo_relabel(ctx, x, perm) bind(c, name="spt_coo_relabel") result(st)
+      import :: c_ptr, c_int
+      type(c_ptr), value :: ctx, x, perm
+      integer(c_int) :: st
+    end function
+    function spt_coo_relabeled_copy(ctx, x, perm, out) bind(c, name="spt_coo_relabeled_copy") result(st)
+      import :: c_ptr, c_int
+      type(c_ptr), value :: ctx, x, perm
+      type(c_ptr), intent(out) :: out
+      integer(c_int) :: st
+    end function
+    function spt_matrix_permute_rows(ctx, factor, perm, mode) bind(c, name="spt_matrix_permute_rows") result(st)
+      import :: c_ptr, c_int, c_int32_t
+      type(c_ptr), value :: ctx, factor, perm
+      integer(c_int32_t), value :: mode
+      integer(c_int) :: st
+    end function
+    function spt_matrix_unpermute_rows(ctx, factor, perm, mode) bind(c, name="spt_matrix_unpermute_rows") result(st)
+      import :: c_ptr, c_int, c_int32_t
+      type(c_ptr), value :: ctx, factor, perm
+      integer(c_int32_t), value :: mode
+      integer(c_int) :: st
+    end function
+    function spt_ktensor_unpermute(ctx, k, perm) bind(c, name="spt_ktensor_unpermute") result(st)
+      import :: c_ptr, c_int
+      type(c_ptr), value :: ctx, k, perm
+      integer(c_int) :: st
+    end function
+
+    ! --- F-COO (fcoo.h) -----------------------------------------------------
+    function spt_fcoo_suggest_threadlen(nnz, rank, dtype, multiprocessors) bind(c, name="spt_fcoo_suggest_threadlen") &
+        result(threadlen)
+      import :: c_int, c_int32_t, c_int64_t
+      integer(c_int64_t), value :: nnz
+      integer(c_int32_t), value :: rank
+      integer(c_int), value :: dtype, multiprocessors
+      integer(c_int32_t) :: threadlen
+    end function
+    ! op: SPT_FCOO_MTTKRP or SPT_FCOO_TTM; threadlen 0 (suggested), 8, 16 or 32.
+    function spt_fcoo_from_coo(ctx, x, op, mode, threadlen, out) bind(c, name="spt_fcoo_from_coo") result(st)
+      import :: c_ptr, c_int, c_int32_t
+      type(c_ptr), value :: ctx, x
+      integer(c_int), value :: op
+      integer(c_int32_t), value :: mode, threadlen
+      type(c_ptr), intent(out) :: out
+      integer(c_int) :: st
+    end function
+    function spt_fcoo_free(f) bind(c, name="spt_fcoo_free") result(st)
+      import :: c_ptr, c_int
+      type(c_ptr), value :: f
+      integer(c_int) :: st
+    end function
+    function spt_fcoo_info(f, dtype, order, nnz, op, mode, threadlen, segments, bytes) bind(c, name="spt_fcoo_info") &
+        result(st)
+      import :: c_ptr, c_int, c_int32_t, c_int64_t
+      type(c_ptr), value :: f
+      integer(c_int), intent(out) :: dtype
+      integer(c_int32_t), intent(out) :: order
+      integer(c_int64_t), intent(out) :: nnz
+      integer(c_int), intent(out) :: op
+      integer(c_int32_t), intent(out) :: mode, threadlen
+      integer(c_int64_t), intent(out) :: segments, bytes
+      integer(c_int) :: st
+    end function
+    function spt_fcoo_dims(f, dims) bind(c, name="spt_fcoo_dims") result(st)
+      import :: c_ptr, c_int, c_int32_t
+      type(c_ptr), value :: f
+      integer(c_int32_t), intent(out) :: dims(*)
+      integer(c_int) :: st
+    end function
+    function spt_fcoo_to_coo(ctx, f, out) bind(c, name="spt_fcoo_to_coo") result(st)
+      import :: c_ptr, c_int
+      type(c_ptr), value :: ctx, f
+      type(c_ptr), intent(out) :: out
+      integer(c_int) :: st
+    end function
+    ! factors(m+1): matrix handles (the handle's mode may be c_null_ptr).
+    function spt_mttkrp_fcoo(ctx, f, factors, out) bind(c, name="spt_mttkrp_fcoo") result(st)
+      import :: c_ptr, c_int
+      type(c_ptr), value :: ctx, f
+      type(c_ptr), intent(in) :: factors(*)
+      type(c_ptr), value :: out
+      integer(c_int) :: st
+    end function
+    function spt_ttm_fcoo(ctx, f, u, out) bind(c, name="spt_ttm_fcoo") result(st)
+      import :: c_ptr, c_int
+      type(c_ptr), value :: ctx, f, u
+      type(c_ptr), intent(out) :: out
+      integer(c_int) :: st
+    end function
+    function spt_ttmc_fcoo(ctx, f, factors, out) bind(c, name="spt_ttmc_fcoo") result(st)
+      import :: c_ptr, c_int
+      type(c_ptr), value :: ctx, f
+      type(c_ptr), intent(in) :: factors(*)
+      type(c_ptr), value :: out
+      integer(c_int) :: st
+    end function
+  end interface
+
   ! Signature of the CP-ALS / Tucker per-iteration callbacks
   ! (spt_cpd_callback, spt_tucker_callback): write a bind(c) function with
   ! this interface and store c_funloc(it) in opts%callback, and optionally
@@ -1027,6 +1635,40 @@ contains
       return
     end if
     st = spt_matrix_copy_out(m, SPT_COL_MAJOR, c_loc(a), int(max(1_c_int64_t, rows), c_int64_t))
+  end function
+
+  !> Fill opts with the reordering defaults (C macro spt_reorder_options_init).
+  function spt_reorder_options_init(opts) result(st)
+    type(spt_reorder_options), intent(inout) :: opts
+    integer(c_int) :: st
+    st = spt_reorder_options_init_size(opts, c_sizeof(opts))
+  end function
+
+  !> info filled by spt_context_backend_info (struct_size set here), for ctx
+  !> (c_null_ptr: the defaults).
+  function sptf_context_backend_info(ctx, info) result(st)
+    type(c_ptr), intent(in) :: ctx
+    type(spt_backend_info), intent(out) :: info
+    integer(c_int) :: st
+    info%struct_size = c_sizeof(info)
+    st = spt_context_backend_info(ctx, info)
+  end function
+
+  !> A character array field of spt_backend_info (device_name, plugin_path,
+  !> reason) as a Fortran string, up to its NUL.
+  function sptf_c_chars(chars) result(s)
+    character(kind=c_char), intent(in) :: chars(:)
+    character(len=:), allocatable :: s
+    integer :: n, i
+    n = 0
+    do i = 1, size(chars)
+      if (chars(i) == c_null_char) exit
+      n = i
+    end do
+    allocate(character(len=n) :: s)
+    do i = 1, n
+      s(i:i) = chars(i)
+    end do
   end function
 
 end module sptensor

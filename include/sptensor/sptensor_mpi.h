@@ -297,6 +297,49 @@ SPT_MPI_API spt_status spt_mpi_ktensor_stats(const spt_mpi_ktensor *k, spt_mpi_c
 SPT_MPI_API spt_status spt_mpi_ktensor_gather(MPI_Comm comm, spt_context *ctx, const spt_mpi_ktensor *k, int root,
                                               spt_ktensor **out);
 
+/* ------------------------------------------------------------------------ */
+/* Communicators as Fortran handles (Fortran, Python/mpi4py, other FFIs)     */
+/* ------------------------------------------------------------------------ */
+
+/* The C type MPI_Comm is implementation specific (a pointer in Open MPI, an
+ * int in MPICH), so foreign-language callers cannot pass one portably. The
+ * functions below take the communicator's Fortran handle instead (MPI_Fint,
+ * a C int): MPI_COMM_WORLD of `use mpi`, comm%MPI_VAL of `use mpi_f08`, or
+ * comm.py2f() of an mpi4py communicator. Each converts it with MPI_Comm_f2c
+ * and then behaves exactly as the MPI_Comm function of the same name
+ * (collective, same arguments, errors and messages). The Fortran module
+ * sptensor_mpi (sptensor_mpi.f90) and the Python module sptensor.mpi use
+ * them. Handles are only valid between MPI_Init and MPI_Finalize: outside
+ * that window these return SPT_ERR_MPI ("MPI is not initialised"); a handle
+ * MPI_Comm_f2c maps to MPI_COMM_NULL gives SPT_ERR_INVALID_ARGUMENT. */
+
+/** spt_mpi_tensor_create with the communicator given as a Fortran handle
+ *  (MPI_Comm_f2c(comm)); arguments, collectiveness and errors as there. */
+SPT_MPI_API spt_status spt_mpi_tensor_create_fcomm(MPI_Fint comm, spt_context *ctx, spt_dtype dtype, uint32_t order,
+                                                   const spt_index *dims, spt_nnz local_nnz,
+                                                   const spt_index *indices, spt_nnz ld, int index_base,
+                                                   const void *values, int flags, spt_mpi_tensor **out);
+
+/** spt_mpi_read with the communicator given as a Fortran handle
+ *  (MPI_Comm_f2c(comm)); arguments, collectiveness and errors as there. */
+SPT_MPI_API spt_status spt_mpi_read_fcomm(MPI_Fint comm, spt_context *ctx, const char *path,
+                                          const spt_read_options *opts, spt_mpi_tensor **out);
+
+/** spt_mpi_tensor_gather with the communicator given as a Fortran handle
+ *  (MPI_Comm_f2c(comm)); arguments, collectiveness and errors as there. */
+SPT_MPI_API spt_status spt_mpi_tensor_gather_fcomm(MPI_Fint comm, spt_context *ctx, const spt_mpi_tensor *x,
+                                                   int root, spt_coo **out);
+
+/** spt_mpi_cpd_als with the communicator given as a Fortran handle
+ *  (MPI_Comm_f2c(comm)); arguments, collectiveness and errors as there. */
+SPT_MPI_API spt_status spt_mpi_cpd_als_fcomm(MPI_Fint comm, spt_context *ctx, const spt_mpi_tensor *x,
+                                             const spt_mpi_cpd_options *opts, spt_mpi_ktensor **out);
+
+/** spt_mpi_ktensor_gather with the communicator given as a Fortran handle
+ *  (MPI_Comm_f2c(comm)); arguments, collectiveness and errors as there. */
+SPT_MPI_API spt_status spt_mpi_ktensor_gather_fcomm(MPI_Fint comm, spt_context *ctx, const spt_mpi_ktensor *k,
+                                                    int root, spt_ktensor **out);
+
 #ifdef __cplusplus
 }
 #endif

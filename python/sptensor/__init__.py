@@ -580,7 +580,8 @@ def mttkrp(tensor, factors, mode, out=None, ctx=None):
     """Matricized tensor times Khatri-Rao product in `mode` (0-based):
     out(i, r) = sum over nonzeros with i_mode = i of x * prod_{m != mode} U_m(i_m, r).
 
-    tensor: Tensor, HiCOO or CSF. factors: `order` matrices U_m (shape[m] x R;
+    tensor: Tensor, HiCOO, CSF or FCOO (built for "mttkrp" in `mode`).
+    factors: `order` matrices U_m (shape[m] x R;
     factors[mode] is not read and may be None), converted to the tensor's
     dtype (C- or Fortran-ordered arrays are passed without copying).
     out: optional C-contiguous (shape[mode], R) array of the tensor's dtype,
@@ -602,15 +603,23 @@ def mttkrp(tensor, factors, mode, out=None, ctx=None):
         raise InvalidArgumentError(-1, "SPT_ERR_INVALID_ARGUMENT",
                                    f"out must be a C-contiguous {tensor.dtype} array of shape {(tensor.shape[mode], rank)}")
     fn = {Tensor: L.spt_mttkrp, HiCOO: L.spt_mttkrp_hicoo, CSF: L.spt_mttkrp_csf}.get(type(tensor))
-    if fn is None:
-        raise InvalidArgumentError(-1, "SPT_ERR_INVALID_ARGUMENT", "tensor must be a Tensor, HiCOO or CSF")
+    if isinstance(tensor, FCOO):
+        if tensor.operation != "mttkrp" or tensor.mode != mode:
+            raise InvalidArgumentError(-1, "SPT_ERR_INVALID_ARGUMENT",
+                                       f"this F-COO is built for {tensor.operation} in mode {tensor.mode}, "
+                                       f"not mttkrp in mode {mode}")
+    elif fn is None:
+        raise InvalidArgumentError(-1, "SPT_ERR_INVALID_ARGUMENT", "tensor must be a Tensor, HiCOO, CSF or FCOO")
     with _Matrices() as mats:
         ptrs = (ctypes.c_void_p * order)()
         for m, f in enumerate(factors):
             if m != mode and f is not None:
                 ptrs[m] = mats.wrap(c, f, tensor.dtype).value
         out_h = mats.wrap(c, out, tensor.dtype)
-        _lib.check(fn(c._h, tensor._h, ptrs, mode, out_h), fn.__name__, c._h)
+        if isinstance(tensor, FCOO):
+            _lib.check(L.spt_mttkrp_fcoo(c._h, tensor._h, ptrs, out_h), "spt_mttkrp_fcoo", c._h)
+        else:
+            _lib.check(fn(c._h, tensor._h, ptrs, mode, out_h), fn.__name__, c._h)
     return out
 
 
@@ -768,3 +777,573 @@ def suggest_format(tensor, rank, ctx=None):
     return {"format": _FORMAT_NAMES.get(a.format, a.format), "csf_policy": _CSF_POLICY_NAMES.get(a.csf_policy),
             "block_ratio": a.block_ratio, "slice_per_block": a.slice_per_block,
             "reason": buf.value.decode(errors="replace")}
+
+
+# ---------------------------------------------------------------------------
+# Helpers for raw arrays passed to the library
+# ---------------------------------------------------------------------------
+def _ctype(dtype):
+    return ctypes.c_double if np.dtype(dtype) == np.float64 else ctypes.c_float
+
+
+def _vector(v, n, dtype, what):
+    """A C-contiguous copy-if-needed 1-D array of n values of dtype."""
+    a = np.ascontiguousarray(np.asarray(v, dtype=dtype).reshape(-1))
+    if a.shape[0] != n:
+        raise InvalidArgumentError(-1, "SPT_ERR_INVALID_ARGUMENT", f"{what} has {a.shape[0]} entries, expected {n}")
+    return a
+
+
+def _borrowed_array(p, n, dtype):
+    """A numpy copy of n values of dtype at the borrowed pointer p."""
+    if n == 0:
+        return np.empty(0, dtype=dtype)
+    return np.ctypeslib.as_array(ctypes.cast(p, ctypes.POINTER(_ctype(dtype))), (n,)).copy()
+
+
+# ---------------------------------------------------------------------------
+# Semi-sparse results (TTM family)
+# ---------------------------------------------------------------------------
+class SemiSparse:
+    """A semi-sparse tensor (spt_scoo): sparse in some modes, dense in the
+    others (``dense_modes``); the result of :func:`ttm` and :func:`ttm_chain`.
+    ``fiber_subs`` (nfibers x sparse modes) and ``blocks`` (nfibers x the
+    dense modes' sizes, in mode order) describe it; ``to_numpy()`` and
+    ``to_coo()`` convert it."""
+
+    def __init__(self, handle):
+        L = _lib.lib()
+        self._h = handle
+        self._free = L.spt_scoo_free
+        dtype, order, dense_mode, nfib = ctypes.c_int(), ctypes.c_uint32(), ctypes.c_uint32(), ctypes.c_uint64()
+        _lib.check(L.spt_scoo_info(handle, ctypes.byref(dtype), ctypes.byref(order), ctypes.byref(dense_mode),
+                                   ctypes.byref(nfib)), "spt_scoo_info")
+        dims = (ctypes.c_uint32 * order.value)()
+        _lib.check(L.spt_scoo_dims(handle, dims), "spt_scoo_dims")
+        count = ctypes.c_uint32()
+        modes = (ctypes.c_uint32 * order.value)()
+        _lib.check(L.spt_scoo_dense_modes(handle, ctypes.byref(count), modes), "spt_scoo_dense_modes")
+        self.shape = tuple(int(d) for d in dims)
+        self.order = int(order.value)
+        self.dtype = _NP_DTYPES[dtype.value]
+        self.nfibers = int(nfib.value)
+        self.dense_modes = tuple(int(m) for m in modes[:count.value])
+        self.sparse_modes = tuple(m for m in range(self.order) if m not in self.dense_modes)
+
+    def __del__(self):
+        h = getattr(self, "_h", None)
+        if h:
+            self._free(h)
+            self._h = None
+
+    def __repr__(self):
+        return (f"<sptensor.SemiSparse shape={self.shape} dense_modes={self.dense_modes} "
+                f"nfibers={self.nfibers} dtype={self.dtype}>")
+
+    @property
+    def fiber_subs(self):
+        """0-based coordinates of the fibers in the sparse modes, (nfibers, len(sparse_modes)) uint32."""
+        L = _lib.lib()
+        out = np.empty((self.nfibers, len(self.sparse_modes)), dtype=np.uint32)
+        for j, m in enumerate(self.sparse_modes):
+            p = ctypes.c_void_p()
+            _lib.check(L.spt_scoo_indices(self._h, m, ctypes.byref(p)), "spt_scoo_indices")
+            if self.nfibers:
+                out[:, j] = np.ctypeslib.as_array(ctypes.cast(p, _lib.pu32), (self.nfibers,))
+        return out
+
+    @property
+    def blocks(self):
+        """The dense blocks, shape (nfibers, shape[d_0], shape[d_1], ...) for the dense modes d_0 < d_1 < ... (a copy)."""
+        p = ctypes.c_void_p()
+        _lib.check(_lib.lib().spt_scoo_values(self._h, ctypes.byref(p)), "spt_scoo_values")
+        dense = [self.shape[d] for d in self.dense_modes]
+        flat = _borrowed_array(p, self.nfibers * int(np.prod(dense)), self.dtype)
+        # The library stores each block with the lowest dense mode fastest.
+        return flat.reshape([self.nfibers] + dense[::-1]).transpose([0] + list(range(len(dense), 0, -1))).copy()
+
+    def to_numpy(self):
+        """The dense numpy array (only for small tensors)."""
+        out = np.zeros([self.shape[m] for m in self.sparse_modes + self.dense_modes], dtype=self.dtype)
+        if self.nfibers:
+            np.add.at(out, tuple(self.fiber_subs.T.astype(np.intp)), self.blocks)
+        perm = np.argsort(self.sparse_modes + self.dense_modes)
+        return out.transpose(perm)
+
+    def to_coo(self, ctx=None):
+        """A COO :class:`Tensor` of the nonzero entries."""
+        c = _ctx(ctx)
+        h = ctypes.c_void_p()
+        _lib.check(_lib.lib().spt_scoo_to_coo(c._h, self._h, ctypes.byref(h)), "spt_scoo_to_coo", c._h)
+        return Tensor(h)
+
+    def ttm(self, matrix, mode, ctx=None):
+        """Semi-sparse TTM: self x_mode matrix^T (matrix: shape[mode] x R; mode must be sparse)."""
+        return ttm(self, matrix, mode, ctx=ctx)
+
+
+def ttv(tensor, vector, mode, ctx=None):
+    """Tensor times vector in `mode` (0-based): X x_mode v, a :class:`Tensor`
+    of order N-1 (the other modes in order; duplicates summed, sorted).
+    vector: shape[mode] values (converted to the tensor's dtype). As pyttb's
+    sptensor.ttv(v, mode)."""
+    c = _ctx(ctx)
+    if not 0 <= mode < tensor.order:
+        raise InvalidArgumentError(-1, "SPT_ERR_INVALID_ARGUMENT", f"mode {mode} out of range for order {tensor.order}")
+    v = _vector(vector, tensor.shape[mode], tensor.dtype, "vector")
+    h = ctypes.c_void_p()
+    _lib.check(_lib.lib().spt_ttv(c._h, tensor._h, mode, v.ctypes.data, v.shape[0], ctypes.byref(h)), "spt_ttv", c._h)
+    return Tensor(h)
+
+
+def ttv_chain(tensor, vectors, keep_mode, ctx=None):
+    """Tensor times a vector in every mode but `keep_mode`: a numpy vector of
+    shape[keep_mode] values (pyttb: X.ttv(vectors without keep_mode,
+    exclude_dims=keep_mode)). vectors: `order` vectors; vectors[keep_mode]
+    is not read and may be None. Summed in double, reproducibly."""
+    c = _ctx(ctx)
+    order = tensor.order
+    if len(vectors) != order or not 0 <= keep_mode < order:
+        raise InvalidArgumentError(-1, "SPT_ERR_INVALID_ARGUMENT",
+                                   f"need {order} vectors and 0 <= keep_mode < {order}")
+    arrays = [None if m == keep_mode else _vector(v, tensor.shape[m], tensor.dtype, f"vectors[{m}]")
+              for m, v in enumerate(vectors)]
+    ptrs = (ctypes.c_void_p * order)(*[None if a is None else a.ctypes.data for a in arrays])
+    out = np.empty(tensor.shape[keep_mode], dtype=tensor.dtype)
+    _lib.check(_lib.lib().spt_ttv_chain(c._h, tensor._h, keep_mode, ptrs, out.ctypes.data), "spt_ttv_chain", c._h)
+    return out
+
+
+def ttv_all(tensor, vectors, ctx=None):
+    """Full contraction with a vector in every mode (a float, summed in double)."""
+    c = _ctx(ctx)
+    if len(vectors) != tensor.order:
+        raise InvalidArgumentError(-1, "SPT_ERR_INVALID_ARGUMENT", f"need {tensor.order} vectors")
+    arrays = [_vector(v, tensor.shape[m], tensor.dtype, f"vectors[{m}]") for m, v in enumerate(vectors)]
+    ptrs = (ctypes.c_void_p * tensor.order)(*[a.ctypes.data for a in arrays])
+    r = ctypes.c_double()
+    _lib.check(_lib.lib().spt_ttv_all(c._h, tensor._h, ptrs, ctypes.byref(r)), "spt_ttv_all", c._h)
+    return r.value
+
+
+def ttm(tensor, matrix, mode, ctx=None):
+    """Tensor times matrix in `mode`: Y = X x_mode U^T with U of shape
+    (shape[mode], R) (factor-matrix shape, as ParTI!; pyttb:
+    X.ttm(U, mode, transpose=True)). tensor: :class:`Tensor` (SpTTM),
+    :class:`SemiSparse` with `mode` sparse (SsTTM) or an :class:`FCOO` built
+    for TTM in `mode`. Returns a :class:`SemiSparse` dense in `mode` (size R)."""
+    c = _ctx(ctx)
+    L = _lib.lib()
+    h = ctypes.c_void_p()
+    with _Matrices() as mats:
+        u = mats.wrap(c, matrix, tensor.dtype)
+        if isinstance(tensor, Tensor):
+            _lib.check(L.spt_ttm(c._h, tensor._h, mode, u, ctypes.byref(h)), "spt_ttm", c._h)
+        elif isinstance(tensor, SemiSparse):
+            _lib.check(L.spt_scoo_ttm(c._h, tensor._h, mode, u, ctypes.byref(h)), "spt_scoo_ttm", c._h)
+        elif isinstance(tensor, FCOO):
+            if tensor.operation != "ttm" or tensor.mode != mode:
+                raise InvalidArgumentError(-1, "SPT_ERR_INVALID_ARGUMENT",
+                                           f"this F-COO is built for {tensor.operation} in mode {tensor.mode}, "
+                                           f"not ttm in mode {mode}")
+            _lib.check(L.spt_ttm_fcoo(c._h, tensor._h, u, ctypes.byref(h)), "spt_ttm_fcoo", c._h)
+        else:
+            raise InvalidArgumentError(-1, "SPT_ERR_INVALID_ARGUMENT", "ttm takes a Tensor, SemiSparse or FCOO")
+    return SemiSparse(h)
+
+
+def ttm_chain(tensor, matrices, modes, ctx=None):
+    """TTM chain Y = X x_{modes[0]} U_0^T x_{modes[1]} U_1^T ... (distinct
+    modes; U_j of shape (shape[modes[j]], R_j)); one sort, no intermediate
+    re-sorting. Returns a :class:`SemiSparse` dense in every chain mode."""
+    c = _ctx(ctx)
+    modes = [int(m) for m in modes]
+    if len(matrices) != len(modes):
+        raise InvalidArgumentError(-1, "SPT_ERR_INVALID_ARGUMENT", f"{len(matrices)} matrices for {len(modes)} modes")
+    h = ctypes.c_void_p()
+    with _Matrices() as mats:
+        us = (ctypes.c_void_p * len(modes))(*[mats.wrap(c, u, tensor.dtype).value for u in matrices])
+        mode_array = (ctypes.c_uint32 * len(modes))(*modes)
+        _lib.check(_lib.lib().spt_ttm_chain(c._h, tensor._h, len(modes), mode_array, us, ctypes.byref(h)),
+                   "spt_ttm_chain", c._h)
+    return SemiSparse(h)
+
+
+# ---------------------------------------------------------------------------
+# F-COO
+# ---------------------------------------------------------------------------
+_FCOO_OPERATIONS = {"mttkrp": 0, "ttm": 1}
+_FCOO_OPERATION_NAMES = {v: k for k, v in _FCOO_OPERATIONS.items()}
+
+
+def fcoo_suggest_threadlen(nnz, rank=16, dtype=np.float64, multiprocessors=0):
+    """The F-COO partition length (8, 16 or 32) the library's rule picks for
+    nnz nonzeros and rank-column products on a GPU with `multiprocessors`
+    multiprocessors (0 = an H100's 132)."""
+    return int(_lib.lib().spt_fcoo_suggest_threadlen(int(nnz), int(rank), _dtype_code(dtype), int(multiprocessors)))
+
+
+class FCOO:
+    """F-COO (flagged COO, one copy laid out for one operation in one mode;
+    see sptensor/fcoo.h): operation "mttkrp" (MTTKRP and TTMc in `mode`) or
+    "ttm" (TTM in `mode`); threadlen 0 (the library's rule), 8, 16 or 32.
+    Built from a :class:`Tensor` (which may be freed afterwards). The host
+    kernels give the COO kernels' results; with a CUDA backend they run on
+    the GPU."""
+
+    def __init__(self, tensor, operation="mttkrp", mode=0, threadlen=0, ctx=None):
+        c = _ctx(ctx)
+        L = _lib.lib()
+        h = ctypes.c_void_p()
+        op = _choice(_FCOO_OPERATIONS, operation, "F-COO operation")
+        _lib.check(L.spt_fcoo_from_coo(c._h, tensor._h, op, int(mode), int(threadlen), ctypes.byref(h)),
+                   "spt_fcoo_from_coo", c._h)
+        self._h = h
+        self._free = L.spt_fcoo_free
+        self.shape = tensor.shape
+        self.order = tensor.order
+        self.dtype = tensor.dtype
+        self.nnz = tensor.nnz
+        self.operation = _FCOO_OPERATION_NAMES[op]
+        self.mode = int(mode)
+
+    def __del__(self):
+        h = getattr(self, "_h", None)
+        if h:
+            self._free(h)
+            self._h = None
+
+    def __repr__(self):
+        return f"<sptensor.FCOO {self.operation} mode={self.mode} shape={self.shape} nnz={self.nnz}>"
+
+    def info(self):
+        """threadlen, segments (distinct index-mode coordinates) and bytes of the format (a dict)."""
+        L = _lib.lib()
+        tl, seg, nbytes = ctypes.c_uint32(), ctypes.c_uint64(), ctypes.c_uint64()
+        _lib.check(L.spt_fcoo_info(self._h, None, None, None, None, None, ctypes.byref(tl), ctypes.byref(seg),
+                                   ctypes.byref(nbytes)), "spt_fcoo_info")
+        dims = (ctypes.c_uint32 * self.order)()
+        _lib.check(L.spt_fcoo_dims(self._h, dims), "spt_fcoo_dims")
+        return {"operation": self.operation, "mode": self.mode, "threadlen": tl.value, "segments": seg.value,
+                "bytes": nbytes.value, "shape": tuple(int(d) for d in dims)}
+
+    def to_coo(self, ctx=None):
+        """Decode to a COO :class:`Tensor` (sorted by the index modes)."""
+        c = _ctx(ctx)
+        h = ctypes.c_void_p()
+        _lib.check(_lib.lib().spt_fcoo_to_coo(c._h, self._h, ctypes.byref(h)), "spt_fcoo_to_coo", c._h)
+        return Tensor(h)
+
+    def mttkrp(self, factors, out=None, ctx=None):
+        """MTTKRP in this handle's mode (operation "mttkrp"); see :func:`mttkrp`."""
+        return mttkrp(self, factors, self.mode, out=out, ctx=ctx)
+
+    def ttm(self, matrix, ctx=None):
+        """TTM in this handle's mode (operation "ttm"); see :func:`ttm`."""
+        return ttm(self, matrix, self.mode, ctx=ctx)
+
+    def ttmc(self, factors, ctx=None):
+        """TTM chain in every mode but this handle's (operation "mttkrp"); see :func:`ttmc`."""
+        return ttmc(self, factors, self.mode, ctx=ctx)
+
+
+def ttmc(tensor, factors, mode, threadlen=0, ctx=None):
+    """One-shot TTM chain in every mode but `mode` (the matrix HOOI takes
+    singular vectors of): a (shape[mode], prod_{m != mode} R_m) numpy array,
+    Y_(mode) of X x_{m != mode} U_m^T, columns in Kolda's unfolding order
+    (lowest other mode fastest). factors: `order` matrices U_m of shape
+    (shape[m], R_m); factors[mode] is not read and may be None. tensor: a
+    :class:`Tensor` (an F-COO for MTTKRP in `mode` is built for the call) or
+    an :class:`FCOO` built for "mttkrp" in `mode`."""
+    c = _ctx(ctx)
+    if isinstance(tensor, Tensor):
+        tensor = FCOO(tensor, "mttkrp", mode, threadlen, ctx=c)
+    if not isinstance(tensor, FCOO) or tensor.operation != "mttkrp" or tensor.mode != mode:
+        raise InvalidArgumentError(-1, "SPT_ERR_INVALID_ARGUMENT",
+                                   f"ttmc takes a Tensor or an FCOO built for mttkrp in mode {mode}")
+    order = tensor.order
+    if len(factors) != order:
+        raise InvalidArgumentError(-1, "SPT_ERR_INVALID_ARGUMENT", f"{len(factors)} factors for an order-{order} tensor")
+    cols = int(np.prod([np.shape(f)[1] for m, f in enumerate(factors) if m != mode]))
+    out = np.empty((tensor.shape[mode], cols), dtype=tensor.dtype)
+    with _Matrices() as mats:
+        ptrs = (ctypes.c_void_p * order)()
+        for m, f in enumerate(factors):
+            if m != mode and f is not None:
+                ptrs[m] = mats.wrap(c, f, tensor.dtype).value
+        _lib.check(_lib.lib().spt_ttmc_fcoo(c._h, tensor._h, ptrs, mats.wrap(c, out, tensor.dtype)), "spt_ttmc_fcoo",
+                   c._h)
+    return out
+
+
+# ---------------------------------------------------------------------------
+# Dense tensors
+# ---------------------------------------------------------------------------
+def to_dense(tensor, max_bytes=0, ctx=None):
+    """The dense numpy array of a COO :class:`Tensor`, built by the library
+    (spt_dense_from_coo: repeated coordinates summed). Refuses (raising
+    OutOfMemoryError) above max_bytes bytes (0 = 1 GiB)."""
+    c = _ctx(ctx)
+    L = _lib.lib()
+    d = ctypes.c_void_p()
+    _lib.check(L.spt_dense_from_coo(c._h, tensor._h, int(max_bytes), ctypes.byref(d)), "spt_dense_from_coo", c._h)
+    try:
+        p = ctypes.c_void_p()
+        _lib.check(L.spt_dense_data_const(d, ctypes.byref(p)), "spt_dense_data_const")
+        flat = _borrowed_array(p, int(np.prod(tensor.shape)), tensor.dtype)
+        return np.ascontiguousarray(flat.reshape(tensor.shape, order="F"))  # first index fastest in the library
+    finally:
+        L.spt_dense_free(d)
+
+
+def from_dense(array, dtype=None, ctx=None):
+    """A COO :class:`Tensor` of the entries of a dense numpy array that are
+    not exactly zero (spt_dense_create_copy + spt_dense_to_coo); float32
+    stays float32, anything else becomes float64 unless dtype says."""
+    c = _ctx(ctx)
+    L = _lib.lib()
+    a = np.asarray(array)
+    if dtype is None:
+        dtype = np.float32 if a.dtype == np.float32 else np.float64
+    a = np.asfortranarray(a, dtype=dtype)  # the library's layout: first index fastest
+    if a.ndim == 0:
+        raise InvalidArgumentError(-1, "SPT_ERR_INVALID_ARGUMENT", "from_dense needs an array of order >= 1")
+    dims = (ctypes.c_uint32 * a.ndim)(*a.shape)
+    d = ctypes.c_void_p()
+    _lib.check(L.spt_dense_create_copy(c._h, _dtype_code(a.dtype), a.ndim, dims, a.ctypes.data, ctypes.byref(d)),
+               "spt_dense_create_copy", c._h)
+    try:
+        h = ctypes.c_void_p()
+        _lib.check(L.spt_dense_to_coo(c._h, d, ctypes.byref(h)), "spt_dense_to_coo", c._h)
+        return Tensor(h)
+    finally:
+        L.spt_dense_free(d)
+
+
+Tensor.to_dense = lambda self, max_bytes=0, ctx=None: to_dense(self, max_bytes, ctx)
+Tensor.to_dense.__doc__ = "Same as :func:`to_dense` (self)."
+
+
+# ---------------------------------------------------------------------------
+# Reordering
+# ---------------------------------------------------------------------------
+_REORDER_METHODS = {"lexi": 0, "bfs_mcs": 1, "random": 2}
+
+
+class Permutation:
+    """One relabelling per mode (spt_permutation): ``perms[m][old] = new``
+    (0-based numpy arrays). From :func:`reorder` or :meth:`from_arrays`."""
+
+    def __init__(self, handle):
+        L = _lib.lib()
+        self._h = handle
+        self._free = L.spt_permutation_free
+        order = ctypes.c_uint32()
+        _lib.check(L.spt_permutation_info(handle, ctypes.byref(order), None), "spt_permutation_info")
+        dims = (ctypes.c_uint32 * order.value)()
+        _lib.check(L.spt_permutation_info(handle, ctypes.byref(order), dims), "spt_permutation_info")
+        self.order = int(order.value)
+        self.shape = tuple(int(d) for d in dims)
+
+    def __del__(self):
+        h = getattr(self, "_h", None)
+        if h:
+            self._free(h)
+            self._h = None
+
+    def __repr__(self):
+        return f"<sptensor.Permutation shape={self.shape}>"
+
+    @classmethod
+    def from_arrays(cls, perms, index_base=0, ctx=None):
+        """A permutation from `order` arrays (perms[m][old] = new, index_base 0 or 1); checked and copied."""
+        c = _ctx(ctx)
+        arrays = [np.ascontiguousarray(p, dtype=np.uint32) for p in perms]
+        dims = (ctypes.c_uint32 * len(arrays))(*[a.shape[0] for a in arrays])
+        ptrs = (ctypes.c_void_p * len(arrays))(*[a.ctypes.data for a in arrays])
+        h = ctypes.c_void_p()
+        _lib.check(_lib.lib().spt_permutation_create(c._h, len(arrays), dims, ptrs, int(index_base), ctypes.byref(h)),
+                   "spt_permutation_create", c._h)
+        return cls(h)
+
+    @property
+    def perms(self):
+        """List of 0-based uint32 arrays, perms[m][old] = new (copies)."""
+        out = []
+        for m, n in enumerate(self.shape):
+            a = np.empty(n, dtype=np.uint32)
+            _lib.check(_lib.lib().spt_permutation_get(self._h, m, a.ctypes.data_as(_lib.pu32), n, 0),
+                       "spt_permutation_get")
+            out.append(a)
+        return out
+
+    def inverse(self, ctx=None):
+        """The permutation undoing this one."""
+        c = _ctx(ctx)
+        h = ctypes.c_void_p()
+        _lib.check(_lib.lib().spt_permutation_inverse(c._h, self._h, ctypes.byref(h)), "spt_permutation_inverse", c._h)
+        return Permutation(h)
+
+    def _rows(self, fn, name, matrix, mode, ctx):
+        c = _ctx(ctx)
+        a = np.array(matrix, dtype=np.float32 if np.asarray(matrix).dtype == np.float32 else np.float64, order="C")
+        with _Matrices() as mats:
+            _lib.check(fn(c._h, mats.wrap(c, a, a.dtype), self._h, int(mode)), name, c._h)
+        return a
+
+    def permute_rows(self, matrix, mode, ctx=None):
+        """A copy of `matrix` (shape[mode] rows) with row i moved to row perms[mode][i]
+        (the caller's index space -> the relabelled tensor's)."""
+        return self._rows(_lib.lib().spt_matrix_permute_rows, "spt_matrix_permute_rows", matrix, mode, ctx)
+
+    def unpermute_rows(self, matrix, mode, ctx=None):
+        """A copy of `matrix` with row perms[mode][i] moved back to row i (relabelled -> caller's labels)."""
+        return self._rows(_lib.lib().spt_matrix_unpermute_rows, "spt_matrix_unpermute_rows", matrix, mode, ctx)
+
+    def unpermute(self, result, ctx=None):
+        """A :class:`CPResult` computed on a relabelled tensor with its factors in the caller's labels."""
+        return result._replace(factors=[self.unpermute_rows(f, m, ctx) for m, f in enumerate(result.factors)])
+
+
+def reorder(tensor, method="lexi", iterations=3, seed=0, ctx=None):
+    """A relabelling of every mode that improves locality (Li's LEXI-ORDER,
+    "bfs_mcs", or "random"): a :class:`Permutation`. Use with
+    :func:`relabel`, then :meth:`Permutation.unpermute` on the result."""
+    c = _ctx(ctx)
+    opts = _lib.init_options("spt_reorder_options_init_size", _lib.ReorderOptions)
+    opts.method = _choice(_REORDER_METHODS, method, "reorder method")
+    opts.iterations = int(iterations)
+    opts.seed = int(seed)
+    h = ctypes.c_void_p()
+    _lib.check(_lib.lib().spt_reorder_compute(c._h, tensor._h, ctypes.byref(opts), ctypes.byref(h)),
+               "spt_reorder_compute", c._h)
+    return Permutation(h)
+
+
+def relabel(tensor, perm, ctx=None):
+    """A relabelled copy of `tensor`: coordinate i of mode m becomes perm.perms[m][i]."""
+    c = _ctx(ctx)
+    h = ctypes.c_void_p()
+    _lib.check(_lib.lib().spt_coo_relabeled_copy(c._h, tensor._h, perm._h, ctypes.byref(h)), "spt_coo_relabeled_copy",
+               c._h)
+    return Tensor(h)
+
+
+def set_device(device, ctx=None):
+    """CUDA device ordinal for the default context (DeviceError when there is none)."""
+    c = _ctx(ctx)
+    _lib.check(_lib.lib().spt_context_set_device(c._h, int(device)), "spt_context_set_device", c._h)
+
+
+# ---------------------------------------------------------------------------
+# CP-APR, elementwise operations, unfoldings
+# ---------------------------------------------------------------------------
+APRResult = namedtuple("APRResult", "weights factors loglik iterations converged loglik_history seconds")
+APRResult.__doc__ = """Result of :func:`cp_apr`: weights (lambda >= 0, decreasing), factors
+(nonnegative, columns of unit 1-norm), final Poisson log-likelihood,
+outer iterations done, converged flag, log-likelihood and seconds per outer
+iteration."""
+APRResult.to_pyttb = _cp_to_pyttb
+
+
+def cp_apr(tensor, rank, max_outer_iters=1000, max_inner_iters=10, tol=1e-4, kappa=0.01, kappatol=1e-10,
+           epsilon=1e-10, init="random", seed=0, format="auto", ctx=None):
+    """Poisson CP decomposition of a nonnegative (count) tensor by CP-APR
+    multiplicative updates (pyttb cp_apr(algorithm="mu") numerics; pyttb's
+    maxiters, maxinneriters, stoptol, kappa, kappatol, epsDivZero). init:
+    "random" (from `seed`) or `order` nonnegative factors (shape[m] x rank).
+    format: "auto", "coo" or "hicoo" (the storage the updates run on).
+    Returns an :class:`APRResult`."""
+    c = _ctx(ctx)
+    L = _lib.lib()
+    opts = _lib.init_options("spt_cp_apr_options_init_size", _lib.CpAprOptions)
+    opts.rank = int(rank)
+    opts.max_outer_iters = int(max_outer_iters)
+    opts.max_inner_iters = int(max_inner_iters)
+    opts.tol, opts.kappa, opts.kappatol, opts.epsilon = float(tol), float(kappa), float(kappatol), float(epsilon)
+    opts.seed = int(seed)
+    opts.format = _choice(_FORMATS, format, "format")
+    k = ctypes.c_void_p()
+    with _Matrices() as mats:
+        if isinstance(init, str):
+            if init.lower() != "random":
+                raise InvalidArgumentError(-1, "SPT_ERR_INVALID_ARGUMENT",
+                                           f"init must be 'random' or a list of factor matrices, got {init!r}")
+            opts.init = 0
+        else:
+            init = list(init)
+            ptrs = (ctypes.c_void_p * len(init))(*[mats.wrap(c, f, tensor.dtype).value for f in init])
+            opts.init = 1
+            opts.init_factors = ctypes.cast(ptrs, _lib.pvp)
+        _lib.check(L.spt_cp_apr(c._h, tensor._h, ctypes.byref(opts), ctypes.byref(k)), "spt_cp_apr", c._h)
+    try:
+        ll, iters, conv = ctypes.c_double(), ctypes.c_int(), ctypes.c_int()
+        _lib.check(L.spt_ktensor_result(k, ctypes.byref(ll), ctypes.byref(iters), ctypes.byref(conv)),
+                   "spt_ktensor_result")
+        lam = ctypes.c_void_p()
+        _lib.check(L.spt_ktensor_lambda(k, ctypes.byref(lam)), "spt_ktensor_lambda")
+        weights = _borrowed_array(lam, int(rank), tensor.dtype)
+        factors = []
+        for m in range(tensor.order):
+            f = ctypes.c_void_p()
+            _lib.check(L.spt_ktensor_factor(k, m, ctypes.byref(f)), "spt_ktensor_factor")
+            factors.append(_copy_matrix(f, tensor.dtype))
+        lls, seconds = _history(L.spt_ktensor_history, k)
+        return APRResult(weights, factors, ll.value, iters.value, bool(conv.value), lls, seconds)
+    finally:
+        L.spt_ktensor_free(k)
+
+
+_ELEMENTWISE = {"add": 0, "sub": 1, "mul": 2, "div": 3}
+
+
+def elementwise(op, x, y, ctx=None):
+    """Elementwise op ("add", "sub": union of patterns; "mul", "div":
+    intersection) of two tensors of the same shape and dtype, or of a tensor
+    and a scalar y (applied to the stored nonzeros only; the pattern is
+    kept). Returns a new coalesced :class:`Tensor`. Also as X + Y, X - Y,
+    X * Y, X / Y (and with a scalar on the right)."""
+    c = _ctx(ctx)
+    code = _choice(_ELEMENTWISE, op, "elementwise op")
+    h = ctypes.c_void_p()
+    if isinstance(y, Tensor):
+        _lib.check(_lib.lib().spt_elementwise(c._h, code, x._h, y._h, ctypes.byref(h)), "spt_elementwise", c._h)
+    else:
+        _lib.check(_lib.lib().spt_elementwise_scalar(c._h, code, x._h, float(y), ctypes.byref(h)),
+                   "spt_elementwise_scalar", c._h)
+    return Tensor(h)
+
+
+Tensor.__add__ = lambda self, other: elementwise("add", self, other)
+Tensor.__sub__ = lambda self, other: elementwise("sub", self, other)
+Tensor.__mul__ = lambda self, other: elementwise("mul", self, other)
+Tensor.__truediv__ = lambda self, other: elementwise("div", self, other)
+
+
+def unfold(tensor, mode, ctx=None):
+    """Mode-`mode` unfolding X_(mode) in CSR form (Kolda's column order:
+    lowest other mode fastest; duplicates summed): a tuple (row_ptr, col_ind,
+    values, shape) of numpy arrays, ready for
+    scipy.sparse.csr_matrix((values, col_ind, row_ptr), shape)."""
+    c = _ctx(ctx)
+    L = _lib.lib()
+    h = ctypes.c_void_p()
+    _lib.check(L.spt_unfold_csr(c._h, tensor._h, int(mode), ctypes.byref(h)), "spt_unfold_csr", c._h)
+    try:
+        rows, cols, nnz = ctypes.c_uint64(), ctypes.c_uint64(), ctypes.c_uint64()
+        rp, ci, vals = ctypes.c_void_p(), ctypes.c_void_p(), ctypes.c_void_p()
+        _lib.check(L.spt_csr_arrays(h, None, ctypes.byref(rows), ctypes.byref(cols), ctypes.byref(nnz),
+                                    ctypes.byref(rp), ctypes.byref(ci), ctypes.byref(vals)), "spt_csr_arrays")
+        n, r = int(nnz.value), int(rows.value)
+        row_ptr = np.ctypeslib.as_array(ctypes.cast(rp, _lib.pu64), (r + 1,)).copy()
+        col_ind = (np.ctypeslib.as_array(ctypes.cast(ci, _lib.pu64), (n,)).copy() if n
+                   else np.empty(0, dtype=np.uint64))
+        return row_ptr, col_ind, _borrowed_array(vals, n, tensor.dtype), (r, int(cols.value))
+    finally:
+        L.spt_csr_free(h)
+
+
+__all__ += ["APRResult", "cp_apr", "elementwise", "unfold"]
+
+__all__ += ["SemiSparse", "FCOO", "Permutation", "ttv", "ttv_chain", "ttv_all", "ttm", "ttm_chain", "ttmc",
+            "fcoo_suggest_threadlen", "to_dense", "from_dense", "reorder", "relabel", "set_device"]

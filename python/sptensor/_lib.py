@@ -184,6 +184,40 @@ class BackendInfo(ctypes.Structure):
     ]
 
 
+APR_CALLBACK = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_int, ctypes.c_double, ctypes.c_double,
+                                ctypes.c_double)
+
+
+class CpAprOptions(ctypes.Structure):
+    """spt_cp_apr_options (cp_apr.h)."""
+    _fields_ = [
+        ("struct_size", size_t),
+        ("rank", u32),
+        ("max_outer_iters", i32),
+        ("max_inner_iters", i32),
+        ("tol", f64),
+        ("kappa", f64),
+        ("kappatol", f64),
+        ("epsilon", f64),
+        ("init", i32),
+        ("seed", u64),
+        ("init_factors", pvp),
+        ("callback", APR_CALLBACK),
+        ("callback_data", vp),
+        ("format", i32),
+    ]
+
+
+class ReorderOptions(ctypes.Structure):
+    """spt_reorder_options (reorder.h)."""
+    _fields_ = [
+        ("struct_size", size_t),
+        ("method", i32),
+        ("iterations", i32),
+        ("seed", u64),
+    ]
+
+
 class FormatAdvice(ctypes.Structure):
     """spt_format_advice (sptensor.h)."""
     _fields_ = [
@@ -265,6 +299,58 @@ SIGNATURES = {
     "spt_csf_free": (None, [vp]),
     "spt_csf_info": (i32, [vp, ctypes.POINTER(CsfSummary)]),
     "spt_mttkrp_csf": (i32, [vp, vp, pvp, u32, vp]),
+    # TTV / TTM family and semi-sparse results (sptensor.h)
+    "spt_ttv": (i32, [vp, vp, u32, vp, u64, pvp]),
+    "spt_ttv_chain": (i32, [vp, vp, u32, pvp, vp]),
+    "spt_ttv_all": (i32, [vp, vp, pvp, pf64]),
+    "spt_ttm": (i32, [vp, vp, u32, vp, pvp]),
+    "spt_scoo_ttm": (i32, [vp, vp, u32, vp, pvp]),
+    "spt_ttm_chain": (i32, [vp, vp, u32, pu32, pvp, pvp]),
+    "spt_scoo_free": (i32, [vp]),
+    "spt_scoo_info": (i32, [vp, pi32, pu32, pu32, pu64]),
+    "spt_scoo_dims": (i32, [vp, pu32]),
+    "spt_scoo_dense_modes": (i32, [vp, pu32, pu32]),
+    "spt_scoo_indices": (i32, [vp, u32, pvp]),
+    "spt_scoo_values": (i32, [vp, pvp]),
+    "spt_scoo_to_coo": (i32, [vp, vp, pvp]),
+    # F-COO (fcoo.h)
+    "spt_fcoo_suggest_threadlen": (u32, [u64, u32, i32, i32]),
+    "spt_fcoo_from_coo": (i32, [vp, vp, i32, u32, u32, pvp]),
+    "spt_fcoo_free": (i32, [vp]),
+    "spt_fcoo_info": (i32, [vp, pi32, pu32, pu64, pi32, pu32, pu32, pu64, pu64]),
+    "spt_fcoo_dims": (i32, [vp, pu32]),
+    "spt_fcoo_to_coo": (i32, [vp, vp, pvp]),
+    "spt_mttkrp_fcoo": (i32, [vp, vp, pvp, vp]),
+    "spt_ttm_fcoo": (i32, [vp, vp, vp, pvp]),
+    "spt_ttmc_fcoo": (i32, [vp, vp, pvp, vp]),
+    # dense tensors (dense.h)
+    "spt_dense_create_copy": (i32, [vp, i32, u32, pu32, vp, pvp]),
+    "spt_dense_free": (i32, [vp]),
+    "spt_dense_info": (i32, [vp, pi32, pu32, pu64]),
+    "spt_dense_dims": (i32, [vp, pu32]),
+    "spt_dense_data_const": (i32, [vp, pvp]),
+    "spt_dense_norm": (i32, [vp, vp, pf64]),
+    "spt_dense_from_coo": (i32, [vp, vp, u64, pvp]),
+    "spt_dense_to_coo": (i32, [vp, vp, pvp]),
+    # CP-APR (cp_apr.h), elementwise operations and unfoldings (sptensor.h)
+    "spt_cp_apr_options_init_size": (i32, [ctypes.POINTER(CpAprOptions), size_t]),
+    "spt_cp_apr": (i32, [vp, vp, ctypes.POINTER(CpAprOptions), pvp]),
+    "spt_elementwise": (i32, [vp, i32, vp, vp, pvp]),
+    "spt_elementwise_scalar": (i32, [vp, i32, vp, f64, pvp]),
+    "spt_unfold_csr": (i32, [vp, vp, u32, pvp]),
+    "spt_csr_free": (i32, [vp]),
+    "spt_csr_arrays": (i32, [vp, pi32, pu64, pu64, pu64, pvp, pvp, pvp]),
+    # reordering (reorder.h)
+    "spt_reorder_options_init_size": (i32, [ctypes.POINTER(ReorderOptions), size_t]),
+    "spt_reorder_compute": (i32, [vp, vp, ctypes.POINTER(ReorderOptions), pvp]),
+    "spt_permutation_create": (i32, [vp, u32, pu32, pvp, i32, pvp]),
+    "spt_permutation_free": (i32, [vp]),
+    "spt_permutation_info": (i32, [vp, pu32, pu32]),
+    "spt_permutation_get": (i32, [vp, u32, pu32, u64, i32]),
+    "spt_permutation_inverse": (i32, [vp, vp, pvp]),
+    "spt_coo_relabeled_copy": (i32, [vp, vp, vp, pvp]),
+    "spt_matrix_permute_rows": (i32, [vp, vp, vp, u32]),
+    "spt_matrix_unpermute_rows": (i32, [vp, vp, vp, u32]),
 }
 
 

@@ -6,7 +6,9 @@
 #   3. build client_example.f90 with
 #      `gfortran $(pkg-config --cflags --libs sptensor-fortran)` and run it;
 #   4. build it again through CMake find_package(sptensor) and the target
-#      sptensor::sptensor_fortran, and run that too.
+#      sptensor::sptensor_fortran, and run that too;
+#   5. when built with MPI: build mpi_cpd_check.f90 with mpifort against the
+#      installed sptensor_mpi module and run it under mpirun -np 2.
 # Usage: run_fortran_client_test.sh BUILD_DIR WORK_DIR CMAKE_COMMAND FORTRAN_COMPILER DATA_FILE [SANITIZERS]
 # Exits 77 (skipped) for a sanitized build (SANITIZERS non-empty): its
 # library needs the sanitizer runtime in every program that links it.
@@ -57,4 +59,23 @@ echo "== find_package(sptensor) build"
 "$work_dir/cmake-project/client_example_cmake" "$data_file" > "$work_dir/client_example_cmake.out"
 cmp "$work_dir/client_example.out" "$work_dir/client_example_cmake.out" \
   || fail "the pkg-config and find_package builds printed different results"
+# With MPI: the installed sptensor_mpi module, built with mpifort against the
+# prefix and run under mpirun -np 2 (the distributed fit equals the serial one).
+if [[ -f "$prefix/include/sptensor_mpi.mod" ]]; then
+  [[ -f "$prefix/include/sptensor/sptensor_mpi.f90" ]] || fail "sptensor_mpi.f90 not installed"
+  [[ -f "$libdir/libsptensor_mpi_fortran.a" ]] || fail "no libsptensor_mpi_fortran.a in $libdir"
+  if command -v mpifort > /dev/null 2>&1 && command -v mpirun > /dev/null 2>&1; then
+    echo "== MPI client (mpifort, use sptensor_mpi)"
+    OMPI_FC="$fc" mpifort -std=f2008 -Wall -fimplicit-none -I"$prefix/include" "$here/mpi_cpd_check.f90" \
+      -o "$work_dir/mpi_cpd_check" -L"$libdir" -lsptensor_mpi_fortran -lsptensor_fortran -lsptensor_mpi -lsptensor \
+      -Wl,-rpath,"$libdir" || fail "building the MPI client against the installed module"
+    OMP_NUM_THREADS=1 OMPI_MCA_btl_vader_single_copy_mechanism=none OMPI_MCA_rmaps_base_oversubscribe=1 \
+      mpirun --oversubscribe --allow-run-as-root -np 2 "$work_dir/mpi_cpd_check" "$data_file" > "$work_dir/mpi.out" 2>&1 \
+      || { cat "$work_dir/mpi.out"; fail "the MPI client"; }
+    grep -q 'all checks passed' "$work_dir/mpi.out" || { cat "$work_dir/mpi.out"; fail "the MPI client's checks"; }
+    grep '^P = ' "$work_dir/mpi.out" || true
+  else
+    echo "== MPI client skipped: no mpifort/mpirun"
+  fi
+fi
 echo "fortran client test: all passed"

@@ -63,5 +63,16 @@ int main(void) {
   F(spt_format_advice, struct_size); F(spt_format_advice, reason); F(spt_format_advice, reason_capacity);
   F(spt_format_advice, reason_length); F(spt_format_advice, format); F(spt_format_advice, csf_policy);
   F(spt_format_advice, block_ratio); F(spt_format_advice, slice_per_block);
+
+  S(spt_cp_apr_options);
+  F(spt_cp_apr_options, struct_size); F(spt_cp_apr_options, rank); F(spt_cp_apr_options, max_outer_iters);
+  F(spt_cp_apr_options, max_inner_iters); F(spt_cp_apr_options, tol); F(spt_cp_apr_options, kappa);
+  F(spt_cp_apr_options, kappatol); F(spt_cp_apr_options, epsilon); F(spt_cp_apr_options, init);
+  F(spt_cp_apr_options, seed); F(spt_cp_apr_options, init_factors); F(spt_cp_apr_options, callback);
+  F(spt_cp_apr_options, callback_data); F(spt_cp_apr_options, format);
+
+  S(spt_reorder_options);
+  F(spt_reorder_options, struct_size); F(spt_reorder_options, method); F(spt_reorder_options, iterations);
+  F(spt_reorder_options, seed);
   return 0;
 }

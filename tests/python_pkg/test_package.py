@@ -8,7 +8,11 @@ test virtual environment, with SPTENSOR_LIBRARY pointing at the built
 library. Checks: read/write round trips, COO from numpy (copy and
 zero-copy), MTTKRP on COO/HiCOO/CSF against a numpy einsum reference,
 cp_als and tucker against pyttb from the same initial factors (fits to 1e-6
-relative), error mapping, backend selection, library discovery, and the
+relative), TTV/TTM (single, chains, semi-sparse) against pyttb's ttv/ttm and
+numpy, TTMc and F-COO kernels against numpy and the COO kernels, dense
+tensors, reordering round trips, elementwise ops and unfoldings against
+numpy, cp_apr against pyttb's cp_apr (mu) from the same initial factors,
+error mapping, backend selection, library discovery, and the
 ctypes struct layouts against the C header (LAYOUT_PROBE prints
 sizeof/offsetof).
 
@@ -280,6 +284,230 @@ class Decompositions(unittest.TestCase):
         np.testing.assert_allclose(ours, theirs, atol=1e-8)
 
 
+def ttb_dense(r):
+    """A pyttb result (sptensor, tensor or scalar) as a numpy array or float."""
+    if isinstance(r, ttb.sptensor):
+        return r.full().data
+    if isinstance(r, ttb.tensor):
+        return r.data
+    return r
+
+
+def ttm_reference(D, U, mode):
+    """D x_mode U^T for U of shape (D.shape[mode], R), densely."""
+    return np.moveaxis(np.tensordot(D, U, axes=([mode], [0])), -1, mode)
+
+
+def unfold(D, mode):
+    """Kolda's mode-n unfolding (lowest other mode fastest)."""
+    return np.moveaxis(D, mode, 0).reshape(D.shape[mode], -1, order="F")
+
+
+class TensorTimes(unittest.TestCase):
+    def setUp(self):
+        rng = np.random.default_rng(11)
+        self.rng = rng
+        self.shape = (6, 7, 5)
+        self.subs, self.vals = random_tensor(rng, self.shape, 70)
+        self.X = sptensor.coo(self.subs, self.vals, shape=self.shape)
+        self.D = dense_from(self.subs, self.vals, self.shape)
+        self.T = ttb.sptensor(self.subs.astype(np.int64), self.vals.reshape(-1, 1), self.shape) if ttb else None
+
+    def test_ttv(self):
+        vecs = [self.rng.uniform(-1, 1, d) for d in self.shape]
+        for mode in range(3):
+            Y = sptensor.ttv(self.X, vecs[mode], mode)
+            self.assertEqual(Y.shape, tuple(d for m, d in enumerate(self.shape) if m != mode))
+            ref = np.tensordot(self.D, vecs[mode], axes=([mode], [0]))
+            np.testing.assert_allclose(Y.to_numpy(), ref, rtol=1e-12, atol=1e-14)
+            others = [vecs[m] for m in range(3) if m != mode]
+            got = sptensor.ttv_chain(self.X, [None if m == mode else vecs[m] for m in range(3)], mode)
+            ref_chain = self.D
+            for m in (2, 1, 0):  # highest first, so the remaining axes keep their numbers
+                if m != mode:
+                    ref_chain = np.tensordot(ref_chain, vecs[m], axes=([m], [0]))
+            np.testing.assert_allclose(got, ref_chain, rtol=1e-12, atol=1e-14)
+            if ttb:
+                np.testing.assert_allclose(ttb_dense(self.T.ttv(vecs[mode], mode)), ref, rtol=1e-12, atol=1e-14)
+                np.testing.assert_allclose(got, ttb_dense(self.T.ttv(others, exclude_dims=mode)), rtol=1e-12,
+                                           atol=1e-14)
+        total = sptensor.ttv_all(self.X, vecs)
+        self.assertAlmostEqual(total, float(np.einsum("ijk,i,j,k->", self.D, *vecs)), places=12)
+        if ttb:
+            self.assertAlmostEqual(total, float(self.T.ttv(vecs)), places=12)
+        X32 = self.X.astype(np.float32)
+        Y32 = sptensor.ttv(X32, vecs[1], 1)
+        self.assertEqual(Y32.dtype, np.float32)
+        np.testing.assert_allclose(Y32.to_numpy(), np.tensordot(self.D, vecs[1], axes=([1], [0])), rtol=1e-5,
+                                   atol=1e-5)
+        with self.assertRaises(sptensor.InvalidArgumentError):
+            sptensor.ttv(self.X, np.ones(3), 0)
+
+    def test_ttm(self):
+        U = [self.rng.uniform(-1, 1, (d, r)) for d, r in zip(self.shape, (3, 4, 2))]
+        for mode in range(3):
+            Y = sptensor.ttm(self.X, U[mode], mode)
+            self.assertEqual(Y.dense_modes, (mode,))
+            ref = ttm_reference(self.D, U[mode], mode)
+            self.assertEqual(Y.shape, ref.shape)
+            np.testing.assert_allclose(Y.to_numpy(), ref, rtol=1e-12, atol=1e-14)
+            np.testing.assert_allclose(Y.to_coo().to_numpy(), ref, rtol=1e-12, atol=1e-14)
+            self.assertEqual(Y.blocks.shape, (Y.nfibers, U[mode].shape[1]))
+            if ttb:
+                np.testing.assert_allclose(ttb_dense(self.T.ttm(U[mode], mode, transpose=True)), ref, rtol=1e-12,
+                                           atol=1e-14)
+            # Semi-sparse TTM in a second mode, and the same as one chain.
+            other = (mode + 1) % 3
+            Z = Y.ttm(U[other], other)
+            ref2 = ttm_reference(ref, U[other], other)
+            self.assertEqual(Z.dense_modes, tuple(sorted((mode, other))))
+            np.testing.assert_allclose(Z.to_numpy(), ref2, rtol=1e-12, atol=1e-13)
+            C = sptensor.ttm_chain(self.X, [U[mode], U[other]], [mode, other])
+            np.testing.assert_allclose(C.to_numpy(), ref2, rtol=1e-12, atol=1e-13)
+            if ttb:
+                np.testing.assert_allclose(
+                    ttb_dense(self.T.ttm([U[mode], U[other]], [mode, other], transpose=True)), ref2, rtol=1e-12,
+                    atol=1e-13)
+        with self.assertRaises(sptensor.InvalidArgumentError):
+            sptensor.ttm(self.X, U[0], 1)  # wrong row count
+
+    def test_ttmc_and_fcoo(self):
+        ranks = (2, 3, 4)
+        U = [self.rng.uniform(-1, 1, (d, r)) for d, r in zip(self.shape, ranks)]
+        for mode in range(3):
+            ref_core = self.D
+            for m in range(3):
+                if m != mode:
+                    ref_core = ttm_reference(ref_core, U[m], m)
+            ref = unfold(ref_core, mode)
+            got = sptensor.ttmc(self.X, [None if m == mode else U[m] for m in range(3)], mode)
+            self.assertEqual(got.shape, (self.shape[mode], int(np.prod([r for m, r in enumerate(ranks) if m != mode]))))
+            np.testing.assert_allclose(got, ref, rtol=1e-12, atol=1e-13)
+            if ttb:
+                np.testing.assert_allclose(unfold(ttb_dense(self.T.ttm(U, exclude_dims=mode, transpose=True)), mode),
+                                           ref, rtol=1e-12, atol=1e-13)
+            F = sptensor.FCOO(self.X, "mttkrp", mode, threadlen=8)
+            info = F.info()
+            self.assertEqual((info["operation"], info["mode"], info["threadlen"], info["shape"]),
+                             ("mttkrp", mode, 8, self.shape))
+            self.assertLessEqual(info["segments"], self.shape[mode])
+            np.testing.assert_allclose(F.ttmc(U), ref, rtol=1e-12, atol=1e-13)
+            W = [self.rng.uniform(-1, 1, (d, 5)) for d in self.shape]
+            np.testing.assert_allclose(F.mttkrp(W), sptensor.mttkrp(self.X, W, mode), rtol=1e-12, atol=1e-13)
+            np.testing.assert_allclose(F.to_coo().to_numpy(), self.D, rtol=0, atol=0)
+            Ft = sptensor.FCOO(self.X, "ttm", mode)
+            np.testing.assert_allclose(Ft.ttm(U[mode]).to_numpy(), ttm_reference(self.D, U[mode], mode), rtol=1e-12,
+                                       atol=1e-13)
+            with self.assertRaises(sptensor.InvalidArgumentError):
+                sptensor.mttkrp(Ft, W, mode)  # built for TTM
+        with self.assertRaises(sptensor.InvalidArgumentError):
+            sptensor.FCOO(self.X, "mttkrp", 3)
+        with self.assertRaises(sptensor.InvalidArgumentError):
+            sptensor.FCOO(self.X, "mttkrp", 0, threadlen=7)
+        self.assertIn(sptensor.fcoo_suggest_threadlen(10 ** 6, 32, np.float32), (8, 16, 32))
+
+    def test_dense(self):
+        np.testing.assert_allclose(sptensor.to_dense(self.X), self.D, rtol=0, atol=1e-15)
+        np.testing.assert_allclose(self.X.to_dense(), self.D, rtol=0, atol=1e-15)
+        with self.assertRaises(sptensor.OutOfMemoryError):
+            sptensor.to_dense(self.X, max_bytes=100)
+        Y = sptensor.from_dense(self.D)
+        self.assertEqual(Y.nnz, int(np.count_nonzero(self.D)))
+        np.testing.assert_array_equal(Y.to_numpy(), self.D)
+        Y32 = sptensor.from_dense(self.D.astype(np.float32))
+        self.assertEqual(Y32.dtype, np.float32)
+        X = sptensor.read(NATIONS)
+        D = sptensor.to_dense(X)
+        self.assertEqual(D.shape, X.shape)
+        self.assertAlmostEqual(float(np.linalg.norm(D)), X.norm(), places=10)
+        if ttb:
+            np.testing.assert_array_equal(D, X.to_pyttb().full().data)
+
+    def test_reorder(self):
+        X = sptensor.read(NATIONS)
+        D = X.to_numpy()
+        for method in ("lexi", "bfs_mcs", "random"):
+            P = sptensor.reorder(X, method, seed=3)
+            self.assertEqual(P.shape, X.shape)
+            perms = P.perms
+            for m, p in enumerate(perms):
+                np.testing.assert_array_equal(np.sort(p), np.arange(X.shape[m]))
+            R = sptensor.relabel(X, P)
+            # Coordinate i of mode m became perms[m][i].
+            np.testing.assert_array_equal(R.to_numpy()[np.ix_(*[p.astype(np.intp) for p in perms])], D)
+            back = sptensor.relabel(R, P.inverse())
+            np.testing.assert_array_equal(back.to_numpy(), D)
+        P = sptensor.reorder(X)
+        R = sptensor.relabel(X, P)
+        A = self.rng.uniform(size=(X.shape[1], 3))
+        B = P.permute_rows(A, 1)
+        np.testing.assert_array_equal(B[P.perms[1].astype(np.intp)], A)
+        np.testing.assert_array_equal(P.unpermute_rows(B, 1), A)
+        # A model of the relabelled tensor, unpermuted, models the original as well.
+        r = sptensor.cp_als(R, 3, max_iters=5, tol=0.0, seed=4)
+        u = P.unpermute(r)
+        M = np.einsum("r,ir,jr,kr->ijk", u.weights, *u.factors)
+        self.assertAlmostEqual(1 - np.linalg.norm(D - M) / np.linalg.norm(D), r.fit, places=8)
+        ident = sptensor.Permutation.from_arrays([np.arange(1, d + 1) for d in X.shape], index_base=1)
+        np.testing.assert_array_equal(sptensor.relabel(X, ident).to_numpy(), D)
+        with self.assertRaises(sptensor.InvalidArgumentError):
+            sptensor.Permutation.from_arrays([np.zeros(3), np.arange(2)])
+        with self.assertRaises(sptensor.InvalidArgumentError):
+            sptensor.reorder(X, "nope")
+
+    def test_elementwise_and_unfold(self):
+        Y = sptensor.coo(self.subs[::2], self.vals[::2] * 3, shape=self.shape)
+        DY = dense_from(self.subs[::2], self.vals[::2] * 3, self.shape)
+        np.testing.assert_allclose((self.X + Y).to_numpy(), self.D + DY, atol=1e-14)
+        np.testing.assert_allclose((self.X - Y).to_numpy(), self.D - DY, atol=1e-14)
+        np.testing.assert_allclose((self.X * Y).to_numpy(), self.D * DY, atol=1e-14)
+        np.testing.assert_allclose((self.X * 2.5).to_numpy(), self.D * 2.5, atol=1e-14)
+        with self.assertRaises(sptensor.InvalidArgumentError):
+            self.X / 0.0
+        for mode in range(3):
+            row_ptr, col_ind, vals, shape = sptensor.unfold(self.X, mode)
+            ref = unfold(self.D, mode)
+            self.assertEqual(shape, ref.shape)
+            got = np.zeros(shape)
+            for i in range(shape[0]):
+                got[i, col_ind[row_ptr[i]:row_ptr[i + 1]].astype(np.intp)] = vals[row_ptr[i]:row_ptr[i + 1]]
+            np.testing.assert_allclose(got, ref, atol=1e-14)
+
+    def test_cp_apr(self):
+        rng = np.random.default_rng(5)
+        shape, rank = (12, 10, 8), 3
+        model = np.einsum("ir,jr,kr->ijk", *[rng.gamma(0.3, 1.0, (d, rank)) for d in shape]) * 3.0
+        counts = rng.poisson(model)
+        subs = np.argwhere(counts > 0)
+        vals = counts[counts > 0].astype(np.float64)
+        X = sptensor.coo(subs, vals, shape=shape)
+        init = [rng.uniform(0.0, 1.0, (d, rank)) for d in shape]
+        r = sptensor.cp_apr(X, rank, max_outer_iters=20, tol=0.0, init=init)
+        self.assertEqual(r.iterations, 20)
+        self.assertTrue(np.all(r.weights >= 0) and np.all(np.diff(r.weights) <= 0))
+        for f in r.factors:
+            self.assertTrue(np.all(f >= 0))
+            np.testing.assert_allclose(f.sum(axis=0), 1.0, rtol=1e-10)
+        # The log-likelihood of the returned model, recomputed with numpy.
+        M = np.einsum("r,ir,jr,kr->ijk", r.weights, *r.factors)
+        self.assertAlmostEqual(float(np.sum(vals * np.log(M[tuple(subs.T)])) - M.sum()), r.loglik, places=6)
+        if ttb:
+            T = ttb.sptensor(subs.astype(np.int64), vals.reshape(-1, 1), shape)
+            _, _, out = ttb.cp_apr(T, rank, algorithm="mu", stoptol=0.0, maxiters=20,
+                                   init=ttb.ktensor([f.copy() for f in init]), printitn=0)
+            self.assertLessEqual(abs(r.loglik - float(out["obj"])), 1e-6 * abs(float(out["obj"])))
+        with self.assertRaises(sptensor.InvalidArgumentError):
+            sptensor.cp_apr(X * -1.0, 2)  # negative values
+
+    def test_backend_device(self):
+        info = sptensor.backend_info()
+        if not info["cuda_available"]:
+            with self.assertRaises(sptensor.DeviceError):
+                sptensor.set_device(0, ctx=sptensor.Context(backend="cpu"))
+        with self.assertRaises(sptensor.InvalidArgumentError):
+            sptensor.set_device(-1, ctx=sptensor.Context(backend="cpu"))
+
+
 class Errors(unittest.TestCase):
     def test_status_and_message(self):
         with self.assertRaises(sptensor.FileIOError) as cm:
@@ -376,7 +604,8 @@ class Layouts(unittest.TestCase):
         "spt_read_options": _lib.ReadOptions, "spt_write_options": _lib.WriteOptions,
         "spt_hicoo_options": _lib.HicooOptions, "spt_hicoo_statistics": _lib.HicooStatistics,
         "spt_csf_summary": _lib.CsfSummary, "spt_backend_info": _lib.BackendInfo,
-        "spt_format_advice": _lib.FormatAdvice,
+        "spt_format_advice": _lib.FormatAdvice, "spt_reorder_options": _lib.ReorderOptions,
+        "spt_cp_apr_options": _lib.CpAprOptions,
     }
 
     def test_options_init_sizes(self):
@@ -384,7 +613,9 @@ class Layouts(unittest.TestCase):
                              ("spt_tucker_options_init_size", _lib.TuckerOptions),
                              ("spt_read_options_init_size", _lib.ReadOptions),
                              ("spt_write_options_init_size", _lib.WriteOptions),
-                             ("spt_hicoo_options_init_size", _lib.HicooOptions)):
+                             ("spt_hicoo_options_init_size", _lib.HicooOptions),
+                             ("spt_reorder_options_init_size", _lib.ReorderOptions),
+                             ("spt_cp_apr_options_init_size", _lib.CpAprOptions)):
             opts = _lib.init_options(init, struct)
             self.assertEqual(opts.struct_size, ctypes.sizeof(struct), init)
 
