@@ -221,6 +221,7 @@ int main(int argc, char** argv) {
     } else {
       x = synthetic(o, env.ctx, size);
       name = "synthetic-zipf-" + std::to_string(o.synthetic_nnz);
+      for (size_t m = 0; m < o.dims.size(); ++m) name += (m ? "x" : "-") + std::to_string(o.dims[m]);
     }
     const double read_seconds = MPI_Wtime() - t0;
     if (o.decomposition != "coarse") run_one(o, env, x, name, read_seconds, SPT_MPI_MEDIUM_GRAINED);

@@ -17,7 +17,8 @@
 # medium-grained model vs coarse-grained, imbalance and strong-scaling
 # efficiency (T1 / (P * TP)).
 # Env: BUILD (default build-mpi-bench; configured here when missing), JOBS,
-# RANKS, RANK, ITERS, SYN_NNZ, DECOMP (both | medium | coarse), FORMAT (auto |
+# MPIRUN, MPI_CMAKE_ARGS (benchmarks/device_mpi_env.sh sets both), RANKS, RANK, ITERS, SYN_NNZ, SKIP_FILES (1: synthetic only), SYN_DIMS (I,J,K; bench_mpi's default
+# scales 20M x 10M x 2M with SYN_NNZ), DECOMP (both | medium | coarse), FORMAT (auto |
 # coo | csf | hicoo), MPIRUN_FLAGS.
 #
 # Time budget: a 2M-nonzero synthetic tensor takes ~0.7-1 s per sweep on one
@@ -43,8 +44,9 @@ export OMPI_MCA_btl_vader_single_copy_mechanism=none
 jsonl="$out/mpi_$(hostname -s)_$(date -u +%Y%m%dT%H%M%SZ).jsonl"
 
 if [ ! -x "$build/mpi/bench_mpi" ]; then
+  # shellcheck disable=SC2086
   cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSPT_WITH_MPI=ON -DSPT_WITH_CUDA=OFF \
-    -DSPT_BUILD_TESTS=OFF > "$out/mpi_build.log" 2>&1 || { tail -40 "$out/mpi_build.log"; exit 1; }
+    -DSPT_BUILD_TESTS=OFF ${MPI_CMAKE_ARGS:-} > "$out/mpi_build.log" 2>&1 || { tail -40 "$out/mpi_build.log"; exit 1; }
   ninja -C "$build" -j"$jobs" bench_mpi >> "$out/mpi_build.log" 2>&1 ||
     { grep -E "error|FAILED" -A3 "$out/mpi_build.log" | head -60; exit 1; }
 fi
@@ -55,18 +57,21 @@ if [ ${#files[@]} -eq 0 ]; then
   largest=$(ls -S ../shared/data/*.tns* .data/xz/*.tns* 2>/dev/null | head -1)
   [ -n "$largest" ] && files=("$largest")
 fi
+[ "${SKIP_FILES:-0}" = 1 ] && files=()  # synthetic tensor only
 
 run() {  # P, args...
   local p=$1; shift
   echo "== P=$p $*" >&2
-  mpirun $flags -np "$p" "$bench" -r "$rank" --iters "$iters" --decomposition "$decomp" --format "$format" "$@" |
+  "${MPIRUN:-mpirun}" $flags -np "$p" "$bench" -r "$rank" --iters "$iters" --decomposition "$decomp" --format "$format" "$@" |
     tee -a "$jsonl"
 }
 for f in "${files[@]}"; do
   for p in $ranks; do run "$p" --file "$f"; done
 done
 if [ "$syn_nnz" != "0" ]; then
-  for p in $ranks; do run "$p" --synthetic "$syn_nnz"; done
+  syn_args=(--synthetic "$syn_nnz")
+  [ -n "${SYN_DIMS:-}" ] && syn_args+=(--dims "$SYN_DIMS")
+  for p in $ranks; do run "$p" "${syn_args[@]}"; done
 fi
 
 python3 - "$out" <<'PY'
