@@ -1,5 +1,5 @@
 # Source after .device-deps*/setup-env.sh on the GPU machine, when Open MPI
-# comes from the carried Debian packages (fetch-deps.sh --mpi).
+# comes from the carried Debian packages (benchmarks/fetch_mpi_deps.sh).
 # Debian's Open MPI is configured with prefix /usr, so relocating it means
 # OPAL_PREFIX=<unpack root>/usr; setup-env.sh points it at .../openmpi,
 # which makes mpirun load the component plugins of whatever Open MPI the

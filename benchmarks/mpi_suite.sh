@@ -16,6 +16,8 @@
 # table at the end gives ms/iteration, bytes/iteration measured vs the
 # medium-grained model vs coarse-grained, imbalance and strong-scaling
 # efficiency (T1 / (P * TP)).
+# On the GPU machine: benchmarks/fetch_mpi_deps.sh here first, carry .device-deps-mpi, then
+#   source .device-deps-mpi/setup-env.sh && source benchmarks/device_mpi_env.sh && bash benchmarks/mpi_suite.sh
 # Env: BUILD (default build-mpi-bench; configured here when missing), JOBS,
 # MPIRUN, MPI_CMAKE_ARGS (benchmarks/device_mpi_env.sh sets both), RANKS, RANK, ITERS, SYN_NNZ, SKIP_FILES (1: synthetic only), SYN_DIMS (I,J,K; bench_mpi's default
 # scales 20M x 10M x 2M with SYN_NNZ), DECOMP (both | medium | coarse), FORMAT (auto |
