@@ -74,7 +74,17 @@ def library_version():
 # ---------------------------------------------------------------------------
 # Context
 # ---------------------------------------------------------------------------
-class Context:
+class _Owned:
+    """A library handle in self._h, released with self._free when the object goes."""
+
+    def __del__(self):
+        h = getattr(self, "_h", None)
+        if h:
+            self._free(h)
+            self._h = None
+
+
+class Context(_Owned):
     """An spt_context: backend, threads, CUDA device, default seed.
 
     Not thread safe (as the C handle): use one per thread. Functions taking
@@ -96,11 +106,6 @@ class Context:
         if device is not None:
             _lib.check(L.spt_context_set_device(self._h, int(device)), "spt_context_set_device", self._h)
 
-    def __del__(self):
-        h = getattr(self, "_h", None)
-        if h:
-            self._free(h)
-            self._h = None
 
     @property
     def backend(self):
@@ -218,6 +223,23 @@ class _Matrices:
         self.arrays.append(a)
         return h
 
+    def set_init(self, ctx, opts, init, order, dtype):
+        """opts.init / opts.init_factors from init: "random" or a list of `order` factor matrices."""
+        if isinstance(init, str):
+            if init.lower() != "random":
+                raise InvalidArgumentError(-1, "SPT_ERR_INVALID_ARGUMENT",
+                                           f"init must be 'random' or a list of factor matrices, got {init!r}")
+            opts.init = 0
+            return
+        init = list(init)
+        if len(init) != order:
+            raise InvalidArgumentError(-1, "SPT_ERR_INVALID_ARGUMENT",
+                                       f"{len(init)} initial factors for an order-{order} tensor")
+        ptrs = (ctypes.c_void_p * order)(*[self.wrap(ctx, f, dtype).value for f in init])
+        self.arrays.append(ptrs)  # the pointer array lives as long as the wrapped matrices
+        opts.init = 1
+        opts.init_factors = ctypes.cast(ptrs, _lib.pvp)
+
     def free(self):
         L = _lib.lib()
         for h in self.handles:
@@ -255,7 +277,7 @@ def _history(fn, h):
 # ---------------------------------------------------------------------------
 # Sparse tensors
 # ---------------------------------------------------------------------------
-class Tensor:
+class Tensor(_Owned):
     """A sparse tensor in coordinate (COO) format: an spt_coo handle.
 
     Create with :func:`coo` (from numpy arrays) or :func:`read`. ``shape``,
@@ -280,11 +302,6 @@ class Tensor:
         self.order = int(order.value)
         self.dtype = _NP_DTYPES[dtype.value]
 
-    def __del__(self):
-        h = getattr(self, "_h", None)
-        if h:
-            self._free(h)
-            self._h = None
 
     def __repr__(self):
         return f"<sptensor.Tensor shape={self.shape} nnz={self.nnz} dtype={self.dtype}>"
@@ -479,7 +496,7 @@ def write(tensor, path, format="auto", compression="auto", index_base=1, precisi
 # ---------------------------------------------------------------------------
 # Other formats
 # ---------------------------------------------------------------------------
-class HiCOO:
+class HiCOO(_Owned):
     """Hierarchical COO (blocked, 8-bit element indices): an spt_hicoo handle
     built from a :class:`Tensor` (which may be freed afterwards)."""
 
@@ -500,11 +517,6 @@ class HiCOO:
         self.nnz = tensor.nnz
         self.order = tensor.order
 
-    def __del__(self):
-        h = getattr(self, "_h", None)
-        if h:
-            self._free(h)
-            self._h = None
 
     def __repr__(self):
         return f"<sptensor.HiCOO shape={self.shape} nnz={self.nnz} dtype={self.dtype}>"
@@ -531,7 +543,7 @@ class HiCOO:
         return out
 
 
-class CSF:
+class CSF(_Owned):
     """Compressed sparse fibers (SPLATT-style trees): an spt_csf handle built
     from a :class:`Tensor`. policy: "auto", "onemode", "twomode", "allmode"."""
 
@@ -548,11 +560,6 @@ class CSF:
         self.nnz = tensor.nnz
         self.order = tensor.order
 
-    def __del__(self):
-        h = getattr(self, "_h", None)
-        if h:
-            self._free(h)
-            self._h = None
 
     def __repr__(self):
         return f"<sptensor.CSF shape={self.shape} nnz={self.nnz} dtype={self.dtype}>"
@@ -666,19 +673,7 @@ def cp_als(tensor, rank, max_iters=50, tol=1e-4, init="random", seed=0, format="
     opts.memo_budget_bytes = int(memo_budget_bytes)
     k = ctypes.c_void_p()
     with _Matrices() as mats:
-        if isinstance(init, str):
-            if init.lower() != "random":
-                raise InvalidArgumentError(-1, "SPT_ERR_INVALID_ARGUMENT",
-                                           f"init must be 'random' or a list of factor matrices, got {init!r}")
-            opts.init = 0
-        else:
-            init = list(init)
-            if len(init) != tensor.order:
-                raise InvalidArgumentError(-1, "SPT_ERR_INVALID_ARGUMENT",
-                                           f"{len(init)} initial factors for an order-{tensor.order} tensor")
-            ptrs = (ctypes.c_void_p * tensor.order)(*[mats.wrap(c, f, tensor.dtype).value for f in init])
-            opts.init = 1
-            opts.init_factors = ctypes.cast(ptrs, _lib.pvp)
+        mats.set_init(c, opts, init, tensor.order, tensor.dtype)
         if isinstance(tensor, CSF):
             fn, name = L.spt_cpd_als_csf, "spt_cpd_als_csf"
         elif isinstance(tensor, Tensor):
@@ -804,7 +799,7 @@ def _borrowed_array(p, n, dtype):
 # ---------------------------------------------------------------------------
 # Semi-sparse results (TTM family)
 # ---------------------------------------------------------------------------
-class SemiSparse:
+class SemiSparse(_Owned):
     """A semi-sparse tensor (spt_scoo): sparse in some modes, dense in the
     others (``dense_modes``); the result of :func:`ttm` and :func:`ttm_chain`.
     ``fiber_subs`` (nfibers x sparse modes) and ``blocks`` (nfibers x the
@@ -830,11 +825,6 @@ class SemiSparse:
         self.dense_modes = tuple(int(m) for m in modes[:count.value])
         self.sparse_modes = tuple(m for m in range(self.order) if m not in self.dense_modes)
 
-    def __del__(self):
-        h = getattr(self, "_h", None)
-        if h:
-            self._free(h)
-            self._h = None
 
     def __repr__(self):
         return (f"<sptensor.SemiSparse shape={self.shape} dense_modes={self.dense_modes} "
@@ -983,7 +973,7 @@ def fcoo_suggest_threadlen(nnz, rank=16, dtype=np.float64, multiprocessors=0):
     return int(_lib.lib().spt_fcoo_suggest_threadlen(int(nnz), int(rank), _dtype_code(dtype), int(multiprocessors)))
 
 
-class FCOO:
+class FCOO(_Owned):
     """F-COO (flagged COO, one copy laid out for one operation in one mode;
     see sptensor/fcoo.h): operation "mttkrp" (MTTKRP and TTMc in `mode`) or
     "ttm" (TTM in `mode`); threadlen 0 (the library's rule), 8, 16 or 32.
@@ -1007,11 +997,6 @@ class FCOO:
         self.operation = _FCOO_OPERATION_NAMES[op]
         self.mode = int(mode)
 
-    def __del__(self):
-        h = getattr(self, "_h", None)
-        if h:
-            self._free(h)
-            self._h = None
 
     def __repr__(self):
         return f"<sptensor.FCOO {self.operation} mode={self.mode} shape={self.shape} nnz={self.nnz}>"
@@ -1130,7 +1115,7 @@ Tensor.to_dense.__doc__ = "Same as :func:`to_dense` (self)."
 _REORDER_METHODS = {"lexi": 0, "bfs_mcs": 1, "random": 2}
 
 
-class Permutation:
+class Permutation(_Owned):
     """One relabelling per mode (spt_permutation): ``perms[m][old] = new``
     (0-based numpy arrays). From :func:`reorder` or :meth:`from_arrays`."""
 
@@ -1145,11 +1130,6 @@ class Permutation:
         self.order = int(order.value)
         self.shape = tuple(int(d) for d in dims)
 
-    def __del__(self):
-        h = getattr(self, "_h", None)
-        if h:
-            self._free(h)
-            self._h = None
 
     def __repr__(self):
         return f"<sptensor.Permutation shape={self.shape}>"
@@ -1265,16 +1245,7 @@ def cp_apr(tensor, rank, max_outer_iters=1000, max_inner_iters=10, tol=1e-4, kap
     opts.format = _choice(_FORMATS, format, "format")
     k = ctypes.c_void_p()
     with _Matrices() as mats:
-        if isinstance(init, str):
-            if init.lower() != "random":
-                raise InvalidArgumentError(-1, "SPT_ERR_INVALID_ARGUMENT",
-                                           f"init must be 'random' or a list of factor matrices, got {init!r}")
-            opts.init = 0
-        else:
-            init = list(init)
-            ptrs = (ctypes.c_void_p * len(init))(*[mats.wrap(c, f, tensor.dtype).value for f in init])
-            opts.init = 1
-            opts.init_factors = ctypes.cast(ptrs, _lib.pvp)
+        mats.set_init(c, opts, init, tensor.order, tensor.dtype)
         _lib.check(L.spt_cp_apr(c._h, tensor._h, ctypes.byref(opts), ctypes.byref(k)), "spt_cp_apr", c._h)
     try:
         ll, iters, conv = ctypes.c_double(), ctypes.c_int(), ctypes.c_int()

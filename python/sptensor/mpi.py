@@ -40,7 +40,7 @@ except ImportError as e:  # pragma: no cover - depends on the installation
                       f"built for the MPI library libsptensor_mpi uses: {e}") from e
 
 from . import _lib
-from . import (InvalidArgumentError, LibraryNotFoundError, Tensor, CPResult, _Matrices, _choice, _copy_matrix,
+from . import (InvalidArgumentError, LibraryNotFoundError, Tensor, CPResult, _Matrices, _Owned, _choice, _copy_matrix,
                _ctx, _dtype_code, _history, _NP_DTYPES, _FORMATS, _DTYPES)
 
 __all__ = ["DistTensor", "MPICPResult", "read", "tensor", "cp_als", "library_path"]
@@ -182,7 +182,7 @@ def _check(status, function, ctx):
     return _lib.check(status, function, ctx._h)
 
 
-class DistTensor:
+class DistTensor(_Owned):
     """This rank's part of a tensor distributed over ``comm`` (spt_mpi_tensor):
     ``shape`` and ``nnz`` are global, ``local_nnz`` this rank's count.
     :meth:`local` copies this rank's nonzeros (global coordinates) into a
@@ -203,12 +203,6 @@ class DistTensor:
         self.nnz = int(gnnz.value)
         self.local_nnz = int(lnnz.value)
         self.shape = tuple(int(d) for d in dims)
-
-    def __del__(self):
-        h = getattr(self, "_h", None)
-        if h:
-            self._free(h)
-            self._h = None
 
     def __repr__(self):
         return (f"<sptensor.mpi.DistTensor shape={self.shape} nnz={self.nnz} local_nnz={self.local_nnz} "
@@ -335,16 +329,7 @@ def cp_als(tensor, rank, max_iters=50, tol=1e-4, init="random", seed=0, format="
         opts.grid = ctypes.cast(grid_array, pi32)
     k = ctypes.c_void_p()
     with _Matrices() as mats:
-        if isinstance(init, str):
-            if init.lower() != "random":
-                raise InvalidArgumentError(-1, "SPT_ERR_INVALID_ARGUMENT",
-                                           f"init must be 'random' or a list of factor matrices, got {init!r}")
-            opts.init = 0
-        else:
-            init = list(init)
-            ptrs = (ctypes.c_void_p * len(init))(*[mats.wrap(c, a, tensor.dtype).value for a in init])
-            opts.init = 1
-            opts.init_factors = ctypes.cast(ptrs, pvp)
+        mats.set_init(c, opts, init, tensor.order, tensor.dtype)
         _check(L.spt_mpi_cpd_als_fcomm(f, c._h, tensor._h, ctypes.byref(opts), ctypes.byref(k)), "spt_mpi_cpd_als", c)
     try:
         S = _lib.lib()
