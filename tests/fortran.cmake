@@ -34,7 +34,8 @@ set_tests_properties(fortran_constants PROPERTIES TIMEOUT 120 LABELS fortran)
 
 find_file(SPT_FORTRAN_NATIONS nations.tns.xz
   PATHS ${CMAKE_CURRENT_SOURCE_DIR}/data ${PROJECT_SOURCE_DIR}/../shared/data NO_DEFAULT_PATH)
-add_executable(spt_fortran_cpd_check ${CMAKE_CURRENT_SOURCE_DIR}/fortran/cpd_check.f90)
+add_executable(spt_fortran_cpd_check ${CMAKE_CURRENT_SOURCE_DIR}/fortran/checks.f90
+  ${CMAKE_CURRENT_SOURCE_DIR}/fortran/cpd_check.f90)
 target_link_libraries(spt_fortran_cpd_check PRIVATE sptensor_fortran)
 if(CMAKE_Fortran_COMPILER_ID STREQUAL "GNU")
   target_compile_options(spt_fortran_cpd_check PRIVATE -std=f2008 -Wall -Wextra -fimplicit-none)
@@ -51,7 +52,8 @@ endif()
 
 # The bindings beyond CP/Tucker (TTV/TTM family, F-COO, dense tensors,
 # reordering, backend info, statistics) against Fortran loops and C results.
-add_executable(spt_fortran_kernels_check ${CMAKE_CURRENT_SOURCE_DIR}/fortran/kernels_check.f90)
+add_executable(spt_fortran_kernels_check ${CMAKE_CURRENT_SOURCE_DIR}/fortran/checks.f90
+  ${CMAKE_CURRENT_SOURCE_DIR}/fortran/kernels_check.f90)
 target_link_libraries(spt_fortran_kernels_check PRIVATE sptensor_fortran)
 if(CMAKE_Fortran_COMPILER_ID STREQUAL "GNU")
   target_compile_options(spt_fortran_kernels_check PRIVATE -std=f2008 -Wall -Wextra -fimplicit-none)

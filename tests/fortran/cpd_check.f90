@@ -35,12 +35,12 @@ end module cpd_check_callbacks
 
 program cpd_check
   use sptensor
+  use spt_fortran_checks
   use cpd_check_callbacks
   implicit none
 
   integer, parameter :: dp = c_double
   integer, parameter :: rank = 4
-  integer :: failures = 0
   character(len=4096) :: path, prefix, arg
   real(dp) :: cli_fit, cli_tucker_fit, cli_apr_loglik
   type(c_ptr) :: ctx = c_null_ptr, x = c_null_ptr, y = c_null_ptr, k = c_null_ptr, t = c_null_ptr
@@ -147,34 +147,11 @@ program cpd_check
   call expect_status(spt_coo_free(x), SPT_OK, 'spt_coo_free')
   call expect_status(spt_context_free(ctx), SPT_OK, 'spt_context_free')
 
-  if (failures > 0) then
-    print '(i0,a)', failures, ' check(s) FAILED'
-    error stop 1
-  end if
-  print '(a)', 'fortran client: all checks passed'
+  call finish_checks('fortran client')
 
 contains
 
-  subroutine check(ok, what)
-    logical, intent(in) :: ok
-    character(len=*), intent(in) :: what
-    if (ok) then
-      print '(a,a)', 'ok    ', what
-    else
-      print '(a,a)', 'FAIL  ', what
-      failures = failures + 1
-    end if
-  end subroutine
 
-  subroutine expect_status(got, want, what)
-    integer(c_int), intent(in) :: got, want
-    character(len=*), intent(in) :: what
-    if (got /= want) then
-      print '(a,a,a,a,a,a,a,a)', 'FAIL  ', what, ': got ', sptf_status_string(got), ', expected ', &
-            sptf_status_string(want), ': ', sptf_last_error(ctx)
-      failures = failures + 1
-    end if
-  end subroutine
 
   ! A copy of x built from 1-based nnz x order subscripts (MATLAB's layout).
   subroutine check_from_arrays()

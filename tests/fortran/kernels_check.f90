@@ -16,11 +16,11 @@
 !    unpermute; format advice, CSF and HiCOO statistics, CP-APR log-likelihood.
 program kernels_check
   use sptensor
+  use spt_fortran_checks
   implicit none
 
   integer, parameter :: dp = c_double
   integer, parameter :: rank = 3
-  integer :: failures = 0
   character(len=4096) :: path
   type(c_ptr) :: ctx = c_null_ptr, x = c_null_ptr
   integer(c_int) :: dtype
@@ -70,34 +70,11 @@ program kernels_check
 
   call expect_status(spt_coo_free(x), SPT_OK, 'spt_coo_free')
   call expect_status(spt_context_free(ctx), SPT_OK, 'spt_context_free')
-  if (failures > 0) then
-    print '(i0,a)', failures, ' check(s) FAILED'
-    error stop 1
-  end if
-  print '(a)', 'fortran kernels: all checks passed'
+  call finish_checks('fortran kernels')
 
 contains
 
-  subroutine check(ok, what)
-    logical, intent(in) :: ok
-    character(len=*), intent(in) :: what
-    if (ok) then
-      print '(a,a)', 'ok    ', what
-    else
-      print '(a,a)', 'FAIL  ', what
-      failures = failures + 1
-    end if
-  end subroutine
 
-  subroutine expect_status(got, want, what)
-    integer(c_int), intent(in) :: got, want
-    character(len=*), intent(in) :: what
-    if (got /= want) then
-      print '(a,a,a,a,a,a,a,a)', 'FAIL  ', what, ': got ', sptf_status_string(got), ', expected ', &
-            sptf_status_string(want), ': ', sptf_last_error(ctx)
-      failures = failures + 1
-    end if
-  end subroutine
 
   logical function close_to(a, b, rel)
     real(dp), intent(in) :: a(:), b(:)
