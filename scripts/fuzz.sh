@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer targets of tests/fuzz with clang + ASan + UBSan in
-# their own build dir (default build-fuzz, env SPT_FUZZ_BUILD_DIR) and runs
-# each for a bounded time (env SPT_FUZZ_SECONDS, default 60) from the seed
-# corpus in tests/fuzz/corpus/NAME (never modified: new inputs go to
+# Builds the libFuzzer targets of tests/fuzz (clang, ASan + UBSan, in the
+# build shared with the sanitizer suite: scripts/reliability_build.sh,
+# default build/reliability; env SPT_RELIABILITY_BUILD_DIR, or
+# SPT_FUZZ_BUILD_DIR for this script alone) and runs each for a bounded time
+# (env SPT_FUZZ_SECONDS, default 60) from the seed corpus in
+# tests/fuzz/corpus/NAME (never modified: new inputs go to
 # BUILD/fuzz-work/NAME). Prints executions and executions per second per
 # fuzzer; exits non-zero on any finding (crash, leak, sanitizer report,
 # timeout, or an allocation above SPT_FUZZ_MALLOC_MB, default 2048),
@@ -13,7 +15,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
-build="${SPT_FUZZ_BUILD_DIR:-build-fuzz}"
+source scripts/reliability_build.sh
+build="${SPT_FUZZ_BUILD_DIR:-$(spt_reliability_dir)}"
 seconds="${SPT_FUZZ_SECONDS:-60}"
 jobs="${SPT_FUZZ_JOBS:-$(nproc 2>/dev/null || echo 2)}"
 malloc_mb="${SPT_FUZZ_MALLOC_MB:-2048}"
@@ -21,13 +24,7 @@ all=(fuzz_tns fuzz_tns_extended fuzz_sptb fuzz_compressed fuzz_convert)
 names=("$@")
 [[ ${#names[@]} -gt 0 ]] || names=("${all[@]}")
 
-if ! command -v clang++ > /dev/null 2>&1; then
-  echo "fuzz.sh: clang++ not found (scripts/deps.sh installs clang and libFuzzer)" >&2
-  exit 1
-fi
-
-CC=clang CXX=clang++ cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSPT_WITH_CUDA=OFF \
-  -DSPT_SANITIZE=address,undefined -DSPT_FUZZ=ON -DSPT_BUILD_TESTS=OFF -DSPT_BUILD_BENCHMARKS=OFF > /dev/null
+spt_reliability_configure "$build"
 ninja -C "$build" -j"$jobs" "${names[@]}"
 
 export ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1

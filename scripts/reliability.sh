@@ -1,17 +1,22 @@
 #!/usr/bin/env bash
-# Reliability jobs of issue 10, one after another, with the wall time of each:
-#   (a) sanitizers: the test suite under ASan + UBSan (scripts/sanitize.sh,
-#       build dir build-asan). SPT_RELIABILITY_ASAN_TESTS=REGEX restricts it
-#       to the tests matching REGEX (a fast subset; the build is the same).
-#   (b) valgrind memcheck of the `sptensor` tool on small inputs (a plain
-#       Release build in SPT_BUILD_DIR, default build): info, convert, cpd,
-#       tucker on nations, and the whole CLI bad-input catalogue; zero
-#       errors and zero definite leaks (--error-exitcode).
-#   (c) the fuzzers (scripts/fuzz.sh), SPT_FUZZ_SECONDS each (default 60).
-# Skip a job with SPT_RELIABILITY_SKIP="asan valgrind fuzz" (any subset).
+# Reliability jobs of issue 10, one after another, with the wall time of each
+# (scripts/test.sh runs this after the Release ctest unless SPT_RELIABILITY=0):
+#   build     the clang ASan + UBSan build shared by the sanitizer suite and
+#             the fuzzers (scripts/reliability_build.sh; default dir
+#             <SPT_BUILD_DIR>/reliability, env SPT_RELIABILITY_BUILD_DIR)
+#   asan      the test suite in that build (scripts/sanitize.sh test, leak
+#             checks on). SPT_RELIABILITY_ASAN_TESTS=REGEX restricts it to
+#             the tests matching REGEX.
+#   valgrind  memcheck of the `sptensor` tool of the plain Release build in
+#             SPT_BUILD_DIR (default build) on small inputs: info, convert,
+#             cpd, tucker on nations, and the whole CLI bad-input catalogue;
+#             zero errors and zero definite leaks (--error-exitcode).
+#   fuzz      each fuzzer for SPT_FUZZ_SECONDS (default 60; scripts/fuzz.sh),
+#             with executions and exec/s.
+# Skip jobs with SPT_RELIABILITY_SKIP="build asan valgrind fuzz" (any subset).
 # Exits non-zero when any job fails; the summary lists each job's result.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 root=$PWD
 skip=" ${SPT_RELIABILITY_SKIP:-} "
 jobs=$(nproc 2>/dev/null || echo 2)
@@ -39,30 +44,30 @@ run_job() {
   summary+=("$(printf '%-9s %-18s %4d min %02d s' "$name" "$result" $((took / 60)) $((took % 60)))")
 }
 
+source scripts/reliability_build.sh
+rel_build=$(spt_reliability_dir)
+# sanitize.sh and fuzz.sh use the same directory.
+export SPT_RELIABILITY_BUILD_DIR=$rel_build
+unset SPT_ASAN_BUILD_DIR SPT_FUZZ_BUILD_DIR
+
 asan_job() {
-  if [[ -n ${SPT_RELIABILITY_ASAN_TESTS:-} ]]; then
-    local dir=${SPT_ASAN_BUILD_DIR:-build-asan}
-    cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSPT_WITH_CUDA=OFF \
-      -DSPT_SANITIZE=address,undefined -DSPT_BUILD_BENCHMARKS=OFF > /dev/null || return 1
-    ninja -C "$dir" -j"$jobs" || return 1
-    (cd "$dir" && ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-      OMP_WAIT_POLICY=passive ctest -j"$jobs" --timeout 900 --output-on-failure \
-      -R "$SPT_RELIABILITY_ASAN_TESTS" -E "pyttb|client_c_install")
-  else
-    bash scripts/sanitize.sh
-  fi
+  SPT_ASAN_TESTS=${SPT_RELIABILITY_ASAN_TESTS:-} bash scripts/sanitize.sh test
 }
 
 valgrind_job() {
   command -v valgrind > /dev/null || { echo "valgrind not found (scripts/deps.sh installs it)" >&2; return 1; }
-  cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release > /dev/null || return 1
+  if [[ ! -f $build/CMakeCache.txt ]]; then
+    cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release > /dev/null || return 1
+  fi
   ninja -C "$build" -j"$jobs" sptensor_cli || return 1
-  local cli=$root/$build/sptensor work=$root/$build/valgrind-work
+  local abs_build
+  abs_build=$(cd "$build" && pwd) || return 1
+  local cli=$abs_build/sptensor work=$abs_build/valgrind-work
   local data=$root/tests/data/nations.tns.xz
   [[ -f $data ]] || data=$root/../shared/data/nations.tns.xz
   rm -rf "$work" && mkdir -p "$work"
   local vg=(valgrind --quiet --error-exitcode=99 --leak-check=full --show-leak-kinds=definite
-            --errors-for-leak-kinds=definite --track-origins=no)
+            --errors-for-leak-kinds=definite --track-origins=no --suppressions="$root/scripts/valgrind.supp")
   local failures=0
   export OMP_NUM_THREADS=2 OMP_WAIT_POLICY=passive OPENBLAS_NUM_THREADS=1
   vrun() {
@@ -90,10 +95,14 @@ valgrind_job() {
   [[ $failures -eq 0 ]]
 }
 
+total_start=$SECONDS
+run_job build bash scripts/sanitize.sh build
 run_job asan asan_job
 run_job valgrind valgrind_job
 run_job fuzz bash scripts/fuzz.sh
 
-echo "=== reliability summary ($jobs cores)"
+took=$((SECONDS - total_start))
+echo "=== reliability summary ($jobs cores, load $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo '?'); build dir $rel_build)"
 printf '%s\n' "${summary[@]}"
+printf '%-9s %-18s %4d min %02d s\n' total "" $((took / 60)) $((took % 60))
 exit $status

@@ -4,13 +4,30 @@
 # cp_als), builds everything (Release, into build/) and runs ctest. ctest
 # includes the C client test (install into a temporary prefix, build with
 # pkg-config and with CMake find_package) and the CLI tests.
+# Then the reliability jobs (scripts/reliability.sh): the suite again under
+# ASan + UBSan (a clang build in <build>/reliability, shared with the
+# fuzzers), valgrind memcheck of the CLI, and each libFuzzer target for 60 s.
+# CI runs all of it; about 45 min on 2 busy cores from a clean checkout.
 # Idempotent: on a prepared machine it only rebuilds what changed.
-#   SPT_BUILD_DIR  build directory (default build)
-#   SPT_CMAKE_ARGS extra arguments for cmake's configure step
+#   SPT_BUILD_DIR    build directory (default build)
+#   SPT_CMAKE_ARGS   extra arguments for cmake's configure step
+#   SPT_RELIABILITY=0  skip the reliability jobs (a quick local run: build
+#                    and ctest only); SPT_FUZZ_SECONDS sets the time per
+#                    fuzzer (default 60), SPT_RELIABILITY_SKIP="asan
+#                    valgrind fuzz" skips single jobs (scripts/reliability.sh)
+# Any failing step (build, ctest, a reliability job) exits non-zero.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
+stage_start=$SECONDS
+stage() {  # stage NAME: the time since the previous stage ended
+  local took=$((SECONDS - stage_start))
+  printf 'test.sh: %-12s %3d min %02d s\n' "$1" $((took / 60)) $((took % 60))
+  stage_start=$SECONDS
+}
+
 bash scripts/deps.sh
+stage deps
 
 build=${SPT_BUILD_DIR:-build}
 venv=$build/pyenv
@@ -29,9 +46,20 @@ if ! "$venv/bin/python" -c 'import pyttb, numpy' > /dev/null 2>&1; then
     || echo "test.sh: WARNING: could not install pyttb; the pyttb cross-check will not run" >&2
 fi
 python=$(cd "$venv/bin" && pwd)/python
+stage venv
 
 jobs=$(nproc 2> /dev/null || echo 2)
 # shellcheck disable=SC2086
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DPython3_EXECUTABLE="$python" ${SPT_CMAKE_ARGS:-}
 cmake --build "$build" --parallel "$jobs"
+stage build
 ctest --test-dir "$build" --output-on-failure -j "$jobs"
+stage ctest
+
+if [[ ${SPT_RELIABILITY:-1} != 0 ]]; then
+  SPT_BUILD_DIR=$build bash scripts/reliability.sh
+  stage reliability
+else
+  echo "test.sh: reliability jobs skipped (SPT_RELIABILITY=0)"
+fi
+echo "test.sh: all passed in $((SECONDS / 60)) min $((SECONDS % 60)) s"

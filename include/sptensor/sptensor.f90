@@ -37,7 +37,7 @@
 !      sptf_context_backend_info(ctx, info), sptf_c_chars(info%device_name)
 !    and the abstract interface spt_cpd_callback for CP-ALS / Tucker callbacks.
 !  - Every function of sptensor.h and the headers it includes (csf.h,
-!    hicoo.h, reorder.h, tucker.h, cp_apr.h, dense.h, fcoo.h), callbacks as
+!    hicoo.h, reorder.h, tucker.h, cp_apr.h, dense.h, fcoo.h, hbcsf.h), callbacks as
 !    type(c_funptr): context (threads, backend, device, backend info),
 !    errors, version; dense matrices, Khatri-Rao and Kronecker products;
 !    COO creation, views, editing, sorting, norm; semi-sparse and CSR
@@ -160,6 +160,8 @@ module sptensor
   ! spt_fcoo_kernel (fcoo.h)
   integer(c_int), parameter, public :: SPT_FCOO_MTTKRP = 0
   integer(c_int), parameter, public :: SPT_FCOO_TTM = 1
+  ! hbcsf.h (B-CSF / HB-CSF construction flags)
+  integer(c_int), parameter, public :: SPT_HBCSF_PLAIN_BCSF = 1
 
   ! --------------------------------------------------------------------------
   ! Option structs: bind(c), field for field the C struct. Always call the
@@ -238,6 +240,42 @@ module sptensor
     integer(c_int32_t) :: superblock_size = 0
     integer(c_int) :: strategy = 0            ! SPT_HICOO_STRATEGY_*
   end type spt_hicoo_options
+
+  ! B-CSF / HB-CSF construction options (hbcsf.h); 0 fields mean the default.
+  type, bind(c), public :: spt_hbcsf_options
+    integer(c_size_t) :: struct_size = 0
+    integer(c_int32_t) :: fiber_threshold = 0
+    integer(c_int32_t) :: slice_split_nnz = 0
+    integer(c_int32_t) :: slice_bin_min_nnz = 0
+    integer(c_int32_t) :: flags = 0           ! SPT_HBCSF_PLAIN_BCSF or 0
+  end type spt_hbcsf_options
+
+  ! spt_hbcsf_info's output: set struct_size = c_sizeof(stats) first.
+  type, bind(c), public :: spt_hbcsf_statistics
+    integer(c_size_t) :: struct_size = 0
+    integer(c_int) :: dtype = 0
+    integer(c_int32_t) :: order = 0
+    integer(c_int32_t) :: root_mode = 0
+    integer(c_int32_t) :: flags = 0
+    integer(c_int32_t) :: fiber_threshold = 0
+    integer(c_int32_t) :: slice_split_nnz = 0
+    integer(c_int32_t) :: slice_bin_min_nnz = 0
+    integer(c_int32_t) :: bins = 0
+    integer(c_int64_t) :: nnz = 0
+    integer(c_int64_t) :: coo_nnz = 0
+    integer(c_int64_t) :: csl_nnz = 0
+    integer(c_int64_t) :: bcsf_nnz = 0
+    integer(c_int64_t) :: coo_slices = 0
+    integer(c_int64_t) :: csl_slices = 0
+    integer(c_int64_t) :: bcsf_slices = 0
+    integer(c_int64_t) :: bcsf_fibers = 0
+    integer(c_int64_t) :: bcsf_segments = 0
+    integer(c_int64_t) :: split_fibers = 0
+    integer(c_int64_t) :: units = 0
+    integer(c_int64_t) :: split_slices = 0
+    integer(c_int64_t) :: bytes = 0
+    integer(c_int64_t) :: coo_bytes = 0
+  end type spt_hbcsf_statistics
 
   ! What a context's backend resolves to (spt_context_backend_info). Set
   ! struct_size = c_sizeof(info) first. The strings are NUL-terminated C
@@ -1357,6 +1395,54 @@ module sptensor
       type(c_ptr), value :: out
       integer(c_int) :: st
     end function
+
+    ! --- B-CSF / HB-CSF (hbcsf.h) -------------------------------------------
+    function spt_hbcsf_options_init_size(opts, struct_size) bind(c, name="spt_hbcsf_options_init_size") result(st)
+      import :: spt_hbcsf_options, c_size_t, c_int
+      type(spt_hbcsf_options), intent(inout) :: opts
+      integer(c_size_t), value :: struct_size
+      integer(c_int) :: st
+    end function
+    ! mode: the root (0-based) whose MTTKRP the handle serves.
+    function spt_hbcsf_from_coo(ctx, x, mode, opts, out) bind(c, name="spt_hbcsf_from_coo") result(st)
+      import :: c_ptr, c_int, c_int32_t
+      type(c_ptr), value :: ctx, x
+      integer(c_int32_t), value :: mode
+      type(c_ptr), value :: opts  ! c_null_ptr for defaults, or c_loc of a TARGET spt_hbcsf_options
+      type(c_ptr), intent(out) :: out
+      integer(c_int) :: st
+    end function
+    function spt_hbcsf_free(h) bind(c, name="spt_hbcsf_free") result(st)
+      import :: c_ptr, c_int
+      type(c_ptr), value :: h
+      integer(c_int) :: st
+    end function
+    function spt_hbcsf_info(h, stats) bind(c, name="spt_hbcsf_info") result(st)
+      import :: spt_hbcsf_statistics, c_ptr, c_int
+      type(c_ptr), value :: h
+      type(spt_hbcsf_statistics), intent(inout) :: stats
+      integer(c_int) :: st
+    end function
+    function spt_hbcsf_dims(h, dims) bind(c, name="spt_hbcsf_dims") result(st)
+      import :: c_ptr, c_int, c_int32_t
+      type(c_ptr), value :: h
+      integer(c_int32_t), intent(out) :: dims(*)
+      integer(c_int) :: st
+    end function
+    function spt_hbcsf_to_coo(ctx, h, out) bind(c, name="spt_hbcsf_to_coo") result(st)
+      import :: c_ptr, c_int
+      type(c_ptr), value :: ctx, h
+      type(c_ptr), intent(out) :: out
+      integer(c_int) :: st
+    end function
+    ! factors(m+1): matrix handles (the root mode's may be c_null_ptr).
+    function spt_mttkrp_hbcsf(ctx, h, factors, out) bind(c, name="spt_mttkrp_hbcsf") result(st)
+      import :: c_ptr, c_int
+      type(c_ptr), value :: ctx, h
+      type(c_ptr), intent(in) :: factors(*)
+      type(c_ptr), value :: out
+      integer(c_int) :: st
+    end function
   end interface
 
   ! Signature of the CP-ALS / Tucker per-iteration callbacks
@@ -1414,6 +1500,13 @@ contains
     type(spt_hicoo_options), intent(inout) :: opts
     integer(c_int) :: st
     st = spt_hicoo_options_init_size(opts, c_sizeof(opts))
+  end function
+
+  !> Fill opts with the B-CSF / HB-CSF defaults.
+  function spt_hbcsf_options_init(opts) result(st)
+    type(spt_hbcsf_options), intent(inout) :: opts
+    integer(c_int) :: st
+    st = spt_hbcsf_options_init_size(opts, c_sizeof(opts))
   end function
 
   !> Fill opts with the spt_read defaults.

@@ -802,5 +802,6 @@ SPT_API spt_status spt_write(spt_context *ctx, const spt_coo *x, const char *pat
 #include "sptensor/cp_apr.h"
 #include "sptensor/dense.h"
 #include "sptensor/fcoo.h"
+#include "sptensor/hbcsf.h"
 
 #endif /* SPTENSOR_H */

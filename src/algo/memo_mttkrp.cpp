@@ -314,12 +314,17 @@ void MemoizedCsfOperand<T>::mttkrp(spt_context_s& ctx, const ConstMatRef<T>* fac
         }
       }
     } else {
+      // One accumulator row per thread (cache-line strides), allocated here:
+      // an allocation failure inside the parallel region could not be
+      // reported, it would terminate the process.
+      const size_t stride = (static_cast<size_t>(r) * sizeof(T) + 63) / 64 * (64 / sizeof(T));
+      buffer<T> accs(static_cast<size_t>(threads) * stride);
 #pragma omp parallel for num_threads(threads) schedule(dynamic, 64)
       for (spt_nnz q = 0; q < parents; ++q) {
-        std::vector<T> acc(r);
+        T* acc = accs.data() + static_cast<size_t>(omp_get_thread_num()) * stride;
         for (spt_nnz f = ptr[q]; f < ptr[q + 1]; ++f) {
-          std::fill(acc.begin(), acc.end(), T(0));
-          contribution(q, f, acc.data());
+          std::fill(acc, acc + r, T(0));
+          contribution(q, f, acc);
           T* dst = out.row(ids[f]);
           for (spt_nnz c = 0; c < r; ++c) {
 #pragma omp atomic

@@ -13,6 +13,7 @@
 #include "core/csf.hpp"
 #include "core/csr.hpp"
 #include "core/fcoo.hpp"
+#include "core/hbcsf.hpp"
 #include "core/hicoo.hpp"
 #include "core/matrix.hpp"
 #include "core/mode_groups.hpp"
@@ -85,7 +86,9 @@ struct Exec {
   /* F-COO, op TTM: out = x times_{f.mode} u^T, the semi-sparse result of ttm (fibers = f's segments) */          \
   void ttm_fcoo(const Exec& exec, const spt_fcoo_s& f, ConstMatRef<T> u, spt_scoo_s& out);                       \
   /* F-COO, op MTTKRP: the one-shot TTMc in f.mode (same out and column order as ttmc) */                        \
-  void ttmc_fcoo(const Exec& exec, const spt_fcoo_s& f, const ConstMatRef<T>* factors, MatRef<T> out);
+  void ttmc_fcoo(const Exec& exec, const spt_fcoo_s& f, const ConstMatRef<T>* factors, MatRef<T> out);        \
+  /* B-CSF / HB-CSF (src/core/hbcsf.hpp): the MTTKRP in h's root mode (as mttkrp; factors[root] not read) */  \
+  void mttkrp_hbcsf(const Exec& exec, const spt_hbcsf_s& h, const ConstMatRef<T>* factors, MatRef<T> out);
 
 // Kernels that take the dtype from their tensor arguments (dispatch inside).
 #define SPT_GENERIC_KERNELS                                                                                       \

@@ -64,6 +64,7 @@ program kernels_check
   call check_ttv()
   call check_ttm()
   call check_fcoo()
+  call check_hbcsf()
   call check_dense()
   call check_reorder()
   call check_misc()
@@ -276,6 +277,58 @@ contains
     call expect_status(spt_scoo_free(y), SPT_OK, 'spt_scoo_free')
     call expect_status(spt_matrix_free(mu2), SPT_OK, 'free')
     call expect_status(spt_matrix_free(mu3), SPT_OK, 'free')
+  end subroutine
+
+  ! HB-CSF rooted at mode 2 (0-based 1): statistics add up, the MTTKRP equals
+  ! the COO one, the round trip keeps the tensor; plain B-CSF the same.
+  subroutine check_hbcsf()
+    real(dp), allocatable, target :: a1(:, :), a3(:, :), out(:, :), ref(:, :)
+    type(c_ptr) :: h, m1, m3, mout, mref, c, factors(3)
+    type(spt_hbcsf_options), target :: opts
+    type(spt_hbcsf_statistics) :: stats
+    integer(c_int32_t) :: hdims(3)
+    real(dp) :: norm_c
+    integer :: variant
+    allocate(a1(14, rank), a3(14, rank), out(55, rank), ref(55, rank))
+    call fill(a1, 6)
+    call fill(a3, 7)
+    call expect_status(sptf_matrix_wrap(ctx, a1, m1), SPT_OK, 'wrap')
+    call expect_status(sptf_matrix_wrap(ctx, a3, m3), SPT_OK, 'wrap')
+    call expect_status(sptf_matrix_wrap(ctx, out, mout), SPT_OK, 'wrap')
+    call expect_status(sptf_matrix_wrap(ctx, ref, mref), SPT_OK, 'wrap')
+    factors = [m1, c_null_ptr, m3]
+    call expect_status(spt_mttkrp(ctx, x, factors, 1_c_int32_t, mref), SPT_OK, 'spt_mttkrp (reference)')
+    do variant = 1, 2
+      call expect_status(spt_hbcsf_options_init(opts), SPT_OK, 'spt_hbcsf_options_init')
+      call check(opts%fiber_threshold == 128, 'HB-CSF default fiber threshold')
+      opts%fiber_threshold = 4     ! forces fiber and slice splits on nations
+      opts%slice_split_nnz = 16
+      if (variant == 2) opts%flags = SPT_HBCSF_PLAIN_BCSF
+      call expect_status(spt_hbcsf_from_coo(ctx, x, 1_c_int32_t, c_loc(opts), h), SPT_OK, 'spt_hbcsf_from_coo')
+      stats%struct_size = c_sizeof(stats)
+      call expect_status(spt_hbcsf_info(h, stats), SPT_OK, 'spt_hbcsf_info')
+      call check(stats%order == 3 .and. stats%root_mode == 1 .and. stats%nnz == nnz .and. &
+                 stats%coo_nnz + stats%csl_nnz + stats%bcsf_nnz == nnz .and. stats%split_fibers > 0 .and. &
+                 stats%units >= stats%bcsf_slices, 'HB-CSF statistics add up')
+      if (variant == 2) call check(stats%bcsf_nnz == nnz, 'plain B-CSF: every nonzero in the B-CSF group')
+      call expect_status(spt_hbcsf_dims(h, hdims), SPT_OK, 'spt_hbcsf_dims')
+      call check(all(hdims == dims), 'HB-CSF dims')
+      out = -1
+      call expect_status(spt_mttkrp_hbcsf(ctx, h, factors, mout), SPT_OK, 'spt_mttkrp_hbcsf')
+      call check(close_to(reshape(out, [size(out)]), reshape(ref, [size(ref)]), 1e-12_dp), &
+                 'HB-CSF MTTKRP equals the COO MTTKRP')
+      call expect_status(spt_hbcsf_to_coo(ctx, h, c), SPT_OK, 'spt_hbcsf_to_coo')
+      call expect_status(spt_coo_norm(ctx, c, norm_c), SPT_OK, 'norm')
+      call check(abs(norm_c - norm_x) <= 1e-12_dp * norm_x, 'HB-CSF decodes to the same tensor (norm)')
+      call expect_status(spt_coo_free(c), SPT_OK, 'free')
+      call expect_status(spt_hbcsf_free(h), SPT_OK, 'spt_hbcsf_free')
+    end do
+    call expect_status(spt_hbcsf_from_coo(ctx, x, 3_c_int32_t, c_null_ptr, h), SPT_ERR_INVALID_ARGUMENT, &
+                       'spt_hbcsf_from_coo rejects mode 3 of an order-3 tensor')
+    call expect_status(spt_matrix_free(m1), SPT_OK, 'free')
+    call expect_status(spt_matrix_free(m3), SPT_OK, 'free')
+    call expect_status(spt_matrix_free(mout), SPT_OK, 'free')
+    call expect_status(spt_matrix_free(mref), SPT_OK, 'free')
   end subroutine
 
   subroutine check_fcoo()

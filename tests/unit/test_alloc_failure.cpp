@@ -2,7 +2,9 @@
 // through operator new (std::vector, buffer<T>, make_unique; src/ has no
 // malloc), so this test executable replaces the global operator new with one
 // that can be told to fail the k-th allocation. For every k over a small
-// CP-ALS, COO -> HiCOO -> COO, COO -> CSF and a text read, the call must
+// CP-ALS (COO, CSF, HiCOO, F-COO), COO -> HiCOO -> COO, COO -> CSF, CP-APR
+// (COO and HiCOO Phi, a rank with no compiled-in kernel), Tucker-HOOI (both
+// TTMc paths) and a text read, the call must
 // either succeed (k past its last allocation) or return
 // SPT_ERR_OUT_OF_MEMORY with a message, write nothing through `out`, and
 // free everything it held: the number of live allocations after the call
@@ -28,7 +30,9 @@
 #include <vector>
 
 #include "core/context.hpp"
+#include "sptensor/cp_apr.h"
 #include "sptensor/sptensor.h"
+#include "sptensor/tucker.h"
 
 namespace {
 
@@ -246,7 +250,8 @@ TEST_F(AllocFailure, CooToCsf) {
 TEST_F(AllocFailure, CpAls) {
   for (int threads : {1, 2}) {
     spt_context_set_threads(ctx_, threads);
-    for (spt_tensor_format f : {SPT_TENSOR_FORMAT_COO, SPT_TENSOR_FORMAT_CSF, SPT_TENSOR_FORMAT_HICOO}) {
+    for (spt_tensor_format f :
+         {SPT_TENSOR_FORMAT_COO, SPT_TENSOR_FORMAT_CSF, SPT_TENSOR_FORMAT_HICOO, SPT_TENSOR_FORMAT_FCOO}) {
       spt_cpd_options o;
       spt_cpd_options_init(&o);
       o.rank = 3;
@@ -261,6 +266,57 @@ TEST_F(AllocFailure, CpAls) {
         return s < 0 ? s : SPT_OK;
       });
     }
+  }
+}
+
+// CP-APR: rank 3 has no compiled-in Phi kernel (8, 16 and 32 do), so the
+// COO Phi runs its run-time-rank path, whose per-thread rows are allocated
+// before its parallel region (an allocation inside it would terminate).
+TEST_F(AllocFailure, CpApr) {
+  for (int threads : {1, 2}) {
+    spt_context_set_threads(ctx_, threads);
+    for (spt_tensor_format f : {SPT_TENSOR_FORMAT_COO, SPT_TENSOR_FORMAT_HICOO}) {
+      spt_cp_apr_options o;
+      spt_cp_apr_options_init(&o);
+      o.rank = 3;
+      o.max_outer_iters = 2;
+      o.max_inner_iters = 2;
+      o.seed = 7;
+      o.format = f;
+      run_both("cp-apr", [&] {
+        spt_ktensor* k = nullptr;
+        spt_status s = spt_cp_apr(ctx_, x_, &o, &k);
+        if (s < 0) bad_out_ |= k != nullptr;
+        spt_ktensor_free(k);
+        return s < 0 ? s : SPT_OK;
+      });
+    }
+  }
+}
+
+// Tucker-HOOI on each TTMc path (SPT_TTMC_PATH forces one): the chain
+// kernel's per-thread blocks are allocated before its parallel region.
+TEST_F(AllocFailure, TuckerHooi) {
+  const spt_index ranks[3] = {2, 3, 2};
+  for (const char* path : {"chain", "one_shot"}) {
+    setenv("SPT_TTMC_PATH", path, 1);
+    for (int threads : {1, 2}) {
+      spt_context_set_threads(ctx_, threads);
+      spt_tucker_options o;
+      spt_tucker_options_init(&o);
+      o.ranks = ranks;
+      o.ranks_count = 3;
+      o.max_iters = 2;
+      o.seed = 7;
+      run_both(path, [&] {
+        spt_ttensor* t = nullptr;
+        spt_status s = spt_tucker_hooi(ctx_, x_, &o, &t);
+        if (s < 0) bad_out_ |= t != nullptr;
+        spt_ttensor_free(t);
+        return s < 0 ? s : SPT_OK;
+      });
+    }
+    unsetenv("SPT_TTMC_PATH");
   }
 }
 

@@ -56,6 +56,7 @@ TEST(OptionsAbi, InitWritesOnlyTheCallersStruct) {
   check_struct<spt_tucker_options>(spt_tucker_options_init_size, sizeof(spt_tucker_options), "tucker");
   check_struct<spt_reorder_options>(spt_reorder_options_init_size, sizeof(spt_reorder_options), "reorder");
   check_struct<spt_hicoo_options>(spt_hicoo_options_init_size, sizeof(spt_hicoo_options), "hicoo");
+  check_struct<spt_hbcsf_options>(spt_hbcsf_options_init_size, sizeof(spt_hbcsf_options), "hbcsf");
 }
 
 TEST(OptionsAbi, MacroAndExportedSymbolAgree) {

@@ -24,20 +24,25 @@ void phi_rows(const ModeGroups& groups, uint32_t mode, const ConstMatRef<T>* fac
   std::vector<uint32_t> others;
   for (uint32_t m = 0; m < order; ++m)
     if (m != mode) others.push_back(m);
-#pragma omp parallel num_threads(threads)
+  // A run-time rank (kRank 0) keeps acc, pid, aid and pi in per-thread rows
+  // allocated here (cache-line strides): an allocation failure inside the
+  // parallel region could not be reported (kernels.hpp).
+  const int team = std::max(threads, 1);
+  const size_t stride = kRank > 0 ? 0 : (static_cast<size_t>(rank) + 7) / 8 * 8;
+  buffer<double> double_rows(static_cast<size_t>(team) * 3 * stride);
+  buffer<T> pi_rows(static_cast<size_t>(team) * stride);
+#pragma omp parallel num_threads(team)
   {
-    std::vector<double> acc_store(kRank > 0 ? 0 : rank);
-    std::vector<T> pi_store(kRank > 0 ? 0 : rank);
+    const size_t t = static_cast<size_t>(omp_get_thread_num());
     double acc_fixed[kRank > 0 ? kRank : 1];
     T pi_fixed[kRank > 0 ? kRank : 1];
-    std::vector<double> pid_store(kRank > 0 ? 0 : rank), aid_store(kRank > 0 ? 0 : rank);
     double pid_fixed[kRank > 0 ? kRank : 1], aid_fixed[kRank > 0 ? kRank : 1];
-    double* acc = kRank > 0 ? acc_fixed : acc_store.data();
-    T* pi = kRank > 0 ? pi_fixed : pi_store.data();
+    double* acc = kRank > 0 ? acc_fixed : double_rows.data() + 3 * t * stride;
+    T* pi = kRank > 0 ? pi_fixed : pi_rows.data() + t * stride;
     // Double copies of the A row (once per row) and of each Pi row (once per
     // nonzero), so float inputs are widened once, not per use.
-    double* pid = kRank > 0 ? pid_fixed : pid_store.data();
-    double* aid = kRank > 0 ? aid_fixed : aid_store.data();
+    double* pid = kRank > 0 ? pid_fixed : double_rows.data() + (3 * t + 1) * stride;
+    double* aid = kRank > 0 ? aid_fixed : double_rows.data() + (3 * t + 2) * stride;
 #pragma omp for schedule(dynamic, 16)
     for (long long i = 0; i < rows; ++i) {
       for (spt_nnz r = 0; r < rank; ++r) acc[r] = 0.0;

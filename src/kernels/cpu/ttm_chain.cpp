@@ -13,6 +13,8 @@
 // skewed tensors have very unequal slices), one block per chain level per
 // thread (L_0 + ... + L_{K-2} values), the last level written straight into
 // the output row. Deterministic for the same reason.
+#include <omp.h>
+
 #include <algorithm>
 #include <numeric>
 #include <vector>
@@ -153,17 +155,33 @@ void ttmc_chain_impl(const Exec& exec, const spt_coo_s& x, const ConstMatRef<T>*
   const T* val = s.values<T>();
   const spt_nnz r0 = u[0].cols;
 
+  // Thread-private blocks acc[j], j < K-1, and the pointer table, allocated
+  // here: an allocation failure inside the parallel region could not be
+  // reported (kernels.hpp). Each thread's slab starts on its own cache line
+  // and is zeroed (first touch) by that thread.
+  constexpr uint64_t kLine = 64 / sizeof(T) > 0 ? 64 / sizeof(T) : 1;
+  std::vector<uint64_t> acc_offset(levels, 0);
+  uint64_t slab = 0;
+  for (size_t j = 0; j + 1 < levels; ++j) {
+    acc_offset[j] = slab;
+    slab = checked_add(slab, acc_len[j], "TTMc chain scratch");
+  }
+  slab = checked_mul((slab + kLine - 1) / kLine, kLine, "TTMc chain scratch");
+  buffer<T> scratch(checked_mul(static_cast<uint64_t>(threads), slab, "TTMc chain scratch"));
+  std::vector<T*> acc_table(static_cast<size_t>(threads) * levels);
+
 #pragma omp parallel num_threads(threads)
   {
     // acc[j] for j < K-1: thread-private, kept zero between groups;
     // acc[K-1] is the output row.
-    std::vector<buffer<T>> own(levels);
-    for (size_t j = 0; j + 1 < levels; ++j) own[j].assign(acc_len[j], T(0));
-    std::vector<T*> acc(levels);
+    const size_t t = static_cast<size_t>(omp_get_thread_num());
+    T* own = scratch.data() + t * slab;
+    std::fill(own, own + slab, T(0));
+    T** acc = acc_table.data() + t * levels;
 
 #pragma omp for schedule(dynamic, 1)
     for (spt_nnz g = 0; g < row_groups; ++g) {
-      for (size_t j = 0; j + 1 < levels; ++j) acc[j] = own[j].data();
+      for (size_t j = 0; j + 1 < levels; ++j) acc[j] = own + acc_offset[j];
       acc[levels - 1] = out.row(mode_ind[rows[g]]);
       const spt_nnz end = rows[g + 1];
       for (spt_nnz k = rows[g]; k < end; ++k) {

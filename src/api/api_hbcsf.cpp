@@ -1,0 +1,159 @@
+// C ABI: B-CSF / HB-CSF tensors (include/sptensor/hbcsf.h). Every call
+// validates its arguments and runs inside guarded(); the MTTKRP goes through
+// SPT_DISPATCH (reference or OpenMP kernels; no device kernel yet).
+#include <algorithm>
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#include "api/guard.hpp"
+#include "api/matrix_checks.hpp"
+#include "api/options_init.hpp"
+#include "core/coo.hpp"
+#include "core/hbcsf.hpp"
+#include "core/matrix.hpp"
+#include "dispatch/dispatch.hpp"
+
+using namespace spt;
+
+namespace {
+
+hbcsf::Params params_from(const spt_hbcsf_options* opts) {
+  hbcsf::Params p;
+  if (!opts) return p;
+  require(opts->struct_size != 0, "opts->struct_size is 0: initialise the options with spt_hbcsf_options_init()");
+  spt_hbcsf_options o;
+  spt_hbcsf_options_init(&o);
+  std::memcpy(&o, opts, std::min(opts->struct_size, sizeof(o)));
+  if (o.fiber_threshold) p.fiber_threshold = o.fiber_threshold;
+  if (o.slice_split_nnz) p.slice_split_nnz = o.slice_split_nnz;
+  if (o.slice_bin_min_nnz) p.slice_bin_min_nnz = o.slice_bin_min_nnz;
+  p.flags = o.flags;
+  hbcsf::validate_params(p);
+  return p;
+}
+
+}  // namespace
+
+extern "C" {
+
+SPT_API spt_status spt_hbcsf_options_init_size(spt_hbcsf_options* opts, size_t struct_size) {
+  return guarded("spt_hbcsf_options_init", [&] {
+    spt_hbcsf_options d{};
+    d.fiber_threshold = hbcsf::kDefaultFiberThreshold;
+    d.slice_split_nnz = hbcsf::kDefaultSliceSplitNnz;
+    d.slice_bin_min_nnz = hbcsf::kDefaultBinMinNnz;
+    d.flags = 0;
+    write_options_defaults(opts, struct_size, d, sizeof(spt_hbcsf_options));
+  });
+}
+
+// The exported symbol behind the header's macro of the same name (for
+// callers that cannot use the macro, e.g. through an FFI).
+SPT_API spt_status (spt_hbcsf_options_init)(spt_hbcsf_options* opts) {
+  return spt_hbcsf_options_init_size(opts, sizeof *opts);
+}
+
+SPT_API spt_status spt_hbcsf_from_coo(spt_context* ctx, const spt_coo* x, uint32_t mode,
+                                      const spt_hbcsf_options* opts, spt_hbcsf** out) {
+  return guarded(ctx, "spt_hbcsf_from_coo", [&] {
+    require_not_null(x, "x");
+    require_not_null(out, "out");
+    const hbcsf::Params p = params_from(opts);
+    const spt_context_s& c = resolve(ctx);
+    auto h = std::make_unique<spt_hbcsf_s>(hbcsf::from_coo(*x, mode, p, dispatch::exec_for(c).threads));
+    *out = h.release();
+  });
+}
+
+SPT_API spt_status spt_hbcsf_free(spt_hbcsf* h) {
+  delete h;
+  return SPT_OK;
+}
+
+SPT_API spt_status spt_hbcsf_info(const spt_hbcsf* h, spt_hbcsf_statistics* info) {
+  return guarded("spt_hbcsf_info", [&] {
+    require_not_null(h, "h");
+    require_not_null(info, "info");
+    require(info->struct_size != 0, "info->struct_size is 0: set it to sizeof(spt_hbcsf_statistics)");
+    spt_hbcsf_statistics s{};
+    s.dtype = h->dtype();
+    s.order = h->order();
+    s.root_mode = h->root();
+    s.flags = h->params.flags;
+    s.fiber_threshold = h->params.fiber_threshold;
+    s.slice_split_nnz = h->params.slice_split_nnz;
+    s.slice_bin_min_nnz = h->params.slice_bin_min_nnz;
+    s.bins = h->bins();
+    s.nnz = h->nnz;
+    s.coo_nnz = h->coo_nnz();
+    s.csl_nnz = h->csl_nnz();
+    s.bcsf_nnz = h->bcsf_nnz();
+    s.coo_slices = h->coo_nnz();
+    s.csl_slices = h->csl_slices();
+    s.bcsf_slices = h->bcsf_slices();
+    s.bcsf_fibers = h->bcsf_fibers;
+    s.bcsf_segments = h->segments();
+    s.split_fibers = h->split_fibers;
+    s.units = h->units();
+    s.split_slices = h->split_slices;
+    s.bytes = h->bytes();
+    s.coo_bytes = uint64_t(h->nnz) * (uint64_t(h->order()) * sizeof(spt_index) + dtype_size(h->dtype()));
+    const size_t n = std::min(info->struct_size, sizeof(s));
+    s.struct_size = info->struct_size;
+    std::memcpy(static_cast<void*>(info), &s, n);
+  });
+}
+
+SPT_API spt_status spt_hbcsf_dims(const spt_hbcsf* h, spt_index* dims) {
+  return guarded("spt_hbcsf_dims", [&] {
+    require_not_null(h, "h");
+    require_not_null(dims, "dims");
+    for (uint32_t m = 0; m < h->order(); ++m) dims[m] = h->dims[m];
+  });
+}
+
+SPT_API spt_status spt_hbcsf_to_coo(spt_context* ctx, const spt_hbcsf* h, spt_coo** out) {
+  return guarded(ctx, "spt_hbcsf_to_coo", [&] {
+    require_not_null(h, "h");
+    require_not_null(out, "out");
+    auto y = std::make_unique<spt_coo_s>(hbcsf::to_coo(*h, dispatch::exec_for(resolve(ctx)).threads));
+    *out = y.release();
+  });
+}
+
+SPT_API spt_status spt_mttkrp_hbcsf(spt_context* ctx, const spt_hbcsf* h, const spt_matrix* const* factors,
+                                    spt_matrix* out) {
+  return guarded(ctx, "spt_mttkrp_hbcsf", [&] {
+    require_not_null(h, "h");
+    require_not_null(factors, "factors");
+    require_not_null(out, "out");
+    check_matrix_dtype(*out, h->dtype(), "out");
+    const uint32_t root = h->root();
+    const spt_nnz rank = out->cols;
+    require(rank >= 1, "out must have at least one column (the rank R)");
+    require(out->rows == h->dims[root], "out must be dims[", root, "] x R = ", shape(h->dims[root], rank),
+            ", got ", shape(out->rows, out->cols));
+    with_dtype(h->dtype(), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      std::vector<std::unique_ptr<RowMajor<T>>> held(h->order());
+      std::vector<ConstMatRef<T>> refs(h->order());
+      for (uint32_t m = 0; m < h->order(); ++m) {
+        if (m == root) continue;
+        const spt_matrix_s* fm = factors[m];
+        require(fm != nullptr, "factors[", m, "] must not be NULL (only factors[mode] may be)");
+        require(fm != out, "out must not be the same matrix as factors[", m, "]");
+        check_matrix_dtype(*fm, h->dtype(), cat("factors[", m, "]"));
+        require(fm->rows == h->dims[m] && fm->cols == rank, "factors[", m, "] must be dims[", m, "] x R = ",
+                shape(h->dims[m], rank), " (R from out), got ", shape(fm->rows, fm->cols));
+        held[m] = std::make_unique<RowMajor<T>>(const_cast<spt_matrix_s&>(*fm));
+        refs[m] = held[m]->cref();
+      }
+      RowMajor<T> o(*out);
+      SPT_DISPATCH(resolve(ctx), mttkrp_hbcsf, *h, refs.data(), o.ref());
+      o.write_back();
+    });
+  });
+}
+
+}  // extern "C"

@@ -1,0 +1,21 @@
+// Reference B-CSF / HB-CSF MTTKRP: decode the three groups back into a COO
+// tensor and run the COO reference kernel. An independent oracle for the
+// encoding and for the CPU (and later GPU) HB-CSF kernels.
+#include "core/coo.hpp"
+#include "core/error.hpp"
+#include "kernels/kernels.hpp"
+
+namespace spt::kernels::reference {
+
+#define SPT_REFERENCE_HBCSF(T)                                                                              \
+  void mttkrp_hbcsf(const Exec& exec, const spt_hbcsf_s& h, const ConstMatRef<T>* factors, MatRef<T> out) { \
+    const spt_coo_s x = hbcsf::to_coo(h, 1);                                                               \
+    mttkrp(exec, x, factors, h.root(), out);                                                               \
+  }
+
+SPT_REFERENCE_HBCSF(float)
+SPT_REFERENCE_HBCSF(double)
+
+#undef SPT_REFERENCE_HBCSF
+
+}  // namespace spt::kernels::reference
