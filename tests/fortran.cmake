@@ -34,9 +34,15 @@ set_tests_properties(fortran_constants PROPERTIES TIMEOUT 120 LABELS fortran)
 
 find_file(SPT_FORTRAN_NATIONS nations.tns.xz
   PATHS ${CMAKE_CURRENT_SOURCE_DIR}/data ${PROJECT_SOURCE_DIR}/../shared/data NO_DEFAULT_PATH)
-add_executable(spt_fortran_cpd_check ${CMAKE_CURRENT_SOURCE_DIR}/fortran/checks.f90
-  ${CMAKE_CURRENT_SOURCE_DIR}/fortran/cpd_check.f90)
-target_link_libraries(spt_fortran_cpd_check PRIVATE sptensor_fortran)
+# The check-counting module both test programs use, built once (two targets
+# compiling it would both generate spt_fortran_checks.mod).
+add_library(spt_fortran_test_checks STATIC ${CMAKE_CURRENT_SOURCE_DIR}/fortran/checks.f90)
+target_link_libraries(spt_fortran_test_checks PUBLIC sptensor_fortran)
+set_target_properties(spt_fortran_test_checks PROPERTIES
+  Fortran_MODULE_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/fortran-checks-mod)
+target_include_directories(spt_fortran_test_checks PUBLIC ${CMAKE_CURRENT_BINARY_DIR}/fortran-checks-mod)
+add_executable(spt_fortran_cpd_check ${CMAKE_CURRENT_SOURCE_DIR}/fortran/cpd_check.f90)
+target_link_libraries(spt_fortran_cpd_check PRIVATE spt_fortran_test_checks sptensor_fortran)
 if(CMAKE_Fortran_COMPILER_ID STREQUAL "GNU")
   target_compile_options(spt_fortran_cpd_check PRIVATE -std=f2008 -Wall -Wextra -fimplicit-none)
 endif()
@@ -52,9 +58,8 @@ endif()
 
 # The bindings beyond CP/Tucker (TTV/TTM family, F-COO, dense tensors,
 # reordering, backend info, statistics) against Fortran loops and C results.
-add_executable(spt_fortran_kernels_check ${CMAKE_CURRENT_SOURCE_DIR}/fortran/checks.f90
-  ${CMAKE_CURRENT_SOURCE_DIR}/fortran/kernels_check.f90)
-target_link_libraries(spt_fortran_kernels_check PRIVATE sptensor_fortran)
+add_executable(spt_fortran_kernels_check ${CMAKE_CURRENT_SOURCE_DIR}/fortran/kernels_check.f90)
+target_link_libraries(spt_fortran_kernels_check PRIVATE spt_fortran_test_checks sptensor_fortran)
 if(CMAKE_Fortran_COMPILER_ID STREQUAL "GNU")
   target_compile_options(spt_fortran_kernels_check PRIVATE -std=f2008 -Wall -Wextra -fimplicit-none)
 endif()
