@@ -587,7 +587,8 @@ def mttkrp(tensor, factors, mode, out=None, ctx=None):
     """Matricized tensor times Khatri-Rao product in `mode` (0-based):
     out(i, r) = sum over nonzeros with i_mode = i of x * prod_{m != mode} U_m(i_m, r).
 
-    tensor: Tensor, HiCOO, CSF or FCOO (built for "mttkrp" in `mode`).
+    tensor: Tensor, HiCOO, CSF, FCOO (built for "mttkrp" in `mode`) or HBCSF
+    (rooted at `mode`).
     factors: `order` matrices U_m (shape[m] x R;
     factors[mode] is not read and may be None), converted to the tensor's
     dtype (C- or Fortran-ordered arrays are passed without copying).
@@ -615,8 +616,13 @@ def mttkrp(tensor, factors, mode, out=None, ctx=None):
             raise InvalidArgumentError(-1, "SPT_ERR_INVALID_ARGUMENT",
                                        f"this F-COO is built for {tensor.operation} in mode {tensor.mode}, "
                                        f"not mttkrp in mode {mode}")
+    elif isinstance(tensor, HBCSF):
+        if tensor.mode != mode:
+            raise InvalidArgumentError(-1, "SPT_ERR_INVALID_ARGUMENT",
+                                       f"this HB-CSF is rooted at mode {tensor.mode}, not {mode}")
     elif fn is None:
-        raise InvalidArgumentError(-1, "SPT_ERR_INVALID_ARGUMENT", "tensor must be a Tensor, HiCOO, CSF or FCOO")
+        raise InvalidArgumentError(-1, "SPT_ERR_INVALID_ARGUMENT",
+                                   "tensor must be a Tensor, HiCOO, CSF, FCOO or HBCSF")
     with _Matrices() as mats:
         ptrs = (ctypes.c_void_p * order)()
         for m, f in enumerate(factors):
@@ -625,6 +631,8 @@ def mttkrp(tensor, factors, mode, out=None, ctx=None):
         out_h = mats.wrap(c, out, tensor.dtype)
         if isinstance(tensor, FCOO):
             _lib.check(L.spt_mttkrp_fcoo(c._h, tensor._h, ptrs, out_h), "spt_mttkrp_fcoo", c._h)
+        elif isinstance(tensor, HBCSF):
+            _lib.check(L.spt_mttkrp_hbcsf(c._h, tensor._h, ptrs, out_h), "spt_mttkrp_hbcsf", c._h)
         else:
             _lib.check(fn(c._h, tensor._h, ptrs, mode, out_h), fn.__name__, c._h)
     return out
@@ -1032,6 +1040,57 @@ class FCOO(_Owned):
         return ttmc(self, factors, self.mode, ctx=ctx)
 
 
+class HBCSF(_Owned):
+    """B-CSF / HB-CSF (load-balanced CSF for GPU MTTKRP, see sptensor/hbcsf.h),
+    rooted at `mode`: slices split into COO, CSL and B-CSF groups (all B-CSF
+    with plain=True), fibers longer than fiber_threshold split, slices
+    heavier than slice_split_nnz cut into work units; 0 = the library's
+    default. Serves the MTTKRP in `mode` (host kernels; no GPU kernel yet).
+    Built from a :class:`Tensor` (which may be freed afterwards)."""
+
+    def __init__(self, tensor, mode=0, fiber_threshold=0, slice_split_nnz=0, slice_bin_min_nnz=0, plain=False,
+                 ctx=None):
+        c = _ctx(ctx)
+        L = _lib.lib()
+        opts = _lib.init_options("spt_hbcsf_options_init_size", _lib.HbcsfOptions)
+        opts.fiber_threshold = int(fiber_threshold)
+        opts.slice_split_nnz = int(slice_split_nnz)
+        opts.slice_bin_min_nnz = int(slice_bin_min_nnz)
+        opts.flags = 1 if plain else 0  # SPT_HBCSF_PLAIN_BCSF
+        h = ctypes.c_void_p()
+        _lib.check(L.spt_hbcsf_from_coo(c._h, tensor._h, int(mode), ctypes.byref(opts), ctypes.byref(h)),
+                   "spt_hbcsf_from_coo", c._h)
+        self._h = h
+        self._free = L.spt_hbcsf_free
+        self.shape = tensor.shape
+        self.order = tensor.order
+        self.dtype = tensor.dtype
+        self.nnz = tensor.nnz
+        self.mode = int(mode)
+
+    def __repr__(self):
+        return f"<sptensor.HBCSF mode={self.mode} shape={self.shape} nnz={self.nnz}>"
+
+    def info(self):
+        """The group statistics of spt_hbcsf_info (a dict: nonzeros and slices per
+        COO/CSL/B-CSF group, fibers, segments, units, splits, bytes)."""
+        st = _lib.HbcsfStatistics()
+        st.struct_size = ctypes.sizeof(st)
+        _lib.check(_lib.lib().spt_hbcsf_info(self._h, ctypes.byref(st)), "spt_hbcsf_info")
+        return {name: getattr(st, name) for name, _ in st._fields_ if name not in ("struct_size", "dtype")}
+
+    def to_coo(self, ctx=None):
+        """The tensor back as a :class:`Tensor` (exact)."""
+        c = _ctx(ctx)
+        out = ctypes.c_void_p()
+        _lib.check(_lib.lib().spt_hbcsf_to_coo(c._h, self._h, ctypes.byref(out)), "spt_hbcsf_to_coo", c._h)
+        return Tensor(out)
+
+    def mttkrp(self, factors, out=None, ctx=None):
+        """MTTKRP in this handle's mode; see :func:`mttkrp`."""
+        return mttkrp(self, factors, self.mode, out=out, ctx=ctx)
+
+
 def ttmc(tensor, factors, mode, threadlen=0, ctx=None):
     """One-shot TTM chain in every mode but `mode` (the matrix HOOI takes
     singular vectors of): a (shape[mode], prod_{m != mode} R_m) numpy array,
@@ -1314,7 +1373,7 @@ def unfold(tensor, mode, ctx=None):
         L.spt_csr_free(h)
 
 
-__all__ += ["APRResult", "cp_apr", "elementwise", "unfold"]
+__all__ += ["APRResult", "cp_apr", "elementwise", "unfold", "HBCSF"]
 
 __all__ += ["SemiSparse", "FCOO", "Permutation", "ttv", "ttv_chain", "ttv_all", "ttm", "ttm_chain", "ttmc",
             "fcoo_suggest_threadlen", "to_dense", "from_dense", "reorder", "relabel", "set_device"]

@@ -148,6 +148,29 @@ class HicooStatistics(ctypes.Structure):
     ]
 
 
+class HbcsfOptions(ctypes.Structure):
+    """spt_hbcsf_options (hbcsf.h)."""
+    _fields_ = [
+        ("struct_size", size_t),
+        ("fiber_threshold", u32),
+        ("slice_split_nnz", u32),
+        ("slice_bin_min_nnz", u32),
+        ("flags", u32),
+    ]
+
+
+class HbcsfStatistics(ctypes.Structure):
+    """spt_hbcsf_statistics (hbcsf.h)."""
+    _fields_ = [("struct_size", size_t), ("dtype", i32)] + [
+        (name, u32) for name in ("order", "root_mode", "flags", "fiber_threshold", "slice_split_nnz",
+                                 "slice_bin_min_nnz", "bins")
+    ] + [
+        (name, u64) for name in ("nnz", "coo_nnz", "csl_nnz", "bcsf_nnz", "coo_slices", "csl_slices", "bcsf_slices",
+                                 "bcsf_fibers", "bcsf_segments", "split_fibers", "units", "split_slices", "bytes",
+                                 "coo_bytes")
+    ]
+
+
 CSF_SUMMARY_MAX_ORDER = 16
 
 
@@ -317,6 +340,12 @@ SIGNATURES = {
     "spt_fcoo_suggest_threadlen": (u32, [u64, u32, i32, i32]),
     "spt_fcoo_from_coo": (i32, [vp, vp, i32, u32, u32, pvp]),
     "spt_fcoo_free": (i32, [vp]),
+    "spt_hbcsf_options_init_size": (i32, [ctypes.POINTER(HbcsfOptions), size_t]),
+    "spt_hbcsf_from_coo": (i32, [vp, vp, u32, ctypes.POINTER(HbcsfOptions), pvp]),
+    "spt_hbcsf_free": (i32, [vp]),
+    "spt_hbcsf_info": (i32, [vp, ctypes.POINTER(HbcsfStatistics)]),
+    "spt_hbcsf_to_coo": (i32, [vp, vp, pvp]),
+    "spt_mttkrp_hbcsf": (i32, [vp, vp, pvp, vp]),
     "spt_fcoo_info": (i32, [vp, pi32, pu32, pu64, pi32, pu32, pu32, pu64, pu64]),
     "spt_fcoo_dims": (i32, [vp, pu32]),
     "spt_fcoo_to_coo": (i32, [vp, vp, pvp]),

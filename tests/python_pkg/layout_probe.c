@@ -32,6 +32,18 @@ int main(void) {
   F(spt_write_options, struct_size); F(spt_write_options, format); F(spt_write_options, compression);
   F(spt_write_options, index_base); F(spt_write_options, precision);
 
+  S(spt_hbcsf_options);
+  F(spt_hbcsf_options, struct_size); F(spt_hbcsf_options, fiber_threshold); F(spt_hbcsf_options, slice_split_nnz);
+  F(spt_hbcsf_options, slice_bin_min_nnz); F(spt_hbcsf_options, flags);
+  S(spt_hbcsf_statistics);
+  F(spt_hbcsf_statistics, struct_size); F(spt_hbcsf_statistics, dtype); F(spt_hbcsf_statistics, order);
+  F(spt_hbcsf_statistics, root_mode); F(spt_hbcsf_statistics, flags); F(spt_hbcsf_statistics, fiber_threshold);
+  F(spt_hbcsf_statistics, slice_split_nnz); F(spt_hbcsf_statistics, slice_bin_min_nnz); F(spt_hbcsf_statistics, bins);
+  F(spt_hbcsf_statistics, nnz); F(spt_hbcsf_statistics, coo_nnz); F(spt_hbcsf_statistics, csl_nnz);
+  F(spt_hbcsf_statistics, bcsf_nnz); F(spt_hbcsf_statistics, coo_slices); F(spt_hbcsf_statistics, csl_slices);
+  F(spt_hbcsf_statistics, bcsf_slices); F(spt_hbcsf_statistics, bcsf_fibers); F(spt_hbcsf_statistics, bcsf_segments);
+  F(spt_hbcsf_statistics, split_fibers); F(spt_hbcsf_statistics, units); F(spt_hbcsf_statistics, split_slices);
+  F(spt_hbcsf_statistics, bytes); F(spt_hbcsf_statistics, coo_bytes);
   S(spt_hicoo_options);
   F(spt_hicoo_options, struct_size); F(spt_hicoo_options, block_size); F(spt_hicoo_options, superblock_size);
   F(spt_hicoo_options, strategy);

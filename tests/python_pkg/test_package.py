@@ -406,6 +406,24 @@ class TensorTimes(unittest.TestCase):
             sptensor.FCOO(self.X, "mttkrp", 0, threadlen=7)
         self.assertIn(sptensor.fcoo_suggest_threadlen(10 ** 6, 32, np.float32), (8, 16, 32))
 
+    def test_hbcsf(self):
+        W = [self.rng.uniform(-1, 1, (d, 5)) for d in self.shape]
+        for mode in range(3):
+            for plain in (False, True):
+                # small limits force fiber and slice splits on this small tensor
+                H = sptensor.HBCSF(self.X, mode, fiber_threshold=2, slice_split_nnz=3, plain=plain)
+                info = H.info()
+                self.assertEqual((info["order"], info["root_mode"], info["nnz"]), (3, mode, self.X.nnz))
+                self.assertEqual(info["coo_nnz"] + info["csl_nnz"] + info["bcsf_nnz"], self.X.nnz)
+                if plain:
+                    self.assertEqual(info["bcsf_nnz"], self.X.nnz)
+                np.testing.assert_allclose(H.mttkrp(W), sptensor.mttkrp(self.X, W, mode), rtol=1e-12, atol=1e-13)
+                np.testing.assert_allclose(H.to_coo().to_numpy(), self.D, rtol=0, atol=0)
+            with self.assertRaises(sptensor.InvalidArgumentError):
+                sptensor.mttkrp(H, W, (mode + 1) % 3)  # rooted elsewhere
+        with self.assertRaises(sptensor.InvalidArgumentError):
+            sptensor.HBCSF(self.X, 3)
+
     def test_dense(self):
         np.testing.assert_allclose(sptensor.to_dense(self.X), self.D, rtol=0, atol=1e-15)
         np.testing.assert_allclose(self.X.to_dense(), self.D, rtol=0, atol=1e-15)
@@ -606,6 +624,7 @@ class Layouts(unittest.TestCase):
         "spt_csf_summary": _lib.CsfSummary, "spt_backend_info": _lib.BackendInfo,
         "spt_format_advice": _lib.FormatAdvice, "spt_reorder_options": _lib.ReorderOptions,
         "spt_cp_apr_options": _lib.CpAprOptions,
+        "spt_hbcsf_options": _lib.HbcsfOptions, "spt_hbcsf_statistics": _lib.HbcsfStatistics,
     }
 
     def test_options_init_sizes(self):
@@ -615,7 +634,8 @@ class Layouts(unittest.TestCase):
                              ("spt_write_options_init_size", _lib.WriteOptions),
                              ("spt_hicoo_options_init_size", _lib.HicooOptions),
                              ("spt_reorder_options_init_size", _lib.ReorderOptions),
-                             ("spt_cp_apr_options_init_size", _lib.CpAprOptions)):
+                             ("spt_cp_apr_options_init_size", _lib.CpAprOptions),
+                             ("spt_hbcsf_options_init_size", _lib.HbcsfOptions)):
             opts = _lib.init_options(init, struct)
             self.assertEqual(opts.struct_size, ctypes.sizeof(struct), init)
 
