@@ -254,6 +254,19 @@ class _Matrices:
         self.free()
 
 
+def _index_columns(getter, h, modes, count):
+    """(count, len(modes)) uint32 copy of the borrowed 0-based index arrays that
+    the C function `getter`(h, mode, &p) gives for each of `modes`."""
+    fn = getattr(_lib.lib(), getter)
+    out = np.empty((count, len(modes)), dtype=np.uint32)
+    for j, m in enumerate(modes):
+        p = ctypes.c_void_p()
+        _lib.check(fn(h, m, ctypes.byref(p)), getter)
+        if count:
+            out[:, j] = np.ctypeslib.as_array(ctypes.cast(p, _lib.pu32), (count,))
+    return out
+
+
 def _copy_matrix(h, dtype):
     """A C-ordered numpy copy of a (borrowed) spt_matrix."""
     L = _lib.lib()
@@ -314,14 +327,7 @@ class Tensor(_Owned):
     @property
     def subs(self):
         """0-based coordinates, an (nnz, order) uint32 array (a copy)."""
-        L = _lib.lib()
-        out = np.empty((self.nnz, self.order), dtype=np.uint32)
-        for m in range(self.order):
-            p = ctypes.c_void_p()
-            _lib.check(L.spt_coo_indices(self._h, m, ctypes.byref(p)), "spt_coo_indices")
-            if self.nnz:
-                out[:, m] = np.ctypeslib.as_array(ctypes.cast(p, _lib.pu32), (self.nnz,))
-        return out
+        return _index_columns("spt_coo_indices", self._h, range(self.order), self.nnz)
 
     @property
     def vals(self):
@@ -841,14 +847,7 @@ class SemiSparse(_Owned):
     @property
     def fiber_subs(self):
         """0-based coordinates of the fibers in the sparse modes, (nfibers, len(sparse_modes)) uint32."""
-        L = _lib.lib()
-        out = np.empty((self.nfibers, len(self.sparse_modes)), dtype=np.uint32)
-        for j, m in enumerate(self.sparse_modes):
-            p = ctypes.c_void_p()
-            _lib.check(L.spt_scoo_indices(self._h, m, ctypes.byref(p)), "spt_scoo_indices")
-            if self.nfibers:
-                out[:, j] = np.ctypeslib.as_array(ctypes.cast(p, _lib.pu32), (self.nfibers,))
-        return out
+        return _index_columns("spt_scoo_indices", self._h, self.sparse_modes, self.nfibers)
 
     @property
     def blocks(self):
