@@ -8,9 +8,12 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <memory>
+#include <utility>
 
 #include "core/error.hpp"
 #include "io/compression.hpp"
+#include "io/input_source.hpp"
 #include "io/splatt_binary.hpp"
 #include "io/spt_binary.hpp"
 #include "io/tns_text_reader.hpp"
@@ -205,6 +208,70 @@ void scatter_from_root(MPI_Comm comm, const spt_coo_s* whole, spt_mpi_tensor_s& 
   out.global_nnz = nnz;
 }
 
+// The part [size_t(n * rank / size), n * (rank + 1) / size) of n items.
+std::pair<uint64_t, uint64_t> share_of(uint64_t n, int rank, int size) {
+  const auto cut = [&](int r) {
+    return static_cast<uint64_t>((static_cast<unsigned __int128>(n) * static_cast<uint64_t>(r)) /
+                                 static_cast<uint64_t>(size));
+  };
+  return {cut(rank), cut(rank + 1)};
+}
+
+// Parallel read of a binary file (.sptb or SPLATT .bin): every rank checks
+// the header, reads its share of the nonzeros straight from the file (the
+// index and value arrays are contiguous, so a share is one slice of each)
+// and, for .sptb, hashes its share of the checksum blocks; rank 0 combines
+// the block digests and checks the stored checksum. No rank reads more
+// than its share of the payload (the file is mapped, pages are read on
+// touch); every failure is collective.
+void read_binary_ranges(MPI_Comm comm, spt_context_s& ctx, const std::string& path, const io::ReadOptions& opts,
+                        bool sptb, spt_mpi_tensor_s& out) {
+  int rank = 0, size = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  std::unique_ptr<io::InputSource> in;
+  io::SptbHeader sptb_header;
+  io::SplattHeader splatt_header;
+  uint64_t nnz = 0;
+  collective(comm, [&] {
+    in = std::make_unique<io::InputSource>(path, thread_count(ctx));
+    if (sptb) {
+      sptb_header = io::read_sptb_header(*in);
+      nnz = sptb_header.nnz;
+    } else {
+      splatt_header = io::read_splatt_header(*in);
+      nnz = splatt_header.nnz;
+    }
+  });
+  if (sptb) {
+    // Checksum: each rank digests its blocks, rank 0 combines them.
+    const uint64_t blocks = sptb_header.blocks();
+    const auto [first, last] = share_of(blocks, rank, size);
+    std::vector<uint64_t> mine;
+    collective(comm, [&] { mine = io::sptb_block_digests(ctx, *in, sptb_header, first, last); });
+    std::vector<int> counts(size), displs(size);
+    for (int r = 0; r < size; ++r) {
+      const auto [b, e] = share_of(blocks, r, size);
+      counts[r] = to_int_count(e - b, "checksum blocks");
+      displs[r] = to_int_count(b, "checksum block offset");
+    }
+    std::vector<uint64_t> all(rank == 0 ? blocks : 0);
+    check_mpi(MPI_Gatherv(mine.data(), counts[rank], MPI_UINT64_T, all.data(), counts.data(), displs.data(),
+                          MPI_UINT64_T, 0, comm),
+              "MPI_Gatherv");
+    collective(comm, [&] {
+      if (rank == 0) io::verify_sptb_checksum(sptb_header, all, path);
+    });
+  }
+  const auto [begin, end] = share_of(nnz, rank, size);
+  collective(comm, [&] {
+    out.local = sptb ? io::read_spt_bin_range(ctx, *in, sptb_header, opts, begin, end)
+                     : io::read_splatt_bin_range(ctx, *in, splatt_header, opts, begin, end);
+    out.local.make_owned();
+  });
+  out.global_nnz = nnz;
+}
+
 }  // namespace
 
 void create_tensor(MPI_Comm comm, spt_context_s& ctx, spt_dtype dtype, uint32_t order, const spt_index* dims,
@@ -254,8 +321,10 @@ void read_tensor(MPI_Comm comm, spt_context_s& ctx, const std::string& path, con
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &size);
 
-  // Rank 0 decides: parallel text, or read whole and scatter.
-  enum : int { kParallelText = 0, kRootReads = 1 };
+  // Rank 0 decides how: parallel text, parallel binary (each rank reads its
+  // range of nonzeros), or - for compressed files, which cannot be read
+  // from the middle - rank 0 reads the whole file and scatters it.
+  enum : int { kParallelText = 0, kRootReads = 1, kParallelSptb = 2, kParallelSplatt = 3 };
   int mode = kParallelText;
   collective(comm, [&] {
     if (opts.duplicates != SPT_DUPLICATES_KEEP)
@@ -266,11 +335,14 @@ void read_tensor(MPI_Comm comm, spt_context_s& ctx, const std::string& path, con
     unsigned char head[64] = {};
     const uint64_t n = std::min<uint64_t>(f.size(), sizeof(head));
     if (n) f.read_at(0, reinterpret_cast<char*>(head), n);
-    const bool binary_format = opts.format == SPT_FORMAT_SPT_BIN || opts.format == SPT_FORMAT_SPLATT_BIN ||
-                               (opts.format == SPT_FORMAT_AUTO && (io::looks_like_sptb(head, static_cast<size_t>(n)) ||
-                                                                  io::looks_like_splatt_bin(head, static_cast<size_t>(n))));
-    const bool compressed = io::detect_compression(head, static_cast<size_t>(n)) != SPT_COMPRESS_NONE;
-    if (binary_format || compressed) mode = kRootReads;
+    const size_t got = static_cast<size_t>(n);
+    const bool compressed = io::detect_compression(head, got) != SPT_COMPRESS_NONE;
+    const bool sptb = opts.format == SPT_FORMAT_SPT_BIN || (opts.format == SPT_FORMAT_AUTO && io::looks_like_sptb(head, got));
+    const bool splatt = opts.format == SPT_FORMAT_SPLATT_BIN ||
+                        (opts.format == SPT_FORMAT_AUTO && !sptb && io::looks_like_splatt_bin(head, got));
+    if (compressed) mode = kRootReads;
+    else if (sptb) mode = kParallelSptb;
+    else if (splatt) mode = kParallelSplatt;
   });
   check_mpi(MPI_Bcast(&mode, 1, MPI_INT, 0, comm), "MPI_Bcast");
 
@@ -283,6 +355,10 @@ void read_tensor(MPI_Comm comm, spt_context_s& ctx, const std::string& path, con
       }
     });
     scatter_from_root(comm, rank == 0 ? &whole : nullptr, out);
+    return;
+  }
+  if (mode == kParallelSptb || mode == kParallelSplatt) {
+    read_binary_ranges(comm, ctx, path, opts, mode == kParallelSptb, out);
     return;
   }
 

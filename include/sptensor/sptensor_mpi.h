@@ -100,10 +100,14 @@ SPT_MPI_API spt_status spt_mpi_tensor_create(MPI_Comm comm, spt_context *ctx, sp
  *  to every rank under `path` (same host or a shared file system). Rank r
  *  keeps the nonzeros of its byte range, in file order; spt_mpi_cpd_als
  *  redistributes them (all-to-all) into its process grid.
- *  Compressed text (gzip, xz, zstd) and binary files (.sptb, SPLATT .bin)
- *  cannot be split by byte ranges: rank 0 reads the whole tensor with
- *  spt_read and scatters it in equal blocks of nonzeros, so rank 0 needs
- *  memory for the whole tensor once.
+ *  Uncompressed binary files (.sptb, SPLATT coordinate .bin): every rank
+ *  checks the header and reads only its equal share of the nonzeros (one
+ *  slice of each index array and of the values); for .sptb every rank
+ *  also hashes its share of the checksum blocks and rank 0 checks the
+ *  stored checksum. No rank holds more than its share.
+ *  Compressed files (gzip, xz, zstd) cannot be read from the middle: rank 0
+ *  reads the whole tensor with spt_read and scatters it in equal blocks of
+ *  nonzeros, so rank 0 needs memory for the whole tensor once.
  *  opts: as for spt_read (NULL = defaults); duplicates must be
  *  SPT_DUPLICATES_KEEP (CP-ALS treats repeated coordinates as summed).
  *  Errors (the same status and message on every rank, no hang): IO (file

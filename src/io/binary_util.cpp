@@ -9,7 +9,7 @@
 namespace spt::io {
 
 void check_loaded_tensor(const spt_context_s& ctx, spt_coo_s& x, const ReadOptions& opts, const std::string& path,
-                         bool check_indices) {
+                         bool check_indices, uint64_t first_nonzero) {
   const uint32_t order = x.order();
   if (opts.order != 0 && opts.order != order)
     fail(SPT_ERR_PARSE, path, ": the file holds an order-", order, " tensor but the caller expects order ", opts.order);
@@ -26,8 +26,8 @@ void check_loaded_tensor(const spt_context_s& ctx, spt_coo_s& x, const ReadOptio
     if (nnz == 0 || mx < lim) continue;
     spt_nnz first_bad = 0;
     while (ind[first_bad] < lim) ++first_bad;
-    fail(SPT_ERR_PARSE, path, ": nonzero ", first_bad, " (0-based, in file order) has index ", ind[first_bad],
-         " in mode ", m, ", outside dims[", m, "] = ", lim, " (binary files are 0-based)");
+    fail(SPT_ERR_PARSE, path, ": nonzero ", first_nonzero + first_bad, " (0-based, in file order) has index ",
+         ind[first_bad], " in mode ", m, ", outside dims[", m, "] = ", lim, " (binary files are 0-based)");
   }
   if (opts.reject_nonfinite) {
     with_dtype(x.dtype(), [&](auto tag) {
@@ -38,8 +38,8 @@ void check_loaded_tensor(const spt_context_s& ctx, spt_coo_s& x, const ReadOptio
       for (spt_nnz k = 0; k < nnz; ++k)
         if (!std::isfinite(v[k]) && k < first_bad) first_bad = k;
       if (first_bad != std::numeric_limits<spt_nnz>::max())
-        fail(SPT_ERR_PARSE, path, ": nonzero ", first_bad, " has the non-finite value ", v[first_bad],
-             " (reject_nonfinite is set)");
+        fail(SPT_ERR_PARSE, path, ": nonzero ", first_nonzero + first_bad, " has the non-finite value ",
+             v[first_bad], " (reject_nonfinite is set)");
     });
   }
 }

@@ -44,7 +44,9 @@ namespace spt::io {
 // index inside the dims, and finite values when asked. Problems are
 // SPT_ERR_PARSE naming the file and the nonzero. check_indices = false
 // skips the index scan when the caller has already verified the indices.
+// first_nonzero: the file position of x's first nonzero (x holds a range
+// of the file's nonzeros), so that messages name positions in the file.
 void check_loaded_tensor(const spt_context_s& ctx, spt_coo_s& x, const ReadOptions& opts, const std::string& path,
-                         bool check_indices = true);
+                         bool check_indices = true, uint64_t first_nonzero = 0);
 
 }  // namespace spt::io

@@ -31,7 +31,7 @@ bool looks_like_splatt_bin(const unsigned char* head, size_t n) {
          valid_width(load_le<uint64_t>(head + 12));
 }
 
-spt_coo_s read_splatt_bin(const spt_context_s& ctx, InputSource& in, const ReadOptions& opts) {
+SplattHeader read_splatt_header(InputSource& in) {
   require_little_endian_host("SPLATT .bin");
   const std::string& path = in.path();
   const uint64_t size = in.size();
@@ -88,13 +88,32 @@ spt_coo_s read_splatt_bin(const spt_context_s& ctx, InputSource& in, const ReadO
     fail(SPT_ERR_PARSE, path, ": SPLATT binary file has ", remaining - nnz * per_nonzero,
          " unexpected bytes after its values (header: ", nnz, " nonzeros of ", order, " modes)");
 
+  SplattHeader h;
+  h.index_width = iw;
+  h.value_width = vw;
+  h.dims = std::move(dims);
+  h.nnz = nnz;
+  h.data_offset = pos;
+  return h;
+}
+
+spt_coo_s read_splatt_bin_range(const spt_context_s& ctx, InputSource& in, const SplattHeader& h,
+                                const ReadOptions& opts, uint64_t begin, uint64_t end) {
+  const std::string& path = in.path();
+  if (begin > end || end > h.nnz)
+    fail(SPT_ERR_INTERNAL, path, ": nonzero range [", begin, ", ", end, ") outside the file's ", h.nnz);
+  const unsigned char* bytes = reinterpret_cast<const unsigned char*>(in.bytes());
+  const uint64_t iw = h.index_width, vw = h.value_width, pos = h.data_offset;
+  const uint32_t order = static_cast<uint32_t>(h.dims.size());
+  const uint64_t order64 = order;
+  const uint64_t nnz = end - begin;
   const int threads = thread_count(ctx);
   progress(ctx, "read", 0.1);
   spt_coo_s x;
-  x.init_owned(opts.dtype, dims, nnz);
+  x.init_owned(opts.dtype, h.dims, nnz);
   advise_huge_pages(x);
   for (uint32_t m = 0; m < order; ++m) {
-    const unsigned char* src = bytes + pos + m * nnz * iw;
+    const unsigned char* src = bytes + pos + (m * h.nnz + begin) * iw;
     spt_index* dst = x.mutable_ind(m);
     if (iw == 4) {
       parallel_copy(dst, src, nnz * 4, threads);
@@ -108,10 +127,10 @@ spt_coo_s read_splatt_bin(const spt_context_s& ctx, InputSource& in, const ReadO
       dst[k] = static_cast<spt_index>(v);
     }
     if (first_big != std::numeric_limits<spt_nnz>::max())
-      fail(SPT_ERR_OVERFLOW, path, ": nonzero ", first_big, " has index ", load_le<uint64_t>(src + 8 * first_big),
-           " in mode ", m, ", which does not fit a 32-bit spt_index");
+      fail(SPT_ERR_OVERFLOW, path, ": nonzero ", begin + first_big, " has index ",
+           load_le<uint64_t>(src + 8 * first_big), " in mode ", m, ", which does not fit a 32-bit spt_index");
   }
-  const unsigned char* vsrc = bytes + pos + order64 * nnz * iw;
+  const unsigned char* vsrc = bytes + pos + order64 * h.nnz * iw + begin * vw;
   with_dtype(opts.dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     T* dst = x.template mutable_values<T>();
@@ -125,9 +144,14 @@ spt_coo_s read_splatt_bin(const spt_context_s& ctx, InputSource& in, const ReadO
       for (spt_nnz k = 0; k < nnz; ++k) dst[k] = static_cast<T>(load_le<double>(vsrc + 8 * k));
     }
   });
-  check_loaded_tensor(ctx, x, opts, path);
+  check_loaded_tensor(ctx, x, opts, path, true, begin);
   progress(ctx, "read", 1.0);
   return x;
+}
+
+spt_coo_s read_splatt_bin(const spt_context_s& ctx, InputSource& in, const ReadOptions& opts) {
+  const SplattHeader h = read_splatt_header(in);
+  return read_splatt_bin_range(ctx, in, h, opts, 0, h.nnz);
 }
 
 void write_splatt_bin(const spt_context_s& ctx, const spt_coo_s& x, Sink& out) {

@@ -10,6 +10,8 @@
 // reads; a float32 tensor also suits a 32-bit-value SPLATT build.
 #pragma once
 
+#include <vector>
+
 #include "core/context.hpp"
 #include "core/coo.hpp"
 #include "io/input_source.hpp"
@@ -24,6 +26,23 @@ constexpr size_t kSplattHeaderBytes = 20;
 bool looks_like_splatt_bin(const unsigned char* head, size_t n);
 
 spt_coo_s read_splatt_bin(const spt_context_s& ctx, InputSource& in, const ReadOptions& opts);
+
+// The checked header of a SPLATT coordinate file: what a process needs to
+// read a range of its nonzeros (the MPI reader gives each rank one).
+struct SplattHeader {
+  uint64_t index_width = 4, value_width = 8;  // bytes
+  std::vector<spt_index> dims;
+  uint64_t nnz = 0;
+  uint64_t data_offset = 0;  // where the first index array starts
+};
+// Reads and checks the header (magic, widths, dims, sizes against the
+// file's length). SPT_ERR_PARSE / SPT_ERR_UNSUPPORTED / SPT_ERR_OVERFLOW
+// naming the file.
+SplattHeader read_splatt_header(InputSource& in);
+// Nonzeros [begin, end) as an owned tensor of opts.dtype, checked as
+// read_splatt_bin checks them; errors name positions in the file.
+spt_coo_s read_splatt_bin_range(const spt_context_s& ctx, InputSource& in, const SplattHeader& h,
+                                const ReadOptions& opts, uint64_t begin, uint64_t end);
 void write_splatt_bin(const spt_context_s& ctx, const spt_coo_s& x, Sink& out);
 
 }  // namespace spt::io

@@ -8,6 +8,7 @@
 #include <limits>
 #include <memory>
 #include <sstream>
+#include <type_traits>
 #include <vector>
 
 #include "io/binary_util.hpp"
@@ -33,7 +34,7 @@ struct Section {
   const void* src = nullptr;    // writing: where the data comes from
 };
 
-constexpr uint64_t kBlockBytes = uint64_t(1) << 18;  // checksum block (256 KiB, stays in L2)
+constexpr uint64_t kBlockBytes = kSptbChecksumBlockBytes;  // checksum block (stays in L2)
 constexpr uint64_t kPieceBytes = uint64_t(1) << 14;  // read-side streaming piece (16 KiB, stays in L1)
 
 // True when some ind[k] >= limit. Written as compare-and-OR into eight
@@ -94,7 +95,7 @@ uint64_t combine(uint64_t header_digest, const std::vector<uint64_t>& block_dige
 
 bool looks_like_sptb(const unsigned char* head, size_t n) { return n >= 4 && std::memcmp(head, "SPTB", 4) == 0; }
 
-spt_coo_s read_spt_bin(const spt_context_s& ctx, InputSource& in, const ReadOptions& opts) {
+SptbHeader read_sptb_header(InputSource& in) {
   require_little_endian_host(".sptb");
   const std::string& path = in.path();
   const uint64_t size = in.size();
@@ -132,9 +133,14 @@ spt_coo_s read_spt_bin(const spt_context_s& ctx, InputSource& in, const ReadOpti
          uint64_t(order) * 4, " bytes, but the file has ", size - kSptbHeaderBytes, " after the header");
   if (index_bytes != 4)
     fail(SPT_ERR_PARSE, path, ": corrupt .sptb header: ", index_bytes, "-byte indices (version 1 has 4)");
-  const spt_dtype fdtype = static_cast<spt_dtype>(file_dtype);
+  SptbHeader h;
+  h.dtype = static_cast<spt_dtype>(file_dtype);
+  h.order = order;
+  h.nnz = nnz;
+  h.payload = payload;
+  h.stored_checksum = stored_checksum;
   std::vector<Section> sections;
-  const uint64_t expected = layout_sections(order, nnz, dtype_size(fdtype), sections, path);
+  const uint64_t expected = layout_sections(order, nnz, dtype_size(h.dtype), sections, path);
   if (payload != expected)
     fail(SPT_ERR_PARSE, path, ": corrupt .sptb header: payload size ", payload, " does not match ", nnz,
          " nonzeros of order ", order, " (", expected, " bytes)");
@@ -144,6 +150,81 @@ spt_coo_s read_spt_bin(const spt_context_s& ctx, InputSource& in, const ReadOpti
   if (size - kSptbHeaderBytes > payload)
     fail(SPT_ERR_PARSE, path, ": .sptb file has ", size - kSptbHeaderBytes - payload,
          " unexpected bytes after its values");
+  for (const Section& s : sections) h.section_offsets.push_back(s.offset);
+  h.dims.resize(order);
+  in.read_at(sections[0].offset, h.dims.data(), order * sizeof(spt_index));
+  store_le<uint64_t>(head + kChecksumOffset, 0);
+  h.header_digest = Xxh64::hash(head, sizeof(head));
+  return h;
+}
+
+std::vector<uint64_t> sptb_block_digests(const spt_context_s& ctx, InputSource& in, const SptbHeader& h,
+                                         uint64_t first, uint64_t last) {
+  last = std::min(last, h.blocks());
+  first = std::min(first, last);
+  const char* image = in.bytes();
+  std::vector<uint64_t> digests(last - first);
+#pragma omp parallel for num_threads(thread_count(ctx)) schedule(dynamic, 4)
+  for (uint64_t b = first; b < last; ++b) {
+    const uint64_t begin = kSptbHeaderBytes + b * kBlockBytes;
+    const uint64_t end = std::min(kSptbHeaderBytes + h.payload, begin + kBlockBytes);
+    digests[b - first] = Xxh64::hash(image + begin, end - begin);
+  }
+  return digests;
+}
+
+void verify_sptb_checksum(const SptbHeader& h, const std::vector<uint64_t>& digests, const std::string& path) {
+  if (digests.size() != h.blocks())
+    fail(SPT_ERR_INTERNAL, path, ": ", digests.size(), " checksum block digests for ", h.blocks(), " blocks");
+  const uint64_t computed = combine(h.header_digest, digests);
+  if (computed != h.stored_checksum)
+    fail(SPT_ERR_PARSE, path, ": wrong checksum: the .sptb file is corrupt (stored ", hex(h.stored_checksum),
+         ", computed ", hex(computed), "); re-create it from the source data");
+}
+
+spt_coo_s read_spt_bin_range(const spt_context_s& ctx, InputSource& in, const SptbHeader& h, const ReadOptions& opts,
+                             uint64_t begin, uint64_t end) {
+  const std::string& path = in.path();
+  if (begin > end || end > h.nnz)
+    fail(SPT_ERR_INTERNAL, path, ": nonzero range [", begin, ", ", end, ") outside the file's ", h.nnz);
+  for (uint32_t m = 0; m < h.order; ++m)
+    if (h.dims[m] == 0) fail(SPT_ERR_PARSE, path, ": corrupt .sptb file: dims[", m, "] is 0");
+  const uint64_t n = end - begin;
+  const int threads = thread_count(ctx);
+  const char* image = in.bytes();
+  spt_coo_s x;
+  x.init_owned(opts.dtype, h.dims, n);
+  for (uint32_t m = 0; m < h.order; ++m)
+    parallel_copy(x.mutable_ind(m), image + h.section_offsets[1 + m] + begin * sizeof(spt_index),
+                  n * sizeof(spt_index), threads);
+  const char* values = image + h.section_offsets[h.order + 1];
+  with_dtype(h.dtype, [&](auto stag) {
+    using S = typename decltype(stag)::type;
+    with_dtype(opts.dtype, [&](auto dtag) {
+      using D = typename decltype(dtag)::type;
+      D* d = x.template mutable_values<D>();
+      if constexpr (std::is_same_v<S, D>) {
+        parallel_copy(d, values + begin * sizeof(S), n * sizeof(S), threads);
+      } else {
+        const auto* s = reinterpret_cast<const unsigned char*>(values) + begin * sizeof(S);
+#pragma omp parallel for num_threads(threads)
+        for (uint64_t k = 0; k < n; ++k) d[k] = static_cast<D>(load_le<S>(s + k * sizeof(S)));
+      }
+    });
+  });
+  check_loaded_tensor(ctx, x, opts, path, true, begin);
+  return x;
+}
+
+spt_coo_s read_spt_bin(const spt_context_s& ctx, InputSource& in, const ReadOptions& opts) {
+  const std::string& path = in.path();
+  const SptbHeader hdr = read_sptb_header(in);
+  const uint32_t order = hdr.order;
+  const uint64_t nnz = hdr.nnz;
+  const uint64_t payload = hdr.payload;
+  const spt_dtype fdtype = hdr.dtype;
+  std::vector<Section> sections;
+  layout_sections(order, nnz, dtype_size(fdtype), sections, path);
 
   progress(ctx, "read", 0.05);
   std::vector<spt_index> dims(order);
@@ -214,11 +295,7 @@ spt_coo_s read_spt_bin(const spt_context_s& ctx, InputSource& in, const ReadOpti
   }
   progress(ctx, "read", 0.8);
 
-  store_le<uint64_t>(head + kChecksumOffset, 0);
-  const uint64_t computed = combine(Xxh64::hash(head, sizeof(head)), block_digests);
-  if (computed != stored_checksum)
-    fail(SPT_ERR_PARSE, path, ": wrong checksum: the .sptb file is corrupt (stored ", hex(stored_checksum),
-         ", computed ", hex(computed), "); re-create it from the source data");
+  verify_sptb_checksum(hdr, block_digests, path);
 
   for (uint32_t m = 0; m < order; ++m)
     if (dims[m] == 0) fail(SPT_ERR_PARSE, path, ": corrupt .sptb file: dims[", m, "] is 0");

@@ -21,6 +21,9 @@
 // file and copies it into the tensor's arrays while it is in cache.
 #pragma once
 
+#include <string>
+#include <vector>
+
 #include "core/context.hpp"
 #include "core/coo.hpp"
 #include "io/input_source.hpp"
@@ -32,7 +35,42 @@ namespace spt::io {
 constexpr size_t kSptbHeaderBytes = 64;
 constexpr uint32_t kSptbVersion = 1;
 
+constexpr uint64_t kSptbChecksumBlockBytes = uint64_t(1) << 18;  // 256 KiB
+
 bool looks_like_sptb(const unsigned char* head, size_t n);
+
+// The validated header of an .sptb file and where its sections start: what
+// a process needs to read a share of the file (the MPI reader gives each
+// rank a range of nonzeros and a range of checksum blocks).
+struct SptbHeader {
+  spt_dtype dtype = SPT_FLOAT64;  // the file's value type
+  uint32_t order = 0;
+  uint64_t nnz = 0;
+  uint64_t payload = 0;
+  uint64_t stored_checksum = 0;
+  uint64_t header_digest = 0;           // XXH64 of the header with the checksum zeroed
+  std::vector<uint64_t> section_offsets;  // dims, the order index arrays, the values
+  std::vector<spt_index> dims;            // as stored (not yet checked for 0)
+  uint64_t blocks() const { return (payload + kSptbChecksumBlockBytes - 1) / kSptbChecksumBlockBytes; }
+};
+
+// Reads and checks the header (magic, version, endianness, dtype, order,
+// sizes against the file's length) and the dims. SPT_ERR_PARSE or
+// SPT_ERR_UNSUPPORTED naming the file.
+SptbHeader read_sptb_header(InputSource& in);
+// The digests of checksum blocks [first, last) of the payload.
+std::vector<uint64_t> sptb_block_digests(const spt_context_s& ctx, InputSource& in, const SptbHeader& h,
+                                         uint64_t first, uint64_t last);
+// SPT_ERR_PARSE ("wrong checksum") unless the digests of all blocks, in
+// order, give the stored checksum.
+void verify_sptb_checksum(const SptbHeader& h, const std::vector<uint64_t>& digests, const std::string& path);
+// Nonzeros [begin, end) of the file as an owned tensor of opts.dtype with
+// the file's dims (the caller's dims when given), checked as read_spt_bin
+// checks them (indices in range, finite values when asked; errors name the
+// nonzero's position in the file) except for the checksum.
+spt_coo_s read_spt_bin_range(const spt_context_s& ctx, InputSource& in, const SptbHeader& h, const ReadOptions& opts,
+                             uint64_t begin, uint64_t end);
+
 
 spt_coo_s read_spt_bin(const spt_context_s& ctx, InputSource& in, const ReadOptions& opts);
 void write_spt_bin(const spt_context_s& ctx, const spt_coo_s& x, Sink& out);

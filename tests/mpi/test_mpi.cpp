@@ -382,6 +382,60 @@ void test_float32(const std::string& path) {
   spt_mpi_tensor_free(x);
 }
 
+// Rank 0 writes `whole` to `path` (format from the extension); all wait.
+void write_on_root(const spt_coo* whole, const std::string& path) {
+  spt_status st = SPT_OK;
+  if (g_rank == 0) st = spt_write(g_ctx, whole, path.c_str(), nullptr);
+  MPI_Bcast(&st, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  CHECK(st == SPT_OK, "writing %s failed", path.c_str());
+}
+
+// The tensor as .sptb and SPLATT .bin: every rank reads its range of the
+// nonzeros (and, for .sptb, its checksum blocks); the gathered tensor
+// equals spt_read's and the CP-ALS the serial one. Also a float32 read of
+// the float64 .sptb (converted per range).
+void test_binary_copies(const std::string& tns_path, const spt_coo* whole, const std::string& name) {
+  for (const char* ext : {".sptb", ".bin"}) {
+    const std::string path = tns_path + ext;
+    write_on_root(whole, path);
+    note("binary %s\n", path);
+    spt_mpi_tensor* x = nullptr;
+    CHECK_OK(spt_mpi_read(MPI_COMM_WORLD, g_ctx, path.c_str(), nullptr, &x));
+    spt_coo* serial = nullptr;
+    if (x) compare_read(path.c_str(), x, &serial);
+    if (x && serial) {
+      const Serial ref = serial_cpd(serial, 3, 5, 7, nullptr);
+      compare_cpd(x, serial, name + ext, 3, 5, 7, SPT_MPI_MEDIUM_GRAINED, {}, nullptr, ref);
+    }
+    spt_coo_free(serial);
+    spt_mpi_tensor_free(x);
+  }
+  // float32 from the float64 .sptb: each value rounded once, as spt_read does.
+  const std::string path = tns_path + ".sptb";
+  spt_read_options ro;
+  spt_read_options_init(&ro);
+  ro.dtype = SPT_FLOAT32;
+  spt_mpi_tensor* x = nullptr;
+  spt_coo* serial = nullptr;
+  CHECK_OK(spt_mpi_read(MPI_COMM_WORLD, g_ctx, path.c_str(), &ro, &x));
+  CHECK_OK(spt_read(g_ctx, path.c_str(), &ro, &serial));
+  spt_coo* gathered = nullptr;
+  if (x) CHECK_OK(spt_mpi_tensor_gather(MPI_COMM_WORLD, g_ctx, x, 0, &gathered));
+  if (g_rank == 0 && gathered && serial) {
+    spt_nnz n = 0, m = 0;
+    spt_coo_info(gathered, nullptr, nullptr, &n);
+    spt_coo_info(serial, nullptr, nullptr, &m);
+    const void *a = nullptr, *b = nullptr;
+    spt_coo_values(gathered, &a);
+    spt_coo_values(serial, &b);
+    CHECK(n == m && std::memcmp(a, b, sizeof(float) * n) == 0, "%s: float32 values differ from spt_read's",
+          path.c_str());
+  }
+  spt_coo_free(gathered);
+  spt_coo_free(serial);
+  spt_mpi_tensor_free(x);
+}
+
 void test_synthetic(const std::string& dir) {
   struct Case {
     const char* name;
@@ -436,6 +490,7 @@ void test_synthetic(const std::string& dir) {
       }
       spt_mpi_tensor_free(y);
     }
+    if (whole) test_binary_copies(path, whole, c.name);
     spt_coo_free(whole);
     spt_mpi_tensor_free(x);
   }
@@ -503,6 +558,70 @@ void check_same_error(spt_status st, spt_status expected, const std::string& mus
   CHECK(root == msg, "%s: rank %d says '%s', rank 0 '%s'", what, g_rank, msg.c_str(), root.c_str());
 }
 
+// Flips bytes of a file at `offset` (rank 0), then all wait.
+void corrupt_on_root(const std::string& path, long offset, const unsigned char* bytes, size_t n) {
+  if (g_rank == 0) {
+    std::FILE* f = std::fopen(path.c_str(), "r+b");
+    std::fseek(f, offset, SEEK_SET);
+    std::fwrite(bytes, 1, n, f);
+    std::fclose(f);
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
+// Binary files read in parallel fail the same way on every rank: a .sptb
+// whose last value changed (a block only the last rank hashes) fails the
+// checksum; a SPLATT .bin with an index outside the dims in the last
+// rank's range names that nonzero's position in the file.
+void test_malformed_binary(const std::string& dir) {
+  const int n = 300;
+  const spt_index dims[3] = {5, 6, 7};
+  std::vector<spt_index> ind(3 * n);
+  std::vector<double> val(n);
+  for (int k = 0; k < n; ++k) {
+    for (int m = 0; m < 3; ++m) ind[m * n + k] = static_cast<spt_index>((k * (m + 2)) % dims[m]);
+    val[k] = 1.0 + k;
+  }
+  spt_coo* whole = nullptr;
+  CHECK_OK(spt_coo_create_from_arrays(g_ctx, SPT_FLOAT64, 3, dims, n, ind.data(), n, 0, val.data(), 0, &whole));
+  const std::string sptb = dir + "/" + std::to_string(g_size) + "-corrupt.sptb";
+  write_on_root(whole, sptb);
+  std::FILE* f = g_rank == 0 ? std::fopen(sptb.c_str(), "rb") : nullptr;
+  long size = 0;
+  if (f) {
+    std::fseek(f, 0, SEEK_END);
+    size = std::ftell(f);
+    std::fclose(f);
+  }
+  MPI_Bcast(&size, 1, MPI_LONG, 0, MPI_COMM_WORLD);
+  const double changed = -7.0;
+  unsigned char bytes[sizeof(double)];
+  std::memcpy(bytes, &changed, sizeof bytes);
+  corrupt_on_root(sptb, size - static_cast<long>(sizeof(double)), bytes, sizeof bytes);
+  note("malformed %s\n", sptb);
+  spt_mpi_tensor* x = nullptr;
+  spt_status st = spt_mpi_read(MPI_COMM_WORLD, g_ctx, sptb.c_str(), nullptr, &x);
+  check_same_error(st, SPT_ERR_PARSE, "wrong checksum", "corrupt .sptb");
+  CHECK(x == nullptr, "corrupt .sptb: a tensor was returned");
+  spt_mpi_tensor_free(x);
+
+  // SPLATT .bin (4-byte indices, no checksum): mode-0 index of nonzero n-3 := 99.
+  const std::string bin = dir + "/" + std::to_string(g_size) + "-bad-index.bin";
+  write_on_root(whole, bin);
+  const long header = 20 + 5 * 4;  // magic, widths, then order, 3 dims, nnz as 4-byte integers
+  const uint32_t big = 99;
+  std::memcpy(bytes, &big, sizeof big);
+  corrupt_on_root(bin, header + 4L * (n - 3), bytes, sizeof big);
+  note("malformed %s\n", bin);
+  x = nullptr;
+  st = spt_mpi_read(MPI_COMM_WORLD, g_ctx, bin.c_str(), nullptr, &x);
+  check_same_error(st, SPT_ERR_PARSE, "nonzero " + std::to_string(n - 3) + " (0-based, in file order) has index 99",
+                   "bad index in .bin");
+  CHECK(x == nullptr, "bad .bin: a tensor was returned");
+  spt_mpi_tensor_free(x);
+  spt_coo_free(whole);
+}
+
 void test_malformed(const std::string& dir) {
   const std::string path = dir + "/" + std::to_string(g_size) + "-malformed.tns";
   const int lines = 400, bad = 390;  // the bad line lies in the last rank's byte range
@@ -522,6 +641,8 @@ void test_malformed(const std::string& dir) {
   check_same_error(st, SPT_ERR_PARSE, path + ":" + std::to_string(bad) + ":", "malformed line");
   CHECK(x == nullptr, "malformed: a tensor was returned");
   spt_mpi_tensor_free(x);
+
+  test_malformed_binary(dir);
 
   x = nullptr;
   st = spt_mpi_read(MPI_COMM_WORLD, g_ctx, (dir + "/no-such-file.tns").c_str(), nullptr, &x);
