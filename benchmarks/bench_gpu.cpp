@@ -1,4 +1,4 @@
-// GPU COO and HiCOO MTTKRP benchmark (needs the CUDA plugin build and a device).
+// GPU COO, HiCOO, F-COO and HB-CSF MTTKRP benchmark (needs the CUDA plugin build and a device).
 //
 //   bench_gpu [--ranks 16,32] [--repeats 20] [--synthetic NNZ] [--json FILE]
 //             [--cpd ITERS [--cpd-threads N] [--cpd-only]] TENSOR...
@@ -26,6 +26,15 @@
 // only); the whole spt_mttkrp_hicoo path (backend CUDA), and the error
 // against the CPU.
 //
+// HB-CSF (bench "gpu_mttkrp_hbcsf"; orders 3..8): per mode the HB-CSF
+// rooted at that mode (default parameters: fiber_threshold 128,
+// slice_split_nnz 512), built once (host conversion timed) and uploaded
+// once, and the plain B-CSF of the same mode for comparison; per rank the
+// kernel launches alone (cuda/mttkrp_hbcsf.cu: COO, CSL and one launch per
+// unit bin, timed together as above), bytes = the format's arrays + factors
+// read once + output written once; the whole spt_mttkrp_hbcsf path
+// (backend CUDA), and the error against the CPU.
+//
 // With --cpd ITERS (> 0): per tensor and rank, CP-ALS seconds per iteration
 // (median of the sweeps' wall times, float32, tol 0, the same seeded random
 // init) on the GPU (backend CUDA: the whole loop on the device, COO) and on
@@ -48,6 +57,7 @@
 #include "core/context.hpp"
 #include "core/coo.hpp"
 #include "core/fcoo.hpp"
+#include "core/hbcsf.hpp"
 #include "core/hicoo.hpp"
 #include "core/ktensor.hpp"
 #include "core/matrix.hpp"
@@ -55,6 +65,7 @@
 #include "kernels/kernels.hpp"
 #include "mttkrp.cuh"
 #include "fcoo.cuh"
+#include "mttkrp_hbcsf.cuh"
 #include "mttkrp_hicoo.cuh"
 
 namespace {
@@ -129,6 +140,59 @@ spt_coo_s synthetic_zipf(spt_nnz nnz, const std::vector<spt_index>& dims, uint64
     for (spt_nnz k = static_cast<spt_nnz>(c) * kChunk; k < end; ++k) v[k] = static_cast<float>(unit(rng));
   }
   return x;
+}
+
+// An HB-CSF handle on the device (block = its copy), with the pointer
+// tables its host view needed.
+struct HbcsfDevice {
+  void* block = nullptr;
+  spt::cuda::DeviceHbcsfRef ref;
+};
+
+HbcsfDevice upload_hbcsf(const spt_hbcsf_s& h) {
+  auto pointers = [](const std::vector<spt::buffer<uint32_t>>& arrays) {
+    std::vector<const uint32_t*> p;
+    for (const auto& a : arrays) p.push_back(a.data());
+    return p;
+  };
+  const std::vector<const uint32_t*> coo_ind = pointers(h.coo_ind), csl_ind = pointers(h.csl_ind),
+                                     node_ind = pointers(h.node_ind), node_parent = pointers(h.node_parent);
+  std::vector<uint64_t> node_count;
+  for (const auto& a : h.node_ind) node_count.push_back(a.size());
+  spt::cuda::HostHbcsfView v;
+  v.order = h.order();
+  v.value_size = h.dtype() == SPT_FLOAT32 ? 4 : 8;
+  v.dims = h.dims.data();
+  v.mode_order = h.mode_order.data();
+  v.coo_nnz = h.coo_nnz();
+  v.coo_ind = coo_ind.data();
+  v.coo_val = h.coo_val.data();
+  v.csl_slices = h.csl_slices();
+  v.csl_nnz = h.csl_nnz();
+  v.csl_slice_ind = h.csl_slice_ind.data();
+  v.csl_slice_ptr = h.csl_slice_ptr.data();
+  v.csl_ind = csl_ind.data();
+  v.csl_val = h.csl_val.data();
+  v.node_count = node_count.data();
+  v.node_ind = node_ind.data();
+  v.node_parent = node_parent.data();
+  v.segments = h.segments();
+  v.segment_ptr = h.segment_ptr.data();
+  v.bcsf_nnz = h.bcsf_nnz();
+  v.leaf_ind = h.leaf_ind.data();
+  v.bcsf_val = h.bcsf_val.data();
+  v.units = h.units();
+  v.unit_row = h.unit_row.data();
+  v.unit_segment_ptr = h.unit_segment_ptr.data();
+  v.unit_split = h.unit_split.data();
+  v.bins = h.bins();
+  v.slice_bin_min_nnz = h.params.slice_bin_min_nnz;
+  v.bin_ptr = h.bin_ptr.data();
+  v.bin_units = h.bin_units.data();
+  HbcsfDevice d;
+  CHECK(cudaMalloc(&d.block, spt::cuda::hbcsf_copy_bytes(v)));
+  CHECK(spt::cuda::hbcsf_upload(v, d.block, &d.ref));
+  return d;
 }
 
 struct Bench {
@@ -338,6 +402,29 @@ void run_tensor(const Bench& b, const std::string& name, const spt_coo_s& x) {
     }
   }
 
+  // HB-CSF and plain B-CSF per mode (root = the mode), built and uploaded once.
+  const bool hbcsf_ok = order >= 3 && order <= spt::cuda::kHbcsfMaxOrder;
+  std::vector<spt_hbcsf_s> hbcsf(hbcsf_ok ? order : 0), bcsf(hbcsf_ok ? order : 0);
+  std::vector<HbcsfDevice> hbcsf_dev(hbcsf.size()), bcsf_dev(hbcsf.size());
+  std::vector<double> hbcsf_convert_s(hbcsf.size(), 0.0);
+  for (uint32_t mode = 0; mode < hbcsf.size(); ++mode) {
+    const auto t0 = std::chrono::steady_clock::now();
+    hbcsf[mode] = spt::hbcsf::from_coo(x, mode, spt::hbcsf::Params{}, 16);
+    hbcsf_convert_s[mode] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    spt::hbcsf::Params plain;
+    plain.flags = SPT_HBCSF_PLAIN_BCSF;
+    bcsf[mode] = spt::hbcsf::from_coo(x, mode, plain, 16);
+    hbcsf_dev[mode] = upload_hbcsf(hbcsf[mode]);
+    bcsf_dev[mode] = upload_hbcsf(bcsf[mode]);
+    const spt_hbcsf_s& h = hbcsf[mode];
+    std::printf("%-24s HB-CSF mode %u: COO %llu, CSL %llu, B-CSF %llu nonzeros; %llu segments (%llu fibers split), "
+                "%llu units (%llu slices split), %.1f MB, converted in %.2f s\n",
+                name.c_str(), mode, (unsigned long long)h.coo_nnz(), (unsigned long long)h.csl_nnz(),
+                (unsigned long long)h.bcsf_nnz(), (unsigned long long)h.segments(),
+                (unsigned long long)h.split_fibers, (unsigned long long)h.units(),
+                (unsigned long long)h.split_slices, h.bytes() / 1e6, hbcsf_convert_s[mode]);
+  }
+
   for (int rank : b.ranks) {
     std::vector<spt::DenseMatrix<float>> factors;
     std::vector<float*> d_factors(order, nullptr);
@@ -526,6 +613,59 @@ void run_tensor(const Bench& b, const std::string& name, const spt_coo_s& x) {
                        b.repeats, fbytes, fbw / 1e9, fbw / kCopyBandwidth, fcoo_err, ms, sweep_json.c_str(),
                        fcoo_convert_s[mode], b.device.c_str());
       }
+      if (hbcsf_ok) {
+        const spt_hbcsf_s& h = hbcsf[mode];
+        auto time_hbcsf = [&](const HbcsfDevice& d, spt::cuda::HbcsfLaunchPlan* plan) {
+          return time_launch([&] {
+            return spt::cuda::launch_mttkrp_hbcsf<float>(d.ref, d_factors.data(), rank, d_out, b.multiprocessors, 0,
+                                                         plan);
+          });
+        };
+        const double plain_ms = median(time_hbcsf(bcsf_dev[mode], nullptr));
+        spt::cuda::HbcsfLaunchPlan plan;
+        const std::vector<double> btimes = time_hbcsf(hbcsf_dev[mode], &plan);  // checked
+        std::vector<float> bgpu(out_elems);
+        CHECK(cudaMemcpy(bgpu.data(), d_out, out_elems * sizeof(float), cudaMemcpyDeviceToHost));
+        double bnum = 0;
+        for (size_t i = 0; i < out_elems; ++i)
+          bnum += double(bgpu[i] - cpu_reference[i]) * (bgpu[i] - cpu_reference[i]);
+        const double hbcsf_err = std::sqrt(bnum / std::max(den, 1e-300));
+        spt_context_s bctx;
+        bctx.backend = SPT_BACKEND_CUDA;
+        spt::DenseMatrix<float> bout(x.dims[mode], rank);
+        std::vector<double> bapi;
+        for (int r = -1; r < 5; ++r) {
+          const auto t0 = std::chrono::steady_clock::now();
+          SPT_DISPATCH(bctx, mttkrp_hbcsf, h, refs.data(), bout.ref());
+          const double elapsed =
+              std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+          if (r >= 0) bapi.push_back(elapsed);
+        }
+        const double bms = median(btimes);
+        double bbytes = double(h.bytes());
+        for (uint32_t m = 0; m < order; ++m) bbytes += double(x.dims[m]) * rank * sizeof(float);
+        const double bbw = bbytes / (bms * 1e-3);
+        std::printf("%-24s mode %u rank %2d  HB-CSF %7.3f ms  %6.1f GB/s = %5.1f%% of 3 TB/s  (COO sorted %7.3f ms)  "
+                    "plain B-CSF %7.3f ms  api %7.3f ms  err %.1e  [L %u, %u launches, %llu B-CSF blocks]\n",
+                    name.c_str(), mode, rank, bms, bbw / 1e9, 100 * bbw / kCopyBandwidth, ms, plain_ms, median(bapi),
+                    hbcsf_err, plan.lanes, plan.launches, (unsigned long long)plan.bcsf_blocks);
+        if (b.json)
+          std::fprintf(b.json,
+                       "{\"bench\":\"gpu_mttkrp_hbcsf\",\"tensor\":\"%s\",\"order\":%u,\"nnz\":%llu,\"mode\":%u,"
+                       "\"rank\":%d,\"dtype\":\"float32\",\"kernel_ms_median\":%.5f,\"kernel_ms_min\":%.5f,"
+                       "\"repeats\":%d,\"bytes\":%.0f,\"gbytes_per_s\":%.2f,\"fraction_of_3TBps\":%.4f,"
+                       "\"api_ms_median\":%.4f,\"rel_err_vs_cpu\":%.3e,\"coo_sorted_kernel_ms_median\":%.5f,"
+                       "\"plain_bcsf_kernel_ms_median\":%.5f,\"coo_nnz\":%llu,\"csl_nnz\":%llu,\"bcsf_nnz\":%llu,"
+                       "\"segments\":%llu,\"split_fibers\":%llu,\"units\":%llu,\"split_slices\":%llu,"
+                       "\"launches\":%u,\"lanes\":%u,\"convert_s\":%.3f,\"device\":\"%s\"}\n",
+                       name.c_str(), order, (unsigned long long)nnz, mode, rank, bms,
+                       *std::min_element(btimes.begin(), btimes.end()), b.repeats, bbytes, bbw / 1e9,
+                       bbw / kCopyBandwidth, median(bapi), hbcsf_err, ms, plain_ms, (unsigned long long)h.coo_nnz(),
+                       (unsigned long long)h.csl_nnz(), (unsigned long long)h.bcsf_nnz(),
+                       (unsigned long long)h.segments(), (unsigned long long)h.split_fibers,
+                       (unsigned long long)h.units(), (unsigned long long)h.split_slices, plan.launches, plan.lanes,
+                       hbcsf_convert_s[mode], b.device.c_str());
+      }
       CHECK(cudaEventDestroy(start));
       CHECK(cudaEventDestroy(stop));
       CHECK(cudaFree(d_out));
@@ -537,6 +677,8 @@ void run_tensor(const Bench& b, const std::string& name, const spt_coo_s& x) {
   for (const auto& per_mode : fcoo_dev)
     for (const FcooDevice& d : per_mode) CHECK(cudaFree(d.block));
   if (d_hicoo_window) CHECK(cudaFree(d_hicoo_window));
+  for (const HbcsfDevice& d : hbcsf_dev) CHECK(cudaFree(d.block));
+  for (const HbcsfDevice& d : bcsf_dev) CHECK(cudaFree(d.block));
   CHECK(cudaFree(d_ind));
   CHECK(cudaFree(d_val));
   if (b.json) std::fflush(b.json);

@@ -3,7 +3,8 @@
 # (plugin, test_cuda, bench_gpu; MPI and Fortran off), then the parts named
 # in PARTS (default "tests bench"):
 #   tests     the whole of test_cuda (every GPU kernel against the reference)
-#   bench     bench_gpu on every tensor in .data/xz (or the files given as
+#   bench     bench_gpu (MTTKRP on sorted COO, HiCOO, F-COO and HB-CSF per
+#             mode; CP-ALS) on every tensor in .data/xz (or the files given as
 #             arguments), smallest first, one process per tensor so a slow
 #             tensor cannot lose the JSON of the others; then the synthetic
 #             power-law tensors in $SYNTHETIC (default 50000000)
@@ -75,7 +76,7 @@ if has sanitize; then
   echo "memcheck rc=$?: $(grep -E 'ERROR SUMMARY|LEAK SUMMARY' "$out/sanitizer_memcheck.log" | tr '\n' ' ')"
   grep -E "^\[  FAILED|Failure" "$out/sanitizer_memcheck.log" | head -10
   timeout "${RACECHECK_TIMEOUT:-150}" "$cs" --tool racecheck --error-exitcode 99 \
-    $b/tests/test_cuda --gtest_filter="${RACECHECK_FILTER:-*Fcoo*Random*:*Hicoo*Random*}" > "$out/sanitizer_racecheck.log" 2>&1
+    $b/tests/test_cuda --gtest_filter="${RACECHECK_FILTER:-*Fcoo*Random*:*Hicoo*Random*:*Hbcsf*Random*}" > "$out/sanitizer_racecheck.log" 2>&1
   echo "racecheck rc=$?: $(grep -E 'RACECHECK SUMMARY|ERROR SUMMARY' "$out/sanitizer_racecheck.log" | tr '\n' ' ')"
 fi
 echo "done $(date -u +%T)"

@@ -23,6 +23,7 @@
 #include "dispatch/plugin_abi.h"
 #include "mttkrp.cuh"
 #include "fcoo.cuh"
+#include "mttkrp_hbcsf.cuh"
 #include "mttkrp_hicoo.cuh"
 
 // Status values of sptensor.h (the plugin does not include the public header
@@ -59,6 +60,16 @@ struct spt_plugin_device_hicoo {
   std::vector<uint32_t> dims;
   void* block = nullptr;
   spt::cuda::DeviceHicooRef ref;
+};
+
+// A B-CSF / HB-CSF tensor on the device: one allocation (layout in
+// mttkrp_hbcsf.cu).
+struct spt_plugin_device_hbcsf {
+  int device = 0;
+  int dtype = SPT_PLUGIN_FLOAT64;
+  std::vector<uint32_t> dims;  // by mode
+  void* block = nullptr;
+  spt::cuda::DeviceHbcsfRef ref;
 };
 
 // An F-COO tensor on the device: one allocation (layout in fcoo.cu).
@@ -642,6 +653,147 @@ int plugin_mttkrp_hicoo(const spt_plugin_device_hicoo* x, const spt_plugin_matri
   });
 }
 
+// Whether the host view's counts agree with each other and every array
+// a nonzero count needs is there (the core built and validated the handle;
+// this guards the table against a caller that did not). Empty string = OK.
+std::string hbcsf_view_problem(const spt_plugin_hbcsf& x) {
+  const uint32_t n = x.order;
+  if (!x.dims || !x.mode_order || !x.coo_ind || !x.csl_ind || !x.node_count || !x.node_ind ||
+      (n > 3 && !x.node_parent))
+    return "NULL array table";
+  if (x.coo_nnz + x.csl_nnz + x.bcsf_nnz != x.nnz || x.nnz >= (uint64_t(1) << 32))
+    return "group nonzero counts do not add up to nnz (< 2^32)";
+  for (uint32_t l = 0; l < n; ++l)
+    if (x.mode_order[l] >= n) return "mode_order out of range";
+  if (x.coo_nnz > 0) {
+    if (!x.coo_val) return "NULL COO values";
+    for (uint32_t l = 0; l < n; ++l)
+      if (!x.coo_ind[l]) return "NULL COO indices";
+  }
+  if (!x.csl_slice_ptr || x.csl_slice_ptr[x.csl_slices] != x.csl_nnz) return "csl_slice_ptr does not end at csl_nnz";
+  if (x.csl_slices > 0 && !x.csl_slice_ind) return "NULL csl_slice_ind";
+  if (x.csl_nnz > 0) {
+    if (!x.csl_val) return "NULL CSL values";
+    for (uint32_t l = 1; l < n; ++l)
+      if (!x.csl_ind[l - 1]) return "NULL CSL indices";
+  }
+  if (x.segments != x.node_count[n - 3]) return "segments differs from the fiber level's node count";
+  for (uint32_t l = 1; l + 1 < n; ++l)
+    if (x.node_count[l - 1] > 0 && (!x.node_ind[l - 1] || (l >= 2 && !x.node_parent[l - 2])))
+      return "NULL B-CSF node arrays";
+  if (!x.segment_ptr || x.segment_ptr[x.segments] != x.bcsf_nnz) return "segment_ptr does not end at bcsf_nnz";
+  if (x.bcsf_nnz > 0 && (!x.leaf_ind || !x.bcsf_val)) return "NULL B-CSF leaves";
+  if (!x.unit_segment_ptr || x.unit_segment_ptr[x.units] != x.segments) return "unit_segment_ptr does not end at segments";
+  if (x.units > 0 && (!x.unit_row || !x.unit_split || !x.bin_units)) return "NULL unit arrays";
+  if (x.bins < 1 || !x.bin_ptr || x.bin_ptr[x.bins] != x.units) return "bin_ptr does not end at units";
+  if (x.slice_bin_min_nnz < 1) return "slice_bin_min_nnz must be >= 1";
+  return {};
+}
+
+int plugin_hbcsf_upload(int device, const spt_plugin_hbcsf* x, spt_plugin_device_hbcsf** out, char* message,
+                        size_t message_len) {
+  return guarded(message, message_len, [&]() -> int {
+    if (!x || !out) return kInvalidArgument;
+    *out = nullptr;
+    if (x->order < 3 || x->order > spt::cuda::kHbcsfMaxOrder) {
+      write_message(message, message_len,
+                    "order " + std::to_string(x->order) + " is outside the GPU B-CSF / HB-CSF kernels' range 3.." +
+                        std::to_string(spt::cuda::kHbcsfMaxOrder));
+      return kUnsupported;
+    }
+    if (x->dtype != SPT_PLUGIN_FLOAT32 && x->dtype != SPT_PLUGIN_FLOAT64) return kInvalidArgument;
+    if (const std::string problem = hbcsf_view_problem(*x); !problem.empty()) {
+      write_message(message, message_len, "hbcsf_upload: " + problem);
+      return kInvalidArgument;
+    }
+    spt::cuda::HostHbcsfView view;
+    view.order = x->order;
+    view.value_size = dtype_bytes(x->dtype);
+    view.dims = x->dims;
+    view.mode_order = x->mode_order;
+    view.coo_nnz = x->coo_nnz;
+    view.coo_ind = x->coo_ind;
+    view.coo_val = x->coo_val;
+    view.csl_slices = x->csl_slices;
+    view.csl_nnz = x->csl_nnz;
+    view.csl_slice_ind = x->csl_slice_ind;
+    view.csl_slice_ptr = x->csl_slice_ptr;
+    view.csl_ind = x->csl_ind;
+    view.csl_val = x->csl_val;
+    view.node_count = x->node_count;
+    view.node_ind = x->node_ind;
+    view.node_parent = x->node_parent;
+    view.segments = x->segments;
+    view.segment_ptr = x->segment_ptr;
+    view.bcsf_nnz = x->bcsf_nnz;
+    view.leaf_ind = x->leaf_ind;
+    view.bcsf_val = x->bcsf_val;
+    view.units = x->units;
+    view.unit_row = x->unit_row;
+    view.unit_segment_ptr = x->unit_segment_ptr;
+    view.unit_split = x->unit_split;
+    view.bins = x->bins;
+    view.slice_bin_min_nnz = x->slice_bin_min_nnz;
+    view.bin_ptr = x->bin_ptr;
+    view.bin_units = x->bin_units;
+    SPT_CUDA_TRY(cudaSetDevice(device), "cudaSetDevice");
+    const size_t bytes = spt::cuda::hbcsf_copy_bytes(view);
+    const size_t available = free_memory(device);
+    if (bytes > available) {
+      write_message(message, message_len,
+                    "the HB-CSF tensor needs " + megabytes(bytes) + " on CUDA device " + std::to_string(device) +
+                        ", " + megabytes(available) + " are free");
+      return kOutOfMemory;
+    }
+    auto copy = std::make_unique<spt_plugin_device_hbcsf>();
+    copy->device = device;
+    copy->dtype = x->dtype;
+    copy->dims.assign(x->dims, x->dims + x->order);
+    SPT_CUDA_TRY(cudaMalloc(&copy->block, bytes), "cudaMalloc of the HB-CSF tensor");
+    const BlockGuard<spt_plugin_device_hbcsf> guard{copy};
+    SPT_CUDA_TRY(spt::cuda::hbcsf_upload(view, copy->block, &copy->ref), "copying the HB-CSF tensor to the device");
+    *out = copy.release();
+    return kOk;
+  });
+}
+
+void plugin_hbcsf_release(spt_plugin_device_hbcsf* x) { release_device_copy(x); }
+
+template <typename T>
+int mttkrp_hbcsf_typed(const spt_plugin_device_hbcsf& x, const spt_plugin_matrix* factors, uint32_t mode,
+                       spt_plugin_matrix& out, char* message, size_t message_len) {
+  if (int status = check_mttkrp_shapes(x.ref.order, x.dims.data(), factors, mode, out, message, message_len);
+      status != kOk)
+    return status;
+  SPT_CUDA_TRY(cudaSetDevice(x.device), "cudaSetDevice");
+  DeviceSetup setup;
+  if (int status = device_setup(x.device, setup, message, message_len); status != kOk) return status;
+  const uint32_t rank = static_cast<uint32_t>(out.cols);
+  cudaStream_t stream = cudaStreamPerThread;
+  return mttkrp_with_device_operands<T>(
+      x.device, x.ref.order, x.dims.data(), factors, mode, out, stream,
+      [&](const T* const* device_factors, T* device_out) {
+        return spt::cuda::launch_mttkrp_hbcsf<T>(x.ref, device_factors, rank, device_out, setup.multiprocessors,
+                                                 stream);
+      },
+      message, message_len);
+}
+
+int plugin_mttkrp_hbcsf(const spt_plugin_device_hbcsf* x, const spt_plugin_matrix* factors, uint32_t mode,
+                        spt_plugin_matrix* out, char* message, size_t message_len) {
+  return guarded(message, message_len, [&]() -> int {
+    if (!x || !factors || !out || !out->data) return kInvalidArgument;
+    if (mode != x->ref.mode_order[0]) {
+      write_message(message, message_len,
+                    "mttkrp_hbcsf: mode " + std::to_string(mode) + " is not the tensor's root mode " +
+                        std::to_string(x->ref.mode_order[0]));
+      return kInvalidArgument;
+    }
+    if (x->dtype == SPT_PLUGIN_FLOAT32) return mttkrp_hbcsf_typed<float>(*x, factors, mode, *out, message, message_len);
+    return mttkrp_hbcsf_typed<double>(*x, factors, mode, *out, message, message_len);
+  });
+}
+
 int plugin_fcoo_upload(int device, const spt_plugin_fcoo* x, spt_plugin_device_fcoo** out, char* message,
                        size_t message_len) {
   return guarded(message, message_len, [&]() -> int {
@@ -876,6 +1028,9 @@ const spt_plugin_table table = {
     plugin_fcoo_release,
     plugin_fcoo_multiply,
     plugin_cp_als_fcoo,
+    plugin_hbcsf_upload,
+    plugin_hbcsf_release,
+    plugin_mttkrp_hbcsf,
 };
 
 }  // namespace

@@ -33,9 +33,15 @@
  * COO kernels do).
  *
  * The host MTTKRP (OpenMP) processes the three groups as the GPU kernels
- * will: one task per COO nonzero, per CSL slice and per B-CSF unit. There is
- * no GPU kernel yet: with the context's backend resolving to CUDA the
- * MTTKRP runs on the host.
+ * do: one task per COO nonzero, per CSL slice and per B-CSF unit. With the
+ * context's backend resolving to CUDA, spt_mttkrp_hbcsf runs on the GPU
+ * (a lane group per COO nonzero, a warp or a lane group per CSL slice, a
+ * team of warps per B-CSF unit with a lane group per fiber segment,
+ * atomics only for the units of split slices); the handle's device copy is made on first use
+ * and freed with the handle. Orders above 8 run on the host (a verbose
+ * log note); under backend AUTO a device failure (e.g. out of memory) runs
+ * it on the host with a note in the log, under backend CUDA it is
+ * SPT_ERR_DEVICE.
  *
  * Thread safety: a spt_hbcsf handle is immutable after creation; any number
  * of threads may use it at once (with distinct outputs and contexts).
@@ -148,10 +154,14 @@ SPT_API spt_status spt_hbcsf_to_coo(spt_context *ctx, const spt_hbcsf *h, spt_co
  *  X_(n) times the Khatri-Rao product of the other factors. factors[m]
  *  (dims[m] x R, the tensor's dtype, either layout) is read for m != n;
  *  factors[n] may be NULL; out must not be one of the factors. The
- *  caller keeps ownership of every matrix. Runs on the context's threads;
- *  the result does not depend on the thread count (bitwise).
+ *  caller keeps ownership of every matrix. On the CPU it runs on the
+ *  context's threads and the result does not depend on the thread count
+ *  (bitwise); on the GPU (backend CUDA, or AUTO with a device) split
+ *  slices are summed with atomics, so the last bits may vary from run to
+ *  run.
  *  Errors: SPT_ERR_INVALID_ARGUMENT (NULL, shapes, dtype, R = 0),
- *  SPT_ERR_OUT_OF_MEMORY. Thread safe for distinct outputs. */
+ *  SPT_ERR_OUT_OF_MEMORY, SPT_ERR_DEVICE (backend CUDA forced and the
+ *  device failed). Thread safe for distinct outputs. */
 SPT_API spt_status spt_mttkrp_hbcsf(spt_context *ctx, const spt_hbcsf *h, const spt_matrix *const *factors,
                                     spt_matrix *out);
 

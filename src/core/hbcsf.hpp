@@ -37,6 +37,11 @@
 //   leaves (and more than the previous bin's limit), the last bin the rest.
 // Groups partition the root coordinates: no output row is written by two
 // groups, so the three kernels can run concurrently without conflicts.
+// The GPU kernels (cuda/mttkrp_hbcsf.cu, through DeviceKernels::mttkrp_hbcsf)
+// follow this plan: the output is zeroed first, COO and CSL rows and
+// unsplit units are stored, units of split slices added atomically; the
+// B-CSF launch is one per non-empty bin (a team of 1..8 warps per unit,
+// sized by the bin's limit). Orders above 8 run on the CPU.
 #pragma once
 
 #include <cstdint>
@@ -98,6 +103,14 @@ struct spt_hbcsf_s {
   spt::buffer<uint8_t> unit_split;
   spt::buffer<uint32_t> bin_ptr;  // bins + 1
   spt::buffer<uint32_t> bin_units;
+
+  // Device copies of this handle, owned by the dispatcher
+  // (src/dispatch/device.cpp; opaque here). Filled on the first GPU MTTKRP,
+  // released with the handle (the shared pointer's deleter calls the
+  // plugin); revalidated against nnz, dims, mode_order and the array
+  // pointers (a handle is immutable: a new one has new arrays; a struct copy
+  // carries the pointer but not the arrays).
+  mutable std::shared_ptr<void> device_cache;
 
   // Statistics gathered while building.
   spt_nnz bcsf_fibers = 0;   // before splitting

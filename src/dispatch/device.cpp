@@ -16,6 +16,7 @@ namespace {
 using DeviceCoo = std::shared_ptr<spt_plugin_device_coo>;
 using DeviceHicoo = std::shared_ptr<spt_plugin_device_hicoo>;
 using DeviceFcoo = std::shared_ptr<spt_plugin_device_fcoo>;
+using DeviceHbcsf = std::shared_ptr<spt_plugin_device_hbcsf>;
 
 // What spt_coo_s::device_cache holds: the device copies of one tensor (one
 // per device ordinal) and the host state they were made from. A copy is
@@ -75,6 +76,30 @@ struct DeviceFcooCache {
 
   explicit DeviceFcooCache(const spt_fcoo_s& x) : nnz(x.nnz), val(x.val.data()), bf(x.bf.data()) {}
   bool matches(const spt_fcoo_s& x) const { return nnz == x.nnz && val == x.val.data() && bf == x.bf.data(); }
+};
+
+// What spt_hbcsf_s::device_cache holds (a handle is immutable; the
+// fingerprint keeps a struct copy from serving another tensor's arrays, as
+// for HiCOO).
+struct DeviceHbcsfCache {
+  spt_nnz nnz = 0;
+  spt_dtype dtype = SPT_FLOAT64;
+  std::vector<spt_index> dims;
+  std::vector<uint32_t> mode_order;
+  std::vector<const void*> arrays;
+  std::vector<DeviceHbcsf> per_device;
+
+  static std::vector<const void*> arrays_of(const spt_hbcsf_s& h) {
+    return {h.coo_val.data(), h.csl_val.data(), h.bcsf_val.data(), h.csl_slice_ptr.data(), h.segment_ptr.data(),
+            h.leaf_ind.data(), h.unit_row.data(), h.unit_segment_ptr.data(), h.bin_units.data(),
+            h.coo_ind.empty() ? nullptr : h.coo_ind[0].data(), h.node_ind.empty() ? nullptr : h.node_ind[0].data()};
+  }
+  explicit DeviceHbcsfCache(const spt_hbcsf_s& h)
+      : nnz(h.nnz), dtype(h.dtype()), dims(h.dims), mode_order(h.mode_order), arrays(arrays_of(h)) {}
+  bool matches(const spt_hbcsf_s& h) const {
+    return nnz == h.nnz && dtype == h.dtype() && dims == h.dims && mode_order == h.mode_order &&
+           arrays == arrays_of(h);
+  }
 };
 
 // Guards every device_cache: read-only kernels on one tensor may run
@@ -197,6 +222,67 @@ int device_copy(const CudaPlugin& cuda, int device, const spt_fcoo_s& x, DeviceF
   });
 }
 
+int device_copy(const CudaPlugin& cuda, int device, const spt_hbcsf_s& h, DeviceHbcsf& out, std::string& message) {
+  return cached_device_copy<DeviceHbcsfCache>(h, device, out, message, [&](DeviceHbcsf& copy, std::string& why) -> int {
+    const uint32_t order = h.order();
+    auto pointers = [](const std::vector<buffer<uint32_t>>& arrays) {
+      std::vector<const uint32_t*> p;
+      for (const auto& a : arrays) p.push_back(a.data());
+      return p;
+    };
+    const std::vector<const uint32_t*> coo_ind = pointers(h.coo_ind), csl_ind = pointers(h.csl_ind),
+                                       node_ind = pointers(h.node_ind), node_ptr = pointers(h.node_ptr),
+                                       node_parent = pointers(h.node_parent);
+    std::vector<uint64_t> node_count;
+    for (const auto& a : h.node_ind) node_count.push_back(a.size());
+    spt_plugin_hbcsf v{};
+    v.order = order;
+    v.dtype = h.dtype() == SPT_FLOAT32 ? SPT_PLUGIN_FLOAT32 : SPT_PLUGIN_FLOAT64;
+    v.nnz = h.nnz;
+    v.dims = h.dims.data();
+    v.mode_order = h.mode_order.data();
+    v.coo_nnz = h.coo_nnz();
+    v.coo_ind = coo_ind.data();
+    v.coo_val = h.coo_val.data();
+    v.csl_slices = h.csl_slices();
+    v.csl_nnz = h.csl_nnz();
+    v.csl_slice_ind = h.csl_slice_ind.data();
+    v.csl_slice_ptr = h.csl_slice_ptr.data();
+    v.csl_ind = csl_ind.data();
+    v.csl_val = h.csl_val.data();
+    v.bcsf_slices = h.bcsf_slices();
+    v.bcsf_slice_ind = h.bcsf_slice_ind.data();
+    v.bcsf_slice_ptr = h.bcsf_slice_ptr.data();
+    v.node_count = node_count.data();
+    v.node_ind = node_ind.data();
+    v.node_ptr = node_ptr.data();
+    v.node_parent = node_parent.data();
+    v.segments = h.segments();
+    v.segment_ptr = h.segment_ptr.data();
+    v.bcsf_nnz = h.bcsf_nnz();
+    v.leaf_ind = h.leaf_ind.data();
+    v.bcsf_val = h.bcsf_val.data();
+    v.units = h.units();
+    v.unit_row = h.unit_row.data();
+    v.unit_segment_ptr = h.unit_segment_ptr.data();
+    v.unit_split = h.unit_split.data();
+    v.bins = h.bins();
+    v.slice_bin_min_nnz = h.params.slice_bin_min_nnz;
+    v.bin_ptr = h.bin_ptr.data();
+    v.bin_units = h.bin_units.data();
+    spt_plugin_device_hbcsf* raw = nullptr;
+    char buffer[512] = {0};
+    const int status = cuda.table->hbcsf_upload(device, &v, &raw, buffer, sizeof buffer);
+    if (status != SPT_OK) {
+      why = buffer;
+      return status;
+    }
+    const spt_plugin_table* table = cuda.table;
+    copy = DeviceHbcsf(raw, [table](spt_plugin_device_hbcsf* p) { table->hbcsf_release(p); });
+    return SPT_OK;
+  });
+}
+
 void call_plugin_mttkrp(const CudaPlugin& cuda, const DeviceCoo& x, const spt_plugin_matrix* f, uint32_t mode,
                         spt_plugin_matrix* out, int& status, char* buffer, size_t len) {
   status = cuda.table->mttkrp(x.get(), f, mode, out, buffer, len);
@@ -205,6 +291,11 @@ void call_plugin_mttkrp(const CudaPlugin& cuda, const DeviceCoo& x, const spt_pl
 void call_plugin_mttkrp(const CudaPlugin& cuda, const DeviceHicoo& x, const spt_plugin_matrix* f, uint32_t mode,
                         spt_plugin_matrix* out, int& status, char* buffer, size_t len) {
   status = cuda.table->mttkrp_hicoo(x.get(), f, mode, out, buffer, len);
+}
+
+void call_plugin_mttkrp(const CudaPlugin& cuda, const DeviceHbcsf& x, const spt_plugin_matrix* f, uint32_t mode,
+                        spt_plugin_matrix* out, int& status, char* buffer, size_t len) {
+  status = cuda.table->mttkrp_hbcsf(x.get(), f, mode, out, buffer, len);
 }
 
 // After a plugin failure: with CUDA forced, an error; with AUTO, a note in
@@ -221,7 +312,7 @@ bool device_failed(const spt_context_s& ctx, const char* kernel, int status, con
   return false;
 }
 
-// One MTTKRP on the device for a COO or HiCOO tensor (Handle = its device
+// One MTTKRP on the device for a COO, HiCOO or HB-CSF tensor (Handle = its device
 // copy type): the tensor's cached copy, the host factors and output passed
 // through the plugin.
 template <typename Handle, typename T, typename Tensor>
@@ -508,6 +599,16 @@ bool DeviceKernels::mttkrp_hicoo(const spt_context_s& ctx, const spt_hicoo_s& x,
 bool DeviceKernels::mttkrp_hicoo(const spt_context_s& ctx, const spt_hicoo_s& x, const ConstMatRef<double>* factors,
                                  uint32_t mode, MatRef<double> out) {
   return mttkrp_on_device<DeviceHicoo>(ctx, "HiCOO MTTKRP", x, factors, mode, out);
+}
+
+bool DeviceKernels::mttkrp_hbcsf(const spt_context_s& ctx, const spt_hbcsf_s& h, const ConstMatRef<float>* factors,
+                                 MatRef<float> out) {
+  return mttkrp_on_device<DeviceHbcsf>(ctx, "HB-CSF MTTKRP", h, factors, h.root(), out);
+}
+
+bool DeviceKernels::mttkrp_hbcsf(const spt_context_s& ctx, const spt_hbcsf_s& h, const ConstMatRef<double>* factors,
+                                 MatRef<double> out) {
+  return mttkrp_on_device<DeviceHbcsf>(ctx, "HB-CSF MTTKRP", h, factors, h.root(), out);
 }
 
 bool DeviceKernels::mttkrp_fcoo(const spt_context_s& ctx, const spt_fcoo_s& x, const ConstMatRef<float>* factors,

@@ -16,6 +16,7 @@
 #include "core/context.hpp"
 #include "core/coo.hpp"
 #include "core/fcoo.hpp"
+#include "core/hbcsf.hpp"
 #include "core/hicoo.hpp"
 #include "core/ktensor.hpp"
 #include "core/matrix.hpp"
@@ -72,6 +73,18 @@ struct DeviceKernels {
                            uint32_t mode, MatRef<float> out);
   static bool mttkrp_hicoo(const spt_context_s& ctx, const spt_hicoo_s& x, const ConstMatRef<double>* factors,
                            uint32_t mode, MatRef<double> out);
+
+  // Same contract as kernels::mttkrp_hbcsf (see kernels.hpp: out =
+  // the MTTKRP in h's root mode, overwritten), on the GPU B-CSF / HB-CSF
+  // kernels (cuda/mttkrp_hbcsf.cu). The handle's device copy is made on
+  // first use and cached on h (spt_hbcsf_s::device_cache); factors and out
+  // are copied for each call. Orders above the plugin's limit (8) run on the
+  // CPU (a verbose note); a device failure falls back to the CPU under AUTO
+  // (a note in the log) and throws SPT_ERR_DEVICE under CUDA.
+  static bool mttkrp_hbcsf(const spt_context_s& ctx, const spt_hbcsf_s& h, const ConstMatRef<float>* factors,
+                           MatRef<float> out);
+  static bool mttkrp_hbcsf(const spt_context_s& ctx, const spt_hbcsf_s& h, const ConstMatRef<double>* factors,
+                           MatRef<double> out);
 
   // Same contracts as kernels::mttkrp_fcoo / ttmc_fcoo / ttm_fcoo, on the
   // GPU F-COO kernels (cuda/fcoo.cu). The tensor's device copy is made on

@@ -25,6 +25,8 @@
  * spt_plugin_hicoo, hicoo_upload, hicoo_release and mttkrp_hicoo (HiCOO
  * MTTKRP on the device). 4 = adds spt_plugin_fcoo, fcoo_upload,
  * fcoo_release, fcoo_multiply (F-COO MTTKRP / TTM / TTMc) and cp_als_fcoo.
+ * 5 = adds spt_plugin_hbcsf, hbcsf_upload, hbcsf_release and mttkrp_hbcsf
+ * (B-CSF / HB-CSF MTTKRP on the device).
  */
 #ifndef SPT_DISPATCH_PLUGIN_ABI_H
 #define SPT_DISPATCH_PLUGIN_ABI_H
@@ -36,7 +38,7 @@
 extern "C" {
 #endif
 
-#define SPT_PLUGIN_ABI_VERSION 4u
+#define SPT_PLUGIN_ABI_VERSION 5u
 #define SPT_CUDA_PLUGIN_ENTRY_NAME "spt_cuda_plugin_entry"
 #define SPT_CUDA_PLUGIN_FILE_NAME "libsptensor_cuda.so"
 
@@ -110,6 +112,65 @@ typedef struct spt_plugin_fcoo {
   uint32_t reserved;
 } spt_plugin_fcoo;
 
+/* A B-CSF / HB-CSF tensor in host memory (src/core/hbcsf.hpp documents
+ * every array; "level" l = 0..order-1 is mode mode_order[l], level 0 the
+ * root = the MTTKRP's output mode). All offsets and indices are 32-bit
+ * (nnz < 2^32). Three groups of slices own disjoint output rows:
+ *  COO: coo_ind[l][k] (order arrays of coo_nnz), coo_val[k];
+ *  CSL: csl_slice_ind[s], csl_slice_ptr[s..s+1] into csl_ind[l-1][k]
+ *       (levels 1..order-1: order-1 arrays of csl_nnz) and csl_val[k];
+ *  B-CSF: node_ind[l-1] (levels 1..order-2, node_count[l-1] entries each),
+ *       node_ptr[l-1] (levels 1..order-3, node_count[l-1] + 1 entries),
+ *       node_parent[l-2] (levels 2..order-2, node_count[l-1] entries);
+ *       the level order-2 nodes are the fiber segments (segments =
+ *       node_count[order-3]), segment_ptr[g..g+1] into leaf_ind / bcsf_val
+ *       (bcsf_nnz); work unit u covers segments [unit_segment_ptr[u],
+ *       unit_segment_ptr[u+1]) of one slice, writes output row unit_row[u],
+ *       and unit_split[u] = 1 when its slice has several units (partial
+ *       rows that must be added); bins: bin_ptr[b..b+1] into bin_units
+ *       (bin b < bins-1 holds units of at most slice_bin_min_nnz * 2^b
+ *       nonzeros). bcsf_slice_ind / bcsf_slice_ptr and node_ptr describe
+ *       the tree from the top (a plugin may ignore them). */
+typedef struct spt_plugin_hbcsf {
+  uint32_t order;                      /* 3 .. 255 */
+  int dtype;                           /* SPT_PLUGIN_FLOAT32 or SPT_PLUGIN_FLOAT64 */
+  uint64_t nnz;                        /* coo_nnz + csl_nnz + bcsf_nnz, < 2^32 */
+  const uint32_t *dims;                /* order entries, by mode */
+  const uint32_t *mode_order;          /* order entries: level -> mode */
+  /* COO group */
+  uint64_t coo_nnz;
+  const uint32_t *const *coo_ind;      /* order arrays (by level) of coo_nnz */
+  const void *coo_val;                 /* coo_nnz values of dtype */
+  /* CSL group */
+  uint64_t csl_slices;
+  uint64_t csl_nnz;
+  const uint32_t *csl_slice_ind;       /* csl_slices */
+  const uint32_t *csl_slice_ptr;       /* csl_slices + 1 */
+  const uint32_t *const *csl_ind;      /* order - 1 arrays (levels 1..) of csl_nnz */
+  const void *csl_val;                 /* csl_nnz values of dtype */
+  /* B-CSF group */
+  uint64_t bcsf_slices;
+  const uint32_t *bcsf_slice_ind;      /* bcsf_slices */
+  const uint32_t *bcsf_slice_ptr;      /* bcsf_slices + 1 */
+  const uint64_t *node_count;          /* order - 2 entries: nodes of levels 1..order-2 */
+  const uint32_t *const *node_ind;     /* order - 2 arrays */
+  const uint32_t *const *node_ptr;     /* order - 3 arrays (NULL for order 3) */
+  const uint32_t *const *node_parent;  /* order - 3 arrays (NULL for order 3) */
+  uint64_t segments;                   /* = node_count[order - 3] */
+  const uint32_t *segment_ptr;         /* segments + 1 */
+  uint64_t bcsf_nnz;
+  const uint32_t *leaf_ind;            /* bcsf_nnz */
+  const void *bcsf_val;                /* bcsf_nnz values of dtype */
+  uint64_t units;
+  const uint32_t *unit_row;            /* units */
+  const uint32_t *unit_segment_ptr;    /* units + 1 */
+  const uint8_t *unit_split;           /* units */
+  uint32_t bins;                       /* >= 1 */
+  uint32_t slice_bin_min_nnz;          /* the first bin's nonzero limit */
+  const uint32_t *bin_ptr;             /* bins + 1 */
+  const uint32_t *bin_units;           /* units */
+} spt_plugin_hbcsf;
+
 /* The two products fcoo_multiply computes. */
 #define SPT_PLUGIN_FCOO_HADAMARD 0  /* MTTKRP, TTM: value * prod_j U_j(i_j, c) */
 #define SPT_PLUGIN_FCOO_KRONECKER 1 /* TTMc: value * kron of the rows, first product mode fastest */
@@ -130,6 +191,9 @@ typedef struct spt_plugin_device_hicoo spt_plugin_device_hicoo;
 
 /* Opaque device copy of an F-COO tensor (owned by the plugin). */
 typedef struct spt_plugin_device_fcoo spt_plugin_device_fcoo;
+
+/* Opaque device copy of a B-CSF / HB-CSF tensor (owned by the plugin). */
+typedef struct spt_plugin_device_hbcsf spt_plugin_device_hbcsf;
 
 /* What cp_als's per-iteration hook returns. */
 #define SPT_PLUGIN_CONTINUE 0 /* run the next sweep */
@@ -239,6 +303,23 @@ typedef struct spt_plugin_table {
    * in mode m runs on per_mode[m]. */
   int (*cp_als_fcoo)(const spt_plugin_device_fcoo *const *per_mode, uint32_t order,
                      const spt_plugin_cp_als_args *args, char *message, size_t message_len);
+
+  /* Version 5. Copy B-CSF / HB-CSF tensor x to device `device` (*out
+   * receives the copy), checking first that it fits the free device memory
+   * (SPT_ERR_OUT_OF_MEMORY, capped by SPT_CUDA_MEMORY_LIMIT).
+   * SPT_ERR_UNSUPPORTED for an order outside the plugin's range (3..8);
+   * SPT_ERR_INVALID_ARGUMENT for inconsistent counts or NULL arrays. */
+  int (*hbcsf_upload)(int device, const spt_plugin_hbcsf *x, spt_plugin_device_hbcsf **out, char *message,
+                      size_t message_len);
+
+  /* Free a B-CSF / HB-CSF device copy (NULL ignored). Never fails. */
+  void (*hbcsf_release)(spt_plugin_device_hbcsf *x);
+
+  /* As mttkrp, on a device B-CSF / HB-CSF tensor; `mode` must be its root
+   * (mode_order[0]: the only mode the format serves; SPT_ERR_INVALID_ARGUMENT
+   * otherwise). */
+  int (*mttkrp_hbcsf)(const spt_plugin_device_hbcsf *x, const spt_plugin_matrix *factors, uint32_t mode,
+                      spt_plugin_matrix *out, char *message, size_t message_len);
 } spt_plugin_table;
 
 /* The one symbol a plugin exports. `core_abi_version` is the core's

@@ -8,7 +8,8 @@
 // model, callback, the CUDA/AUTO/out-of-memory behaviour). GPU HiCOO MTTKRP
 // against the float64 reference on random tensors of orders 2..8 with
 // several block sizes and ranks, on the data tensors, its device-copy cache
-// and its CPU fallback.
+// and its CPU fallback. GPU B-CSF / HB-CSF MTTKRP likewise (orders 3..6 and
+// pathological shapes, tiny split thresholds, plain B-CSF and HB-CSF).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -16,6 +17,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -23,6 +25,7 @@
 #include "common/test_util.hpp"
 #include "core/context.hpp"
 #include "core/fcoo.hpp"
+#include "core/hbcsf.hpp"
 #include "core/hicoo.hpp"
 #include "dispatch/dispatch.hpp"
 #include "dispatch/plugin_loader.hpp"
@@ -1192,6 +1195,387 @@ TEST(CudaFcooApi, WithoutDeviceForcedFailsAndAutoRunsOnCpu) {
   const DenseMatrix<double> want = reference_mttkrp(x, factors, 0);
   for (spt_nnz i = 0; i < 10; ++i)
     for (spt_nnz r = 0; r < 4; ++r) EXPECT_NEAR(out(i, r), want(i, r), 1e-12);
+}
+
+/* --------------------------- GPU B-CSF / HB-CSF -------------------------- */
+
+// One set of B-CSF / HB-CSF build parameters.
+struct HbcsfConfig {
+  uint32_t fiber_threshold;
+  uint32_t slice_split_nnz;
+  uint32_t slice_bin_min_nnz;
+};
+
+// Tiny thresholds (every long fiber and most slices split; many bins of
+// one-warp teams), the defaults (teams of 1..4 warps), and a large
+// slice_split_nnz (the last bin's teams of 8 warps).
+const HbcsfConfig kHbcsfConfigs[] = {{2, 8, 1}, {4, 8, 2}, {3, 16, 4}, {128, 512, 32}, {16, 4096, 32}};
+
+spt_hbcsf_s make_hbcsf(const spt_coo_s& x, uint32_t root, const HbcsfConfig& c, uint32_t flags) {
+  hbcsf::Params p;
+  p.fiber_threshold = c.fiber_threshold;
+  p.slice_split_nnz = c.slice_split_nnz;
+  p.slice_bin_min_nnz = c.slice_bin_min_nnz;
+  p.flags = flags;
+  spt_hbcsf_s h = hbcsf::from_coo(x, root, p, 2);
+  hbcsf::validate(h);
+  return h;
+}
+
+// GPU MTTKRP (CUDA forced, through the dispatcher) of the HB-CSF and plain
+// B-CSF of x rooted at each of `roots` (every mode when empty), for every
+// configuration, against the float64 reference (tolerance as
+// check_all_modes). The output is poisoned first so unwritten rows (empty
+// slices, missed groups) show. Returns the handles' split statistics
+// summed (so callers can check that their shape forced splits).
+struct HbcsfSplits {
+  spt_nnz split_fibers = 0, split_slices = 0, coo_nnz = 0, csl_nnz = 0;
+};
+
+template <typename T>
+HbcsfSplits check_hbcsf_modes(const spt_coo_s& x, spt_nnz rank, uint64_t seed, const std::string& what,
+                              std::vector<uint32_t> roots = {}) {
+  spt_context_s ctx;
+  ctx.backend = SPT_BACKEND_CUDA;
+  const auto factors = random_factors<T>(x.dims, rank, seed);
+  const std::vector<ConstMatRef<T>> refs = crefs(factors);
+  if (roots.empty())
+    for (uint32_t m = 0; m < x.order(); ++m) roots.push_back(m);
+  HbcsfSplits splits;
+  for (uint32_t root : roots) {
+    const DenseMatrix<double> want = reference_mttkrp(x, factors, root);
+    const DenseMatrix<double> scale = reference_mttkrp(x, factors, root, /*absolute=*/true);
+    for (const HbcsfConfig& c : kHbcsfConfigs)
+      for (uint32_t flags : {0u, uint32_t(SPT_HBCSF_PLAIN_BCSF)}) {
+        const spt_hbcsf_s h = make_hbcsf(x, root, c, flags);
+        splits.split_fibers += h.split_fibers;
+        splits.split_slices += h.split_slices;
+        splits.coo_nnz += h.coo_nnz();
+        splits.csl_nnz += h.csl_nnz();
+        DenseMatrix<T> out(x.dims[root], rank);
+        for (auto& v : out.values) v = T(12345);
+        SPT_DISPATCH(ctx, mttkrp_hbcsf, h, refs.data(), out.ref());
+        expect_close_to_reference(want, scale, out,
+                                  cat(what, flags ? " B-CSF" : " HB-CSF", " fiber ", c.fiber_threshold, " split ",
+                                      c.slice_split_nnz, " bin ", c.slice_bin_min_nnz, " rank ", rank, " root ",
+                                      root));
+        if (::testing::Test::HasFatalFailure()) return splits;
+      }
+  }
+  return splits;
+}
+
+// A COO tensor from explicit coordinates, values in [-1, 1).
+template <typename T>
+spt_coo_s coo_from_coords(const std::vector<spt_index>& dims, const std::vector<std::vector<spt_index>>& coords,
+                          uint64_t seed) {
+  spt_coo_s x;
+  x.init_owned(dtype_of<T>(), dims, coords.size());
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> unit(-1.0, 1.0);
+  for (size_t k = 0; k < coords.size(); ++k) {
+    for (uint32_t m = 0; m < dims.size(); ++m) x.mutable_ind(m)[k] = coords[k][m];
+    x.template mutable_values<T>()[k] = T(unit(rng));
+  }
+  return x;
+}
+
+template <typename T>
+class CudaHbcsfMttkrp : public ::testing::Test {};
+TYPED_TEST_SUITE(CudaHbcsfMttkrp, ValueTypes);
+
+const spt_nnz kHbcsfRanks[] = {1, 16, 33, 64};
+
+// Orders 3..6 (the standard skewed shapes with empty slices, a
+// single-nonzero slice, repeated coordinates), every root.
+TYPED_TEST(CudaHbcsfMttkrp, RandomTensorsOrders3To6) {
+  SKIP_WITHOUT_DEVICE();
+  using T = TypeParam;
+  HbcsfSplits total;
+  for (const RandomTensorSpec& spec : standard_specs()) {
+    if (spec.dims.size() < 3) continue;
+    const spt_coo_s x = random_coo(dtype_of<T>(), spec);
+    for (spt_nnz rank : kHbcsfRanks) {
+      const HbcsfSplits s = check_hbcsf_modes<T>(x, rank, spec.seed * 7 + rank, cat("order ", x.order(), " nnz ", x.nnz));
+      if (::testing::Test::HasFatalFailure()) return;
+      total.split_fibers += s.split_fibers;
+      total.split_slices += s.split_slices;
+      total.coo_nnz += s.coo_nnz;
+      total.csl_nnz += s.csl_nnz;
+    }
+  }
+  // The shapes must have exercised every path.
+  EXPECT_GT(total.split_fibers, 0u);
+  EXPECT_GT(total.split_slices, 0u);
+  EXPECT_GT(total.coo_nnz, 0u);
+  EXPECT_GT(total.csl_nnz, 0u);
+}
+
+// One slice holding nearly every nonzero (root 0 of length 3: slice 0 with
+// 20000 nonzeros, slice 1 empty, slice 2 a single nonzero), every root.
+TYPED_TEST(CudaHbcsfMttkrp, OneEnormousSlice) {
+  SKIP_WITHOUT_DEVICE();
+  using T = TypeParam;
+  std::mt19937_64 rng(31);
+  std::vector<std::vector<spt_index>> coords;
+  for (int k = 0; k < 20000; ++k) coords.push_back({0, spt_index(rng() % 200), spt_index(rng() % 300)});
+  coords.push_back({2, 5, 7});
+  const spt_coo_s x = coo_from_coords<T>({3, 200, 300}, coords, 32);
+  for (spt_nnz rank : kHbcsfRanks) {
+    const HbcsfSplits s = check_hbcsf_modes<T>(x, rank, 40 + rank, "one enormous slice");
+    if (::testing::Test::HasFatalFailure()) return;
+    EXPECT_GT(s.split_slices, 0u);
+  }
+}
+
+// One fiber of 5000 nonzeros (order 3 and order 4), plus a few short ones.
+TYPED_TEST(CudaHbcsfMttkrp, OneEnormousFiber) {
+  SKIP_WITHOUT_DEVICE();
+  using T = TypeParam;
+  for (uint32_t order : {3u, 4u}) {
+    std::vector<std::vector<spt_index>> coords;
+    std::vector<spt_index> dims = order == 3 ? std::vector<spt_index>{4, 3, 5000} : std::vector<spt_index>{4, 3, 2, 5000};
+    for (spt_index k = 0; k < 5000; ++k) {
+      std::vector<spt_index> c(order, 1);
+      c[order - 1] = k;
+      coords.push_back(c);
+    }
+    for (spt_index k = 0; k < 10; ++k) {
+      std::vector<spt_index> c(order, 0);
+      c[order - 1] = k * 7;
+      c[0] = k % 4;
+      coords.push_back(c);
+    }
+    const spt_coo_s x = coo_from_coords<T>(dims, coords, 33 + order);
+    for (spt_nnz rank : kHbcsfRanks) {
+      const HbcsfSplits s = check_hbcsf_modes<T>(x, rank, 50 + rank, cat("one enormous fiber, order ", order));
+      if (::testing::Test::HasFatalFailure()) return;
+      EXPECT_GT(s.split_fibers, 0u);
+    }
+  }
+}
+
+// Every fiber holds exactly one nonzero (CSL slices under HB-CSF, or B-CSF
+// slices of singleton segments cut into units), every third slice empty.
+TYPED_TEST(CudaHbcsfMttkrp, AllSingletonFibers) {
+  SKIP_WITHOUT_DEVICE();
+  using T = TypeParam;
+  std::mt19937_64 rng(34);
+  std::vector<std::vector<spt_index>> coords;
+  for (spt_index i = 0; i < 60; ++i) {
+    if (i % 3 == 2) continue;
+    const spt_index fibers = 1 + spt_index(rng() % 40);
+    for (spt_index j = 0; j < fibers; ++j) coords.push_back({i, j, spt_index(rng() % 70)});
+  }
+  const spt_coo_s x = coo_from_coords<T>({60, 40, 70}, coords, 35);
+  for (spt_nnz rank : kHbcsfRanks) {
+    const HbcsfSplits s = check_hbcsf_modes<T>(x, rank, 60 + rank, "all singleton fibers", {0});
+    if (::testing::Test::HasFatalFailure()) return;
+    EXPECT_GT(s.csl_nnz, 0u);
+    EXPECT_GT(s.split_slices, 0u);
+  }
+}
+
+// Very short modes (lengths 1 and 2), and a root with almost every slice
+// empty; order 5 with short modes too.
+TYPED_TEST(CudaHbcsfMttkrp, ShortModesAndEmptySlices) {
+  SKIP_WITHOUT_DEVICE();
+  using T = TypeParam;
+  RandomTensorSpec shortm;
+  shortm.dims = {2, 1, 500, 2};
+  shortm.nnz = 800;
+  shortm.seed = 36;
+  RandomTensorSpec sparse;
+  sparse.dims = {5000, 10, 12};
+  sparse.nnz = 300;
+  sparse.seed = 37;
+  RandomTensorSpec five;
+  five.dims = {1, 2, 30, 2, 40};
+  five.nnz = 1200;
+  five.seed = 38;
+  five.duplicates = true;
+  for (const RandomTensorSpec& spec : {shortm, sparse, five}) {
+    const spt_coo_s x = random_coo(dtype_of<T>(), spec);
+    for (spt_nnz rank : kHbcsfRanks) {
+      check_hbcsf_modes<T>(x, rank, spec.seed + rank, cat("dims ", x.dims[0], "x", x.dims[1], "x..."));
+      if (::testing::Test::HasFatalFailure()) return;
+    }
+  }
+}
+
+// Orders 7 and 8 (the plugin's limit) run on the GPU; order 9 runs on the
+// CPU with a verbose note, also with CUDA forced.
+TYPED_TEST(CudaHbcsfMttkrp, OrderLimit) {
+  SKIP_WITHOUT_DEVICE();
+  using T = TypeParam;
+  RandomTensorSpec eight;
+  eight.dims = {3, 4, 2, 5, 3, 2, 4, 3};
+  eight.nnz = 2500;
+  eight.seed = 22;
+  const spt_coo_s x8 = random_coo(dtype_of<T>(), eight);
+  check_hbcsf_modes<T>(x8, 16, 5, "order 8", {0, 3, 7});
+  if (::testing::Test::HasFatalFailure()) return;
+  RandomTensorSpec nine;
+  nine.dims = {3, 2, 2, 3, 2, 2, 3, 2, 4};
+  nine.nnz = 600;
+  nine.seed = 23;
+  const spt_coo_s x9 = random_coo(dtype_of<T>(), nine);
+  std::vector<std::string> log_lines;
+  spt_context_s ctx;
+  ctx.backend = SPT_BACKEND_CUDA;
+  ctx.verbosity = 2;
+  ctx.log = record_log_line;
+  ctx.log_data = &log_lines;
+  const auto factors = random_factors<T>(x9.dims, 8, 9);
+  const auto refs = crefs(factors);
+  const spt_hbcsf_s h = make_hbcsf(x9, 1, {2, 8, 1}, 0);
+  DenseMatrix<T> out(x9.dims[1], 8);
+  SPT_DISPATCH(ctx, mttkrp_hbcsf, h, refs.data(), out.ref());
+  expect_close_to_reference(reference_mttkrp(x9, factors, 1), reference_mttkrp(x9, factors, 1, true), out, "order 9");
+  bool noted = false;
+  for (const std::string& line : log_lines)
+    noted = noted || line.find("note: HB-CSF MTTKRP runs on the CPU") != std::string::npos;
+  EXPECT_TRUE(noted) << "order 9 should say it runs on the CPU";
+  EXPECT_TRUE(h.device_cache == nullptr);
+}
+
+TYPED_TEST(CudaHbcsfMttkrp, DataTensors) {
+  SKIP_WITHOUT_DEVICE();
+  using T = TypeParam;
+  int checked = 0;
+  for (const char* name : kDataTensors) {
+    spt_coo_s x;
+    if (!read_data_tensor<T>(name, &x) || x.order() < 3) continue;
+    for (spt_nnz rank : {spt_nnz(16), spt_nnz(32)}) {
+      check_hbcsf_modes<T>(x, rank, 3 + rank, name);
+      if (::testing::Test::HasFatalFailure()) return;
+    }
+    ++checked;
+  }
+  if (checked == 0) GTEST_SKIP() << "no data tensors found";
+}
+
+// Through the C API: the device copy is cached on the handle, reused, gone
+// with the handle; a struct copy (same cache pointer, other arrays) gets
+// its own copy.
+TEST(CudaHbcsfApi, CacheOnTheHandleAndInvalidation) {
+  SKIP_WITHOUT_DEVICE();
+  spt_context* ctx = nullptr;
+  ASSERT_EQ(spt_context_create(&ctx), SPT_OK);
+  ASSERT_EQ(spt_context_set_backend(ctx, SPT_BACKEND_CUDA), SPT_OK) << spt_last_error(ctx);
+  RandomTensorSpec spec;
+  spec.dims = {40, 30, 20};
+  spec.nnz = 5000;
+  const spt_nnz rank = 24;
+  auto factors = random_factors<double>(spec.dims, rank, 77);
+  std::vector<spt_matrix*> handles;
+  for (auto& f : factors) {
+    spt_matrix* m = nullptr;
+    ASSERT_EQ(spt_matrix_wrap(ctx, SPT_FLOAT64, f.rows, f.cols, SPT_ROW_MAJOR, f.values.data(), f.cols, &m), SPT_OK);
+    handles.push_back(m);
+  }
+  auto run_and_check = [&](const spt_hbcsf* h, const spt_coo_s& x, const std::string& what) {
+    spt_matrix* out = nullptr;
+    ASSERT_EQ(spt_matrix_create(ctx, SPT_FLOAT64, x.dims[1], rank, SPT_COL_MAJOR, &out), SPT_OK);
+    ASSERT_EQ(spt_mttkrp_hbcsf(ctx, h, handles.data(), out), SPT_OK) << spt_last_error(ctx);
+    const DenseMatrix<double> want = reference_mttkrp(x, factors, 1);
+    for (spt_nnz i = 0; i < want.rows; ++i)
+      for (spt_nnz j = 0; j < want.cols; ++j)
+        ASSERT_TRUE(close(want(i, j), out->at<double>(i, j), 1e-10)) << what << " (" << i << "," << j << ")";
+    spt_matrix_free(out);
+  };
+  for (uint64_t seed : {1u, 2u}) {
+    spec.seed = seed;
+    const spt_coo_s x = random_coo(SPT_FLOAT64, spec);
+    spt_hbcsf* h = nullptr;
+    ASSERT_EQ(spt_hbcsf_from_coo(ctx, &x, 1, nullptr, &h), SPT_OK) << spt_last_error(ctx);
+    EXPECT_TRUE(h->device_cache == nullptr);
+    run_and_check(h, x, cat("seed ", seed, " first call"));
+    ASSERT_TRUE(h->device_cache != nullptr) << "the device copy should be cached on the handle";
+    std::shared_ptr<void> cached = h->device_cache;
+    run_and_check(h, x, cat("seed ", seed, " second call"));
+    EXPECT_EQ(h->device_cache, cached) << "the cached copy should be reused";
+    if (seed == 2) {
+      spt_hbcsf_s copy = *h;
+      EXPECT_EQ(copy.device_cache, cached);
+      run_and_check(&copy, x, "struct copy");
+      EXPECT_NE(copy.device_cache, cached) << "a copy with other arrays must get its own device copy";
+    }
+    const std::weak_ptr<void> watch = cached;
+    cached.reset();
+    spt_hbcsf_free(h);
+    EXPECT_TRUE(watch.expired()) << "the device copy must go with the handle";
+  }
+  for (spt_matrix* m : handles) spt_matrix_free(m);
+  spt_context_free(ctx);
+}
+
+// SPT_CUDA_MEMORY_LIMIT makes the upload not fit: AUTO runs the CPU kernel
+// with a note, CUDA forced is a DEVICE error naming the memory.
+TEST(CudaHbcsfApi, OutOfMemoryFallsBackUnderAutoAndFailsUnderCuda) {
+  SKIP_WITHOUT_DEVICE();
+  RandomTensorSpec spec;
+  spec.dims = {40, 30, 20};
+  spec.nnz = 4000;
+  const spt_coo_s x = random_coo(SPT_FLOAT64, spec);
+  const spt_hbcsf_s h = make_hbcsf(x, 0, {4, 8, 2}, 0);
+  const spt_nnz rank = 8;
+  const auto factors = random_factors<double>(x.dims, rank, 4);
+  const std::vector<ConstMatRef<double>> refs = crefs(factors);
+  ScopedEnv limit("SPT_CUDA_MEMORY_LIMIT", "1000");
+  std::vector<std::string> log_lines;
+  spt_context_s ctx;
+  ctx.backend = SPT_BACKEND_AUTO;
+  ctx.verbosity = 1;
+  ctx.log = record_log_line;
+  ctx.log_data = &log_lines;
+  DenseMatrix<double> out(x.dims[0], rank);
+  SPT_DISPATCH(ctx, mttkrp_hbcsf, h, refs.data(), out.ref());
+  const DenseMatrix<double> want = reference_mttkrp(x, factors, 0);
+  for (spt_nnz i = 0; i < want.rows; ++i)
+    for (spt_nnz j = 0; j < want.cols; ++j) ASSERT_TRUE(close(want(i, j), out(i, j), 1e-12));
+  bool noted = false;
+  for (const std::string& line : log_lines)
+    noted = noted || line.find("note: HB-CSF MTTKRP runs on the CPU: the CUDA device is out of memory") !=
+                         std::string::npos;
+  EXPECT_TRUE(noted) << "AUTO should say why it fell back";
+  EXPECT_TRUE(h.device_cache == nullptr);
+  ctx.backend = SPT_BACKEND_CUDA;
+  try {
+    SPT_DISPATCH(ctx, mttkrp_hbcsf, h, refs.data(), out.ref());
+    FAIL() << "HB-CSF MTTKRP with CUDA forced should fail when the tensor does not fit";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), SPT_ERR_DEVICE) << e.what();
+    EXPECT_NE(std::string(e.what()).find("out of memory"), std::string::npos) << e.what();
+  }
+}
+
+// CPU-only machines (CI): CUDA forced is a DEVICE error; AUTO runs the CPU
+// kernel (and leaves no device cache).
+TEST(CudaHbcsfApi, WithoutDeviceForcedFailsAndAutoRunsOnCpu) {
+  if (have_device()) GTEST_SKIP() << "a CUDA device is present; this checks the CPU-only behaviour";
+  RandomTensorSpec spec;
+  spec.dims = {20, 15, 10};
+  spec.nnz = 800;
+  const spt_coo_s x = random_coo(SPT_FLOAT64, spec);
+  const spt_hbcsf_s h = make_hbcsf(x, 2, {4, 8, 2}, 0);
+  const auto factors = random_factors<double>(x.dims, 4, 2);
+  const std::vector<ConstMatRef<double>> refs = crefs(factors);
+  DenseMatrix<double> out(x.dims[2], 4);
+  spt_context_s ctx;
+  ctx.backend = SPT_BACKEND_CUDA;
+  try {
+    SPT_DISPATCH(ctx, mttkrp_hbcsf, h, refs.data(), out.ref());
+    FAIL() << "HB-CSF MTTKRP with CUDA forced and no device should fail";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), SPT_ERR_DEVICE) << e.what();
+  }
+  ctx.backend = SPT_BACKEND_AUTO;
+  SPT_DISPATCH(ctx, mttkrp_hbcsf, h, refs.data(), out.ref());
+  const DenseMatrix<double> want = reference_mttkrp(x, factors, 2);
+  for (spt_nnz i = 0; i < want.rows; ++i)
+    for (spt_nnz j = 0; j < want.cols; ++j) ASSERT_TRUE(close(want(i, j), out(i, j), 1e-12));
+  EXPECT_TRUE(h.device_cache == nullptr);
 }
 
 }  // namespace

@@ -1,0 +1,501 @@
+// B-CSF / HB-CSF MTTKRP on the GPU (Nisa et al., §IV-V; layout in
+// src/core/hbcsf.hpp; the CPU kernel src/kernels/cpu/mttkrp_hbcsf.cpp is
+// the executable specification: same tasks, same sums).
+//
+// Output scheme: the caller zeroes the output (mttkrp_with_device_operands
+// in plugin.cu does), so rows of empty slices are zero without a kernel.
+// The three groups own disjoint output rows (the format guarantees it), so
+// their kernels never write the same row; within a group:
+//  - COO: one nonzero per row -> a plain store;
+//  - CSL: one warp per slice (its lane groups over the slice's nonzeros,
+//    summed through shuffles) when the mean slice has at least 32 / L
+//    nonzeros, else one lane group per slice -> a plain store per row;
+//  - B-CSF: the units of an unsplit slice (unit_split = 0) are the only
+//    writer of their row -> a plain store; the units of a split slice add
+//    their partial rows with atomicAdd onto the zeroed row.
+// The launches run one after the other on the caller's stream (COO, CSL,
+// then one launch per non-empty unit bin); they could overlap on several
+// streams, but a per-call stream set costs more than the small COO and CSL
+// launches take on the tensors measured so far.
+//
+// Lane groups: L consecutive lanes of a warp cover the rank columns in
+// vectors of V (4 floats or 2 doubles, one 16-byte access, when the rank is
+// a multiple of V; else 1): lane i takes vectors i, i + L, ... (coalesced
+// row reads of the factors; L = the rank's vectors rounded up to a power of
+// two, at most 32; wider ranks loop over column chunks, each with its own
+// register sum). One lane group handles one COO nonzero, one CSL nonzero
+// (a warp per slice), or one fiber segment; at rank 16 in float32 a warp
+// runs 8 of them at once.
+//
+// B-CSF work units: a team of 1, 2, 4 or 8 warps per unit (chosen per bin
+// from the bin's nonzero limit: about 64 nonzeros per warp), 256-thread
+// blocks holding 8 / team teams. The team's lane groups take the unit's
+// fiber segments round robin; per segment a group sums value x leaf-factor
+// row over the segment's leaves, multiplies by the factor rows of the
+// fiber's ancestors (climbing node_parent for order >= 4) and adds the
+// result to its register sum; the team's sums meet in shared memory (block-
+// wide barriers) and the team's first lane group writes the row. Measured
+// on the H100 (2026-11-26, a 50M-nonzero Zipf tensor, ranks 16 and 32):
+// reducing through warp shuffles and per-team named barriers instead made
+// the plain B-CSF launches about 35% slower (3.5 -> 4.7 ms), so the block
+// keeps its shared barriers. A lane group's leaves are a chain of
+// dependent loads: short chains (many groups per unit; the leaf loop
+// unrolled by 4 so that several rows are in flight) keep the kernel from
+// being latency bound. All index and offset arithmetic is 32-bit as in the
+// format (nnz < 2^32); row offsets into factors and output are 64-bit.
+#include <algorithm>
+#include <vector>
+
+#include "mttkrp_hbcsf.cuh"
+#include "vector_pack.cuh"
+
+namespace spt::cuda {
+
+namespace {
+
+constexpr int kThreads = 256;
+constexpr int kWarps = kThreads / 32;
+
+template <typename T>
+struct HbcsfArgs {
+  uint32_t order;
+  uint32_t rank;
+  T* out;
+  const T* F[kHbcsfMaxOrder];  // by level; F[0] (the output mode) unused
+  // COO group
+  uint64_t coo_nnz;
+  const uint32_t* coo_ind[kHbcsfMaxOrder];  // by level
+  const T* coo_val;
+  // CSL group
+  uint64_t csl_slices;
+  const uint32_t* csl_slice_ind;
+  const uint32_t* csl_slice_ptr;
+  const uint32_t* csl_ind[kHbcsfMaxOrder];  // [l - 1]
+  const T* csl_val;
+  // B-CSF group
+  const uint32_t* node_ind[kHbcsfMaxOrder];     // [l - 1]
+  const uint32_t* node_parent[kHbcsfMaxOrder];  // [l - 2]
+  const uint32_t* segment_ptr;
+  const uint32_t* leaf_ind;
+  const T* bcsf_val;
+  const uint32_t* unit_row;
+  const uint32_t* unit_segment_ptr;
+  const uint8_t* unit_split;
+  const uint32_t* units_list;  // this launch's units (a bin's slice of bin_units)
+  uint64_t units_count;
+  uint32_t team_warps;  // 1, 2, 4 or 8
+};
+
+template <typename T, int V>
+__device__ __forceinline__ Pack<T, V> splat(T v) {
+  Pack<T, V> p;
+#pragma unroll
+  for (int e = 0; e < V; ++e) p.v[e] = v;
+  return p;
+}
+
+// Columns [u V, u V + V) of row `row` of a rank-column row-major matrix.
+template <typename T, int V>
+__device__ __forceinline__ Pack<T, V> row_pack(const T* m, uint32_t row, uint32_t rank, uint32_t u) {
+  return reinterpret_cast<const Pack<T, V>*>(m + size_t(row) * rank)[u];
+}
+
+template <typename T, int V>
+__device__ __forceinline__ void mul_into(Pack<T, V>& p, const Pack<T, V>& g) {
+#pragma unroll
+  for (int e = 0; e < V; ++e) p.v[e] *= g.v[e];
+}
+
+template <typename T, int V>
+__device__ __forceinline__ void add_into(Pack<T, V>& p, const Pack<T, V>& g) {
+#pragma unroll
+  for (int e = 0; e < V; ++e) p.v[e] += g.v[e];
+}
+
+// Store (sole writer of the row) or add atomically (a split slice's unit).
+template <typename T, int V>
+__device__ __forceinline__ void write_pack(T* out, uint32_t row, uint32_t rank, uint32_t u, const Pack<T, V>& p,
+                                           bool atomic) {
+  T* o = out + size_t(row) * rank + size_t(u) * V;
+  if (atomic) atomic_add_pack<T, V>(o, p);
+  else *reinterpret_cast<Pack<T, V>*>(o) = p;
+}
+
+// COO group: lane group k handles nonzero k (grid-stride), a plain store.
+template <typename T, int V, int L>
+__global__ void __launch_bounds__(kThreads) hbcsf_coo_kernel(const HbcsfArgs<T> a) {
+  const uint32_t lane = threadIdx.x % L;
+  const uint32_t units = a.rank / V;
+  const uint64_t groups = uint64_t(gridDim.x) * (kThreads / L);
+  for (uint64_t k = (uint64_t(blockIdx.x) * kThreads + threadIdx.x) / L; k < a.coo_nnz; k += groups) {
+    const T v = __ldg(a.coo_val + k);
+    const uint32_t row = __ldg(a.coo_ind[0] + k);
+    for (uint32_t u = lane; u < units; u += L) {
+      Pack<T, V> p = splat<T, V>(v);
+      for (uint32_t l = 1; l < a.order; ++l) mul_into(p, row_pack<T, V>(a.F[l], __ldg(a.coo_ind[l] + k), a.rank, u));
+      write_pack<T, V>(a.out, row, a.rank, u, p, false);
+    }
+  }
+}
+
+// Sum a value over the 32 / L lane groups of a warp: afterwards every lane
+// holds the sum over the lanes with its index within the group. All 32
+// lanes must call it (warp-uniform).
+template <typename T, int V, int L>
+__device__ __forceinline__ void warp_sum_groups(Pack<T, V>& p) {
+#pragma unroll
+  for (int offset = L; offset < 32; offset <<= 1)
+#pragma unroll
+    for (int e = 0; e < V; ++e) p.v[e] += __shfl_xor_sync(0xffffffffu, p.v[e], offset);
+}
+
+// CSL group, two mappings (launch_all picks by the mean slice length):
+//  - kWarp: warp s handles slice s (grid-stride): its 32 / L lane groups
+//    take the slice's nonzeros round robin, the group sums meet through
+//    shuffles and the first group stores the row (long slices: short
+//    dependent-load chains);
+//  - else lane group s handles slice s alone, no shuffles (short slices:
+//    no idle groups).
+// Each slice's sum (value x the Hadamard product of the N-1 factor rows,
+// over its nonzeros) stays in registers; one plain store per row (its only
+// writer).
+template <typename T, int V, int L, bool kWarp>
+__global__ void __launch_bounds__(kThreads) hbcsf_csl_kernel(const HbcsfArgs<T> a) {
+  constexpr uint32_t kWidth = kWarp ? 32 : L;  // lanes per slice
+  constexpr uint32_t kGroups = kWidth / L;     // lane groups per slice
+  const uint32_t lane_in_slice = threadIdx.x % kWidth;
+  const uint32_t group = lane_in_slice / L, lane = lane_in_slice % L;
+  const uint32_t units = a.rank / V;
+  const uint64_t tasks = uint64_t(gridDim.x) * (kThreads / kWidth);
+  // Loops uniform over the lanes of a slice (a whole warp with kWarp).
+  for (uint64_t s = (uint64_t(blockIdx.x) * kThreads + threadIdx.x) / kWidth; s < a.csl_slices; s += tasks) {
+    const uint32_t zb = __ldg(a.csl_slice_ptr + s), ze = __ldg(a.csl_slice_ptr + s + 1);
+    const uint32_t row = __ldg(a.csl_slice_ind + s);
+    for (uint32_t c0 = 0; c0 < units; c0 += L) {
+      const uint32_t u = c0 + lane;
+      const bool column = u < units;
+      Pack<T, V> acc = splat<T, V>(T(0));
+      if (column) {
+        for (uint32_t z = zb + group; z < ze; z += kGroups) {
+          Pack<T, V> p = splat<T, V>(__ldg(a.csl_val + z));
+          for (uint32_t l = 1; l < a.order; ++l)
+            mul_into(p, row_pack<T, V>(a.F[l], __ldg(a.csl_ind[l - 1] + z), a.rank, u));
+          add_into(acc, p);
+        }
+      }
+      if constexpr (kWarp) warp_sum_groups<T, V, L>(acc);
+      if (column && group == 0) write_pack<T, V>(a.out, row, a.rank, u, acc, false);
+    }
+  }
+}
+
+// B-CSF group: a team of team_warps warps per unit of units_list (see the
+// top of the file). Every thread of a block runs the same number of
+// iterations of both loops (the unit loop steps by whole blocks, the column
+// loop by L up to the rank), so the barriers are uniform; threads of a team
+// without a unit (the grid's tail) only take part in them.
+template <typename T, int V, int L>
+__global__ void __launch_bounds__(kThreads) hbcsf_bcsf_kernel(const HbcsfArgs<T> a) {
+  __shared__ Pack<T, V> partial[kThreads];
+  const uint32_t team_threads = 32u * a.team_warps;
+  const uint32_t teams_per_block = kThreads / team_threads;
+  const uint32_t team = threadIdx.x / team_threads;
+  const uint32_t in_team = threadIdx.x % team_threads;
+  const uint32_t group = in_team / L, lane = in_team % L;
+  const uint32_t groups_per_team = team_threads / L;
+  const uint32_t units = a.rank / V;
+  const uint32_t leaf_level = a.order - 1;
+  const T* leaf_factor = a.F[leaf_level];
+  for (uint64_t base = uint64_t(blockIdx.x) * teams_per_block; base < a.units_count;
+       base += uint64_t(gridDim.x) * teams_per_block) {
+    const uint64_t slot = base + team;
+    const bool active = slot < a.units_count;
+    uint32_t gb = 0, ge = 0, row = 0;
+    bool split = false;
+    if (active) {
+      const uint32_t unit = __ldg(a.units_list + slot);
+      gb = __ldg(a.unit_segment_ptr + unit);
+      ge = __ldg(a.unit_segment_ptr + unit + 1);
+      row = __ldg(a.unit_row + unit);
+      split = __ldg(a.unit_split + unit) != 0;
+    }
+    for (uint32_t c0 = 0; c0 < units; c0 += L) {
+      const uint32_t u = c0 + lane;
+      const bool column = u < units;
+      Pack<T, V> acc = splat<T, V>(T(0));
+      if (column) {
+        for (uint32_t g = gb + group; g < ge; g += groups_per_team) {
+          Pack<T, V> s = splat<T, V>(T(0));
+          const uint32_t zb = __ldg(a.segment_ptr + g), ze = __ldg(a.segment_ptr + g + 1);
+#pragma unroll 4
+          for (uint32_t z = zb; z < ze; ++z) {
+            const T v = __ldg(a.bcsf_val + z);
+            const Pack<T, V> f = row_pack<T, V>(leaf_factor, __ldg(a.leaf_ind + z), a.rank, u);
+#pragma unroll
+            for (int e = 0; e < V; ++e) s.v[e] += v * f.v[e];
+          }
+          // The fiber's ancestors: level N-2 (the segment itself) up to 1.
+          uint32_t node = g;
+          for (uint32_t l = leaf_level - 1; l >= 1; --l) {
+            mul_into(s, row_pack<T, V>(a.F[l], __ldg(a.node_ind[l - 1] + node), a.rank, u));
+            if (l >= 2) node = __ldg(a.node_parent[l - 2] + node);
+          }
+          add_into(acc, s);
+        }
+      }
+      if (groups_per_team == 1) {  // uniform: one warp of 32 lanes per unit
+        if (active && column) write_pack<T, V>(a.out, row, a.rank, u, acc, split);
+      } else {
+        partial[threadIdx.x] = acc;
+        __syncthreads();
+        if (active && column && group == 0) {
+          Pack<T, V> sum = splat<T, V>(T(0));
+          const uint32_t first = team * team_threads + lane;
+          for (uint32_t k = 0; k < groups_per_team; ++k) add_into(sum, partial[first + k * L]);
+          write_pack<T, V>(a.out, row, a.rank, u, sum, split);
+        }
+        __syncthreads();  // partial is reused by the next column chunk
+      }
+    }
+  }
+}
+
+// Grid for `work` lane groups (COO), warps (CSL) or teams (B-CSF) of `per_block`
+// per block: enough blocks for all of it, at most 32 per multiprocessor (the
+// kernels loop over the rest).
+unsigned grid_for(uint64_t work, uint64_t per_block, int multiprocessors) {
+  const uint64_t want = (work + per_block - 1) / per_block;
+  const uint64_t cap = uint64_t(std::max(multiprocessors, 1)) * 32;
+  return static_cast<unsigned>(std::max<uint64_t>(1, std::min(want, cap)));
+}
+
+// Warps per B-CSF unit for a bin of units of at most `limit` nonzeros:
+// about 64 nonzeros per warp, 1..8 warps (a power of two). A lane group's
+// leaves are a chain of dependent loads, so short chains (many groups per
+// unit) beat fewer, longer ones. Measured on the H100 (2026-11-26, 50M
+// Zipf): 128 nonzeros per warp (and scalar lanes) gave 3.3 ms at rank 16,
+// this rule 3.1 ms; teams narrower than a warp for the small bins (about 8
+// nonzeros per lane group, several units per warp) gave 3.4-3.5 ms.
+uint32_t team_warps_for(uint64_t limit) {
+  uint32_t w = 1;
+  while (w < uint32_t(kWarps) && uint64_t(w) * 64 < limit) w *= 2;
+  return w;
+}
+
+template <typename T, int V, int L>
+cudaError_t launch_all(HbcsfArgs<T> a, const DeviceHbcsfRef& x, int multiprocessors, cudaStream_t stream,
+                       HbcsfLaunchPlan* plan) {
+  HbcsfLaunchPlan p;
+  p.lanes = L;
+  p.vector = V;
+  constexpr uint64_t kGroupsPerBlock = kThreads / L;
+  if (a.coo_nnz > 0) {
+    const unsigned grid = grid_for(a.coo_nnz, kGroupsPerBlock, multiprocessors);
+    hbcsf_coo_kernel<T, V, L><<<grid, kThreads, 0, stream>>>(a);
+    if (cudaError_t err = cudaGetLastError(); err != cudaSuccess) return err;
+    p.launches++;
+    p.coo_groups = uint64_t(grid) * kGroupsPerBlock;
+  }
+  if (a.csl_slices > 0) {
+    // A warp per slice once the mean slice fills the warp's lane groups.
+    const bool warp_per_slice = x.csl_nnz >= x.csl_slices * (32 / L);
+    p.csl_warp_per_slice = warp_per_slice;
+    if (warp_per_slice) {
+      const unsigned grid = grid_for(a.csl_slices, kWarps, multiprocessors);
+      hbcsf_csl_kernel<T, V, L, true><<<grid, kThreads, 0, stream>>>(a);
+    } else {
+      const unsigned grid = grid_for(a.csl_slices, kGroupsPerBlock, multiprocessors);
+      hbcsf_csl_kernel<T, V, L, false><<<grid, kThreads, 0, stream>>>(a);
+    }
+    if (cudaError_t err = cudaGetLastError(); err != cudaSuccess) return err;
+    p.launches++;
+  }
+  const uint32_t bins = x.bin_ptr.empty() ? 0 : static_cast<uint32_t>(x.bin_ptr.size() - 1);
+  for (uint32_t b = 0; b < bins; ++b) {
+    const uint32_t first = x.bin_ptr[b], end = x.bin_ptr[b + 1];
+    if (end <= first) continue;
+    // Bin b's limit; the last bin holds the rest (taken as twice the
+    // previous limit: units are cut at slice_split_nnz).
+    const uint64_t limit = uint64_t(x.slice_bin_min_nnz) << std::min<uint32_t>(b, 32);
+    a.team_warps = team_warps_for(limit);
+    a.units_list = x.bin_units + first;
+    a.units_count = end - first;
+    const uint64_t teams_per_block = kWarps / a.team_warps;
+    const unsigned grid = grid_for(a.units_count, teams_per_block, multiprocessors);
+    hbcsf_bcsf_kernel<T, V, L><<<grid, kThreads, 0, stream>>>(a);
+    if (cudaError_t err = cudaGetLastError(); err != cudaSuccess) return err;
+    p.launches++;
+    p.bcsf_blocks += grid;
+  }
+  if (plan) *plan = p;
+  return cudaSuccess;
+}
+
+template <typename T, int V>
+cudaError_t launch_for_lanes(const HbcsfArgs<T>& a, const DeviceHbcsfRef& x, int lanes, int multiprocessors,
+                             cudaStream_t stream, HbcsfLaunchPlan* plan) {
+  switch (lanes) {
+    case 1: return launch_all<T, V, 1>(a, x, multiprocessors, stream, plan);
+    case 2: return launch_all<T, V, 2>(a, x, multiprocessors, stream, plan);
+    case 4: return launch_all<T, V, 4>(a, x, multiprocessors, stream, plan);
+    case 8: return launch_all<T, V, 8>(a, x, multiprocessors, stream, plan);
+    case 16: return launch_all<T, V, 16>(a, x, multiprocessors, stream, plan);
+    case 32: return launch_all<T, V, 32>(a, x, multiprocessors, stream, plan);
+    default: return cudaErrorInvalidValue;
+  }
+}
+
+size_t align_up(size_t n, size_t a) { return (n + a - 1) / a * a; }
+
+// The device copy's parts, in order, each at a 256-byte aligned offset.
+struct Part {
+  const void* src;
+  size_t bytes;
+  size_t offset;
+};
+
+struct Layout {
+  std::vector<Part> parts;
+  size_t total = 0;
+  size_t add(const void* src, size_t bytes) {
+    const size_t offset = total;
+    parts.push_back({src, bytes, offset});
+    total = align_up(offset + bytes, 256);
+    return offset;
+  }
+};
+
+// Offsets of every array of the copy (order must be in range).
+struct Offsets {
+  size_t coo_ind[kHbcsfMaxOrder], coo_val;
+  size_t csl_slice_ind, csl_slice_ptr, csl_ind[kHbcsfMaxOrder], csl_val;
+  size_t node_ind[kHbcsfMaxOrder], node_parent[kHbcsfMaxOrder];
+  size_t segment_ptr, leaf_ind, bcsf_val, unit_row, unit_segment_ptr, unit_split, bin_units;
+};
+
+Layout make_layout(const HostHbcsfView& x, Offsets& o) {
+  Layout l;
+  const size_t u4 = sizeof(uint32_t), vs = x.value_size;
+  for (uint32_t v = 0; v < x.order; ++v) o.coo_ind[v] = l.add(x.coo_ind[v], x.coo_nnz * u4);
+  o.coo_val = l.add(x.coo_val, x.coo_nnz * vs);
+  o.csl_slice_ind = l.add(x.csl_slice_ind, x.csl_slices * u4);
+  o.csl_slice_ptr = l.add(x.csl_slice_ptr, (x.csl_slices + 1) * u4);
+  for (uint32_t v = 1; v < x.order; ++v) o.csl_ind[v - 1] = l.add(x.csl_ind[v - 1], x.csl_nnz * u4);
+  o.csl_val = l.add(x.csl_val, x.csl_nnz * vs);
+  for (uint32_t v = 1; v + 1 < x.order; ++v) o.node_ind[v - 1] = l.add(x.node_ind[v - 1], x.node_count[v - 1] * u4);
+  for (uint32_t v = 2; v + 1 < x.order; ++v)
+    o.node_parent[v - 2] = l.add(x.node_parent[v - 2], x.node_count[v - 1] * u4);
+  o.segment_ptr = l.add(x.segment_ptr, (x.segments + 1) * u4);
+  o.leaf_ind = l.add(x.leaf_ind, x.bcsf_nnz * u4);
+  o.bcsf_val = l.add(x.bcsf_val, x.bcsf_nnz * vs);
+  o.unit_row = l.add(x.unit_row, x.units * u4);
+  o.unit_segment_ptr = l.add(x.unit_segment_ptr, (x.units + 1) * u4);
+  o.unit_split = l.add(x.unit_split, x.units);
+  o.bin_units = l.add(x.bin_units, x.units * u4);
+  l.total = std::max<size_t>(l.total, 1);
+  return l;
+}
+
+}  // namespace
+
+size_t hbcsf_copy_bytes(const HostHbcsfView& x) {
+  if (x.order < 3 || x.order > kHbcsfMaxOrder) return 0;
+  Offsets o{};
+  return make_layout(x, o).total;
+}
+
+cudaError_t hbcsf_upload(const HostHbcsfView& x, void* block, DeviceHbcsfRef* out) {
+  if (x.order < 3 || x.order > kHbcsfMaxOrder || !out || !block || !x.node_count || x.bins < 1 || !x.bin_ptr ||
+      x.bin_ptr[x.bins] != x.units || x.segments != x.node_count[x.order - 3])
+    return cudaErrorInvalidValue;
+  Offsets o{};
+  const Layout l = make_layout(x, o);
+  char* base = static_cast<char*>(block);
+  for (const Part& p : l.parts) {
+    if (p.bytes == 0) continue;
+    if (!p.src) return cudaErrorInvalidValue;
+    if (cudaError_t err = cudaMemcpy(base + p.offset, p.src, p.bytes, cudaMemcpyHostToDevice); err != cudaSuccess)
+      return err;
+  }
+  auto u32 = [&](size_t offset) { return reinterpret_cast<const uint32_t*>(base + offset); };
+  DeviceHbcsfRef r;
+  r.order = x.order;
+  for (uint32_t v = 0; v < x.order; ++v) r.mode_order[v] = x.mode_order[v];
+  r.coo_nnz = x.coo_nnz;
+  r.csl_slices = x.csl_slices;
+  r.csl_nnz = x.csl_nnz;
+  r.segments = x.segments;
+  r.bcsf_nnz = x.bcsf_nnz;
+  r.units = x.units;
+  for (uint32_t v = 0; v < x.order; ++v) r.coo_ind[v] = u32(o.coo_ind[v]);
+  r.coo_val = base + o.coo_val;
+  r.csl_slice_ind = u32(o.csl_slice_ind);
+  r.csl_slice_ptr = u32(o.csl_slice_ptr);
+  for (uint32_t v = 1; v < x.order; ++v) r.csl_ind[v - 1] = u32(o.csl_ind[v - 1]);
+  r.csl_val = base + o.csl_val;
+  for (uint32_t v = 1; v + 1 < x.order; ++v) r.node_ind[v - 1] = u32(o.node_ind[v - 1]);
+  for (uint32_t v = 2; v + 1 < x.order; ++v) r.node_parent[v - 2] = u32(o.node_parent[v - 2]);
+  r.segment_ptr = u32(o.segment_ptr);
+  r.leaf_ind = u32(o.leaf_ind);
+  r.bcsf_val = base + o.bcsf_val;
+  r.unit_row = u32(o.unit_row);
+  r.unit_segment_ptr = u32(o.unit_segment_ptr);
+  r.unit_split = reinterpret_cast<const uint8_t*>(base + o.unit_split);
+  r.bin_units = u32(o.bin_units);
+  r.slice_bin_min_nnz = x.slice_bin_min_nnz;
+  r.bin_ptr.assign(x.bin_ptr, x.bin_ptr + x.bins + 1);
+  *out = std::move(r);
+  return cudaSuccess;
+}
+
+template <typename T>
+cudaError_t launch_mttkrp_hbcsf(const DeviceHbcsfRef& x, const T* const* factors, uint32_t rank, T* out,
+                                int multiprocessors, cudaStream_t stream, HbcsfLaunchPlan* plan) {
+  if (x.order < 3 || x.order > kHbcsfMaxOrder || rank == 0 || !out) return cudaErrorInvalidValue;
+  HbcsfArgs<T> a{};
+  a.order = x.order;
+  a.rank = rank;
+  a.out = out;
+  for (uint32_t l = 1; l < x.order; ++l) {
+    a.F[l] = factors[x.mode_order[l]];
+    if (!a.F[l]) return cudaErrorInvalidValue;
+  }
+  a.coo_nnz = x.coo_nnz;
+  for (uint32_t l = 0; l < x.order; ++l) a.coo_ind[l] = x.coo_ind[l];
+  a.coo_val = static_cast<const T*>(x.coo_val);
+  a.csl_slices = x.csl_slices;
+  a.csl_slice_ind = x.csl_slice_ind;
+  a.csl_slice_ptr = x.csl_slice_ptr;
+  for (uint32_t l = 0; l < kHbcsfMaxOrder; ++l) {
+    a.csl_ind[l] = x.csl_ind[l];
+    a.node_ind[l] = x.node_ind[l];
+    a.node_parent[l] = x.node_parent[l];
+  }
+  a.csl_val = static_cast<const T*>(x.csl_val);
+  a.segment_ptr = x.segment_ptr;
+  a.leaf_ind = x.leaf_ind;
+  a.bcsf_val = static_cast<const T*>(x.bcsf_val);
+  a.unit_row = x.unit_row;
+  a.unit_segment_ptr = x.unit_segment_ptr;
+  a.unit_split = x.unit_split;
+  a.team_warps = 1;
+  // Vectors and lane groups as in the COO and HiCOO kernels: V = 4 floats
+  // or 2 doubles (one 16-byte access) when the rank allows (rows stay
+  // 16-byte aligned: they start at multiples of rank elements of 256-byte
+  // aligned allocations), L = the rank's vectors rounded up to a power of
+  // two, at most 32.
+  constexpr int wide = sizeof(T) == 4 ? 4 : 2;
+  const bool vectorised = rank % wide == 0;
+  const uint32_t units = vectorised ? rank / wide : rank;
+  int lanes = 1;
+  while (lanes < 32 && uint32_t(lanes) < units) lanes *= 2;
+  if (vectorised) return launch_for_lanes<T, wide>(a, x, lanes, multiprocessors, stream, plan);
+  return launch_for_lanes<T, 1>(a, x, lanes, multiprocessors, stream, plan);
+}
+
+template cudaError_t launch_mttkrp_hbcsf<float>(const DeviceHbcsfRef&, const float* const*, uint32_t, float*, int,
+                                                cudaStream_t, HbcsfLaunchPlan*);
+template cudaError_t launch_mttkrp_hbcsf<double>(const DeviceHbcsfRef&, const double* const*, uint32_t, double*,
+                                                 int, cudaStream_t, HbcsfLaunchPlan*);
+
+}  // namespace spt::cuda

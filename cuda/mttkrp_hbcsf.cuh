@@ -1,0 +1,109 @@
+// B-CSF / HB-CSF MTTKRP on the GPU (Nisa et al., "Load-Balanced Sparse
+// MTTKRP on GPUs", §IV-V; layout in src/core/hbcsf.hpp): the device layout
+// of a handle, its upload, and the kernel launches. Factors and the output
+// are dense row-major on the device with leading dimension = rank.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace spt::cuda {
+
+// Orders above this run on the CPU (the per-level factor pointers are a
+// kernel parameter array of this size), as for HiCOO.
+constexpr uint32_t kHbcsfMaxOrder = 8;
+
+// A B-CSF / HB-CSF tensor in host memory, by level (level 0 = the root =
+// the output mode; see src/core/hbcsf.hpp and spt_plugin_hbcsf). Only the
+// arrays the kernels read: the tree above the fiber segments is reached
+// through node_parent, so bcsf_slice_ptr and node_ptr stay on the host.
+struct HostHbcsfView {
+  uint32_t order = 0;
+  size_t value_size = 0;
+  const uint32_t* dims = nullptr;        // order entries, by mode
+  const uint32_t* mode_order = nullptr;  // order entries: level -> mode
+  uint64_t coo_nnz = 0;
+  const uint32_t* const* coo_ind = nullptr;  // order arrays of coo_nnz
+  const void* coo_val = nullptr;
+  uint64_t csl_slices = 0, csl_nnz = 0;
+  const uint32_t* csl_slice_ind = nullptr;   // csl_slices
+  const uint32_t* csl_slice_ptr = nullptr;   // csl_slices + 1
+  const uint32_t* const* csl_ind = nullptr;  // order - 1 arrays of csl_nnz
+  const void* csl_val = nullptr;
+  const uint64_t* node_count = nullptr;          // order - 2 entries (levels 1..order-2)
+  const uint32_t* const* node_ind = nullptr;     // order - 2 arrays
+  const uint32_t* const* node_parent = nullptr;  // order - 3 arrays (levels 2..order-2)
+  uint64_t segments = 0;                   // = node_count[order - 3]
+  const uint32_t* segment_ptr = nullptr;   // segments + 1
+  uint64_t bcsf_nnz = 0;
+  const uint32_t* leaf_ind = nullptr;
+  const void* bcsf_val = nullptr;
+  uint64_t units = 0;
+  const uint32_t* unit_row = nullptr;
+  const uint32_t* unit_segment_ptr = nullptr;  // units + 1
+  const uint8_t* unit_split = nullptr;
+  uint32_t bins = 0;
+  uint32_t slice_bin_min_nnz = 1;
+  const uint32_t* bin_ptr = nullptr;    // bins + 1
+  const uint32_t* bin_units = nullptr;  // units
+};
+
+// The device copy: one allocation holding every array of HostHbcsfView
+// (each at a 256-byte aligned offset); the bin pointers stay on the host
+// (the launch loop reads them).
+struct DeviceHbcsfRef {
+  uint32_t order = 0;
+  uint32_t mode_order[kHbcsfMaxOrder] = {};  // level -> mode
+  uint64_t coo_nnz = 0, csl_slices = 0, csl_nnz = 0, segments = 0, bcsf_nnz = 0, units = 0;
+  const uint32_t* coo_ind[kHbcsfMaxOrder] = {};  // by level
+  const void* coo_val = nullptr;
+  const uint32_t* csl_slice_ind = nullptr;
+  const uint32_t* csl_slice_ptr = nullptr;
+  const uint32_t* csl_ind[kHbcsfMaxOrder] = {};      // [l - 1], levels 1..order-1
+  const void* csl_val = nullptr;
+  const uint32_t* node_ind[kHbcsfMaxOrder] = {};     // [l - 1], levels 1..order-2
+  const uint32_t* node_parent[kHbcsfMaxOrder] = {};  // [l - 2], levels 2..order-2
+  const uint32_t* segment_ptr = nullptr;
+  const uint32_t* leaf_ind = nullptr;
+  const void* bcsf_val = nullptr;
+  const uint32_t* unit_row = nullptr;
+  const uint32_t* unit_segment_ptr = nullptr;
+  const uint8_t* unit_split = nullptr;
+  const uint32_t* bin_units = nullptr;
+  uint32_t slice_bin_min_nnz = 1;
+  std::vector<uint32_t> bin_ptr;  // host copy, bins + 1
+};
+
+// Bytes of the device copy (hbcsf_upload's `block`).
+size_t hbcsf_copy_bytes(const HostHbcsfView& x);
+
+// Copy x into `block` (device memory, hbcsf_copy_bytes big) and describe it
+// in *out. Synchronous. Needs order in 3..kHbcsfMaxOrder
+// (cudaErrorInvalidValue otherwise; the caller checks first).
+cudaError_t hbcsf_upload(const HostHbcsfView& x, void* block, DeviceHbcsfRef* out);
+
+// How a launch maps the work (for the benchmark's report).
+struct HbcsfLaunchPlan {
+  uint32_t vector = 1;        // columns per vector access
+  uint32_t lanes = 0;         // lanes per group (vectors of rank columns in flight)
+  uint32_t launches = 0;      // kernel launches (COO, CSL, one per non-empty bin)
+  uint64_t coo_groups = 0;    // lane groups of the COO launch
+  bool csl_warp_per_slice = false;  // CSL: a warp per slice (else a lane group per slice)
+  uint64_t bcsf_blocks = 0;   // thread blocks over all bin launches
+};
+
+// out (dims[mode_order[0]] x rank, device, ld = rank) += MTTKRP of x with
+// factors[m] (device, by mode: dims[m] x rank, ld = rank; factors of the
+// root not read). The caller zeroes out first: rows of empty slices stay
+// zero, COO and CSL rows and unsplit units are stored, units of split
+// slices added atomically. Asynchronous on `stream`; returns the first
+// launch error. `multiprocessors` caps the grids; *plan (optional)
+// receives the mapping.
+template <typename T>
+cudaError_t launch_mttkrp_hbcsf(const DeviceHbcsfRef& x, const T* const* factors, uint32_t rank, T* out,
+                                int multiprocessors, cudaStream_t stream, HbcsfLaunchPlan* plan = nullptr);
+
+}  // namespace spt::cuda
