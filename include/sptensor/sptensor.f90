@@ -37,12 +37,12 @@
 !      sptf_context_backend_info(ctx, info), sptf_c_chars(info%device_name)
 !    and the abstract interface spt_cpd_callback for CP-ALS / Tucker callbacks.
 !  - Every function of sptensor.h and the headers it includes (csf.h,
-!    hicoo.h, reorder.h, tucker.h, cp_apr.h, dense.h, fcoo.h, hbcsf.h), callbacks as
+!    hicoo.h, reorder.h, tucker.h, cp_apr.h, dense.h, fcoo.h, hbcsf.h, hls.h), callbacks as
 !    type(c_funptr): context (threads, backend, device, backend info),
 !    errors, version; dense matrices, Khatri-Rao and Kronecker products;
 !    COO creation, views, editing, sorting, norm; semi-sparse and CSR
 !    results; TTV, TTV chains, TTM, TTM chains, semi-sparse TTM,
-!    elementwise ops, unfoldings; MTTKRP on COO, CSF, HiCOO and F-COO;
+!    elementwise ops, unfoldings; MTTKRP on COO, CSF, HiCOO, F-COO, HB-CSF and HLS;
 !    F-COO TTM and TTMc; dense tensors; reordering and permutations; format
 !    advice and statistics; read/write; CP-ALS (COO and CSF), CP-APR,
 !    Tucker-HOOI; ktensor and ttensor access. The distributed API
@@ -276,6 +276,36 @@ module sptensor
     integer(c_int64_t) :: bytes = 0
     integer(c_int64_t) :: coo_bytes = 0
   end type spt_hbcsf_statistics
+
+  ! HLS construction options (hls.h); 0 fields mean the default.
+  type, bind(c), public :: spt_hls_options
+    integer(c_size_t) :: struct_size = 0
+    integer(c_int32_t) :: root_mode = 0       ! 0-based mode of the MTTKRP / TTMc
+    integer(c_int32_t) :: dense_threshold = 0 ! occupied cells for a dense tile (0: 78, times slab_depth for order 4)
+    integer(c_int32_t) :: slab_depth = 0      ! order 4: 1, 2, 4, 8 or 16 (0: 4)
+  end type spt_hls_options
+
+  ! spt_hls_info's output: set struct_size = c_sizeof(stats) first.
+  type, bind(c), public :: spt_hls_statistics
+    integer(c_size_t) :: struct_size = 0
+    integer(c_int) :: dtype = 0
+    integer(c_int32_t) :: order = 0
+    integer(c_int32_t) :: root_mode = 0
+    integer(c_int32_t) :: dense_threshold = 0
+    integer(c_int32_t) :: slab_depth = 0
+    integer(c_int32_t) :: index_bits = 0
+    integer(c_int64_t) :: input_nnz = 0
+    integer(c_int64_t) :: nnz = 0
+    integer(c_int64_t) :: tiles = 0
+    integer(c_int64_t) :: dense_tiles = 0
+    integer(c_int64_t) :: sparse_tiles = 0
+    integer(c_int64_t) :: dense_nnz = 0
+    integer(c_int64_t) :: sparse_nnz = 0
+    real(c_double) :: dense_fraction = 0
+    integer(c_int64_t) :: bytes = 0
+    integer(c_int64_t) :: coo_bytes = 0
+    real(c_double) :: build_seconds = 0
+  end type spt_hls_statistics
 
   ! What a context's backend resolves to (spt_context_backend_info). Set
   ! struct_size = c_sizeof(info) first. The strings are NUL-terminated C
@@ -1443,6 +1473,61 @@ module sptensor
       type(c_ptr), value :: out
       integer(c_int) :: st
     end function
+
+    ! --- HLS hybrid linear storage (hls.h) -----------------------------------
+    function spt_hls_options_init_size(opts, struct_size) bind(c, name="spt_hls_options_init_size") result(st)
+      import :: spt_hls_options, c_size_t, c_int
+      type(spt_hls_options), intent(inout) :: opts
+      integer(c_size_t), value :: struct_size
+      integer(c_int) :: st
+    end function
+    ! The root mode is opts%root_mode (0 with c_null_ptr opts).
+    function spt_hls_from_coo(ctx, x, opts, out) bind(c, name="spt_hls_from_coo") result(st)
+      import :: c_ptr, c_int
+      type(c_ptr), value :: ctx, x
+      type(c_ptr), value :: opts  ! c_null_ptr for defaults, or c_loc of a TARGET spt_hls_options
+      type(c_ptr), intent(out) :: out
+      integer(c_int) :: st
+    end function
+    function spt_hls_free(h) bind(c, name="spt_hls_free") result(st)
+      import :: c_ptr, c_int
+      type(c_ptr), value :: h
+      integer(c_int) :: st
+    end function
+    function spt_hls_info(h, stats) bind(c, name="spt_hls_info") result(st)
+      import :: spt_hls_statistics, c_ptr, c_int
+      type(c_ptr), value :: h
+      type(spt_hls_statistics), intent(inout) :: stats
+      integer(c_int) :: st
+    end function
+    function spt_hls_dims(h, dims) bind(c, name="spt_hls_dims") result(st)
+      import :: c_ptr, c_int, c_int32_t
+      type(c_ptr), value :: h
+      integer(c_int32_t), intent(out) :: dims(*)
+      integer(c_int) :: st
+    end function
+    function spt_hls_to_coo(ctx, h, out) bind(c, name="spt_hls_to_coo") result(st)
+      import :: c_ptr, c_int
+      type(c_ptr), value :: ctx, h
+      type(c_ptr), intent(out) :: out
+      integer(c_int) :: st
+    end function
+    ! factors(m+1): matrix handles (the root mode's may be c_null_ptr).
+    function spt_mttkrp_hls(ctx, h, factors, out) bind(c, name="spt_mttkrp_hls") result(st)
+      import :: c_ptr, c_int
+      type(c_ptr), value :: ctx, h
+      type(c_ptr), intent(in) :: factors(*)
+      type(c_ptr), value :: out
+      integer(c_int) :: st
+    end function
+    ! out: dims(root+1) x prod of the other factors' columns (as spt_ttmc_fcoo).
+    function spt_ttmc_hls(ctx, h, factors, out) bind(c, name="spt_ttmc_hls") result(st)
+      import :: c_ptr, c_int
+      type(c_ptr), value :: ctx, h
+      type(c_ptr), intent(in) :: factors(*)
+      type(c_ptr), value :: out
+      integer(c_int) :: st
+    end function
   end interface
 
   ! Signature of the CP-ALS / Tucker per-iteration callbacks
@@ -1507,6 +1592,13 @@ contains
     type(spt_hbcsf_options), intent(inout) :: opts
     integer(c_int) :: st
     st = spt_hbcsf_options_init_size(opts, c_sizeof(opts))
+  end function
+
+  !> Fill opts with the HLS defaults.
+  function spt_hls_options_init(opts) result(st)
+    type(spt_hls_options), intent(inout) :: opts
+    integer(c_int) :: st
+    st = spt_hls_options_init_size(opts, c_sizeof(opts))
   end function
 
   !> Fill opts with the spt_read defaults.

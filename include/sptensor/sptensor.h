@@ -803,5 +803,6 @@ SPT_API spt_status spt_write(spt_context *ctx, const spt_coo *x, const char *pat
 #include "sptensor/dense.h"
 #include "sptensor/fcoo.h"
 #include "sptensor/hbcsf.h"
+#include "sptensor/hls.h"
 
 #endif /* SPTENSOR_H */

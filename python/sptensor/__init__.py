@@ -593,8 +593,8 @@ def mttkrp(tensor, factors, mode, out=None, ctx=None):
     """Matricized tensor times Khatri-Rao product in `mode` (0-based):
     out(i, r) = sum over nonzeros with i_mode = i of x * prod_{m != mode} U_m(i_m, r).
 
-    tensor: Tensor, HiCOO, CSF, FCOO (built for "mttkrp" in `mode`) or HBCSF
-    (rooted at `mode`).
+    tensor: Tensor, HiCOO, CSF, FCOO (built for "mttkrp" in `mode`), HBCSF or
+    HLS (rooted at `mode`).
     factors: `order` matrices U_m (shape[m] x R;
     factors[mode] is not read and may be None), converted to the tensor's
     dtype (C- or Fortran-ordered arrays are passed without copying).
@@ -622,13 +622,13 @@ def mttkrp(tensor, factors, mode, out=None, ctx=None):
             raise InvalidArgumentError(-1, "SPT_ERR_INVALID_ARGUMENT",
                                        f"this F-COO is built for {tensor.operation} in mode {tensor.mode}, "
                                        f"not mttkrp in mode {mode}")
-    elif isinstance(tensor, HBCSF):
+    elif isinstance(tensor, (HBCSF, HLS)):
         if tensor.mode != mode:
             raise InvalidArgumentError(-1, "SPT_ERR_INVALID_ARGUMENT",
-                                       f"this HB-CSF is rooted at mode {tensor.mode}, not {mode}")
+                                       f"this {type(tensor).__name__} is rooted at mode {tensor.mode}, not {mode}")
     elif fn is None:
         raise InvalidArgumentError(-1, "SPT_ERR_INVALID_ARGUMENT",
-                                   "tensor must be a Tensor, HiCOO, CSF, FCOO or HBCSF")
+                                   "tensor must be a Tensor, HiCOO, CSF, FCOO, HBCSF or HLS")
     with _Matrices() as mats:
         ptrs = (ctypes.c_void_p * order)()
         for m, f in enumerate(factors):
@@ -639,6 +639,8 @@ def mttkrp(tensor, factors, mode, out=None, ctx=None):
             _lib.check(L.spt_mttkrp_fcoo(c._h, tensor._h, ptrs, out_h), "spt_mttkrp_fcoo", c._h)
         elif isinstance(tensor, HBCSF):
             _lib.check(L.spt_mttkrp_hbcsf(c._h, tensor._h, ptrs, out_h), "spt_mttkrp_hbcsf", c._h)
+        elif isinstance(tensor, HLS):
+            _lib.check(L.spt_mttkrp_hls(c._h, tensor._h, ptrs, out_h), "spt_mttkrp_hls", c._h)
         else:
             _lib.check(fn(c._h, tensor._h, ptrs, mode, out_h), fn.__name__, c._h)
     return out
@@ -1044,7 +1046,7 @@ class HBCSF(_Owned):
     rooted at `mode`: slices split into COO, CSL and B-CSF groups (all B-CSF
     with plain=True), fibers longer than fiber_threshold split, slices
     heavier than slice_split_nnz cut into work units; 0 = the library's
-    default. Serves the MTTKRP in `mode` (host kernels; no GPU kernel yet).
+    default. Serves the MTTKRP in `mode` (on the GPU when the context has a device).
     Built from a :class:`Tensor` (which may be freed afterwards)."""
 
     def __init__(self, tensor, mode=0, fiber_threshold=0, slice_split_nnz=0, slice_bin_min_nnz=0, plain=False,
@@ -1090,20 +1092,79 @@ class HBCSF(_Owned):
         return mttkrp(self, factors, self.mode, out=out, ctx=ctx)
 
 
+class HLS(_Owned):
+    """HLS hybrid linear storage (16x16x16 tiles split into a dense part with
+    bitmaps and a sparse part with bit-packed indices, see sptensor/hls.h),
+    rooted at `mode`; orders 3 and 4. dense_threshold: occupied cells that
+    make a tile dense; slab_depth: order-4 tile depth along the highest
+    non-root mode (1, 2, 4, 8 or 16); 0 = the library's default. Serves the
+    MTTKRP and the TTM chain in `mode` (host kernels; no tensor-core kernel
+    yet). Built from a :class:`Tensor` (which may be freed afterwards)."""
+
+    def __init__(self, tensor, mode=0, dense_threshold=0, slab_depth=0, ctx=None):
+        c = _ctx(ctx)
+        L = _lib.lib()
+        opts = _lib.init_options("spt_hls_options_init_size", _lib.HlsOptions)
+        opts.root_mode = int(mode)
+        opts.dense_threshold = int(dense_threshold)
+        opts.slab_depth = int(slab_depth)
+        h = ctypes.c_void_p()
+        _lib.check(L.spt_hls_from_coo(c._h, tensor._h, ctypes.byref(opts), ctypes.byref(h)), "spt_hls_from_coo", c._h)
+        self._h = h
+        self._free = L.spt_hls_free
+        self.shape = tensor.shape
+        self.order = tensor.order
+        self.dtype = tensor.dtype
+        self.nnz = tensor.nnz
+        self.mode = int(mode)
+
+    def __repr__(self):
+        return f"<sptensor.HLS mode={self.mode} shape={self.shape} nnz={self.nnz}>"
+
+    def info(self):
+        """The statistics of spt_hls_info (a dict: tiles, dense and sparse tiles
+        and nonzeros, dense fraction, resolved threshold and slab depth, bytes,
+        build seconds)."""
+        st = _lib.HlsStatistics()
+        st.struct_size = ctypes.sizeof(st)
+        _lib.check(_lib.lib().spt_hls_info(self._h, ctypes.byref(st)), "spt_hls_info")
+        return {name: getattr(st, name) for name, _ in st._fields_ if name not in ("struct_size", "dtype")}
+
+    def to_coo(self, ctx=None):
+        """The tensor back as a :class:`Tensor` (exact, except that repeated
+        coordinates inside a dense tile come back summed)."""
+        c = _ctx(ctx)
+        out = ctypes.c_void_p()
+        _lib.check(_lib.lib().spt_hls_to_coo(c._h, self._h, ctypes.byref(out)), "spt_hls_to_coo", c._h)
+        return Tensor(out)
+
+    def mttkrp(self, factors, out=None, ctx=None):
+        """MTTKRP in this handle's mode; see :func:`mttkrp`."""
+        return mttkrp(self, factors, self.mode, out=out, ctx=ctx)
+
+    def ttmc(self, factors, ctx=None):
+        """TTM chain in every mode but this handle's; see :func:`ttmc`."""
+        return ttmc(self, factors, self.mode, ctx=ctx)
+
+
 def ttmc(tensor, factors, mode, threadlen=0, ctx=None):
     """One-shot TTM chain in every mode but `mode` (the matrix HOOI takes
     singular vectors of): a (shape[mode], prod_{m != mode} R_m) numpy array,
     Y_(mode) of X x_{m != mode} U_m^T, columns in Kolda's unfolding order
     (lowest other mode fastest). factors: `order` matrices U_m of shape
     (shape[m], R_m); factors[mode] is not read and may be None. tensor: a
-    :class:`Tensor` (an F-COO for MTTKRP in `mode` is built for the call) or
-    an :class:`FCOO` built for "mttkrp" in `mode`."""
+    :class:`Tensor` (an F-COO for MTTKRP in `mode` is built for the call),
+    an :class:`FCOO` built for "mttkrp" in `mode` or an :class:`HLS` rooted
+    at `mode`."""
     c = _ctx(ctx)
     if isinstance(tensor, Tensor):
         tensor = FCOO(tensor, "mttkrp", mode, threadlen, ctx=c)
-    if not isinstance(tensor, FCOO) or tensor.operation != "mttkrp" or tensor.mode != mode:
+    is_hls = isinstance(tensor, HLS)
+    if not (is_hls and tensor.mode == mode) and not (
+            isinstance(tensor, FCOO) and tensor.operation == "mttkrp" and tensor.mode == mode):
         raise InvalidArgumentError(-1, "SPT_ERR_INVALID_ARGUMENT",
-                                   f"ttmc takes a Tensor or an FCOO built for mttkrp in mode {mode}")
+                                   f"ttmc takes a Tensor, an FCOO built for mttkrp in mode {mode} "
+                                   f"or an HLS rooted at mode {mode}")
     order = tensor.order
     if len(factors) != order:
         raise InvalidArgumentError(-1, "SPT_ERR_INVALID_ARGUMENT", f"{len(factors)} factors for an order-{order} tensor")
@@ -1114,8 +1175,8 @@ def ttmc(tensor, factors, mode, threadlen=0, ctx=None):
         for m, f in enumerate(factors):
             if m != mode and f is not None:
                 ptrs[m] = mats.wrap(c, f, tensor.dtype).value
-        _lib.check(_lib.lib().spt_ttmc_fcoo(c._h, tensor._h, ptrs, mats.wrap(c, out, tensor.dtype)), "spt_ttmc_fcoo",
-                   c._h)
+        name = "spt_ttmc_hls" if is_hls else "spt_ttmc_fcoo"
+        _lib.check(getattr(_lib.lib(), name)(c._h, tensor._h, ptrs, mats.wrap(c, out, tensor.dtype)), name, c._h)
     return out
 
 
@@ -1372,7 +1433,7 @@ def unfold(tensor, mode, ctx=None):
         L.spt_csr_free(h)
 
 
-__all__ += ["APRResult", "cp_apr", "elementwise", "unfold", "HBCSF"]
+__all__ += ["APRResult", "cp_apr", "elementwise", "unfold", "HBCSF", "HLS"]
 
 __all__ += ["SemiSparse", "FCOO", "Permutation", "ttv", "ttv_chain", "ttv_all", "ttm", "ttm_chain", "ttmc",
             "fcoo_suggest_threadlen", "to_dense", "from_dense", "reorder", "relabel", "set_device"]

@@ -171,6 +171,25 @@ class HbcsfStatistics(ctypes.Structure):
     ]
 
 
+class HlsOptions(ctypes.Structure):
+    """spt_hls_options (hls.h)."""
+    _fields_ = [
+        ("struct_size", size_t),
+        ("root_mode", u32),
+        ("dense_threshold", u32),
+        ("slab_depth", u32),
+    ]
+
+
+class HlsStatistics(ctypes.Structure):
+    """spt_hls_statistics (hls.h)."""
+    _fields_ = [("struct_size", size_t), ("dtype", i32)] + [
+        (name, u32) for name in ("order", "root_mode", "dense_threshold", "slab_depth", "index_bits")
+    ] + [
+        (name, u64) for name in ("input_nnz", "nnz", "tiles", "dense_tiles", "sparse_tiles", "dense_nnz", "sparse_nnz")
+    ] + [("dense_fraction", ctypes.c_double), ("bytes", u64), ("coo_bytes", u64), ("build_seconds", ctypes.c_double)]
+
+
 CSF_SUMMARY_MAX_ORDER = 16
 
 
@@ -346,6 +365,14 @@ SIGNATURES = {
     "spt_hbcsf_info": (i32, [vp, ctypes.POINTER(HbcsfStatistics)]),
     "spt_hbcsf_to_coo": (i32, [vp, vp, pvp]),
     "spt_mttkrp_hbcsf": (i32, [vp, vp, pvp, vp]),
+    # HLS (hls.h)
+    "spt_hls_options_init_size": (i32, [ctypes.POINTER(HlsOptions), size_t]),
+    "spt_hls_from_coo": (i32, [vp, vp, ctypes.POINTER(HlsOptions), pvp]),
+    "spt_hls_free": (i32, [vp]),
+    "spt_hls_info": (i32, [vp, ctypes.POINTER(HlsStatistics)]),
+    "spt_hls_to_coo": (i32, [vp, vp, pvp]),
+    "spt_mttkrp_hls": (i32, [vp, vp, pvp, vp]),
+    "spt_ttmc_hls": (i32, [vp, vp, pvp, vp]),
     "spt_fcoo_info": (i32, [vp, pi32, pu32, pu64, pi32, pu32, pu32, pu64, pu64]),
     "spt_fcoo_dims": (i32, [vp, pu32]),
     "spt_fcoo_to_coo": (i32, [vp, vp, pvp]),

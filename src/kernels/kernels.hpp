@@ -15,6 +15,7 @@
 #include "core/fcoo.hpp"
 #include "core/hbcsf.hpp"
 #include "core/hicoo.hpp"
+#include "core/hls.hpp"
 #include "core/matrix.hpp"
 #include "core/mode_groups.hpp"
 #include "core/scoo.hpp"
@@ -88,7 +89,11 @@ struct Exec {
   /* F-COO, op MTTKRP: the one-shot TTMc in f.mode (same out and column order as ttmc) */                        \
   void ttmc_fcoo(const Exec& exec, const spt_fcoo_s& f, const ConstMatRef<T>* factors, MatRef<T> out);        \
   /* B-CSF / HB-CSF (src/core/hbcsf.hpp): the MTTKRP in h's root mode (as mttkrp; factors[root] not read) */  \
-  void mttkrp_hbcsf(const Exec& exec, const spt_hbcsf_s& h, const ConstMatRef<T>* factors, MatRef<T> out);
+  void mttkrp_hbcsf(const Exec& exec, const spt_hbcsf_s& h, const ConstMatRef<T>* factors, MatRef<T> out);  \
+  /* HLS (src/core/hls.hpp): the MTTKRP in h's root mode (as mttkrp; factors[root] not read) */               \
+  void mttkrp_hls(const Exec& exec, const spt_hls_s& h, const ConstMatRef<T>* factors, MatRef<T> out);        \
+  /* HLS: the TTMc in h's root mode (same out and column order as ttmc; factors[root] not read) */             \
+  void ttmc_hls(const Exec& exec, const spt_hls_s& h, const ConstMatRef<T>* factors, MatRef<T> out);
 
 // Kernels that take the dtype from their tensor arguments (dispatch inside).
 #define SPT_GENERIC_KERNELS                                                                                       \

@@ -65,6 +65,7 @@ program kernels_check
   call check_ttm()
   call check_fcoo()
   call check_hbcsf()
+  call check_hls()
   call check_dense()
   call check_reorder()
   call check_misc()
@@ -329,6 +330,84 @@ contains
     call expect_status(spt_matrix_free(m3), SPT_OK, 'free')
     call expect_status(spt_matrix_free(mout), SPT_OK, 'free')
     call expect_status(spt_matrix_free(mref), SPT_OK, 'free')
+  end subroutine
+
+  ! HLS rooted at mode 2 (0-based 1), all dense (threshold 1), the default
+  ! split and all sparse: statistics add up, the MTTKRP equals the COO one,
+  ! the TTMc equals the dense loop (lowest other mode fastest, as F-COO),
+  ! the all-sparse round trip keeps the tensor.
+  subroutine check_hls()
+    real(dp), allocatable, target :: a1(:, :), a3(:, :), out(:, :), ref(:, :), tc(:, :), want_tc(:, :)
+    type(c_ptr) :: h, m1, m3, mout, mref, mtc, c, factors(3)
+    type(spt_hls_options), target :: opts
+    type(spt_hls_statistics) :: stats
+    integer(c_int32_t) :: hdims(3)
+    real(dp) :: norm_c
+    integer :: variant, i, j, k, a, b
+    allocate(a1(14, rank), a3(14, rank), out(55, rank), ref(55, rank))
+    allocate(tc(55, rank * rank), want_tc(55, rank * rank))
+    call fill(a1, 8)
+    call fill(a3, 9)
+    call expect_status(sptf_matrix_wrap(ctx, a1, m1), SPT_OK, 'wrap')
+    call expect_status(sptf_matrix_wrap(ctx, a3, m3), SPT_OK, 'wrap')
+    call expect_status(sptf_matrix_wrap(ctx, out, mout), SPT_OK, 'wrap')
+    call expect_status(sptf_matrix_wrap(ctx, ref, mref), SPT_OK, 'wrap')
+    call expect_status(sptf_matrix_wrap(ctx, tc, mtc), SPT_OK, 'wrap')
+    factors = [m1, c_null_ptr, m3]
+    call expect_status(spt_mttkrp(ctx, x, factors, 1_c_int32_t, mref), SPT_OK, 'spt_mttkrp (reference)')
+    do b = 1, rank
+      do a = 1, rank
+        do j = 1, 55
+          want_tc(j, a + rank * (b - 1)) = 0
+          do k = 1, 14
+            do i = 1, 14
+              want_tc(j, a + rank * (b - 1)) = want_tc(j, a + rank * (b - 1)) + dense(i, j, k) * a1(i, a) * a3(k, b)
+            end do
+          end do
+        end do
+      end do
+    end do
+    do variant = 1, 3
+      call expect_status(spt_hls_options_init(opts), SPT_OK, 'spt_hls_options_init')
+      call check(opts%dense_threshold == 0 .and. opts%slab_depth == 0, 'HLS defaults')
+      opts%root_mode = 1
+      if (variant == 1) opts%dense_threshold = 1
+      if (variant == 3) opts%dense_threshold = huge(opts%dense_threshold)
+      call expect_status(spt_hls_from_coo(ctx, x, c_loc(opts), h), SPT_OK, 'spt_hls_from_coo')
+      stats%struct_size = c_sizeof(stats)
+      call expect_status(spt_hls_info(h, stats), SPT_OK, 'spt_hls_info')
+      call check(stats%order == 3 .and. stats%root_mode == 1 .and. stats%input_nnz == nnz .and. &
+                 stats%dense_nnz + stats%sparse_nnz == stats%nnz .and. &
+                 stats%dense_tiles + stats%sparse_tiles == stats%tiles, 'HLS statistics add up')
+      if (variant == 1) call check(stats%sparse_nnz == 0, 'HLS threshold 1: every tile dense')
+      if (variant == 2) call check(stats%dense_threshold == 78, 'HLS default threshold')
+      if (variant == 3) call check(stats%dense_nnz == 0 .and. stats%nnz == nnz, 'HLS: every tile sparse')
+      call expect_status(spt_hls_dims(h, hdims), SPT_OK, 'spt_hls_dims')
+      call check(all(hdims == dims), 'HLS dims')
+      out = -1
+      call expect_status(spt_mttkrp_hls(ctx, h, factors, mout), SPT_OK, 'spt_mttkrp_hls')
+      call check(close_to(reshape(out, [size(out)]), reshape(ref, [size(ref)]), 1e-12_dp), &
+                 'HLS MTTKRP equals the COO MTTKRP')
+      tc = -1
+      call expect_status(spt_ttmc_hls(ctx, h, factors, mtc), SPT_OK, 'spt_ttmc_hls')
+      call check(close_to(reshape(tc, [size(tc)]), reshape(want_tc, [size(want_tc)]), 1e-12_dp), &
+                 'HLS TTMc equals the loop')
+      if (variant == 3) then
+        call expect_status(spt_hls_to_coo(ctx, h, c), SPT_OK, 'spt_hls_to_coo')
+        call expect_status(spt_coo_norm(ctx, c, norm_c), SPT_OK, 'norm')
+        call check(abs(norm_c - norm_x) <= 1e-12_dp * norm_x, 'HLS decodes to the same tensor (norm)')
+        call expect_status(spt_coo_free(c), SPT_OK, 'free')
+      end if
+      call expect_status(spt_hls_free(h), SPT_OK, 'spt_hls_free')
+    end do
+    opts%root_mode = 3
+    call expect_status(spt_hls_from_coo(ctx, x, c_loc(opts), h), SPT_ERR_INVALID_ARGUMENT, &
+                       'spt_hls_from_coo rejects root mode 3 of an order-3 tensor')
+    call expect_status(spt_matrix_free(m1), SPT_OK, 'free')
+    call expect_status(spt_matrix_free(m3), SPT_OK, 'free')
+    call expect_status(spt_matrix_free(mout), SPT_OK, 'free')
+    call expect_status(spt_matrix_free(mref), SPT_OK, 'free')
+    call expect_status(spt_matrix_free(mtc), SPT_OK, 'free')
   end subroutine
 
   subroutine check_fcoo()

@@ -44,6 +44,16 @@ int main(void) {
   F(spt_hbcsf_statistics, bcsf_slices); F(spt_hbcsf_statistics, bcsf_fibers); F(spt_hbcsf_statistics, bcsf_segments);
   F(spt_hbcsf_statistics, split_fibers); F(spt_hbcsf_statistics, units); F(spt_hbcsf_statistics, split_slices);
   F(spt_hbcsf_statistics, bytes); F(spt_hbcsf_statistics, coo_bytes);
+  S(spt_hls_options);
+  F(spt_hls_options, struct_size); F(spt_hls_options, root_mode); F(spt_hls_options, dense_threshold);
+  F(spt_hls_options, slab_depth);
+  S(spt_hls_statistics);
+  F(spt_hls_statistics, struct_size); F(spt_hls_statistics, dtype); F(spt_hls_statistics, order);
+  F(spt_hls_statistics, root_mode); F(spt_hls_statistics, dense_threshold); F(spt_hls_statistics, slab_depth);
+  F(spt_hls_statistics, index_bits); F(spt_hls_statistics, input_nnz); F(spt_hls_statistics, nnz);
+  F(spt_hls_statistics, tiles); F(spt_hls_statistics, dense_tiles); F(spt_hls_statistics, sparse_tiles);
+  F(spt_hls_statistics, dense_nnz); F(spt_hls_statistics, sparse_nnz); F(spt_hls_statistics, dense_fraction);
+  F(spt_hls_statistics, bytes); F(spt_hls_statistics, coo_bytes); F(spt_hls_statistics, build_seconds);
   S(spt_hicoo_options);
   F(spt_hicoo_options, struct_size); F(spt_hicoo_options, block_size); F(spt_hicoo_options, superblock_size);
   F(spt_hicoo_options, strategy);

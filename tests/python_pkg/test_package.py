@@ -424,6 +424,32 @@ class TensorTimes(unittest.TestCase):
         with self.assertRaises(sptensor.InvalidArgumentError):
             sptensor.HBCSF(self.X, 3)
 
+    def test_hls(self):
+        W = [self.rng.uniform(-1, 1, (d, 5)) for d in self.shape]
+        U = [self.rng.uniform(-1, 1, (d, r)) for d, r in zip(self.shape, (2, 3, 4))]
+        for mode in range(3):
+            # threshold 1: every tile dense; the default (78 cells) leaves this small tensor sparse
+            for threshold in (1, 0):
+                H = sptensor.HLS(self.X, mode, dense_threshold=threshold)
+                info = H.info()
+                self.assertEqual((info["order"], info["root_mode"], info["input_nnz"]), (3, mode, self.X.nnz))
+                self.assertEqual(info["dense_nnz"] + info["sparse_nnz"], info["nnz"])
+                self.assertEqual(info["dense_tiles"] + info["sparse_tiles"], info["tiles"])
+                self.assertEqual(info["dense_threshold"], threshold or 78)
+                if threshold == 1:
+                    self.assertEqual(info["sparse_nnz"], 0)
+                else:
+                    self.assertEqual(info["dense_nnz"], 0)
+                np.testing.assert_allclose(H.mttkrp(W), sptensor.mttkrp(self.X, W, mode), rtol=1e-12, atol=1e-13)
+                np.testing.assert_allclose(H.ttmc(U), sptensor.ttmc(self.X, U, mode), rtol=1e-12, atol=1e-13)
+                np.testing.assert_allclose(H.to_coo().to_numpy(), self.D, rtol=0, atol=1e-15)
+            with self.assertRaises(sptensor.InvalidArgumentError):
+                sptensor.mttkrp(H, W, (mode + 1) % 3)  # rooted elsewhere
+        with self.assertRaises(sptensor.InvalidArgumentError):
+            sptensor.HLS(self.X, 3)
+        with self.assertRaises(sptensor.InvalidArgumentError):
+            sptensor.HLS(self.X, 0, slab_depth=3)
+
     def test_dense(self):
         np.testing.assert_allclose(sptensor.to_dense(self.X), self.D, rtol=0, atol=1e-15)
         np.testing.assert_allclose(self.X.to_dense(), self.D, rtol=0, atol=1e-15)
@@ -625,6 +651,7 @@ class Layouts(unittest.TestCase):
         "spt_format_advice": _lib.FormatAdvice, "spt_reorder_options": _lib.ReorderOptions,
         "spt_cp_apr_options": _lib.CpAprOptions,
         "spt_hbcsf_options": _lib.HbcsfOptions, "spt_hbcsf_statistics": _lib.HbcsfStatistics,
+        "spt_hls_options": _lib.HlsOptions, "spt_hls_statistics": _lib.HlsStatistics,
     }
 
     def test_options_init_sizes(self):
@@ -635,7 +662,8 @@ class Layouts(unittest.TestCase):
                              ("spt_hicoo_options_init_size", _lib.HicooOptions),
                              ("spt_reorder_options_init_size", _lib.ReorderOptions),
                              ("spt_cp_apr_options_init_size", _lib.CpAprOptions),
-                             ("spt_hbcsf_options_init_size", _lib.HbcsfOptions)):
+                             ("spt_hbcsf_options_init_size", _lib.HbcsfOptions),
+                             ("spt_hls_options_init_size", _lib.HlsOptions)):
             opts = _lib.init_options(init, struct)
             self.assertEqual(opts.struct_size, ctypes.sizeof(struct), init)
 

@@ -1,0 +1,174 @@
+/** \file
+ * libsptensor: HLS hybrid linear storage API (included by sptensor/sptensor.h).
+ *
+ * HLS (Hybrid Linear Storage, "Tensor-core accelerated sparse tensor-matrix
+ * chain multiplication", IEEE TPDS 34(8), 2023, §V) cuts a tensor into
+ * tiles of 16 x 16 x 16 coordinates and stores each non-empty tile in one
+ * of two parts, by its number of occupied cells:
+ *
+ *  - HLS-D (dense part): tiles with at least `dense_threshold` occupied
+ *    cells. Per tile: its bit-packed linear tile index, a 4096-bit bitmap
+ *    of occupied cells (64 x uint64, bit c of the bitmap = cell c, cell =
+ *    16*16*i + 16*j + k for the in-tile coordinates i (root mode), j, k),
+ *    and its values in bitmap order (a prefix-sum offset per tile). This is
+ *    the layout a tensor-core kernel expands into 16 x 16 fragments.
+ *  - HLS-S (sparse part): the nonzeros of every other tile, each as one
+ *    uint64 holding all its coordinates bit-packed (root mode in the highest
+ *    bits, then the other modes by increasing mode number; each mode takes
+ *    just enough bits for its dimension), and its value; sorted by the
+ *    packed index, so each output row's nonzeros are contiguous.
+ *
+ * The tile modes are ordered root first, then the other modes by increasing
+ * mode number; tiles are sorted by their linear index, so all dense tiles of
+ * one root-mode tile (16 output rows) are contiguous.
+ *
+ * Order 4 (our extension; the paper covers order 3): a tile is 16 x 16 x 16
+ * in the root mode and the two lowest other modes, and `slab_depth` D (1, 2,
+ * 4, 8 or 16; default 4) along the highest other mode; it is stored as D
+ * stacked 16^3 sub-tiles (sub-tile s = the in-tile coordinate along that
+ * mode), each with its own 4096-bit bitmap, values sub-tile by sub-tile.
+ *
+ * The default dense_threshold is the paper's tuned A100 MTTKRP value, 78
+ * occupied cells per 16^3 tile (1.9% density), scaled by D for order 4
+ * (78 D: the same density). A tile counts its distinct occupied cells.
+ *
+ * Repeated coordinates: a bitmap cannot hold a cell twice, so repeats inside
+ * a dense tile are summed (in input order) into one value; repeats in the
+ * sparse part are kept as separate nonzeros (the kernels sum them).
+ * spt_hls_to_coo therefore returns the input with the repeats of dense
+ * tiles summed.
+ *
+ * Orders 3 and 4 only, and the bit widths of all modes together
+ * (sum over m of the bits of dims[m]-1) must fit the 64-bit linear index.
+ * One handle serves the MTTKRP and the TTM chain (TTMc) in its root mode.
+ * The kernels run on the host (OpenMP); there is no tensor-core kernel yet:
+ * with the context's backend resolving to CUDA they run on the host.
+ *
+ * Thread safety: a spt_hls handle is immutable after creation; any number of
+ * threads may use it at once (with distinct outputs and contexts).
+ * spt_hls_free must not race with other use of the handle. */
+#ifndef SPTENSOR_HLS_H
+#define SPTENSOR_HLS_H
+
+#include "sptensor/sptensor.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Opaque HLS tensor handle. */
+typedef struct spt_hls_s spt_hls;
+
+/** Options of spt_hls_from_coo. Always initialise with spt_hls_options_init()
+ *  first: struct_size lets later versions append fields compatibly. */
+typedef struct spt_hls_options {
+  size_t struct_size;       /**< set by spt_hls_options_init */
+  uint32_t root_mode;       /**< the mode of the MTTKRP / TTMc the handle serves (default 0) */
+  uint32_t dense_threshold; /**< a tile with at least this many occupied cells is dense (0 = default: 78, times slab_depth for order 4) */
+  uint32_t slab_depth;      /**< order 4: tile depth along the highest non-root mode, 1, 2, 4, 8 or 16 (0 = default 4); validated but unused for order 3 */
+} spt_hls_options;
+
+/** Fill `opts` with the defaults (root_mode 0, dense_threshold 0 = the
+ *  paper's 78 per 16^3 sub-tile, slab_depth 0 = 4). The macro
+ *  spt_hls_options_init(opts) calls spt_hls_options_init_size with
+ *  sizeof *(opts).
+ *  Errors: SPT_ERR_INVALID_ARGUMENT (NULL). Thread safe. */
+SPT_API spt_status spt_hls_options_init(spt_hls_options *opts);
+/** Same, writing only the first `struct_size` bytes (the caller's
+ *  sizeof(spt_hls_options)); see spt_cpd_options_init_size.
+ *  Errors: SPT_ERR_INVALID_ARGUMENT (opts NULL, struct_size too small). Thread safe. */
+SPT_API spt_status spt_hls_options_init_size(spt_hls_options *opts, size_t struct_size);
+/** Macro form of spt_hls_options_init(): calls spt_hls_options_init_size with sizeof *(opts), so a
+ *  program never has more bytes written than its own struct holds. */
+#define spt_hls_options_init(opts) spt_hls_options_init_size((opts), sizeof *(opts))
+
+/** Build the HLS of x rooted at opts->root_mode. x: order 3 or 4, either
+ *  dtype (kept), index bits of all modes together <= 64; it is not
+ *  modified and may be freed afterwards. `opts` may be NULL for the
+ *  defaults. Runs on the context's threads (no atomics; the build time is
+ *  reported by spt_hls_info). On success *out receives a new handle owned
+ *  by the caller (spt_hls_free); on error *out is unchanged.
+ *  Errors: SPT_ERR_INVALID_ARGUMENT (NULL x or out, root_mode out of range,
+ *  slab_depth not 0/1/2/4/8/16, struct_size 0), SPT_ERR_UNSUPPORTED (order
+ *  not 3 or 4; index bits over 64), SPT_ERR_OUT_OF_MEMORY. Thread safe for
+ *  distinct outputs. */
+SPT_API spt_status spt_hls_from_coo(spt_context *ctx, const spt_coo *x, const spt_hls_options *opts, spt_hls **out);
+
+/** Free a handle (and every array it owns); NULL is a no-op. Always
+ *  returns SPT_OK. Must not race with any other use of the handle. */
+SPT_API spt_status spt_hls_free(spt_hls *h);
+
+/** What a handle holds. Set struct_size = sizeof(spt_hls_statistics) before
+ *  calling spt_hls_info; only that many bytes are written. */
+typedef struct spt_hls_statistics {
+  size_t struct_size;       /**< set by the caller */
+  spt_dtype dtype;          /**< out: value type */
+  uint32_t order;           /**< out: number of modes */
+  uint32_t root_mode;       /**< out: the mode of the MTTKRP / TTMc this handle serves */
+  uint32_t dense_threshold; /**< out: resolved threshold (occupied cells per tile) */
+  uint32_t slab_depth;      /**< out: resolved slab depth (1 for order 3) */
+  uint32_t index_bits;      /**< out: bits of the packed linear index (sum over the modes) */
+  spt_nnz input_nnz;        /**< out: nonzeros of the input COO */
+  spt_nnz nnz;              /**< out: stored nonzeros, dense_nnz + sparse_nnz (input_nnz less the summed repeats) */
+  spt_nnz tiles;            /**< out: non-empty tiles */
+  spt_nnz dense_tiles;      /**< out: tiles in HLS-D */
+  spt_nnz sparse_tiles;     /**< out: tiles whose nonzeros are in HLS-S */
+  spt_nnz dense_nnz;        /**< out: values stored in HLS-D (occupied cells of dense tiles) */
+  spt_nnz sparse_nnz;       /**< out: nonzeros stored in HLS-S */
+  double dense_fraction;    /**< out: dense_nnz / nnz (0 for an empty tensor) */
+  uint64_t bytes;           /**< out: bytes of the format (tile indices, bitmaps, offsets, packed indices, values, row tables) */
+  uint64_t coo_bytes;       /**< out: bytes of the input in COO (32-bit indices and values), for comparison */
+  double build_seconds;     /**< out: wall time of spt_hls_from_coo's construction */
+} spt_hls_statistics;
+
+/** Fill *info (see spt_hls_statistics) for handle h; only info->struct_size
+ *  bytes are written (struct_size is kept).
+ *  Errors: SPT_ERR_INVALID_ARGUMENT (NULL, struct_size 0). Thread safe. */
+SPT_API spt_status spt_hls_info(const spt_hls *h, spt_hls_statistics *info);
+
+/** Dims of the tensor into the caller's dims[0..order-1].
+ *  Errors: SPT_ERR_INVALID_ARGUMENT (NULL). Thread safe. */
+SPT_API spt_status spt_hls_dims(const spt_hls *h, spt_index *dims);
+
+/** Decode back to a new owning COO tensor: the same dims and dtype and the
+ *  input's nonzeros (the same multiset) except that repeated coordinates
+ *  inside a dense tile come back summed; sorted lexicographically, root
+ *  mode first, then the other modes by increasing mode number (repeats of
+ *  the sparse part in their input order). *out is owned by the
+ *  caller (spt_coo_free); on error *out is unchanged. Runs on the context's
+ *  threads.
+ *  Errors: SPT_ERR_INVALID_ARGUMENT (NULL), SPT_ERR_OUT_OF_MEMORY. Thread
+ *  safe for distinct contexts. */
+SPT_API spt_status spt_hls_to_coo(spt_context *ctx, const spt_hls *h, spt_coo **out);
+
+/** MTTKRP in the handle's root mode n: out (dims[n] x R, overwritten) =
+ *  X_(n) times the Khatri-Rao product of the other factors. factors[m]
+ *  (dims[m] x R, the tensor's dtype, either layout) is read for m != n;
+ *  factors[n] may be NULL; out must not be one of the factors. The caller
+ *  keeps ownership of every matrix. Runs on the context's threads; the
+ *  result does not depend on the thread count (bitwise).
+ *  Errors: SPT_ERR_INVALID_ARGUMENT (NULL, shapes, dtype, R = 0),
+ *  SPT_ERR_OUT_OF_MEMORY. Thread safe for distinct outputs. */
+SPT_API spt_status spt_mttkrp_hls(spt_context *ctx, const spt_hls *h, const spt_matrix *const *factors,
+                                  spt_matrix *out);
+
+/** TTM chain (TTMc) in the handle's root mode n, the same product and
+ *  column layout as spt_ttmc_fcoo: out (dims[n] x prod_{m != n} R_m, dense,
+ *  overwritten) = X_(n) times kron(U_{N-1}, ..., U_{n+1}, U_{n-1}, ...,
+ *  U_0), column = Kolda's unfolding of the core (lowest other mode
+ *  fastest). factors[m] (dims[m] x R_m, R_m >= 1, the tensor's dtype,
+ *  either layout) read for m != n; factors[n] may be NULL; out must not be
+ *  one of the factors. Computed slice by slice as the paper's matrix
+ *  products, Y(i,:,:) = U_j^T (X(i,:,:) U_k) for order 3. Runs on the
+ *  context's threads; the result does not depend on the thread count.
+ *  Errors: SPT_ERR_INVALID_ARGUMENT (NULL, shapes, dtype),
+ *  SPT_ERR_OVERFLOW (the column count), SPT_ERR_OUT_OF_MEMORY. Thread safe
+ *  for distinct outputs. */
+SPT_API spt_status spt_ttmc_hls(spt_context *ctx, const spt_hls *h, const spt_matrix *const *factors,
+                                spt_matrix *out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SPTENSOR_HLS_H */

@@ -1,0 +1,194 @@
+// C ABI: HLS tensors (include/sptensor/hls.h). Every call validates its
+// arguments and runs inside guarded(); the MTTKRP and TTMc go through
+// SPT_DISPATCH (reference or OpenMP kernels; no device kernel yet).
+#include <algorithm>
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#include "api/guard.hpp"
+#include "api/matrix_checks.hpp"
+#include "api/options_init.hpp"
+#include "core/coo.hpp"
+#include "core/hls.hpp"
+#include "core/matrix.hpp"
+#include "dispatch/dispatch.hpp"
+
+using namespace spt;
+
+namespace {
+
+hls::Params params_from(const spt_hls_options* opts) {
+  hls::Params p;
+  if (!opts) return p;
+  require(opts->struct_size != 0, "opts->struct_size is 0: initialise the options with spt_hls_options_init()");
+  spt_hls_options o;
+  spt_hls_options_init(&o);
+  std::memcpy(&o, opts, std::min(opts->struct_size, sizeof(o)));
+  p.root = o.root_mode;
+  p.dense_threshold = o.dense_threshold;
+  p.slab_depth = o.slab_depth;
+  return p;
+}
+
+// Row-major views of the factors of every mode but the root, checked
+// against the handle (rows = dims[m]; columns = `rank`, or >= 1 when rank
+// is 0).
+template <typename T>
+struct FactorViews {
+  std::vector<std::unique_ptr<RowMajor<T>>> held;
+  std::vector<ConstMatRef<T>> refs;
+};
+
+template <typename T>
+FactorViews<T> factor_views(const spt_hls_s& h, const spt_matrix* const* factors, const spt_matrix* out,
+                            spt_nnz rank) {
+  FactorViews<T> v;
+  v.held.resize(h.order());
+  v.refs.resize(h.order());
+  for (uint32_t m = 0; m < h.order(); ++m) {
+    if (m == h.root()) continue;
+    const spt_matrix_s* fm = factors[m];
+    require(fm != nullptr, "factors[", m, "] must not be NULL (only factors[root_mode] may be)");
+    require(fm != out, "out must not be the same matrix as factors[", m, "]");
+    check_matrix_dtype(*fm, h.dtype(), cat("factors[", m, "]"));
+    if (rank)
+      require(fm->rows == h.dims[m] && fm->cols == rank, "factors[", m, "] must be dims[", m, "] x R = ",
+              shape(h.dims[m], rank), " (R from out), got ", shape(fm->rows, fm->cols));
+    else
+      require(fm->rows == h.dims[m] && fm->cols >= 1, "factors[", m, "] must be dims[", m, "] x R_", m, " = ",
+              h.dims[m], " x R with R >= 1, got ", shape(fm->rows, fm->cols));
+    v.held[m] = std::make_unique<RowMajor<T>>(const_cast<spt_matrix_s&>(*fm));
+    v.refs[m] = v.held[m]->cref();
+  }
+  return v;
+}
+
+}  // namespace
+
+extern "C" {
+
+SPT_API spt_status spt_hls_options_init_size(spt_hls_options* opts, size_t struct_size) {
+  return guarded("spt_hls_options_init", [&] {
+    spt_hls_options d{};
+    d.root_mode = 0;
+    d.dense_threshold = 0;  // resolved at build time: it depends on the order and slab depth
+    d.slab_depth = 0;
+    write_options_defaults(opts, struct_size, d, sizeof(spt_hls_options));
+  });
+}
+
+// The exported symbol behind the header's macro of the same name (for
+// callers that cannot use the macro, e.g. through an FFI).
+SPT_API spt_status (spt_hls_options_init)(spt_hls_options* opts) { return spt_hls_options_init_size(opts, sizeof *opts); }
+
+SPT_API spt_status spt_hls_from_coo(spt_context* ctx, const spt_coo* x, const spt_hls_options* opts, spt_hls** out) {
+  return guarded(ctx, "spt_hls_from_coo", [&] {
+    require_not_null(x, "x");
+    require_not_null(out, "out");
+    const hls::Params p = params_from(opts);
+    const spt_context_s& c = resolve(ctx);
+    auto h = std::make_unique<spt_hls_s>(hls::from_coo(*x, p, dispatch::exec_for(c).threads));
+    *out = h.release();
+  });
+}
+
+SPT_API spt_status spt_hls_free(spt_hls* h) {
+  delete h;
+  return SPT_OK;
+}
+
+SPT_API spt_status spt_hls_info(const spt_hls* h, spt_hls_statistics* info) {
+  return guarded("spt_hls_info", [&] {
+    require_not_null(h, "h");
+    require_not_null(info, "info");
+    require(info->struct_size != 0, "info->struct_size is 0: set it to sizeof(spt_hls_statistics)");
+    spt_hls_statistics s{};
+    s.dtype = h->dtype();
+    s.order = h->order();
+    s.root_mode = h->root();
+    s.dense_threshold = h->dense_threshold;
+    s.slab_depth = h->slab_depth;
+    s.index_bits = h->index_bits();
+    s.input_nnz = h->input_nnz;
+    s.nnz = h->nnz();
+    s.tiles = h->tiles;
+    s.dense_tiles = h->dense_tiles();
+    s.sparse_tiles = h->tiles - h->dense_tiles();
+    s.dense_nnz = h->dense_nnz();
+    s.sparse_nnz = h->sparse_nnz();
+    s.dense_fraction = s.nnz ? double(s.dense_nnz) / double(s.nnz) : 0.0;
+    s.bytes = h->bytes();
+    s.coo_bytes = uint64_t(h->input_nnz) * (uint64_t(h->order()) * sizeof(spt_index) + dtype_size(h->dtype()));
+    s.build_seconds = h->build_seconds;
+    const size_t n = std::min(info->struct_size, sizeof(s));
+    s.struct_size = info->struct_size;
+    std::memcpy(static_cast<void*>(info), &s, n);
+  });
+}
+
+SPT_API spt_status spt_hls_dims(const spt_hls* h, spt_index* dims) {
+  return guarded("spt_hls_dims", [&] {
+    require_not_null(h, "h");
+    require_not_null(dims, "dims");
+    for (uint32_t m = 0; m < h->order(); ++m) dims[m] = h->dims[m];
+  });
+}
+
+SPT_API spt_status spt_hls_to_coo(spt_context* ctx, const spt_hls* h, spt_coo** out) {
+  return guarded(ctx, "spt_hls_to_coo", [&] {
+    require_not_null(h, "h");
+    require_not_null(out, "out");
+    auto y = std::make_unique<spt_coo_s>(hls::to_coo(*h, dispatch::exec_for(resolve(ctx)).threads));
+    *out = y.release();
+  });
+}
+
+SPT_API spt_status spt_mttkrp_hls(spt_context* ctx, const spt_hls* h, const spt_matrix* const* factors,
+                                  spt_matrix* out) {
+  return guarded(ctx, "spt_mttkrp_hls", [&] {
+    require_not_null(h, "h");
+    require_not_null(factors, "factors");
+    require_not_null(out, "out");
+    check_matrix_dtype(*out, h->dtype(), "out");
+    const uint32_t root = h->root();
+    const spt_nnz rank = out->cols;
+    require(rank >= 1, "out must have at least one column (the rank R)");
+    require(out->rows == h->dims[root], "out must be dims[", root, "] x R = ", shape(h->dims[root], rank), ", got ",
+            shape(out->rows, out->cols));
+    with_dtype(h->dtype(), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      FactorViews<T> v = factor_views<T>(*h, factors, out, rank);
+      RowMajor<T> o(*out);
+      SPT_DISPATCH(resolve(ctx), mttkrp_hls, *h, v.refs.data(), o.ref());
+      o.write_back();
+    });
+  });
+}
+
+SPT_API spt_status spt_ttmc_hls(spt_context* ctx, const spt_hls* h, const spt_matrix* const* factors,
+                                spt_matrix* out) {
+  return guarded(ctx, "spt_ttmc_hls", [&] {
+    require_not_null(h, "h");
+    require_not_null(factors, "factors");
+    require_not_null(out, "out");
+    check_matrix_dtype(*out, h->dtype(), "out");
+    const uint32_t root = h->root();
+    with_dtype(h->dtype(), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      FactorViews<T> v = factor_views<T>(*h, factors, out, 0);
+      uint64_t columns = 1;
+      for (uint32_t m = 0; m < h->order(); ++m)
+        if (m != root)
+          columns = checked_mul(columns, v.refs[m].cols, "the TTM-chain column count prod_{m != n} R_m");
+      require(out->rows == h->dims[root] && out->cols == columns, "out must be dims[", root,
+              "] x prod_{m != root_mode} R_m = ", shape(h->dims[root], columns), ", got ",
+              shape(out->rows, out->cols));
+      RowMajor<T> o(*out);
+      SPT_DISPATCH(resolve(ctx), ttmc_hls, *h, v.refs.data(), o.ref());
+      o.write_back();
+    });
+  });
+}
+
+}  // extern "C"
