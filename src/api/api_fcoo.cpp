@@ -27,37 +27,6 @@ int context_multiprocessors(const spt_context_s& ctx) {
   return cuda.devices[ctx.device].multiprocessors;
 }
 
-// Row-major views of the factors of every mode but `skip`, checked against
-// the tensor (rows = dims[m]; columns = `rank`, or >= 1 when rank is 0).
-template <typename T>
-struct FactorViews {
-  std::vector<std::unique_ptr<RowMajor<T>>> held;
-  std::vector<ConstMatRef<T>> refs;
-};
-
-template <typename T>
-FactorViews<T> factor_views(const spt_fcoo_s& f, const spt_matrix* const* factors, const spt_matrix* out,
-                            spt_nnz rank) {
-  FactorViews<T> v;
-  v.held.resize(f.order());
-  v.refs.resize(f.order());
-  for (uint32_t m = 0; m < f.order(); ++m) {
-    if (m == f.mode) continue;
-    const spt_matrix_s* fm = factors[m];
-    require(fm != nullptr, "factors[", m, "] must not be NULL (only factors[mode] may be)");
-    require(fm != out, "out must not be the same matrix as factors[", m, "]");
-    check_matrix_dtype(*fm, f.dtype(), cat("factors[", m, "]"));
-    if (rank)
-      require(fm->rows == f.dims[m] && fm->cols == rank, "factors[", m, "] must be dims[", m, "] x R = ",
-              shape(f.dims[m], rank), " (R from out), got ", shape(fm->rows, fm->cols));
-    else
-      require(fm->rows == f.dims[m] && fm->cols >= 1, "factors[", m, "] must be dims[", m, "] x R_", m, " = ",
-              f.dims[m], " x R with R >= 1, got ", shape(fm->rows, fm->cols));
-    v.held[m] = std::make_unique<RowMajor<T>>(const_cast<spt_matrix_s&>(*fm));
-    v.refs[m] = v.held[m]->cref();
-  }
-  return v;
-}
 
 }  // namespace
 
@@ -133,7 +102,7 @@ SPT_API spt_status spt_mttkrp_fcoo(spt_context* ctx, const spt_fcoo* f, const sp
             ", got ", shape(out->rows, out->cols));
     with_dtype(f->dtype(), [&](auto tag) {
       using T = typename decltype(tag)::type;
-      FactorViews<T> v = factor_views<T>(*f, factors, out, rank);
+      FactorViews<T> v = factor_views<T>(f->dims, f->mode, f->dtype(), factors, out, rank, "mode");
       RowMajor<T> o(*out);
       SPT_DISPATCH(resolve(ctx), mttkrp_fcoo, *f, v.refs.data(), o.ref());
       o.write_back();
@@ -171,7 +140,7 @@ SPT_API spt_status spt_ttmc_fcoo(spt_context* ctx, const spt_fcoo* f, const spt_
     check_matrix_dtype(*out, f->dtype(), "out");
     with_dtype(f->dtype(), [&](auto tag) {
       using T = typename decltype(tag)::type;
-      FactorViews<T> v = factor_views<T>(*f, factors, out, 0);
+      FactorViews<T> v = factor_views<T>(f->dims, f->mode, f->dtype(), factors, out, 0, "mode");
       uint64_t columns = 1;
       for (uint32_t m : f->product_modes)
         columns = checked_mul(columns, v.refs[m].cols, "the TTM-chain column count prod_{m != n} R_m");

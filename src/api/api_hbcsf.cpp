@@ -136,21 +136,9 @@ SPT_API spt_status spt_mttkrp_hbcsf(spt_context* ctx, const spt_hbcsf* h, const 
             ", got ", shape(out->rows, out->cols));
     with_dtype(h->dtype(), [&](auto tag) {
       using T = typename decltype(tag)::type;
-      std::vector<std::unique_ptr<RowMajor<T>>> held(h->order());
-      std::vector<ConstMatRef<T>> refs(h->order());
-      for (uint32_t m = 0; m < h->order(); ++m) {
-        if (m == root) continue;
-        const spt_matrix_s* fm = factors[m];
-        require(fm != nullptr, "factors[", m, "] must not be NULL (only factors[mode] may be)");
-        require(fm != out, "out must not be the same matrix as factors[", m, "]");
-        check_matrix_dtype(*fm, h->dtype(), cat("factors[", m, "]"));
-        require(fm->rows == h->dims[m] && fm->cols == rank, "factors[", m, "] must be dims[", m, "] x R = ",
-                shape(h->dims[m], rank), " (R from out), got ", shape(fm->rows, fm->cols));
-        held[m] = std::make_unique<RowMajor<T>>(const_cast<spt_matrix_s&>(*fm));
-        refs[m] = held[m]->cref();
-      }
+      FactorViews<T> v = factor_views<T>(h->dims, root, h->dtype(), factors, out, rank, "mode");
       RowMajor<T> o(*out);
-      SPT_DISPATCH(resolve(ctx), mttkrp_hbcsf, *h, refs.data(), o.ref());
+      SPT_DISPATCH(resolve(ctx), mttkrp_hbcsf, *h, v.refs.data(), o.ref());
       o.write_back();
     });
   });

@@ -31,38 +31,6 @@ hls::Params params_from(const spt_hls_options* opts) {
   return p;
 }
 
-// Row-major views of the factors of every mode but the root, checked
-// against the handle (rows = dims[m]; columns = `rank`, or >= 1 when rank
-// is 0).
-template <typename T>
-struct FactorViews {
-  std::vector<std::unique_ptr<RowMajor<T>>> held;
-  std::vector<ConstMatRef<T>> refs;
-};
-
-template <typename T>
-FactorViews<T> factor_views(const spt_hls_s& h, const spt_matrix* const* factors, const spt_matrix* out,
-                            spt_nnz rank) {
-  FactorViews<T> v;
-  v.held.resize(h.order());
-  v.refs.resize(h.order());
-  for (uint32_t m = 0; m < h.order(); ++m) {
-    if (m == h.root()) continue;
-    const spt_matrix_s* fm = factors[m];
-    require(fm != nullptr, "factors[", m, "] must not be NULL (only factors[root_mode] may be)");
-    require(fm != out, "out must not be the same matrix as factors[", m, "]");
-    check_matrix_dtype(*fm, h.dtype(), cat("factors[", m, "]"));
-    if (rank)
-      require(fm->rows == h.dims[m] && fm->cols == rank, "factors[", m, "] must be dims[", m, "] x R = ",
-              shape(h.dims[m], rank), " (R from out), got ", shape(fm->rows, fm->cols));
-    else
-      require(fm->rows == h.dims[m] && fm->cols >= 1, "factors[", m, "] must be dims[", m, "] x R_", m, " = ",
-              h.dims[m], " x R with R >= 1, got ", shape(fm->rows, fm->cols));
-    v.held[m] = std::make_unique<RowMajor<T>>(const_cast<spt_matrix_s&>(*fm));
-    v.refs[m] = v.held[m]->cref();
-  }
-  return v;
-}
 
 }  // namespace
 
@@ -158,7 +126,7 @@ SPT_API spt_status spt_mttkrp_hls(spt_context* ctx, const spt_hls* h, const spt_
             shape(out->rows, out->cols));
     with_dtype(h->dtype(), [&](auto tag) {
       using T = typename decltype(tag)::type;
-      FactorViews<T> v = factor_views<T>(*h, factors, out, rank);
+      FactorViews<T> v = factor_views<T>(h->dims, h->root(), h->dtype(), factors, out, rank, "root_mode");
       RowMajor<T> o(*out);
       SPT_DISPATCH(resolve(ctx), mttkrp_hls, *h, v.refs.data(), o.ref());
       o.write_back();
@@ -176,7 +144,7 @@ SPT_API spt_status spt_ttmc_hls(spt_context* ctx, const spt_hls* h, const spt_ma
     const uint32_t root = h->root();
     with_dtype(h->dtype(), [&](auto tag) {
       using T = typename decltype(tag)::type;
-      FactorViews<T> v = factor_views<T>(*h, factors, out, 0);
+      FactorViews<T> v = factor_views<T>(h->dims, h->root(), h->dtype(), factors, out, 0, "root_mode");
       uint64_t columns = 1;
       for (uint32_t m = 0; m < h->order(); ++m)
         if (m != root)
