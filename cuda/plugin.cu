@@ -624,9 +624,13 @@ int plugin_hicoo_upload(int device, const spt_plugin_hicoo* x, spt_plugin_device
 
 void plugin_hicoo_release(spt_plugin_device_hicoo* x) { release_device_copy(x); }
 
-template <typename T>
-int mttkrp_hicoo_typed(const spt_plugin_device_hicoo& x, const spt_plugin_matrix* factors, uint32_t mode,
-                       spt_plugin_matrix& out, char* message, size_t message_len) {
+// The MTTKRP of a tensor already copied to the device (HiCOO, HB-CSF: any
+// copy with device, dims and ref.order): shape checks, device setup, and
+// the factors and output moved around launch(device_factors, device_out,
+// rank, multiprocessors, stream).
+template <typename T, typename Copy, typename Launch>
+int mttkrp_on_device_copy(const Copy& x, const spt_plugin_matrix* factors, uint32_t mode, spt_plugin_matrix& out,
+                          char* message, size_t message_len, Launch&& launch) {
   if (int status = check_mttkrp_shapes(x.ref.order, x.dims.data(), factors, mode, out, message, message_len);
       status != kOk)
     return status;
@@ -638,10 +642,20 @@ int mttkrp_hicoo_typed(const spt_plugin_device_hicoo& x, const spt_plugin_matrix
   return mttkrp_with_device_operands<T>(
       x.device, x.ref.order, x.dims.data(), factors, mode, out, stream,
       [&](const T* const* device_factors, T* device_out) {
-        return spt::cuda::launch_mttkrp_hicoo<T>(x.ref, device_factors, mode, rank, device_out,
-                                                 setup.multiprocessors, stream);
+        return launch(device_factors, device_out, rank, setup.multiprocessors, stream);
       },
       message, message_len);
+}
+
+template <typename T>
+int mttkrp_hicoo_typed(const spt_plugin_device_hicoo& x, const spt_plugin_matrix* factors, uint32_t mode,
+                       spt_plugin_matrix& out, char* message, size_t message_len) {
+  return mttkrp_on_device_copy<T>(
+      x, factors, mode, out, message, message_len,
+      [&](const T* const* device_factors, T* device_out, uint32_t rank, int multiprocessors, cudaStream_t stream) {
+        return spt::cuda::launch_mttkrp_hicoo<T>(x.ref, device_factors, mode, rank, device_out, multiprocessors,
+                                                 stream);
+      });
 }
 
 int plugin_mttkrp_hicoo(const spt_plugin_device_hicoo* x, const spt_plugin_matrix* factors, uint32_t mode,
@@ -762,21 +776,11 @@ void plugin_hbcsf_release(spt_plugin_device_hbcsf* x) { release_device_copy(x); 
 template <typename T>
 int mttkrp_hbcsf_typed(const spt_plugin_device_hbcsf& x, const spt_plugin_matrix* factors, uint32_t mode,
                        spt_plugin_matrix& out, char* message, size_t message_len) {
-  if (int status = check_mttkrp_shapes(x.ref.order, x.dims.data(), factors, mode, out, message, message_len);
-      status != kOk)
-    return status;
-  SPT_CUDA_TRY(cudaSetDevice(x.device), "cudaSetDevice");
-  DeviceSetup setup;
-  if (int status = device_setup(x.device, setup, message, message_len); status != kOk) return status;
-  const uint32_t rank = static_cast<uint32_t>(out.cols);
-  cudaStream_t stream = cudaStreamPerThread;
-  return mttkrp_with_device_operands<T>(
-      x.device, x.ref.order, x.dims.data(), factors, mode, out, stream,
-      [&](const T* const* device_factors, T* device_out) {
-        return spt::cuda::launch_mttkrp_hbcsf<T>(x.ref, device_factors, rank, device_out, setup.multiprocessors,
-                                                 stream);
-      },
-      message, message_len);
+  return mttkrp_on_device_copy<T>(
+      x, factors, mode, out, message, message_len,
+      [&](const T* const* device_factors, T* device_out, uint32_t rank, int multiprocessors, cudaStream_t stream) {
+        return spt::cuda::launch_mttkrp_hbcsf<T>(x.ref, device_factors, rank, device_out, multiprocessors, stream);
+      });
 }
 
 int plugin_mttkrp_hbcsf(const spt_plugin_device_hbcsf* x, const spt_plugin_matrix* factors, uint32_t mode,
