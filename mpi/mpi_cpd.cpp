@@ -541,12 +541,35 @@ spt_status run_cpd(MPI_Comm comm, spt_context_s& ctx, const spt_mpi_tensor_s& x,
     max_rows = std::max(max_rows, d.modes[m].rows.size());
     max_owned = std::max(max_owned, d.modes[m].owned.size());
   }
-  DenseMatrix<T> mttkrp_out(max_rows, R), owned_rows(max_owned, R), last_b(max_owned, R);
-  std::vector<DenseMatrix<T>> grams(order, DenseMatrix<T>(R, R));
-  DenseMatrix<T> hadamard(R, R);
-  NormalEquations<T> normal_equations(R);
-  std::vector<double> norms(R), dots(R);
-  std::vector<T> lambda(R, T(1)), sendbuf, recvbuf;
+  // Every buffer of the sweeps and of the final arrange / sign fix is
+  // allocated here, in one collective step: an allocation that fails on one
+  // rank fails on all of them, instead of leaving the others in a later
+  // collective.
+  DenseMatrix<T> mttkrp_out, owned_rows, last_b, hadamard;
+  std::vector<DenseMatrix<T>> grams;
+  std::unique_ptr<NormalEquations<T>> solver;
+  std::vector<double> norms, dots, column_squares, best_entries;
+  std::vector<T> lambda, sendbuf, recvbuf, divisors, permuted;
+  std::vector<spt_index> perm;
+  std::vector<uint32_t> negative_modes;
+  collective(comm, [&] {
+    mttkrp_out = DenseMatrix<T>(max_rows, R);
+    owned_rows = DenseMatrix<T>(max_owned, R);
+    last_b = DenseMatrix<T>(max_owned, R);
+    hadamard = DenseMatrix<T>(R, R);
+    grams.assign(order, DenseMatrix<T>(R, R));
+    solver = std::make_unique<NormalEquations<T>>(R);
+    norms.assign(R, 0.0);
+    dots.assign(R, 0.0);
+    column_squares.assign(R, 0.0);
+    best_entries.assign(static_cast<size_t>(R) * order * 3, 0.0);
+    lambda.assign(R, T(1));
+    divisors.assign(R, T(0));
+    permuted.assign(R, T(0));
+    perm.assign(R, 0);
+    negative_modes.reserve(order);
+  });
+  NormalEquations<T>& normal_equations = *solver;
 
   auto owned_ref = [&](uint32_t m) { return MatRef<T>{owned_rows.values.data(), d.modes[m].owned.size(), R, R}; };
   auto gather_owned = [&](uint32_t m) {
@@ -584,6 +607,11 @@ spt_status run_cpd(MPI_Comm comm, spt_context_s& ctx, const spt_mpi_tensor_s& x,
   int iteration = 0;
   out.local.fit_history.clear();
   out.local.seconds_history.clear();
+  // Local steps that may fail on some ranks only (the local MTTKRP, the
+  // solve, the callback bookkeeping) run through `local`; it is agreed on
+  // before the next collective, so a failure reaches every rank as the
+  // same error and none is left waiting.
+  LocalOutcome local(comm);
   while (iteration < cpd.max_iters && !converged && !stopped) {
     const Clock::time_point start = Clock::now();
     uint64_t sent_reduce = 0, sent_expand = 0;
@@ -597,7 +625,7 @@ spt_status run_cpd(MPI_Comm comm, spt_context_s& ctx, const spt_mpi_tensor_s& x,
       ModeState& ms = d.modes[n];
       MatRef<T> b{mttkrp_out.values.data(), ms.rows.size(), R, R};
       lap(time_other);
-      operands[d.block_of_mode[n]]->mttkrp(ctx, CF.data(), n, b);
+      local.run([&] { operands[d.block_of_mode[n]]->mttkrp(ctx, CF.data(), n, b); });
       lap(time_mttkrp);
       sent_reduce += run_exchange<T>(ms.comm, ms.reduce, b, true, sendbuf, recvbuf);
       lap(time_exchange);
@@ -615,14 +643,15 @@ spt_status run_cpd(MPI_Comm comm, spt_context_s& ctx, const spt_mpi_tensor_s& x,
           fail(SPT_ERR_NUMERICAL, "the normal-equation matrix for mode ", n, " became non-finite in iteration ",
                iteration + 1, " (factor Gram matrices overflow ", dtype_name(dtype_of<T>()),
                "); rescale the tensor or the initial factors");
-      if (o.rows) {
+      local.run([&] {
+        if (!o.rows) return;
         try {
           normal_equations.solve(ctx, hadamard.cref(), o);
         } catch (const Error& e) {
           if (e.code() != SPT_ERR_NUMERICAL) throw;
           fail(SPT_ERR_NUMERICAL, "mode ", n, ", iteration ", iteration + 1, ": ", e.what());
         }
-      }
+      });
 
       // Column norms over all owners: 2-norm in the first sweep, max after.
       std::fill(norms.begin(), norms.end(), 0.0);
@@ -633,6 +662,7 @@ spt_status run_cpd(MPI_Comm comm, spt_context_s& ctx, const spt_mpi_tensor_s& x,
           else norms[r] = std::isfinite(v) ? std::max(norms[r], std::abs(v)) : HUGE_VAL;  // inf survives MPI_MAX
         }
       lap(time_other);
+      local.agree(comm);
       check_mpi(MPI_Allreduce(MPI_IN_PLACE, norms.data(), static_cast<int>(R), MPI_DOUBLE,
                               iteration == 0 ? MPI_SUM : MPI_MAX, comm),
                 "MPI_Allreduce");
@@ -645,11 +675,14 @@ spt_status run_cpd(MPI_Comm comm, spt_context_s& ctx, const spt_mpi_tensor_s& x,
         const T norm = static_cast<T>(nr);
         lambda[r] = iteration == 0 ? norm : std::max(norm, T(1));
       }
-      if (o.rows) SPT_DISPATCH(ctx, divide_columns, o, lambda.data());
-      for (size_t k = 0; k < ms.owned.size(); ++k) std::memcpy(F[n].row(ms.owned[k]), o.row(k), sizeof(T) * R);
-      if (o.rows) SPT_DISPATCH(ctx, gram, ConstMatRef<T>{o.data, o.rows, o.cols, o.ld}, grams[n].ref());
-      else std::fill(grams[n].values.begin(), grams[n].values.end(), T(0));
+      local.run([&] {
+        if (o.rows) SPT_DISPATCH(ctx, divide_columns, o, lambda.data());
+        for (size_t k = 0; k < ms.owned.size(); ++k) std::memcpy(F[n].row(ms.owned[k]), o.row(k), sizeof(T) * R);
+        if (o.rows) SPT_DISPATCH(ctx, gram, ConstMatRef<T>{o.data, o.rows, o.cols, o.ld}, grams[n].ref());
+        else std::fill(grams[n].values.begin(), grams[n].values.end(), T(0));
+      });
       lap(time_other);
+      local.agree(comm);
       allreduce_sum(comm, grams[n].values.data(), RR);
       lap(time_allreduce);
       sent_expand += run_exchange<T>(ms.comm, ms.expand, F[n], false, sendbuf, recvbuf);
@@ -686,31 +719,34 @@ spt_status run_cpd(MPI_Comm comm, spt_context_s& ctx, const spt_mpi_tensor_s& x,
            "; the problem may be badly scaled or the rank too high");
     const double delta = std::abs(fit_old - fit);
     ++iteration;
-    out.local.fit_history.push_back(fit);
-    out.local.seconds_history.push_back(seconds);
     converged = iteration > 1 && delta < cpd.tol;
     const double sweep_bytes = sums[1] + sums[2] + allreduce_bytes;
     total_seconds += seconds;
     total_bytes += sweep_bytes;
     total_reduce += sums[1];
     total_expand += sums[2];
-    log(ctx, 2, cat("MPI CP-ALS iteration ", iteration, ": fit ", fit, ", change ", delta, ", ", seconds, " s, ",
-                    sweep_bytes, " bytes"));
-    progress(ctx, "cpd", static_cast<double>(iteration) / cpd.max_iters);
     int stop = 0;
-    if (opts.callback) {
-      spt_mpi_iteration_info info{iteration, fit, delta, seconds, sweep_bytes, sums[1], sums[2], allreduce_bytes};
-      stop = opts.callback(opts.callback_data, &info) != 0 ? 1 : 0;
-    }
+    local.run([&] {
+      out.local.fit_history.push_back(fit);
+      out.local.seconds_history.push_back(seconds);
+      log(ctx, 2, cat("MPI CP-ALS iteration ", iteration, ": fit ", fit, ", change ", delta, ", ", seconds, " s, ",
+                      sweep_bytes, " bytes"));
+      progress(ctx, "cpd", static_cast<double>(iteration) / cpd.max_iters);
+      if (opts.callback) {
+        spt_mpi_iteration_info info{iteration, fit, delta, seconds, sweep_bytes, sums[1], sums[2], allreduce_bytes};
+        stop = opts.callback(opts.callback_data, &info) != 0 ? 1 : 0;
+      }
+    });
+    local.agree(comm);
     check_mpi(MPI_Allreduce(MPI_IN_PLACE, &stop, 1, MPI_INT, MPI_MAX, comm), "MPI_Allreduce");
     if (stop && !converged) stopped = true;
   }
 
   // ---- arrange: unit 2-norm columns into lambda, lambda >= 0, sorted ------
-  std::vector<T> divisors(R);
   for (uint32_t m = 0; m < order; ++m) {
     MatRef<T> o = gather_owned(m);
-    std::vector<double> sq(R, 0.0);
+    std::vector<double>& sq = column_squares;
+    std::fill(sq.begin(), sq.end(), 0.0);
     for (spt_nnz i = 0; i < o.rows; ++i)
       for (spt_index r = 0; r < R; ++r) sq[r] += static_cast<double>(o(i, r)) * static_cast<double>(o(i, r));
     allreduce_sum(comm, sq.data(), R);
@@ -727,13 +763,12 @@ spt_status run_cpd(MPI_Comm comm, spt_context_s& ctx, const spt_mpi_tensor_s& x,
       lambda[r] = -lambda[r];
       for (size_t p : d.modes[0].owned) F[0](p, r) = -F[0](p, r);
     }
-  std::vector<spt_index> perm(R);
   std::iota(perm.begin(), perm.end(), spt_index(0));
   std::stable_sort(perm.begin(), perm.end(), [&](spt_index a, spt_index b) { return lambda[a] > lambda[b]; });
   {
-    std::vector<T> tmp(R);
+    std::vector<T>& tmp = permuted;
     for (spt_index r = 0; r < R; ++r) tmp[r] = lambda[perm[r]];
-    lambda = tmp;
+    std::copy(tmp.begin(), tmp.end(), lambda.begin());
     for (uint32_t m = 0; m < order; ++m)
       for (size_t p : d.modes[m].owned) {
         T* row = F[m].row(p);
@@ -744,7 +779,7 @@ spt_status run_cpd(MPI_Comm comm, spt_context_s& ctx, const spt_mpi_tensor_s& x,
 
   // ---- fix signs (pyttb ktensor.fixsigns, as cp_als.cpp) -----------------
   {
-    std::vector<double> best(static_cast<size_t>(R) * order * 3);
+    std::vector<double>& best = best_entries;
     for (spt_index r = 0; r < R; ++r)
       for (uint32_t m = 0; m < order; ++m) {
         double* e = &best[(static_cast<size_t>(r) * order + m) * 3];
@@ -770,7 +805,6 @@ spt_status run_cpd(MPI_Comm comm, spt_context_s& ctx, const spt_mpi_tensor_s& x,
     MPI_Op_free(&op);
     MPI_Type_free(&triple);
     check_mpi(rc, "MPI_Allreduce");
-    std::vector<uint32_t> negative_modes;
     for (spt_index r = 0; r < R; ++r) {
       negative_modes.clear();
       for (uint32_t m = 0; m < order; ++m)

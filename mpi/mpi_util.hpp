@@ -132,38 +132,62 @@ std::vector<E> alltoallv(MPI_Comm comm, const std::vector<E>& send, const std::v
   return recv;
 }
 
-// Runs `body` on this rank, then agrees on the outcome: if any rank failed,
-// every rank throws the same spt::Error (the code and message of the lowest
-// failing rank, i.e. the first problem in rank order). No rank is left
-// waiting in a later collective.
+// The outcome of this rank's local work: OK, or the code and message of
+// its first failure. Local work that may fail on some ranks only (a local
+// MTTKRP, a solve, an allocation) runs through run(); agree() then makes
+// every rank leave with the same outcome before the next collective that
+// the failed rank would otherwise skip.
+class LocalOutcome {
+ public:
+  explicit LocalOutcome(MPI_Comm comm) { MPI_Comm_rank(comm, &rank_); }
+  bool ok() const { return code_ == SPT_OK; }
+  // Runs body unless an earlier step failed; records its failure.
+  template <typename Body>
+  void run(Body&& body) {
+    if (!ok()) return;
+    try {
+      body();
+    } catch (const Error& e) {
+      code_ = e.code();
+      message_ = e.what();
+    } catch (const std::bad_alloc&) {
+      code_ = SPT_ERR_OUT_OF_MEMORY;
+      message_ = cat("out of memory on rank ", rank_, "; use more ranks or a smaller problem");
+    } catch (const std::exception& e) {
+      code_ = SPT_ERR_INTERNAL;
+      message_ = cat("internal error on rank ", rank_, ": ", e.what(), " (please report this)");
+    }
+  }
+  // Collective: if any rank failed, every rank throws the same spt::Error
+  // (the code and message of the lowest failing rank, i.e. the first
+  // problem in rank order). One MPI_Allreduce of an int when all is well.
+  void agree(MPI_Comm comm) {
+    int size = 1;
+    MPI_Comm_size(comm, &size);
+    int mine = ok() ? size : rank_;
+    int first = size;
+    check_mpi(MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, comm), "MPI_Allreduce");
+    if (first == size) return;
+    int header[2] = {code_, static_cast<int>(message_.size())};
+    check_mpi(MPI_Bcast(header, 2, MPI_INT, first, comm), "MPI_Bcast");
+    message_.resize(static_cast<size_t>(header[1]));
+    check_mpi(MPI_Bcast(message_.data(), header[1], MPI_CHAR, first, comm), "MPI_Bcast");
+    throw Error(header[0], message_);
+  }
+
+ private:
+  int rank_ = 0;
+  spt_status code_ = SPT_OK;
+  std::string message_;
+};
+
+// Runs `body` on this rank, then agrees on the outcome (LocalOutcome): no
+// rank is left waiting in a later collective.
 template <typename Body>
 void collective(MPI_Comm comm, Body&& body) {
-  int rank = 0, size = 1;
-  MPI_Comm_rank(comm, &rank);
-  MPI_Comm_size(comm, &size);
-  spt_status code = SPT_OK;
-  std::string message;
-  try {
-    body();
-  } catch (const Error& e) {
-    code = e.code();
-    message = e.what();
-  } catch (const std::bad_alloc&) {
-    code = SPT_ERR_OUT_OF_MEMORY;
-    message = cat("out of memory on rank ", rank, "; use more ranks or a smaller problem");
-  } catch (const std::exception& e) {
-    code = SPT_ERR_INTERNAL;
-    message = cat("internal error on rank ", rank, ": ", e.what(), " (please report this)");
-  }
-  int mine = code == SPT_OK ? size : rank;
-  int first = size;
-  check_mpi(MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, comm), "MPI_Allreduce");
-  if (first == size) return;
-  int header[2] = {code, static_cast<int>(message.size())};
-  check_mpi(MPI_Bcast(header, 2, MPI_INT, first, comm), "MPI_Bcast");
-  message.resize(static_cast<size_t>(header[1]));
-  check_mpi(MPI_Bcast(message.data(), header[1], MPI_CHAR, first, comm), "MPI_Bcast");
-  throw Error(header[0], message);
+  LocalOutcome outcome(comm);
+  outcome.run(std::forward<Body>(body));
+  outcome.agree(comm);
 }
 
 }  // namespace spt::mpi

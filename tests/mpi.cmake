@@ -6,11 +6,14 @@
 #              user initial factors; fit equal to spt_cpd_als within 1e-10
 #   synthetic  .tns files written by the test (plain, comments/blank lines,
 #              order-4 extended header): parallel byte-range read equals
-#              spt_read, CP-ALS equals serial, tensor from rank-local arrays
+#              spt_read, CP-ALS equals serial, tensor from rank-local arrays;
+#              .sptb and SPLATT .bin copies read in parallel equal spt_read
 #   empty      more ranks than slices (2 x 3 x 2 tensor on one rank; the same
 #              as a 9-line file read by up to 8 ranks)
 #   malformed  a bad line in the last rank's range, a missing file, a bad
-#              grid: the same status and message on every rank, no hang
+#              grid, a corrupt .sptb and a SPLATT .bin with a bad index (read
+#              in parallel), one rank's allocation failing after sweep 1: the
+#              same status and message on every rank, no hang
 # Each rank runs one OpenMP thread (2-core machines run P = 8 oversubscribed).
 if(NOT TARGET sptensor_mpi)
   return()

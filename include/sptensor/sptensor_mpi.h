@@ -269,7 +269,11 @@ typedef struct spt_mpi_ktensor_s spt_mpi_ktensor;
  *  Errors (the same on every rank): INVALID_ARGUMENT (options as for
  *  spt_cpd_als; grid product != P or wrong count; order above
  *  SPT_MPI_MAX_ORDER; x's nonzero count differs from the ranks' sum, i.e.
- *  another communicator), NUMERICAL, OUT_OF_MEMORY, MPI. */
+ *  another communicator), NUMERICAL, OUT_OF_MEMORY (naming the rank), DEVICE
+ *  (a rank's GPU MTTKRP with CUDA forced), MPI. A failure on some ranks only,
+ *  also in the middle of the sweeps, is reported on every rank with the
+ *  message of the lowest failing rank; no rank is left waiting (an error
+ *  raised inside the MPI library itself during an exchange excepted). */
 SPT_MPI_API spt_status spt_mpi_cpd_als(MPI_Comm comm, spt_context *ctx, const spt_mpi_tensor *x,
                                        const spt_mpi_cpd_options *opts, spt_mpi_ktensor **out);
 

@@ -16,7 +16,9 @@
 // when no rank saw a failure (agreed with MPI_Allreduce). Rank 0 prints.
 #include <mpi.h>
 
+#include <atomic>
 #include <cmath>
+#include <new>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -26,6 +28,31 @@
 
 #include "sptensor/sptensor.h"
 #include "sptensor/sptensor_mpi.h"
+
+// Test hook: when armed, the next C++ allocation of this process (library
+// ones included: the library's operator new resolves to this one) throws
+// std::bad_alloc, once. Used to make one rank fail in the middle of a
+// distributed CP-ALS.
+static std::atomic<int> g_fail_next_allocation{0};
+
+void* operator new(std::size_t n) {
+  if (g_fail_next_allocation.exchange(0) != 0) throw std::bad_alloc();
+  if (void* p = std::malloc(n ? n : 1)) return p;
+  throw std::bad_alloc();
+}
+void* operator new[](std::size_t n) { return ::operator new(n); }
+void* operator new(std::size_t n, const std::nothrow_t&) noexcept {
+  try {
+    return ::operator new(n);
+  } catch (...) {
+    return nullptr;
+  }
+}
+void* operator new[](std::size_t n, const std::nothrow_t& t) noexcept { return ::operator new(n, t); }
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete[](void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
 
 namespace {
 
@@ -622,6 +649,49 @@ void test_malformed_binary(const std::string& dir) {
   spt_coo_free(whole);
 }
 
+// One rank fails in the middle of the sweeps (its next allocation after
+// sweep 1, armed from the callback): every rank must return the same
+// OUT_OF_MEMORY naming that rank, none may be left waiting (a hang is a
+// ctest timeout). Ranks without nonzeros (7 nonzeros on the last rank).
+struct ArmOnRank {
+  int rank;
+};
+int arm_after_first_sweep(void* data, const spt_mpi_iteration_info* info) {
+  if (info->iteration == 1 && g_rank == static_cast<ArmOnRank*>(data)->rank) g_fail_next_allocation = 1;
+  return 0;
+}
+
+void test_failure_mid_sweep() {
+  const spt_index dims[3] = {2, 3, 2};
+  const spt_index ind[21] = {0, 1, 0, 1, 0, 1, 1, 0, 0, 1, 2, 2, 1, 2, 0, 1, 1, 0, 1, 1, 1};
+  const double val[7] = {1.0, 2.0, 0.5, 1.5, 3.0, 0.25, 2.5};
+  const bool holder = g_rank == g_size - 1;
+  spt_mpi_tensor* x = nullptr;
+  CHECK_OK(spt_mpi_tensor_create(MPI_COMM_WORLD, g_ctx, SPT_FLOAT64, 3, dims, holder ? 7 : 0, holder ? ind : nullptr,
+                                 7, 0, holder ? val : nullptr, 0, &x));
+  if (!x) return;
+  for (int victim : {0, g_size - 1}) {
+    ArmOnRank arm{victim};
+    spt_mpi_cpd_options o;
+    spt_mpi_cpd_options_init(&o);
+    o.rank = 2;
+    o.max_iters = 4;
+    o.tol = 0.0;
+    o.seed = 5;
+    o.callback = arm_after_first_sweep;
+    o.callback_data = &arm;
+    spt_mpi_ktensor* k = nullptr;
+    note("failure mid-sweep on rank %s\n", std::to_string(victim));
+    const spt_status st = spt_mpi_cpd_als(MPI_COMM_WORLD, g_ctx, x, &o, &k);
+    g_fail_next_allocation = 0;
+    check_same_error(st, SPT_ERR_OUT_OF_MEMORY, "out of memory on rank " + std::to_string(victim),
+                     "allocation failure in sweep 2");
+    CHECK(k == nullptr, "a model was returned after a failed sweep");
+    spt_mpi_ktensor_free(k);
+  }
+  spt_mpi_tensor_free(x);
+}
+
 void test_malformed(const std::string& dir) {
   const std::string path = dir + "/" + std::to_string(g_size) + "-malformed.tns";
   const int lines = 400, bad = 390;  // the bad line lies in the last rank's byte range
@@ -643,6 +713,7 @@ void test_malformed(const std::string& dir) {
   spt_mpi_tensor_free(x);
 
   test_malformed_binary(dir);
+  test_failure_mid_sweep();
 
   x = nullptr;
   st = spt_mpi_read(MPI_COMM_WORLD, g_ctx, (dir + "/no-such-file.tns").c_str(), nullptr, &x);
