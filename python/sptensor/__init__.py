@@ -1041,7 +1041,49 @@ class FCOO(_Owned):
         return ttmc(self, factors, self.mode, ctx=ctx)
 
 
-class HBCSF(_Owned):
+class _RootedFormat(_Owned):
+    """A handle laid out for one mode (B-CSF/HB-CSF, HLS): `_prefix` names the
+    C functions (spt_<prefix>_free, _info, _to_coo), `_statistics` the ctypes
+    statistics struct."""
+
+    _prefix = ""
+    _statistics = None
+
+    def _adopt(self, h, tensor, mode):
+        self._h = h
+        self._free = getattr(_lib.lib(), f"spt_{self._prefix}_free")
+        self.shape = tensor.shape
+        self.order = tensor.order
+        self.dtype = tensor.dtype
+        self.nnz = tensor.nnz
+        self.mode = int(mode)
+
+    def __repr__(self):
+        return f"<sptensor.{type(self).__name__} mode={self.mode} shape={self.shape} nnz={self.nnz}>"
+
+    def info(self):
+        """The statistics of spt_<format>_info as a dict (every field but
+        struct_size and dtype)."""
+        st = self._statistics()
+        st.struct_size = ctypes.sizeof(st)
+        name = f"spt_{self._prefix}_info"
+        _lib.check(getattr(_lib.lib(), name)(self._h, ctypes.byref(st)), name)
+        return {f: getattr(st, f) for f, _ in st._fields_ if f not in ("struct_size", "dtype")}
+
+    def to_coo(self, ctx=None):
+        """The tensor back as a :class:`Tensor`."""
+        c = _ctx(ctx)
+        out = ctypes.c_void_p()
+        name = f"spt_{self._prefix}_to_coo"
+        _lib.check(getattr(_lib.lib(), name)(c._h, self._h, ctypes.byref(out)), name, c._h)
+        return Tensor(out)
+
+    def mttkrp(self, factors, out=None, ctx=None):
+        """MTTKRP in this handle's mode; see :func:`mttkrp`."""
+        return mttkrp(self, factors, self.mode, out=out, ctx=ctx)
+
+
+class HBCSF(_RootedFormat):
     """B-CSF / HB-CSF (load-balanced CSF for GPU MTTKRP, see sptensor/hbcsf.h),
     rooted at `mode`: slices split into COO, CSL and B-CSF groups (all B-CSF
     with plain=True), fibers longer than fiber_threshold split, slices
@@ -1061,38 +1103,15 @@ class HBCSF(_Owned):
         h = ctypes.c_void_p()
         _lib.check(L.spt_hbcsf_from_coo(c._h, tensor._h, int(mode), ctypes.byref(opts), ctypes.byref(h)),
                    "spt_hbcsf_from_coo", c._h)
-        self._h = h
-        self._free = L.spt_hbcsf_free
-        self.shape = tensor.shape
-        self.order = tensor.order
-        self.dtype = tensor.dtype
-        self.nnz = tensor.nnz
-        self.mode = int(mode)
+        self._adopt(h, tensor, mode)
 
-    def __repr__(self):
-        return f"<sptensor.HBCSF mode={self.mode} shape={self.shape} nnz={self.nnz}>"
-
-    def info(self):
-        """The group statistics of spt_hbcsf_info (a dict: nonzeros and slices per
-        COO/CSL/B-CSF group, fibers, segments, units, splits, bytes)."""
-        st = _lib.HbcsfStatistics()
-        st.struct_size = ctypes.sizeof(st)
-        _lib.check(_lib.lib().spt_hbcsf_info(self._h, ctypes.byref(st)), "spt_hbcsf_info")
-        return {name: getattr(st, name) for name, _ in st._fields_ if name not in ("struct_size", "dtype")}
-
-    def to_coo(self, ctx=None):
-        """The tensor back as a :class:`Tensor` (exact)."""
-        c = _ctx(ctx)
-        out = ctypes.c_void_p()
-        _lib.check(_lib.lib().spt_hbcsf_to_coo(c._h, self._h, ctypes.byref(out)), "spt_hbcsf_to_coo", c._h)
-        return Tensor(out)
-
-    def mttkrp(self, factors, out=None, ctx=None):
-        """MTTKRP in this handle's mode; see :func:`mttkrp`."""
-        return mttkrp(self, factors, self.mode, out=out, ctx=ctx)
+    # info(): nonzeros and slices per COO/CSL/B-CSF group, fibers, segments,
+    # units, splits, bytes. to_coo() is exact.
+    _prefix = "hbcsf"
+    _statistics = _lib.HbcsfStatistics
 
 
-class HLS(_Owned):
+class HLS(_RootedFormat):
     """HLS hybrid linear storage (16x16x16 tiles split into a dense part with
     bitmaps and a sparse part with bit-packed indices, see sptensor/hls.h),
     rooted at `mode`; orders 3 and 4. dense_threshold: occupied cells that
@@ -1110,37 +1129,14 @@ class HLS(_Owned):
         opts.slab_depth = int(slab_depth)
         h = ctypes.c_void_p()
         _lib.check(L.spt_hls_from_coo(c._h, tensor._h, ctypes.byref(opts), ctypes.byref(h)), "spt_hls_from_coo", c._h)
-        self._h = h
-        self._free = L.spt_hls_free
-        self.shape = tensor.shape
-        self.order = tensor.order
-        self.dtype = tensor.dtype
-        self.nnz = tensor.nnz
-        self.mode = int(mode)
+        self._adopt(h, tensor, mode)
 
-    def __repr__(self):
-        return f"<sptensor.HLS mode={self.mode} shape={self.shape} nnz={self.nnz}>"
-
-    def info(self):
-        """The statistics of spt_hls_info (a dict: tiles, dense and sparse tiles
-        and nonzeros, dense fraction, resolved threshold and slab depth, bytes,
-        build seconds)."""
-        st = _lib.HlsStatistics()
-        st.struct_size = ctypes.sizeof(st)
-        _lib.check(_lib.lib().spt_hls_info(self._h, ctypes.byref(st)), "spt_hls_info")
-        return {name: getattr(st, name) for name, _ in st._fields_ if name not in ("struct_size", "dtype")}
-
-    def to_coo(self, ctx=None):
-        """The tensor back as a :class:`Tensor` (exact, except that repeated
-        coordinates inside a dense tile come back summed)."""
-        c = _ctx(ctx)
-        out = ctypes.c_void_p()
-        _lib.check(_lib.lib().spt_hls_to_coo(c._h, self._h, ctypes.byref(out)), "spt_hls_to_coo", c._h)
-        return Tensor(out)
-
-    def mttkrp(self, factors, out=None, ctx=None):
-        """MTTKRP in this handle's mode; see :func:`mttkrp`."""
-        return mttkrp(self, factors, self.mode, out=out, ctx=ctx)
+    # info(): tiles, dense and sparse tiles and nonzeros, dense fraction,
+    # resolved threshold and slab depth, bytes, build seconds. to_coo() is
+    # exact except that repeated coordinates inside a dense tile come back
+    # summed.
+    _prefix = "hls"
+    _statistics = _lib.HlsStatistics
 
     def ttmc(self, factors, ctx=None):
         """TTM chain in every mode but this handle's; see :func:`ttmc`."""
