@@ -44,6 +44,10 @@
  * The kernels run on the host (OpenMP); there is no tensor-core kernel yet:
  * with the context's backend resolving to CUDA they run on the host.
  *
+ * Kernels: OpenMP and reference MTTKRP / TTMc on the host. There are no GPU
+ * (tensor-core) kernels yet: with a context whose backend resolves to CUDA
+ * the HLS kernels run on the host.
+ *
  * Thread safety: a spt_hls handle is immutable after creation; any number of
  * threads may use it at once (with distinct outputs and contexts).
  * spt_hls_free must not race with other use of the handle. */
