@@ -21,6 +21,8 @@
 
 #include "cp_als.cuh"
 #include "dispatch/plugin_abi.h"
+#include "plugin_common.cuh"
+#include "plugin_entries.cuh"
 #include "mttkrp.cuh"
 #include "fcoo.cuh"
 #include "mttkrp_hbcsf.cuh"
@@ -28,13 +30,6 @@
 
 // Status values of sptensor.h (the plugin does not include the public header
 // to stay independent of it; the numbers are part of the stable ABI).
-namespace {
-constexpr int kOk = 0;
-constexpr int kInvalidArgument = -1;
-constexpr int kOutOfMemory = -4;
-constexpr int kUnsupported = -5;
-constexpr int kDevice = -6;
-}  // namespace
 
 struct spt_plugin_device_coo {
   int device = 0;
@@ -86,113 +81,8 @@ struct spt_plugin_device_fcoo {
 
 namespace {
 
-void write_message(char* message, size_t len, const std::string& text) {
-  if (!message || len == 0) return;
-  const size_t n = std::min(len - 1, text.size());
-  std::memcpy(message, text.data(), n);
-  message[n] = 0;
-}
+using namespace spt_plugin;
 
-std::string describe(cudaError_t err) {
-  return std::string(cudaGetErrorName(err)) + ": " + cudaGetErrorString(err);
-}
-
-// Map a CUDA error to a status with a message; clears a non-sticky error.
-int cuda_failure(cudaError_t err, const char* what, char* message, size_t len) {
-  cudaGetLastError();
-  write_message(message, len, std::string(what) + " failed (" + describe(err) + ")");
-  return err == cudaErrorMemoryAllocation ? kOutOfMemory : kDevice;
-}
-
-#define SPT_CUDA_TRY(call, what)                                             \
-  do {                                                                       \
-    cudaError_t err_ = (call);                                               \
-    if (err_ != cudaSuccess) return cuda_failure(err_, what, message, message_len); \
-  } while (0)
-
-// Run body, turning C++ exceptions into statuses.
-template <typename Body>
-int guarded(char* message, size_t message_len, Body&& body) noexcept {
-  try {
-    return body();
-  } catch (const std::bad_alloc&) {
-    write_message(message, message_len, "host out of memory in the CUDA plugin");
-    return kOutOfMemory;
-  } catch (const std::exception& e) {
-    write_message(message, message_len, std::string("CUDA plugin internal error: ") + e.what());
-    return kDevice;
-  } catch (...) {
-    write_message(message, message_len, "CUDA plugin internal error");
-    return kDevice;
-  }
-}
-
-std::string megabytes(uint64_t bytes) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.1f MB", bytes / 1e6);
-  return buf;
-}
-
-size_t dtype_bytes(int dtype) { return dtype == SPT_PLUGIN_FLOAT32 ? sizeof(float) : sizeof(double); }
-
-size_t align_up(size_t n, size_t a) { return (n + a - 1) / a * a; }
-
-// Per-device one-time setup: keep freed pool memory cached (the default
-// release threshold of 0 would hand it back at every synchronisation, making
-// each MTTKRP's temporaries a fresh cudaMalloc), and read the SM count.
-struct DeviceSetup {
-  bool done = false;
-  int multiprocessors = 1;
-};
-std::mutex setup_mutex;
-std::vector<DeviceSetup> setups;
-
-int device_setup(int device, DeviceSetup& out, char* message, size_t message_len) {
-  std::lock_guard<std::mutex> lock(setup_mutex);
-  if (static_cast<int>(setups.size()) <= device) setups.resize(device + 1);
-  DeviceSetup& s = setups[device];
-  if (!s.done) {
-    SPT_CUDA_TRY(cudaDeviceGetAttribute(&s.multiprocessors, cudaDevAttrMultiProcessorCount, device),
-                 "cudaDeviceGetAttribute");
-    cudaMemPool_t pool = nullptr;
-    SPT_CUDA_TRY(cudaDeviceGetDefaultMemPool(&pool, device), "cudaDeviceGetDefaultMemPool");
-    uint64_t threshold = UINT64_MAX;
-    SPT_CUDA_TRY(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &threshold),
-                 "cudaMemPoolSetAttribute");
-    s.done = true;
-  }
-  out = s;
-  return kOk;
-}
-
-// Env SPT_CUDA_MEMORY_LIMIT: the most device memory (bytes; a plain
-// decimal number) the plugin takes to be free at any check (tensor upload,
-// sorted copies, CP-ALS working set), whatever the device reports. Unset,
-// empty, 0 or unparsable = no limit. Makes the out-of-memory paths (CPU
-// fallback under AUTO, the error under CUDA) testable, and keeps room on a
-// device shared with other programs. Read at every check.
-uint64_t memory_limit() {
-  const char* env = std::getenv("SPT_CUDA_MEMORY_LIMIT");
-  if (!env || !*env) return 0;
-  char* end = nullptr;
-  const unsigned long long v = std::strtoull(env, &end, 10);
-  return (end && *end == 0) ? v : 0;
-}
-
-// Free memory on the current device after trimming our cached pool memory
-// (capped by SPT_CUDA_MEMORY_LIMIT).
-size_t free_memory(int device) {
-  cudaMemPool_t pool = nullptr;
-  if (cudaDeviceGetDefaultMemPool(&pool, device) == cudaSuccess) cudaMemPoolTrimTo(pool, 0);
-  size_t free_bytes = 0, total = 0;
-  if (cudaMemGetInfo(&free_bytes, &total) != cudaSuccess) {
-    cudaGetLastError();
-    return 0;
-  }
-  const uint64_t limit = memory_limit();
-  if (limit > 0 && limit < free_bytes) free_bytes = static_cast<size_t>(limit);
-  return free_bytes;
-}
 
 int plugin_device_count(int* count, char* message, size_t message_len) {
   return guarded(message, message_len, [&] {
@@ -335,87 +225,6 @@ int sorted_copy(const spt_plugin_device_coo& x, uint32_t mode, cudaStream_t stre
   return kOk;
 }
 
-// Checks out and the factors (m != mode) against the tensor's shape.
-int check_mttkrp_shapes(uint32_t order, const uint32_t* dims, const spt_plugin_matrix* factors, uint32_t mode,
-                        const spt_plugin_matrix& out, char* message, size_t message_len) {
-  const uint64_t rank = out.cols;
-  if (rank == 0 || rank > 0xffffffffull) {
-    write_message(message, message_len, "rank out of range");
-    return kInvalidArgument;
-  }
-  if (out.rows != dims[mode] || out.ld < rank) return kInvalidArgument;
-  for (uint32_t m = 0; m < order; ++m) {
-    if (m == mode) continue;
-    if (!factors[m].data || factors[m].rows != dims[m] || factors[m].cols != rank || factors[m].ld < rank) {
-      write_message(message, message_len, "factor " + std::to_string(m) + " has the wrong shape");
-      return kInvalidArgument;
-    }
-  }
-  return kOk;
-}
-
-// The part every MTTKRP entry shares: copy the factors (m != mode) into one
-// temporary block from the stream's pool, zero the output after them, call
-// launch(device_factors, device_out) (returns the launch's cudaError_t),
-// copy the output back (overwriting out) and synchronise. The current
-// device must be `device`; shapes checked by check_mttkrp_shapes.
-template <typename T, typename Launch>
-int mttkrp_with_device_operands(int device, uint32_t order, const uint32_t* dims, const spt_plugin_matrix* factors,
-                                uint32_t mode, spt_plugin_matrix& out, cudaStream_t stream, Launch&& launch,
-                                char* message, size_t message_len) {
-  const uint64_t rank = out.cols;
-  std::vector<size_t> offset(order, 0);
-  size_t bytes = 0;
-  for (uint32_t m = 0; m < order; ++m) {
-    if (m == mode) continue;
-    offset[m] = bytes;
-    bytes += align_up(size_t(dims[m]) * rank * sizeof(T), 256);
-  }
-  const size_t out_offset = bytes;
-  bytes += size_t(dims[mode]) * rank * sizeof(T);
-  void* block = nullptr;
-  if (cudaError_t err = cudaMallocAsync(&block, bytes, stream); err != cudaSuccess) {
-    cudaGetLastError();
-    write_message(message, message_len,
-                  "the factor matrices and output need " + megabytes(bytes) + " on CUDA device " +
-                      std::to_string(device) + " (" + describe(err) + ")");
-    return err == cudaErrorMemoryAllocation ? kOutOfMemory : kDevice;
-  }
-  char* base = static_cast<char*>(block);
-  std::vector<const T*> device_factors(order, nullptr);
-  T* device_out = reinterpret_cast<T*>(base + out_offset);
-  cudaError_t err = cudaSuccess;
-  const char* step = "";
-  for (uint32_t m = 0; m < order && err == cudaSuccess; ++m) {
-    if (m == mode) continue;
-    T* dst = reinterpret_cast<T*>(base + offset[m]);
-    device_factors[m] = dst;
-    step = "copying a factor matrix to the device";
-    err = cudaMemcpy2DAsync(dst, rank * sizeof(T), factors[m].data, factors[m].ld * sizeof(T), rank * sizeof(T),
-                            factors[m].rows, cudaMemcpyHostToDevice, stream);
-  }
-  if (err == cudaSuccess) {
-    step = "zeroing the output";
-    err = cudaMemsetAsync(device_out, 0, size_t(dims[mode]) * rank * sizeof(T), stream);
-  }
-  if (err == cudaSuccess) {
-    step = "launching the MTTKRP kernel";
-    err = launch(static_cast<const T* const*>(device_factors.data()), device_out);
-  }
-  if (err == cudaSuccess) {
-    step = "copying the output to the host";
-    err = cudaMemcpy2DAsync(out.data, out.ld * sizeof(T), device_out, rank * sizeof(T), rank * sizeof(T), out.rows,
-                            cudaMemcpyDeviceToHost, stream);
-  }
-  cudaFreeAsync(block, stream);
-  const cudaError_t sync = cudaStreamSynchronize(stream);
-  if (err == cudaSuccess && sync != cudaSuccess) {
-    err = sync;
-    step = "running the MTTKRP kernel";
-  }
-  if (err != cudaSuccess) return cuda_failure(err, step, message, message_len);
-  return kOk;
-}
 
 template <typename T>
 int mttkrp_typed(const spt_plugin_device_coo& x, const spt_plugin_matrix* factors, uint32_t mode,
@@ -549,23 +358,6 @@ uint64_t hicoo_window_reuse() {
   return (end && *end == 0 && v >= 1) ? v : spt::cuda::kHicooWindowReuse;
 }
 
-// Frees a device copy (HiCOO, F-COO: one `block` on `device`); NULL ignored.
-template <typename Copy>
-void release_device_copy(Copy* x) {
-  if (!x) return;
-  if (cudaSetDevice(x->device) == cudaSuccess && x->block) cudaFree(x->block);
-  cudaGetLastError();  // at process exit the runtime may be gone already
-  delete x;
-}
-
-// Frees a copy's block when its upload fails (the copy is still owned here).
-template <typename Copy>
-struct BlockGuard {
-  std::unique_ptr<Copy>& copy;
-  ~BlockGuard() {
-    if (copy && copy->block) cudaFree(copy->block);
-  }
-};
 
 int plugin_hicoo_upload(int device, const spt_plugin_hicoo* x, spt_plugin_device_hicoo** out, char* message,
                         size_t message_len) {
@@ -624,28 +416,6 @@ int plugin_hicoo_upload(int device, const spt_plugin_hicoo* x, spt_plugin_device
 
 void plugin_hicoo_release(spt_plugin_device_hicoo* x) { release_device_copy(x); }
 
-// The MTTKRP of a tensor already copied to the device (HiCOO, HB-CSF: any
-// copy with device, dims and ref.order): shape checks, device setup, and
-// the factors and output moved around launch(device_factors, device_out,
-// rank, multiprocessors, stream).
-template <typename T, typename Copy, typename Launch>
-int mttkrp_on_device_copy(const Copy& x, const spt_plugin_matrix* factors, uint32_t mode, spt_plugin_matrix& out,
-                          char* message, size_t message_len, Launch&& launch) {
-  if (int status = check_mttkrp_shapes(x.ref.order, x.dims.data(), factors, mode, out, message, message_len);
-      status != kOk)
-    return status;
-  SPT_CUDA_TRY(cudaSetDevice(x.device), "cudaSetDevice");
-  DeviceSetup setup;
-  if (int status = device_setup(x.device, setup, message, message_len); status != kOk) return status;
-  const uint32_t rank = static_cast<uint32_t>(out.cols);
-  cudaStream_t stream = cudaStreamPerThread;
-  return mttkrp_with_device_operands<T>(
-      x.device, x.ref.order, x.dims.data(), factors, mode, out, stream,
-      [&](const T* const* device_factors, T* device_out) {
-        return launch(device_factors, device_out, rank, setup.multiprocessors, stream);
-      },
-      message, message_len);
-}
 
 template <typename T>
 int mttkrp_hicoo_typed(const spt_plugin_device_hicoo& x, const spt_plugin_matrix* factors, uint32_t mode,
@@ -1035,6 +805,12 @@ const spt_plugin_table table = {
     plugin_hbcsf_upload,
     plugin_hbcsf_release,
     plugin_mttkrp_hbcsf,
+    /* [v6-hls-begin] (entries defined in plugin_hls.cu, declared in plugin_entries.cuh) */
+    /* [v6-hls-end] */
+    /* [v6-ttm-begin] (plugin_ttm.cu) */
+    /* [v6-ttm-end] */
+    /* [v6-tucker-begin] (plugin_tucker.cu) */
+    /* [v6-tucker-end] */
 };
 
 }  // namespace

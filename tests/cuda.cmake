@@ -1,10 +1,18 @@
-# The CUDA plugin: test_cuda finds the plugin this build made (the tests link
-# the library statically, so "beside libsptensor.so" would be the test's own
-# directory), and the plugin must not need libcudart.so (runtime linked
-# statically) nor export anything but its entry point.
+# The CUDA plugin: the GPU tests (tests/unit/test_cuda*.cpp) find the plugin
+# this build made (the tests link the library statically, so "beside
+# libsptensor.so" would be the test's own directory), and the plugin must
+# not need libcudart.so (runtime linked statically) nor export anything but
+# its entry point.
+if(TARGET sptensor_cuda)
+  foreach(src ${SPT_UNIT_TESTS})
+    get_filename_component(name ${src} NAME_WE)
+    if(name MATCHES "^test_cuda")
+      target_compile_definitions(${name} PRIVATE SPT_CUDA_PLUGIN_FILE="$<TARGET_FILE:sptensor_cuda>")
+      add_dependencies(${name} sptensor_cuda)
+    endif()
+  endforeach()
+endif()
 if(TARGET test_cuda AND TARGET sptensor_cuda)
-  target_compile_definitions(test_cuda PRIVATE SPT_CUDA_PLUGIN_FILE="$<TARGET_FILE:sptensor_cuda>")
-  add_dependencies(test_cuda sptensor_cuda)
   add_test(NAME cuda_plugin_linkage
     COMMAND sh -c "readelf -d \"$0\" | grep -q 'NEEDED.*libcudart' && { echo 'plugin needs libcudart.so'; exit 1; }; \
 syms=$(nm -D --defined-only \"$0\" | awk '$2 ~ /^[TDBRVW]$/ {print $3}' | grep -vE '^(_init|_fini|_edata|_end|__bss_start)$'); \

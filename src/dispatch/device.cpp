@@ -7,11 +7,36 @@
 
 #include "core/error.hpp"
 #include "core/scoo.hpp"
+#include "dispatch/device_common.hpp"
 #include "dispatch/plugin_loader.hpp"
 
 namespace spt::dispatch {
 
+namespace detail {
+
+std::mutex& device_cache_mutex() {
+  static std::mutex m;
+  return m;
+}
+
+bool device_failed(const spt_context_s& ctx, const char* kernel, int status, const std::string& message) {
+  if (ctx.backend == SPT_BACKEND_CUDA)
+    fail(SPT_ERR_DEVICE, "CUDA ", kernel, " failed",
+         status == SPT_ERR_OUT_OF_MEMORY ? " (device out of memory)" : "", ": ", message,
+         status == SPT_ERR_OUT_OF_MEMORY ? "; use backend AUTO or CPU, or a smaller problem" : "");
+  log(ctx, 1,
+      cat("note: ", kernel, " runs on the CPU: ",
+          status == SPT_ERR_OUT_OF_MEMORY ? "the CUDA device is out of memory" : "the CUDA device failed", " (",
+          message, ")"));
+  return false;
+}
+
+}  // namespace detail
+
 namespace {
+
+using detail::cached_device_copy;
+using detail::device_failed;
 
 using DeviceCoo = std::shared_ptr<spt_plugin_device_coo>;
 using DeviceHicoo = std::shared_ptr<spt_plugin_device_hicoo>;
@@ -101,32 +126,6 @@ struct DeviceHbcsfCache {
            arrays == arrays_of(h);
   }
 };
-
-// Guards every device_cache: read-only kernels on one tensor may run
-// concurrently from several threads (each with its own context).
-std::mutex cache_mutex;
-
-// The device copy of x on `device`, from x's cache (type Cache) or made by
-// upload(out, message) (a plugin status) and then cached. Views are cached
-// too: their caller promises to keep the arrays unchanged until freed
-// (sptensor.h).
-template <typename Cache, typename Tensor, typename Handle, typename Upload>
-int cached_device_copy(const Tensor& x, int device, Handle& out, std::string& message, Upload&& upload) {
-  std::lock_guard<std::mutex> lock(cache_mutex);
-  auto cache = std::static_pointer_cast<Cache>(x.device_cache);
-  if (cache && !cache->matches(x)) cache.reset();
-  if (cache && device < static_cast<int>(cache->per_device.size()) && cache->per_device[device]) {
-    out = cache->per_device[device];
-    return SPT_OK;
-  }
-  const int status = upload(out, message);
-  if (status != SPT_OK) return status;
-  if (!cache) cache = std::make_shared<Cache>(x);
-  if (static_cast<int>(cache->per_device.size()) <= device) cache->per_device.resize(device + 1);
-  cache->per_device[device] = out;
-  x.device_cache = cache;
-  return SPT_OK;
-}
 
 spt_plugin_coo plugin_view(const spt_coo_s& x) {
   spt_plugin_coo v{};
@@ -296,20 +295,6 @@ void call_plugin_mttkrp(const CudaPlugin& cuda, const DeviceHicoo& x, const spt_
 void call_plugin_mttkrp(const CudaPlugin& cuda, const DeviceHbcsf& x, const spt_plugin_matrix* f, uint32_t mode,
                         spt_plugin_matrix* out, int& status, char* buffer, size_t len) {
   status = cuda.table->mttkrp_hbcsf(x.get(), f, mode, out, buffer, len);
-}
-
-// After a plugin failure: with CUDA forced, an error; with AUTO, a note in
-// the log and false (the caller runs the CPU kernel).
-bool device_failed(const spt_context_s& ctx, const char* kernel, int status, const std::string& message) {
-  if (ctx.backend == SPT_BACKEND_CUDA)
-    fail(SPT_ERR_DEVICE, "CUDA ", kernel, " failed",
-         status == SPT_ERR_OUT_OF_MEMORY ? " (device out of memory)" : "", ": ", message,
-         status == SPT_ERR_OUT_OF_MEMORY ? "; use backend AUTO or CPU, or a smaller problem" : "");
-  log(ctx, 1,
-      cat("note: ", kernel, " runs on the CPU: ",
-          status == SPT_ERR_OUT_OF_MEMORY ? "the CUDA device is out of memory" : "the CUDA device failed", " (",
-          message, ")"));
-  return false;
 }
 
 // One MTTKRP on the device for a COO, HiCOO or HB-CSF tensor (Handle = its device

@@ -121,6 +121,15 @@ struct DeviceKernels {
   // case. opts must be normalised and validated.
   static bool cp_als(const spt_context_s& ctx, const spt_coo_s& x, const spt_cpd_options& opts, spt_ktensor_s& k,
                      const std::function<void()>& initialise, const CpAlsSweepHook& on_sweep);
+
+  // [hls-begin] HLS on the device (src/dispatch/device_hls.cpp)
+  // [hls-end]
+
+  // [ttm-begin] GPU SpTTM family (src/dispatch/device_ttm.cpp)
+  // [ttm-end]
+
+  // [tucker-begin] GPU Tucker-HOOI (src/dispatch/device_tucker.cpp)
+  // [tucker-end]
 };
 
 }  // namespace spt::dispatch

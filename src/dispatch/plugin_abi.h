@@ -26,7 +26,9 @@
  * MTTKRP on the device). 4 = adds spt_plugin_fcoo, fcoo_upload,
  * fcoo_release, fcoo_multiply (F-COO MTTKRP / TTM / TTMc) and cp_als_fcoo.
  * 5 = adds spt_plugin_hbcsf, hbcsf_upload, hbcsf_release and mttkrp_hbcsf
- * (B-CSF / HB-CSF MTTKRP on the device).
+ * (B-CSF / HB-CSF MTTKRP on the device). 6 = adds the HLS entries
+ * (hls_upload, hls_release, hls_multiply, hls_calibrate), the GPU SpTTM
+ * family and the GPU Tucker-HOOI entries (each section below says which).
  */
 #ifndef SPT_DISPATCH_PLUGIN_ABI_H
 #define SPT_DISPATCH_PLUGIN_ABI_H
@@ -38,7 +40,7 @@
 extern "C" {
 #endif
 
-#define SPT_PLUGIN_ABI_VERSION 5u
+#define SPT_PLUGIN_ABI_VERSION 6u
 #define SPT_CUDA_PLUGIN_ENTRY_NAME "spt_cuda_plugin_entry"
 #define SPT_CUDA_PLUGIN_FILE_NAME "libsptensor_cuda.so"
 
@@ -195,6 +197,15 @@ typedef struct spt_plugin_device_fcoo spt_plugin_device_fcoo;
 /* Opaque device copy of a B-CSF / HB-CSF tensor (owned by the plugin). */
 typedef struct spt_plugin_device_hbcsf spt_plugin_device_hbcsf;
 
+/* [v6-hls-types-begin] */
+/* [v6-hls-types-end] */
+
+/* [v6-ttm-types-begin] */
+/* [v6-ttm-types-end] */
+
+/* [v6-tucker-types-begin] */
+/* [v6-tucker-types-end] */
+
 /* What cp_als's per-iteration hook returns. */
 #define SPT_PLUGIN_CONTINUE 0 /* run the next sweep */
 #define SPT_PLUGIN_STOP 1     /* stop: copy the factors and lambda out, return OK */
@@ -320,6 +331,18 @@ typedef struct spt_plugin_table {
    * otherwise). */
   int (*mttkrp_hbcsf)(const spt_plugin_device_hbcsf *x, const spt_plugin_matrix *factors, uint32_t mode,
                       spt_plugin_matrix *out, char *message, size_t message_len);
+
+  /* Version 6: HLS on the device (tensor cores). */
+  /* [v6-hls-begin] */
+  /* [v6-hls-end] */
+
+  /* Version 6: GPU SpTTM family (COO TTM variants, semi-sparse TTM). */
+  /* [v6-ttm-begin] */
+  /* [v6-ttm-end] */
+
+  /* Version 6: GPU Tucker-HOOI. */
+  /* [v6-tucker-begin] */
+  /* [v6-tucker-end] */
 } spt_plugin_table;
 
 /* The one symbol a plugin exports. `core_abi_version` is the core's

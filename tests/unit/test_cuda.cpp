@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "algo/cp_als.hpp"
+#include "common/cuda_test_util.hpp"
 #include "common/test_util.hpp"
 #include "core/context.hpp"
 #include "core/fcoo.hpp"
@@ -34,31 +35,6 @@
 
 namespace spt::test {
 namespace {
-
-// The tests link the library statically, so the loader's "beside
-// libsptensor.so" is the test's own directory: point it at the plugin this
-// build made (before anything loads it), unless the caller chose one.
-const bool plugin_path_set = [] {
-#ifdef SPT_CUDA_PLUGIN_FILE
-  setenv("SPT_PLUGIN_PATH", SPT_CUDA_PLUGIN_FILE, /*overwrite=*/0);
-#endif
-  return true;
-}();
-
-bool plugin_built() {
-#ifdef SPT_CUDA_PLUGIN_FILE
-  return true;
-#else
-  return false;
-#endif
-}
-
-bool have_device() { return dispatch::cuda_plugin().usable(); }
-
-#define SKIP_WITHOUT_DEVICE()                                                                  \
-  do {                                                                                          \
-    if (!have_device()) GTEST_SKIP() << "no usable CUDA device: " << dispatch::cuda_plugin().reason; \
-  } while (0)
 
 spt_backend_info backend_info(const spt_context* ctx) {
   spt_backend_info info{};
