@@ -62,6 +62,7 @@
 #include "core/ktensor.hpp"
 #include "core/matrix.hpp"
 #include "dispatch/dispatch.hpp"
+#include "dispatch/gpu_format.hpp"
 #include "kernels/kernels.hpp"
 #include "mttkrp.cuh"
 #include "fcoo.cuh"
@@ -439,6 +440,18 @@ void run_tensor(const Bench& b, const std::string& name, const spt_coo_s& x) {
     }
     std::vector<spt::ConstMatRef<float>> refs;
     for (auto& f : factors) refs.push_back(f.cref());
+    // The GPU format model's choice per mode (dispatch/gpu_format.hpp),
+    // for benchmarks/format_choice_report.py to hold against the timings.
+    const std::vector<spt::dispatch::GpuMttkrpFormat> choice = spt::dispatch::gpu_mttkrp_formats(x, rank, 16);
+    const std::vector<spt_nnz> slices = spt::dispatch::nonempty_slices_per_mode(x, 16);
+    for (uint32_t mode = 0; b.json && mode < order; ++mode)
+      std::fprintf(b.json,
+                   "{\"bench\":\"gpu_format_choice\",\"tensor\":\"%s\",\"order\":%u,\"nnz\":%llu,\"mode\":%u,"
+                   "\"rank\":%d,\"nonempty_slices\":%llu,\"mean_slice_nnz\":%.1f,\"choice\":\"%s\","
+                   "\"device\":\"%s\"}\n",
+                   name.c_str(), order, (unsigned long long)nnz, mode, rank, (unsigned long long)slices[mode],
+                   slices[mode] ? double(nnz) / double(slices[mode]) : 0.0,
+                   choice[mode] == spt::dispatch::GpuMttkrpFormat::fcoo ? "fcoo" : "coo", b.device.c_str());
     for (uint32_t mode = 0; mode < order; ++mode) {
       const size_t out_elems = size_t(x.dims[mode]) * rank;
       float* d_out = nullptr;

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # GPU formats run on the device machine: builds only the GPU targets
 # (plugin, test_cuda, bench_gpu; MPI and Fortran off), then the parts named
-# in PARTS (default "tests bench"):
+# in PARTS (default "tests bench"; also hls, ttm, tucker):
 #   tests     the whole of test_cuda (every GPU kernel against the reference)
 #   bench     bench_gpu (MTTKRP on sorted COO, HiCOO, F-COO and HB-CSF per
 #             mode; CP-ALS) on every tensor in .data/xz (or the files given as
@@ -28,8 +28,9 @@ has tests || has sanitize || tests=OFF
 cmake -S . -B $b -G Ninja -DCMAKE_BUILD_TYPE=Release -DSPT_WITH_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 \
   -DSPT_WITH_MPI=OFF -DSPT_WITH_FORTRAN=OFF -DSPT_BUILD_TESTS=$tests > "$out/cfg.log" 2>&1 ||
   { tail -30 "$out/cfg.log"; exit 1; }
-targets="sptensor_cuda bench_gpu"
-[ $tests = ON ] && targets="$targets test_cuda"
+# Every GPU test (tests/unit/test_cuda*.cpp) and GPU benchmark (bench_gpu*).
+targets="sptensor_cuda $(ninja -C $b -t targets all | grep -oE '^bench_gpu[a-z_]*:' | tr -d : | sort -u | tr '\n' ' ')"
+[ $tests = ON ] && targets="$targets $(ninja -C $b -t targets all | grep -oE '^test_cuda[a-z_]*:' | tr -d : | sort -u | tr '\n' ' ')"
 ninja -C $b -j16 $targets > "$out/build.log" 2>&1 || { grep -E "error|FAILED" -A3 "$out/build.log" | head -40; exit 1; }
 echo "build OK $(date -u +%T)"
 export SPT_PLUGIN_PATH=$PWD/$b/libsptensor_cuda.so OMP_NUM_THREADS=16
@@ -41,9 +42,13 @@ if [ $tests = ON ]; then
 fi
 
 if has tests; then
-  timeout 300 $b/tests/test_cuda > "$out/test_cuda.log" 2>&1
-  echo "test_cuda rc=$? $(grep -cE '^\[ +OK \]' "$out/test_cuda.log") ok, $(grep -cE '^\[  FAILED  \]' "$out/test_cuda.log") failed lines"
-  grep -E "^\[  FAILED|Failure" "$out/test_cuda.log" | head -20
+  for t in $b/tests/test_cuda*; do
+    [ -x "$t" ] || continue
+    n=$(basename "$t")
+    timeout "${TEST_TIMEOUT:-300}" "$t" > "$out/$n.log" 2>&1
+    echo "$n rc=$? $(grep -cE '^\[ +OK \]' "$out/$n.log") ok, $(grep -cE '^\[  FAILED  \]' "$out/$n.log") failed lines $(date -u +%T)"
+    grep -E "^\[  FAILED|Failure" "$out/$n.log" | head -20
+  done
 fi
 
 if has bench; then
@@ -63,6 +68,32 @@ if has bench; then
       --synthetic "${SYNTHETIC:-50000000}" >> "$out/bench.log" 2>&1
     echo "bench synthetic rc=$? $(date -u +%T)"
   fi
+fi
+
+# The newer GPU benchmarks, each on the tensors in its *_FILES list (names
+# in .data/xz, without .tns.xz), JSON lines into $out/<name>.jsonl.
+bench_each() {  # bench_each NAME "TENSORS" ARGS...
+  local name=$1 list=$2; shift 2
+  for t in $list; do
+    local f=.data/xz/$t.tns.xz plain=.data/plain/$t.tns
+    [ -f "$f" ] || { echo "$name: $t missing"; continue; }
+    unxz_to "$f" "$plain"
+    timeout "${BENCH_TIMEOUT:-240}" $b/benchmarks/$name "$@" "$plain" >> "$out/$name.jsonl" 2>> "$out/$name.log"
+    echo "$name $t rc=$? $(date -u +%T)"
+    rm -f "$plain"
+  done
+}
+if has hls; then
+  timeout 240 $b/benchmarks/bench_gpu_hls --rank 16 >> "$out/bench_gpu_hls.jsonl" 2>> "$out/bench_gpu_hls.log"
+  echo "bench_gpu_hls synthetic rc=$? $(date -u +%T)"
+  bench_each bench_gpu_hls "${HLS_FILES:-aminoacids-eem coads-climatology flights-2001 email-eu-day fb15k237}" \
+    --rank 16 --no-synthetic
+fi
+if has ttm; then
+  bench_each bench_gpu_ttm "${TTM_FILES:-nations fb15k237 coads-climatology flights-2001 mathsx-user-tag-week}"
+fi
+if has tucker; then
+  bench_each bench_gpu_tucker "${TUCKER_FILES:-kinship fb15k237 coads-climatology flights-2001}" --ranks 8,16 --iters 3
 fi
 
 if has sanitize; then

@@ -7,11 +7,14 @@
 //
 // Dense tiles (HLS-D) run on tensor cores: each 16 x 16 slice X(i,:,:) of a
 // tile is a matrix fragment built from the tile's bitmap and values; sparse
-// nonzeros (HLS-S) run on CUDA cores, a row (s_row) per task. One grid takes
-// both ("fused load scheme", paper §VI-C): block b < dense tasks takes a root
-// group of dense tiles (d_root_tile / d_root_ptr: 16 output rows), the other
-// blocks a batch of sparse rows. No two tasks write the same output row
-// unless a row has both dense and sparse work; those adds are atomic.
+// nonzeros (HLS-S) run on CUDA cores. One grid takes both ("fused load
+// scheme", paper §VI-C): block b < dense tasks takes a segment of 16
+// consecutive dense sub-tiles (and a 16-column output chunk), the other
+// blocks a batch of 256 sparse nonzeros (their rows from s_row / s_row_ptr).
+// A segment can share its root tile (16 output rows) with the next one, and
+// a row can have dense and sparse work, so every output add is atomic (once
+// per element per root tile of a dense task, once per element per row
+// segment of a sparse warp). Details: the top of hls.cu.
 //
 // Device layout: one allocation, every array at a 256-byte aligned offset
 // (hls_copy_bytes / hls_upload).

@@ -22,6 +22,7 @@
 #include "cp_als.cuh"
 #include "dispatch/plugin_abi.h"
 #include "plugin_common.cuh"
+#include "plugin_copies.cuh"
 #include "plugin_entries.cuh"
 #include "mttkrp.cuh"
 #include "fcoo.cuh"
@@ -67,17 +68,8 @@ struct spt_plugin_device_hbcsf {
   spt::cuda::DeviceHbcsfRef ref;
 };
 
-// An F-COO tensor on the device: one allocation (layout in fcoo.cu).
-struct spt_plugin_device_fcoo {
-  int device = 0;
-  int dtype = SPT_PLUGIN_FLOAT64;
-  uint64_t output_rows = 0;
-  int32_t mttkrp_mode = -1;            // op MTTKRP: its mode; -1 for TTM
-  std::vector<uint32_t> dims;          // every mode
-  std::vector<uint32_t> product_dims;  // dims of the product modes, in order
-  void* block = nullptr;
-  spt::cuda::DeviceFcooRef ref;
-};
+// An F-COO tensor on the device: struct spt_plugin_device_fcoo, in
+// plugin_copies.cuh (plugin_tucker.cu reads it too).
 
 namespace {
 
@@ -299,48 +291,16 @@ int check_cp_als_request(uint32_t order, const uint32_t* dims, int device, int d
   return kOk;
 }
 
+int plugin_cp_als_mixed(const spt_plugin_device_coo* x, const spt_plugin_device_fcoo* const* per_mode,
+                        const spt_plugin_cp_als_args* args, char* message, size_t message_len);
+
+// CP-ALS on COO alone: the mixed run with no F-COO mode.
 int plugin_cp_als(const spt_plugin_device_coo* x, const spt_plugin_cp_als_args* args, char* message,
                   size_t message_len) {
   return guarded(message, message_len, [&]() -> int {
     if (!x) return kInvalidArgument;
-    DeviceSetup setup;
-    if (int status = check_cp_als_request(x->order, x->dims.data(), x->device, x->dtype, args, setup, message,
-                                          message_len);
-        status != kOk)
-      return status;
-    std::vector<spt::cuda::DeviceCooRef> views(x->order, spt::cuda::DeviceCooRef{x->order, x->nnz, x->ind, x->values});
-    // Each mode's MTTKRP reads a copy sorted by that mode when one fits
-    // (made once the workspace is allocated, before the first sweep, so no
-    // allocation happens between sweeps).
-    const spt::cuda::CpAlsPrepareFn prepare = [&](std::string& error) {
-      for (uint32_t m = 0; m < x->order; ++m) {
-        char buffer[512] = {0};
-        const int st = sorted_copy(*x, m, cudaStreamPerThread, views[m], buffer, sizeof buffer);
-        if (st != kOk) {
-          error = buffer;
-          return st;
-        }
-      }
-      return kOk;
-    };
-    const int sms = setup.multiprocessors;
-    std::string error;
-    int status;
-    if (x->dtype == SPT_PLUGIN_FLOAT32) {
-      const spt::cuda::MttkrpLauncher<float> mttkrp = [&](uint32_t mode, const float* const* f, uint32_t rank,
-                                                          float* out, cudaStream_t stream) {
-        return spt::cuda::launch_mttkrp_coo<float>(views[mode], f, mode, rank, out, sms, stream);
-      };
-      status = spt::cuda::run_cp_als<float>(x->order, x->dims.data(), prepare, mttkrp, *args, sms, error);
-    } else {
-      const spt::cuda::MttkrpLauncher<double> mttkrp = [&](uint32_t mode, const double* const* f, uint32_t rank,
-                                                           double* out, cudaStream_t stream) {
-        return spt::cuda::launch_mttkrp_coo<double>(views[mode], f, mode, rank, out, sms, stream);
-      };
-      status = spt::cuda::run_cp_als<double>(x->order, x->dims.data(), prepare, mttkrp, *args, sms, error);
-    }
-    if (status != kOk) write_message(message, message_len, error);
-    return status;
+    const std::vector<const spt_plugin_device_fcoo*> coo_only(x->order, nullptr);
+    return plugin_cp_als_mixed(x, coo_only.data(), args, message, message_len);
   });
 }
 
@@ -782,6 +742,70 @@ int plugin_cp_als_fcoo(const spt_plugin_device_fcoo* const* per_mode, uint32_t o
   });
 }
 
+// CP-ALS with a format per mode (table entry cp_als_mixed): COO modes read
+// x (sorted by the mode when a sorted copy fits), F-COO modes their own copy.
+template <typename T>
+int cp_als_mixed_typed(const spt_plugin_device_coo& x, const spt_plugin_device_fcoo* const* per_mode,
+                       const spt_plugin_cp_als_args& args, int sms, std::string& error) {
+  std::vector<spt::cuda::DeviceCooRef> views(x.order, spt::cuda::DeviceCooRef{x.order, x.nnz, x.ind, x.values});
+  const spt::cuda::CpAlsPrepareFn prepare = [&](std::string& err) {
+    for (uint32_t m = 0; m < x.order; ++m) {
+      if (per_mode[m]) continue;
+      char buffer[512] = {0};
+      const int st = sorted_copy(x, m, cudaStreamPerThread, views[m], buffer, sizeof buffer);
+      if (st != kOk) {
+        err = buffer;
+        return st;
+      }
+    }
+    return kOk;
+  };
+  const spt::cuda::MttkrpLauncher<T> mttkrp = [&](uint32_t mode, const T* const* f, uint32_t rank, T* out,
+                                                  cudaStream_t stream) {
+    if (!per_mode[mode]) return spt::cuda::launch_mttkrp_coo<T>(views[mode], f, mode, rank, out, sms, stream);
+    const T* product[spt::cuda::kFcooMaxProductModes] = {};
+    uint32_t j = 0;
+    for (uint32_t m = 0; m < x.order; ++m)
+      if (m != mode) product[j++] = f[m];
+    return spt::cuda::launch_fcoo_hadamard<T>(per_mode[mode]->ref, product, rank, out, sms, stream);
+  };
+  return spt::cuda::run_cp_als<T>(x.order, x.dims.data(), prepare, mttkrp, args, sms, error);
+}
+
+int plugin_cp_als_mixed(const spt_plugin_device_coo* x, const spt_plugin_device_fcoo* const* per_mode,
+                        const spt_plugin_cp_als_args* args, char* message, size_t message_len) {
+  return guarded(message, message_len, [&]() -> int {
+    if (!x || !per_mode) return kInvalidArgument;
+    for (uint32_t m = 0; m < x->order; ++m) {
+      const spt_plugin_device_fcoo* f = per_mode[m];
+      if (!f) continue;
+      if (x->order - 1 > spt::cuda::kFcooMaxProductModes) {
+        write_message(message, message_len,
+                      "order " + std::to_string(x->order) + " is outside the GPU F-COO kernels' range 2.." +
+                          std::to_string(spt::cuda::kFcooMaxProductModes + 1));
+        return kUnsupported;
+      }
+      if (f->mttkrp_mode != int32_t(m) || f->dims != x->dims || f->device != x->device || f->dtype != x->dtype) {
+        write_message(message, message_len,
+                      "cp_als_mixed: per_mode[" + std::to_string(m) + "] is not the MTTKRP F-COO of mode " +
+                          std::to_string(m) + " of the same tensor on the same device");
+        return kInvalidArgument;
+      }
+    }
+    DeviceSetup setup;
+    if (int status = check_cp_als_request(x->order, x->dims.data(), x->device, x->dtype, args, setup, message,
+                                          message_len);
+        status != kOk)
+      return status;
+    std::string error;
+    const int status = x->dtype == SPT_PLUGIN_FLOAT32
+                           ? cp_als_mixed_typed<float>(*x, per_mode, *args, setup.multiprocessors, error)
+                           : cp_als_mixed_typed<double>(*x, per_mode, *args, setup.multiprocessors, error);
+    if (status != kOk) write_message(message, message_len, error);
+    return status;
+  });
+}
+
 #define SPT_STR2(x) #x
 #define SPT_STR(x) SPT_STR2(x)
 
@@ -806,11 +830,20 @@ const spt_plugin_table table = {
     plugin_hbcsf_release,
     plugin_mttkrp_hbcsf,
     /* [v6-hls-begin] (entries defined in plugin_hls.cu, declared in plugin_entries.cuh) */
+    spt_plugin::plugin_hls_upload,
+    spt_plugin::plugin_hls_release,
+    spt_plugin::plugin_hls_multiply,
+    spt_plugin::plugin_hls_calibrate,
     /* [v6-hls-end] */
     /* [v6-ttm-begin] (plugin_ttm.cu) */
+    plugin_ttm_choose_variant,
+    plugin_ttm_fibers,
+    plugin_scoo_ttm,
     /* [v6-ttm-end] */
     /* [v6-tucker-begin] (plugin_tucker.cu) */
+    spt_plugin::plugin_tucker_hooi_fcoo,
     /* [v6-tucker-end] */
+    plugin_cp_als_mixed,
 };
 
 }  // namespace

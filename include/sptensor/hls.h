@@ -41,12 +41,26 @@
  * Orders 3 and 4 only, and the bit widths of all modes together
  * (sum over m of the bits of dims[m]-1) must fit the 64-bit linear index.
  * One handle serves the MTTKRP and the TTM chain (TTMc) in its root mode.
- * The kernels run on the host (OpenMP); there is no tensor-core kernel yet:
- * with the context's backend resolving to CUDA they run on the host.
  *
- * Kernels: OpenMP and reference MTTKRP / TTMc on the host. There are no GPU
- * (tensor-core) kernels yet: with a context whose backend resolves to CUDA
- * the HLS kernels run on the host.
+ * Kernels: with a context whose backend resolves to CUDA (backend CUDA, or
+ * AUTO with a device) spt_mttkrp_hls and spt_ttmc_hls run on the GPU: dense
+ * tiles as 16 x 16 matrix fragments on tensor cores in the handle's
+ * precision (spt_hls_precision), sparse nonzeros on CUDA cores in the
+ * tensor's type, both in one fused launch. The handle is copied to the
+ * device on first use and the copy is cached on the handle (freed with
+ * it). Under AUTO a device failure (e.g. out of memory) runs the host
+ * kernel instead, with a note in the context's log; under CUDA it is an
+ * SPT_ERR_DEVICE error. Otherwise the OpenMP (or, with backend REFERENCE,
+ * the sequential reference) kernels run on the host; they are exact (the
+ * tensor's type throughout) and ignore the precision.
+ *
+ * Dense threshold on the GPU: with dense_threshold 0 and a context whose
+ * backend resolves to CUDA, spt_hls_from_coo derives the threshold on the
+ * device (the time of a dense tile over the time of a sparse nonzero, both
+ * measured once per device, order, slab depth and precision per process;
+ * clamped to 1 .. 4096 D); if that measurement fails it takes the default
+ * 78 D (a note in the log). spt_hls_info reports the threshold and whether
+ * it was measured. An explicit dense_threshold is always used as given.
  *
  * Thread safety: a spt_hls handle is immutable after creation; any number of
  * threads may use it at once (with distinct outputs and contexts).
@@ -63,6 +77,17 @@ extern "C" {
 /** Opaque HLS tensor handle. */
 typedef struct spt_hls_s spt_hls;
 
+/** The arithmetic of the dense tiles on the GPU (tensor cores). The sparse
+ *  part runs in the tensor's type; the CPU kernels ignore the precision
+ *  (they are exact). */
+typedef enum spt_hls_precision {
+  SPT_HLS_PRECISION_AUTO = 0,  /**< the library's choice: TF32 (fp16 is up to 10% faster on the H100 but overflows above 65504) */
+  SPT_HLS_PRECISION_FP16 = 1,  /**< tile values and factors rounded to IEEE half (unit roundoff 2^-11), fp32 accumulation */
+  SPT_HLS_PRECISION_BF16 = 2,  /**< rounded to bfloat16 (8-bit significand: unit roundoff 2^-8), fp32 accumulation */
+  SPT_HLS_PRECISION_TF32 = 3,  /**< rounded to TF32 (10-bit mantissa, float32 range), fp32 accumulation */
+  SPT_HLS_PRECISION_EXACT = 4  /**< no tensor cores: the tensor's type (float32 or float64) on CUDA cores */
+} spt_hls_precision;
+
 /** Options of spt_hls_from_coo. Always initialise with spt_hls_options_init()
  *  first: struct_size lets later versions append fields compatibly. */
 typedef struct spt_hls_options {
@@ -70,10 +95,15 @@ typedef struct spt_hls_options {
   uint32_t root_mode;       /**< the mode of the MTTKRP / TTMc the handle serves (default 0) */
   uint32_t dense_threshold; /**< a tile with at least this many occupied cells is dense (0 = default: 78, times slab_depth for order 4) */
   uint32_t slab_depth;      /**< order 4: tile depth along the highest non-root mode, 1, 2, 4, 8 or 16 (0 = default 4); validated but unused for order 3 */
+  uint64_t precision;       /**< an spt_hls_precision value: the GPU dense-tile arithmetic (default
+                                 SPT_HLS_PRECISION_AUTO), stored on the handle. Added after the first release;
+                                 64 bits wide so that it starts after the first release's 24 bytes (a caller
+                                 built against that header passes struct_size 24 and gets AUTO) */
 } spt_hls_options;
 
 /** Fill `opts` with the defaults (root_mode 0, dense_threshold 0 = the
- *  paper's 78 per 16^3 sub-tile, slab_depth 0 = 4). The macro
+ *  paper's 78 per 16^3 sub-tile, or measured on the GPU (see the file
+ *  comment), slab_depth 0 = 4, precision AUTO). The macro
  *  spt_hls_options_init(opts) calls spt_hls_options_init_size with
  *  sizeof *(opts).
  *  Errors: SPT_ERR_INVALID_ARGUMENT (NULL). Thread safe. */
@@ -92,8 +122,12 @@ SPT_API spt_status spt_hls_options_init_size(spt_hls_options *opts, size_t struc
  *  defaults. Runs on the context's threads (no atomics; the build time is
  *  reported by spt_hls_info). On success *out receives a new handle owned
  *  by the caller (spt_hls_free); on error *out is unchanged.
+ *  With dense_threshold 0 and a CUDA backend the threshold is measured on
+ *  the device (once per process per device, order, slab depth and
+ *  precision; see the file comment); the build itself runs on the host.
  *  Errors: SPT_ERR_INVALID_ARGUMENT (NULL x or out, root_mode out of range,
- *  slab_depth not 0/1/2/4/8/16, struct_size 0), SPT_ERR_UNSUPPORTED (order
+ *  slab_depth not 0/1/2/4/8/16, precision not a spt_hls_precision value,
+ *  struct_size 0), SPT_ERR_UNSUPPORTED (order
  *  not 3 or 4; index bits over 64), SPT_ERR_OUT_OF_MEMORY. Thread safe for
  *  distinct outputs. */
 SPT_API spt_status spt_hls_from_coo(spt_context *ctx, const spt_coo *x, const spt_hls_options *opts, spt_hls **out);
@@ -123,6 +157,8 @@ typedef struct spt_hls_statistics {
   uint64_t bytes;           /**< out: bytes of the format (tile indices, bitmaps, offsets, packed indices, values, row tables) */
   uint64_t coo_bytes;       /**< out: bytes of the input in COO (32-bit indices and values), for comparison */
   double build_seconds;     /**< out: wall time of spt_hls_from_coo's construction */
+  spt_hls_precision precision;   /**< out: the handle's GPU dense-tile precision, resolved (never AUTO) */
+  uint32_t threshold_calibrated; /**< out: 1 when dense_threshold was measured on the GPU, 0 when given or the default */
 } spt_hls_statistics;
 
 /** Fill *info (see spt_hls_statistics) for handle h; only info->struct_size
@@ -149,10 +185,14 @@ SPT_API spt_status spt_hls_to_coo(spt_context *ctx, const spt_hls *h, spt_coo **
  *  X_(n) times the Khatri-Rao product of the other factors. factors[m]
  *  (dims[m] x R, the tensor's dtype, either layout) is read for m != n;
  *  factors[n] may be NULL; out must not be one of the factors. The caller
- *  keeps ownership of every matrix. Runs on the context's threads; the
- *  result does not depend on the thread count (bitwise).
+ *  keeps ownership of every matrix. On the host: runs on the context's
+ *  threads, exact, and the result does not depend on the thread count
+ *  (bitwise). On the GPU (backend resolving to CUDA, see the file
+ *  comment): dense tiles in the handle's precision, rows with both dense
+ *  and sparse work summed atomically (the last bits may vary run to run).
  *  Errors: SPT_ERR_INVALID_ARGUMENT (NULL, shapes, dtype, R = 0),
- *  SPT_ERR_OUT_OF_MEMORY. Thread safe for distinct outputs. */
+ *  SPT_ERR_OUT_OF_MEMORY, SPT_ERR_DEVICE (backend CUDA forced and the
+ *  device failed). Thread safe for distinct outputs. */
 SPT_API spt_status spt_mttkrp_hls(spt_context *ctx, const spt_hls *h, const spt_matrix *const *factors,
                                   spt_matrix *out);
 
@@ -163,10 +203,13 @@ SPT_API spt_status spt_mttkrp_hls(spt_context *ctx, const spt_hls *h, const spt_
  *  fastest). factors[m] (dims[m] x R_m, R_m >= 1, the tensor's dtype,
  *  either layout) read for m != n; factors[n] may be NULL; out must not be
  *  one of the factors. Computed slice by slice as the paper's matrix
- *  products, Y(i,:,:) = U_j^T (X(i,:,:) U_k) for order 3. Runs on the
- *  context's threads; the result does not depend on the thread count.
+ *  products, Y(i,:,:) = U_j^T (X(i,:,:) U_k) for order 3. On the host:
+ *  runs on the context's threads, exact; the result does not depend on the
+ *  thread count. On the GPU as spt_mttkrp_hls (tensor cores in the
+ *  handle's precision for the dense tiles).
  *  Errors: SPT_ERR_INVALID_ARGUMENT (NULL, shapes, dtype),
- *  SPT_ERR_OVERFLOW (the column count), SPT_ERR_OUT_OF_MEMORY. Thread safe
+ *  SPT_ERR_OVERFLOW (the column count), SPT_ERR_OUT_OF_MEMORY,
+ *  SPT_ERR_DEVICE (backend CUDA forced and the device failed). Thread safe
  *  for distinct outputs. */
 SPT_API spt_status spt_ttmc_hls(spt_context *ctx, const spt_hls *h, const spt_matrix *const *factors,
                                 spt_matrix *out);

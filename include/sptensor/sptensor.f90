@@ -162,6 +162,12 @@ module sptensor
   integer(c_int), parameter, public :: SPT_FCOO_TTM = 1
   ! hbcsf.h (B-CSF / HB-CSF construction flags)
   integer(c_int), parameter, public :: SPT_HBCSF_PLAIN_BCSF = 1
+  ! spt_hls_precision (hls.h)
+  integer(c_int), parameter, public :: SPT_HLS_PRECISION_AUTO = 0
+  integer(c_int), parameter, public :: SPT_HLS_PRECISION_FP16 = 1
+  integer(c_int), parameter, public :: SPT_HLS_PRECISION_BF16 = 2
+  integer(c_int), parameter, public :: SPT_HLS_PRECISION_TF32 = 3
+  integer(c_int), parameter, public :: SPT_HLS_PRECISION_EXACT = 4
 
   ! --------------------------------------------------------------------------
   ! Option structs: bind(c), field for field the C struct. Always call the
@@ -283,6 +289,7 @@ module sptensor
     integer(c_int32_t) :: root_mode = 0       ! 0-based mode of the MTTKRP / TTMc
     integer(c_int32_t) :: dense_threshold = 0 ! occupied cells for a dense tile (0: 78, times slab_depth for order 4)
     integer(c_int32_t) :: slab_depth = 0      ! order 4: 1, 2, 4, 8 or 16 (0: 4)
+    integer(c_int64_t) :: precision = 0       ! GPU dense tiles: SPT_HLS_PRECISION_* (0: AUTO)
   end type spt_hls_options
 
   ! spt_hls_info's output: set struct_size = c_sizeof(stats) first.
@@ -305,6 +312,8 @@ module sptensor
     integer(c_int64_t) :: bytes = 0
     integer(c_int64_t) :: coo_bytes = 0
     real(c_double) :: build_seconds = 0
+    integer(c_int) :: precision = 0              ! resolved SPT_HLS_PRECISION_* (never AUTO)
+    integer(c_int32_t) :: threshold_calibrated = 0 ! 1: dense_threshold measured on the GPU
   end type spt_hls_statistics
 
   ! What a context's backend resolves to (spt_context_backend_info). Set

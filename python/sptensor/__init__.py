@@ -1116,23 +1116,35 @@ class HLS(_RootedFormat):
     bitmaps and a sparse part with bit-packed indices, see sptensor/hls.h),
     rooted at `mode`; orders 3 and 4. dense_threshold: occupied cells that
     make a tile dense; slab_depth: order-4 tile depth along the highest
-    non-root mode (1, 2, 4, 8 or 16); 0 = the library's default. Serves the
-    MTTKRP and the TTM chain in `mode` (host kernels; no tensor-core kernel
-    yet). Built from a :class:`Tensor` (which may be freed afterwards)."""
+    non-root mode (1, 2, 4, 8 or 16); 0 = the library's default (on a GPU
+    context the threshold is measured on the device). Serves the MTTKRP and
+    the TTM chain in `mode`: on the GPU (tensor cores) when the context has
+    a device, else on the host (exact). precision: the GPU arithmetic of the
+    dense tiles, "auto" (the library's choice), "fp16", "bf16", "tf32" or
+    "exact" (the tensor's type on CUDA cores); the host kernels ignore it.
+    Built from a :class:`Tensor` (which may be freed afterwards)."""
 
-    def __init__(self, tensor, mode=0, dense_threshold=0, slab_depth=0, ctx=None):
+    PRECISIONS = {"auto": 0, "fp16": 1, "bf16": 2, "tf32": 3, "exact": 4}
+
+    def __init__(self, tensor, mode=0, dense_threshold=0, slab_depth=0, precision="auto", ctx=None):
         c = _ctx(ctx)
         L = _lib.lib()
         opts = _lib.init_options("spt_hls_options_init_size", _lib.HlsOptions)
         opts.root_mode = int(mode)
         opts.dense_threshold = int(dense_threshold)
         opts.slab_depth = int(slab_depth)
+        if isinstance(precision, str):
+            if precision not in self.PRECISIONS:
+                raise ValueError(f"precision must be one of {sorted(self.PRECISIONS)}, got {precision!r}")
+            precision = self.PRECISIONS[precision]
+        opts.precision = int(precision)
         h = ctypes.c_void_p()
         _lib.check(L.spt_hls_from_coo(c._h, tensor._h, ctypes.byref(opts), ctypes.byref(h)), "spt_hls_from_coo", c._h)
         self._adopt(h, tensor, mode)
 
     # info(): tiles, dense and sparse tiles and nonzeros, dense fraction,
-    # resolved threshold and slab depth, bytes, build seconds. to_coo() is
+    # resolved threshold and slab depth, bytes, build seconds, precision
+    # (resolved, as its number), threshold_calibrated. to_coo() is
     # exact except that repeated coordinates inside a dense tile come back
     # summed.
     _prefix = "hls"

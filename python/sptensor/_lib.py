@@ -178,6 +178,7 @@ class HlsOptions(ctypes.Structure):
         ("root_mode", u32),
         ("dense_threshold", u32),
         ("slab_depth", u32),
+        ("precision", u64),
     ]
 
 
@@ -187,7 +188,8 @@ class HlsStatistics(ctypes.Structure):
         (name, u32) for name in ("order", "root_mode", "dense_threshold", "slab_depth", "index_bits")
     ] + [
         (name, u64) for name in ("input_nnz", "nnz", "tiles", "dense_tiles", "sparse_tiles", "dense_nnz", "sparse_nnz")
-    ] + [("dense_fraction", ctypes.c_double), ("bytes", u64), ("coo_bytes", u64), ("build_seconds", ctypes.c_double)]
+    ] + [("dense_fraction", ctypes.c_double), ("bytes", u64), ("coo_bytes", u64), ("build_seconds", ctypes.c_double),
+         ("precision", i32), ("threshold_calibrated", u32)]
 
 
 CSF_SUMMARY_MAX_ORDER = 16

@@ -20,6 +20,11 @@
 // (largest-magnitude entry of each vector positive) makes the vectors equal
 // up to rounding wherever the singular values are distinct.
 //
+// On a context that runs on a device, dispatch::DeviceKernels::tucker_hooi
+// runs these same sweeps there (cuda/tucker_hooi.cu) from the same initial
+// factors; the end of each sweep (TuckerSweeps: fit, history, convergence,
+// callback) stays here, shared.
+//
 // HOSVD initialisation (pyttb init='nvecs'): leading left singular vectors
 // of the sparse unfolding X_(n), from the mode-n fibers of X (the columns of
 // X_(n)), never densified: the exact Gram X_(n) X_(n)^T summed fiber by
@@ -387,6 +392,54 @@ void initialise_factors(spt_context_s& ctx, const spt_coo_s& x, const spt_tucker
   }
 }
 
+// The end of every sweep, shared by the CPU loop below and a device run
+// (dispatch::DeviceKernels::tucker_hooi), so both compute the fit, stop and
+// report identically: fit = 1 - sqrt(|normX^2 - ||G||^2|) / normX, history,
+// convergence (|fit change| < tol, also after the first sweep, as pyttb),
+// log, progress, callback.
+template <typename T>
+struct TuckerSweeps {
+  const spt_context_s& ctx;
+  const spt_tucker_options& opts;
+  spt_ttensor_s& out;
+  double norm_x_squared;
+  double norm_x;
+  double fit = 0.0;
+  bool converged = false;
+  bool stopped_by_callback = false;
+  int iteration = 0;  // sweeps done
+
+  bool more() const { return iteration < opts.max_iters && !converged && !stopped_by_callback; }
+
+  // Forget the sweeps recorded so far (a device run that gave up midway).
+  void restart() {
+    fit = 0.0;
+    converged = stopped_by_callback = false;
+    iteration = 0;
+    out.fit_history.clear();
+    out.seconds_history.clear();
+  }
+
+  // Records the sweep just done; returns more().
+  bool end_sweep(double norm_core_squared, double seconds) {
+    const double fit_old = fit;
+    fit = 1.0 - std::sqrt(std::abs(norm_x_squared - norm_core_squared)) / norm_x;
+    if (!std::isfinite(fit))
+      fail(SPT_ERR_NUMERICAL, "the fit became non-finite in iteration ", iteration + 1,
+           "; the tensor may hold values too large for ", dtype_name(dtype_of<T>()));
+    const double fit_change = std::abs(fit - fit_old);
+    ++iteration;
+    out.fit_history.push_back(fit);
+    out.seconds_history.push_back(seconds);
+    converged = fit_change < opts.tol;
+    log(ctx, 2, cat("Tucker-HOOI iteration ", iteration, ": fit ", fit, ", change ", fit_change, ", ", seconds, " s"));
+    progress(ctx, "tucker", static_cast<double>(iteration) / opts.max_iters);
+    if (opts.callback && opts.callback(opts.callback_data, iteration, fit, fit_change, seconds) != 0 && !converged)
+      stopped_by_callback = true;
+    return more();
+  }
+};
+
 template <typename T>
 spt_status hooi_typed(spt_context_s& ctx, const spt_coo_s& x, const spt_tucker_options& opts,
                       const TuckerInternalOptions& internal, spt_ttensor_s& out) {
@@ -418,54 +471,58 @@ spt_status hooi_typed(spt_context_s& ctx, const spt_coo_s& x, const spt_tucker_o
   std::vector<ConstMatRef<T>> factors(order);
   for (uint32_t m = 0; m < order; ++m) factors[m] = u[m].cref();
 
-  // One copy of X sorted for each mode's TTM chain (the dissertation's
-  // "N preprocessed tensors", §7.5), in the order of the TTMc path the cost
-  // estimate picks for that mode (algo/ttm_chain.hpp); made once per
-  // decomposition, so the kernels never sort.
-  const kernels::Exec exec = dispatch::exec_for(ctx);
-  TtmcOperands ttmc_operands;
-  prepare_ttmc_operands(exec, x, ranks, internal.ttmc, ttmc_operands);
-  for (const TtmcPlan& plan : ttmc_operands.plans)
-    log(ctx, 2, cat("Tucker-HOOI mode ", plan.mode, ": TTMc path ", ttmc_path_name(plan.path), " (estimated ",
-                    plan.one_shot_flops, " one-shot vs ", plan.chain_flops, " chain multiply-adds)"));
-  if (internal.plans_out) *internal.plans_out = ttmc_operands.plans;
-
-  buffer<T> y_values(y_max);
   buffer<T> core(core_size);
   out.fit_history.clear();
   out.seconds_history.clear();
-  double fit = 0.0;
-  bool converged = false, stopped_by_callback = false;
-  int iteration = 0;
-  while (iteration < opts.max_iters && !converged && !stopped_by_callback) {
-    const Clock::time_point start = Clock::now();
-    const double fit_old = fit;
-    for (uint32_t n = 0; n < order; ++n) {
-      MatRef<T> y{y_values.data(), dims[n], columns[n], columns[n]};
-      run_ttmc<T>(ctx, ttmc_operands.plans[n], *ttmc_operands.operand[n], factors.data(), y);
-      leading_left_singular_vectors<T>(ConstMatRef<T>{y.data, y.rows, y.cols, y.ld}, u[n].ref(), internal.svd, n);
+  TuckerSweeps<T> sweeps{ctx, opts, out, norm_x_squared, norm_x};
+
+  // The whole decomposition on the device when the context runs there (the
+  // same sweeps from the same initial factors, the same end of sweep); false
+  // = the CPU loop. The internal knobs (a forced SVD route or TTMc path, the
+  // TTMc plans) describe the CPU loop: asking for one keeps it there.
+  bool on_device = false;
+  if (internal.svd == TuckerSvdPath::automatic && internal.ttmc == TtmcPath::automatic && !internal.plans_out) {
+    std::vector<DenseMatrix<T>> device_u(u);  // u stays the CPU loop's start if the device gives up
+    std::vector<MatRef<T>> device_refs;
+    for (DenseMatrix<T>& f : device_u) device_refs.push_back(f.ref());
+    on_device = dispatch::DeviceKernels::tucker_hooi(
+        ctx, x, ranks, opts.max_iters, device_refs, core.data(),
+        [&](int, double norm_core_squared, double seconds) { return sweeps.end_sweep(norm_core_squared, seconds); });
+    if (on_device) u = std::move(device_u);
+    else sweeps.restart();
+  }
+
+  if (!on_device) {
+    // One copy of X sorted for each mode's TTM chain (the dissertation's
+    // "N preprocessed tensors", §7.5), in the order of the TTMc path the cost
+    // estimate picks for that mode (algo/ttm_chain.hpp); made once per
+    // decomposition, so the kernels never sort.
+    const kernels::Exec exec = dispatch::exec_for(ctx);
+    TtmcOperands ttmc_operands;
+    prepare_ttmc_operands(exec, x, ranks, internal.ttmc, ttmc_operands);
+    for (const TtmcPlan& plan : ttmc_operands.plans)
+      log(ctx, 2, cat("Tucker-HOOI mode ", plan.mode, ": TTMc path ", ttmc_path_name(plan.path), " (estimated ",
+                      plan.one_shot_flops, " one-shot vs ", plan.chain_flops, " chain multiply-adds)"));
+    if (internal.plans_out) *internal.plans_out = ttmc_operands.plans;
+
+    buffer<T> y_values(y_max);
+    while (sweeps.more()) {
+      const Clock::time_point start = Clock::now();
+      for (uint32_t n = 0; n < order; ++n) {
+        MatRef<T> y{y_values.data(), dims[n], columns[n], columns[n]};
+        run_ttmc<T>(ctx, ttmc_operands.plans[n], *ttmc_operands.operand[n], factors.data(), y);
+        leading_left_singular_vectors<T>(ConstMatRef<T>{y.data, y.rows, y.cols, y.ld}, u[n].ref(), internal.svd, n);
+      }
+      // G = U_{N-1}^T Y_(N-1): row-major R_{N-1} x P, i.e. the core with the
+      // first index fastest (Y's columns are the other modes, lowest fastest).
+      const uint32_t last = order - 1;
+      gemm_tn(lapack_size(ranks[last], "R_N"), lapack_size(columns[last], "prod R_m"),
+              lapack_size(dims[last], "I_N"), u[last].values.data(), y_values.data(), core.data());
+      double norm_core_squared = 0.0;
+      for (uint64_t i = 0; i < core_size; ++i) norm_core_squared += static_cast<double>(core[i]) * core[i];
+      const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+      sweeps.end_sweep(norm_core_squared, seconds);
     }
-    // G = U_{N-1}^T Y_(N-1): row-major R_{N-1} x P, i.e. the core with the
-    // first index fastest (Y's columns are the other modes, lowest fastest).
-    const uint32_t last = order - 1;
-    gemm_tn(lapack_size(ranks[last], "R_N"), lapack_size(columns[last], "prod R_m"),
-            lapack_size(dims[last], "I_N"), u[last].values.data(), y_values.data(), core.data());
-    double norm_core_squared = 0.0;
-    for (uint64_t i = 0; i < core_size; ++i) norm_core_squared += static_cast<double>(core[i]) * core[i];
-    fit = 1.0 - std::sqrt(std::abs(norm_x_squared - norm_core_squared)) / norm_x;
-    if (!std::isfinite(fit))
-      fail(SPT_ERR_NUMERICAL, "the fit became non-finite in iteration ", iteration + 1,
-           "; the tensor may hold values too large for ", dtype_name(dtype_of<T>()));
-    const double fit_change = std::abs(fit - fit_old);
-    const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
-    ++iteration;
-    out.fit_history.push_back(fit);
-    out.seconds_history.push_back(seconds);
-    converged = fit_change < opts.tol;
-    log(ctx, 2, cat("Tucker-HOOI iteration ", iteration, ": fit ", fit, ", change ", fit_change, ", ", seconds, " s"));
-    progress(ctx, "tucker", static_cast<double>(iteration) / opts.max_iters);
-    if (opts.callback && opts.callback(opts.callback_data, iteration, fit, fit_change, seconds) != 0 && !converged)
-      stopped_by_callback = true;
   }
 
   out.dims = dims;
@@ -480,14 +537,16 @@ spt_status hooi_typed(spt_context_s& ctx, const spt_coo_s& x, const spt_tucker_o
     std::copy(u[m].values.begin(), u[m].values.end(), f->ptr<T>());
     out.factors.push_back(std::move(f));
   }
-  out.fit = fit;
-  out.iterations = iteration;
-  out.converged = converged ? 1 : 0;
+  out.fit = sweeps.fit;
+  out.iterations = sweeps.iteration;
+  out.converged = sweeps.converged ? 1 : 0;
   log(ctx, 1,
-      cat("Tucker-HOOI: fit ", fit, " after ", iteration, " iterations (",
-          converged ? "converged" : (stopped_by_callback ? "stopped by the callback" : "iteration limit reached"),
+      cat("Tucker-HOOI", on_device ? " (fcoo, cuda)" : "", ": fit ", sweeps.fit, " after ", sweeps.iteration,
+          " iterations (",
+          sweeps.converged ? "converged"
+                           : (sweeps.stopped_by_callback ? "stopped by the callback" : "iteration limit reached"),
           ")"));
-  return converged ? SPT_OK : SPT_WARN_NOT_CONVERGED;
+  return sweeps.converged ? SPT_OK : SPT_WARN_NOT_CONVERGED;
 }
 
 }  // namespace

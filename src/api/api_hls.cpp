@@ -1,7 +1,10 @@
 // C ABI: HLS tensors (include/sptensor/hls.h). Every call validates its
 // arguments and runs inside guarded(); the MTTKRP and TTMc go through
-// SPT_DISPATCH (reference or OpenMP kernels; no device kernel yet).
+// SPT_DISPATCH (GPU tensor-core kernels under a CUDA backend, else the
+// reference or OpenMP kernels). The build runs on the host; only its dense
+// threshold may come from the device (dispatch::hls_dense_threshold).
 #include <algorithm>
+#include <cstddef>
 #include <cstring>
 #include <memory>
 #include <vector>
@@ -12,23 +15,34 @@
 #include "core/coo.hpp"
 #include "core/hls.hpp"
 #include "core/matrix.hpp"
+#include "dispatch/device_hls.hpp"
 #include "dispatch/dispatch.hpp"
 
 using namespace spt;
 
 namespace {
 
-hls::Params params_from(const spt_hls_options* opts) {
-  hls::Params p;
-  if (!opts) return p;
+struct BuildOptions {
+  hls::Params params;
+  spt_hls_precision precision = SPT_HLS_PRECISION_AUTO;
+};
+
+BuildOptions options_from(const spt_hls_options* opts) {
+  BuildOptions b;
+  if (!opts) return b;
   require(opts->struct_size != 0, "opts->struct_size is 0: initialise the options with spt_hls_options_init()");
   spt_hls_options o;
   spt_hls_options_init(&o);
   std::memcpy(&o, opts, std::min(opts->struct_size, sizeof(o)));
-  p.root = o.root_mode;
-  p.dense_threshold = o.dense_threshold;
-  p.slab_depth = o.slab_depth;
-  return p;
+  b.params.root = o.root_mode;
+  b.params.dense_threshold = o.dense_threshold;
+  b.params.slab_depth = o.slab_depth;
+  // A caller's struct that ends before `precision` means AUTO (the
+  // defaults copied above); an unknown value is an error, not a guess.
+  require(o.precision <= uint64_t(SPT_HLS_PRECISION_EXACT), "opts->precision is ", static_cast<int64_t>(o.precision),
+          ": use an spt_hls_precision value (SPT_HLS_PRECISION_AUTO, _FP16, _BF16, _TF32 or _EXACT)");
+  b.precision = static_cast<spt_hls_precision>(o.precision);
+  return b;
 }
 
 
@@ -42,7 +56,9 @@ SPT_API spt_status spt_hls_options_init_size(spt_hls_options* opts, size_t struc
     d.root_mode = 0;
     d.dense_threshold = 0;  // resolved at build time: it depends on the order and slab depth
     d.slab_depth = 0;
-    write_options_defaults(opts, struct_size, d, sizeof(spt_hls_options));
+    d.precision = SPT_HLS_PRECISION_AUTO;
+    // The first release's struct ended before `precision`.
+    write_options_defaults(opts, struct_size, d, offsetof(spt_hls_options, precision));
   });
 }
 
@@ -54,9 +70,24 @@ SPT_API spt_status spt_hls_from_coo(spt_context* ctx, const spt_coo* x, const sp
   return guarded(ctx, "spt_hls_from_coo", [&] {
     require_not_null(x, "x");
     require_not_null(out, "out");
-    const hls::Params p = params_from(opts);
+    BuildOptions b = options_from(opts);
     const spt_context_s& c = resolve(ctx);
-    auto h = std::make_unique<spt_hls_s>(hls::from_coo(*x, p, dispatch::exec_for(c).threads));
+    const spt_hls_precision precision =
+        b.precision == SPT_HLS_PRECISION_AUTO ? hls::kAutoPrecision : b.precision;
+    const uint32_t order = x->order();
+    bool calibrated = false;
+    if (b.params.dense_threshold == 0 && (order == 3 || order == 4) && effective_backend(c) == SPT_BACKEND_CUDA) {
+      // Validate first: a bad option is an error, not a measurement.
+      hls::validate_params(b.params, order);
+      const uint32_t depth =
+          order == 4 ? (b.params.slab_depth ? b.params.slab_depth : hls::kDefaultSlabDepth) : 1;
+      const dispatch::HlsThreshold t = dispatch::hls_dense_threshold(c, order, depth, precision);
+      b.params.dense_threshold = t.threshold;
+      calibrated = t.calibrated;
+    }
+    auto h = std::make_unique<spt_hls_s>(hls::from_coo(*x, b.params, dispatch::exec_for(c).threads));
+    h->precision = precision;
+    h->threshold_calibrated = calibrated;
     *out = h.release();
   });
 }
@@ -89,6 +120,8 @@ SPT_API spt_status spt_hls_info(const spt_hls* h, spt_hls_statistics* info) {
     s.bytes = h->bytes();
     s.coo_bytes = uint64_t(h->input_nnz) * (uint64_t(h->order()) * sizeof(spt_index) + dtype_size(h->dtype()));
     s.build_seconds = h->build_seconds;
+    s.precision = h->precision;
+    s.threshold_calibrated = h->threshold_calibrated ? 1u : 0u;
     const size_t n = std::min(info->struct_size, sizeof(s));
     s.struct_size = info->struct_size;
     std::memcpy(static_cast<void*>(info), &s, n);

@@ -28,6 +28,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "core/buffer.hpp"
@@ -43,6 +44,13 @@ constexpr uint32_t kCellsPerSubtile = 4096;  // 16^3
 constexpr uint32_t kWordsPerSubtile = kCellsPerSubtile / 64;
 constexpr uint32_t kDefaultThreshold = 78;   // the paper's A100 MTTKRP value per 16^3 (1.9%)
 constexpr uint32_t kDefaultSlabDepth = 4;
+// What SPT_HLS_PRECISION_AUTO resolves to: tf32. On the H100
+// (benchmarks/results/gpu-h100-hls-2026-11-26.jsonl, rank 16) fp16 was the
+// fastest by 0-10% on MTTKRP and TTMc and as accurate as tf32 (both keep 10
+// mantissa bits; bf16's SMAPE was 8x theirs), but half overflows above
+// 65504 in a tile value, a factor entry or a TTMc partial product; tf32
+// keeps float32's range for that small price.
+constexpr spt_hls_precision kAutoPrecision = SPT_HLS_PRECISION_TF32;
 
 struct Params {
   uint32_t root = 0;
@@ -60,6 +68,8 @@ struct spt_hls_s {
   std::vector<uint32_t> tile_bits;  // per level
   uint32_t slab_depth = 1;
   uint32_t dense_threshold = 0;  // resolved
+  bool threshold_calibrated = false;  // dense_threshold was measured on the GPU (src/dispatch/device_hls.cpp)
+  spt_hls_precision precision = spt::hls::kAutoPrecision;  // GPU dense-tile arithmetic, resolved (never AUTO)
   spt_nnz input_nnz = 0;
   spt_nnz tiles = 0;  // non-empty tiles (dense and sparse)
   double build_seconds = 0;
@@ -77,6 +87,14 @@ struct spt_hls_s {
   spt::ValueStore s_val;
   spt::buffer<uint32_t> s_row;
   spt::buffer<uint64_t> s_row_ptr;  // rows + 1
+
+  // Device copies of this handle, owned by the dispatcher
+  // (src/dispatch/device_hls.cpp; opaque here). Filled on the first GPU
+  // MTTKRP / TTMc, released with the handle (the shared pointer's deleter
+  // calls the plugin); revalidated against the shape and the array pointers
+  // (a handle is immutable: a new one has new arrays; a struct copy carries
+  // the pointer but not the arrays).
+  mutable std::shared_ptr<void> device_cache;
 
   spt_dtype dtype() const { return s_val.dtype(); }
   uint32_t order() const { return static_cast<uint32_t>(dims.size()); }

@@ -8,6 +8,7 @@
 #include "core/error.hpp"
 #include "core/scoo.hpp"
 #include "dispatch/device_common.hpp"
+#include "dispatch/gpu_format.hpp"
 #include "dispatch/plugin_loader.hpp"
 
 namespace spt::dispatch {
@@ -55,6 +56,12 @@ struct DeviceCooCache {
   std::vector<const spt_index*> ind;
   const void* val = nullptr;
   std::vector<DeviceCoo> per_device;
+
+  // The GPU format model's choice per mode (dispatch/gpu_format.hpp; empty
+  // until the first device MTTKRP) and, for the F-COO modes, the F-COO
+  // built on first use (its own device_cache holds its device copies).
+  std::vector<GpuMttkrpFormat> formats;
+  std::vector<std::shared_ptr<spt_fcoo_s>> fcoo;
 
   explicit DeviceCooCache(const spt_coo_s& x) : nnz(x.nnz), dtype(x.dtype()), dims(x.dims), ind(x.ind), val(x.val) {}
   bool matches(const spt_coo_s& x) const {
@@ -369,6 +376,50 @@ bool fcoo_on_device(const spt_context_s& ctx, const char* kernel, const spt_fcoo
 }
 
 
+// The F-COO of x for `mode` when the GPU format model picks F-COO for that
+// mode (built on first use and kept in x's device cache, so a CP-ALS or a
+// sequence of spt_mttkrp calls converts once), else nullptr. The choice is
+// made once per tensor state (SPT_CUDA_MTTKRP_FORMAT is read then).
+std::shared_ptr<const spt_fcoo_s> chosen_fcoo(const spt_context_s& ctx, const spt_coo_s& x, uint32_t mode,
+                                              spt_index rank) {
+  if (x.order() < 2 || x.order() > 8 || x.nnz >= (spt_nnz(1) << 32)) return nullptr;
+  std::lock_guard<std::mutex> lock(detail::device_cache_mutex());
+  auto cache = std::static_pointer_cast<DeviceCooCache>(x.device_cache);
+  if (cache && !cache->matches(x)) cache.reset();
+  if (!cache) {
+    cache = std::make_shared<DeviceCooCache>(x);
+    x.device_cache = cache;
+  }
+  if (cache->formats.empty()) {
+    cache->formats = gpu_mttkrp_formats(x, rank, thread_count(ctx));
+    cache->fcoo.resize(x.order());
+    std::string choice;
+    for (uint32_t m = 0; m < x.order(); ++m)
+      choice += cat(m ? ", " : "", "mode ", m, " ", gpu_mttkrp_format_name(cache->formats[m]));
+    log(ctx, 2, cat("GPU MTTKRP format per mode: ", choice));
+  }
+  if (cache->formats[mode] != GpuMttkrpFormat::fcoo) return nullptr;
+  if (!cache->fcoo[mode]) {
+    const CudaPlugin& cuda = cuda_plugin();
+    const int sms = ctx.device < static_cast<int>(cuda.devices.size()) ? cuda.devices[ctx.device].multiprocessors : 0;
+    const uint32_t threadlen = fcoo::suggested_threadlen(x.nnz, uint64_t(rank) * dtype_size(x.dtype()), sms);
+    cache->fcoo[mode] =
+        std::make_shared<spt_fcoo_s>(fcoo::from_coo(x, SPT_FCOO_MTTKRP, mode, threadlen, thread_count(ctx)));
+  }
+  return cache->fcoo[mode];
+}
+
+// spt_mttkrp on the device: F-COO for the modes the format model gives it,
+// the COO kernel otherwise.
+template <typename T>
+bool coo_mttkrp_on_device(const spt_context_s& ctx, const spt_coo_s& x, const ConstMatRef<T>* factors, uint32_t mode,
+                          MatRef<T> out) {
+  if (std::shared_ptr<const spt_fcoo_s> f = chosen_fcoo(ctx, x, mode, out.cols))
+    return fcoo_on_device<T>(ctx, "MTTKRP (on F-COO, chosen for this mode)", *f, SPT_PLUGIN_FCOO_HADAMARD,
+                             fcoo::product_mode_factors(*f, factors), out);
+  return mttkrp_on_device<DeviceCoo>(ctx, "MTTKRP", x, factors, mode, out);
+}
+
 template <typename T>
 bool ttm_fcoo_on_device(const spt_context_s& ctx, const spt_fcoo_s& x, ConstMatRef<T> u, spt_scoo_s& out) {
   if (x.op != SPT_FCOO_TTM || u.rows != x.dims[x.mode] || u.cols < 1) return false;  // the CPU kernel explains
@@ -545,15 +596,37 @@ bool cp_als_on_device(const spt_context_s& ctx, const spt_coo_s& x, const spt_cp
                                        " (use SPT_TENSOR_FORMAT_COO, _FCOO, _HICOO or _AUTO)"));
   const CudaPlugin& cuda = cuda_plugin();
   if (!cuda.usable()) return cp_als_device_failed(ctx, SPT_ERR_DEVICE, cuda.reason);
-  if (cuda.table->cp_als == nullptr) return cp_als_device_failed(ctx, SPT_ERR_DEVICE, "the plugin has no cp_als");
+  if (cuda.table->cp_als_mixed == nullptr)
+    return cp_als_device_failed(ctx, SPT_ERR_DEVICE, "the plugin has no cp_als_mixed");
   std::string message;
   DeviceCoo device_x;
   const int status = device_copy(cuda, ctx.device, x, device_x, message);
   if (status == SPT_ERR_UNSUPPORTED) return cp_als_unsupported(ctx, message);
   if (status != SPT_OK) return cp_als_device_failed(ctx, status, message);
-  return run_device_cp_als<T>(ctx, x.order(), opts, k, initialise, on_sweep,
+  // Format AUTO: the modes the GPU format model gives to F-COO run on
+  // their F-COO copies (a copy that does not fit leaves its mode on COO).
+  const uint32_t order = x.order();
+  std::vector<DeviceFcoo> fcoo_copies(order);
+  std::vector<const spt_plugin_device_fcoo*> per_mode(order, nullptr);
+  if (opts.format == SPT_TENSOR_FORMAT_AUTO) {
+    std::string on_fcoo;
+    for (uint32_t m = 0; m < order; ++m) {
+      const std::shared_ptr<const spt_fcoo_s> f = chosen_fcoo(ctx, x, m, opts.rank);
+      if (!f) continue;
+      std::string why;
+      if (const int st = device_copy(cuda, ctx.device, *f, fcoo_copies[m], why); st != SPT_OK) {
+        log(ctx, 1, cat("note: CP-ALS mode ", m, " stays on COO on the GPU: its F-COO copy failed (", why, ")"));
+        continue;
+      }
+      per_mode[m] = fcoo_copies[m].get();
+      on_fcoo += cat(on_fcoo.empty() ? "" : ", ", m);
+    }
+    if (!on_fcoo.empty()) log(ctx, 1, cat("CP-ALS on the GPU: MTTKRP on F-COO in modes ", on_fcoo, ", COO in the others"));
+  }
+  return run_device_cp_als<T>(ctx, order, opts, k, initialise, on_sweep,
                               [&](const spt_plugin_cp_als_args& args, char* buffer, size_t length) {
-                                return cuda.table->cp_als(device_x.get(), &args, buffer, length);
+                                return cuda.table->cp_als_mixed(device_x.get(), per_mode.data(), &args, buffer,
+                                                                length);
                               });
 }
 
@@ -568,12 +641,12 @@ bool DeviceKernels::cp_als(const spt_context_s& ctx, const spt_coo_s& x, const s
 
 bool DeviceKernels::mttkrp(const spt_context_s& ctx, const spt_coo_s& x, const ConstMatRef<float>* factors,
                            uint32_t mode, MatRef<float> out) {
-  return mttkrp_on_device<DeviceCoo>(ctx, "MTTKRP", x, factors, mode, out);
+  return coo_mttkrp_on_device<float>(ctx, x, factors, mode, out);
 }
 
 bool DeviceKernels::mttkrp(const spt_context_s& ctx, const spt_coo_s& x, const ConstMatRef<double>* factors,
                            uint32_t mode, MatRef<double> out) {
-  return mttkrp_on_device<DeviceCoo>(ctx, "MTTKRP", x, factors, mode, out);
+  return coo_mttkrp_on_device<double>(ctx, x, factors, mode, out);
 }
 
 bool DeviceKernels::mttkrp_hicoo(const spt_context_s& ctx, const spt_hicoo_s& x, const ConstMatRef<float>* factors,

@@ -123,12 +123,97 @@ struct DeviceKernels {
                      const std::function<void()>& initialise, const CpAlsSweepHook& on_sweep);
 
   // [hls-begin] HLS on the device (src/dispatch/device_hls.cpp)
+  // Same contracts as kernels::mttkrp_hls / ttmc_hls (see kernels.hpp: the
+  // product in h's root mode, out overwritten; factors by mode, the root's
+  // not read), on the GPU HLS kernels (cuda/hls.cu: dense tiles on tensor
+  // cores in h.precision, sparse nonzeros on CUDA cores). The handle's
+  // device copy is made on first use and cached on h
+  // (spt_hls_s::device_cache); factors and out are copied per call. A TTMc
+  // output of 2^31 or more columns runs on the CPU (a verbose note); a
+  // device failure falls back to the CPU under AUTO (a note in the log) and
+  // throws SPT_ERR_DEVICE under CUDA.
+  static bool mttkrp_hls(const spt_context_s& ctx, const spt_hls_s& h, const ConstMatRef<float>* factors,
+                         MatRef<float> out);
+  static bool mttkrp_hls(const spt_context_s& ctx, const spt_hls_s& h, const ConstMatRef<double>* factors,
+                         MatRef<double> out);
+  static bool ttmc_hls(const spt_context_s& ctx, const spt_hls_s& h, const ConstMatRef<float>* factors,
+                       MatRef<float> out);
+  static bool ttmc_hls(const spt_context_s& ctx, const spt_hls_s& h, const ConstMatRef<double>* factors,
+                       MatRef<double> out);
   // [hls-end]
 
   // [ttm-begin] GPU SpTTM family (src/dispatch/device_ttm.cpp)
+  // Same contract as kernels::ttm (see kernels.hpp): out is exactly the CPU
+  // kernel's semi-sparse result (same fibers in the same order, dims, dense
+  // mode, fiber_order; values equal up to rounding). The host finds the
+  // mode-`mode` fibers as the CPU kernel does (a sorted copy unless x is
+  // sorted with `mode` last) and the plugin computes the fibers on the GPU
+  // with one of the five SpTTM kernels (cuda/ttm.cuh; the rule in
+  // cuda/ttm.cu, env SPT_CUDA_TTM_VARIANT overrides it). Operands are
+  // copied per call, nothing is cached. Under AUTO a problem below 2^16
+  // multiply-adds (nnz * R) runs on the CPU (verbose note); a device failure
+  // falls back to the CPU under AUTO (a note) and throws SPT_ERR_DEVICE
+  // under CUDA. Arguments the CPU kernel rejects are left to it (false).
+  static bool ttm(const spt_context_s& ctx, const spt_coo_s& x, uint32_t mode, ConstMatRef<float> u,
+                  spt_scoo_s& out);
+  static bool ttm(const spt_context_s& ctx, const spt_coo_s& x, uint32_t mode, ConstMatRef<double> u,
+                  spt_scoo_s& out);
+
+  // Same contract as kernels::scoo_ttm (SsTTM; block layout in
+  // src/core/scoo.hpp): the host groups y's fibers as the CPU kernel does
+  // (no sort when y.fiber_order ends with `mode`), builds the same output
+  // shell, and the plugin computes every group's block on the GPU. Invalid
+  // arguments throw the CPU kernel's errors. Small problems (nfibers *
+  // block * R < 2^16) under AUTO and failures as for ttm.
+  static bool scoo_ttm(const spt_context_s& ctx, const spt_scoo_s& y, uint32_t mode, ConstMatRef<float> u,
+                       spt_scoo_s& out);
+  static bool scoo_ttm(const spt_context_s& ctx, const spt_scoo_s& y, uint32_t mode, ConstMatRef<double> u,
+                       spt_scoo_s& out);
   // [ttm-end]
 
   // [tucker-begin] GPU Tucker-HOOI (src/dispatch/device_tucker.cpp)
+  // End-of-sweep hook of a device Tucker-HOOI: gets the sweep number
+  // (1-based), ||G||^2 and the sweep's seconds; returns true to run another
+  // sweep. May throw; the error reaches the caller.
+  using TuckerSweepHook = std::function<bool(int iteration, double norm_core_squared, double seconds)>;
+
+  // The AUTO backend's size rule for a whole Tucker-HOOI: true when a sweep
+  // is so little work that the CPU (with `threads` threads) beats the GPU's
+  // fixed cost per sweep (per mode a TTMc launch, a cuSOLVER eigensolver
+  // call of about a millisecond even for tiny matrices, and one host round
+  // trip). Work per sweep W = sum_n nnz * P_n (the one-shot TTMc) +
+  // min(I_n, P_n)^2 max(I_n, P_n) (the Gram), P_n = prod_{m != n} R_m; the
+  // CPU is preferred when W <= 2^23 * threads multiply-adds (about a
+  // millisecond per mode on the host). An estimate, not yet fitted to
+  // measurements (benchmarks/bench_gpu_tucker.cpp measures both sides). A
+  // forced CUDA backend ignores it.
+  static bool tucker_prefers_cpu(const std::vector<spt_index>& dims, spt_nnz nnz, const std::vector<spt_index>& ranks,
+                                 int threads);
+
+  // A whole Tucker-HOOI of x on the device (plugin entry tucker_hooi_fcoo):
+  // one op-MTTKRP F-COO per mode is built from x and uploaded (for this
+  // call; the copies are freed when it returns), the factors, Y_(n), the
+  // Gram matrices and the core stay on the device; the host sees scalars per
+  // mode and per sweep. When the context's effective backend is CUDA, runs
+  // the sweeps from the initial factors in `factors` (dims[m] x ranks[m], x's
+  // dtype; factors[0] is not read), calling on_sweep after each, and leaves
+  // the last sweep's factors in `factors` and the core (prod ranks values,
+  // first index fastest) in `core`; returns true. Returns false when the
+  // caller must run the CPU loop: backend not CUDA; or AUTO with a small
+  // problem (tucker_prefers_cpu), an order outside 2..8, 2^32 or more
+  // nonzeros, sizes above cuBLAS's 32-bit limits, a device out-of-memory or
+  // another device failure, each with a note in the context's log (factors
+  // and core may then be partly overwritten, and on_sweep may have run: the
+  // caller restarts from its own copy). With CUDA forced these throw
+  // instead: SPT_ERR_UNSUPPORTED (order, sizes), SPT_ERR_OUT_OF_MEMORY,
+  // SPT_ERR_DEVICE. SPT_ERR_NUMERICAL (a solver that did not converge, as
+  // the CPU loop) and whatever on_sweep throws propagate in any case.
+  static bool tucker_hooi(const spt_context_s& ctx, const spt_coo_s& x, const std::vector<spt_index>& ranks,
+                          int max_iters, const std::vector<MatRef<float>>& factors, float* core,
+                          const TuckerSweepHook& on_sweep);
+  static bool tucker_hooi(const spt_context_s& ctx, const spt_coo_s& x, const std::vector<spt_index>& ranks,
+                          int max_iters, const std::vector<MatRef<double>>& factors, double* core,
+                          const TuckerSweepHook& on_sweep);
   // [tucker-end]
 };
 

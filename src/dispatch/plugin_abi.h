@@ -28,7 +28,8 @@
  * 5 = adds spt_plugin_hbcsf, hbcsf_upload, hbcsf_release and mttkrp_hbcsf
  * (B-CSF / HB-CSF MTTKRP on the device). 6 = adds the HLS entries
  * (hls_upload, hls_release, hls_multiply, hls_calibrate), the GPU SpTTM
- * family and the GPU Tucker-HOOI entries (each section below says which).
+ * family, the GPU Tucker-HOOI entries and cp_als_mixed (each section
+ * below says which).
  */
 #ifndef SPT_DISPATCH_PLUGIN_ABI_H
 #define SPT_DISPATCH_PLUGIN_ABI_H
@@ -198,12 +199,155 @@ typedef struct spt_plugin_device_fcoo spt_plugin_device_fcoo;
 typedef struct spt_plugin_device_hbcsf spt_plugin_device_hbcsf;
 
 /* [v6-hls-types-begin] */
+/* An HLS tensor in host memory (src/core/hls.hpp documents every array;
+ * docs/formats/hls.md the format). "Level" l = 0..order-1 is mode modes[l]:
+ * level 0 the root (the output mode of the MTTKRP / TTMc), levels 1.. the
+ * other modes by increasing mode number. Coordinates are bit-packed with
+ * bits[l] bits per level (level 0 highest); tiles are 16 along levels 0..2
+ * and slab_depth along level 3 (order 4), shift[l] = log2 of the edge;
+ * tile indices pack the tile coordinates with tile_bits[l] bits.
+ *  HLS-D: d_tile[t] (dense_tiles), d_bitmap (dense_tiles * 64 * slab_depth
+ *    words: per tile one 4096-bit map per 16^3 sub-tile), d_val_ptr
+ *    (dense_tiles + 1) into d_val (values of dtype in bitmap order);
+ *    root groups: d_root_tile[g] (root_groups), d_root_ptr (root_groups + 1)
+ *    into the tiles.
+ *  HLS-S: s_ind[z] packed coordinates and s_val[z] (sparse_nnz), sorted;
+ *    s_row[r] (sparse_rows) output rows, s_row_ptr (sparse_rows + 1). */
+typedef struct spt_plugin_hls {
+  uint32_t order;              /* 3 or 4 */
+  int dtype;                   /* SPT_PLUGIN_FLOAT32 or SPT_PLUGIN_FLOAT64 */
+  uint32_t slab_depth;         /* D: 1, 2, 4, 8 or 16 (1 for order 3) */
+  uint32_t reserved;
+  const uint32_t *dims;        /* order entries, by level (dims of modes[l]) */
+  const uint32_t *modes;       /* order entries: level -> mode (modes[0] = root) */
+  const uint32_t *bits;        /* order entries, per level */
+  const uint32_t *shift;       /* order entries, per level: 4, or log2 D for level 3 */
+  const uint32_t *tile_bits;   /* order entries, per level */
+  /* HLS-D */
+  uint64_t dense_tiles;
+  const uint64_t *d_tile;      /* dense_tiles */
+  const uint64_t *d_bitmap;    /* dense_tiles * 64 * slab_depth */
+  const uint64_t *d_val_ptr;   /* dense_tiles + 1 */
+  const void *d_val;           /* d_val_ptr[dense_tiles] values of dtype */
+  uint64_t root_groups;
+  const uint32_t *d_root_tile; /* root_groups */
+  const uint64_t *d_root_ptr;  /* root_groups + 1 */
+  /* HLS-S */
+  uint64_t sparse_nnz;
+  const uint64_t *s_ind;       /* sparse_nnz */
+  const void *s_val;           /* sparse_nnz values of dtype */
+  uint64_t sparse_rows;
+  const uint32_t *s_row;       /* sparse_rows */
+  const uint64_t *s_row_ptr;   /* sparse_rows + 1 */
+} spt_plugin_hls;
+
+/* The arithmetic of HLS dense tiles (same numbers as spt_hls_precision,
+ * AUTO excluded: the core resolves it). The sparse part always runs in the
+ * tensor's type on CUDA cores. */
+#define SPT_PLUGIN_HLS_FP16 1  /* tensor cores, half inputs, fp32 accumulation */
+#define SPT_PLUGIN_HLS_BF16 2  /* tensor cores, bfloat16 inputs, fp32 accumulation */
+#define SPT_PLUGIN_HLS_TF32 3  /* tensor cores, tf32 inputs, fp32 accumulation */
+#define SPT_PLUGIN_HLS_EXACT 4 /* CUDA cores in the tensor's type (float32 or float64) */
+
+/* The two products hls_multiply computes (both in the handle's root mode). */
+#define SPT_PLUGIN_HLS_MTTKRP 0 /* out(i, r) = sum X(i, ...) prod_m U_m(i_m, r) */
+#define SPT_PLUGIN_HLS_TTMC 1   /* out(i, :) = X_(root)(i, :) kron of the U_m, lowest other mode fastest */
+
+/* Opaque device copy of an HLS tensor (owned by the plugin). */
+typedef struct spt_plugin_device_hls spt_plugin_device_hls;
 /* [v6-hls-types-end] */
 
 /* [v6-ttm-types-begin] */
+/* The GPU SpTTM kernels (dissertation §7.3; cuda/ttm.cuh describes each).
+ * AUTO = the plugin's rule (cuda/ttm.cu, choose_ttm_variant), which env
+ * SPT_CUDA_TTM_VARIANT=naive|fine|coalesced|rank_blocked|shared overrides. */
+#define SPT_PLUGIN_TTM_AUTO 0
+#define SPT_PLUGIN_TTM_NAIVE 1
+#define SPT_PLUGIN_TTM_FINE 2
+#define SPT_PLUGIN_TTM_COALESCED 3
+#define SPT_PLUGIN_TTM_RANK_BLOCKED 4
+#define SPT_PLUGIN_TTM_SHARED 5
+
+/* The mode-n fibers of a COO tensor in host memory, for SpTTM in mode n:
+ * the nonzeros sorted so that each fiber (nonzeros equal in every mode but
+ * n) is contiguous; fiber f is the nonzero range [fiber_ptr[f],
+ * fiber_ptr[f+1]) (fiber_ptr[0] = 0, non-decreasing, fiber_ptr[nfibers] =
+ * nnz), ind[k] is nonzero k's index in mode n (a row of U) and values[k]
+ * its value. The other modes' indices stay on the host: the output row of
+ * fiber f is row f. */
+typedef struct spt_plugin_ttm_fibers {
+  int dtype;                 /* SPT_PLUGIN_FLOAT32 or SPT_PLUGIN_FLOAT64 */
+  uint32_t reserved;
+  uint64_t nnz;
+  uint64_t nfibers;
+  const uint64_t *fiber_ptr; /* nfibers + 1 */
+  const uint32_t *ind;       /* nnz (NULL when nnz = 0) */
+  const void *values;        /* nnz values of dtype (NULL when nnz = 0) */
+} spt_plugin_ttm_fibers;
+
+/* In/out options of one ttm_fibers call. */
+typedef struct spt_plugin_ttm_launch {
+  int variant;      /* in: SPT_PLUGIN_TTM_AUTO or a variant to force */
+  int variant_used; /* out: the variant that ran (the rule's pick under AUTO) */
+  double kernel_ms; /* out: the kernel's device time in milliseconds (CUDA events; copies excluded) */
+} spt_plugin_ttm_launch;
+
+/* A semi-sparse tensor in host memory, grouped for SsTTM in a sparse mode
+ * c: nfibers fibers, fiber f holding a block of a_len * b_len values at
+ * values + f * a_len * b_len (the layout of src/core/scoo.hpp: a_len =
+ * product of the dense dims below c, b_len = above c; index i_a + a_len
+ * i_b); ind[f] = fiber f's coordinate in mode c (a row of U). The fibers
+ * are grouped by their coordinates in the other sparse modes: group g is
+ * the positions [group_ptr[g], group_ptr[g+1]) (group_ptr[0] = 0,
+ * non-decreasing, group_ptr[ngroups] = nfibers), position k holding fiber
+ * perm[k] (perm NULL = fiber k). */
+typedef struct spt_plugin_scoo_groups {
+  int dtype;                 /* SPT_PLUGIN_FLOAT32 or SPT_PLUGIN_FLOAT64 */
+  uint32_t reserved;
+  uint64_t nfibers;
+  uint64_t ngroups;
+  uint64_t a_len;            /* >= 1 */
+  uint64_t b_len;            /* >= 1 */
+  const uint64_t *group_ptr; /* ngroups + 1 */
+  const uint64_t *perm;      /* nfibers entries < nfibers, or NULL */
+  const uint32_t *ind;       /* nfibers (NULL when nfibers = 0) */
+  const void *values;        /* nfibers * a_len * b_len values of dtype (NULL when nfibers = 0) */
+} spt_plugin_scoo_groups;
 /* [v6-ttm-types-end] */
 
 /* [v6-tucker-types-begin] */
+/* One Tucker-HOOI run on the device (pyttb tucker_als numerics, exactly the
+ * core's CPU loop in src/algo/tucker_hooi.cpp): per mode n the TTMc Y_(n) =
+ * X_(n) kron_{m != n} U_m (F-COO Kronecker product, lowest other mode
+ * fastest), the leading ranks[n] left singular vectors of Y_(n) by the
+ * CPU's route for its shape (I_n x I_n Gram eigenvectors when I_n <= P_n =
+ * prod_{m != n} ranks[m] or ranks[n] > P_n; else the P_n x P_n Gram and u_r =
+ * Y v_r / s_r, falling back to an SVD of Y_(n) when s_R^2 <= 1e4 eps s_1^2),
+ * the CPU's sign rule (largest-magnitude entry of each vector positive);
+ * per sweep the core G = U_{N-1}^T Y_(N-1) and ||G||^2 (in double). The fit,
+ * convergence, history and callback belong to the core, through on_sweep.
+ * The hook returns SPT_PLUGIN_CONTINUE, _STOP or _ABORT (as cp_als's). */
+typedef struct spt_plugin_tucker_args {
+  const uint32_t *ranks; /* order entries, 1 <= ranks[m] <= dims[m] */
+  int max_iters;         /* >= 1 */
+  int reserved;          /* 0 */
+  /* In: the initial factors (dims[m] x ranks[m], x's dtype, host memory;
+   * factors[0] is not read: mode 0 is computed first). Out (after a sweep
+   * loop that ended by SPT_PLUGIN_STOP or max_iters): the last sweep's
+   * factors. */
+  spt_plugin_matrix *factors;
+  /* Out (likewise): the core, prod_m ranks[m] values of x's dtype, first
+   * index fastest (row-major ranks[N-1] x prod_{m < N-1} ranks[m]). */
+  void *core;
+  void *hook_data;
+  /* Called after each sweep (iteration = 1, 2, ...) with ||G||^2 and the
+   * sweep's wall seconds; returns SPT_PLUGIN_CONTINUE, _STOP or _ABORT.
+   * Must not throw. */
+  int (*on_sweep)(void *hook_data, int iteration, double norm_core_squared, double seconds);
+  /* Optional (NULL = none): a note for the context's log at `level` (1 =
+   * normal, 2 = verbose), e.g. the SVD fallback. */
+  void (*note)(void *hook_data, int level, const char *message);
+} spt_plugin_tucker_args;
 /* [v6-tucker-types-end] */
 
 /* What cp_als's per-iteration hook returns. */
@@ -334,15 +478,98 @@ typedef struct spt_plugin_table {
 
   /* Version 6: HLS on the device (tensor cores). */
   /* [v6-hls-begin] */
+  /* Copy HLS tensor x to device `device` (*out receives the copy), checking
+   * first that it fits the free device memory (SPT_ERR_OUT_OF_MEMORY, capped
+   * by SPT_CUDA_MEMORY_LIMIT). SPT_ERR_UNSUPPORTED for an order other than
+   * 3 or 4; SPT_ERR_INVALID_ARGUMENT for inconsistent counts, a slab depth
+   * that is not a power of two up to 16, or NULL arrays. */
+  int (*hls_upload)(int device, const spt_plugin_hls *x, spt_plugin_device_hls **out, char *message,
+                    size_t message_len);
+
+  /* Free an HLS device copy (NULL ignored). Never fails. */
+  void (*hls_release)(spt_plugin_device_hls *x);
+
+  /* out (dims[root] x out->cols, overwritten) = the product `kind`
+   * (SPT_PLUGIN_HLS_MTTKRP or _TTMC) of the device tensor x in its root
+   * mode, the dense tiles in `precision` (SPT_PLUGIN_HLS_FP16 .. _EXACT).
+   * factors: BY MODE (order entries; factors[root] ignored), host, x's
+   * dtype, dims[m] rows. MTTKRP: every factor has out->cols (= R)
+   * columns; TTMC: R_m >= 1 columns each and out->cols = prod_{m != root}
+   * R_m (< 2^31), column = Kolda's unfolding (lowest other mode fastest).
+   * Factors and out are copied per call. Synchronous. Errors:
+   * INVALID_ARGUMENT (kind, precision, shapes), OUT_OF_MEMORY, DEVICE. */
+  int (*hls_multiply)(const spt_plugin_device_hls *x, int kind, int precision, const spt_plugin_matrix *factors,
+                      spt_plugin_matrix *out, char *message, size_t message_len);
+
+  /* Time the fused HLS MTTKRP (float32, `rank`, `precision`) on device
+   * `device` on synthetic all-dense and all-sparse tensors of `order` (3 or
+   * 4) and `slab_depth`, and report the seconds per dense (sub-)tile and
+   * per sparse nonzero: a tile with n occupied cells is worth storing dense
+   * when n * *seconds_per_sparse_nnz > *seconds_per_dense_tile. Allocates
+   * and frees a few MB of device memory; takes tens of milliseconds.
+   * Synchronous. Errors: INVALID_ARGUMENT (order, slab depth, rank 0,
+   * precision, NULL outputs), OUT_OF_MEMORY, DEVICE. */
+  int (*hls_calibrate)(int device, uint32_t order, uint32_t slab_depth, uint32_t rank, int precision,
+                       double *seconds_per_dense_tile, double *seconds_per_sparse_nnz, char *message,
+                       size_t message_len);
   /* [v6-hls-end] */
 
   /* Version 6: GPU SpTTM family (COO TTM variants, semi-sparse TTM). */
   /* [v6-ttm-begin] */
+  /* The SpTTM kernel ttm_fibers runs under SPT_PLUGIN_TTM_AUTO for rank R
+   * and nfibers fibers holding nnz nonzeros, the longest max_fiber_length:
+   * env SPT_CUDA_TTM_VARIANT when set, else the rule. Host only (no device
+   * needed). Errors: INVALID_ARGUMENT (NULL variant, R = 0, or an env value
+   * that names no variant; the message says which). */
+  int (*ttm_choose_variant)(uint64_t rank, uint64_t nfibers, uint64_t nnz, uint64_t max_fiber_length, int *variant,
+                            char *message, size_t message_len);
+
+  /* SpTTM on device `device`: out (x->nfibers x R, host, x's dtype,
+   * overwritten) row f = sum_{k in fiber f} values[k] * U(ind[k], :), U =
+   * *u (host, rows = dims[n], R = u->cols columns, x's dtype). The fibers
+   * and U are copied to the device for this call (nothing is cached), the
+   * kernel launch->variant runs (AUTO: ttm_choose_variant's pick), out is
+   * copied back. launch may be NULL (= AUTO, nothing reported).
+   * Synchronous. Errors: INVALID_ARGUMENT (NULL arrays, inconsistent
+   * fiber_ptr, an index >= u->rows, shapes, unknown variant or env value),
+   * UNSUPPORTED (R >= 2^31), OUT_OF_MEMORY (the copies do not fit the free
+   * device memory, capped by SPT_CUDA_MEMORY_LIMIT), DEVICE. */
+  int (*ttm_fibers)(int device, const spt_plugin_ttm_fibers *x, const spt_plugin_matrix *u, spt_plugin_matrix *out,
+                    spt_plugin_ttm_launch *launch, char *message, size_t message_len);
+
+  /* SsTTM on device `device`: out (y->ngroups x a_len * R * b_len, host,
+   * y's dtype, overwritten), row g = the block of group g:
+   *   out[g][i_a + a_len (r + R i_b)] = sum_{k in group g} in[f_k][i_a + a_len i_b] * U(ind[f_k], r)
+   * (f_k = perm[k] or k), U = *u (host, R = u->cols). Inputs copied per
+   * call; kernel_ms (may be NULL) receives the kernel's device time.
+   * Synchronous. Errors as ttm_fibers. */
+  int (*scoo_ttm)(int device, const spt_plugin_scoo_groups *y, const spt_plugin_matrix *u, spt_plugin_matrix *out,
+                  double *kernel_ms, char *message, size_t message_len);
   /* [v6-ttm-end] */
 
   /* Version 6: GPU Tucker-HOOI. */
   /* [v6-tucker-begin] */
+  /* Tucker-HOOI of one tensor on the device (see spt_plugin_tucker_args):
+   * per_mode[m] is the op-MTTKRP F-COO of mode m of the tensor (order
+   * entries, same device and dtype; order 2..8); each sweep's TTMc in mode m
+   * runs on per_mode[m]. Checks first that the factors, Y_(n), the Gram
+   * matrices, the core and the solver workspace fit the free device memory
+   * (SPT_ERR_OUT_OF_MEMORY, nothing run; capped by SPT_CUDA_MEMORY_LIMIT).
+   * Errors: OUT_OF_MEMORY, DEVICE, INVALID_ARGUMENT, UNSUPPORTED (sizes
+   * above the 32-bit limits of cuBLAS/cuSOLVER), NUMERICAL (an eigen or
+   * singular value solver did not converge; the message matches the
+   * CPU's). */
+  int (*tucker_hooi_fcoo)(const spt_plugin_device_fcoo *const *per_mode, uint32_t order,
+                          const spt_plugin_tucker_args *args, char *message, size_t message_len);
   /* [v6-tucker-end] */
+
+  /* Version 6: CP-ALS with a format per mode. As cp_als, on the device COO
+   * tensor x, except that the MTTKRP in mode m runs on per_mode[m] when it
+   * is not NULL (the op-MTTKRP F-COO of mode m of the same tensor, same
+   * device and dtype) and on x otherwise (sorted by the mode when it fits).
+   * per_mode has x's order entries. */
+  int (*cp_als_mixed)(const spt_plugin_device_coo *x, const spt_plugin_device_fcoo *const *per_mode,
+                      const spt_plugin_cp_als_args *args, char *message, size_t message_len);
 } spt_plugin_table;
 
 /* The one symbol a plugin exports. `core_abi_version` is the core's

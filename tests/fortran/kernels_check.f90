@@ -371,6 +371,8 @@ contains
       call expect_status(spt_hls_options_init(opts), SPT_OK, 'spt_hls_options_init')
       call check(opts%dense_threshold == 0 .and. opts%slab_depth == 0, 'HLS defaults')
       opts%root_mode = 1
+      ! exact arithmetic on the GPU too (tensor-core precisions round)
+      opts%precision = SPT_HLS_PRECISION_EXACT
       if (variant == 1) opts%dense_threshold = 1
       if (variant == 3) opts%dense_threshold = huge(opts%dense_threshold)
       call expect_status(spt_hls_from_coo(ctx, x, c_loc(opts), h), SPT_OK, 'spt_hls_from_coo')
@@ -380,7 +382,9 @@ contains
                  stats%dense_nnz + stats%sparse_nnz == stats%nnz .and. &
                  stats%dense_tiles + stats%sparse_tiles == stats%tiles, 'HLS statistics add up')
       if (variant == 1) call check(stats%sparse_nnz == 0, 'HLS threshold 1: every tile dense')
-      if (variant == 2) call check(stats%dense_threshold == 78, 'HLS default threshold')
+      if (variant == 2) call check(stats%dense_threshold == 78 .or. stats%threshold_calibrated == 1, &
+                                   'HLS default threshold (or measured on the GPU)')
+      call check(stats%precision == SPT_HLS_PRECISION_EXACT, 'HLS precision kept')
       if (variant == 3) call check(stats%dense_nnz == 0 .and. stats%nnz == nnz, 'HLS: every tile sparse')
       call expect_status(spt_hls_dims(h, hdims), SPT_OK, 'spt_hls_dims')
       call check(all(hdims == dims), 'HLS dims')

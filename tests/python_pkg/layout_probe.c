@@ -46,7 +46,7 @@ int main(void) {
   F(spt_hbcsf_statistics, bytes); F(spt_hbcsf_statistics, coo_bytes);
   S(spt_hls_options);
   F(spt_hls_options, struct_size); F(spt_hls_options, root_mode); F(spt_hls_options, dense_threshold);
-  F(spt_hls_options, slab_depth);
+  F(spt_hls_options, slab_depth); F(spt_hls_options, precision);
   S(spt_hls_statistics);
   F(spt_hls_statistics, struct_size); F(spt_hls_statistics, dtype); F(spt_hls_statistics, order);
   F(spt_hls_statistics, root_mode); F(spt_hls_statistics, dense_threshold); F(spt_hls_statistics, slab_depth);
@@ -54,6 +54,7 @@ int main(void) {
   F(spt_hls_statistics, tiles); F(spt_hls_statistics, dense_tiles); F(spt_hls_statistics, sparse_tiles);
   F(spt_hls_statistics, dense_nnz); F(spt_hls_statistics, sparse_nnz); F(spt_hls_statistics, dense_fraction);
   F(spt_hls_statistics, bytes); F(spt_hls_statistics, coo_bytes); F(spt_hls_statistics, build_seconds);
+  F(spt_hls_statistics, precision); F(spt_hls_statistics, threshold_calibrated);
   S(spt_hicoo_options);
   F(spt_hicoo_options, struct_size); F(spt_hicoo_options, block_size); F(spt_hicoo_options, superblock_size);
   F(spt_hicoo_options, strategy);

@@ -430,15 +430,21 @@ class TensorTimes(unittest.TestCase):
         for mode in range(3):
             # threshold 1: every tile dense; the default (78 cells) leaves this small tensor sparse
             for threshold in (1, 0):
-                H = sptensor.HLS(self.X, mode, dense_threshold=threshold)
+                # exact: the products must match on a GPU context too
+                H = sptensor.HLS(self.X, mode, dense_threshold=threshold, precision="exact")
                 info = H.info()
                 self.assertEqual((info["order"], info["root_mode"], info["input_nnz"]), (3, mode, self.X.nnz))
                 self.assertEqual(info["dense_nnz"] + info["sparse_nnz"], info["nnz"])
                 self.assertEqual(info["dense_tiles"] + info["sparse_tiles"], info["tiles"])
-                self.assertEqual(info["dense_threshold"], threshold or 78)
+                self.assertEqual(info["precision"], 4)
+                if info["threshold_calibrated"]:  # measured on the GPU
+                    self.assertEqual(threshold, 0)
+                    self.assertTrue(1 <= info["dense_threshold"] <= 4096)
+                else:
+                    self.assertEqual(info["dense_threshold"], threshold or 78)
                 if threshold == 1:
                     self.assertEqual(info["sparse_nnz"], 0)
-                else:
+                elif not info["threshold_calibrated"]:
                     self.assertEqual(info["dense_nnz"], 0)
                 np.testing.assert_allclose(H.mttkrp(W), sptensor.mttkrp(self.X, W, mode), rtol=1e-12, atol=1e-13)
                 np.testing.assert_allclose(H.ttmc(U), sptensor.ttmc(self.X, U, mode), rtol=1e-12, atol=1e-13)
@@ -449,6 +455,11 @@ class TensorTimes(unittest.TestCase):
             sptensor.HLS(self.X, 3)
         with self.assertRaises(sptensor.InvalidArgumentError):
             sptensor.HLS(self.X, 0, slab_depth=3)
+        with self.assertRaises(sptensor.InvalidArgumentError):
+            sptensor.HLS(self.X, 0, precision=9)
+        with self.assertRaises(ValueError):
+            sptensor.HLS(self.X, 0, precision="fp8")
+        self.assertEqual(sptensor.HLS(self.X, 0, precision="bf16").info()["precision"], 2)
 
     def test_dense(self):
         np.testing.assert_allclose(sptensor.to_dense(self.X), self.D, rtol=0, atol=1e-15)

@@ -29,6 +29,7 @@
 #include "core/hbcsf.hpp"
 #include "core/hicoo.hpp"
 #include "dispatch/dispatch.hpp"
+#include "dispatch/gpu_format.hpp"
 #include "dispatch/plugin_loader.hpp"
 #include "kernels/kernels.hpp"
 #include "kernels/sort.hpp"
@@ -590,6 +591,109 @@ TYPED_TEST(CudaCpAls, MatchesCpuOnDataTensor) {
     return;
   }
   GTEST_SKIP() << "no data tensor found";
+}
+
+/* ------------------- the GPU format model (per mode) ---------------------- */
+
+// A tensor whose mode 0 has 8 heavy slices (F-COO territory) and whose
+// other modes have light ones (COO): 64,000 nonzeros, 8,000 per mode-0
+// slice, about 213 and 160 per slice in modes 1 and 2.
+spt_coo_s mixed_format_tensor(spt_dtype dtype) {
+  RandomTensorSpec spec;
+  spec.dims = {8, 300, 400};
+  spec.nnz = 64000;
+  spec.seed = 5;
+  spec.skewed = false;
+  spec.empty_slices = false;
+  spec.single_nonzero_slice = false;
+  return random_coo(dtype, spec);
+}
+
+TEST(GpuFormatModel, RuleSlicesAndOverride) {
+  using dispatch::GpuMttkrpFormat;
+  // The rule: F-COO from kGpuFcooMinNnz nonzeros and kGpuFcooMinMeanSlice per non-empty slice.
+  EXPECT_EQ(dispatch::gpu_mttkrp_format(dispatch::kGpuFcooMinNnz - 1, 1, 16), GpuMttkrpFormat::coo);
+  EXPECT_EQ(dispatch::gpu_mttkrp_format(1000000, 2000, 16), GpuMttkrpFormat::fcoo);  // 500 per slice
+  EXPECT_EQ(dispatch::gpu_mttkrp_format(1000000, 2001, 16), GpuMttkrpFormat::coo);
+  EXPECT_EQ(dispatch::gpu_mttkrp_format(1000000, 0, 16), GpuMttkrpFormat::coo);
+  // Non-empty slices, against a direct count.
+  const spt_coo_s x = mixed_format_tensor(SPT_FLOAT64);
+  const std::vector<spt_nnz> slices = dispatch::nonempty_slices_per_mode(x, 3);
+  ASSERT_EQ(slices.size(), 3u);
+  for (uint32_t m = 0; m < 3; ++m) {
+    std::vector<char> seen(x.dims[m], 0);
+    for (spt_nnz k = 0; k < x.nnz; ++k) seen[x.ind[m][k]] = 1;
+    EXPECT_EQ(slices[m], spt_nnz(std::count(seen.begin(), seen.end(), 1))) << "mode " << m;
+  }
+  std::vector<GpuMttkrpFormat> want = {GpuMttkrpFormat::fcoo, GpuMttkrpFormat::coo, GpuMttkrpFormat::coo};
+  {
+    ScopedEnv unset("SPT_CUDA_MTTKRP_FORMAT", nullptr);
+    EXPECT_EQ(dispatch::gpu_mttkrp_formats(x, 16, 2), want);
+  }
+  {
+    ScopedEnv coo("SPT_CUDA_MTTKRP_FORMAT", "coo");
+    EXPECT_EQ(dispatch::gpu_mttkrp_formats(x, 16, 2), std::vector<GpuMttkrpFormat>(3, GpuMttkrpFormat::coo));
+  }
+  {
+    ScopedEnv fcoo("SPT_CUDA_MTTKRP_FORMAT", "fcoo");
+    EXPECT_EQ(dispatch::gpu_mttkrp_formats(x, 16, 2), std::vector<GpuMttkrpFormat>(3, GpuMttkrpFormat::fcoo));
+  }
+}
+
+// spt_mttkrp on the GPU runs mode 0 on F-COO (the model's choice, said in
+// the log) and the others on COO; every mode equals the reference.
+TEST(GpuFormatModel, MttkrpPerModeFormatMatchesReference) {
+  SKIP_WITHOUT_DEVICE();
+  ScopedEnv unset("SPT_CUDA_MTTKRP_FORMAT", nullptr);
+  std::vector<std::string> log;
+  spt_context* ctx = nullptr;
+  ASSERT_EQ(spt_context_create(&ctx), SPT_OK);
+  ASSERT_EQ(spt_context_set_backend(ctx, SPT_BACKEND_CUDA), SPT_OK) << spt_last_error(ctx);
+  ASSERT_EQ(spt_context_set_verbosity(ctx, 2), SPT_OK);
+  ASSERT_EQ(spt_context_set_log(ctx, record_log, &log), SPT_OK);
+  spt_coo* x = new spt_coo_s(mixed_format_tensor(SPT_FLOAT64));
+  const spt_nnz rank = 16;
+  auto factors = random_factors<double>(x->dims, rank, 9);
+  std::vector<spt_matrix*> handles;
+  for (auto& f : factors) {
+    spt_matrix* m = nullptr;
+    ASSERT_EQ(spt_matrix_wrap(ctx, SPT_FLOAT64, f.rows, f.cols, SPT_ROW_MAJOR, f.values.data(), f.cols, &m), SPT_OK);
+    handles.push_back(m);
+  }
+  for (uint32_t mode = 0; mode < 3; ++mode) {
+    spt_matrix* out = nullptr;
+    ASSERT_EQ(spt_matrix_create(ctx, SPT_FLOAT64, x->dims[mode], rank, SPT_ROW_MAJOR, &out), SPT_OK);
+    ASSERT_EQ(spt_mttkrp(ctx, x, handles.data(), mode, out), SPT_OK) << spt_last_error(ctx);
+    const DenseMatrix<double> want = reference_mttkrp(*x, factors, mode);
+    for (spt_nnz i = 0; i < want.rows; ++i)
+      for (spt_nnz j = 0; j < want.cols; ++j)
+        ASSERT_TRUE(close(want(i, j), out->at<double>(i, j), 1e-10)) << "mode " << mode << " (" << i << "," << j << ")";
+    spt_matrix_free(out);
+  }
+  bool said = false;
+  for (const std::string& line : log)
+    said = said || line.find("mode 0 F-COO, mode 1 COO, mode 2 COO") != std::string::npos;
+  EXPECT_TRUE(said) << "the log should give the per-mode choice";
+  for (spt_matrix* m : handles) spt_matrix_free(m);
+  spt_coo_free(x);
+  spt_context_free(ctx);
+}
+
+// CP-ALS with format AUTO on the GPU runs mode 0's MTTKRP on F-COO and the
+// others on COO, and equals the CPU run from the same init.
+TYPED_TEST(CudaCpAls, MixedFormatsMatchCpu) {
+  SKIP_WITHOUT_DEVICE();
+  using T = TypeParam;
+  ScopedEnv unset("SPT_CUDA_MTTKRP_FORMAT", nullptr);
+  const spt_coo_s x = mixed_format_tensor(dtype_of<T>());
+  const auto init = positive_init<T>(x.dims, 16, 21);
+  const CpdRun gpu = run_cpd<T>(SPT_BACKEND_CUDA, x, init, 16, 10, 0.0);
+  const CpdRun cpu = run_cpd<T>(SPT_BACKEND_CPU, x, init, 16, 10, 0.0);
+  expect_same_run<T>(gpu, cpu, x, "mixed formats");
+  bool said = false;
+  for (const std::string& line : gpu.log)
+    said = said || line.find("MTTKRP on F-COO in modes 0, COO in the others") != std::string::npos;
+  EXPECT_TRUE(said) << "the GPU run should say that mode 0 runs on F-COO";
 }
 
 TEST(CudaCpAlsApi, CallbackStopsTheDeviceRun) {

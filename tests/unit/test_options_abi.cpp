@@ -57,7 +57,7 @@ TEST(OptionsAbi, InitWritesOnlyTheCallersStruct) {
   check_struct<spt_reorder_options>(spt_reorder_options_init_size, sizeof(spt_reorder_options), "reorder");
   check_struct<spt_hicoo_options>(spt_hicoo_options_init_size, sizeof(spt_hicoo_options), "hicoo");
   check_struct<spt_hbcsf_options>(spt_hbcsf_options_init_size, sizeof(spt_hbcsf_options), "hbcsf");
-  check_struct<spt_hls_options>(spt_hls_options_init_size, sizeof(spt_hls_options), "hls");
+  check_struct<spt_hls_options>(spt_hls_options_init_size, offsetof(spt_hls_options, precision), "hls");
 }
 
 TEST(OptionsAbi, MacroAndExportedSymbolAgree) {

@@ -1,0 +1,237 @@
+// The GPU SpTTM family as the dispatcher sees it (DeviceKernels::ttm and
+// ::scoo_ttm, declared in device.hpp [ttm]): the host prepares exactly
+// what the CPU kernels prepare (src/kernels/cpu/ttm.cpp, ttm_chain.cpp) -
+// the mode-n fibers (sorted copy unless pre-sorted) or the SsTTM groups,
+// and the output shell (same fibers, order, dims, dense modes,
+// fiber_order) - and the plugin computes the values (ttm_fibers /
+// scoo_ttm, plugin_abi.h [v6-ttm]). Operands are copied per call; nothing
+// is cached on the tensors (an SpTTM reads each nonzero once, so a cached
+// copy would only pay off across repeated TTMs of one tensor in one mode).
+//
+// AUTO's size rule: a problem with fewer than 2^16 multiply-adds (nnz * R
+// for SpTTM, nfibers * block * R for SsTTM) runs on the CPU (a verbose
+// note): a GPU call costs a few copies, launches and a synchronisation
+// (tens of microseconds) while the CPU does 2^16 multiply-adds in about as
+// long. Backend CUDA forced always runs on the device.
+#include <algorithm>
+#include <memory>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "core/error.hpp"
+#include "core/scoo.hpp"
+#include "dispatch/device.hpp"
+#include "dispatch/device_common.hpp"
+#include "dispatch/dispatch.hpp"
+#include "dispatch/plugin_loader.hpp"
+#include "kernels/sort.hpp"
+#include "kernels/ttm_chain.hpp"
+
+namespace spt::dispatch {
+
+namespace {
+
+using detail::device_failed;
+
+constexpr uint64_t kSmallTtmWork = uint64_t(1) << 16;
+
+template <typename T>
+int plugin_dtype() {
+  return sizeof(T) == sizeof(float) ? SPT_PLUGIN_FLOAT32 : SPT_PLUGIN_FLOAT64;
+}
+
+// Saturating a * b (the rule only compares against a small bound).
+uint64_t work_of(uint64_t a, uint64_t b) {
+  uint64_t w = 0;
+  return __builtin_mul_overflow(a, b, &w) ? UINT64_MAX : w;
+}
+
+// The plugin's answer: OK = ran; UNSUPPORTED = no GPU kernel for this
+// input (CPU, verbose note, as any kernel without a device version);
+// anything else = device_failed's policy.
+bool plugin_outcome(const spt_context_s& ctx, const char* kernel, int status, const char* message) {
+  if (status == SPT_OK) return true;
+  if (status == SPT_ERR_UNSUPPORTED) {
+    log(ctx, 2, cat("note: ", kernel, " runs on the CPU: ", message));
+    return false;
+  }
+  return device_failed(ctx, kernel, status, message);
+}
+
+template <typename T>
+bool ttm_on_device(const spt_context_s& ctx, const spt_coo_s& x, uint32_t mode, ConstMatRef<T> u, spt_scoo_s& out) {
+  const char* kernel = "SpTTM";
+  const uint32_t order = x.order();
+  // Arguments the CPU kernel would take differently are its to handle.
+  if (mode >= order || x.dtype() != dtype_of<T>() || u.rows != x.dims[mode] || u.cols == 0 ||
+      u.cols > UINT32_MAX)
+    return false;
+  const spt_nnz rank = u.cols;
+  if (ctx.backend == SPT_BACKEND_AUTO && work_of(x.nnz, rank) < kSmallTtmWork) {
+    log(ctx, 2,
+        cat("note: ", kernel, " runs on the CPU: a small problem (", x.nnz, " nonzeros x rank ", rank,
+            " < 2^16 multiply-adds); backend CUDA forces the GPU"));
+    return false;
+  }
+  const CudaPlugin& cuda = cuda_plugin();
+  if (!cuda.usable()) return device_failed(ctx, kernel, SPT_ERR_DEVICE, cuda.reason);
+  if (!cuda.table->ttm_fibers) return device_failed(ctx, kernel, SPT_ERR_DEVICE, "the CUDA plugin has no ttm_fibers");
+
+  // The fibers exactly as the CPU kernel finds them (src/kernels/cpu/ttm.cpp).
+  const kernels::Exec exec = exec_for(ctx);
+  const bool presorted = x.sorted_by.size() == order && x.sorted_by.back() == mode;
+  std::unique_ptr<sorting::ModeFibers> grouped;
+  std::vector<uint32_t> others;
+  buffer<spt_nnz> own_ptr;
+  if (presorted) {
+    others.assign(x.sorted_by.begin(), x.sorted_by.end() - 1);
+    own_ptr = sorting::group_starts(exec, x, others);
+  } else {
+    grouped = std::make_unique<sorting::ModeFibers>(exec, x, mode);
+    others = grouped->other_modes();
+  }
+  const spt_coo_s& s = presorted ? x : grouped->sorted();
+  const buffer<spt_nnz>& fiber_ptr = presorted ? own_ptr : grouped->starts();
+  const spt_nnz fibers = fiber_ptr.size() - 1;
+
+  out.dims = x.dims;
+  out.dims[mode] = static_cast<spt_index>(rank);
+  out.set_single_dense_mode(mode);
+  out.fiber_order = others;
+  out.nfibers = fibers;
+  out.ind.assign(order, {});
+  for (uint32_t m : others) out.ind[m].resize(fibers);
+  out.values.set_dtype(x.dtype());
+  out.values.resize(checked_mul(fibers, rank, "semi-sparse value count"));
+  for (uint32_t m : others) {
+    const spt_index* src = s.ind[m];
+    spt_index* dst = out.ind[m].data();
+    for (spt_nnz f = 0; f < fibers; ++f) dst[f] = src[fiber_ptr[f]];
+  }
+  if (fibers == 0) return true;
+
+  spt_plugin_ttm_fibers view{};
+  view.dtype = plugin_dtype<T>();
+  view.nnz = s.nnz;
+  view.nfibers = fibers;
+  view.fiber_ptr = fiber_ptr.data();
+  view.ind = s.ind[mode];
+  view.values = s.val;
+  const spt_plugin_matrix um{const_cast<T*>(u.data), u.rows, u.cols, u.ld};
+  spt_plugin_matrix om{out.values.get<T>().data(), fibers, rank, rank};
+  spt_plugin_ttm_launch launch{};
+  launch.variant = SPT_PLUGIN_TTM_AUTO;
+  char buffer[512] = {0};
+  const int status = cuda.table->ttm_fibers(ctx.device, &view, &um, &om, &launch, buffer, sizeof buffer);
+  if (status == SPT_OK)
+    log(ctx, 2, cat("SpTTM in mode ", mode, " on the GPU: ", fibers, " fibers, rank ", rank, ", kernel variant ",
+                    launch.variant_used));
+  return plugin_outcome(ctx, kernel, status, buffer);
+}
+
+template <typename T>
+bool scoo_ttm_on_device(const spt_context_s& ctx, const spt_scoo_s& y, uint32_t mode, ConstMatRef<T> u,
+                        spt_scoo_s& out) {
+  const char* kernel = "SsTTM";
+  // Same checks (and errors) as the CPU kernel.
+  const kernels::ScooTtmShape shape = kernels::scoo_ttm_shape(y, mode, u);
+  const spt_nnz n = y.nfibers;
+  if (ctx.backend == SPT_BACKEND_AUTO && work_of(work_of(n, shape.in_block), shape.rank) < kSmallTtmWork) {
+    log(ctx, 2,
+        cat("note: ", kernel, " runs on the CPU: a small problem (", n, " fibers of ", shape.in_block,
+            " values x rank ", shape.rank, " < 2^16 multiply-adds); backend CUDA forces the GPU"));
+    return false;
+  }
+  const CudaPlugin& cuda = cuda_plugin();
+  if (!cuda.usable()) return device_failed(ctx, kernel, SPT_ERR_DEVICE, cuda.reason);
+  if (!cuda.table->scoo_ttm) return device_failed(ctx, kernel, SPT_ERR_DEVICE, "the CUDA plugin has no scoo_ttm");
+
+  // The groups exactly as the CPU kernel finds them (src/kernels/cpu/ttm_chain.cpp).
+  const uint32_t order = y.order();
+  const std::vector<uint32_t> sparse = y.sparse_modes();
+  std::vector<uint32_t> key;
+  buffer<spt_nnz> perm;
+  const bool grouped = y.fiber_order.size() == sparse.size() && y.fiber_order.back() == mode;
+  if (grouped) {
+    key.assign(y.fiber_order.begin(), y.fiber_order.end() - 1);
+  } else {
+    for (uint32_t m : sparse)
+      if (m != mode) key.push_back(m);
+    perm.resize(n);
+    std::iota(perm.begin(), perm.end(), spt_nnz(0));
+    std::vector<uint32_t> by = key;
+    by.push_back(mode);
+    std::stable_sort(perm.begin(), perm.end(), [&](spt_nnz a, spt_nnz b) {
+      for (uint32_t m : by)
+        if (y.ind[m][a] != y.ind[m][b]) return y.ind[m][a] < y.ind[m][b];
+      return false;
+    });
+  }
+  const spt_nnz* order_of = grouped ? nullptr : perm.data();
+  auto fiber = [&](spt_nnz k) { return order_of ? order_of[k] : k; };
+  std::vector<spt_nnz> starts;
+  for (spt_nnz k = 0; k < n; ++k) {
+    bool first = k == 0;
+    for (size_t j = 0; j < key.size() && !first; ++j)
+      first = y.ind[key[j]][fiber(k)] != y.ind[key[j]][fiber(k - 1)];
+    if (first) starts.push_back(k);
+  }
+  const spt_nnz groups = starts.size();
+  starts.push_back(n);
+
+  out.dims = shape.dims;
+  out.dense_modes = shape.dense;
+  out.dense_mode = shape.dense[0];
+  out.fiber_order = key;
+  out.nfibers = groups;
+  out.ind.assign(order, {});
+  for (uint32_t m : key) out.ind[m].resize(groups);
+  out.values.set_dtype(y.dtype());
+  out.values.resize(checked_mul(groups, shape.out_block, "semi-sparse value count"));
+  for (spt_nnz g = 0; g < groups; ++g) {
+    const spt_nnz first = fiber(starts[g]);
+    for (uint32_t m : key) out.ind[m][g] = y.ind[m][first];
+  }
+  if (groups == 0) return true;
+
+  spt_plugin_scoo_groups view{};
+  view.dtype = plugin_dtype<T>();
+  view.nfibers = n;
+  view.ngroups = groups;
+  view.a_len = shape.a_len;
+  view.b_len = shape.b_len;
+  view.group_ptr = starts.data();
+  view.perm = order_of;
+  view.ind = y.ind[mode].data();
+  view.values = y.values.get<T>().data();
+  const spt_plugin_matrix um{const_cast<T*>(u.data), u.rows, u.cols, u.ld};
+  spt_plugin_matrix om{out.values.get<T>().data(), groups, shape.out_block, shape.out_block};
+  char buffer[512] = {0};
+  const int status = cuda.table->scoo_ttm(ctx.device, &view, &um, &om, nullptr, buffer, sizeof buffer);
+  return plugin_outcome(ctx, kernel, status, buffer);
+}
+
+}  // namespace
+
+bool DeviceKernels::ttm(const spt_context_s& ctx, const spt_coo_s& x, uint32_t mode, ConstMatRef<float> u,
+                        spt_scoo_s& out) {
+  return ttm_on_device<float>(ctx, x, mode, u, out);
+}
+
+bool DeviceKernels::ttm(const spt_context_s& ctx, const spt_coo_s& x, uint32_t mode, ConstMatRef<double> u,
+                        spt_scoo_s& out) {
+  return ttm_on_device<double>(ctx, x, mode, u, out);
+}
+
+bool DeviceKernels::scoo_ttm(const spt_context_s& ctx, const spt_scoo_s& y, uint32_t mode, ConstMatRef<float> u,
+                             spt_scoo_s& out) {
+  return scoo_ttm_on_device<float>(ctx, y, mode, u, out);
+}
+
+bool DeviceKernels::scoo_ttm(const spt_context_s& ctx, const spt_scoo_s& y, uint32_t mode, ConstMatRef<double> u,
+                             spt_scoo_s& out) {
+  return scoo_ttm_on_device<double>(ctx, y, mode, u, out);
+}
+
+}  // namespace spt::dispatch
