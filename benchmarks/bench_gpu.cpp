@@ -34,6 +34,11 @@
 // unit bin, timed together as above), bytes = the format's arrays + factors
 // read once + output written once; the whole spt_mttkrp_hbcsf path
 // (backend CUDA), and the error against the CPU.
+// "One tree plus a second kernel" (bench "gpu_mttkrp_hbcsf_nonroot"): every
+// mode but the shortest from the HB-CSF rooted at the shortest mode
+// (launch_mttkrp_hbcsf_nonroot: atomic output rows; the plain B-CSF too),
+// with the kernel time of the mode's own tree, the one tree's bytes and the
+// per-mode trees' bytes summed (storage against time), and the error.
 //
 // With --cpd ITERS (> 0): per tensor and rank, CP-ALS seconds per iteration
 // (median of the sweeps' wall times, float32, tol 0, the same seeded random
@@ -425,6 +430,15 @@ void run_tensor(const Bench& b, const std::string& name, const spt_coo_s& x) {
                 (unsigned long long)h.split_fibers, (unsigned long long)h.units(),
                 (unsigned long long)h.split_slices, h.bytes() / 1e6, hbcsf_convert_s[mode]);
   }
+  // "One tree plus a second kernel": the tree rooted at the shortest mode
+  // (the first of equals) serves every other mode through the non-root
+  // kernels; against it, the trees of every mode (their bytes summed).
+  uint32_t tree_root = 0;
+  double per_mode_tree_bytes = 0;
+  for (uint32_t mode = 0; mode < hbcsf.size(); ++mode) {
+    if (x.dims[mode] < x.dims[tree_root]) tree_root = mode;
+    per_mode_tree_bytes += double(hbcsf[mode].bytes());
+  }
 
   for (int rank : b.ranks) {
     std::vector<spt::DenseMatrix<float>> factors;
@@ -678,6 +692,41 @@ void run_tensor(const Bench& b, const std::string& name, const spt_coo_s& x) {
                        (unsigned long long)h.segments(), (unsigned long long)h.split_fibers,
                        (unsigned long long)h.units(), (unsigned long long)h.split_slices, plan.launches, plan.lanes,
                        hbcsf_convert_s[mode], b.device.c_str());
+        if (mode != tree_root) {
+          // This mode from the one tree rooted at tree_root (atomic rows):
+          // plain B-CSF first, then HB-CSF (checked).
+          auto time_nonroot = [&](const HbcsfDevice& d, spt::cuda::HbcsfLaunchPlan* nplan) {
+            return time_launch([&] {
+              return spt::cuda::launch_mttkrp_hbcsf_nonroot<float>(d.ref, d_factors.data(), mode, rank, d_out,
+                                                                   b.multiprocessors, 0, nplan);
+            });
+          };
+          const double nplain_ms = median(time_nonroot(bcsf_dev[tree_root], nullptr));
+          spt::cuda::HbcsfLaunchPlan nplan;
+          const std::vector<double> ntimes = time_nonroot(hbcsf_dev[tree_root], &nplan);  // checked
+          std::vector<float> ngpu(out_elems);
+          CHECK(cudaMemcpy(ngpu.data(), d_out, out_elems * sizeof(float), cudaMemcpyDeviceToHost));
+          double nnum = 0;
+          for (size_t i = 0; i < out_elems; ++i)
+            nnum += double(ngpu[i] - cpu_reference[i]) * (ngpu[i] - cpu_reference[i]);
+          const double nonroot_err = std::sqrt(nnum / std::max(den, 1e-300));
+          const double nms = median(ntimes);
+          const double tree_bytes = double(hbcsf[tree_root].bytes());
+          std::printf("%-24s mode %u rank %2d  HB-CSF non-root (tree of mode %u) %7.3f ms  plain B-CSF %7.3f ms  "
+                      "(own tree %7.3f ms)  tree %.1f MB vs per-mode trees %.1f MB  err %.1e  [L %u, %u launches]\n",
+                      name.c_str(), mode, rank, tree_root, nms, nplain_ms, bms, tree_bytes / 1e6,
+                      per_mode_tree_bytes / 1e6, nonroot_err, nplan.lanes, nplan.launches);
+          if (b.json)
+            std::fprintf(b.json,
+                         "{\"bench\":\"gpu_mttkrp_hbcsf_nonroot\",\"tensor\":\"%s\",\"order\":%u,\"nnz\":%llu,"
+                         "\"mode\":%u,\"tree_root\":%u,\"rank\":%d,\"dtype\":\"float32\",\"kernel_ms_median\":%.5f,"
+                         "\"kernel_ms_min\":%.5f,\"repeats\":%d,\"plain_bcsf_kernel_ms_median\":%.5f,"
+                         "\"own_tree_kernel_ms_median\":%.5f,\"tree_bytes\":%.0f,\"per_mode_trees_bytes\":%.0f,"
+                         "\"rel_err_vs_cpu\":%.3e,\"launches\":%u,\"lanes\":%u,\"device\":\"%s\"}\n",
+                         name.c_str(), order, (unsigned long long)nnz, mode, tree_root, rank, nms,
+                         *std::min_element(ntimes.begin(), ntimes.end()), b.repeats, nplain_ms, bms, tree_bytes,
+                         per_mode_tree_bytes, nonroot_err, nplan.launches, nplan.lanes, b.device.c_str());
+        }
       }
       CHECK(cudaEventDestroy(start));
       CHECK(cudaEventDestroy(stop));

@@ -9,8 +9,8 @@
 // backend with tol 0 and exactly --iters sweeps from the same seeded
 // random orthonormal initial factors (seed 7); per run one JSON Lines
 // record (keys of ../shared/DESIGN.md "Benchmarks"): bench "tucker_iter",
-// format "fcoo" (GPU: one op-MTTKRP F-COO per mode) or "auto" (CPU: the TTMc
-// path its cost estimate picks), backend, device (GPU name or CPU model),
+// format "auto" (GPU: the TTMc on HLS or F-COO, as the dispatcher picks;
+// CPU: the TTMc path its cost estimate picks), backend, device (GPU name or CPU model),
 // threads, tensor, order, nnz, mode -1, rank, core_dims, dtype, ms_median /
 // ms_min over the sweeps (the per-sweep wall times the library records: the
 // GPU's include its per-mode host round trips; the first sweep counts like
@@ -153,7 +153,7 @@ void emit(const Timing& t, bool gpu, const std::string& device, int threads, con
           const std::string& date, const std::string& commit, const Timing* cpu) {
   Record r;
   r.str("bench", "tucker_iter")
-      .str("format", gpu ? "fcoo" : "auto")
+      .str("format", "auto")
       .str("backend", gpu ? "cuda" : "cpu")
       .str("device", device)
       .integer("threads", gpu ? 0 : threads)

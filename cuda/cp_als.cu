@@ -4,6 +4,7 @@
 // hundred), so these are microsecond kernels; the I x R work (MTTKRP, solve,
 // norms, scaling, Grams) is spread over the device.
 #include "cp_als.cuh"
+#include "library_checks.cuh"
 
 #include <cublas_v2.h>
 #include <cusolverDn.h>
@@ -359,36 +360,7 @@ cusolverStatus_t syevd(cusolverDnHandle_t h, int n, double* a, double* w, double
   return cusolverDnDsyevd(h, CUSOLVER_EIG_MODE_VECTOR, CUBLAS_FILL_MODE_UPPER, n, a, n, w, work, lwork, info);
 }
 
-// A failed step: the status for the C table and the message.
-struct Failure {
-  int code;
-  std::string message;
-};
-
-template <typename... Parts>
-std::string text(const Parts&... parts) {
-  std::ostringstream out;
-  (out << ... << parts);
-  return out.str();
-}
-
-void check(cudaError_t err, const char* what) {
-  if (err == cudaSuccess) return;
-  cudaGetLastError();  // clear a non-sticky error
-  throw Failure{err == cudaErrorMemoryAllocation ? status::out_of_memory : status::device,
-                text(what, " failed (", cudaGetErrorName(err), ": ", cudaGetErrorString(err), ")")};
-}
-void check(cublasStatus_t st, const char* what) {
-  if (st == CUBLAS_STATUS_SUCCESS) return;
-  throw Failure{st == CUBLAS_STATUS_ALLOC_FAILED ? status::out_of_memory : status::device,
-                text("cuBLAS ", what, " failed (", cublasGetStatusName(st), ")")};
-}
-void check(cusolverStatus_t st, const char* what) {
-  if (st == CUSOLVER_STATUS_SUCCESS) return;
-  throw Failure{st == CUSOLVER_STATUS_ALLOC_FAILED ? status::out_of_memory : status::device,
-                text("cuSOLVER ", what, " failed (status ", int(st), ")")};
-}
-void check_launch(const char* what) { check(cudaGetLastError(), what); }
+using namespace library_checks;
 
 size_t align_up(size_t n) { return (n + 255) / 256 * 256; }
 

@@ -60,8 +60,9 @@ template <typename T>
 struct HbcsfArgs {
   uint32_t order;
   uint32_t rank;
+  uint32_t out_level;  // level of the output mode (0 = root; the non-root kernels use l >= 1)
   T* out;
-  const T* F[kHbcsfMaxOrder];  // by level; F[0] (the output mode) unused
+  const T* F[kHbcsfMaxOrder];  // by level; F[out_level] (the output mode) unused
   // COO group
   uint64_t coo_nnz;
   const uint32_t* coo_ind[kHbcsfMaxOrder];  // by level
@@ -345,6 +346,227 @@ cudaError_t launch_for_lanes(const HbcsfArgs<T>& a, const DeviceHbcsfRef& x, int
   }
 }
 
+// ---- Non-root modes ("one tree plus a second kernel") ----------------
+// MTTKRP in the mode at level out_level >= 1 of a tree rooted elsewhere:
+// out(i_l, :) += val * the product of the factor rows of every other level
+// (the root's included). Output rows of a non-root mode are shared by many
+// nonzeros, slices and groups, so every write is an atomicAdd onto the
+// zeroed output; no group owns a row and the three launches (COO, CSL,
+// B-CSF) may touch the same rows (they run one after the other on one
+// stream; the atomics make even concurrent launches correct).
+
+// COO group: lane group k handles nonzero k (grid-stride).
+template <typename T, int V, int L>
+__global__ void __launch_bounds__(kThreads) hbcsf_coo_nonroot_kernel(const HbcsfArgs<T> a) {
+  const uint32_t lane = threadIdx.x % L;
+  const uint32_t units = a.rank / V;
+  const uint64_t groups = uint64_t(gridDim.x) * (kThreads / L);
+  for (uint64_t k = (uint64_t(blockIdx.x) * kThreads + threadIdx.x) / L; k < a.coo_nnz; k += groups) {
+    const T v = __ldg(a.coo_val + k);
+    const uint32_t row = __ldg(a.coo_ind[a.out_level] + k);
+    for (uint32_t u = lane; u < units; u += L) {
+      Pack<T, V> p = splat<T, V>(v);
+      for (uint32_t l = 0; l < a.order; ++l)
+        if (l != a.out_level) mul_into(p, row_pack<T, V>(a.F[l], __ldg(a.coo_ind[l] + k), a.rank, u));
+      write_pack<T, V>(a.out, row, a.rank, u, p, true);
+    }
+  }
+}
+
+// CSL group: kWarp as in hbcsf_csl_kernel (a warp per slice, its lane
+// groups over the slice's nonzeros round robin; else a lane group per
+// slice). Per nonzero: value x the root factor row of the slice x the rows
+// of the other levels, added atomically into the row of its out_level
+// coordinate. No shuffles or barriers: lanes are independent.
+template <typename T, int V, int L, bool kWarp>
+__global__ void __launch_bounds__(kThreads) hbcsf_csl_nonroot_kernel(const HbcsfArgs<T> a) {
+  constexpr uint32_t kWidth = kWarp ? 32 : L;  // lanes per slice
+  constexpr uint32_t kGroups = kWidth / L;     // lane groups per slice
+  const uint32_t lane_in_slice = threadIdx.x % kWidth;
+  const uint32_t group = lane_in_slice / L, lane = lane_in_slice % L;
+  const uint32_t units = a.rank / V;
+  const uint64_t tasks = uint64_t(gridDim.x) * (kThreads / kWidth);
+  const uint32_t out_ind = a.out_level - 1;  // csl_ind is indexed by level - 1
+  for (uint64_t s = (uint64_t(blockIdx.x) * kThreads + threadIdx.x) / kWidth; s < a.csl_slices; s += tasks) {
+    const uint32_t zb = __ldg(a.csl_slice_ptr + s), ze = __ldg(a.csl_slice_ptr + s + 1);
+    const uint32_t slice_row = __ldg(a.csl_slice_ind + s);
+    for (uint32_t u = lane; u < units; u += L) {
+      const Pack<T, V> root = row_pack<T, V>(a.F[0], slice_row, a.rank, u);
+      for (uint32_t z = zb + group; z < ze; z += kGroups) {
+        Pack<T, V> p = splat<T, V>(__ldg(a.csl_val + z));
+        mul_into(p, root);
+        for (uint32_t l = 1; l < a.order; ++l)
+          if (l != a.out_level) mul_into(p, row_pack<T, V>(a.F[l], __ldg(a.csl_ind[l - 1] + z), a.rank, u));
+        write_pack<T, V>(a.out, __ldg(a.csl_ind[out_ind] + z), a.rank, u, p, true);
+      }
+    }
+  }
+}
+
+// B-CSF group: a warp per work unit (all units, grid-stride; the unit gives
+// the slice's root coordinate, unit_row), its 32 / L lane groups over the
+// unit's fiber segments round robin. Per segment a group walks from the
+// segment (a level N-2 node) up to level 1 through node_parent, multiplying
+// the root row and the rows of every level except out_level into `prefix`
+// and noting the out_level coordinate; then
+//  - out_level = N-1 (the leaves' mode): each leaf adds val x prefix into
+//    its own row;
+//  - else: the group sums val x leaf-factor row over the segment's leaves
+//    and adds prefix x sum once into the row of the fiber's out_level
+//    coordinate (one atomic row per segment instead of one per leaf).
+// No shuffles or barriers: lanes are independent.
+template <typename T, int V, int L>
+__global__ void __launch_bounds__(kThreads) hbcsf_bcsf_nonroot_kernel(const HbcsfArgs<T> a) {
+  constexpr uint32_t kGroups = 32 / L;  // lane groups per warp (= per unit)
+  const uint32_t lane_in_warp = threadIdx.x % 32;
+  const uint32_t group = lane_in_warp / L, lane = lane_in_warp % L;
+  const uint32_t units = a.rank / V;
+  const uint32_t leaf_level = a.order - 1;
+  const bool leaf_out = a.out_level == leaf_level;
+  const T* leaf_factor = a.F[leaf_level];  // unused (null) when leaf_out
+  const uint64_t warps = uint64_t(gridDim.x) * kWarps;
+  for (uint64_t unit = (uint64_t(blockIdx.x) * kThreads + threadIdx.x) / 32; unit < a.units_count; unit += warps) {
+    const uint32_t gb = __ldg(a.unit_segment_ptr + unit), ge = __ldg(a.unit_segment_ptr + unit + 1);
+    const uint32_t slice_row = __ldg(a.unit_row + unit);
+    for (uint32_t u = lane; u < units; u += L) {
+      const Pack<T, V> root = row_pack<T, V>(a.F[0], slice_row, a.rank, u);
+      for (uint32_t g = gb + group; g < ge; g += kGroups) {
+        Pack<T, V> prefix = root;
+        uint32_t out_row = 0;
+        // Levels N-2 (the segment itself) up to 1.
+        uint32_t node = g;
+        for (uint32_t l = leaf_level - 1; l >= 1; --l) {
+          const uint32_t ind = __ldg(a.node_ind[l - 1] + node);
+          if (l == a.out_level) out_row = ind;
+          else mul_into(prefix, row_pack<T, V>(a.F[l], ind, a.rank, u));
+          if (l >= 2) node = __ldg(a.node_parent[l - 2] + node);
+        }
+        const uint32_t zb = __ldg(a.segment_ptr + g), ze = __ldg(a.segment_ptr + g + 1);
+        if (leaf_out) {
+          for (uint32_t z = zb; z < ze; ++z) {
+            Pack<T, V> p = splat<T, V>(__ldg(a.bcsf_val + z));
+            mul_into(p, prefix);
+            write_pack<T, V>(a.out, __ldg(a.leaf_ind + z), a.rank, u, p, true);
+          }
+        } else {
+          Pack<T, V> s = splat<T, V>(T(0));
+#pragma unroll 4
+          for (uint32_t z = zb; z < ze; ++z) {
+            const T v = __ldg(a.bcsf_val + z);
+            const Pack<T, V> f = row_pack<T, V>(leaf_factor, __ldg(a.leaf_ind + z), a.rank, u);
+#pragma unroll
+            for (int e = 0; e < V; ++e) s.v[e] += v * f.v[e];
+          }
+          mul_into(s, prefix);
+          write_pack<T, V>(a.out, out_row, a.rank, u, s, true);
+        }
+      }
+    }
+  }
+}
+
+template <typename T, int V, int L>
+cudaError_t launch_nonroot_all(HbcsfArgs<T> a, const DeviceHbcsfRef& x, int multiprocessors, cudaStream_t stream,
+                               HbcsfLaunchPlan* plan) {
+  HbcsfLaunchPlan p;
+  p.lanes = L;
+  p.vector = V;
+  constexpr uint64_t kGroupsPerBlock = kThreads / L;
+  if (a.coo_nnz > 0) {
+    const unsigned grid = grid_for(a.coo_nnz, kGroupsPerBlock, multiprocessors);
+    hbcsf_coo_nonroot_kernel<T, V, L><<<grid, kThreads, 0, stream>>>(a);
+    if (cudaError_t err = cudaGetLastError(); err != cudaSuccess) return err;
+    p.launches++;
+    p.coo_groups = uint64_t(grid) * kGroupsPerBlock;
+  }
+  if (a.csl_slices > 0) {
+    const bool warp_per_slice = x.csl_nnz >= x.csl_slices * (32 / L);
+    p.csl_warp_per_slice = warp_per_slice;
+    if (warp_per_slice) {
+      const unsigned grid = grid_for(a.csl_slices, kWarps, multiprocessors);
+      hbcsf_csl_nonroot_kernel<T, V, L, true><<<grid, kThreads, 0, stream>>>(a);
+    } else {
+      const unsigned grid = grid_for(a.csl_slices, kGroupsPerBlock, multiprocessors);
+      hbcsf_csl_nonroot_kernel<T, V, L, false><<<grid, kThreads, 0, stream>>>(a);
+    }
+    if (cudaError_t err = cudaGetLastError(); err != cudaSuccess) return err;
+    p.launches++;
+  }
+  if (a.units_count > 0) {
+    const unsigned grid = grid_for(a.units_count, kWarps, multiprocessors);
+    hbcsf_bcsf_nonroot_kernel<T, V, L><<<grid, kThreads, 0, stream>>>(a);
+    if (cudaError_t err = cudaGetLastError(); err != cudaSuccess) return err;
+    p.launches++;
+    p.bcsf_blocks = grid;
+  }
+  if (plan) *plan = p;
+  return cudaSuccess;
+}
+
+template <typename T, int V>
+cudaError_t launch_nonroot_for_lanes(const HbcsfArgs<T>& a, const DeviceHbcsfRef& x, int lanes, int multiprocessors,
+                                     cudaStream_t stream, HbcsfLaunchPlan* plan) {
+  switch (lanes) {
+    case 1: return launch_nonroot_all<T, V, 1>(a, x, multiprocessors, stream, plan);
+    case 2: return launch_nonroot_all<T, V, 2>(a, x, multiprocessors, stream, plan);
+    case 4: return launch_nonroot_all<T, V, 4>(a, x, multiprocessors, stream, plan);
+    case 8: return launch_nonroot_all<T, V, 8>(a, x, multiprocessors, stream, plan);
+    case 16: return launch_nonroot_all<T, V, 16>(a, x, multiprocessors, stream, plan);
+    case 32: return launch_nonroot_all<T, V, 32>(a, x, multiprocessors, stream, plan);
+    default: return cudaErrorInvalidValue;
+  }
+}
+
+// The kernel arguments of x for output level out_level (F by level; the
+// output level's factor left null), or cudaErrorInvalidValue for a bad
+// order, rank, output or missing factor.
+template <typename T>
+cudaError_t make_args(const DeviceHbcsfRef& x, const T* const* factors, uint32_t out_level, uint32_t rank, T* out,
+                      HbcsfArgs<T>& a) {
+  if (x.order < 3 || x.order > kHbcsfMaxOrder || rank == 0 || !out || !factors || out_level >= x.order)
+    return cudaErrorInvalidValue;
+  a = HbcsfArgs<T>{};
+  a.order = x.order;
+  a.rank = rank;
+  a.out_level = out_level;
+  a.out = out;
+  for (uint32_t l = 0; l < x.order; ++l) {
+    if (l == out_level) continue;
+    a.F[l] = factors[x.mode_order[l]];
+    if (!a.F[l]) return cudaErrorInvalidValue;
+  }
+  a.coo_nnz = x.coo_nnz;
+  for (uint32_t l = 0; l < x.order; ++l) a.coo_ind[l] = x.coo_ind[l];
+  a.coo_val = static_cast<const T*>(x.coo_val);
+  a.csl_slices = x.csl_slices;
+  a.csl_slice_ind = x.csl_slice_ind;
+  a.csl_slice_ptr = x.csl_slice_ptr;
+  for (uint32_t l = 0; l < kHbcsfMaxOrder; ++l) {
+    a.csl_ind[l] = x.csl_ind[l];
+    a.node_ind[l] = x.node_ind[l];
+    a.node_parent[l] = x.node_parent[l];
+  }
+  a.csl_val = static_cast<const T*>(x.csl_val);
+  a.segment_ptr = x.segment_ptr;
+  a.leaf_ind = x.leaf_ind;
+  a.bcsf_val = static_cast<const T*>(x.bcsf_val);
+  a.unit_row = x.unit_row;
+  a.unit_segment_ptr = x.unit_segment_ptr;
+  a.unit_split = x.unit_split;
+  a.team_warps = 1;
+  return cudaSuccess;
+}
+
+// Lanes per group for `rank` columns in vectors of `wide` (see
+// launch_mttkrp_hbcsf).
+int lanes_for(uint32_t rank, int wide, bool& vectorised) {
+  vectorised = rank % wide == 0;
+  const uint32_t units = vectorised ? rank / wide : rank;
+  int lanes = 1;
+  while (lanes < 32 && uint32_t(lanes) < units) lanes *= 2;
+  return lanes;
+}
+
 size_t align_up(size_t n, size_t a) { return (n + a - 1) / a * a; }
 
 // The device copy's parts, in order, each at a 256-byte aligned offset.
@@ -492,6 +714,34 @@ cudaError_t launch_mttkrp_hbcsf(const DeviceHbcsfRef& x, const T* const* factors
   if (vectorised) return launch_for_lanes<T, wide>(a, x, lanes, multiprocessors, stream, plan);
   return launch_for_lanes<T, 1>(a, x, lanes, multiprocessors, stream, plan);
 }
+
+template <typename T>
+cudaError_t launch_mttkrp_hbcsf_nonroot(const DeviceHbcsfRef& x, const T* const* factors, uint32_t mode,
+                                        uint32_t rank, T* out, int multiprocessors, cudaStream_t stream,
+                                        HbcsfLaunchPlan* plan) {
+  if (x.order < 3 || x.order > kHbcsfMaxOrder) return cudaErrorInvalidValue;
+  uint32_t level = x.order;
+  for (uint32_t l = 0; l < x.order; ++l)
+    if (x.mode_order[l] == mode) level = l;
+  if (level >= x.order) return cudaErrorInvalidValue;
+  if (level == 0) return launch_mttkrp_hbcsf<T>(x, factors, rank, out, multiprocessors, stream, plan);
+  HbcsfArgs<T> a;
+  if (cudaError_t err = make_args<T>(x, factors, level, rank, out, a); err != cudaSuccess) return err;
+  // All units in one launch (the bins balance the root kernel's teams; a
+  // warp per unit needs no such sizing).
+  a.units_list = nullptr;
+  a.units_count = x.units;
+  constexpr int wide = sizeof(T) == 4 ? 4 : 2;
+  bool vectorised = false;
+  const int lanes = lanes_for(rank, wide, vectorised);
+  if (vectorised) return launch_nonroot_for_lanes<T, wide>(a, x, lanes, multiprocessors, stream, plan);
+  return launch_nonroot_for_lanes<T, 1>(a, x, lanes, multiprocessors, stream, plan);
+}
+
+template cudaError_t launch_mttkrp_hbcsf_nonroot<float>(const DeviceHbcsfRef&, const float* const*, uint32_t,
+                                                        uint32_t, float*, int, cudaStream_t, HbcsfLaunchPlan*);
+template cudaError_t launch_mttkrp_hbcsf_nonroot<double>(const DeviceHbcsfRef&, const double* const*, uint32_t,
+                                                         uint32_t, double*, int, cudaStream_t, HbcsfLaunchPlan*);
 
 template cudaError_t launch_mttkrp_hbcsf<float>(const DeviceHbcsfRef&, const float* const*, uint32_t, float*, int,
                                                 cudaStream_t, HbcsfLaunchPlan*);

@@ -106,4 +106,18 @@ template <typename T>
 cudaError_t launch_mttkrp_hbcsf(const DeviceHbcsfRef& x, const T* const* factors, uint32_t rank, T* out,
                                 int multiprocessors, cudaStream_t stream, HbcsfLaunchPlan* plan = nullptr);
 
+// out (dims[mode] x rank, device, ld = rank) += MTTKRP of x in `mode`, any
+// mode of the tensor (the tree stays rooted at mode_order[0]): for a
+// non-root mode at level l >= 1, out(i_l, :) += val * the Hadamard product
+// of the factor rows of every other level, rows added with atomicAdd (a
+// row of a non-root mode is shared by many slices and groups). factors[m]
+// as for launch_mttkrp_hbcsf, by mode; factors[mode] is not read, the
+// root's factor is. mode == root runs launch_mttkrp_hbcsf. The caller
+// zeroes out first. Asynchronous on `stream`; *plan (optional) receives
+// the mapping (bcsf_blocks = the B-CSF launch's grid).
+template <typename T>
+cudaError_t launch_mttkrp_hbcsf_nonroot(const DeviceHbcsfRef& x, const T* const* factors, uint32_t mode,
+                                        uint32_t rank, T* out, int multiprocessors, cudaStream_t stream,
+                                        HbcsfLaunchPlan* plan = nullptr);
+
 }  // namespace spt::cuda

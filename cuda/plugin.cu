@@ -509,7 +509,12 @@ int mttkrp_hbcsf_typed(const spt_plugin_device_hbcsf& x, const spt_plugin_matrix
   return mttkrp_on_device_copy<T>(
       x, factors, mode, out, message, message_len,
       [&](const T* const* device_factors, T* device_out, uint32_t rank, int multiprocessors, cudaStream_t stream) {
-        return spt::cuda::launch_mttkrp_hbcsf<T>(x.ref, device_factors, rank, device_out, multiprocessors, stream);
+        // The root: the format's own kernels (plain stores, no atomics);
+        // any other mode: the non-root kernels (atomic rows) on the same tree.
+        if (mode == x.ref.mode_order[0])
+          return spt::cuda::launch_mttkrp_hbcsf<T>(x.ref, device_factors, rank, device_out, multiprocessors, stream);
+        return spt::cuda::launch_mttkrp_hbcsf_nonroot<T>(x.ref, device_factors, mode, rank, device_out,
+                                                         multiprocessors, stream);
       });
 }
 
@@ -517,10 +522,10 @@ int plugin_mttkrp_hbcsf(const spt_plugin_device_hbcsf* x, const spt_plugin_matri
                         spt_plugin_matrix* out, char* message, size_t message_len) {
   return guarded(message, message_len, [&]() -> int {
     if (!x || !factors || !out || !out->data) return kInvalidArgument;
-    if (mode != x->ref.mode_order[0]) {
+    if (mode >= x->ref.order) {
       write_message(message, message_len,
-                    "mttkrp_hbcsf: mode " + std::to_string(mode) + " is not the tensor's root mode " +
-                        std::to_string(x->ref.mode_order[0]));
+                    "mttkrp_hbcsf: mode " + std::to_string(mode) + " is out of range for an order-" +
+                        std::to_string(x->ref.order) + " tensor");
       return kInvalidArgument;
     }
     if (x->dtype == SPT_PLUGIN_FLOAT32) return mttkrp_hbcsf_typed<float>(*x, factors, mode, *out, message, message_len);
@@ -667,19 +672,8 @@ int fcoo_multiply_typed(const spt_plugin_device_fcoo& x, int kind, const spt_plu
               : spt::cuda::launch_fcoo_hadamard<T>(x.ref, device_factors.data(), uint32_t(width), device_out,
                                                    setup.multiprocessors, stream);
   }
-  if (err == cudaSuccess && out_bytes) {
-    step = "copying the output to the host";
-    err = cudaMemcpy2DAsync(out.data, out.ld * sizeof(T), device_out, width * sizeof(T), width * sizeof(T), out.rows,
-                            cudaMemcpyDeviceToHost, stream);
-  }
-  cudaFreeAsync(block, stream);
-  const cudaError_t sync = cudaStreamSynchronize(stream);
-  if (err == cudaSuccess && sync != cudaSuccess) {
-    err = sync;
-    step = "running the F-COO kernel";
-  }
-  if (err != cudaSuccess) return cuda_failure(err, step, message, message_len);
-  return kOk;
+  return finish_product<T>(err, step, out_bytes != 0, out, device_out, width, block, stream, "running the F-COO kernel", message,
+                           message_len);
 }
 
 int plugin_fcoo_multiply(const spt_plugin_device_fcoo* x, int kind, const spt_plugin_matrix* factors,
@@ -710,24 +704,9 @@ int cp_als_fcoo_typed(const spt_plugin_device_fcoo* const* per_mode, uint32_t or
 int plugin_cp_als_fcoo(const spt_plugin_device_fcoo* const* per_mode, uint32_t order,
                        const spt_plugin_cp_als_args* args, char* message, size_t message_len) {
   return guarded(message, message_len, [&]() -> int {
-    if (!per_mode || !per_mode[0] || order < 2) return kInvalidArgument;
-    if (order - 1 > spt::cuda::kFcooMaxProductModes) {
-      write_message(message, message_len,
-                    "order " + std::to_string(order) + " is outside the GPU F-COO kernels' range 2.." +
-                        std::to_string(spt::cuda::kFcooMaxProductModes + 1));
-      return kUnsupported;
-    }
+    if (int status = check_fcoo_per_mode(per_mode, order, "cp_als_fcoo", message, message_len); status != kOk)
+      return status;
     const spt_plugin_device_fcoo& first = *per_mode[0];
-    for (uint32_t m = 0; m < order; ++m) {
-      const spt_plugin_device_fcoo* f = per_mode[m];
-      if (!f || f->mttkrp_mode != int32_t(m) || f->dims != first.dims || f->dims.size() != order ||
-          f->device != first.device || f->dtype != first.dtype) {
-        write_message(message, message_len,
-                      "cp_als_fcoo: tensor " + std::to_string(m) + " is not the MTTKRP F-COO of mode " +
-                          std::to_string(m) + " of the same tensor on the same device");
-        return kInvalidArgument;
-      }
-    }
     DeviceSetup setup;
     if (int status = check_cp_als_request(order, first.dims.data(), first.device, first.dtype, args, setup, message,
                                           message_len);
@@ -842,6 +821,7 @@ const spt_plugin_table table = {
     /* [v6-ttm-end] */
     /* [v6-tucker-begin] (plugin_tucker.cu) */
     spt_plugin::plugin_tucker_hooi_fcoo,
+    spt_plugin::plugin_tucker_hooi_hls,
     /* [v6-tucker-end] */
     plugin_cp_als_mixed,
 };

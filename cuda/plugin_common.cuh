@@ -260,4 +260,28 @@ int mttkrp_on_device_copy(const Copy& x, const spt_plugin_matrix* factors, uint3
       message, message_len);
 }
 
+// The end of a product entry that computed rows x width values at
+// device_out (ld = width) inside the call's temporary `block`: unless a
+// step failed already (err, step), copy them to out when copy_out, free
+// the block, synchronise, and map a failure to a status with the step's
+// name (`running` names the kernel for an asynchronous failure).
+template <typename T>
+int finish_product(cudaError_t err, const char* step, bool copy_out, spt_plugin_matrix& out, const T* device_out,
+                   uint64_t width, void* block, cudaStream_t stream, const char* running, char* message,
+                   size_t message_len) {
+  if (err == cudaSuccess && copy_out) {
+    step = "copying the output to the host";
+    err = cudaMemcpy2DAsync(out.data, out.ld * sizeof(T), device_out, width * sizeof(T), width * sizeof(T), out.rows,
+                            cudaMemcpyDeviceToHost, stream);
+  }
+  cudaFreeAsync(block, stream);
+  const cudaError_t sync = cudaStreamSynchronize(stream);
+  if (err == cudaSuccess && sync != cudaSuccess) {
+    err = sync;
+    step = running;
+  }
+  if (err != cudaSuccess) return cuda_failure(err, step, message, message_len);
+  return kOk;
+}
+
 }  // namespace spt_plugin

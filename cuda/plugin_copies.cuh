@@ -1,13 +1,16 @@
 // Device-copy structs of the plugin that more than one entry file reads
 // (the opaque handles of src/dispatch/plugin_abi.h, defined here so that
-// plugin.cu and plugin_tucker.cu see one definition).
+// plugin.cu, plugin_hls.cu and plugin_tucker.cu see one definition).
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "dispatch/plugin_abi.h"
+#include "plugin_common.cuh"
 #include "fcoo.cuh"
+#include "hls.cuh"
 
 // An F-COO tensor on the device: one allocation (layout in fcoo.cu).
 struct spt_plugin_device_fcoo {
@@ -20,3 +23,42 @@ struct spt_plugin_device_fcoo {
   void* block = nullptr;
   spt::cuda::DeviceFcooRef ref;
 };
+
+// An HLS tensor on the device: one allocation (layout in hls.cu).
+struct spt_plugin_device_hls {
+  int device = 0;
+  int dtype = SPT_PLUGIN_FLOAT64;
+  std::vector<uint32_t> modes;        // level -> mode
+  std::vector<uint32_t> dims_by_mode; // every mode
+  void* block = nullptr;
+  spt::cuda::DeviceHlsRef ref;
+};
+
+// Checks that per_mode[m] (m < order) is the op-MTTKRP F-COO of mode m of
+// one tensor, all on one device in one dtype (the per-mode F-COO runs:
+// cp_als_fcoo, tucker_hooi_fcoo; `entry` names the caller in messages).
+// kUnsupported for an order beyond the F-COO kernels, kInvalidArgument
+// otherwise; the message says which.
+inline int check_fcoo_per_mode(const spt_plugin_device_fcoo* const* per_mode, uint32_t order, const char* entry,
+                               char* message, size_t message_len) {
+  using namespace spt_plugin;
+  if (!per_mode || !per_mode[0] || order < 2) return kInvalidArgument;
+  if (order - 1 > spt::cuda::kFcooMaxProductModes) {
+    write_message(message, message_len,
+                  "order " + std::to_string(order) + " is outside the GPU F-COO kernels' range 2.." +
+                      std::to_string(spt::cuda::kFcooMaxProductModes + 1));
+    return kUnsupported;
+  }
+  const spt_plugin_device_fcoo& first = *per_mode[0];
+  for (uint32_t m = 0; m < order; ++m) {
+    const spt_plugin_device_fcoo* f = per_mode[m];
+    if (!f || f->mttkrp_mode != int32_t(m) || f->dims != first.dims || f->dims.size() != order ||
+        f->device != first.device || f->dtype != first.dtype || f->ref.num_product_modes != order - 1) {
+      write_message(message, message_len,
+                    std::string(entry) + ": tensor " + std::to_string(m) + " is not the MTTKRP F-COO of mode " +
+                        std::to_string(m) + " of the same tensor on the same device");
+      return kInvalidArgument;
+    }
+  }
+  return kOk;
+}

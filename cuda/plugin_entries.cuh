@@ -30,6 +30,8 @@ int plugin_scoo_ttm(int device, const spt_plugin_scoo_groups* y, const spt_plugi
 /* [v6-tucker-begin] */
 int plugin_tucker_hooi_fcoo(const spt_plugin_device_fcoo* const* per_mode, uint32_t order,
                             const spt_plugin_tucker_args* args, char* message, size_t message_len);
+int plugin_tucker_hooi_hls(const spt_plugin_device_hls* const* per_mode, uint32_t order,
+                           const spt_plugin_tucker_args* args, char* message, size_t message_len);
 /* [v6-tucker-end] */
 
 }  // namespace spt_plugin

@@ -17,17 +17,8 @@
 #include "dispatch/plugin_abi.h"
 #include "hls.cuh"
 #include "plugin_common.cuh"
+#include "plugin_copies.cuh"
 #include "plugin_entries.cuh"
-
-// An HLS tensor on the device: one allocation (layout in hls.cu).
-struct spt_plugin_device_hls {
-  int device = 0;
-  int dtype = SPT_PLUGIN_FLOAT64;
-  std::vector<uint32_t> modes;        // level -> mode
-  std::vector<uint32_t> dims_by_mode; // every mode
-  void* block = nullptr;
-  spt::cuda::DeviceHlsRef ref;
-};
 
 namespace spt_plugin {
 
@@ -189,19 +180,8 @@ int hls_multiply_typed(const spt_plugin_device_hls& x, int kind, spt::cuda::HlsP
               : spt::cuda::launch_hls_mttkrp<T>(x.ref, device_factors, static_cast<uint32_t>(width), precision,
                                                 workspace, device_out, setup.multiprocessors, stream);
   }
-  if (err == cudaSuccess && out_bytes) {
-    step = "copying the output to the host";
-    err = cudaMemcpy2DAsync(out.data, out.ld * sizeof(T), device_out, width * sizeof(T), width * sizeof(T), out.rows,
-                            cudaMemcpyDeviceToHost, stream);
-  }
-  cudaFreeAsync(block, stream);
-  const cudaError_t sync = cudaStreamSynchronize(stream);
-  if (err == cudaSuccess && sync != cudaSuccess) {
-    err = sync;
-    step = "running the HLS kernel";
-  }
-  if (err != cudaSuccess) return cuda_failure(err, step, message, message_len);
-  return kOk;
+  return finish_product<T>(err, step, out_bytes != 0, out, device_out, width, block, stream, "running the HLS kernel", message,
+                           message_len);
 }
 
 }  // namespace

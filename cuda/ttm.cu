@@ -48,29 +48,34 @@ bool parse_ttm_variant(const char* name, TtmVariant* out) {
 // and "the best speedup of GPU-SpTTM is mostly obtained by GPU-SpTTM-SM",
 // while modes whose fiber lengths vary a lot (large standard deviation)
 // run slowest (load imbalance between threads).
-// Our kernels on the H100 (benchmarks/results/gpu-h100-ttm-2026-11-26.jsonl,
-// float32, ranks 8-64, every mode of fb15k237 and coads-climatology) did
-// not follow that average, so the rule follows our measurements:
-//  - skewed fibers (the longest at least 64x the mean and 256 nonzeros:
-//    fb15k237's entity modes, max 954-4364 vs mean 3-5): the shared-memory
-//    kernel, 1.9-2.8x faster than any other at R <= 32 (it stages a batch
-//    of fibers' nonzeros and sweeps the columns with the whole block, so a
-//    long fiber does not stall a warp per fiber);
-//  - long regular fibers at small R (mean >= 100 and R <= 32, or mean >=
-//    32 and R <= 16: coads' first two modes): the coalesced kernel (a warp
-//    per fiber, lanes over the columns), 1.2-1.6x ahead of rank blocking;
+// Our kernels on the H100 (benchmarks/results/gpu-h100-ttm-2026-11-26*.jsonl,
+// float32, ranks 8-64, every mode of 10 bundled tensors) did not follow
+// that average, so the rule follows our measurements:
+//  - skewed fibers in a moderate number of fibers (the longest at least 64
+//    nonzeros and 64x the mean, at most 300,000 fibers: fb15k237's entity
+//    modes, max 954-4364 vs mean 3-5): the shared-memory kernel, 1.9-2.8x
+//    faster than any other (it stages a batch of fibers' nonzeros and sweeps
+//    the columns with the whole block, so a long fiber does not stall a warp
+//    per fiber). With over a million short fibers (mathsx's week mode) the
+//    staging lost 1.6-3x to rank blocking;
+//  - long fibers at small R (mean >= 64 and R <= 32, or mean >= 12 and
+//    R <= 16: coads' first modes, mathsx's user mode): the coalesced kernel
+//    (a warp per fiber, lanes over the columns), 1.2-1.6x ahead;
 //  - everything else (short fibers, wider ranks): rank blocking (aligned
 //    16-byte loads of 4 columns per thread), the fastest there by 1.1-3x.
-// Naive and fine-grained never won; they stay selectable for benchmarks
-// and tests. The rule picked the fastest variant on all 28 measured
-// tensor-mode-ranks (fitted on them: more tensors may move the
-// thresholds; bench_gpu_ttm prints every variant next to the rule's pick).
+// Naive and fine-grained won only on tensors of a few thousand nonzeros
+// (microsecond kernels); they stay selectable for benchmarks and tests.
+// Fitted on 128 tensor-mode-ranks: the pick was within 10% of the fastest
+// variant on 110 (on 89 of the 92 with at least 100,000 nonzeros; the
+// misses are flights' 182-airport mode at R 8-16, 1.11-1.14x, and mathsx's
+// user mode at R 32, 1.17x). bench_gpu_ttm prints every variant next to
+// the rule's pick.
 TtmVariant choose_ttm_variant(uint64_t rank, uint64_t nfibers, double mean_fiber_length, uint64_t max_fiber_length) {
   if (nfibers == 0) return TtmVariant::rank_blocked;
   const double mean = mean_fiber_length > 1.0 ? mean_fiber_length : 1.0;
-  const bool skewed = max_fiber_length >= 256 && double(max_fiber_length) >= 64.0 * mean;
+  const bool skewed = max_fiber_length >= 64 && double(max_fiber_length) >= 64.0 * mean && nfibers <= 300000;
   if (skewed) return TtmVariant::shared;
-  if ((mean >= 100.0 && rank <= 32) || (mean >= 32.0 && rank <= 16)) return TtmVariant::coalesced;
+  if ((mean >= 64.0 && rank <= 32) || (mean >= 12.0 && rank <= 16)) return TtmVariant::coalesced;
   return TtmVariant::rank_blocked;
 }
 

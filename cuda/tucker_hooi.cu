@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "cp_als.cuh"  // status values
+#include "library_checks.cuh"
 
 namespace spt::cuda {
 
@@ -42,36 +43,7 @@ struct HostScalars {
   T largest;
 };
 
-// A failed step: the status for the C table and the message.
-struct Failure {
-  int code;
-  std::string message;
-};
-
-template <typename... Parts>
-std::string text(const Parts&... parts) {
-  std::ostringstream out;
-  (out << ... << parts);
-  return out.str();
-}
-
-void check(cudaError_t err, const char* what) {
-  if (err == cudaSuccess) return;
-  cudaGetLastError();  // clear a non-sticky error
-  throw Failure{err == cudaErrorMemoryAllocation ? status::out_of_memory : status::device,
-                text(what, " failed (", cudaGetErrorName(err), ": ", cudaGetErrorString(err), ")")};
-}
-void check(cublasStatus_t st, const char* what) {
-  if (st == CUBLAS_STATUS_SUCCESS) return;
-  throw Failure{st == CUBLAS_STATUS_ALLOC_FAILED ? status::out_of_memory : status::device,
-                text("cuBLAS ", what, " failed (", cublasGetStatusName(st), ")")};
-}
-void check(cusolverStatus_t st, const char* what) {
-  if (st == CUSOLVER_STATUS_SUCCESS) return;
-  throw Failure{st == CUSOLVER_STATUS_ALLOC_FAILED ? status::out_of_memory : status::device,
-                text("cuSOLVER ", what, " failed (status ", int(st), ")")};
-}
-void check_launch(const char* what) { check(cudaGetLastError(), what); }
+using namespace library_checks;
 
 size_t align_up(size_t n) { return (n + 255) / 256 * 256; }
 
@@ -566,7 +538,7 @@ class DeviceTucker {
     for (uint32_t n = 0; n < order_; ++n) {
       const ModePlan& p = plans_[n];
       check(cudaMemsetAsync(y, 0, size_t(p.rows) * p.cols * sizeof(T), r_.stream), "zeroing Y_(n)");
-      check(ttmc(n, factor_pointers_.data(), y, r_.stream), "launching the F-COO TTMc kernel");
+      check(ttmc(n, factor_pointers_.data(), y, r_.stream), "launching the TTMc kernel");
       check_launch("the F-COO TTMc kernel");
       const int st = p.route == Route::gram_eig ? by_gram(n, error) : by_right_gram(n, iteration, error);
       if (st != status::ok) return st;

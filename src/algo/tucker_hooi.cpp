@@ -541,7 +541,7 @@ spt_status hooi_typed(spt_context_s& ctx, const spt_coo_s& x, const spt_tucker_o
   out.iterations = sweeps.iteration;
   out.converged = sweeps.converged ? 1 : 0;
   log(ctx, 1,
-      cat("Tucker-HOOI", on_device ? " (fcoo, cuda)" : "", ": fit ", sweeps.fit, " after ", sweeps.iteration,
+      cat("Tucker-HOOI", on_device ? " (cuda)" : "", ": fit ", sweeps.fit, " after ", sweeps.iteration,
           " iterations (",
           sweeps.converged ? "converged"
                            : (sweeps.stopped_by_callback ? "stopped by the callback" : "iteration limit reached"),

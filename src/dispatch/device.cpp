@@ -32,6 +32,62 @@ bool device_failed(const spt_context_s& ctx, const char* kernel, int status, con
   return false;
 }
 
+bool whole_run_unsupported(const spt_context_s& ctx, const char* algorithm, const std::string& why) {
+  if (ctx.backend == SPT_BACKEND_CUDA)
+    fail(SPT_ERR_UNSUPPORTED, algorithm, " on the CUDA backend: ", why, "; use backend AUTO or CPU to run it on the CPU");
+  log(ctx, 1, cat("note: ", algorithm, " runs on the CPU: ", why));
+  return false;
+}
+
+bool whole_run_device_failed(const spt_context_s& ctx, const char* algorithm, int status, const std::string& message,
+                             const char* memory_hint) {
+  const bool memory = status == SPT_ERR_OUT_OF_MEMORY;
+  if (ctx.backend == SPT_BACKEND_CUDA) {
+    if (memory)
+      fail(SPT_ERR_OUT_OF_MEMORY, "CUDA ", algorithm, ": the device is out of memory: ", message,
+           "; use backend AUTO (falls back to the CPU) or CPU, or ", memory_hint);
+    fail(SPT_ERR_DEVICE, "CUDA ", algorithm, " failed: ", message);
+  }
+  log(ctx, 1,
+      cat("note: ", algorithm, " runs on the CPU: ",
+          memory ? "the CUDA device is out of memory" : "the CUDA device failed", " (", message, ")"));
+  return false;
+}
+
+int upload_fcoo_copy(const CudaPlugin& cuda, int device, const spt_fcoo_s& x,
+                     std::shared_ptr<spt_plugin_device_fcoo>& out, std::string& message) {
+  std::vector<const uint32_t*> ind;
+  for (const auto& a : x.product_ind) ind.push_back(a.data());
+  spt_plugin_fcoo view{};
+  view.order = x.order();
+  view.dtype = x.dtype() == SPT_FLOAT32 ? SPT_PLUGIN_FLOAT32 : SPT_PLUGIN_FLOAT64;
+  view.nnz = x.nnz;
+  view.segments = x.segments;
+  view.threadlen = x.threadlen;
+  view.num_product_modes = static_cast<uint32_t>(x.product_modes.size());
+  view.dims = x.dims.data();
+  view.product_modes = x.product_modes.data();
+  view.product_ind = ind.data();
+  view.values = x.val.data();
+  view.bf = x.bf.data();
+  view.sf = x.sf.data();
+  view.group_first_segment = x.group_first_segment.data();
+  const bool rows_per_segment = x.op == SPT_FCOO_MTTKRP;
+  view.segment_rows = rows_per_segment ? x.segment_ind[0].data() : nullptr;
+  view.output_rows = rows_per_segment ? x.dims[x.mode] : x.segments;
+  view.mttkrp_mode = rows_per_segment ? static_cast<int32_t>(x.mode) : -1;
+  spt_plugin_device_fcoo* raw = nullptr;
+  char buffer[512] = {0};
+  const int status = cuda.table->fcoo_upload(device, &view, &raw, buffer, sizeof buffer);
+  if (status != SPT_OK) {
+    message = buffer;
+    return status;
+  }
+  const spt_plugin_table* table = cuda.table;
+  out = std::shared_ptr<spt_plugin_device_fcoo>(raw, [table](spt_plugin_device_fcoo* p) { table->fcoo_release(p); });
+  return SPT_OK;
+}
+
 }  // namespace detail
 
 namespace {
@@ -195,36 +251,7 @@ int device_copy(const CudaPlugin& cuda, int device, const spt_hicoo_s& x, Device
 
 int device_copy(const CudaPlugin& cuda, int device, const spt_fcoo_s& x, DeviceFcoo& out, std::string& message) {
   return cached_device_copy<DeviceFcooCache>(x, device, out, message, [&](DeviceFcoo& copy, std::string& why) -> int {
-    std::vector<const uint32_t*> ind;
-    for (const auto& a : x.product_ind) ind.push_back(a.data());
-    spt_plugin_fcoo view{};
-    view.order = x.order();
-    view.dtype = x.dtype() == SPT_FLOAT32 ? SPT_PLUGIN_FLOAT32 : SPT_PLUGIN_FLOAT64;
-    view.nnz = x.nnz;
-    view.segments = x.segments;
-    view.threadlen = x.threadlen;
-    view.num_product_modes = static_cast<uint32_t>(x.product_modes.size());
-    view.dims = x.dims.data();
-    view.product_modes = x.product_modes.data();
-    view.product_ind = ind.data();
-    view.values = x.val.data();
-    view.bf = x.bf.data();
-    view.sf = x.sf.data();
-    view.group_first_segment = x.group_first_segment.data();
-    const bool rows_per_segment = x.op == SPT_FCOO_MTTKRP;
-    view.segment_rows = rows_per_segment ? x.segment_ind[0].data() : nullptr;
-    view.output_rows = rows_per_segment ? x.dims[x.mode] : x.segments;
-    view.mttkrp_mode = rows_per_segment ? static_cast<int32_t>(x.mode) : -1;
-    spt_plugin_device_fcoo* raw = nullptr;
-    char buffer[512] = {0};
-    const int status = cuda.table->fcoo_upload(device, &view, &raw, buffer, sizeof buffer);
-    if (status != SPT_OK) {
-      why = buffer;
-      return status;
-    }
-    const spt_plugin_table* table = cuda.table;
-    copy = DeviceFcoo(raw, [table](spt_plugin_device_fcoo* p) { table->fcoo_release(p); });
-    return SPT_OK;
+    return detail::upload_fcoo_copy(cuda, device, x, copy, why);
   });
 }
 
@@ -459,30 +486,12 @@ const char* format_name(spt_tensor_format f) {
   return f == SPT_TENSOR_FORMAT_CSF ? "CSF" : f == SPT_TENSOR_FORMAT_HICOO ? "HiCOO" : "this format";
 }
 
-// The GPU cannot run this CP-ALS (format, order): with CUDA forced an
-// UNSUPPORTED error, under AUTO a note and the CPU.
 bool cp_als_unsupported(const spt_context_s& ctx, const std::string& why) {
-  if (ctx.backend == SPT_BACKEND_CUDA)
-    fail(SPT_ERR_UNSUPPORTED, "CP-ALS on the CUDA backend: ", why,
-         "; use backend AUTO or CPU to run it on the CPU");
-  log(ctx, 1, cat("note: CP-ALS runs on the CPU: ", why));
-  return false;
+  return detail::whole_run_unsupported(ctx, "CP-ALS", why);
 }
 
-// A device failure before or during the run: with CUDA forced an error
-// (OUT_OF_MEMORY for memory, else DEVICE), under AUTO a note and the CPU.
 bool cp_als_device_failed(const spt_context_s& ctx, int status, const std::string& message) {
-  const bool memory = status == SPT_ERR_OUT_OF_MEMORY;
-  if (ctx.backend == SPT_BACKEND_CUDA) {
-    if (memory)
-      fail(SPT_ERR_OUT_OF_MEMORY, "CUDA CP-ALS: the device is out of memory: ", message,
-           "; use backend AUTO (falls back to the CPU) or CPU, or a smaller problem");
-    fail(SPT_ERR_DEVICE, "CUDA CP-ALS failed: ", message);
-  }
-  log(ctx, 1,
-      cat("note: CP-ALS runs on the CPU: ", memory ? "the CUDA device is out of memory" : "the CUDA device failed",
-          " (", message, ")"));
-  return false;
+  return detail::whole_run_device_failed(ctx, "CP-ALS", status, message, "a smaller problem");
 }
 
 }  // namespace
@@ -667,6 +676,20 @@ bool DeviceKernels::mttkrp_hbcsf(const spt_context_s& ctx, const spt_hbcsf_s& h,
 bool DeviceKernels::mttkrp_hbcsf(const spt_context_s& ctx, const spt_hbcsf_s& h, const ConstMatRef<double>* factors,
                                  MatRef<double> out) {
   return mttkrp_on_device<DeviceHbcsf>(ctx, "HB-CSF MTTKRP", h, factors, h.root(), out);
+}
+
+bool DeviceKernels::mttkrp_hbcsf_mode(const spt_context_s& ctx, const spt_hbcsf_s& h,
+                                      const ConstMatRef<float>* factors, uint32_t mode, MatRef<float> out) {
+  if (mode >= h.order())
+    fail(SPT_ERR_INVALID_ARGUMENT, "HB-CSF MTTKRP: mode ", mode, " is out of range (order ", h.order(), ")");
+  return mttkrp_on_device<DeviceHbcsf>(ctx, "HB-CSF MTTKRP", h, factors, mode, out);
+}
+
+bool DeviceKernels::mttkrp_hbcsf_mode(const spt_context_s& ctx, const spt_hbcsf_s& h,
+                                      const ConstMatRef<double>* factors, uint32_t mode, MatRef<double> out) {
+  if (mode >= h.order())
+    fail(SPT_ERR_INVALID_ARGUMENT, "HB-CSF MTTKRP: mode ", mode, " is out of range (order ", h.order(), ")");
+  return mttkrp_on_device<DeviceHbcsf>(ctx, "HB-CSF MTTKRP", h, factors, mode, out);
 }
 
 bool DeviceKernels::mttkrp_fcoo(const spt_context_s& ctx, const spt_fcoo_s& x, const ConstMatRef<float>* factors,

@@ -85,6 +85,22 @@ struct DeviceKernels {
                            MatRef<float> out);
   static bool mttkrp_hbcsf(const spt_context_s& ctx, const spt_hbcsf_s& h, const ConstMatRef<double>* factors,
                            MatRef<double> out);
+  // The MTTKRP of h in any `mode` < order (out: dims[mode] x rank,
+  // overwritten; factors by mode, factors[mode] not read) on the GPU, from
+  // the one tree h (rooted at h.root()): the root runs the format's kernels
+  // (as mttkrp_hbcsf), any other mode the non-root kernels of
+  // cuda/mttkrp_hbcsf.cu (atomic rows). Internal: the public
+  // spt_mttkrp_hbcsf serves the root only; the tests and benchmarks use this
+  // to compare "one tree plus a second kernel" with "a tree per mode".
+  // Returns false when it did not run (no GPU kernel for this order, or a
+  // device failure under AUTO): the caller then runs the CPU kernel
+  // kernels::cpu::mttkrp_hbcsf_mode (src/kernels/cpu/mttkrp_hbcsf_mode.hpp).
+  // Throws SPT_ERR_INVALID_ARGUMENT for a mode out of range, SPT_ERR_DEVICE
+  // for a device failure under CUDA.
+  static bool mttkrp_hbcsf_mode(const spt_context_s& ctx, const spt_hbcsf_s& h, const ConstMatRef<float>* factors,
+                                uint32_t mode, MatRef<float> out);
+  static bool mttkrp_hbcsf_mode(const spt_context_s& ctx, const spt_hbcsf_s& h, const ConstMatRef<double>* factors,
+                                uint32_t mode, MatRef<double> out);
 
   // Same contracts as kernels::mttkrp_fcoo / ttmc_fcoo / ttm_fcoo, on the
   // GPU F-COO kernels (cuda/fcoo.cu). The tensor's device copy is made on
@@ -190,9 +206,13 @@ struct DeviceKernels {
   static bool tucker_prefers_cpu(const std::vector<spt_index>& dims, spt_nnz nnz, const std::vector<spt_index>& ranks,
                                  int threads);
 
-  // A whole Tucker-HOOI of x on the device (plugin entry tucker_hooi_fcoo):
-  // one op-MTTKRP F-COO per mode is built from x and uploaded (for this
-  // call; the copies are freed when it returns), the factors, Y_(n), the
+  // A whole Tucker-HOOI of x on the device (plugin entries tucker_hooi_hls
+  // and tucker_hooi_fcoo): one TTMc copy per mode is built from x and
+  // uploaded for this call (freed when it returns): an HLS rooted at the
+  // mode (TTMc in EXACT precision) for a tensor of order 3 or 4 with at
+  // least 100,000 nonzeros and 5% of them in dense tiles, else an op-MTTKRP
+  // F-COO (env SPT_CUDA_TUCKER_TTMC=hls|fcoo|auto overrides; see
+  // device_tucker.cpp for the measurements). The factors, Y_(n), the
   // Gram matrices and the core stay on the device; the host sees scalars per
   // mode and per sweep. When the context's effective backend is CUDA, runs
   // the sweeps from the initial factors in `factors` (dims[m] x ranks[m], x's

@@ -10,6 +10,8 @@
 
 #include "core/context.hpp"
 #include "core/error.hpp"
+#include "core/fcoo.hpp"
+#include "dispatch/plugin_loader.hpp"
 
 namespace spt::dispatch::detail {
 
@@ -21,6 +23,24 @@ std::mutex& device_cache_mutex();
 // the plugin's message); with AUTO, a note in the log and false (the caller
 // runs the CPU kernel).
 bool device_failed(const spt_context_s& ctx, const char* kernel, int status, const std::string& message);
+
+// A whole decomposition (`algorithm`: "CP-ALS", "Tucker-HOOI") the GPU
+// cannot run (format, order, sizes): with CUDA forced an UNSUPPORTED error,
+// under AUTO a note and false (the CPU loop runs).
+bool whole_run_unsupported(const spt_context_s& ctx, const char* algorithm, const std::string& why);
+
+// A device failure before or during a whole decomposition: with CUDA
+// forced an error (OUT_OF_MEMORY with `memory_hint` for memory, else
+// DEVICE), under AUTO a note and false (the CPU loop runs).
+bool whole_run_device_failed(const spt_context_s& ctx, const char* algorithm, int status, const std::string& message,
+                             const char* memory_hint);
+
+// Copy the F-COO x to `device` through the plugin's fcoo_upload, not
+// cached (device.cpp caches per handle; the GPU Tucker-HOOI holds its
+// per-mode copies for one decomposition); *out owns the copy. Returns the
+// plugin's status with `message` set on failure.
+int upload_fcoo_copy(const CudaPlugin& cuda, int device, const spt_fcoo_s& x,
+                     std::shared_ptr<spt_plugin_device_fcoo>& out, std::string& message);
 
 // The device copy of x on `device`, from x's cache (type Cache) or made by
 // upload(out, message) (a plugin status) and then cached. Views are cached

@@ -23,6 +23,46 @@
 
 namespace spt::dispatch {
 
+int upload_hls_copy(const CudaPlugin& cuda, int device, const spt_hls_s& h,
+                    std::shared_ptr<spt_plugin_device_hls>& out, std::string& message) {
+  const uint32_t order = h.order();
+  std::vector<uint32_t> dims_by_level(order);
+  for (uint32_t l = 0; l < order; ++l) dims_by_level[l] = h.dims[h.modes[l]];
+  spt_plugin_hls v{};
+  v.order = order;
+  v.dtype = h.dtype() == SPT_FLOAT32 ? SPT_PLUGIN_FLOAT32 : SPT_PLUGIN_FLOAT64;
+  v.slab_depth = h.slab_depth;
+  v.dims = dims_by_level.data();
+  v.modes = h.modes.data();
+  v.bits = h.bits.data();
+  v.shift = h.shift.data();
+  v.tile_bits = h.tile_bits.data();
+  v.dense_tiles = h.dense_tiles();
+  v.d_tile = h.d_tile.data();
+  v.d_bitmap = h.d_bitmap.data();
+  v.d_val_ptr = h.d_val_ptr.data();
+  v.d_val = h.d_val.data();
+  v.root_groups = h.d_root_tile.size();
+  v.d_root_tile = h.d_root_tile.data();
+  v.d_root_ptr = h.d_root_ptr.data();
+  v.sparse_nnz = h.sparse_nnz();
+  v.s_ind = h.s_ind.data();
+  v.s_val = h.s_val.data();
+  v.sparse_rows = h.s_row.size();
+  v.s_row = h.s_row.data();
+  v.s_row_ptr = h.s_row_ptr.data();
+  spt_plugin_device_hls* raw = nullptr;
+  char buffer[512] = {0};
+  const int status = cuda.table->hls_upload(device, &v, &raw, buffer, sizeof buffer);
+  if (status != SPT_OK) {
+    message = buffer;
+    return status;
+  }
+  const spt_plugin_table* table = cuda.table;
+  out = std::shared_ptr<spt_plugin_device_hls>(raw, [table](spt_plugin_device_hls* p) { table->hls_release(p); });
+  return SPT_OK;
+}
+
 namespace {
 
 using detail::cached_device_copy;
@@ -58,42 +98,7 @@ struct DeviceHlsCache {
 
 int device_copy(const CudaPlugin& cuda, int device, const spt_hls_s& h, DeviceHls& out, std::string& message) {
   return cached_device_copy<DeviceHlsCache>(h, device, out, message, [&](DeviceHls& copy, std::string& why) -> int {
-    const uint32_t order = h.order();
-    std::vector<uint32_t> dims_by_level(order);
-    for (uint32_t l = 0; l < order; ++l) dims_by_level[l] = h.dims[h.modes[l]];
-    spt_plugin_hls v{};
-    v.order = order;
-    v.dtype = h.dtype() == SPT_FLOAT32 ? SPT_PLUGIN_FLOAT32 : SPT_PLUGIN_FLOAT64;
-    v.slab_depth = h.slab_depth;
-    v.dims = dims_by_level.data();
-    v.modes = h.modes.data();
-    v.bits = h.bits.data();
-    v.shift = h.shift.data();
-    v.tile_bits = h.tile_bits.data();
-    v.dense_tiles = h.dense_tiles();
-    v.d_tile = h.d_tile.data();
-    v.d_bitmap = h.d_bitmap.data();
-    v.d_val_ptr = h.d_val_ptr.data();
-    v.d_val = h.d_val.data();
-    v.root_groups = h.d_root_tile.size();
-    v.d_root_tile = h.d_root_tile.data();
-    v.d_root_ptr = h.d_root_ptr.data();
-    v.sparse_nnz = h.sparse_nnz();
-    v.s_ind = h.s_ind.data();
-    v.s_val = h.s_val.data();
-    v.sparse_rows = h.s_row.size();
-    v.s_row = h.s_row.data();
-    v.s_row_ptr = h.s_row_ptr.data();
-    spt_plugin_device_hls* raw = nullptr;
-    char buffer[512] = {0};
-    const int status = cuda.table->hls_upload(device, &v, &raw, buffer, sizeof buffer);
-    if (status != SPT_OK) {
-      why = buffer;
-      return status;
-    }
-    const spt_plugin_table* table = cuda.table;
-    copy = DeviceHls(raw, [table](spt_plugin_device_hls* p) { table->hls_release(p); });
-    return SPT_OK;
+    return upload_hls_copy(cuda, device, h, copy, why);
   });
 }
 

@@ -4,8 +4,12 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
+#include <string>
 
 #include "core/context.hpp"
+#include "core/hls.hpp"
+#include "dispatch/plugin_loader.hpp"
 #include "sptensor/hls.h"
 
 namespace spt::dispatch {
@@ -33,6 +37,14 @@ constexpr uint32_t kHlsCalibrationRank = 16;
 // Never throws for a device problem.
 HlsThreshold hls_dense_threshold(const spt_context_s& ctx, uint32_t order, uint32_t slab_depth,
                                  spt_hls_precision precision);
+
+// Copy h to `device` through the plugin's hls_upload (dims and factors by
+// level, as cuda/hls.cuh takes them); *out owns the copy (released with
+// the last reference). Not cached: device_hls.cpp caches per handle, the
+// GPU Tucker-HOOI holds its per-mode copies for one decomposition. Returns
+// the plugin's status with `message` set on failure.
+int upload_hls_copy(const CudaPlugin& cuda, int device, const spt_hls_s& h,
+                    std::shared_ptr<spt_plugin_device_hls>& out, std::string& message);
 
 // How many times hls_dense_threshold has called the plugin's measurement in
 // this process (for tests of the cache).

@@ -26,6 +26,7 @@
 #include "dispatch/dispatch.hpp"
 #include "dispatch/plugin_loader.hpp"
 #include "kernels/sort.hpp"
+#include "kernels/ttm_fibers.hpp"
 #include "kernels/ttm_chain.hpp"
 
 namespace spt::dispatch {
@@ -78,37 +79,13 @@ bool ttm_on_device(const spt_context_s& ctx, const spt_coo_s& x, uint32_t mode, 
   if (!cuda.usable()) return device_failed(ctx, kernel, SPT_ERR_DEVICE, cuda.reason);
   if (!cuda.table->ttm_fibers) return device_failed(ctx, kernel, SPT_ERR_DEVICE, "the CUDA plugin has no ttm_fibers");
 
-  // The fibers exactly as the CPU kernel finds them (src/kernels/cpu/ttm.cpp).
+  // The fibers exactly as the CPU kernel finds them (src/kernels/ttm_fibers.hpp).
   const kernels::Exec exec = exec_for(ctx);
-  const bool presorted = x.sorted_by.size() == order && x.sorted_by.back() == mode;
-  std::unique_ptr<sorting::ModeFibers> grouped;
-  std::vector<uint32_t> others;
-  buffer<spt_nnz> own_ptr;
-  if (presorted) {
-    others.assign(x.sorted_by.begin(), x.sorted_by.end() - 1);
-    own_ptr = sorting::group_starts(exec, x, others);
-  } else {
-    grouped = std::make_unique<sorting::ModeFibers>(exec, x, mode);
-    others = grouped->other_modes();
-  }
-  const spt_coo_s& s = presorted ? x : grouped->sorted();
-  const buffer<spt_nnz>& fiber_ptr = presorted ? own_ptr : grouped->starts();
-  const spt_nnz fibers = fiber_ptr.size() - 1;
-
-  out.dims = x.dims;
-  out.dims[mode] = static_cast<spt_index>(rank);
-  out.set_single_dense_mode(mode);
-  out.fiber_order = others;
-  out.nfibers = fibers;
-  out.ind.assign(order, {});
-  for (uint32_t m : others) out.ind[m].resize(fibers);
-  out.values.set_dtype(x.dtype());
-  out.values.resize(checked_mul(fibers, rank, "semi-sparse value count"));
-  for (uint32_t m : others) {
-    const spt_index* src = s.ind[m];
-    spt_index* dst = out.ind[m].data();
-    for (spt_nnz f = 0; f < fibers; ++f) dst[f] = src[fiber_ptr[f]];
-  }
+  const kernels::TtmFibers grouped(exec, x, mode);
+  kernels::ttm_result_shell(exec, grouped, x, mode, rank, out);
+  const spt_coo_s& s = grouped.sorted();
+  const buffer<spt_nnz>& fiber_ptr = grouped.starts();
+  const spt_nnz fibers = grouped.count();
   if (fibers == 0) return true;
 
   spt_plugin_ttm_fibers view{};
@@ -147,52 +124,12 @@ bool scoo_ttm_on_device(const spt_context_s& ctx, const spt_scoo_s& y, uint32_t 
   if (!cuda.usable()) return device_failed(ctx, kernel, SPT_ERR_DEVICE, cuda.reason);
   if (!cuda.table->scoo_ttm) return device_failed(ctx, kernel, SPT_ERR_DEVICE, "the CUDA plugin has no scoo_ttm");
 
-  // The groups exactly as the CPU kernel finds them (src/kernels/cpu/ttm_chain.cpp).
-  const uint32_t order = y.order();
-  const std::vector<uint32_t> sparse = y.sparse_modes();
-  std::vector<uint32_t> key;
-  buffer<spt_nnz> perm;
-  const bool grouped = y.fiber_order.size() == sparse.size() && y.fiber_order.back() == mode;
-  if (grouped) {
-    key.assign(y.fiber_order.begin(), y.fiber_order.end() - 1);
-  } else {
-    for (uint32_t m : sparse)
-      if (m != mode) key.push_back(m);
-    perm.resize(n);
-    std::iota(perm.begin(), perm.end(), spt_nnz(0));
-    std::vector<uint32_t> by = key;
-    by.push_back(mode);
-    std::stable_sort(perm.begin(), perm.end(), [&](spt_nnz a, spt_nnz b) {
-      for (uint32_t m : by)
-        if (y.ind[m][a] != y.ind[m][b]) return y.ind[m][a] < y.ind[m][b];
-      return false;
-    });
-  }
-  const spt_nnz* order_of = grouped ? nullptr : perm.data();
-  auto fiber = [&](spt_nnz k) { return order_of ? order_of[k] : k; };
-  std::vector<spt_nnz> starts;
-  for (spt_nnz k = 0; k < n; ++k) {
-    bool first = k == 0;
-    for (size_t j = 0; j < key.size() && !first; ++j)
-      first = y.ind[key[j]][fiber(k)] != y.ind[key[j]][fiber(k - 1)];
-    if (first) starts.push_back(k);
-  }
-  const spt_nnz groups = starts.size();
-  starts.push_back(n);
-
-  out.dims = shape.dims;
-  out.dense_modes = shape.dense;
-  out.dense_mode = shape.dense[0];
-  out.fiber_order = key;
-  out.nfibers = groups;
-  out.ind.assign(order, {});
-  for (uint32_t m : key) out.ind[m].resize(groups);
-  out.values.set_dtype(y.dtype());
-  out.values.resize(checked_mul(groups, shape.out_block, "semi-sparse value count"));
-  for (spt_nnz g = 0; g < groups; ++g) {
-    const spt_nnz first = fiber(starts[g]);
-    for (uint32_t m : key) out.ind[m][g] = y.ind[m][first];
-  }
+  // The groups exactly as the CPU kernel finds them (src/kernels/ttm_fibers.hpp).
+  const kernels::Exec exec = exec_for(ctx);
+  const kernels::ScooTtmGroups grouped = kernels::scoo_ttm_groups(exec, y, mode);
+  kernels::scoo_ttm_result_shell(exec, grouped, y, shape, out);
+  const spt_nnz groups = grouped.count();
+  const buffer<spt_nnz>& starts = grouped.starts;
   if (groups == 0) return true;
 
   spt_plugin_scoo_groups view{};
@@ -202,7 +139,7 @@ bool scoo_ttm_on_device(const spt_context_s& ctx, const spt_scoo_s& y, uint32_t 
   view.a_len = shape.a_len;
   view.b_len = shape.b_len;
   view.group_ptr = starts.data();
-  view.perm = order_of;
+  view.perm = grouped.perm.empty() ? nullptr : grouped.perm.data();
   view.ind = y.ind[mode].data();
   view.values = y.values.get<T>().data();
   const spt_plugin_matrix um{const_cast<T*>(u.data), u.rows, u.cols, u.ld};

@@ -1,9 +1,21 @@
 // The dispatcher's side of the GPU Tucker-HOOI (DeviceKernels::tucker_hooi,
-// device.hpp): the AUTO size rule, one op-MTTKRP F-COO per mode built and
-// uploaded for the call, the hooks handed to the plugin (cuda/tucker_hooi.cu)
-// and the failure policy (AUTO: a note and the CPU loop; CUDA forced: an
-// error).
+// device.hpp): the AUTO size rule, the format of the per-mode TTMc copies
+// (HLS for large enough orders-3/4 tensors with dense tiles, else F-COO;
+// env SPT_CUDA_TUCKER_TTMC), one copy
+// per mode built and uploaded for the call, the hooks handed to the plugin
+// (cuda/tucker_hooi.cu) and the failure policy (AUTO: a note and the CPU
+// loop; CUDA forced: an error).
+//
+// Why HLS: on an H100 (benchmarks/results/gpu-h100-hls-2026-11-26.jsonl)
+// the HLS TTMc in EXACT precision took 0.29-0.9 ms per mode against 12 ms
+// for the F-COO TTMc on coads-climatology (order 4, dense), 0.56 against
+// 0.78 ms on email-eu-day (order 3, 9% dense tiles) and 1.1 against 5.9 ms
+// on a block-structured synthetic tensor. EXACT (CUDA cores, no rounding)
+// so that the GPU Tucker still matches the CPU's within the F-COO run's
+// tolerances.
 #include <algorithm>
+#include <cstdlib>
+#include <cstring>
 #include <exception>
 #include <memory>
 #include <string>
@@ -11,6 +23,9 @@
 
 #include "core/error.hpp"
 #include "core/fcoo.hpp"
+#include "core/hls.hpp"
+#include "dispatch/device_common.hpp"
+#include "dispatch/device_hls.hpp"
 #include "dispatch/device.hpp"
 #include "dispatch/plugin_loader.hpp"
 
@@ -19,6 +34,40 @@ namespace spt::dispatch {
 namespace {
 
 using DeviceFcoo = std::shared_ptr<spt_plugin_device_fcoo>;
+using DeviceHls = std::shared_ptr<spt_plugin_device_hls>;
+
+// Under auto, HLS only pays where it has dense tiles and enough work: on
+// the H100 (benchmarks/results/gpu-h100-hls-2026-11-26*.jsonl, TTMc in
+// EXACT precision against F-COO) it won 1.4x at a dense fraction of 0.11
+// (email-eu-day) and 3-60x at 0.74-1.0 (flights, coads, a block-structured
+// tensor), tied at 0 (fb15k237, mathsx, contact) and lost 0.6-0.9x on the
+// 61,282-nonzero aminoacids although all its tiles are dense.
+constexpr double kTuckerHlsMinDenseFraction = 0.05;
+constexpr spt_nnz kTuckerHlsMinNnz = 100000;
+
+enum class TtmcFormat { fcoo, hls_if_dense, hls };
+
+// The format the per-mode TTMc copies take: env SPT_CUDA_TUCKER_TTMC =
+// hls | fcoo | auto (unset or auto: HLS for orders 3 and 4, the HLS
+// kernels' range, when the tensor is large and dense enough, see above;
+// F-COO otherwise). hls forced on another order runs on F-COO with a note;
+// an unknown value is auto with a note.
+TtmcFormat tucker_ttmc_format(const spt_context_s& ctx, uint32_t order) {
+  const bool hls_order = order == 3 || order == 4;
+  const TtmcFormat automatic = hls_order ? TtmcFormat::hls_if_dense : TtmcFormat::fcoo;
+  const char* env = std::getenv("SPT_CUDA_TUCKER_TTMC");
+  if (!env || !*env || std::strcmp(env, "auto") == 0) return automatic;
+  if (std::strcmp(env, "fcoo") == 0) return TtmcFormat::fcoo;
+  if (std::strcmp(env, "hls") == 0) {
+    if (!hls_order)
+      log(ctx, 1,
+          cat("note: SPT_CUDA_TUCKER_TTMC=hls ignored: order ", order,
+              " is outside the GPU HLS kernels' range 3..4; the Tucker TTMc runs on F-COO"));
+    return hls_order ? TtmcFormat::hls : TtmcFormat::fcoo;
+  }
+  log(ctx, 1, cat("note: SPT_CUDA_TUCKER_TTMC=", env, " is not hls, fcoo or auto; using auto"));
+  return automatic;
+}
 
 // What the plugin's hooks reach: the core's sweep hook, the context for
 // notes, and an error thrown by the hook (rethrown after the plugin
@@ -47,62 +96,58 @@ void tucker_note(void* data, int level, const char* message) {
   }
 }
 
-// The GPU cannot run this Tucker-HOOI (order, sizes): with CUDA forced an
-// UNSUPPORTED error, under AUTO a note and the CPU.
 bool tucker_unsupported(const spt_context_s& ctx, const std::string& why) {
-  if (ctx.backend == SPT_BACKEND_CUDA)
-    fail(SPT_ERR_UNSUPPORTED, "Tucker-HOOI on the CUDA backend: ", why,
-         "; use backend AUTO or CPU to run it on the CPU");
-  log(ctx, 1, cat("note: Tucker-HOOI runs on the CPU: ", why));
-  return false;
+  return detail::whole_run_unsupported(ctx, "Tucker-HOOI", why);
 }
 
-// A device failure before or during the run: with CUDA forced an error
-// (OUT_OF_MEMORY for memory, else DEVICE), under AUTO a note and the CPU.
 bool tucker_device_failed(const spt_context_s& ctx, int status, const std::string& message) {
-  const bool memory = status == SPT_ERR_OUT_OF_MEMORY;
-  if (ctx.backend == SPT_BACKEND_CUDA) {
-    if (memory)
-      fail(SPT_ERR_OUT_OF_MEMORY, "CUDA Tucker-HOOI: the device is out of memory: ", message,
-           "; use backend AUTO (falls back to the CPU) or CPU, or lower the ranks");
-    fail(SPT_ERR_DEVICE, "CUDA Tucker-HOOI failed: ", message);
-  }
-  log(ctx, 1,
-      cat("note: Tucker-HOOI runs on the CPU: ",
-          memory ? "the CUDA device is out of memory" : "the CUDA device failed", " (", message, ")"));
-  return false;
+  return detail::whole_run_device_failed(ctx, "Tucker-HOOI", status, message, "lower the ranks");
 }
 
-// Upload one F-COO (op MTTKRP) to `device`; the shared pointer releases it.
-int upload_fcoo(const CudaPlugin& cuda, int device, const spt_fcoo_s& x, DeviceFcoo& out, std::string& message) {
-  std::vector<const uint32_t*> ind;
-  for (const auto& a : x.product_ind) ind.push_back(a.data());
-  spt_plugin_fcoo view{};
-  view.order = x.order();
-  view.dtype = x.dtype() == SPT_FLOAT32 ? SPT_PLUGIN_FLOAT32 : SPT_PLUGIN_FLOAT64;
-  view.nnz = x.nnz;
-  view.segments = x.segments;
-  view.threadlen = x.threadlen;
-  view.num_product_modes = static_cast<uint32_t>(x.product_modes.size());
-  view.dims = x.dims.data();
-  view.product_modes = x.product_modes.data();
-  view.product_ind = ind.data();
-  view.values = x.val.data();
-  view.bf = x.bf.data();
-  view.sf = x.sf.data();
-  view.group_first_segment = x.group_first_segment.data();
-  view.segment_rows = x.segment_ind[0].data();  // op MTTKRP: one index mode, the output row per segment
-  view.output_rows = x.dims[x.mode];
-  view.mttkrp_mode = static_cast<int32_t>(x.mode);
-  spt_plugin_device_fcoo* raw = nullptr;
-  char buffer[512] = {0};
-  const int status = cuda.table->fcoo_upload(device, &view, &raw, buffer, sizeof buffer);
-  if (status != SPT_OK) {
-    message = buffer;
-    return status;
+
+// The HLS copies of x, one rooted at each mode (default dense threshold and
+// slab depth, precision EXACT), uploaded to ctx.device. Returns SPT_OK with
+// `copies` filled; or, when the TTMc must run on F-COO instead, a status
+// with `why` set: UNSUPPORTED (the coordinates do not fit HLS's 64-bit
+// index, the plugin refuses) or OUT_OF_MEMORY (the copies do not fit the
+// device); any other upload failure's status (the caller's device
+// failure). With require_dense, a tensor below the auto rule's size or
+// dense fraction (judged on the copy rooted at mode 0) returns SPT_OK with
+// no copies and `why` saying so. `bytes` receives the host size of the
+// copies.
+int upload_hls_per_mode(const spt_context_s& ctx, const CudaPlugin& cuda, const spt_coo_s& x, bool require_dense,
+                        std::vector<DeviceHls>& copies, uint64_t& bytes, std::string& why) {
+  const uint32_t order = x.order();
+  copies.assign(order, nullptr);
+  bytes = 0;
+  for (uint32_t n = 0; n < order; ++n) {
+    hls::Params params;
+    params.root = n;  // threshold and slab depth 0: the library defaults
+    spt_hls_s h;
+    try {
+      h = hls::from_coo(x, params, thread_count(ctx));
+    } catch (const Error& e) {
+      if (e.code() != SPT_ERR_UNSUPPORTED) throw;
+      why = e.what();
+      return SPT_ERR_UNSUPPORTED;
+    }
+    if (require_dense && n == 0) {
+      const double dense = h.nnz() ? double(h.dense_nnz()) / double(h.nnz()) : 0.0;
+      if (x.nnz < kTuckerHlsMinNnz || dense < kTuckerHlsMinDenseFraction) {
+        why = cat(x.nnz, " nonzeros, dense-tile fraction ", dense, " (HLS from ", kTuckerHlsMinNnz,
+                  " nonzeros and a fraction of ", kTuckerHlsMinDenseFraction, ")");
+        copies.clear();
+        return SPT_OK;  // no copies: the caller runs F-COO
+      }
+    }
+    h.precision = SPT_HLS_PRECISION_EXACT;  // what the plugin's tucker_hooi_hls runs
+    bytes += h.bytes();
+    const int status = upload_hls_copy(cuda, ctx.device, h, copies[n], why);
+    if (status != SPT_OK) {
+      copies.clear();  // frees the device memory before the F-COO copies are made
+      return status;
+    }
   }
-  const spt_plugin_table* table = cuda.table;
-  out = DeviceFcoo(raw, [table](spt_plugin_device_fcoo* p) { table->fcoo_release(p); });
   return SPT_OK;
 }
 
@@ -135,23 +180,57 @@ bool tucker_on_device(const spt_context_s& ctx, const spt_coo_s& x, const std::v
       return tucker_unsupported(ctx, cat("mode ", n, ": I_n = ", x.dims[n], " or prod_{m != n} R_m = ", columns[n],
                                          " reaches 2^31, the limit of cuBLAS / cuSOLVER sizes"));
   }
-  // One F-COO per mode, partitions cut by the threadlen rule for that
-  // mode's output row (P_n values).
-  const int sms = ctx.device < static_cast<int>(cuda.devices.size()) ? cuda.devices[ctx.device].multiprocessors : 0;
-  std::vector<DeviceFcoo> copies(order);
-  std::vector<const spt_plugin_device_fcoo*> raw(order);
-  uint64_t bytes = 0;
-  for (uint32_t m = 0; m < order; ++m) {
-    const uint32_t threadlen = fcoo::suggested_threadlen(x.nnz, columns[m] * sizeof(T), sms);
-    const spt_fcoo_s f = fcoo::from_coo(x, SPT_FCOO_MTTKRP, m, threadlen, thread_count(ctx));
-    bytes += f.bytes();
-    std::string message;
-    const int status = upload_fcoo(cuda, ctx.device, f, copies[m], message);
-    if (status == SPT_ERR_UNSUPPORTED) return tucker_unsupported(ctx, message);
-    if (status != SPT_OK) return tucker_device_failed(ctx, status, message);
-    raw[m] = copies[m].get();
+  // The TTMc copies: HLS rooted at each mode (orders 3 and 4, unless the
+  // env says fcoo), else or on an HLS failure listed in
+  // upload_hls_per_mode one F-COO per mode.
+  std::vector<DeviceHls> hls_copies;
+  std::vector<const spt_plugin_device_hls*> hls_raw;
+  const TtmcFormat ttmc_format = tucker_ttmc_format(ctx, order);
+  if (ttmc_format != TtmcFormat::fcoo) {
+    if (cuda.table->tucker_hooi_hls == nullptr || cuda.table->hls_upload == nullptr) {
+      log(ctx, 1, "note: the Tucker TTMc runs on F-COO: the plugin has no tucker_hooi_hls");
+    } else {
+      uint64_t bytes = 0;
+      std::string why;
+      const int status =
+          upload_hls_per_mode(ctx, cuda, x, ttmc_format == TtmcFormat::hls_if_dense, hls_copies, bytes, why);
+      if (status == SPT_OK && hls_copies.empty()) {
+        log(ctx, 1, cat("the Tucker TTMc runs on F-COO: ", why));
+      } else if (status == SPT_OK) {
+        for (const DeviceHls& c : hls_copies) hls_raw.push_back(c.get());
+        log(ctx, 1, cat("Tucker-HOOI on HLS on the GPU (TTMc in EXACT precision, one copy per mode, ", bytes,
+                        " bytes)"));
+      } else if (status == SPT_ERR_UNSUPPORTED || status == SPT_ERR_OUT_OF_MEMORY) {
+        log(ctx, 1,
+            cat("note: the Tucker TTMc runs on F-COO: ",
+                status == SPT_ERR_OUT_OF_MEMORY ? "the HLS copies do not fit the CUDA device" : "HLS cannot hold it",
+                " (", why, ")"));
+      } else {
+        return tucker_device_failed(ctx, status, why);
+      }
+    }
   }
-  log(ctx, 1, cat("Tucker-HOOI on F-COO on the GPU (one copy per mode, ", bytes, " bytes)"));
+  // Else one F-COO per mode, partitions cut by the threadlen rule for that
+  // mode's output row (P_n values).
+  std::vector<DeviceFcoo> copies;
+  std::vector<const spt_plugin_device_fcoo*> raw;
+  if (hls_raw.empty()) {
+    const int sms = ctx.device < static_cast<int>(cuda.devices.size()) ? cuda.devices[ctx.device].multiprocessors : 0;
+    copies.resize(order);
+    raw.resize(order);
+    uint64_t bytes = 0;
+    for (uint32_t m = 0; m < order; ++m) {
+      const uint32_t threadlen = fcoo::suggested_threadlen(x.nnz, columns[m] * sizeof(T), sms);
+      const spt_fcoo_s f = fcoo::from_coo(x, SPT_FCOO_MTTKRP, m, threadlen, thread_count(ctx));
+      bytes += f.bytes();
+      std::string message;
+      const int status = detail::upload_fcoo_copy(cuda, ctx.device, f, copies[m], message);
+      if (status == SPT_ERR_UNSUPPORTED) return tucker_unsupported(ctx, message);
+      if (status != SPT_OK) return tucker_device_failed(ctx, status, message);
+      raw[m] = copies[m].get();
+    }
+    log(ctx, 1, cat("Tucker-HOOI on F-COO on the GPU (one copy per mode, ", bytes, " bytes)"));
+  }
   std::vector<spt_plugin_matrix> f(order);
   for (uint32_t m = 0; m < order; ++m) f[m] = {factors[m].data, factors[m].rows, factors[m].cols, factors[m].ld};
   TuckerHookState state;
@@ -167,7 +246,9 @@ bool tucker_on_device(const spt_context_s& ctx, const spt_coo_s& x, const std::v
   args.on_sweep = tucker_on_sweep;
   args.note = tucker_note;
   char buffer[1024] = {0};
-  const int status = cuda.table->tucker_hooi_fcoo(raw.data(), order, &args, buffer, sizeof buffer);
+  const int status = !hls_raw.empty()
+                         ? cuda.table->tucker_hooi_hls(hls_raw.data(), order, &args, buffer, sizeof buffer)
+                         : cuda.table->tucker_hooi_fcoo(raw.data(), order, &args, buffer, sizeof buffer);
   if (state.error) std::rethrow_exception(state.error);
   if (status == SPT_OK) return true;
   if (status == SPT_ERR_NUMERICAL) fail(SPT_ERR_NUMERICAL, buffer);

@@ -470,9 +470,13 @@ typedef struct spt_plugin_table {
   /* Free a B-CSF / HB-CSF device copy (NULL ignored). Never fails. */
   void (*hbcsf_release)(spt_plugin_device_hbcsf *x);
 
-  /* As mttkrp, on a device B-CSF / HB-CSF tensor; `mode` must be its root
-   * (mode_order[0]: the only mode the format serves; SPT_ERR_INVALID_ARGUMENT
-   * otherwise). */
+  /* As mttkrp, on a device B-CSF / HB-CSF tensor, in any mode < order
+   * (SPT_ERR_INVALID_ARGUMENT otherwise). The root (mode_order[0]) is the
+   * fast one: the format's own kernels, plain stores. Any other mode runs
+   * the non-root kernels on the same tree (every output row added
+   * atomically; factors[root] is read then). A plugin built before non-root
+   * support refuses other modes with SPT_ERR_INVALID_ARGUMENT (the table did
+   * not change, only the accepted modes grew). */
   int (*mttkrp_hbcsf)(const spt_plugin_device_hbcsf *x, const spt_plugin_matrix *factors, uint32_t mode,
                       spt_plugin_matrix *out, char *message, size_t message_len);
 
@@ -561,6 +565,19 @@ typedef struct spt_plugin_table {
    * CPU's). */
   int (*tucker_hooi_fcoo)(const spt_plugin_device_fcoo *const *per_mode, uint32_t order,
                           const spt_plugin_tucker_args *args, char *message, size_t message_len);
+
+  /* As tucker_hooi_fcoo, with each TTMc on an HLS copy (orders 3 and 4):
+   * per_mode[n] is the HLS of the same tensor rooted at mode n (order
+   * entries; same device, dtype and dims), and the TTMc of mode n runs on
+   * it with the HLS kernels (cuda/hls.cuh) in SPT_PLUGIN_HLS_EXACT: the
+   * dense tiles on CUDA cores in the tensor's type, no rounding, so the run
+   * matches the F-COO one and the CPU's within the same tolerances (a
+   * device HLS copy carries no precision: hls_upload takes none). The HLS
+   * kernels' scratch workspace is allocated once for the run and counted in
+   * the memory check. Errors as tucker_hooi_fcoo; UNSUPPORTED for an order
+   * other than 3 or 4. */
+  int (*tucker_hooi_hls)(const spt_plugin_device_hls *const *per_mode, uint32_t order,
+                         const spt_plugin_tucker_args *args, char *message, size_t message_len);
   /* [v6-tucker-end] */
 
   /* Version 6: CP-ALS with a format per mode. As cp_als, on the device COO

@@ -7,6 +7,8 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <string>
+#include <vector>
 
 #include "dispatch/plugin_loader.hpp"
 
@@ -32,6 +34,40 @@ inline bool plugin_built() {
 }
 
 inline bool have_device() { return dispatch::cuda_plugin().usable(); }
+
+// Sets (value) or unsets (nullptr) an environment variable for the scope,
+// restoring what was there after.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) {
+    const char* old = std::getenv(name);
+    had_ = old != nullptr;
+    if (had_) old_ = old;
+    if (value) setenv(name, value, 1);
+    else unsetenv(name);
+  }
+  ~ScopedEnv() {
+    if (had_) setenv(name_.c_str(), old_.c_str(), 1);
+    else unsetenv(name_.c_str());
+  }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  std::string name_, old_;
+  bool had_ = false;
+};
+
+// A context log callback that appends each message to a
+// std::vector<std::string> (data), and a search in such a log.
+inline void record_log_line(void* data, int, const char* message) {
+  static_cast<std::vector<std::string>*>(data)->push_back(message);
+}
+inline bool logged(const std::vector<std::string>& lines, const std::string& text) {
+  for (const std::string& l : lines)
+    if (l.find(text) != std::string::npos) return true;
+  return false;
+}
 
 }  // namespace spt::test
 

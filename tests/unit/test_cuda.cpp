@@ -31,6 +31,7 @@
 #include "dispatch/dispatch.hpp"
 #include "dispatch/gpu_format.hpp"
 #include "dispatch/plugin_loader.hpp"
+#include "kernels/cpu/mttkrp_hbcsf_mode.hpp"
 #include "kernels/kernels.hpp"
 #include "kernels/sort.hpp"
 
@@ -384,25 +385,6 @@ TEST(CudaMttkrpApi, CacheInvalidationAndColumnMajorOutput) {
 
 /* ---------------------------- CP-ALS on the GPU --------------------------- */
 
-// Sets an environment variable for the scope, restoring it after.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name_(name) {
-    const char* old = std::getenv(name);
-    had_ = old != nullptr;
-    if (had_) old_ = old;
-    if (value) setenv(name, value, 1);
-    else unsetenv(name);
-  }
-  ~ScopedEnv() {
-    if (had_) setenv(name_.c_str(), old_.c_str(), 1);
-    else unsetenv(name_.c_str());
-  }
-
- private:
-  std::string name_, old_;
-  bool had_ = false;
-};
 
 struct CpdRun {
   spt_status status = SPT_OK;
@@ -725,13 +707,14 @@ TEST(CudaCpAlsApi, PseudoInverseFallbackMatchesCpu) {
   auto init = positive_init<double>(x.dims, 4, 21);
   for (auto& f : init)
     for (spt_nnz i = 0; i < f.rows; ++i) f(i, 3) = f(i, 2);
-  // Three sweeps: the first sweep's solves are all exactly singular (equal
-  // columns), so both backends take the pseudo-inverse there; later the
-  // columns drift apart by rounding and whether a solve counts as singular
-  // depends on the condition estimate (LAPACK's on the CPU, exact on the
-  // GPU), so long runs may legitimately branch differently (seen at sweep 6).
-  const CpdRun gpu = run_cpd<double>(SPT_BACKEND_CUDA, x, init, 4, 3, 0.0);
-  const CpdRun cpu = run_cpd<double>(SPT_BACKEND_CPU, x, init, 4, 3, 0.0);
+  // One sweep: its solves are all exactly singular (equal columns), so both
+  // backends take the pseudo-inverse in every mode. Later the columns drift
+  // apart by rounding (the GPU's atomics add in no fixed order) and whether
+  // a solve counts as singular depends on the condition estimate (LAPACK's
+  // on the CPU, exact on the GPU), so longer runs may legitimately branch
+  // differently (seen at sweep 6, and once at sweep 3).
+  const CpdRun gpu = run_cpd<double>(SPT_BACKEND_CUDA, x, init, 4, 1, 0.0);
+  const CpdRun cpu = run_cpd<double>(SPT_BACKEND_CPU, x, init, 4, 1, 0.0);
   expect_same_run<double>(gpu, cpu, x, "singular normal equations");
   for (const CpdRun* run : {&gpu, &cpu}) {
     int fallbacks = 0;
@@ -1533,6 +1516,218 @@ TYPED_TEST(CudaHbcsfMttkrp, DataTensors) {
     ++checked;
   }
   if (checked == 0) GTEST_SKIP() << "no data tensors found";
+}
+
+// "One tree plus a second kernel": the GPU MTTKRP in every mode of the
+// HB-CSF and plain B-CSF of x rooted at each of `roots` (every mode when
+// empty), through DeviceKernels::mttkrp_hbcsf_mode (CUDA forced), against
+// the float64 COO reference in that mode, for every configuration. The
+// root mode is checked too (it runs the root kernels). The output is
+// poisoned first: the non-root kernels add onto a zeroed output, so a
+// missing zeroing or a missed group shows. Returns how many non-root
+// products were checked and the handles' group sizes.
+template <typename T>
+HbcsfSplits check_hbcsf_nonroot(const spt_coo_s& x, spt_nnz rank, uint64_t seed, const std::string& what,
+                                std::vector<uint32_t> roots, int& nonroot_checked) {
+  spt_context_s ctx;
+  ctx.backend = SPT_BACKEND_CUDA;
+  const auto factors = random_factors<T>(x.dims, rank, seed);
+  const std::vector<ConstMatRef<T>> refs = crefs(factors);
+  if (roots.empty())
+    for (uint32_t m = 0; m < x.order(); ++m) roots.push_back(m);
+  std::vector<DenseMatrix<double>> want, scale;
+  for (uint32_t m = 0; m < x.order(); ++m) {
+    want.push_back(reference_mttkrp(x, factors, m));
+    scale.push_back(reference_mttkrp(x, factors, m, /*absolute=*/true));
+  }
+  HbcsfSplits splits;
+  for (uint32_t root : roots)
+    for (const HbcsfConfig& c : kHbcsfConfigs)
+      for (uint32_t flags : {0u, uint32_t(SPT_HBCSF_PLAIN_BCSF)}) {
+        const spt_hbcsf_s h = make_hbcsf(x, root, c, flags);
+        splits.split_fibers += h.split_fibers;
+        splits.split_slices += h.split_slices;
+        splits.coo_nnz += h.coo_nnz();
+        splits.csl_nnz += h.csl_nnz();
+        for (uint32_t mode = 0; mode < x.order(); ++mode) {
+          DenseMatrix<T> out(x.dims[mode], rank);
+          for (auto& v : out.values) v = T(12345);
+          const bool ran = dispatch::DeviceKernels::mttkrp_hbcsf_mode(ctx, h, refs.data(), mode, out.ref());
+          EXPECT_TRUE(ran) << what << ": the GPU kernel did not run (order " << x.order() << ")";
+          if (!ran) return splits;
+          expect_close_to_reference(want[mode], scale[mode], out,
+                                    cat(what, flags ? " B-CSF" : " HB-CSF", " fiber ", c.fiber_threshold, " split ",
+                                        c.slice_split_nnz, " bin ", c.slice_bin_min_nnz, " rank ", rank, " root ",
+                                        root, " mode ", mode));
+          if (::testing::Test::HasFailure()) return splits;
+          if (mode != root) ++nonroot_checked;
+        }
+      }
+  return splits;
+}
+
+// Every non-root mode of trees rooted at every mode (and the root through
+// the same entry), on the random tensors of orders 3..6, the pathological
+// shapes of the tests above (one enormous slice, one enormous fiber, all
+// singleton fibers, short modes with empty slices) and order 8.
+TYPED_TEST(CudaHbcsfMttkrp, NonRootModesMatchReference) {
+  SKIP_WITHOUT_DEVICE();
+  using T = TypeParam;
+  std::vector<std::pair<std::string, spt_coo_s>> tensors;
+  for (const RandomTensorSpec& spec : standard_specs())
+    if (spec.dims.size() >= 3) tensors.emplace_back(cat("random order ", spec.dims.size()), random_coo(dtype_of<T>(), spec));
+  {
+    std::mt19937_64 rng(31);
+    std::vector<std::vector<spt_index>> coords;
+    for (int k = 0; k < 20000; ++k) coords.push_back({0, spt_index(rng() % 200), spt_index(rng() % 300)});
+    coords.push_back({2, 5, 7});
+    tensors.emplace_back("one enormous slice", coo_from_coords<T>({3, 200, 300}, coords, 32));
+  }
+  for (uint32_t order : {3u, 4u}) {
+    std::vector<std::vector<spt_index>> coords;
+    std::vector<spt_index> dims = order == 3 ? std::vector<spt_index>{4, 3, 5000} : std::vector<spt_index>{4, 3, 2, 5000};
+    for (spt_index k = 0; k < 5000; ++k) {
+      std::vector<spt_index> c(order, 1);
+      c[order - 1] = k;
+      coords.push_back(c);
+    }
+    for (spt_index k = 0; k < 10; ++k) {
+      std::vector<spt_index> c(order, 0);
+      c[order - 1] = k * 7;
+      c[0] = k % 4;
+      coords.push_back(c);
+    }
+    tensors.emplace_back(cat("one enormous fiber, order ", order), coo_from_coords<T>(dims, coords, 33 + order));
+  }
+  {
+    std::mt19937_64 rng(34);
+    std::vector<std::vector<spt_index>> coords;
+    for (spt_index i = 0; i < 60; ++i) {
+      if (i % 3 == 2) continue;
+      const spt_index fibers = 1 + spt_index(rng() % 40);
+      for (spt_index j = 0; j < fibers; ++j) coords.push_back({i, j, spt_index(rng() % 70)});
+    }
+    tensors.emplace_back("all singleton fibers", coo_from_coords<T>({60, 40, 70}, coords, 35));
+  }
+  {
+    RandomTensorSpec shortm;
+    shortm.dims = {2, 1, 500, 2};
+    shortm.nnz = 800;
+    shortm.seed = 36;
+    RandomTensorSpec sparse;
+    sparse.dims = {5000, 10, 12};
+    sparse.nnz = 300;
+    sparse.seed = 37;
+    RandomTensorSpec five;
+    five.dims = {1, 2, 30, 2, 40};
+    five.nnz = 1200;
+    five.seed = 38;
+    five.duplicates = true;
+    for (const RandomTensorSpec& spec : {shortm, sparse, five})
+      tensors.emplace_back(cat("short modes, order ", spec.dims.size()), random_coo(dtype_of<T>(), spec));
+  }
+  int nonroot_checked = 0;
+  HbcsfSplits total;
+  for (const auto& [what, x] : tensors)
+    for (spt_nnz rank : kHbcsfRanks) {
+      const HbcsfSplits s = check_hbcsf_nonroot<T>(x, rank, 70 + rank, what, {}, nonroot_checked);
+      if (::testing::Test::HasFailure()) return;
+      total.split_fibers += s.split_fibers;
+      total.split_slices += s.split_slices;
+      total.coo_nnz += s.coo_nnz;
+      total.csl_nnz += s.csl_nnz;
+    }
+  RandomTensorSpec eight;
+  eight.dims = {3, 4, 2, 5, 3, 2, 4, 3};
+  eight.nnz = 2500;
+  eight.seed = 22;
+  const spt_coo_s x8 = random_coo(dtype_of<T>(), eight);
+  check_hbcsf_nonroot<T>(x8, 16, 5, "order 8", {0, 7}, nonroot_checked);
+  if (::testing::Test::HasFailure()) return;
+  // Every group's non-root path ran.
+  EXPECT_GT(nonroot_checked, 0);
+  EXPECT_GT(total.split_fibers, 0u);
+  EXPECT_GT(total.split_slices, 0u);
+  EXPECT_GT(total.coo_nnz, 0u);
+  EXPECT_GT(total.csl_nnz, 0u);
+}
+
+// The CPU counterpart of the non-root kernels (same tree walk), on any
+// machine: every mode of trees rooted at every mode, HB-CSF and plain
+// B-CSF, every configuration, 1 and 3 threads, against the float64 COO
+// reference; the output is poisoned first (the kernel must overwrite it).
+TYPED_TEST(CudaHbcsfMttkrp, CpuModeKernelMatchesReference) {
+  using T = TypeParam;
+  int nonroot = 0;
+  for (const RandomTensorSpec& spec : standard_specs()) {
+    if (spec.dims.size() < 3) continue;
+    const spt_coo_s x = random_coo(dtype_of<T>(), spec);
+    for (spt_nnz rank : {spt_nnz(1), spt_nnz(16), spt_nnz(33)}) {
+      const auto factors = random_factors<T>(x.dims, rank, 80 + rank);
+      const std::vector<ConstMatRef<T>> refs = crefs(factors);
+      std::vector<DenseMatrix<double>> want, scale;
+      for (uint32_t m = 0; m < x.order(); ++m) {
+        want.push_back(reference_mttkrp(x, factors, m));
+        scale.push_back(reference_mttkrp(x, factors, m, /*absolute=*/true));
+      }
+      for (uint32_t root = 0; root < x.order(); ++root)
+        for (const HbcsfConfig& c : kHbcsfConfigs)
+          for (uint32_t flags : {0u, uint32_t(SPT_HBCSF_PLAIN_BCSF)}) {
+            const spt_hbcsf_s h = make_hbcsf(x, root, c, flags);
+            for (uint32_t mode = 0; mode < x.order(); ++mode)
+              for (int threads : {1, 3}) {
+                DenseMatrix<T> out(x.dims[mode], rank);
+                for (auto& v : out.values) v = T(12345);
+                kernels::cpu::mttkrp_hbcsf_mode(kernels::Exec{threads}, h, refs.data(), mode, out.ref());
+                expect_close_to_reference(want[mode], scale[mode], out,
+                                          cat("CPU order ", x.order(), flags ? " B-CSF" : " HB-CSF", " fiber ",
+                                              c.fiber_threshold, " split ", c.slice_split_nnz, " rank ", rank,
+                                              " root ", root, " mode ", mode, " threads ", threads));
+                if (::testing::Test::HasFailure()) return;
+                if (mode != root) ++nonroot;
+              }
+          }
+    }
+  }
+  EXPECT_GT(nonroot, 0);
+  spt_hbcsf_s h;
+  {
+    RandomTensorSpec spec;
+    spec.dims = {6, 7, 8};
+    spec.nnz = 100;
+    spec.seed = 43;
+    h = make_hbcsf(random_coo(dtype_of<T>(), spec), 2, {4, 8, 2}, 0);
+  }
+  const auto factors = random_factors<T>(h.dims, 2, 44);
+  const auto refs = crefs(factors);
+  DenseMatrix<T> out(6, 2);
+  try {
+    kernels::cpu::mttkrp_hbcsf_mode(kernels::Exec{1}, h, refs.data(), 3, out.ref());
+    ADD_FAILURE() << "mode 3 of an order-3 tensor should be refused";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), SPT_ERR_INVALID_ARGUMENT);
+  }
+}
+
+// A mode out of range is refused before any work (no device needed).
+TEST(CudaHbcsfApi, NonRootModeOutOfRangeIsRefused) {
+  RandomTensorSpec spec;
+  spec.dims = {6, 7, 8};
+  spec.nnz = 100;
+  spec.seed = 41;
+  const spt_coo_s x = random_coo(SPT_FLOAT64, spec);
+  const spt_hbcsf_s h = make_hbcsf(x, 1, {4, 8, 2}, 0);
+  const auto factors = random_factors<double>(x.dims, 4, 42);
+  const auto refs = crefs(factors);
+  spt_context_s ctx;
+  ctx.backend = SPT_BACKEND_CUDA;
+  DenseMatrix<double> out(8, 4);
+  try {
+    dispatch::DeviceKernels::mttkrp_hbcsf_mode(ctx, h, refs.data(), 3, out.ref());
+    ADD_FAILURE() << "mode 3 of an order-3 tensor should be refused";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), SPT_ERR_INVALID_ARGUMENT);
+  }
 }
 
 // Through the C API: the device copy is cached on the handle, reused, gone

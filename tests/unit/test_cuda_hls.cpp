@@ -200,7 +200,8 @@ Errors compare(const DenseMatrix<double>& want, const DenseMatrix<T>& got) {
       e.max_scaled = std::max(e.max_scaled, d / std::max(1.0, std::abs(b)));
       if (!std::isfinite(a)) e.max_scaled = e.max_relative = e.smape = std::numeric_limits<double>::infinity();
     }
-  if (std::isfinite(e.smape)) e.smape = want.rows * want.cols ? sum / double(want.rows * want.cols) : 0;
+  const spt_nnz cells = want.rows * want.cols;
+  if (std::isfinite(e.smape)) e.smape = cells > 0 ? sum / double(cells) : 0;
   return e;
 }
 
@@ -272,8 +273,12 @@ void check_shape(const std::vector<spt_index>& dims, spt_index depth, int cluste
           ASSERT_GT(h.dense_tiles(), 0u) << "the clusters should make dense tiles";
           ASSERT_GT(h.sparse_nnz(), 0u) << "the scattered nonzeros should stay sparse";
         }
-        if (threshold == 1) ASSERT_EQ(h.sparse_nnz(), 0u);
-        if (threshold == kAllSparse) ASSERT_EQ(h.dense_nnz(), 0u);
+        if (threshold == 1) {
+          ASSERT_EQ(h.sparse_nnz(), 0u);
+        }
+        if (threshold == kAllSparse) {
+          ASSERT_EQ(h.dense_nnz(), 0u);
+        }
         const spt_index I = dims[root];
         // MTTKRP, ranks 1, 16, 33.
         for (spt_nnz rank : {1, 16, 33}) {
@@ -416,37 +421,6 @@ spt_hls_statistics info_of(const spt_hls* h) {
   EXPECT_EQ(spt_hls_info(h, &s), SPT_OK);
   return s;
 }
-
-void record_log_line(void* data, int, const char* message) {
-  static_cast<std::vector<std::string>*>(data)->push_back(message);
-}
-
-bool logged(const std::vector<std::string>& lines, const std::string& text) {
-  for (const std::string& l : lines)
-    if (l.find(text) != std::string::npos) return true;
-  return false;
-}
-
-// Sets an environment variable for the scope, restoring it after.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name_(name) {
-    const char* old = std::getenv(name);
-    had_ = old != nullptr;
-    if (had_) old_ = old;
-    setenv(name, value, 1);
-  }
-  ~ScopedEnv() {
-    if (had_) setenv(name_.c_str(), old_.c_str(), 1);
-    else unsetenv(name_.c_str());
-  }
-  ScopedEnv(const ScopedEnv&) = delete;
-  ScopedEnv& operator=(const ScopedEnv&) = delete;
-
- private:
-  std::string name_, old_;
-  bool had_ = false;
-};
 
 // Through the C API (EXACT precision, float64): the device copy is cached
 // on the handle, reused, gone with the handle; a struct copy (same cache

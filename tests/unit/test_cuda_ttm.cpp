@@ -43,34 +43,7 @@ using kernels::Exec;
 const char* const kVariants[] = {"naive", "fine", "coalesced", "rank_blocked", "shared"};  // SPT_PLUGIN_TTM_1..5
 const spt_nnz kRanks[] = {1, 7, 16, 33, 130};
 
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name_(name) {
-    const char* old = std::getenv(name);
-    had_ = old != nullptr;
-    if (had_) old_ = old;
-    if (value) setenv(name, value, 1);
-    else unsetenv(name);
-  }
-  ~ScopedEnv() {
-    if (had_) setenv(name_.c_str(), old_.c_str(), 1);
-    else unsetenv(name_.c_str());
-  }
 
- private:
-  std::string name_, old_;
-  bool had_ = false;
-};
-
-void record_log_line(void* data, int, const char* message) {
-  static_cast<std::vector<std::string>*>(data)->push_back(message);
-}
-
-bool logged(const std::vector<std::string>& lines, const std::string& text) {
-  for (const std::string& l : lines)
-    if (l.find(text) != std::string::npos) return true;
-  return false;
-}
 
 // The variant number the device SpTTM logged last (-1 if none).
 int logged_variant(const std::vector<std::string>& lines) {
@@ -222,7 +195,9 @@ void check_all_variants(const spt_coo_s& x, const std::vector<spt_nnz>& ranks, c
         const std::string label = cat(what, " mode ", mode, " rank ", rank, " variant ", kVariants[v]);
         std::vector<std::string> log;
         const spt_scoo_s got = gpu_ttm(x, mode, u, kVariants[v], &log);
-        if (o.cpu.nfibers > 0) EXPECT_EQ(logged_variant(log), v + 1) << label << ": the forced variant did not run";
+        if (o.cpu.nfibers > 0) {
+          EXPECT_EQ(logged_variant(log), v + 1) << label << ": the forced variant did not run";
+        }
         ASSERT_TRUE(same_scoo<T>(o.cpu, got, o.want, o.scale, tol<T>())) << label;
       }
     }
@@ -291,14 +266,15 @@ TEST(CudaTtmRule, PicksAValidVariantAndFollowsTheEnv) {
         }
       }
   // The regimes of cuda/ttm.cu's rule (fitted on the H100 measurements).
-  EXPECT_EQ(choose(16, 1000, 5000, 4000), SPT_PLUGIN_TTM_SHARED);         // skewed: one fiber of 4000
+  EXPECT_EQ(choose(16, 1000, 5000, 4000), SPT_PLUGIN_TTM_SHARED);          // skewed: one fiber of 4000
   EXPECT_EQ(choose(64, 1000, 5000, 4000), SPT_PLUGIN_TTM_SHARED);
-  EXPECT_EQ(choose(16, 1000, 5000, 255), SPT_PLUGIN_TTM_RANK_BLOCKED);    // skewed but the longest < 256
-  EXPECT_EQ(choose(32, 1000, 113000, 180), SPT_PLUGIN_TTM_COALESCED);     // long regular fibers (mean 113)
-  EXPECT_EQ(choose(64, 1000, 113000, 180), SPT_PLUGIN_TTM_RANK_BLOCKED);  // ... at a wide rank
-  EXPECT_EQ(choose(16, 1000, 49000, 78), SPT_PLUGIN_TTM_COALESCED);       // mean 49 at R <= 16
-  EXPECT_EQ(choose(32, 1000, 49000, 78), SPT_PLUGIN_TTM_RANK_BLOCKED);    // ... at R 32
-  EXPECT_EQ(choose(16, 1000, 1500, 3), SPT_PLUGIN_TTM_RANK_BLOCKED);      // short fibers
+  EXPECT_EQ(choose(16, 1000, 5000, 63), SPT_PLUGIN_TTM_RANK_BLOCKED);      // the longest < 64
+  EXPECT_EQ(choose(16, 1300000, 2700000, 323), SPT_PLUGIN_TTM_RANK_BLOCKED);  // skewed, > 300,000 fibers
+  EXPECT_EQ(choose(32, 1000, 113000, 180), SPT_PLUGIN_TTM_COALESCED);      // long fibers (mean 113)
+  EXPECT_EQ(choose(64, 1000, 113000, 180), SPT_PLUGIN_TTM_RANK_BLOCKED);   // ... at a wide rank
+  EXPECT_EQ(choose(16, 1000, 15000, 160), SPT_PLUGIN_TTM_COALESCED);       // mean 15 at R <= 16
+  EXPECT_EQ(choose(32, 1000, 15000, 160), SPT_PLUGIN_TTM_RANK_BLOCKED);    // ... at R 32
+  EXPECT_EQ(choose(16, 1000, 1500, 3), SPT_PLUGIN_TTM_RANK_BLOCKED);       // short fibers
   EXPECT_EQ(choose(130, 1000, 1500, 3), SPT_PLUGIN_TTM_RANK_BLOCKED);
   // Env override, and a value naming no kernel.
   for (int v = 0; v < 5; ++v) {

@@ -5,11 +5,12 @@
 // rank-deficient tall Y: the SVD fallback; R_n > P_n), a data tensor, float32
 // and float64, user and HOSVD initialisation: same iterations and status,
 // every sweep's fit, orthonormal factors obeying the sign rule, equal
-// factors (subspaces in float32) and core; the callback stopping the device
-// run; the AUTO size rule; device out-of-memory (AUTO falls back, CUDA
-// fails); and on a machine without a GPU, CUDA forced is a DEVICE error and
-// AUTO runs the CPU loop. GPU tests skip with the reason when no device is
-// usable.
+// factors (subspaces in float32) and core; the TTMc on HLS (orders 3 and 4
+// by default) and on F-COO (forced by SPT_CUDA_TUCKER_TTMC); the callback
+// stopping the device run; the AUTO size rule; device out-of-memory (AUTO
+// falls back, CUDA fails); and on a machine without a GPU, CUDA forced is a
+// DEVICE error and AUTO runs the CPU loop. GPU tests skip with the reason
+// when no device is usable.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -18,6 +19,7 @@
 #include <memory>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "algo/tucker_hooi.hpp"
@@ -34,24 +36,6 @@ namespace {
 
 using ValueTypes = ::testing::Types<float, double>;
 
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name_(name) {
-    const char* old = std::getenv(name);
-    had_ = old != nullptr;
-    if (had_) old_ = old;
-    if (value) setenv(name, value, 1);
-    else unsetenv(name);
-  }
-  ~ScopedEnv() {
-    if (had_) setenv(name_.c_str(), old_.c_str(), 1);
-    else unsetenv(name_.c_str());
-  }
-
- private:
-  std::string name_, old_;
-  bool had_ = false;
-};
 
 struct TtensorDeleter {
   void operator()(spt_ttensor* t) const { spt_ttensor_free(t); }
@@ -65,10 +49,10 @@ struct TuckerRun {
   std::vector<double> callback_fits;
   std::vector<std::string> log;
 
-  bool logged(const std::string& text) const {
-    for (const std::string& line : log)
-      if (line.find(text) != std::string::npos) return true;
-    return false;
+  bool logged(const std::string& text) const { return spt::test::logged(log, text); }
+  // The dispatcher's line for a device run, either TTMc format.
+  bool ran_on_gpu() const {
+    return logged("Tucker-HOOI on HLS on the GPU") || logged("Tucker-HOOI on F-COO on the GPU");
   }
 };
 
@@ -84,10 +68,6 @@ int record_iteration(void* data, int iteration, double fit, double, double) {
   return state->stop_after > 0 && iteration >= state->stop_after ? 1 : 0;
 }
 
-void record_log(void* data, int, const char* message) {
-  static_cast<std::vector<std::string>*>(data)->push_back(message);
-}
-
 // Tucker-HOOI through the C API on a context with `backend` (4 threads,
 // verbose log recorded), from the given initial factors (user init; init[0]
 // is not passed) or HOSVD (empty init); the callback stops after
@@ -101,7 +81,7 @@ TuckerRun run_tucker(spt_backend backend, const spt_coo_s& x, const std::vector<
   EXPECT_EQ(spt_context_set_backend(ctx, backend), SPT_OK) << spt_last_error(ctx);
   EXPECT_EQ(spt_context_set_threads(ctx, 4), SPT_OK);
   EXPECT_EQ(spt_context_set_verbosity(ctx, 2), SPT_OK);
-  EXPECT_EQ(spt_context_set_log(ctx, record_log, &run.log), SPT_OK);
+  EXPECT_EQ(spt_context_set_log(ctx, record_log_line, &run.log), SPT_OK);
   std::vector<spt_matrix*> handles(init.size(), nullptr);
   for (size_t m = 1; m < init.size(); ++m)
     EXPECT_EQ(spt_matrix_wrap(ctx, dtype_of<T>(), init[m].rows, init[m].cols, SPT_ROW_MAJOR,
@@ -223,8 +203,8 @@ void expect_same_run(const TuckerRun& gpu, const TuckerRun& cpu, bool exact_vect
   ASSERT_GE(gpu.status, 0) << what << ": " << gpu.error;
   ASSERT_GE(cpu.status, 0) << what << ": " << cpu.error;
   EXPECT_EQ(gpu.status, cpu.status) << what;
-  EXPECT_TRUE(gpu.logged("Tucker-HOOI on F-COO on the GPU")) << what << ": the GPU run did not run on the GPU";
-  EXPECT_TRUE(gpu.logged("(fcoo, cuda)")) << what;
+  EXPECT_TRUE(gpu.ran_on_gpu()) << what << ": the GPU run did not run on the GPU";
+  EXPECT_TRUE(gpu.logged("Tucker-HOOI (cuda): fit")) << what;
   EXPECT_FALSE(cpu.logged("on the GPU")) << what;
   const spt_ttensor_s& g = *gpu.t;
   const spt_ttensor_s& c = *cpu.t;
@@ -453,7 +433,7 @@ TEST(CudaTuckerApi, RankAboveTheOtherModesProduct) {
   const auto init = orthonormal_init<double>(x.dims, ranks, 4);
   const TuckerRun gpu = run_tucker<double>(SPT_BACKEND_CUDA, x, ranks, init, 6, 0.0);
   ASSERT_GE(gpu.status, 0) << gpu.error;
-  EXPECT_TRUE(gpu.logged("Tucker-HOOI on F-COO on the GPU"));
+  EXPECT_TRUE(gpu.ran_on_gpu());
   for (uint32_t m = 0; m < 3; ++m)
     expect_orthonormal_with_sign_rule<double>(*gpu.t->factors[m], "mode " + std::to_string(m));
   const std::vector<double>& fits = gpu.t->fit_history;
@@ -461,6 +441,80 @@ TEST(CudaTuckerApi, RankAboveTheOtherModesProduct) {
   EXPECT_GT(fits[0], 0.0);
   EXPECT_LE(fits.back(), 1.0);
   for (size_t i = 1; i < fits.size(); ++i) EXPECT_GE(fits[i], fits[i - 1] - 1e-10) << "sweep " << i + 1;
+}
+
+// SPT_CUDA_TUCKER_TTMC forces the TTMc's format: fcoo and hls each run on
+// the device (the log names the format) and equal the CPU run, on an order-3
+// and an order-4 tensor (float64 and float32); unset, orders 3 and 4 take
+// HLS; hls forced on order 5 (outside the HLS kernels) runs on F-COO with a
+// note.
+TEST(CudaTuckerApi, TtmcFormatForcedByEnvMatchesCpu) {
+  SKIP_WITHOUT_DEVICE();
+  // MatchesCpuFromUserInit's order-3 and order-4 cases with their seeds
+  // (tensors with distinct singular values: vectors compared exactly).
+  const std::vector<std::pair<Case, uint64_t>> shapes{
+      {{{60, 45, 30}, {4, 4, 4}, 6000, "order 3"}, 31},
+      {{{25, 20, 16, 12}, {2, 3, 3, 2}, 6000, "order 4"}, 34},
+  };
+  for (const auto& [c, seed] : shapes) {
+    RandomTensorSpec spec;
+    spec.dims = c.dims;
+    spec.nnz = c.nnz;
+    spec.seed = seed;
+    const spt_coo_s x = random_coo(SPT_FLOAT64, spec);
+    const auto init = orthonormal_init<double>(c.dims, c.ranks, seed * 7);
+    const TuckerRun cpu = run_tucker<double>(SPT_BACKEND_CPU, x, c.ranks, init, 8, 0.0);
+    const spt_coo_s x32 = random_coo(SPT_FLOAT32, spec);
+    const auto init32 = orthonormal_init<float>(c.dims, c.ranks, seed * 7);
+    const TuckerRun cpu32 = run_tucker<float>(SPT_BACKEND_CPU, x32, c.ranks, init32, 8, 0.0);
+    for (const char* env : {"fcoo", "hls", static_cast<const char*>(nullptr)}) {
+      ScopedEnv format("SPT_CUDA_TUCKER_TTMC", env);
+      const std::string what = std::string(c.routes) + ", SPT_CUDA_TUCKER_TTMC=" + (env ? env : "(unset)");
+      // Unset = auto: these tensors are too small for HLS (6,000 nonzeros).
+      const bool fcoo = !(env && std::string(env) == "hls");
+      const TuckerRun gpu = run_tucker<double>(SPT_BACKEND_CUDA, x, c.ranks, init, 8, 0.0);
+      expect_same_run<double>(gpu, cpu, true, what);
+      EXPECT_EQ(gpu.logged("Tucker-HOOI on F-COO on the GPU"), fcoo) << what;
+      if (!env) {
+        EXPECT_TRUE(gpu.logged("the Tucker TTMc runs on F-COO: ")) << what;
+      }
+      EXPECT_EQ(gpu.logged("Tucker-HOOI on HLS on the GPU (TTMc in EXACT precision"), !fcoo) << what;
+      const TuckerRun gpu32 = run_tucker<float>(SPT_BACKEND_CUDA, x32, c.ranks, init32, 8, 0.0);
+      expect_same_run<float>(gpu32, cpu32, true, what + ", float32");
+      EXPECT_EQ(gpu32.logged("Tucker-HOOI on HLS on the GPU"), !fcoo) << what << ", float32";
+    }
+  }
+  {
+    // Auto on a large tensor with dense tiles (150,000 nonzeros in 64^3,
+    // 57% dense): HLS; on the small ones above it said why not.
+    ScopedEnv unset("SPT_CUDA_TUCKER_TTMC", nullptr);
+    RandomTensorSpec dense_spec;
+    dense_spec.dims = {64, 64, 64};
+    dense_spec.nnz = 150000;
+    dense_spec.seed = 5;
+    dense_spec.skewed = false;
+    const spt_coo_s xd = random_coo(SPT_FLOAT64, dense_spec);
+    const std::vector<spt_index> ranks{4, 5, 3};
+    const auto init = orthonormal_init<double>(xd.dims, ranks, 13);
+    const TuckerRun cpu = run_tucker<double>(SPT_BACKEND_CPU, xd, ranks, init, 5, 0.0);
+    const TuckerRun gpu = run_tucker<double>(SPT_BACKEND_CUDA, xd, ranks, init, 5, 0.0);
+    expect_same_run<double>(gpu, cpu, false, "auto, 150,000 nonzeros in 64^3");
+    EXPECT_TRUE(gpu.logged("Tucker-HOOI on HLS on the GPU")) << "auto should pick HLS for a dense tensor";
+  }
+  // Order 5: HLS cannot run it; forced hls is a note and F-COO.
+  RandomTensorSpec spec;
+  spec.dims = {12, 10, 9, 8, 7};
+  spec.nnz = 4000;
+  spec.seed = 77;
+  const spt_coo_s x = random_coo(SPT_FLOAT64, spec);
+  const std::vector<spt_index> ranks{2, 2, 2, 2, 2};
+  const auto init = orthonormal_init<double>(x.dims, ranks, 11);
+  ScopedEnv format("SPT_CUDA_TUCKER_TTMC", "hls");
+  const TuckerRun gpu = run_tucker<double>(SPT_BACKEND_CUDA, x, ranks, init, 4, 0.0);
+  const TuckerRun cpu = run_tucker<double>(SPT_BACKEND_CPU, x, ranks, init, 4, 0.0);
+  expect_same_run<double>(gpu, cpu, false, "order 5, SPT_CUDA_TUCKER_TTMC=hls");
+  EXPECT_TRUE(gpu.logged("note: SPT_CUDA_TUCKER_TTMC=hls ignored: order 5"));
+  EXPECT_TRUE(gpu.logged("Tucker-HOOI on F-COO on the GPU"));
 }
 
 // SPT_CUDA_MEMORY_LIMIT makes the device copies not fit: AUTO falls back to
@@ -478,8 +532,11 @@ TEST(CudaTuckerApi, OutOfMemoryFallsBackUnderAutoAndFailsUnderCuda) {
   const TuckerRun cpu = run_tucker<double>(SPT_BACKEND_CPU, x, ranks, init, 3, 0.0);
   ASSERT_GE(cpu.status, 0) << cpu.error;
   ScopedEnv limit("SPT_CUDA_MEMORY_LIMIT", "1000");
+  ScopedEnv format("SPT_CUDA_TUCKER_TTMC", "hls");  // order 3: HLS first
   const TuckerRun automatic = run_tucker<double>(SPT_BACKEND_AUTO, x, ranks, init, 3, 0.0);
   ASSERT_GE(automatic.status, 0) << automatic.error;
+  // The HLS copies do not fit: F-COO is tried, does not fit either: the CPU.
+  EXPECT_TRUE(automatic.logged("note: the Tucker TTMc runs on F-COO: the HLS copies do not fit the CUDA device"));
   EXPECT_TRUE(automatic.logged("note: Tucker-HOOI runs on the CPU: the CUDA device is out of memory"));
   ASSERT_EQ(automatic.t->fit_history.size(), cpu.t->fit_history.size());
   for (size_t i = 0; i < cpu.t->fit_history.size(); ++i)

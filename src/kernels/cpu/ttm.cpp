@@ -9,6 +9,7 @@
 #include <memory>
 
 #include "kernels/kernels.hpp"
+#include "kernels/ttm_fibers.hpp"
 #include "kernels/sort.hpp"
 
 namespace spt::kernels::cpu {
@@ -17,42 +18,13 @@ namespace {
 
 template <typename T>
 void ttm_impl(const Exec& exec, const spt_coo_s& x, uint32_t mode, ConstMatRef<T> u, spt_scoo_s& out) {
-  const uint32_t order = x.order();
   const spt_nnz rank = u.cols;
-  // Pre-sorted with `mode` last: group in place; else sort a copy (others
-  // ascending, mode last).
-  const bool presorted = x.sorted_by.size() == order && x.sorted_by.back() == mode;
-  std::unique_ptr<sorting::ModeFibers> grouped;
-  std::vector<uint32_t> others;
-  buffer<spt_nnz> own_ptr;
-  if (presorted) {
-    others.assign(x.sorted_by.begin(), x.sorted_by.end() - 1);
-    own_ptr = sorting::group_starts(exec, x, others);
-  } else {
-    grouped = std::make_unique<sorting::ModeFibers>(exec, x, mode);
-    others = grouped->other_modes();
-  }
-  const spt_coo_s& s = presorted ? x : grouped->sorted();
-  const buffer<spt_nnz>& fiber_ptr = presorted ? own_ptr : grouped->starts();
-  const spt_nnz fibers = fiber_ptr.size() - 1;
-
-  out.dims = x.dims;
-  out.dims[mode] = static_cast<spt_index>(rank);
-  out.set_single_dense_mode(mode);
-  out.fiber_order = others;
-  out.nfibers = fibers;
-  out.ind.assign(order, {});
-  for (uint32_t m : others) out.ind[m].resize(fibers);
-  out.values.set_dtype(x.dtype());
-  out.values.resize(checked_mul(fibers, rank, "semi-sparse value count"));
-
+  const TtmFibers grouped(exec, x, mode);
+  ttm_result_shell(exec, grouped, x, mode, rank, out);
+  const spt_coo_s& s = grouped.sorted();
+  const buffer<spt_nnz>& fiber_ptr = grouped.starts();
+  const spt_nnz fibers = grouped.count();
   const int threads = std::max(1, exec.threads);
-  for (uint32_t m : others) {
-    const spt_index* src = s.ind[m];
-    spt_index* dst = out.ind[m].data();
-#pragma omp parallel for num_threads(threads) schedule(static)
-    for (spt_nnz f = 0; f < fibers; ++f) dst[f] = src[fiber_ptr[f]];
-  }
   const T* val = s.values<T>();
   const spt_index* ui = s.ind[mode];
   T* y = out.values.get<T>().data();

@@ -23,6 +23,7 @@
 #include "kernels/sort.hpp"
 #include "kernels/ttm_chain.hpp"
 #include "kernels/ttmc.hpp"
+#include "kernels/ttm_fibers.hpp"
 
 namespace spt::kernels::cpu {
 
@@ -31,79 +32,18 @@ namespace {
 template <typename T>
 void scoo_ttm_impl(const Exec& exec, const spt_scoo_s& y, uint32_t mode, ConstMatRef<T> u, spt_scoo_s& out) {
   const ScooTtmShape shape = scoo_ttm_shape(y, mode, u);
-  const uint32_t order = y.order();
-  const std::vector<uint32_t> sparse = y.sparse_modes();
-  const spt_nnz n = y.nfibers;
   const int threads = std::max(1, exec.threads);
-
-  // Group key: the sparse modes but `mode`, in the order the fibers are
-  // sorted by (or ascending after our own sort).
-  std::vector<uint32_t> key;
-  buffer<spt_nnz> perm;
-  const bool grouped = y.fiber_order.size() == sparse.size() && y.fiber_order.back() == mode;
-  if (grouped) {
-    key.assign(y.fiber_order.begin(), y.fiber_order.end() - 1);
-  } else {
-    for (uint32_t m : sparse)
-      if (m != mode) key.push_back(m);
-    perm.resize(n);
-    std::iota(perm.begin(), perm.end(), spt_nnz(0));
-    std::vector<uint32_t> by = key;
-    by.push_back(mode);
-    std::stable_sort(perm.begin(), perm.end(), [&](spt_nnz a, spt_nnz b) {
-      for (uint32_t m : by)
-        if (y.ind[m][a] != y.ind[m][b]) return y.ind[m][a] < y.ind[m][b];
-      return false;
-    });
-  }
-  const spt_nnz* order_of = grouped ? nullptr : perm.data();
-  auto fiber = [&](spt_nnz k) { return order_of ? order_of[k] : k; };
-  auto starts_group = [&](spt_nnz k) {
-    if (k == 0) return true;
-    const spt_nnz f = fiber(k), g = fiber(k - 1);
-    for (uint32_t m : key)
-      if (y.ind[m][f] != y.ind[m][g]) return true;
-    return false;
-  };
-
-  // Group starts: count per chunk, prefix-sum, write (output order = input order).
-  const int chunks = static_cast<int>(std::min<spt_nnz>(threads, std::max<spt_nnz>(n, 1)));
-  auto chunk_begin = [&](int c) { return n / chunks * c + std::min<spt_nnz>(c, n % chunks); };
-  std::vector<spt_nnz> offset(chunks + 1, 0);
-#pragma omp parallel for num_threads(chunks) schedule(static, 1)
-  for (int c = 0; c < chunks; ++c) {
-    spt_nnz count = 0;
-    for (spt_nnz k = chunk_begin(c); k < chunk_begin(c + 1); ++k) count += starts_group(k);
-    offset[c + 1] = count;
-  }
-  for (int c = 0; c < chunks; ++c) offset[c + 1] += offset[c];
-  const spt_nnz groups = offset[chunks];
-  buffer<spt_nnz> starts(groups + 1);
-#pragma omp parallel for num_threads(chunks) schedule(static, 1)
-  for (int c = 0; c < chunks; ++c) {
-    spt_nnz g = offset[c];
-    for (spt_nnz k = chunk_begin(c); k < chunk_begin(c + 1); ++k)
-      if (starts_group(k)) starts[g++] = k;
-  }
-  starts[groups] = n;
-
-  out.dims = shape.dims;
-  out.dense_modes = shape.dense;
-  out.dense_mode = shape.dense[0];
-  out.fiber_order = key;
-  out.nfibers = groups;
-  out.ind.assign(order, {});
-  for (uint32_t m : key) out.ind[m].resize(groups);
-  out.values.set_dtype(y.dtype());
-  out.values.resize(checked_mul(groups, shape.out_block, "semi-sparse value count"));
+  const ScooTtmGroups grouped = scoo_ttm_groups(exec, y, mode);
+  scoo_ttm_result_shell(exec, grouped, y, shape, out);
+  const spt_nnz groups = grouped.count();
+  const buffer<spt_nnz>& starts = grouped.starts;
+  auto fiber = [&](spt_nnz k) { return grouped.fiber(k); };
 
   const T* in = y.values.get<T>().data();
   T* dst = out.values.get<T>().data();
   const spt_index* mode_ind = y.ind[mode].data();
 #pragma omp parallel for num_threads(threads) schedule(dynamic, 16)
   for (spt_nnz g = 0; g < groups; ++g) {
-    const spt_nnz first = fiber(starts[g]);
-    for (uint32_t m : key) out.ind[m][g] = y.ind[m][first];
     T* block = dst + g * shape.out_block;
     std::fill(block, block + shape.out_block, T(0));
     for (spt_nnz k = starts[g]; k < starts[g + 1]; ++k) {
