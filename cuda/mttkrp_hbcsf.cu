@@ -283,16 +283,22 @@ uint32_t team_warps_for(uint64_t limit) {
   return w;
 }
 
+// The non-root kernels (defined with the non-root launch below).
 template <typename T, int V, int L>
-cudaError_t launch_all(HbcsfArgs<T> a, const DeviceHbcsfRef& x, int multiprocessors, cudaStream_t stream,
-                       HbcsfLaunchPlan* plan) {
-  HbcsfLaunchPlan p;
-  p.lanes = L;
-  p.vector = V;
+__global__ void __launch_bounds__(kThreads) hbcsf_coo_nonroot_kernel(const HbcsfArgs<T> a);
+template <typename T, int V, int L, bool kWarp>
+__global__ void __launch_bounds__(kThreads) hbcsf_csl_nonroot_kernel(const HbcsfArgs<T> a);
+
+// The COO and CSL groups' launches (one each), root or non-root kernels;
+// records them in p.
+template <typename T, int V, int L, bool kNonRoot>
+cudaError_t launch_coo_csl(const HbcsfArgs<T>& a, const DeviceHbcsfRef& x, int multiprocessors, cudaStream_t stream,
+                           HbcsfLaunchPlan& p) {
   constexpr uint64_t kGroupsPerBlock = kThreads / L;
   if (a.coo_nnz > 0) {
     const unsigned grid = grid_for(a.coo_nnz, kGroupsPerBlock, multiprocessors);
-    hbcsf_coo_kernel<T, V, L><<<grid, kThreads, 0, stream>>>(a);
+    if constexpr (kNonRoot) hbcsf_coo_nonroot_kernel<T, V, L><<<grid, kThreads, 0, stream>>>(a);
+    else hbcsf_coo_kernel<T, V, L><<<grid, kThreads, 0, stream>>>(a);
     if (cudaError_t err = cudaGetLastError(); err != cudaSuccess) return err;
     p.launches++;
     p.coo_groups = uint64_t(grid) * kGroupsPerBlock;
@@ -301,16 +307,29 @@ cudaError_t launch_all(HbcsfArgs<T> a, const DeviceHbcsfRef& x, int multiprocess
     // A warp per slice once the mean slice fills the warp's lane groups.
     const bool warp_per_slice = x.csl_nnz >= x.csl_slices * (32 / L);
     p.csl_warp_per_slice = warp_per_slice;
-    if (warp_per_slice) {
-      const unsigned grid = grid_for(a.csl_slices, kWarps, multiprocessors);
-      hbcsf_csl_kernel<T, V, L, true><<<grid, kThreads, 0, stream>>>(a);
+    const unsigned grid = warp_per_slice ? grid_for(a.csl_slices, kWarps, multiprocessors)
+                                         : grid_for(a.csl_slices, kGroupsPerBlock, multiprocessors);
+    if constexpr (kNonRoot) {
+      if (warp_per_slice) hbcsf_csl_nonroot_kernel<T, V, L, true><<<grid, kThreads, 0, stream>>>(a);
+      else hbcsf_csl_nonroot_kernel<T, V, L, false><<<grid, kThreads, 0, stream>>>(a);
     } else {
-      const unsigned grid = grid_for(a.csl_slices, kGroupsPerBlock, multiprocessors);
-      hbcsf_csl_kernel<T, V, L, false><<<grid, kThreads, 0, stream>>>(a);
+      if (warp_per_slice) hbcsf_csl_kernel<T, V, L, true><<<grid, kThreads, 0, stream>>>(a);
+      else hbcsf_csl_kernel<T, V, L, false><<<grid, kThreads, 0, stream>>>(a);
     }
     if (cudaError_t err = cudaGetLastError(); err != cudaSuccess) return err;
     p.launches++;
   }
+  return cudaSuccess;
+}
+
+template <typename T, int V, int L>
+cudaError_t launch_all(HbcsfArgs<T> a, const DeviceHbcsfRef& x, int multiprocessors, cudaStream_t stream,
+                       HbcsfLaunchPlan* plan) {
+  HbcsfLaunchPlan p;
+  p.lanes = L;
+  p.vector = V;
+  if (cudaError_t err = launch_coo_csl<T, V, L, false>(a, x, multiprocessors, stream, p); err != cudaSuccess)
+    return err;
   const uint32_t bins = x.bin_ptr.empty() ? 0 : static_cast<uint32_t>(x.bin_ptr.size() - 1);
   for (uint32_t b = 0; b < bins; ++b) {
     const uint32_t first = x.bin_ptr[b], end = x.bin_ptr[b + 1];
@@ -471,27 +490,8 @@ cudaError_t launch_nonroot_all(HbcsfArgs<T> a, const DeviceHbcsfRef& x, int mult
   HbcsfLaunchPlan p;
   p.lanes = L;
   p.vector = V;
-  constexpr uint64_t kGroupsPerBlock = kThreads / L;
-  if (a.coo_nnz > 0) {
-    const unsigned grid = grid_for(a.coo_nnz, kGroupsPerBlock, multiprocessors);
-    hbcsf_coo_nonroot_kernel<T, V, L><<<grid, kThreads, 0, stream>>>(a);
-    if (cudaError_t err = cudaGetLastError(); err != cudaSuccess) return err;
-    p.launches++;
-    p.coo_groups = uint64_t(grid) * kGroupsPerBlock;
-  }
-  if (a.csl_slices > 0) {
-    const bool warp_per_slice = x.csl_nnz >= x.csl_slices * (32 / L);
-    p.csl_warp_per_slice = warp_per_slice;
-    if (warp_per_slice) {
-      const unsigned grid = grid_for(a.csl_slices, kWarps, multiprocessors);
-      hbcsf_csl_nonroot_kernel<T, V, L, true><<<grid, kThreads, 0, stream>>>(a);
-    } else {
-      const unsigned grid = grid_for(a.csl_slices, kGroupsPerBlock, multiprocessors);
-      hbcsf_csl_nonroot_kernel<T, V, L, false><<<grid, kThreads, 0, stream>>>(a);
-    }
-    if (cudaError_t err = cudaGetLastError(); err != cudaSuccess) return err;
-    p.launches++;
-  }
+  if (cudaError_t err = launch_coo_csl<T, V, L, true>(a, x, multiprocessors, stream, p); err != cudaSuccess)
+    return err;
   if (a.units_count > 0) {
     const unsigned grid = grid_for(a.units_count, kWarps, multiprocessors);
     hbcsf_bcsf_nonroot_kernel<T, V, L><<<grid, kThreads, 0, stream>>>(a);

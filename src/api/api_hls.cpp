@@ -149,20 +149,8 @@ SPT_API spt_status spt_mttkrp_hls(spt_context* ctx, const spt_hls* h, const spt_
                                   spt_matrix* out) {
   return guarded(ctx, "spt_mttkrp_hls", [&] {
     require_not_null(h, "h");
-    require_not_null(factors, "factors");
-    require_not_null(out, "out");
-    check_matrix_dtype(*out, h->dtype(), "out");
-    const uint32_t root = h->root();
-    const spt_nnz rank = out->cols;
-    require(rank >= 1, "out must have at least one column (the rank R)");
-    require(out->rows == h->dims[root], "out must be dims[", root, "] x R = ", shape(h->dims[root], rank), ", got ",
-            shape(out->rows, out->cols));
-    with_dtype(h->dtype(), [&](auto tag) {
-      using T = typename decltype(tag)::type;
-      FactorViews<T> v = factor_views<T>(h->dims, h->root(), h->dtype(), factors, out, rank, "root_mode");
-      RowMajor<T> o(*out);
-      SPT_DISPATCH(resolve(ctx), mttkrp_hls, *h, v.refs.data(), o.ref());
-      o.write_back();
+    rooted_mttkrp(*h, factors, out, "root_mode", [&](const auto* refs, auto out_ref) {
+      SPT_DISPATCH(resolve(ctx), mttkrp_hls, *h, refs, out_ref);
     });
   });
 }

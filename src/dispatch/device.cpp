@@ -79,13 +79,7 @@ int upload_fcoo_copy(const CudaPlugin& cuda, int device, const spt_fcoo_s& x,
   spt_plugin_device_fcoo* raw = nullptr;
   char buffer[512] = {0};
   const int status = cuda.table->fcoo_upload(device, &view, &raw, buffer, sizeof buffer);
-  if (status != SPT_OK) {
-    message = buffer;
-    return status;
-  }
-  const spt_plugin_table* table = cuda.table;
-  out = std::shared_ptr<spt_plugin_device_fcoo>(raw, [table](spt_plugin_device_fcoo* p) { table->fcoo_release(p); });
-  return SPT_OK;
+  return detail::own_upload(status, raw, cuda.table->fcoo_release, buffer, out, message);
 }
 
 }  // namespace detail
@@ -207,13 +201,7 @@ int device_copy(const CudaPlugin& cuda, int device, const spt_coo_s& x, DeviceCo
     spt_plugin_device_coo* raw = nullptr;
     char buffer[512] = {0};
     const int status = cuda.table->coo_upload(device, &view, &raw, buffer, sizeof buffer);
-    if (status != SPT_OK) {
-      why = buffer;
-      return status;
-    }
-    const spt_plugin_table* table = cuda.table;
-    copy = DeviceCoo(raw, [table](spt_plugin_device_coo* p) { table->coo_release(p); });
-    return SPT_OK;
+    return detail::own_upload(status, raw, cuda.table->coo_release, buffer, copy, why);
   });
 }
 
@@ -239,13 +227,7 @@ int device_copy(const CudaPlugin& cuda, int device, const spt_hicoo_s& x, Device
     spt_plugin_device_hicoo* raw = nullptr;
     char buffer[512] = {0};
     const int status = cuda.table->hicoo_upload(device, &view, &raw, buffer, sizeof buffer);
-    if (status != SPT_OK) {
-      why = buffer;
-      return status;
-    }
-    const spt_plugin_table* table = cuda.table;
-    copy = DeviceHicoo(raw, [table](spt_plugin_device_hicoo* p) { table->hicoo_release(p); });
-    return SPT_OK;
+    return detail::own_upload(status, raw, cuda.table->hicoo_release, buffer, copy, why);
   });
 }
 
@@ -306,13 +288,7 @@ int device_copy(const CudaPlugin& cuda, int device, const spt_hbcsf_s& h, Device
     spt_plugin_device_hbcsf* raw = nullptr;
     char buffer[512] = {0};
     const int status = cuda.table->hbcsf_upload(device, &v, &raw, buffer, sizeof buffer);
-    if (status != SPT_OK) {
-      why = buffer;
-      return status;
-    }
-    const spt_plugin_table* table = cuda.table;
-    copy = DeviceHbcsf(raw, [table](spt_plugin_device_hbcsf* p) { table->hbcsf_release(p); });
-    return SPT_OK;
+    return detail::own_upload(status, raw, cuda.table->hbcsf_release, buffer, copy, why);
   });
 }
 

@@ -35,6 +35,20 @@ bool whole_run_unsupported(const spt_context_s& ctx, const char* algorithm, cons
 bool whole_run_device_failed(const spt_context_s& ctx, const char* algorithm, int status, const std::string& message,
                              const char* memory_hint);
 
+// The end of an upload through the plugin: with status OK, *out owns raw
+// (freed by `release`, the table's release entry, with the last reference);
+// otherwise `message` takes the plugin's message. Returns status.
+template <typename Copy>
+int own_upload(int status, Copy* raw, void (*release)(Copy*), const char* plugin_message, std::shared_ptr<Copy>& out,
+               std::string& message) {
+  if (status != SPT_OK) {
+    message = plugin_message;
+    return status;
+  }
+  out = std::shared_ptr<Copy>(raw, release);
+  return SPT_OK;
+}
+
 // Copy the F-COO x to `device` through the plugin's fcoo_upload, not
 // cached (device.cpp caches per handle; the GPU Tucker-HOOI holds its
 // per-mode copies for one decomposition); *out owns the copy. Returns the

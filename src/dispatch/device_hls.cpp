@@ -54,13 +54,7 @@ int upload_hls_copy(const CudaPlugin& cuda, int device, const spt_hls_s& h,
   spt_plugin_device_hls* raw = nullptr;
   char buffer[512] = {0};
   const int status = cuda.table->hls_upload(device, &v, &raw, buffer, sizeof buffer);
-  if (status != SPT_OK) {
-    message = buffer;
-    return status;
-  }
-  const spt_plugin_table* table = cuda.table;
-  out = std::shared_ptr<spt_plugin_device_hls>(raw, [table](spt_plugin_device_hls* p) { table->hls_release(p); });
-  return SPT_OK;
+  return detail::own_upload(status, raw, cuda.table->hls_release, buffer, out, message);
 }
 
 namespace {
