@@ -4,13 +4,17 @@
 //
 //   bench_gpu_tucker FILE... [--ranks 8,16] [--iters 5] [--threads 16]
 //                            [--dtype float32|float64 (default float32)]
+//                            [--routes auto,fcoo,chain,hls (default all)]
 //
 // Per tensor and rank R (every mode's rank min(R, I_n)): one HOOI run per
 // backend with tol 0 and exactly --iters sweeps from the same seeded
 // random orthonormal initial factors (seed 7); per run one JSON Lines
 // record (keys of ../shared/DESIGN.md "Benchmarks"): bench "tucker_iter",
-// format "auto" (GPU: the TTMc on HLS or F-COO, as the dispatcher picks;
-// CPU: the TTMc path its cost estimate picks), backend, device (GPU name or CPU model),
+// format (GPU: "auto" = the TTMc format the dispatcher picks, with key
+// auto_route = the one it took (hls, chain or fcoo, read from its log);
+// "fcoo", "chain", "hls" = that route forced by SPT_CUDA_TUCKER_TTMC, one
+// record each (hls on orders 3 and 4 only); CPU: "auto", the TTMc path its
+// cost estimate picks), backend, device (GPU name or CPU model),
 // threads, tensor, order, nnz, mode -1, rank, core_dims, dtype, ms_median /
 // ms_min over the sweeps (the per-sweep wall times the library records: the
 // GPU's include its per-mode host round trips; the first sweep counts like
@@ -19,7 +23,14 @@
 // - and the sweeps), fit, and the fits' largest difference between the two
 // backends (fit_diff_vs_cpu, GPU records). A backend that fails gives a
 // record with "error". AUTO's size rule (DeviceKernels::tucker_prefers_cpu)
-// does not apply: the GPU run forces backend CUDA.
+// does not apply: the GPU run forces backend CUDA. Every GPU record of
+// orders 3..8 also carries the dispatcher's chain-or-F-COO cost estimate
+// (src/dispatch/device_tucker.hpp): est_chain, est_fcoo (summed over the
+// modes), est_prefers ("chain" or "fcoo"), est_chain_modes /
+// est_fcoo_modes (per mode, comma-separated) and est_ms (the host time of
+// building the trees for it), so that the rule's constants can be fitted
+// to the measured sweep times of the forced routes. (The library records
+// per-sweep times only, no per-mode TTMc times.)
 //
 // Run the CPU side with OMP_WAIT_POLICY=passive OPENBLAS_NUM_THREADS=1 on a
 // shared machine.
@@ -37,6 +48,7 @@
 #include "core/context.hpp"
 #include "core/coo.hpp"
 #include "core/ttensor.hpp"
+#include "dispatch/device_tucker.hpp"
 #include "dispatch/plugin_loader.hpp"
 #include "sptensor/sptensor.h"
 #include "sptensor/tucker.h"
@@ -59,13 +71,14 @@ struct Options {
   std::vector<unsigned> ranks = {8, 16};
   int iters = 5, threads = 16;
   spt_dtype dtype = SPT_FLOAT32;
+  std::vector<std::string> routes = {"auto", "fcoo", "chain", "hls"};
 };
 
 [[noreturn]] void usage(const std::string& message) {
   std::fprintf(stderr,
                "bench_gpu_tucker: %s\n"
                "usage: bench_gpu_tucker FILE... [--ranks 8,16] [--iters 5] [--threads 16]\n"
-               "                        [--dtype float32|float64]\n",
+               "                        [--dtype float32|float64] [--routes auto,fcoo,chain,hls]\n",
                message.c_str());
   std::exit(2);
 }
@@ -97,6 +110,16 @@ Options parse(int argc, char** argv) {
     else if (a == "--dtype") {
       const std::string d = value();
       if (!parse_dtype_name(d, &o.dtype)) usage("--dtype: expected float32 or float64, got '" + d + "'");
+    } else if (a == "--routes") {
+      o.routes.clear();
+      std::stringstream in(value());
+      std::string item;
+      while (std::getline(in, item, ',')) {
+        if (item != "auto" && item != "fcoo" && item != "chain" && item != "hls")
+          usage("--routes: expected auto, fcoo, chain or hls, got '" + item + "'");
+        o.routes.push_back(item);
+      }
+      if (o.routes.empty()) usage("--routes: no route given");
     } else if (a == "-h" || a == "--help") usage("Tucker-HOOI per iteration, GPU against CPU");
     else if (!a.empty() && a[0] == '-') usage("unknown option '" + a + "'");
     else o.files.push_back(a);
@@ -111,13 +134,63 @@ struct Timing {
   double total_seconds = 0.0;
   double fit = 0.0;
   std::string error;
+  std::vector<std::string> log;  // the context's log (verbosity 1)
+};
+
+void record_log(void* data, int, const char* message) {
+  static_cast<std::vector<std::string>*>(data)->push_back(message ? message : "");
+}
+
+// The TTMc route a GPU run took, from the dispatcher's log line.
+std::string route_taken(const Timing& t) {
+  for (const std::string& line : t.log) {
+    if (line.find("Tucker-HOOI on HLS on the GPU") != std::string::npos) return "hls";
+    if (line.find("Tucker-HOOI on B-CSF chained TTMs on the GPU") != std::string::npos) return "chain";
+    if (line.find("Tucker-HOOI on F-COO on the GPU") != std::string::npos) return "fcoo";
+  }
+  return "none";
+}
+
+// Sets SPT_CUDA_TUCKER_TTMC for the scope (nullptr: unset), restoring it.
+class TtmcEnv {
+ public:
+  explicit TtmcEnv(const char* value) {
+    if (const char* old = std::getenv(kName)) {
+      had_ = true;
+      old_ = old;
+    }
+    if (value) setenv(kName, value, 1);
+    else unsetenv(kName);
+  }
+  ~TtmcEnv() {
+    if (had_) setenv(kName, old_.c_str(), 1);
+    else unsetenv(kName);
+  }
+  TtmcEnv(const TtmcEnv&) = delete;
+  TtmcEnv& operator=(const TtmcEnv&) = delete;
+
+ private:
+  static constexpr const char* kName = "SPT_CUDA_TUCKER_TTMC";
+  bool had_ = false;
+  std::string old_;
+};
+
+struct Estimate {
+  bool valid = false;
+  spt::dispatch::TuckerTtmcEstimate e;
+  double ms = 0.0;
+  std::string error;
 };
 
 Timing time_hooi(const spt_coo_s& x, spt_backend backend, int threads, const std::vector<spt_index>& ranks,
                  int iters) {
+  Timing t;
   spt_context_s ctx;
   ctx.backend = backend;
   ctx.threads = threads;
+  ctx.verbosity = 1;
+  ctx.log = record_log;
+  ctx.log_data = &t.log;
   spt_tucker_options opts;
   spt_tucker_options_init(&opts);
   opts.ranks = ranks.data();
@@ -126,7 +199,6 @@ Timing time_hooi(const spt_coo_s& x, spt_backend backend, int threads, const std
   opts.tol = 0.0;
   opts.init = SPT_TUCKER_INIT_RANDOM;
   opts.seed = 7;
-  Timing t;
   spt_ttensor_s out;
   const auto start = std::chrono::steady_clock::now();
   try {
@@ -148,12 +220,23 @@ std::string join(const std::vector<spt_index>& v) {
   return s;
 }
 
-void emit(const Timing& t, bool gpu, const std::string& device, int threads, const std::string& tensor,
-          const spt_coo_s& x, unsigned rank, const std::vector<spt_index>& ranks, const Options& o,
-          const std::string& date, const std::string& commit, const Timing* cpu) {
+std::string join_numbers(const std::vector<double>& v) {
+  std::string s;
+  for (size_t i = 0; i < v.size(); ++i) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.6g", v[i]);
+    s += (i ? "," : "") + std::string(buf);
+  }
+  return s;
+}
+
+void emit(const Timing& t, bool gpu, const std::string& route, const std::string& device, int threads,
+          const std::string& tensor, const spt_coo_s& x, unsigned rank, const std::vector<spt_index>& ranks,
+          const Options& o, const std::string& date, const std::string& commit, const Timing* cpu,
+          const Estimate* estimate) {
   Record r;
   r.str("bench", "tucker_iter")
-      .str("format", "auto")
+      .str("format", route)
       .str("backend", gpu ? "cuda" : "cpu")
       .str("device", device)
       .integer("threads", gpu ? 0 : threads)
@@ -177,6 +260,17 @@ void emit(const Timing& t, bool gpu, const std::string& device, int threads, con
       for (size_t i = 0; i < t.fits.size(); ++i) diff = std::max(diff, std::abs(t.fits[i] - cpu->fits[i]));
       r.num("fit_diff_vs_cpu", diff);
     }
+    if (gpu) r.str(route == "auto" ? "auto_route" : "ttmc_route", route_taken(t));
+  }
+  if (gpu && estimate && estimate->valid) {
+    r.num("est_chain", estimate->e.chain_total)
+        .num("est_fcoo", estimate->e.fcoo_total)
+        .str("est_prefers", estimate->e.prefers_chain() ? "chain" : "fcoo")
+        .str("est_chain_modes", join_numbers(estimate->e.chain))
+        .str("est_fcoo_modes", join_numbers(estimate->e.fcoo))
+        .num("est_ms", estimate->ms);
+  } else if (gpu && estimate && !estimate->error.empty()) {
+    r.str("est_error", estimate->error);
   }
   r.str("date", date).str("commit", commit).print();
 }
@@ -207,10 +301,27 @@ int main(int argc, char** argv) {
       std::vector<spt_index> ranks;
       for (spt_index d : x.dims) ranks.push_back(std::min<spt_index>(d, rank));
       const Timing cpu = time_hooi(x, SPT_BACKEND_CPU, o.threads, ranks, o.iters);
-      emit(cpu, false, cpu_name, o.threads, tensor, x, rank, ranks, o, date, commit, nullptr);
+      emit(cpu, false, "auto", cpu_name, o.threads, tensor, x, rank, ranks, o, date, commit, nullptr, nullptr);
       if (!cuda.usable()) continue;
-      const Timing gpu = time_hooi(x, SPT_BACKEND_CUDA, o.threads, ranks, o.iters);
-      emit(gpu, true, gpu_name, o.threads, tensor, x, rank, ranks, o, date, commit, &cpu);
+      // The dispatcher's chain-or-F-COO estimate (orders 3..8).
+      Estimate estimate;
+      if (x.order() >= 3 && x.order() <= 8) {
+        const auto start = std::chrono::steady_clock::now();
+        try {
+          estimate.e = spt::dispatch::tucker_ttmc_estimate(x, ranks, o.threads);
+          estimate.valid = true;
+        } catch (const std::exception& e) {
+          estimate.error = e.what();
+        }
+        estimate.ms = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() * 1e3;
+      }
+      for (const std::string& route : o.routes) {
+        if (route == "hls" && x.order() != 3 && x.order() != 4) continue;
+        if (route == "chain" && (x.order() < 3 || x.order() > 8)) continue;
+        const TtmcEnv env(route == "auto" ? nullptr : route.c_str());
+        const Timing gpu = time_hooi(x, SPT_BACKEND_CUDA, o.threads, ranks, o.iters);
+        emit(gpu, true, route, gpu_name, o.threads, tensor, x, rank, ranks, o, date, commit, &cpu, &estimate);
+      }
     }
     spt_coo_free(raw);
   }

@@ -10,13 +10,28 @@
 //  - CSL: one warp per slice (its lane groups over the slice's nonzeros,
 //    summed through shuffles) when the mean slice has at least 32 / L
 //    nonzeros, else one lane group per slice -> a plain store per row;
-//  - B-CSF: the units of an unsplit slice (unit_split = 0) are the only
-//    writer of their row -> a plain store; the units of a split slice add
-//    their partial rows with atomicAdd onto the zeroed row.
-// The launches run one after the other on the caller's stream (COO, CSL,
-// then one launch per non-empty unit bin); they could overlap on several
-// streams, but a per-call stream set costs more than the small COO and CSL
-// launches take on the tensors measured so far.
+//  - B-CSF, two mappings:
+//    - by leaves (the default, launch_mttkrp_hbcsf): each warp owns an
+//      equal share of consecutive leaves (nonzeros) and keeps segment and
+//      running row sums, rows added with atomicAdd when the root row
+//      changes;
+//    - by slice units (the paper's, launch_mttkrp_hbcsf_units): the units
+//      of an unsplit slice (unit_split = 0) are the only writer of their
+//      row -> a plain store; the units of a split slice add their partial
+//      rows with atomicAdd onto the zeroed row.
+// The default runs all three groups in one launch (block ranges); the
+// paper's mapping launches COO, CSL, then one launch per non-empty unit bin.
+//
+// Why leaves and not units (H100, 2026-11-26): by units the B-CSF group
+// took 3.1 ms on a 50M-nonzero Zipf tensor at rank 16, twice the sorted COO
+// kernel, and 40-130 us on tensors of 10-100K nonzeros where COO takes
+// 10 us: a unit is a chain of dependent loads per lane group (segment
+// bounds, leaves, ancestors) and a few big units leave most of the GPU
+// idle. A first version by equal chunks of segments was 1.2-1.7x slower
+// than by units on the Zipf tensor: a heavy slice's 128-leaf fibers piled
+// into a few warps. Equal chunks of leaves give every warp the same work,
+// load leaves and segment bounds coalesced (passed by shuffles) and need no
+// barrier. Measured numbers: benchmarks/results/SUMMARY-GPU-2026-11-26.md.
 //
 // Lane groups: L consecutive lanes of a warp cover the rank columns in
 // vectors of V (4 floats or 2 doubles, one 16-byte access, when the rank is
@@ -27,8 +42,9 @@
 // (a warp per slice), or one fiber segment; at rank 16 in float32 a warp
 // runs 8 of them at once.
 //
-// B-CSF work units: a team of 1, 2, 4 or 8 warps per unit (chosen per bin
-// from the bin's nonzero limit: about 64 nonzeros per warp), 256-thread
+// B-CSF work units (the paper's mapping): a team of 1, 2, 4 or 8 warps
+// per unit (chosen per bin from the bin's nonzero limit: about 64 nonzeros
+// per warp), 256-thread
 // blocks holding 8 / team teams. The team's lane groups take the unit's
 // fiber segments round robin; per segment a group sums value x leaf-factor
 // row over the segment's leaves, multiplies by the factor rows of the
@@ -44,6 +60,7 @@
 // being latency bound. All index and offset arithmetic is 32-bit as in the
 // format (nnz < 2^32); row offsets into factors and output are 64-bit.
 #include <algorithm>
+#include <cmath>
 #include <vector>
 
 #include "mttkrp_hbcsf.cuh"
@@ -85,7 +102,15 @@ struct HbcsfArgs {
   const uint32_t* units_list;  // this launch's units (a bin's slice of bin_units)
   uint64_t units_count;
   uint32_t team_warps;  // 1, 2, 4 or 8
+  // The fused launch (hbcsf_fused_kernel).
+  uint64_t segments, bcsf_nnz;
+  const uint32_t* segment_row;
+  uint64_t leaf_chunk;  // B-CSF leaves per warp, a multiple of 32
+  uint32_t coo_blocks, csl_blocks;  // its first blocks: the COO, then the CSL group
 };
+
+constexpr uint32_t kNoRow = 0xffffffffu;
+constexpr unsigned kFullMask = 0xffffffffu;
 
 template <typename T, int V>
 __device__ __forceinline__ Pack<T, V> splat(T v) {
@@ -122,13 +147,15 @@ __device__ __forceinline__ void write_pack(T* out, uint32_t row, uint32_t rank, 
   else *reinterpret_cast<Pack<T, V>*>(o) = p;
 }
 
-// COO group: lane group k handles nonzero k (grid-stride), a plain store.
+// COO group: lane group k handles nonzero k (stride: the `blocks` blocks
+// running the group; `block` = this block's index among them), a plain
+// store.
 template <typename T, int V, int L>
-__global__ void __launch_bounds__(kThreads) hbcsf_coo_kernel(const HbcsfArgs<T> a) {
+__device__ __forceinline__ void hbcsf_coo_body(const HbcsfArgs<T>& a, uint64_t block, uint64_t blocks) {
   const uint32_t lane = threadIdx.x % L;
   const uint32_t units = a.rank / V;
-  const uint64_t groups = uint64_t(gridDim.x) * (kThreads / L);
-  for (uint64_t k = (uint64_t(blockIdx.x) * kThreads + threadIdx.x) / L; k < a.coo_nnz; k += groups) {
+  const uint64_t groups = blocks * (kThreads / L);
+  for (uint64_t k = (block * kThreads + threadIdx.x) / L; k < a.coo_nnz; k += groups) {
     const T v = __ldg(a.coo_val + k);
     const uint32_t row = __ldg(a.coo_ind[0] + k);
     for (uint32_t u = lane; u < units; u += L) {
@@ -137,6 +164,11 @@ __global__ void __launch_bounds__(kThreads) hbcsf_coo_kernel(const HbcsfArgs<T> 
       write_pack<T, V>(a.out, row, a.rank, u, p, false);
     }
   }
+}
+
+template <typename T, int V, int L>
+__global__ void __launch_bounds__(kThreads) hbcsf_coo_kernel(const HbcsfArgs<T> a) {
+  hbcsf_coo_body<T, V, L>(a, blockIdx.x, gridDim.x);
 }
 
 // Sum a value over the 32 / L lane groups of a warp: afterwards every lane
@@ -161,15 +193,15 @@ __device__ __forceinline__ void warp_sum_groups(Pack<T, V>& p) {
 // over its nonzeros) stays in registers; one plain store per row (its only
 // writer).
 template <typename T, int V, int L, bool kWarp>
-__global__ void __launch_bounds__(kThreads) hbcsf_csl_kernel(const HbcsfArgs<T> a) {
+__device__ __forceinline__ void hbcsf_csl_body(const HbcsfArgs<T>& a, uint64_t block, uint64_t blocks) {
   constexpr uint32_t kWidth = kWarp ? 32 : L;  // lanes per slice
   constexpr uint32_t kGroups = kWidth / L;     // lane groups per slice
   const uint32_t lane_in_slice = threadIdx.x % kWidth;
   const uint32_t group = lane_in_slice / L, lane = lane_in_slice % L;
   const uint32_t units = a.rank / V;
-  const uint64_t tasks = uint64_t(gridDim.x) * (kThreads / kWidth);
+  const uint64_t tasks = blocks * (kThreads / kWidth);
   // Loops uniform over the lanes of a slice (a whole warp with kWarp).
-  for (uint64_t s = (uint64_t(blockIdx.x) * kThreads + threadIdx.x) / kWidth; s < a.csl_slices; s += tasks) {
+  for (uint64_t s = (block * kThreads + threadIdx.x) / kWidth; s < a.csl_slices; s += tasks) {
     const uint32_t zb = __ldg(a.csl_slice_ptr + s), ze = __ldg(a.csl_slice_ptr + s + 1);
     const uint32_t row = __ldg(a.csl_slice_ind + s);
     for (uint32_t c0 = 0; c0 < units; c0 += L) {
@@ -187,6 +219,159 @@ __global__ void __launch_bounds__(kThreads) hbcsf_csl_kernel(const HbcsfArgs<T> 
       if constexpr (kWarp) warp_sum_groups<T, V, L>(acc);
       if (column && group == 0) write_pack<T, V>(a.out, row, a.rank, u, acc, false);
     }
+  }
+}
+
+template <typename T, int V, int L, bool kWarp>
+__global__ void __launch_bounds__(kThreads) hbcsf_csl_kernel(const HbcsfArgs<T> a) {
+  hbcsf_csl_body<T, V, L, kWarp>(a, blockIdx.x, gridDim.x);
+}
+
+// The first segment of the leaf range starting at leaf `z`: the largest g
+// < segments with segment_ptr[g] <= z (segment_ptr[0] = 0). A 32-way
+// search by the whole warp (every lane gets the answer): about five
+// rounds of one coalesced probe per lane for 2^25 segments. All 32 lanes
+// must call it.
+__device__ __forceinline__ uint64_t warp_find_segment(const uint32_t* segment_ptr, uint64_t segments, uint32_t z) {
+  const uint32_t lane = threadIdx.x % 32;
+  uint64_t lo = 0, hi = segments;  // invariant: segment_ptr[lo] <= z, the answer is in [lo, hi)
+  while (hi - lo > 1) {
+    const uint64_t step = (hi - lo + 31) / 32;
+    const uint64_t probe = lo + lane * step;
+    const bool below = probe < hi && __ldg(segment_ptr + probe) <= z;
+    const uint32_t ballot = __ballot_sync(kFullMask, below);  // lane 0 (probe lo) always set
+    const uint64_t k = 31 - __clz(ballot);
+    lo += k * step;
+    hi = min(lo + step, hi);
+  }
+  return lo;
+}
+
+// B-CSF group, mapped by leaves (the default root kernel): warp w owns the
+// leaves (nonzeros) [w chunk, (w + 1) chunk) whatever segments and slices
+// they fall in (`warp` = its index among the group's warps), finds the
+// segment of its first leaf by a warp search, and walks its leaves 32 at a
+// time, as the COO kernel of cuda/mttkrp.cu walks nonzeros:
+//  - lane j loads leaf j's value and coordinate, and the bounds, root row
+//    and fiber coordinate of segment (window + j), where the window starts
+//    at the segment of the batch's first leaf (32 leaves span at most 32
+//    segments: a segment is never empty); a search over the lanes'
+//    segment ends (shuffles) gives each leaf its segment in the window;
+//  - the warp's lane groups (teams of L lanes over the rank columns) each
+//    take the leaves held by their own L lanes in order, receiving them by
+//    shuffles, and keep a segment sum (value x leaf-factor row); when the
+//    segment changes the sum is multiplied by the fiber's factor row and
+//    its ancestors' (climbing node_parent for order >= 4) and added to a
+//    running row sum, which is added with atomicAdd when the root row
+//    changes.
+// A segment cut by a chunk or team boundary gives two partial sums, each
+// multiplied by the fiber row: the product distributes, so the result is
+// the same. Every warp has the same number of leaves: a heavy slice's long
+// fibers spread over many warps instead of stalling one.
+template <typename T, int V, int L>
+__device__ __forceinline__ void hbcsf_bcsf_leaves_body(const HbcsfArgs<T>& a, uint64_t warp) {
+  const uint64_t begin = warp * a.leaf_chunk;
+  if (begin >= a.bcsf_nnz) return;  // uniform per warp
+  const uint64_t end = min(begin + a.leaf_chunk, a.bcsf_nnz);
+  const uint32_t lane = threadIdx.x % 32;
+  const uint32_t team_first = lane / L * L, lane_in_team = lane % L;
+  const uint32_t units = a.rank / V;
+  const uint32_t leaf_level = a.order - 1, fiber_level = a.order - 2;
+  const T* leaf_factor = a.F[leaf_level];
+  const T* fiber_factor = a.F[fiber_level];
+  const uint32_t* fiber_ind = a.node_ind[fiber_level - 1];
+  const uint64_t first_segment = warp_find_segment(a.segment_ptr, a.segments, uint32_t(begin));
+  for (uint32_t c0 = 0; c0 < units; c0 += L) {
+    const uint32_t u = c0 + lane_in_team;
+    const bool column = u < units;
+    Pack<T, V> acc = splat<T, V>(T(0)), seg_sum = splat<T, V>(T(0));
+    uint32_t acc_row = kNoRow;
+    uint64_t cur_seg = ~uint64_t(0);  // the segment seg_sum belongs to
+    uint32_t cur_row = kNoRow, cur_fiber = 0;
+    // seg_sum x the fiber's rows into the running row sum (flushing it when
+    // the root row changes); the team's lanes run it together.
+    auto finish_segment = [&]() {
+      mul_into(seg_sum, row_pack<T, V>(fiber_factor, cur_fiber, a.rank, u));
+      if (fiber_level >= 2) {  // order >= 4: the levels above the fiber
+        uint32_t node = __ldg(a.node_parent[fiber_level - 2] + cur_seg);
+        for (uint32_t l = fiber_level - 1; l >= 1; --l) {
+          mul_into(seg_sum, row_pack<T, V>(a.F[l], __ldg(a.node_ind[l - 1] + node), a.rank, u));
+          if (l >= 2) node = __ldg(a.node_parent[l - 2] + node);
+        }
+      }
+      if (cur_row != acc_row) {
+        if (acc_row != kNoRow) write_pack<T, V>(a.out, acc_row, a.rank, u, acc, true);
+        acc_row = cur_row;
+        acc = seg_sum;
+      } else {
+        add_into(acc, seg_sum);
+      }
+    };
+    uint64_t window = first_segment;
+    for (uint64_t base = begin; base < end; base += 32) {
+      const uint64_t z = base + lane;
+      const bool valid = z < end;
+      const T my_val = valid ? __ldg(a.bcsf_val + z) : T(0);
+      const uint32_t my_leaf = valid ? __ldg(a.leaf_ind + z) : 0u;
+      const uint64_t g = window + lane;
+      const bool in_range = g < a.segments;
+      const uint32_t my_end = in_range ? __ldg(a.segment_ptr + g + 1) : 0xffffffffu;
+      const uint32_t my_row = in_range ? __ldg(a.segment_row + g) : kNoRow;
+      const uint32_t my_fiber = in_range ? __ldg(fiber_ind + g) : 0u;
+      // This leaf's segment in the window: the number of window segments
+      // ending at or before it (ends ascend over the lanes).
+      uint32_t offset = 0;
+#pragma unroll
+      for (uint32_t step = 16; step >= 1; step >>= 1) {
+        const uint32_t e = __shfl_sync(kFullMask, my_end, int(offset + step - 1));
+        if (e <= uint32_t(z)) offset += step;
+      }
+      offset = valid ? offset : 32u;  // 32: no leaf
+      for (uint32_t s = 0; s < uint32_t(L); ++s) {  // every lane shuffles each round
+        const int src = int(team_first + s);
+        const uint32_t o = __shfl_sync(kFullMask, offset, src);
+        const T v = __shfl_sync(kFullMask, my_val, src);
+        const uint32_t leaf = __shfl_sync(kFullMask, my_leaf, src);
+        const uint32_t row = __shfl_sync(kFullMask, my_row, int(o & 31));
+        const uint32_t fiber = __shfl_sync(kFullMask, my_fiber, int(o & 31));
+        if (o == 32u || !column) continue;
+        const uint64_t seg = window + o;
+        if (seg != cur_seg) {
+          if (cur_seg != ~uint64_t(0)) finish_segment();
+          cur_seg = seg;
+          cur_row = row;
+          cur_fiber = fiber;
+          seg_sum = splat<T, V>(T(0));
+        }
+        const Pack<T, V> f = row_pack<T, V>(leaf_factor, leaf, a.rank, u);
+#pragma unroll
+        for (int e = 0; e < V; ++e) seg_sum.v[e] += v * f.v[e];
+      }
+      // The next batch's window: the segment of its first leaf.
+      window += __popc(__ballot_sync(kFullMask, my_end <= uint32_t(base + 32)));
+    }
+    if (column && cur_seg != ~uint64_t(0)) {
+      finish_segment();
+      write_pack<T, V>(a.out, acc_row, a.rank, u, acc, true);
+    }
+  }
+}
+
+// The whole HB-CSF MTTKRP in one launch: blocks [0, coo_blocks) run the
+// COO group, the next csl_blocks the CSL group, the rest the B-CSF group
+// by leaves (the branch is uniform per block; no body uses a barrier).
+// One launch instead of three to seven: on small tensors the launches and
+// their tails cost more than the work.
+template <typename T, int V, int L, bool kCslWarp>
+__global__ void __launch_bounds__(kThreads) hbcsf_fused_kernel(const HbcsfArgs<T> a) {
+  const uint64_t block = blockIdx.x;
+  if (block < a.coo_blocks) {
+    hbcsf_coo_body<T, V, L>(a, block, a.coo_blocks);
+  } else if (block < uint64_t(a.coo_blocks) + a.csl_blocks) {
+    hbcsf_csl_body<T, V, L, kCslWarp>(a, block - a.coo_blocks, a.csl_blocks);
+  } else {
+    const uint64_t first = uint64_t(a.coo_blocks) + a.csl_blocks;
+    hbcsf_bcsf_leaves_body<T, V, L>(a, (block - first) * kWarps + threadIdx.x / 32);
   }
 }
 
@@ -351,16 +536,65 @@ cudaError_t launch_all(HbcsfArgs<T> a, const DeviceHbcsfRef& x, int multiprocess
   return cudaSuccess;
 }
 
+// The fused launch (hbcsf_fused_kernel): the COO and CSL groups' blocks as
+// in launch_coo_csl, then enough blocks for the B-CSF leaves in chunks of
+// a.leaf_chunk.
+template <typename T, int V, int L>
+cudaError_t launch_fused(HbcsfArgs<T> a, const DeviceHbcsfRef& x, int multiprocessors, cudaStream_t stream,
+                         HbcsfLaunchPlan* plan) {
+  HbcsfLaunchPlan p;
+  p.lanes = L;
+  p.vector = V;
+  p.leaf_mapped = true;
+  constexpr uint64_t kGroupsPerBlock = kThreads / L;
+  a.coo_blocks = a.coo_nnz > 0 ? grid_for(a.coo_nnz, kGroupsPerBlock, multiprocessors) : 0;
+  p.coo_groups = uint64_t(a.coo_blocks) * kGroupsPerBlock;
+  const bool warp_per_slice = x.csl_nnz >= x.csl_slices * (32 / L);
+  p.csl_warp_per_slice = warp_per_slice;
+  a.csl_blocks = a.csl_slices == 0 ? 0
+                 : warp_per_slice  ? grid_for(a.csl_slices, kWarps, multiprocessors)
+                                   : grid_for(a.csl_slices, kGroupsPerBlock, multiprocessors);
+  a.segments = x.segments;
+  a.bcsf_nnz = x.bcsf_nnz;
+  a.segment_row = x.segment_row;
+  uint64_t bcsf_blocks = 0;
+  if (a.bcsf_nnz > 0) {
+    const uint64_t warps = (a.bcsf_nnz + a.leaf_chunk - 1) / a.leaf_chunk;
+    bcsf_blocks = (warps + kWarps - 1) / kWarps;
+    p.leaf_chunk = a.leaf_chunk;
+  }
+  const uint64_t blocks = uint64_t(a.coo_blocks) + a.csl_blocks + bcsf_blocks;
+  if (blocks == 0) {
+    if (plan) *plan = p;
+    return cudaSuccess;
+  }
+  if (blocks > 0x7fffffffull) return cudaErrorInvalidConfiguration;
+  if (warp_per_slice) hbcsf_fused_kernel<T, V, L, true><<<unsigned(blocks), kThreads, 0, stream>>>(a);
+  else hbcsf_fused_kernel<T, V, L, false><<<unsigned(blocks), kThreads, 0, stream>>>(a);
+  if (cudaError_t err = cudaGetLastError(); err != cudaSuccess) return err;
+  p.launches = 1;
+  p.bcsf_blocks = bcsf_blocks;
+  if (plan) *plan = p;
+  return cudaSuccess;
+}
+
+template <typename T, int V, int L>
+cudaError_t launch_root(const HbcsfArgs<T>& a, const DeviceHbcsfRef& x, bool by_units, int multiprocessors,
+                        cudaStream_t stream, HbcsfLaunchPlan* plan) {
+  if (by_units) return launch_all<T, V, L>(a, x, multiprocessors, stream, plan);
+  return launch_fused<T, V, L>(a, x, multiprocessors, stream, plan);
+}
+
 template <typename T, int V>
-cudaError_t launch_for_lanes(const HbcsfArgs<T>& a, const DeviceHbcsfRef& x, int lanes, int multiprocessors,
-                             cudaStream_t stream, HbcsfLaunchPlan* plan) {
+cudaError_t launch_for_lanes(const HbcsfArgs<T>& a, const DeviceHbcsfRef& x, int lanes, bool by_units,
+                             int multiprocessors, cudaStream_t stream, HbcsfLaunchPlan* plan) {
   switch (lanes) {
-    case 1: return launch_all<T, V, 1>(a, x, multiprocessors, stream, plan);
-    case 2: return launch_all<T, V, 2>(a, x, multiprocessors, stream, plan);
-    case 4: return launch_all<T, V, 4>(a, x, multiprocessors, stream, plan);
-    case 8: return launch_all<T, V, 8>(a, x, multiprocessors, stream, plan);
-    case 16: return launch_all<T, V, 16>(a, x, multiprocessors, stream, plan);
-    case 32: return launch_all<T, V, 32>(a, x, multiprocessors, stream, plan);
+    case 1: return launch_root<T, V, 1>(a, x, by_units, multiprocessors, stream, plan);
+    case 2: return launch_root<T, V, 2>(a, x, by_units, multiprocessors, stream, plan);
+    case 4: return launch_root<T, V, 4>(a, x, by_units, multiprocessors, stream, plan);
+    case 8: return launch_root<T, V, 8>(a, x, by_units, multiprocessors, stream, plan);
+    case 16: return launch_root<T, V, 16>(a, x, by_units, multiprocessors, stream, plan);
+    case 32: return launch_root<T, V, 32>(a, x, by_units, multiprocessors, stream, plan);
     default: return cudaErrorInvalidValue;
   }
 }
@@ -592,8 +826,25 @@ struct Offsets {
   size_t coo_ind[kHbcsfMaxOrder], coo_val;
   size_t csl_slice_ind, csl_slice_ptr, csl_ind[kHbcsfMaxOrder], csl_val;
   size_t node_ind[kHbcsfMaxOrder], node_parent[kHbcsfMaxOrder];
-  size_t segment_ptr, leaf_ind, bcsf_val, unit_row, unit_segment_ptr, unit_split, bin_units;
+  size_t segment_ptr, leaf_ind, bcsf_val, unit_row, unit_segment_ptr, unit_split, bin_units, segment_row;
 };
+
+// The root row of each fiber segment (DeviceHbcsfRef::segment_row), from
+// the units (each covers a contiguous range of segments of one slice).
+// Empty when the units do not cover the segments exactly.
+std::vector<uint32_t> segment_rows_of(const HostHbcsfView& x) {
+  std::vector<uint32_t> rows;
+  if (x.units == 0 || !x.unit_segment_ptr || !x.unit_row || x.unit_segment_ptr[0] != 0 ||
+      x.unit_segment_ptr[x.units] != x.segments)
+    return rows;
+  rows.resize(x.segments);
+  for (uint64_t u = 0; u < x.units; ++u) {
+    const uint32_t b = x.unit_segment_ptr[u], e = x.unit_segment_ptr[u + 1];
+    if (e < b || e > x.segments) return {};
+    std::fill(rows.begin() + b, rows.begin() + e, x.unit_row[u]);
+  }
+  return rows;
+}
 
 Layout make_layout(const HostHbcsfView& x, Offsets& o) {
   Layout l;
@@ -614,6 +865,7 @@ Layout make_layout(const HostHbcsfView& x, Offsets& o) {
   o.unit_segment_ptr = l.add(x.unit_segment_ptr, (x.units + 1) * u4);
   o.unit_split = l.add(x.unit_split, x.units);
   o.bin_units = l.add(x.bin_units, x.units * u4);
+  o.segment_row = l.add(nullptr, x.segments * u4);  // filled by hbcsf_upload
   l.total = std::max<size_t>(l.total, 1);
   return l;
 }
@@ -632,9 +884,12 @@ cudaError_t hbcsf_upload(const HostHbcsfView& x, void* block, DeviceHbcsfRef* ou
     return cudaErrorInvalidValue;
   Offsets o{};
   const Layout l = make_layout(x, o);
+  const std::vector<uint32_t> segment_rows = segment_rows_of(x);
+  if (segment_rows.size() != x.segments) return cudaErrorInvalidValue;
   char* base = static_cast<char*>(block);
-  for (const Part& p : l.parts) {
+  for (Part p : l.parts) {
     if (p.bytes == 0) continue;
+    if (p.offset == o.segment_row) p.src = segment_rows.data();
     if (!p.src) return cudaErrorInvalidValue;
     if (cudaError_t err = cudaMemcpy(base + p.offset, p.src, p.bytes, cudaMemcpyHostToDevice); err != cudaSuccess)
       return err;
@@ -664,55 +919,73 @@ cudaError_t hbcsf_upload(const HostHbcsfView& x, void* block, DeviceHbcsfRef* ou
   r.unit_segment_ptr = u32(o.unit_segment_ptr);
   r.unit_split = reinterpret_cast<const uint8_t*>(base + o.unit_split);
   r.bin_units = u32(o.bin_units);
+  r.segment_row = u32(o.segment_row);
   r.slice_bin_min_nnz = x.slice_bin_min_nnz;
   r.bin_ptr.assign(x.bin_ptr, x.bin_ptr + x.bins + 1);
   *out = std::move(r);
   return cudaSuccess;
 }
 
+// Leaves per warp: the power of two nearest to max(sqrt(leaves) / 6,
+// 4 x the mean segment length), within [64, 4096]. Fitted on the H100
+// (2026-11-26, benchmarks/results/gpu-h100-hbcsf-leaves-2026-11-26.jsonl,
+// chunks 64..16384 swept at ranks 16 and 32): the best chunk grew with the
+// tensor (64 for 10-300K nonzeros, 256 for 2.6M, 1024 for 45M: per-warp
+// costs, the segment search, the window loads and the row flushes, against
+// too few warps to hide latency) and with the fibers (coads-climatology,
+// about 50 leaves per segment: 256 where 64 was 2-3x slower). A rule by
+// the number of resident warps alone (one or four waves) missed both ends
+// by 2-4x.
+uint64_t hbcsf_leaf_chunk(const DeviceHbcsfRef& x, int multiprocessors) {
+  (void)multiprocessors;  // the fit did not need it (one GPU model measured)
+  if (x.bcsf_nnz == 0) return 64;
+  const double mean_segment = x.segments ? double(x.bcsf_nnz) / double(x.segments) : 1.0;
+  const double want = std::max(std::sqrt(double(x.bcsf_nnz)) / 6.0, 4.0 * mean_segment);
+  const double power = std::round(std::log2(std::max(want, 1.0)));
+  return uint64_t(1) << uint32_t(std::min(12.0, std::max(6.0, power)));
+}
+
+namespace {
+
+// The root MTTKRP by leaf chunks (default) or by the paper's slice units.
 template <typename T>
-cudaError_t launch_mttkrp_hbcsf(const DeviceHbcsfRef& x, const T* const* factors, uint32_t rank, T* out,
-                                int multiprocessors, cudaStream_t stream, HbcsfLaunchPlan* plan) {
-  if (x.order < 3 || x.order > kHbcsfMaxOrder || rank == 0 || !out) return cudaErrorInvalidValue;
-  HbcsfArgs<T> a{};
-  a.order = x.order;
-  a.rank = rank;
-  a.out = out;
-  for (uint32_t l = 1; l < x.order; ++l) {
-    a.F[l] = factors[x.mode_order[l]];
-    if (!a.F[l]) return cudaErrorInvalidValue;
-  }
-  a.coo_nnz = x.coo_nnz;
-  for (uint32_t l = 0; l < x.order; ++l) a.coo_ind[l] = x.coo_ind[l];
-  a.coo_val = static_cast<const T*>(x.coo_val);
-  a.csl_slices = x.csl_slices;
-  a.csl_slice_ind = x.csl_slice_ind;
-  a.csl_slice_ptr = x.csl_slice_ptr;
-  for (uint32_t l = 0; l < kHbcsfMaxOrder; ++l) {
-    a.csl_ind[l] = x.csl_ind[l];
-    a.node_ind[l] = x.node_ind[l];
-    a.node_parent[l] = x.node_parent[l];
-  }
-  a.csl_val = static_cast<const T*>(x.csl_val);
-  a.segment_ptr = x.segment_ptr;
-  a.leaf_ind = x.leaf_ind;
-  a.bcsf_val = static_cast<const T*>(x.bcsf_val);
-  a.unit_row = x.unit_row;
-  a.unit_segment_ptr = x.unit_segment_ptr;
-  a.unit_split = x.unit_split;
-  a.team_warps = 1;
+cudaError_t launch_root_mttkrp(const DeviceHbcsfRef& x, const T* const* factors, uint32_t rank, T* out, bool by_units,
+                               uint64_t leaf_chunk, int multiprocessors, cudaStream_t stream, HbcsfLaunchPlan* plan) {
+  HbcsfArgs<T> a;
+  if (cudaError_t err = make_args<T>(x, factors, 0, rank, out, a); err != cudaSuccess) return err;
+  a.leaf_chunk = leaf_chunk > 0 ? (leaf_chunk + 31) / 32 * 32 : hbcsf_leaf_chunk(x, multiprocessors);
+  if (!by_units && x.segments > 0 && !x.segment_row) return cudaErrorInvalidValue;
   // Vectors and lane groups as in the COO and HiCOO kernels: V = 4 floats
   // or 2 doubles (one 16-byte access) when the rank allows (rows stay
   // 16-byte aligned: they start at multiples of rank elements of 256-byte
   // aligned allocations), L = the rank's vectors rounded up to a power of
   // two, at most 32.
   constexpr int wide = sizeof(T) == 4 ? 4 : 2;
-  const bool vectorised = rank % wide == 0;
-  const uint32_t units = vectorised ? rank / wide : rank;
-  int lanes = 1;
-  while (lanes < 32 && uint32_t(lanes) < units) lanes *= 2;
-  if (vectorised) return launch_for_lanes<T, wide>(a, x, lanes, multiprocessors, stream, plan);
-  return launch_for_lanes<T, 1>(a, x, lanes, multiprocessors, stream, plan);
+  bool vectorised = false;
+  const int lanes = lanes_for(rank, wide, vectorised);
+  if (vectorised) return launch_for_lanes<T, wide>(a, x, lanes, by_units, multiprocessors, stream, plan);
+  return launch_for_lanes<T, 1>(a, x, lanes, by_units, multiprocessors, stream, plan);
+}
+
+}  // namespace
+
+template <typename T>
+cudaError_t launch_mttkrp_hbcsf(const DeviceHbcsfRef& x, const T* const* factors, uint32_t rank, T* out,
+                                int multiprocessors, cudaStream_t stream, HbcsfLaunchPlan* plan) {
+  return launch_root_mttkrp<T>(x, factors, rank, out, false, 0, multiprocessors, stream, plan);
+}
+
+template <typename T>
+cudaError_t launch_mttkrp_hbcsf_chunked(const DeviceHbcsfRef& x, const T* const* factors, uint32_t rank, T* out,
+                                        int multiprocessors, cudaStream_t stream, uint64_t leaf_chunk,
+                                        HbcsfLaunchPlan* plan) {
+  return launch_root_mttkrp<T>(x, factors, rank, out, false, leaf_chunk, multiprocessors, stream, plan);
+}
+
+template <typename T>
+cudaError_t launch_mttkrp_hbcsf_units(const DeviceHbcsfRef& x, const T* const* factors, uint32_t rank, T* out,
+                                      int multiprocessors, cudaStream_t stream, HbcsfLaunchPlan* plan) {
+  return launch_root_mttkrp<T>(x, factors, rank, out, true, 0, multiprocessors, stream, plan);
 }
 
 template <typename T>
@@ -747,5 +1020,13 @@ template cudaError_t launch_mttkrp_hbcsf<float>(const DeviceHbcsfRef&, const flo
                                                 cudaStream_t, HbcsfLaunchPlan*);
 template cudaError_t launch_mttkrp_hbcsf<double>(const DeviceHbcsfRef&, const double* const*, uint32_t, double*,
                                                  int, cudaStream_t, HbcsfLaunchPlan*);
+template cudaError_t launch_mttkrp_hbcsf_chunked<float>(const DeviceHbcsfRef&, const float* const*, uint32_t, float*,
+                                                        int, cudaStream_t, uint64_t, HbcsfLaunchPlan*);
+template cudaError_t launch_mttkrp_hbcsf_chunked<double>(const DeviceHbcsfRef&, const double* const*, uint32_t,
+                                                         double*, int, cudaStream_t, uint64_t, HbcsfLaunchPlan*);
+template cudaError_t launch_mttkrp_hbcsf_units<float>(const DeviceHbcsfRef&, const float* const*, uint32_t, float*,
+                                                      int, cudaStream_t, HbcsfLaunchPlan*);
+template cudaError_t launch_mttkrp_hbcsf_units<double>(const DeviceHbcsfRef&, const double* const*, uint32_t,
+                                                       double*, int, cudaStream_t, HbcsfLaunchPlan*);
 
 }  // namespace spt::cuda

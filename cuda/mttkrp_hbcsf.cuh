@@ -73,6 +73,10 @@ struct DeviceHbcsfRef {
   const uint32_t* unit_segment_ptr = nullptr;
   const uint8_t* unit_split = nullptr;
   const uint32_t* bin_units = nullptr;
+  // segments entries, made at upload from the units: the root-level row
+  // (slice coordinate) of each fiber segment, so that kernels mapping work
+  // by leaves need no unit lookup.
+  const uint32_t* segment_row = nullptr;
   uint32_t slice_bin_min_nnz = 1;
   std::vector<uint32_t> bin_ptr;  // host copy, bins + 1
 };
@@ -89,7 +93,9 @@ cudaError_t hbcsf_upload(const HostHbcsfView& x, void* block, DeviceHbcsfRef* ou
 struct HbcsfLaunchPlan {
   uint32_t vector = 1;        // columns per vector access
   uint32_t lanes = 0;         // lanes per group (vectors of rank columns in flight)
-  uint32_t launches = 0;      // kernel launches (COO, CSL, one per non-empty bin)
+  uint32_t launches = 0;      // kernel launches (fused: 1; by units: COO, CSL, one per non-empty bin)
+  bool leaf_mapped = false;  // B-CSF by leaf chunks (fused launch), else by slice units
+  uint64_t leaf_chunk = 0;   // B-CSF leaves per warp (leaf-mapped)
   uint64_t coo_groups = 0;    // lane groups of the COO launch
   bool csl_warp_per_slice = false;  // CSL: a warp per slice (else a lane group per slice)
   uint64_t bcsf_blocks = 0;   // thread blocks over all bin launches
@@ -98,13 +104,35 @@ struct HbcsfLaunchPlan {
 // out (dims[mode_order[0]] x rank, device, ld = rank) += MTTKRP of x with
 // factors[m] (device, by mode: dims[m] x rank, ld = rank; factors of the
 // root not read). The caller zeroes out first: rows of empty slices stay
-// zero, COO and CSL rows and unsplit units are stored, units of split
-// slices added atomically. Asynchronous on `stream`; returns the first
-// launch error. `multiprocessors` caps the grids; *plan (optional)
-// receives the mapping.
+// zero. One launch: the COO and CSL groups as the paper (a lane group per
+// COO nonzero, a warp or lane group per CSL slice, plain stores), the
+// B-CSF group mapped by equal chunks of leaves (nonzeros) with segment and
+// running row sums, rows added atomically (see cuda/mttkrp_hbcsf.cu for why not by slice units).
+// Asynchronous on `stream`; returns the launch error. `multiprocessors`
+// sizes the grid; *plan (optional) receives the mapping.
 template <typename T>
 cudaError_t launch_mttkrp_hbcsf(const DeviceHbcsfRef& x, const T* const* factors, uint32_t rank, T* out,
                                 int multiprocessors, cudaStream_t stream, HbcsfLaunchPlan* plan = nullptr);
+
+// B-CSF leaves per warp of launch_mttkrp_hbcsf for x on `multiprocessors`
+// SMs (a multiple of 32; see hbcsf_leaf_chunk in the .cu for the rule).
+uint64_t hbcsf_leaf_chunk(const DeviceHbcsfRef& x, int multiprocessors);
+
+// launch_mttkrp_hbcsf with `leaf_chunk` leaves per warp instead of the
+// rule's (rounded up to a multiple of 32; 0 = the rule): for the
+// benchmark's sweep.
+template <typename T>
+cudaError_t launch_mttkrp_hbcsf_chunked(const DeviceHbcsfRef& x, const T* const* factors, uint32_t rank, T* out,
+                                        int multiprocessors, cudaStream_t stream, uint64_t leaf_chunk,
+                                        HbcsfLaunchPlan* plan = nullptr);
+
+// The same product with the paper's B-CSF mapping (§IV-B: a team of 1-8
+// warps per slice unit, units binned by size, one launch per non-empty
+// bin after the COO and CSL launches; rows of unsplit units stored, of
+// split slices added atomically). Kept to measure against the default.
+template <typename T>
+cudaError_t launch_mttkrp_hbcsf_units(const DeviceHbcsfRef& x, const T* const* factors, uint32_t rank, T* out,
+                                      int multiprocessors, cudaStream_t stream, HbcsfLaunchPlan* plan = nullptr);
 
 // out (dims[mode] x rank, device, ld = rank) += MTTKRP of x in `mode`, any
 // mode of the tensor (the tree stays rooted at mode_order[0]): for a

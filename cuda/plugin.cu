@@ -58,15 +58,8 @@ struct spt_plugin_device_hicoo {
   spt::cuda::DeviceHicooRef ref;
 };
 
-// A B-CSF / HB-CSF tensor on the device: one allocation (layout in
-// mttkrp_hbcsf.cu).
-struct spt_plugin_device_hbcsf {
-  int device = 0;
-  int dtype = SPT_PLUGIN_FLOAT64;
-  std::vector<uint32_t> dims;  // by mode
-  void* block = nullptr;
-  spt::cuda::DeviceHbcsfRef ref;
-};
+// A B-CSF / HB-CSF tensor on the device: struct spt_plugin_device_hbcsf,
+// in plugin_copies.cuh (plugin_tucker.cu reads it too).
 
 // An F-COO tensor on the device: struct spt_plugin_device_fcoo, in
 // plugin_copies.cuh (plugin_tucker.cu reads it too).
@@ -509,10 +502,16 @@ int mttkrp_hbcsf_typed(const spt_plugin_device_hbcsf& x, const spt_plugin_matrix
   return mttkrp_on_device_copy<T>(
       x, factors, mode, out, message, message_len,
       [&](const T* const* device_factors, T* device_out, uint32_t rank, int multiprocessors, cudaStream_t stream) {
-        // The root: the format's own kernels (plain stores, no atomics);
+        // The root: the format's own kernels (B-CSF by leaf chunks, or
+        // by the paper's slice units with SPT_CUDA_HBCSF_MAPPING=units);
         // any other mode: the non-root kernels (atomic rows) on the same tree.
-        if (mode == x.ref.mode_order[0])
+        if (mode == x.ref.mode_order[0]) {
+          const char* mapping = std::getenv("SPT_CUDA_HBCSF_MAPPING");
+          if (mapping && std::strcmp(mapping, "units") == 0)
+            return spt::cuda::launch_mttkrp_hbcsf_units<T>(x.ref, device_factors, rank, device_out, multiprocessors,
+                                                           stream);
           return spt::cuda::launch_mttkrp_hbcsf<T>(x.ref, device_factors, rank, device_out, multiprocessors, stream);
+        }
         return spt::cuda::launch_mttkrp_hbcsf_nonroot<T>(x.ref, device_factors, mode, rank, device_out,
                                                          multiprocessors, stream);
       });
@@ -824,6 +823,9 @@ const spt_plugin_table table = {
     spt_plugin::plugin_tucker_hooi_hls,
     /* [v6-tucker-end] */
     plugin_cp_als_mixed,
+    /* [v7-chain-begin] (plugin_tucker.cu) */
+    spt_plugin::plugin_tucker_hooi_hbcsf,
+    /* [v7-chain-end] */
 };
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include "plugin_common.cuh"
 #include "fcoo.cuh"
 #include "hls.cuh"
+#include "mttkrp_hbcsf.cuh"
 
 // An F-COO tensor on the device: one allocation (layout in fcoo.cu).
 struct spt_plugin_device_fcoo {
@@ -22,6 +23,16 @@ struct spt_plugin_device_fcoo {
   std::vector<uint32_t> product_dims;  // dims of the product modes, in order
   void* block = nullptr;
   spt::cuda::DeviceFcooRef ref;
+};
+
+// A B-CSF / HB-CSF tensor on the device: one allocation (layout in
+// mttkrp_hbcsf.cu).
+struct spt_plugin_device_hbcsf {
+  int device = 0;
+  int dtype = SPT_PLUGIN_FLOAT64;
+  std::vector<uint32_t> dims;  // by mode
+  void* block = nullptr;
+  spt::cuda::DeviceHbcsfRef ref;
 };
 
 // An HLS tensor on the device: one allocation (layout in hls.cu).

@@ -34,4 +34,9 @@ int plugin_tucker_hooi_hls(const spt_plugin_device_hls* const* per_mode, uint32_
                            const spt_plugin_tucker_args* args, char* message, size_t message_len);
 /* [v6-tucker-end] */
 
+/* [v7-chain-begin] */
+int plugin_tucker_hooi_hbcsf(const spt_plugin_device_hbcsf* const* per_mode, uint32_t order,
+                             const spt_plugin_tucker_args* args, char* message, size_t message_len);
+/* [v7-chain-end] */
+
 }  // namespace spt_plugin

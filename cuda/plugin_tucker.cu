@@ -4,7 +4,9 @@
 // run the sweeps of cuda/tucker_hooi.cu with each mode's TTMc on that mode's
 // copy: tucker_hooi_fcoo on an op-MTTKRP F-COO (the Kronecker product of
 // cuda/fcoo.cuh), tucker_hooi_hls on an HLS rooted at the mode (the HLS
-// TTMc of cuda/hls.cuh in EXACT precision).
+// TTMc of cuda/hls.cuh in EXACT precision), tucker_hooi_hbcsf (section
+// [v7-chain]) on an HB-CSF rooted at the mode (chained TTMs fused per fiber,
+// cuda/ttmc_hbcsf.cuh).
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -19,6 +21,7 @@
 #include "plugin_common.cuh"
 #include "plugin_copies.cuh"
 #include "plugin_entries.cuh"
+#include "ttmc_hbcsf.cuh"
 #include "tucker_hooi.cuh"
 
 namespace spt_plugin {
@@ -84,7 +87,25 @@ int tucker_hls_typed(const spt_plugin_device_hls* const* per_mode, uint32_t orde
   return spt::cuda::run_tucker_hooi<T>(order, per_mode[0]->dims_by_mode.data(), ttmc, args, sms, error);
 }
 
-// The checks both entries share once their copies are validated: the
+// The chained-TTM TTMc (table section [v7-chain]): mode n's TTMc on the
+// HB-CSF rooted at n; factors and ranks by mode, as the kernels take them.
+template <typename T>
+int tucker_hbcsf_typed(const spt_plugin_device_hbcsf* const* per_mode, uint32_t order,
+                       const spt_plugin_tucker_args& args, int sms, std::string& error) {
+  std::vector<uint32_t> cols(order);  // the TTMc output columns P_n
+  for (uint32_t n = 0; n < order; ++n) {
+    uint64_t p = 1;
+    for (uint32_t m = 0; m < order; ++m)
+      if (m != n) p *= args.ranks[m];
+    cols[n] = static_cast<uint32_t>(p);
+  }
+  const spt::cuda::TtmcLauncher<T> ttmc = [&](uint32_t mode, const T* const* factors, T* out, cudaStream_t stream) {
+    return spt::cuda::launch_hbcsf_ttmc<T>(per_mode[mode]->ref, factors, args.ranks, cols[mode], out, sms, stream);
+  };
+  return spt::cuda::run_tucker_hooi<T>(order, per_mode[0]->dims.data(), ttmc, args, sms, error);
+}
+
+// The checks every entry shares once its copies are validated: the
 // arguments against `dims`, the 32-bit sizes of cuBLAS / cuSOLVER, the
 // device setup and the working set (plus `extra_bytes`, e.g. the HLS
 // workspace) against the free memory. kOk or a status with the message
@@ -217,5 +238,63 @@ int plugin_tucker_hooi_hls(const spt_plugin_device_hls* const* per_mode, uint32_
     return status;
   });
 }
+
+/* [v7-chain-begin] */
+int plugin_tucker_hooi_hbcsf(const spt_plugin_device_hbcsf* const* per_mode, uint32_t order,
+                             const spt_plugin_tucker_args* args, char* message, size_t message_len) {
+  return guarded(message, message_len, [&]() -> int {
+    if (!per_mode || !per_mode[0] || order < 2) return kInvalidArgument;
+    if (order < 3 || order > spt::cuda::kHbcsfMaxOrder) {
+      write_message(message, message_len,
+                    "order " + std::to_string(order) + " is outside the GPU B-CSF / HB-CSF kernels' range 3.." +
+                        std::to_string(spt::cuda::kHbcsfMaxOrder));
+      return kUnsupported;
+    }
+    const spt_plugin_device_hbcsf& first = *per_mode[0];
+    for (uint32_t m = 0; m < order; ++m) {
+      const spt_plugin_device_hbcsf* h = per_mode[m];
+      bool ok = h && h->ref.order == order && h->dims.size() == order && h->dims == first.dims &&
+                h->device == first.device && h->dtype == first.dtype && h->ref.mode_order[0] == m;
+      // Every mode once in the level order (the kernels map levels to
+      // column positions through it).
+      uint32_t seen = 0;
+      for (uint32_t l = 0; ok && l < order; ++l) {
+        ok = h->ref.mode_order[l] < order && !(seen >> h->ref.mode_order[l] & 1u);
+        if (ok) seen |= 1u << h->ref.mode_order[l];
+      }
+      if (!ok) {
+        write_message(message, message_len,
+                      "tucker_hooi_hbcsf: tensor " + std::to_string(m) + " is not the HB-CSF rooted at mode " +
+                          std::to_string(m) + " of the same tensor on the same device");
+        return kInvalidArgument;
+      }
+    }
+    // The leaf TTM's R_leaf values per warp live in shared memory (NULL
+    // args are reported by check_tucker_run).
+    for (uint32_t m = 0; args && args->ranks && m < order; ++m) {
+      const uint32_t leaf_mode = per_mode[m]->ref.mode_order[order - 1];
+      if (args->ranks[leaf_mode] > spt::cuda::kHbcsfTtmcMaxLeafRank) {
+        write_message(message, message_len,
+                      "tucker_hooi_hbcsf: the rank of mode " + std::to_string(leaf_mode) + " (" +
+                          std::to_string(args->ranks[leaf_mode]) + ", the leaf mode of the tree rooted at mode " +
+                          std::to_string(m) + ") is above the chained TTMc's limit of " +
+                          std::to_string(spt::cuda::kHbcsfTtmcMaxLeafRank));
+        return kUnsupported;
+      }
+    }
+    DeviceSetup setup;
+    if (int status = check_tucker_run("tucker_hooi_hbcsf", first.dims, order, first.device, first.dtype, args, 0,
+                                      setup, message, message_len);
+        status != kOk)
+      return status;
+    std::string error;
+    const int status = first.dtype == SPT_PLUGIN_FLOAT32
+                           ? tucker_hbcsf_typed<float>(per_mode, order, *args, setup.multiprocessors, error)
+                           : tucker_hbcsf_typed<double>(per_mode, order, *args, setup.multiprocessors, error);
+    if (status != kOk) write_message(message, message_len, error);
+    return status;
+  });
+}
+/* [v7-chain-end] */
 
 }  // namespace spt_plugin

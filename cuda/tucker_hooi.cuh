@@ -1,5 +1,6 @@
-// Tucker-HOOI entirely on the GPU (plugin table entry tucker_hooi_fcoo,
-// ABI version 6).
+// Tucker-HOOI entirely on the GPU (plugin table entries tucker_hooi_fcoo
+// and tucker_hooi_hls, ABI version 6; tucker_hooi_hbcsf, version 7: the
+// TTMc is the caller's TtmcLauncher, on F-COO, HLS or B-CSF trees).
 //
 // The sweep is the core's CPU loop (src/algo/tucker_hooi.cpp) step by step:
 // per mode n

@@ -12,6 +12,12 @@ if(TARGET sptensor_cuda)
     endif()
   endforeach()
 endif()
+# The chained-TTMc kernel test calls the kernels directly (as bench_gpu):
+# it links the kernel library; without CUDA only its host tests are built.
+if(TARGET test_cuda_chain AND TARGET sptensor_cuda_kernels)
+  target_link_libraries(test_cuda_chain PRIVATE sptensor_cuda_kernels)
+  target_compile_definitions(test_cuda_chain PRIVATE SPT_TEST_CUDA_KERNELS=1)
+endif()
 if(TARGET test_cuda AND TARGET sptensor_cuda)
   add_test(NAME cuda_plugin_linkage
     COMMAND sh -c "readelf -d \"$0\" | grep -q 'NEEDED.*libcudart' && { echo 'plugin needs libcudart.so'; exit 1; }; \

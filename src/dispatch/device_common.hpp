@@ -11,6 +11,7 @@
 #include "core/context.hpp"
 #include "core/error.hpp"
 #include "core/fcoo.hpp"
+#include "core/hbcsf.hpp"
 #include "dispatch/plugin_loader.hpp"
 
 namespace spt::dispatch::detail {
@@ -55,6 +56,13 @@ int own_upload(int status, Copy* raw, void (*release)(Copy*), const char* plugin
 // plugin's status with `message` set on failure.
 int upload_fcoo_copy(const CudaPlugin& cuda, int device, const spt_fcoo_s& x,
                      std::shared_ptr<spt_plugin_device_fcoo>& out, std::string& message);
+
+// Copy the B-CSF / HB-CSF h to `device` through the plugin's hbcsf_upload,
+// not cached (device.cpp caches per handle; the GPU Tucker-HOOI's chained
+// TTMc holds its per-mode copies for one decomposition); *out owns the
+// copy. Returns the plugin's status with `message` set on failure.
+int upload_hbcsf_copy(const CudaPlugin& cuda, int device, const spt_hbcsf_s& h,
+                      std::shared_ptr<spt_plugin_device_hbcsf>& out, std::string& message);
 
 // The device copy of x on `device`, from x's cache (type Cache) or made by
 // upload(out, message) (a plugin status) and then cached. Views are cached

@@ -1,11 +1,34 @@
 // The dispatcher's side of the GPU Tucker-HOOI (DeviceKernels::tucker_hooi,
 // device.hpp): the AUTO size rule, the format of the per-mode TTMc copies
-// (HLS for large enough orders-3/4 tensors with dense tiles, else F-COO;
-// env SPT_CUDA_TUCKER_TTMC), one copy
-// per mode built and uploaded for the call, the hooks handed to the plugin
-// (cuda/tucker_hooi.cu) and the failure policy (AUTO: a note and the CPU
-// loop; CUDA forced: an error).
+// (HLS for large enough orders-3/4 tensors with dense tiles; else chained
+// TTMs on B-CSF / HB-CSF trees or F-COO, whichever the cost estimate
+// prefers; env SPT_CUDA_TUCKER_TTMC), one copy per mode built and uploaded
+// for the call, the hooks handed to the plugin (cuda/tucker_hooi.cu) and the
+// failure policy (AUTO: a note and the CPU loop; CUDA forced: an error).
 //
+// Chain or F-COO (issue 6; device_tucker.hpp declares the estimate). The
+// F-COO TTMc forms the whole Kronecker row for every nonzero: nnz x P_n
+// multiply-adds (P_n = prod_{m != n} R_m). The chained TTMc
+// (cuda/ttmc_hbcsf.cuh) works on the HB-CSF rooted at n: per fiber segment
+// it first contracts the leaf mode (bcsf_nnz x R_leaf), then forms one
+// Kronecker row per segment (segments x P_n); the COO and CSL groups
+// (slices of one nonzero, slices of singleton fibers) have no fiber to
+// share and pay the F-COO price. Per mode
+//   fcoo  = nnz P_n + 4 order nnz                (index bytes streamed)
+//   chain = (coo_nnz + csl_nnz) (P_n + 4 order) + bcsf_nnz (R_leaf + 4)
+//           + segments (P_n + 4 order)
+// (a multiply-add weighted as one byte; the chain's per-segment row update
+// counted like an F-COO product row although it is a read-modify-write of
+// the output row, or an atomic add for split slices, when P_n > 512), and
+// the whole run takes chain when the summed chain estimate is below
+// kTuckerChainAdvantage (0.2, device_tucker.hpp: fitted on H100 sweep
+// times) of the summed F-COO one: per unit of estimated work the chained
+// kernel is slower than F-COO's flat stream, so it needs a 5x smaller
+// estimate to win (bench_gpu_tucker records the estimates and each route's
+// sweep time).
+// The HB-CSF trees are built on the host for the estimate (default
+// parameters, one per mode) and uploaded when chain wins; they are dropped
+// when F-COO wins (an F-COO per mode is built then, as before).
 // Why HLS: on an H100 (benchmarks/results/gpu-h100-hls-2026-11-26.jsonl)
 // the HLS TTMc in EXACT precision took 0.29-0.9 ms per mode against 12 ms
 // for the F-COO TTMc on coads-climatology (order 4, dense), 0.56 against
@@ -23,9 +46,11 @@
 
 #include "core/error.hpp"
 #include "core/fcoo.hpp"
+#include "core/hbcsf.hpp"
 #include "core/hls.hpp"
 #include "dispatch/device_common.hpp"
 #include "dispatch/device_hls.hpp"
+#include "dispatch/device_tucker.hpp"
 #include "dispatch/device.hpp"
 #include "dispatch/plugin_loader.hpp"
 
@@ -35,6 +60,13 @@ namespace {
 
 using DeviceFcoo = std::shared_ptr<spt_plugin_device_fcoo>;
 using DeviceHls = std::shared_ptr<spt_plugin_device_hls>;
+using DeviceHbcsf = std::shared_ptr<spt_plugin_device_hbcsf>;
+
+// The chained TTMc's range: the GPU B-CSF kernels' orders and the leaf
+// rank the kernels stage in shared memory (cuda/ttmc_hbcsf.cuh,
+// kHbcsfTtmcMaxLeafRank).
+constexpr uint32_t kChainMinOrder = 3, kChainMaxOrder = 8;
+constexpr spt_index kChainMaxLeafRank = 4096;
 
 // Under auto, HLS only pays where it has dense tiles and enough work: on
 // the H100 (benchmarks/results/gpu-h100-hls-2026-11-26*.jsonl, TTMc in
@@ -45,16 +77,21 @@ using DeviceHls = std::shared_ptr<spt_plugin_device_hls>;
 constexpr double kTuckerHlsMinDenseFraction = 0.05;
 constexpr spt_nnz kTuckerHlsMinNnz = 100000;
 
-enum class TtmcFormat { fcoo, hls_if_dense, hls };
+// hls_if_dense: HLS when the auto rule's size and density allow, else
+// by_cost; by_cost: chain or F-COO by the estimate (see the top).
+enum class TtmcFormat { fcoo, hls_if_dense, hls, chain, by_cost };
 
 // The format the per-mode TTMc copies take: env SPT_CUDA_TUCKER_TTMC =
-// hls | fcoo | auto (unset or auto: HLS for orders 3 and 4, the HLS
+// hls | chain | fcoo | auto (unset or auto: HLS for orders 3 and 4, the HLS
 // kernels' range, when the tensor is large and dense enough, see above;
-// F-COO otherwise). hls forced on another order runs on F-COO with a note;
-// an unknown value is auto with a note.
+// else, for orders 3..8, chain or F-COO by the cost estimate; F-COO for
+// order 2). hls or chain forced on an order outside its kernels' range runs
+// on F-COO with a note; an unknown value is auto with a note.
 TtmcFormat tucker_ttmc_format(const spt_context_s& ctx, uint32_t order) {
   const bool hls_order = order == 3 || order == 4;
-  const TtmcFormat automatic = hls_order ? TtmcFormat::hls_if_dense : TtmcFormat::fcoo;
+  const bool chain_order = order >= kChainMinOrder && order <= kChainMaxOrder;
+  const TtmcFormat automatic =
+      hls_order ? TtmcFormat::hls_if_dense : (chain_order ? TtmcFormat::by_cost : TtmcFormat::fcoo);
   const char* env = std::getenv("SPT_CUDA_TUCKER_TTMC");
   if (!env || !*env || std::strcmp(env, "auto") == 0) return automatic;
   if (std::strcmp(env, "fcoo") == 0) return TtmcFormat::fcoo;
@@ -65,8 +102,38 @@ TtmcFormat tucker_ttmc_format(const spt_context_s& ctx, uint32_t order) {
               " is outside the GPU HLS kernels' range 3..4; the Tucker TTMc runs on F-COO"));
     return hls_order ? TtmcFormat::hls : TtmcFormat::fcoo;
   }
-  log(ctx, 1, cat("note: SPT_CUDA_TUCKER_TTMC=", env, " is not hls, fcoo or auto; using auto"));
+  if (std::strcmp(env, "chain") == 0) {
+    if (!chain_order)
+      log(ctx, 1,
+          cat("note: SPT_CUDA_TUCKER_TTMC=chain ignored: order ", order, " is outside the GPU B-CSF kernels' range ",
+              kChainMinOrder, "..", kChainMaxOrder, "; the Tucker TTMc runs on F-COO"));
+    return chain_order ? TtmcFormat::chain : TtmcFormat::fcoo;
+  }
+  log(ctx, 1, cat("note: SPT_CUDA_TUCKER_TTMC=", env, " is not hls, chain, fcoo or auto; using auto"));
   return automatic;
+}
+
+// The HB-CSF trees of x, one rooted at each mode (default parameters).
+std::vector<spt_hbcsf_s> hbcsf_per_mode(const spt_coo_s& x, int threads) {
+  std::vector<spt_hbcsf_s> trees;
+  trees.reserve(x.order());
+  for (uint32_t n = 0; n < x.order(); ++n) trees.push_back(hbcsf::from_coo(x, n, hbcsf::Params{}, threads));
+  return trees;
+}
+
+// Upload trees[n] for every mode (SPT_OK with `copies` filled, or the
+// first failure's status with `why`; the copies made so far are freed).
+int upload_hbcsf_per_mode(const spt_context_s& ctx, const CudaPlugin& cuda, const std::vector<spt_hbcsf_s>& trees,
+                          std::vector<DeviceHbcsf>& copies, std::string& why) {
+  copies.assign(trees.size(), nullptr);
+  for (size_t n = 0; n < trees.size(); ++n) {
+    const int status = detail::upload_hbcsf_copy(cuda, ctx.device, trees[n], copies[n], why);
+    if (status != SPT_OK) {
+      copies.clear();
+      return status;
+    }
+  }
+  return SPT_OK;
 }
 
 // What the plugin's hooks reach: the core's sweep hook, the context for
@@ -137,7 +204,7 @@ int upload_hls_per_mode(const spt_context_s& ctx, const CudaPlugin& cuda, const 
         why = cat(x.nnz, " nonzeros, dense-tile fraction ", dense, " (HLS from ", kTuckerHlsMinNnz,
                   " nonzeros and a fraction of ", kTuckerHlsMinDenseFraction, ")");
         copies.clear();
-        return SPT_OK;  // no copies: the caller runs F-COO
+        return SPT_OK;  // no copies: the caller picks chain or F-COO
       }
     }
     h.precision = SPT_HLS_PRECISION_EXACT;  // what the plugin's tucker_hooi_hls runs
@@ -181,21 +248,31 @@ bool tucker_on_device(const spt_context_s& ctx, const spt_coo_s& x, const std::v
                                          " reaches 2^31, the limit of cuBLAS / cuSOLVER sizes"));
   }
   // The TTMc copies: HLS rooted at each mode (orders 3 and 4, unless the
-  // env says fcoo), else or on an HLS failure listed in
-  // upload_hls_per_mode one F-COO per mode.
+  // env says otherwise); else, or on an HLS failure listed in
+  // upload_hls_per_mode, chain (forced, or preferred by the estimate under
+  // auto) or one F-COO per mode.
   std::vector<DeviceHls> hls_copies;
   std::vector<const spt_plugin_device_hls*> hls_raw;
-  const TtmcFormat ttmc_format = tucker_ttmc_format(ctx, order);
-  if (ttmc_format != TtmcFormat::fcoo) {
+  TtmcFormat ttmc_format = tucker_ttmc_format(ctx, order);
+  if (ttmc_format == TtmcFormat::hls_if_dense || ttmc_format == TtmcFormat::hls) {
+    const bool automatic = ttmc_format == TtmcFormat::hls_if_dense;
+    // Unless HLS runs: F-COO after a failure, the estimate when auto
+    // declines HLS.
+    ttmc_format = TtmcFormat::fcoo;
     if (cuda.table->tucker_hooi_hls == nullptr || cuda.table->hls_upload == nullptr) {
-      log(ctx, 1, "note: the Tucker TTMc runs on F-COO: the plugin has no tucker_hooi_hls");
+      if (automatic) {
+        log(ctx, 1, "note: the Tucker TTMc does not run on HLS: the plugin has no tucker_hooi_hls");
+        ttmc_format = TtmcFormat::by_cost;
+      } else {
+        log(ctx, 1, "note: the Tucker TTMc runs on F-COO: the plugin has no tucker_hooi_hls");
+      }
     } else {
       uint64_t bytes = 0;
       std::string why;
-      const int status =
-          upload_hls_per_mode(ctx, cuda, x, ttmc_format == TtmcFormat::hls_if_dense, hls_copies, bytes, why);
+      const int status = upload_hls_per_mode(ctx, cuda, x, automatic, hls_copies, bytes, why);
       if (status == SPT_OK && hls_copies.empty()) {
-        log(ctx, 1, cat("the Tucker TTMc runs on F-COO: ", why));
+        log(ctx, 1, cat("the Tucker TTMc does not run on HLS: ", why));
+        ttmc_format = TtmcFormat::by_cost;
       } else if (status == SPT_OK) {
         for (const DeviceHls& c : hls_copies) hls_raw.push_back(c.get());
         log(ctx, 1, cat("Tucker-HOOI on HLS on the GPU (TTMc in EXACT precision, one copy per mode, ", bytes,
@@ -210,11 +287,74 @@ bool tucker_on_device(const spt_context_s& ctx, const spt_coo_s& x, const std::v
       }
     }
   }
+  // Chain: the HB-CSF rooted at each mode, built here (for the estimate
+  // too) and uploaded when chain runs; F-COO on an upload failure listed in
+  // the policy above (unsupported, out of memory).
+  std::vector<DeviceHbcsf> chain_copies;
+  std::vector<const spt_plugin_device_hbcsf*> chain_raw;
+  if (hls_raw.empty() && (ttmc_format == TtmcFormat::chain || ttmc_format == TtmcFormat::by_cost)) {
+    const bool forced = ttmc_format == TtmcFormat::chain;
+    if (cuda.table->tucker_hooi_hbcsf == nullptr || cuda.table->hbcsf_upload == nullptr) {
+      log(ctx, 1, "note: the Tucker TTMc runs on F-COO: the plugin has no tucker_hooi_hbcsf");
+    } else {
+      std::vector<spt_hbcsf_s> trees;
+      std::string why;
+      try {
+        trees = hbcsf_per_mode(x, thread_count(ctx));
+      } catch (const Error& e) {
+        if (e.code() != SPT_ERR_UNSUPPORTED) throw;
+        why = e.what();
+      }
+      if (trees.empty()) {
+        log(ctx, 1, cat("note: the Tucker TTMc runs on F-COO: B-CSF cannot hold the tensor (", why, ")"));
+      } else {
+        std::vector<const spt_hbcsf_s*> tree_ptrs;
+        spt_index leaf_rank = 0;
+        uint32_t leaf_mode = 0;
+        uint64_t bytes = 0;
+        for (const spt_hbcsf_s& h : trees) {
+          tree_ptrs.push_back(&h);
+          bytes += h.bytes();
+          const uint32_t leaf = h.mode_order.back();
+          if (ranks[leaf] > leaf_rank) {
+            leaf_rank = ranks[leaf];
+            leaf_mode = leaf;
+          }
+        }
+        const TuckerTtmcEstimate estimate = tucker_ttmc_estimate(tree_ptrs, ranks);
+        const std::string numbers = cat("estimated work per sweep: chain ", estimate.chain_total, ", F-COO ",
+                                        estimate.fcoo_total);
+        if (leaf_rank > kChainMaxLeafRank) {
+          log(ctx, 1,
+              cat("note: the Tucker TTMc runs on F-COO: the rank of leaf mode ", leaf_mode, " (", leaf_rank,
+                  ") is above the chained TTMc's limit of ", kChainMaxLeafRank));
+        } else if (!forced && !estimate.prefers_chain()) {
+          log(ctx, 1, cat("the Tucker TTMc runs on F-COO: the cost estimate prefers it (", numbers, ")"));
+        } else {
+          const int status = upload_hbcsf_per_mode(ctx, cuda, trees, chain_copies, why);
+          if (status == SPT_OK) {
+            for (const DeviceHbcsf& c : chain_copies) chain_raw.push_back(c.get());
+            log(ctx, 1,
+                cat("Tucker-HOOI on B-CSF chained TTMs on the GPU (one HB-CSF per mode, ", bytes, " bytes; ",
+                    forced ? "forced by SPT_CUDA_TUCKER_TTMC; " : "", numbers, ")"));
+          } else if (status == SPT_ERR_UNSUPPORTED || status == SPT_ERR_OUT_OF_MEMORY) {
+            log(ctx, 1,
+                cat("note: the Tucker TTMc runs on F-COO: ",
+                    status == SPT_ERR_OUT_OF_MEMORY ? "the HB-CSF copies do not fit the CUDA device"
+                                                    : "the GPU B-CSF kernels cannot hold it",
+                    " (", why, ")"));
+          } else {
+            return tucker_device_failed(ctx, status, why);
+          }
+        }
+      }
+    }
+  }
   // Else one F-COO per mode, partitions cut by the threadlen rule for that
   // mode's output row (P_n values).
   std::vector<DeviceFcoo> copies;
   std::vector<const spt_plugin_device_fcoo*> raw;
-  if (hls_raw.empty()) {
+  if (hls_raw.empty() && chain_raw.empty()) {
     const int sms = ctx.device < static_cast<int>(cuda.devices.size()) ? cuda.devices[ctx.device].multiprocessors : 0;
     copies.resize(order);
     raw.resize(order);
@@ -246,9 +386,10 @@ bool tucker_on_device(const spt_context_s& ctx, const spt_coo_s& x, const std::v
   args.on_sweep = tucker_on_sweep;
   args.note = tucker_note;
   char buffer[1024] = {0};
-  const int status = !hls_raw.empty()
-                         ? cuda.table->tucker_hooi_hls(hls_raw.data(), order, &args, buffer, sizeof buffer)
-                         : cuda.table->tucker_hooi_fcoo(raw.data(), order, &args, buffer, sizeof buffer);
+  const int status =
+      !hls_raw.empty()     ? cuda.table->tucker_hooi_hls(hls_raw.data(), order, &args, buffer, sizeof buffer)
+      : !chain_raw.empty() ? cuda.table->tucker_hooi_hbcsf(chain_raw.data(), order, &args, buffer, sizeof buffer)
+                           : cuda.table->tucker_hooi_fcoo(raw.data(), order, &args, buffer, sizeof buffer);
   if (state.error) std::rethrow_exception(state.error);
   if (status == SPT_OK) return true;
   if (status == SPT_ERR_NUMERICAL) fail(SPT_ERR_NUMERICAL, buffer);
@@ -259,6 +400,42 @@ bool tucker_on_device(const spt_context_s& ctx, const spt_coo_s& x, const std::v
 }
 
 }  // namespace
+
+TuckerTtmcEstimate tucker_ttmc_estimate(const std::vector<const spt_hbcsf_s*>& trees,
+                                        const std::vector<spt_index>& ranks) {
+  const size_t order = trees.size();
+  require(order >= 3 && ranks.size() == order, "the Tucker TTMc estimate needs one HB-CSF per mode (order >= 3) and ",
+          "a rank per mode, got ", order, " trees and ", ranks.size(), " ranks");
+  TuckerTtmcEstimate e;
+  e.fcoo.assign(order, 0.0);
+  e.chain.assign(order, 0.0);
+  for (size_t n = 0; n < order; ++n) {
+    const spt_hbcsf_s* h = trees[n];
+    require(h && h->order() == order && h->root() == n && h->nnz == trees[0]->nnz,
+            "the Tucker TTMc estimate: tree ", n, " is not the HB-CSF rooted at mode ", n, " of the same tensor");
+    double p = 1.0;
+    for (size_t m = 0; m < order; ++m)
+      if (m != n) p *= static_cast<double>(ranks[m]);
+    const double index_bytes = 4.0 * static_cast<double>(order);
+    const double nnz = static_cast<double>(h->nnz);
+    const double singles = static_cast<double>(h->coo_nnz() + h->csl_nnz());
+    const double leaves = static_cast<double>(h->bcsf_nnz());
+    const double segments = static_cast<double>(h->segments());
+    const double leaf_rank = static_cast<double>(ranks[h->mode_order.back()]);
+    e.fcoo[n] = nnz * (p + index_bytes);
+    e.chain[n] = singles * (p + index_bytes) + leaves * (leaf_rank + 4.0) + segments * (p + index_bytes);
+    e.fcoo_total += e.fcoo[n];
+    e.chain_total += e.chain[n];
+  }
+  return e;
+}
+
+TuckerTtmcEstimate tucker_ttmc_estimate(const spt_coo_s& x, const std::vector<spt_index>& ranks, int threads) {
+  const std::vector<spt_hbcsf_s> trees = hbcsf_per_mode(x, threads);
+  std::vector<const spt_hbcsf_s*> ptrs;
+  for (const spt_hbcsf_s& h : trees) ptrs.push_back(&h);
+  return tucker_ttmc_estimate(ptrs, ranks);
+}
 
 bool DeviceKernels::tucker_prefers_cpu(const std::vector<spt_index>& dims, spt_nnz nnz,
                                        const std::vector<spt_index>& ranks, int threads) {

@@ -12,9 +12,10 @@
 //    large: COO's atomics then pile onto few rows. Its margin grew with the
 //    mean nonzeros per non-empty slice (2-9x at 60,000-100,000: coads,
 //    flights, wordnet's relation mode) and vanished below a few hundred.
-//  * HiCOO and HB-CSF were never the fastest on the GPU (HiCOO within 10% of
-//    the best on 1 of 130 tensor-modes, HB-CSF on none), so the model does
-//    not pick them; they run when the caller asks for them.
+//  * HiCOO was never the fastest on the GPU (within 10% of the best on 1 of
+//    130 tensor-modes); HB-CSF (by leaf chunks) was the fastest on 2 of 124
+//    (coads' short modes at rank 32, 1.3x ahead of F-COO), too few for a
+//    rule, so the model picks neither; they run when the caller asks.
 //
 // Rule: F-COO when nnz >= kGpuFcooMinNnz and nnz / (non-empty slices of the
 // mode) >= kGpuFcooMinMeanSlice, else COO. Below kGpuFcooMinNnz both run in

@@ -29,7 +29,8 @@
  * (B-CSF / HB-CSF MTTKRP on the device). 6 = adds the HLS entries
  * (hls_upload, hls_release, hls_multiply, hls_calibrate), the GPU SpTTM
  * family, the GPU Tucker-HOOI entries and cp_als_mixed (each section
- * below says which).
+ * below says which). 7 = adds tucker_hooi_hbcsf (the Tucker TTMc by
+ * chained TTMs on B-CSF / HB-CSF trees).
  */
 #ifndef SPT_DISPATCH_PLUGIN_ABI_H
 #define SPT_DISPATCH_PLUGIN_ABI_H
@@ -41,7 +42,7 @@
 extern "C" {
 #endif
 
-#define SPT_PLUGIN_ABI_VERSION 6u
+#define SPT_PLUGIN_ABI_VERSION 7u
 #define SPT_CUDA_PLUGIN_ENTRY_NAME "spt_cuda_plugin_entry"
 #define SPT_CUDA_PLUGIN_FILE_NAME "libsptensor_cuda.so"
 
@@ -587,6 +588,25 @@ typedef struct spt_plugin_table {
    * per_mode has x's order entries. */
   int (*cp_als_mixed)(const spt_plugin_device_coo *x, const spt_plugin_device_fcoo *const *per_mode,
                       const spt_plugin_cp_als_args *args, char *message, size_t message_len);
+
+  /* Version 7: the GPU Tucker TTMc by chained TTMs. */
+  /* [v7-chain-begin] */
+  /* As tucker_hooi_fcoo, with each TTMc on a B-CSF / HB-CSF tree
+   * (hbcsf_upload's copies; orders 3..8): per_mode[n] is the HB-CSF of the
+   * same tensor rooted at mode n (mode_order[0] = n; order entries, same
+   * device, dtype and dims). The TTMc of mode n runs on per_mode[n] fused
+   * per fiber (cuda/ttmc_hbcsf.cuh): per fiber segment the TTM in the leaf
+   * mode (R_leaf values), then its Kronecker product with the ancestors'
+   * factor rows into the slice's row; the COO and CSL groups take the
+   * per-nonzero Kronecker product. Same column order and results as
+   * tucker_hooi_fcoo (to rounding). Errors as tucker_hooi_fcoo;
+   * UNSUPPORTED for an order outside 3..8 or a leaf mode's rank above 4096
+   * (the kernels stage R_leaf values per warp in shared memory);
+   * INVALID_ARGUMENT when a copy is not rooted at its mode or the copies
+   * disagree. */
+  int (*tucker_hooi_hbcsf)(const spt_plugin_device_hbcsf *const *per_mode, uint32_t order,
+                           const spt_plugin_tucker_args *args, char *message, size_t message_len);
+  /* [v7-chain-end] */
 } spt_plugin_table;
 
 /* The one symbol a plugin exports. `core_abi_version` is the core's

@@ -6,7 +6,8 @@
 // and float64, user and HOSVD initialisation: same iterations and status,
 // every sweep's fit, orthonormal factors obeying the sign rule, equal
 // factors (subspaces in float32) and core; the TTMc on HLS (orders 3 and 4
-// by default) and on F-COO (forced by SPT_CUDA_TUCKER_TTMC); the callback
+// by default), on F-COO and on B-CSF chained TTMs (forced by
+// SPT_CUDA_TUCKER_TTMC, or chosen by the cost estimate; orders 3..6); the callback
 // stopping the device run; the AUTO size rule; device out-of-memory (AUTO
 // falls back, CUDA fails); and on a machine without a GPU, CUDA forced is a
 // DEVICE error and AUTO runs the CPU loop. GPU tests skip with the reason
@@ -28,6 +29,7 @@
 #include "core/context.hpp"
 #include "core/error.hpp"
 #include "dispatch/device.hpp"
+#include "dispatch/device_tucker.hpp"
 #include "sptensor/sptensor.h"
 #include "sptensor/tucker.h"
 
@@ -50,9 +52,10 @@ struct TuckerRun {
   std::vector<std::string> log;
 
   bool logged(const std::string& text) const { return spt::test::logged(log, text); }
-  // The dispatcher's line for a device run, either TTMc format.
+  // The dispatcher's line for a device run, any TTMc format.
   bool ran_on_gpu() const {
-    return logged("Tucker-HOOI on HLS on the GPU") || logged("Tucker-HOOI on F-COO on the GPU");
+    return logged("Tucker-HOOI on HLS on the GPU") || logged("Tucker-HOOI on F-COO on the GPU") ||
+           logged("Tucker-HOOI on B-CSF chained TTMs on the GPU");
   }
 };
 
@@ -443,11 +446,12 @@ TEST(CudaTuckerApi, RankAboveTheOtherModesProduct) {
   for (size_t i = 1; i < fits.size(); ++i) EXPECT_GE(fits[i], fits[i - 1] - 1e-10) << "sweep " << i + 1;
 }
 
-// SPT_CUDA_TUCKER_TTMC forces the TTMc's format: fcoo and hls each run on
-// the device (the log names the format) and equal the CPU run, on an order-3
-// and an order-4 tensor (float64 and float32); unset, orders 3 and 4 take
-// HLS; hls forced on order 5 (outside the HLS kernels) runs on F-COO with a
-// note.
+// SPT_CUDA_TUCKER_TTMC forces the TTMc's format: fcoo, hls and chain each
+// run on the device (the log names the format) and equal the CPU run, on an
+// order-3 and an order-4 tensor (float64 and float32); unset, orders 3 and 4
+// take HLS when large and dense enough, else chain or F-COO as the cost
+// estimate says; hls forced on order 5 (outside the HLS kernels) runs on
+// F-COO with a note.
 TEST(CudaTuckerApi, TtmcFormatForcedByEnvMatchesCpu) {
   SKIP_WITHOUT_DEVICE();
   // MatchesCpuFromUserInit's order-3 and order-4 cases with their seeds
@@ -467,21 +471,28 @@ TEST(CudaTuckerApi, TtmcFormatForcedByEnvMatchesCpu) {
     const spt_coo_s x32 = random_coo(SPT_FLOAT32, spec);
     const auto init32 = orthonormal_init<float>(c.dims, c.ranks, seed * 7);
     const TuckerRun cpu32 = run_tucker<float>(SPT_BACKEND_CPU, x32, c.ranks, init32, 8, 0.0);
-    for (const char* env : {"fcoo", "hls", static_cast<const char*>(nullptr)}) {
+    // Unset = auto: these tensors are too small for HLS (6,000 nonzeros);
+    // chain or F-COO by the estimate.
+    const bool auto_chain = dispatch::tucker_ttmc_estimate(x, c.ranks, 4).prefers_chain();
+    for (const char* env : {"fcoo", "hls", "chain", static_cast<const char*>(nullptr)}) {
       ScopedEnv format("SPT_CUDA_TUCKER_TTMC", env);
       const std::string what = std::string(c.routes) + ", SPT_CUDA_TUCKER_TTMC=" + (env ? env : "(unset)");
-      // Unset = auto: these tensors are too small for HLS (6,000 nonzeros).
-      const bool fcoo = !(env && std::string(env) == "hls");
+      const bool hls = env && std::string(env) == "hls";
+      const bool chain = env ? std::string(env) == "chain" : auto_chain;
       const TuckerRun gpu = run_tucker<double>(SPT_BACKEND_CUDA, x, c.ranks, init, 8, 0.0);
       expect_same_run<double>(gpu, cpu, true, what);
-      EXPECT_EQ(gpu.logged("Tucker-HOOI on F-COO on the GPU"), fcoo) << what;
+      EXPECT_EQ(gpu.logged("Tucker-HOOI on F-COO on the GPU"), !hls && !chain) << what;
+      EXPECT_EQ(gpu.logged("Tucker-HOOI on B-CSF chained TTMs on the GPU"), chain) << what;
       if (!env) {
-        EXPECT_TRUE(gpu.logged("the Tucker TTMc runs on F-COO: ")) << what;
+        EXPECT_TRUE(gpu.logged("the Tucker TTMc does not run on HLS: ")) << what;
+        EXPECT_TRUE(gpu.logged(auto_chain ? "estimated work per sweep: chain" : "the cost estimate prefers it"))
+            << what;
       }
-      EXPECT_EQ(gpu.logged("Tucker-HOOI on HLS on the GPU (TTMc in EXACT precision"), !fcoo) << what;
+      EXPECT_EQ(gpu.logged("Tucker-HOOI on HLS on the GPU (TTMc in EXACT precision"), hls) << what;
       const TuckerRun gpu32 = run_tucker<float>(SPT_BACKEND_CUDA, x32, c.ranks, init32, 8, 0.0);
       expect_same_run<float>(gpu32, cpu32, true, what + ", float32");
-      EXPECT_EQ(gpu32.logged("Tucker-HOOI on HLS on the GPU"), !fcoo) << what << ", float32";
+      EXPECT_EQ(gpu32.logged("Tucker-HOOI on HLS on the GPU"), hls) << what << ", float32";
+      EXPECT_EQ(gpu32.logged("Tucker-HOOI on B-CSF chained TTMs on the GPU"), chain) << what << ", float32";
     }
   }
   {
@@ -515,6 +526,99 @@ TEST(CudaTuckerApi, TtmcFormatForcedByEnvMatchesCpu) {
   expect_same_run<double>(gpu, cpu, false, "order 5, SPT_CUDA_TUCKER_TTMC=hls");
   EXPECT_TRUE(gpu.logged("note: SPT_CUDA_TUCKER_TTMC=hls ignored: order 5"));
   EXPECT_TRUE(gpu.logged("Tucker-HOOI on F-COO on the GPU"));
+}
+
+// The chained TTMc (SPT_CUDA_TUCKER_TTMC=chain: B-CSF / HB-CSF trees, one
+// per mode) equals the CPU run from the same initial factors on orders 3..6,
+// including a tensor with long fibers (the chain's case), one whose slices
+// hold one nonzero each (COO group only) and ranks (3, 5, 7, ...) so that a
+// wrong column order of Y_(n) would show; vectors and core compared
+// exactly where the singular values are distinct (orders 3, 4), subspaces
+// and fits everywhere.
+TYPED_TEST(CudaTucker, ChainTtmcMatchesCpu) {
+  SKIP_WITHOUT_DEVICE();
+  using T = TypeParam;
+  struct ChainCase {
+    std::vector<spt_index> dims, ranks;
+    spt_nnz nnz;
+    bool skewed, exact;
+    const char* what;
+  };
+  const std::vector<ChainCase> chain_cases{
+      {{60, 45, 30}, {3, 5, 7}, 6000, true, true, "order 3, ranks (3,5,7)"},
+      {{30, 30, 30}, {4, 3, 5}, 12000, false, true, "order 3, long fibers (44% dense)"},
+      {{500, 400, 600}, {3, 2, 4}, 1500, false, false, "order 3, nearly every slice one nonzero"},
+      {{25, 20, 16, 12}, {2, 3, 5, 3}, 6000, true, true, "order 4, ranks (2,3,5,3)"},
+      {{12, 10, 9, 8, 14}, {3, 5, 2, 2, 3}, 5000, true, false, "order 5"},
+      {{8, 7, 6, 9, 5, 10}, {2, 3, 2, 3, 2, 3}, 5000, true, false, "order 6"},
+  };
+  ScopedEnv format("SPT_CUDA_TUCKER_TTMC", "chain");
+  uint64_t seed = 60;
+  for (const ChainCase& c : chain_cases) {
+    RandomTensorSpec spec;
+    spec.dims = c.dims;
+    spec.nnz = c.nnz;
+    spec.seed = ++seed;
+    spec.skewed = c.skewed;
+    const spt_coo_s x = random_coo(dtype_of<T>(), spec);
+    const auto init = orthonormal_init<T>(c.dims, c.ranks, seed * 7);
+    const TuckerRun gpu = run_tucker<T>(SPT_BACKEND_CUDA, x, c.ranks, init, 6, 0.0);
+    const TuckerRun cpu = run_tucker<T>(SPT_BACKEND_CPU, x, c.ranks, init, 6, 0.0);
+    expect_same_run<T>(gpu, cpu, c.exact, c.what);
+    EXPECT_TRUE(gpu.logged("Tucker-HOOI on B-CSF chained TTMs on the GPU (one HB-CSF per mode")) << c.what;
+    EXPECT_TRUE(gpu.logged("forced by SPT_CUDA_TUCKER_TTMC")) << c.what;
+  }
+}
+
+// Auto without HLS (below its size rule): the estimate decides. Long fibers
+// (30,000 nonzeros in 40^3): chain; a diagonal (no fiber holds two
+// nonzeros): F-COO, with the estimate in the log. Chain forced on order 2
+// (outside the B-CSF kernels): F-COO with a note.
+TEST(CudaTuckerApi, AutoPicksChainOrFcooByTheEstimate) {
+  SKIP_WITHOUT_DEVICE();
+  ScopedEnv unset("SPT_CUDA_TUCKER_TTMC", nullptr);
+  RandomTensorSpec spec;
+  spec.dims = {40, 40, 40};
+  spec.nnz = 30000;
+  spec.seed = 8;
+  spec.skewed = false;
+  const spt_coo_s dense = random_coo(SPT_FLOAT64, spec);
+  const std::vector<spt_index> ranks{10, 12, 8};  // P_n 80..120: the chain's estimate well below F-COO's
+  ASSERT_TRUE(dispatch::tucker_ttmc_estimate(dense, ranks, 4).prefers_chain());
+  const auto init = orthonormal_init<double>(dense.dims, ranks, 17);
+  const TuckerRun gpu = run_tucker<double>(SPT_BACKEND_CUDA, dense, ranks, init, 5, 0.0);
+  const TuckerRun cpu = run_tucker<double>(SPT_BACKEND_CPU, dense, ranks, init, 5, 0.0);
+  expect_same_run<double>(gpu, cpu, true, "auto, long fibers");
+  EXPECT_TRUE(gpu.logged("the Tucker TTMc does not run on HLS: 30000 nonzeros"));
+  EXPECT_TRUE(gpu.logged("Tucker-HOOI on B-CSF chained TTMs on the GPU"));
+  EXPECT_FALSE(gpu.logged("forced by SPT_CUDA_TUCKER_TTMC"));
+
+  spt_coo_s diagonal;
+  diagonal.init_owned(SPT_FLOAT64, {300, 300, 300}, 300);
+  for (spt_index k = 0; k < 300; ++k) {
+    for (uint32_t m = 0; m < 3; ++m) diagonal.mutable_ind(m)[k] = k;
+    diagonal.mutable_values<double>()[k] = 1.0 + 0.01 * k;
+  }
+  const std::vector<spt_index> small_ranks{3, 3, 3};
+  ASSERT_FALSE(dispatch::tucker_ttmc_estimate(diagonal, small_ranks, 4).prefers_chain());
+  const auto init_d = orthonormal_init<double>(diagonal.dims, small_ranks, 19);
+  const TuckerRun gpu_d = run_tucker<double>(SPT_BACKEND_CUDA, diagonal, small_ranks, init_d, 3, 0.0);
+  ASSERT_GE(gpu_d.status, 0) << gpu_d.error;
+  EXPECT_TRUE(gpu_d.logged("the Tucker TTMc runs on F-COO: the cost estimate prefers it (estimated work per sweep"));
+  EXPECT_TRUE(gpu_d.logged("Tucker-HOOI on F-COO on the GPU"));
+
+  ScopedEnv chain("SPT_CUDA_TUCKER_TTMC", "chain");
+  RandomTensorSpec spec2;
+  spec2.dims = {300, 200};
+  spec2.nnz = 3000;
+  const spt_coo_s matrix = random_coo(SPT_FLOAT64, spec2);
+  const std::vector<spt_index> ranks2{3, 3};  // equal: R_0 > R_1 leaves U_0 a null-space column, arbitrary
+  const auto init2 = orthonormal_init<double>(matrix.dims, ranks2, 23);
+  const TuckerRun gpu2 = run_tucker<double>(SPT_BACKEND_CUDA, matrix, ranks2, init2, 3, 0.0);
+  const TuckerRun cpu2 = run_tucker<double>(SPT_BACKEND_CPU, matrix, ranks2, init2, 3, 0.0);
+  expect_same_run<double>(gpu2, cpu2, false, "order 2, SPT_CUDA_TUCKER_TTMC=chain");
+  EXPECT_TRUE(gpu2.logged("note: SPT_CUDA_TUCKER_TTMC=chain ignored: order 2"));
+  EXPECT_TRUE(gpu2.logged("Tucker-HOOI on F-COO on the GPU"));
 }
 
 // SPT_CUDA_MEMORY_LIMIT makes the device copies not fit: AUTO falls back to
