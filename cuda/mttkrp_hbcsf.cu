@@ -268,7 +268,15 @@ __device__ __forceinline__ uint64_t warp_find_segment(const uint32_t* segment_pt
 // multiplied by the fiber row: the product distributes, so the result is
 // the same. Every warp has the same number of leaves: a heavy slice's long
 // fibers spread over many warps instead of stalling one.
-template <typename T, int V, int L>
+//
+// kNonRoot: the same walk for the output mode at level a.out_level >= 1 of
+// the tree (the "one tree plus a second kernel" product): a segment's sum
+// is multiplied by the rows of every level but out_level (the root row of
+// segment_row included), and the running sum is keyed by the segment's
+// out_level coordinate instead of its root row. With the leaves' own mode
+// as output (out_level = order - 1) each leaf adds value x the segment's
+// product of rows into its own row (one atomic row per leaf).
+template <typename T, int V, int L, bool kNonRoot>
 __device__ __forceinline__ void hbcsf_bcsf_leaves_body(const HbcsfArgs<T>& a, uint64_t warp) {
   const uint64_t begin = warp * a.leaf_chunk;
   if (begin >= a.bcsf_nnz) return;  // uniform per warp
@@ -277,31 +285,45 @@ __device__ __forceinline__ void hbcsf_bcsf_leaves_body(const HbcsfArgs<T>& a, ui
   const uint32_t team_first = lane / L * L, lane_in_team = lane % L;
   const uint32_t units = a.rank / V;
   const uint32_t leaf_level = a.order - 1, fiber_level = a.order - 2;
-  const T* leaf_factor = a.F[leaf_level];
-  const T* fiber_factor = a.F[fiber_level];
+  const uint32_t out_level = kNonRoot ? a.out_level : 0u;
+  const bool leaf_out = kNonRoot && out_level == leaf_level;
+  const T* leaf_factor = a.F[leaf_level];  // null when leaf_out (not read)
   const uint32_t* fiber_ind = a.node_ind[fiber_level - 1];
   const uint64_t first_segment = warp_find_segment(a.segment_ptr, a.segments, uint32_t(begin));
   for (uint32_t c0 = 0; c0 < units; c0 += L) {
     const uint32_t u = c0 + lane_in_team;
     const bool column = u < units;
-    Pack<T, V> acc = splat<T, V>(T(0)), seg_sum = splat<T, V>(T(0));
+    Pack<T, V> acc = splat<T, V>(T(0)), seg_sum = splat<T, V>(T(0)), prefix = splat<T, V>(T(1));
     uint32_t acc_row = kNoRow;
     uint64_t cur_seg = ~uint64_t(0);  // the segment seg_sum belongs to
     uint32_t cur_row = kNoRow, cur_fiber = 0;
-    // seg_sum x the fiber's rows into the running row sum (flushing it when
-    // the root row changes); the team's lanes run it together.
-    auto finish_segment = [&]() {
-      mul_into(seg_sum, row_pack<T, V>(fiber_factor, cur_fiber, a.rank, u));
+    // The product of the factor rows of the current segment's levels 0..N-2
+    // but out_level (level 0 = the root row, read for non-root outputs
+    // only) into p; returns the out_level coordinate (the root row for the
+    // root kernel).
+    auto segment_rows = [&](Pack<T, V>& p) -> uint32_t {
+      uint32_t key = cur_row;
+      if (fiber_level == out_level) key = cur_fiber;
+      else mul_into(p, row_pack<T, V>(a.F[fiber_level], cur_fiber, a.rank, u));
       if (fiber_level >= 2) {  // order >= 4: the levels above the fiber
         uint32_t node = __ldg(a.node_parent[fiber_level - 2] + cur_seg);
         for (uint32_t l = fiber_level - 1; l >= 1; --l) {
-          mul_into(seg_sum, row_pack<T, V>(a.F[l], __ldg(a.node_ind[l - 1] + node), a.rank, u));
+          const uint32_t ind = __ldg(a.node_ind[l - 1] + node);
+          if (l == out_level) key = ind;
+          else mul_into(p, row_pack<T, V>(a.F[l], ind, a.rank, u));
           if (l >= 2) node = __ldg(a.node_parent[l - 2] + node);
         }
       }
-      if (cur_row != acc_row) {
+      if (kNonRoot) mul_into(p, row_pack<T, V>(a.F[0], cur_row, a.rank, u));
+      return key;
+    };
+    // seg_sum x the segment's rows into the running sum of its output row
+    // (flushing it when the row changes); the team's lanes run it together.
+    auto finish_segment = [&]() {
+      const uint32_t key = segment_rows(seg_sum);
+      if (key != acc_row) {
         if (acc_row != kNoRow) write_pack<T, V>(a.out, acc_row, a.rank, u, acc, true);
-        acc_row = cur_row;
+        acc_row = key;
         acc = seg_sum;
       } else {
         add_into(acc, seg_sum);
@@ -336,6 +358,19 @@ __device__ __forceinline__ void hbcsf_bcsf_leaves_body(const HbcsfArgs<T>& a, ui
         const uint32_t fiber = __shfl_sync(kFullMask, my_fiber, int(o & 31));
         if (o == 32u || !column) continue;
         const uint64_t seg = window + o;
+        if (leaf_out) {  // each leaf its own output row
+          if (seg != cur_seg) {
+            cur_seg = seg;
+            cur_row = row;
+            cur_fiber = fiber;
+            prefix = splat<T, V>(T(1));
+            segment_rows(prefix);
+          }
+          Pack<T, V> p = splat<T, V>(v);
+          mul_into(p, prefix);
+          write_pack<T, V>(a.out, leaf, a.rank, u, p, true);
+          continue;
+        }
         if (seg != cur_seg) {
           if (cur_seg != ~uint64_t(0)) finish_segment();
           cur_seg = seg;
@@ -350,7 +385,7 @@ __device__ __forceinline__ void hbcsf_bcsf_leaves_body(const HbcsfArgs<T>& a, ui
       // The next batch's window: the segment of its first leaf.
       window += __popc(__ballot_sync(kFullMask, my_end <= uint32_t(base + 32)));
     }
-    if (column && cur_seg != ~uint64_t(0)) {
+    if (column && !leaf_out && cur_seg != ~uint64_t(0)) {
       finish_segment();
       write_pack<T, V>(a.out, acc_row, a.rank, u, acc, true);
     }
@@ -371,7 +406,7 @@ __global__ void __launch_bounds__(kThreads) hbcsf_fused_kernel(const HbcsfArgs<T
     hbcsf_csl_body<T, V, L, kCslWarp>(a, block - a.coo_blocks, a.csl_blocks);
   } else {
     const uint64_t first = uint64_t(a.coo_blocks) + a.csl_blocks;
-    hbcsf_bcsf_leaves_body<T, V, L>(a, (block - first) * kWarps + threadIdx.x / 32);
+    hbcsf_bcsf_leaves_body<T, V, L, false>(a, (block - first) * kWarps + threadIdx.x / 32);
   }
 }
 
@@ -656,66 +691,20 @@ __global__ void __launch_bounds__(kThreads) hbcsf_csl_nonroot_kernel(const Hbcsf
   }
 }
 
-// B-CSF group: a warp per work unit (all units, grid-stride; the unit gives
-// the slice's root coordinate, unit_row), its 32 / L lane groups over the
-// unit's fiber segments round robin. Per segment a group walks from the
-// segment (a level N-2 node) up to level 1 through node_parent, multiplying
-// the root row and the rows of every level except out_level into `prefix`
-// and noting the out_level coordinate; then
-//  - out_level = N-1 (the leaves' mode): each leaf adds val x prefix into
-//    its own row;
-//  - else: the group sums val x leaf-factor row over the segment's leaves
-//    and adds prefix x sum once into the row of the fiber's out_level
-//    coordinate (one atomic row per segment instead of one per leaf).
-// No shuffles or barriers: lanes are independent.
+// B-CSF group: hbcsf_bcsf_leaves_body with kNonRoot (equal chunks of
+// leaves per warp, as the root kernel). Against the previous mapping (a
+// warp per slice unit, its lane groups over the unit's segments) on the
+// H100 (2026-11-26, gpu-h100-hbcsf-nonroot-leaves-2026-11-26.jsonl against
+// gpu-h100-formats-choice-2026-11-26b.jsonl): 0.4-0.7x the time on jf17k
+// and fb15k237, about the same (0.85-1.15x) on email-eu-day,
+// coads-climatology, mathsx and the Zipf tensor, 1.1-1.6x slower on
+// flights' modes 0 and 2. Kept for one mapping in both kernels and the
+// small tensors. A leaf-mode output (per-leaf atomic rows) stays slow on
+// skewed tensors: 11.7 ms on the Zipf tensor's mode 0 against 2.2 ms on
+// its own tree.
 template <typename T, int V, int L>
 __global__ void __launch_bounds__(kThreads) hbcsf_bcsf_nonroot_kernel(const HbcsfArgs<T> a) {
-  constexpr uint32_t kGroups = 32 / L;  // lane groups per warp (= per unit)
-  const uint32_t lane_in_warp = threadIdx.x % 32;
-  const uint32_t group = lane_in_warp / L, lane = lane_in_warp % L;
-  const uint32_t units = a.rank / V;
-  const uint32_t leaf_level = a.order - 1;
-  const bool leaf_out = a.out_level == leaf_level;
-  const T* leaf_factor = a.F[leaf_level];  // unused (null) when leaf_out
-  const uint64_t warps = uint64_t(gridDim.x) * kWarps;
-  for (uint64_t unit = (uint64_t(blockIdx.x) * kThreads + threadIdx.x) / 32; unit < a.units_count; unit += warps) {
-    const uint32_t gb = __ldg(a.unit_segment_ptr + unit), ge = __ldg(a.unit_segment_ptr + unit + 1);
-    const uint32_t slice_row = __ldg(a.unit_row + unit);
-    for (uint32_t u = lane; u < units; u += L) {
-      const Pack<T, V> root = row_pack<T, V>(a.F[0], slice_row, a.rank, u);
-      for (uint32_t g = gb + group; g < ge; g += kGroups) {
-        Pack<T, V> prefix = root;
-        uint32_t out_row = 0;
-        // Levels N-2 (the segment itself) up to 1.
-        uint32_t node = g;
-        for (uint32_t l = leaf_level - 1; l >= 1; --l) {
-          const uint32_t ind = __ldg(a.node_ind[l - 1] + node);
-          if (l == a.out_level) out_row = ind;
-          else mul_into(prefix, row_pack<T, V>(a.F[l], ind, a.rank, u));
-          if (l >= 2) node = __ldg(a.node_parent[l - 2] + node);
-        }
-        const uint32_t zb = __ldg(a.segment_ptr + g), ze = __ldg(a.segment_ptr + g + 1);
-        if (leaf_out) {
-          for (uint32_t z = zb; z < ze; ++z) {
-            Pack<T, V> p = splat<T, V>(__ldg(a.bcsf_val + z));
-            mul_into(p, prefix);
-            write_pack<T, V>(a.out, __ldg(a.leaf_ind + z), a.rank, u, p, true);
-          }
-        } else {
-          Pack<T, V> s = splat<T, V>(T(0));
-#pragma unroll 4
-          for (uint32_t z = zb; z < ze; ++z) {
-            const T v = __ldg(a.bcsf_val + z);
-            const Pack<T, V> f = row_pack<T, V>(leaf_factor, __ldg(a.leaf_ind + z), a.rank, u);
-#pragma unroll
-            for (int e = 0; e < V; ++e) s.v[e] += v * f.v[e];
-          }
-          mul_into(s, prefix);
-          write_pack<T, V>(a.out, out_row, a.rank, u, s, true);
-        }
-      }
-    }
-  }
+  hbcsf_bcsf_leaves_body<T, V, L, true>(a, uint64_t(blockIdx.x) * kWarps + threadIdx.x / 32);
 }
 
 template <typename T, int V, int L>
@@ -726,12 +715,16 @@ cudaError_t launch_nonroot_all(HbcsfArgs<T> a, const DeviceHbcsfRef& x, int mult
   p.vector = V;
   if (cudaError_t err = launch_coo_csl<T, V, L, true>(a, x, multiprocessors, stream, p); err != cudaSuccess)
     return err;
-  if (a.units_count > 0) {
-    const unsigned grid = grid_for(a.units_count, kWarps, multiprocessors);
-    hbcsf_bcsf_nonroot_kernel<T, V, L><<<grid, kThreads, 0, stream>>>(a);
+  if (a.bcsf_nnz > 0) {
+    const uint64_t warps = (a.bcsf_nnz + a.leaf_chunk - 1) / a.leaf_chunk;
+    const uint64_t grid = (warps + kWarps - 1) / kWarps;
+    if (grid > 0x7fffffffull) return cudaErrorInvalidConfiguration;
+    hbcsf_bcsf_nonroot_kernel<T, V, L><<<unsigned(grid), kThreads, 0, stream>>>(a);
     if (cudaError_t err = cudaGetLastError(); err != cudaSuccess) return err;
     p.launches++;
     p.bcsf_blocks = grid;
+    p.leaf_mapped = true;
+    p.leaf_chunk = a.leaf_chunk;
   }
   if (plan) *plan = p;
   return cudaSuccess;
@@ -1000,10 +993,11 @@ cudaError_t launch_mttkrp_hbcsf_nonroot(const DeviceHbcsfRef& x, const T* const*
   if (level == 0) return launch_mttkrp_hbcsf<T>(x, factors, rank, out, multiprocessors, stream, plan);
   HbcsfArgs<T> a;
   if (cudaError_t err = make_args<T>(x, factors, level, rank, out, a); err != cudaSuccess) return err;
-  // All units in one launch (the bins balance the root kernel's teams; a
-  // warp per unit needs no such sizing).
-  a.units_list = nullptr;
-  a.units_count = x.units;
+  if (x.segments > 0 && !x.segment_row) return cudaErrorInvalidValue;
+  a.segments = x.segments;
+  a.bcsf_nnz = x.bcsf_nnz;
+  a.segment_row = x.segment_row;
+  a.leaf_chunk = hbcsf_leaf_chunk(x, multiprocessors);
   constexpr int wide = sizeof(T) == 4 ? 4 : 2;
   bool vectorised = false;
   const int lanes = lanes_for(rank, wide, vectorised);

@@ -34,6 +34,7 @@
 #ifdef SPT_TEST_CUDA_KERNELS
 #include <cuda_runtime_api.h>
 
+#include "hbcsf_core_view.hpp"
 #include "ttmc_hbcsf.cuh"
 #endif
 
@@ -216,45 +217,8 @@ struct DeviceBuffer {
 
 // Uploads h as the plugin does (cuda/plugin.cu plugin_hbcsf_upload).
 void upload(const spt_hbcsf_s& h, DeviceBuffer& block, cuda::DeviceHbcsfRef& ref) {
-  auto pointers = [](const std::vector<buffer<uint32_t>>& arrays) {
-    std::vector<const uint32_t*> p;
-    for (const auto& a : arrays) p.push_back(a.data());
-    return p;
-  };
-  const std::vector<const uint32_t*> coo_ind = pointers(h.coo_ind), csl_ind = pointers(h.csl_ind),
-                                     node_ind = pointers(h.node_ind), node_parent = pointers(h.node_parent);
-  std::vector<uint64_t> node_count;
-  for (const auto& a : h.node_ind) node_count.push_back(a.size());
-  cuda::HostHbcsfView v;
-  v.order = h.order();
-  v.value_size = h.dtype() == SPT_FLOAT32 ? 4 : 8;
-  v.dims = h.dims.data();
-  v.mode_order = h.mode_order.data();
-  v.coo_nnz = h.coo_nnz();
-  v.coo_ind = coo_ind.data();
-  v.coo_val = h.coo_val.data();
-  v.csl_slices = h.csl_slices();
-  v.csl_nnz = h.csl_nnz();
-  v.csl_slice_ind = h.csl_slice_ind.data();
-  v.csl_slice_ptr = h.csl_slice_ptr.data();
-  v.csl_ind = csl_ind.data();
-  v.csl_val = h.csl_val.data();
-  v.node_count = node_count.data();
-  v.node_ind = node_ind.data();
-  v.node_parent = node_parent.data();
-  v.segments = h.segments();
-  v.segment_ptr = h.segment_ptr.data();
-  v.bcsf_nnz = h.bcsf_nnz();
-  v.leaf_ind = h.leaf_ind.data();
-  v.bcsf_val = h.bcsf_val.data();
-  v.units = h.units();
-  v.unit_row = h.unit_row.data();
-  v.unit_segment_ptr = h.unit_segment_ptr.data();
-  v.unit_split = h.unit_split.data();
-  v.bins = h.bins();
-  v.slice_bin_min_nnz = h.params.slice_bin_min_nnz;
-  v.bin_ptr = h.bin_ptr.data();
-  v.bin_units = h.bin_units.data();
+  const cuda::CoreHbcsfView c = cuda::host_view_of(h);
+  const cuda::HostHbcsfView& v = c.view;
   const size_t bytes = cuda::hbcsf_copy_bytes(v);
   ASSERT_GT(bytes, 0u);
   ASSERT_EQ(cudaMalloc(&block.p, bytes), cudaSuccess);
