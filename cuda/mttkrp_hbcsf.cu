@@ -9,7 +9,10 @@
 //  - COO: one nonzero per row -> a plain store;
 //  - CSL: one warp per slice (its lane groups over the slice's nonzeros,
 //    summed through shuffles) when the mean slice has at least 32 / L
-//    nonzeros, else one lane group per slice -> a plain store per row;
+//    nonzeros, else one lane group per slice -> a plain store per row; in
+//    the default launch, when the longest slice has kCslChunksFromSlice
+//    nonzeros or more, equal chunks of nonzeros per warp instead, with
+//    running row sums added atomically (as the B-CSF leaves below);
 //  - B-CSF, two mappings:
 //    - by leaves (the default, launch_mttkrp_hbcsf): each warp owns an
 //      equal share of consecutive leaves (nonzeros) and keeps segment and
@@ -106,6 +109,7 @@ struct HbcsfArgs {
   uint64_t segments, bcsf_nnz;
   const uint32_t* segment_row;
   uint64_t leaf_chunk;  // B-CSF leaves per warp, a multiple of 32
+  uint64_t csl_nnz, csl_chunk;  // CSL nonzeros, and per warp (a multiple of 32)
   uint32_t coo_blocks, csl_blocks;  // its first blocks: the COO, then the CSL group
 };
 
@@ -320,7 +324,21 @@ __device__ __forceinline__ void hbcsf_bcsf_leaves_body(const HbcsfArgs<T>& a, ui
     // seg_sum x the segment's rows into the running sum of its output row
     // (flushing it when the row changes); the team's lanes run it together.
     auto finish_segment = [&]() {
-      const uint32_t key = segment_rows(seg_sum);
+      uint32_t key = cur_row;
+      if constexpr (kNonRoot) {
+        key = segment_rows(seg_sum);
+      } else {
+        // The root kernel spelled out (through segment_rows it ran 3-10%
+        // slower on the H100).
+        mul_into(seg_sum, row_pack<T, V>(a.F[fiber_level], cur_fiber, a.rank, u));
+        if (fiber_level >= 2) {  // order >= 4: the levels above the fiber
+          uint32_t node = __ldg(a.node_parent[fiber_level - 2] + cur_seg);
+          for (uint32_t l = fiber_level - 1; l >= 1; --l) {
+            mul_into(seg_sum, row_pack<T, V>(a.F[l], __ldg(a.node_ind[l - 1] + node), a.rank, u));
+            if (l >= 2) node = __ldg(a.node_parent[l - 2] + node);
+          }
+        }
+      }
       if (key != acc_row) {
         if (acc_row != kNoRow) write_pack<T, V>(a.out, acc_row, a.rank, u, acc, true);
         acc_row = key;
@@ -392,18 +410,89 @@ __device__ __forceinline__ void hbcsf_bcsf_leaves_body(const HbcsfArgs<T>& a, ui
   }
 }
 
+// CSL group of the fused launch, mapped by chunks of nonzeros as the B-CSF
+// leaves above (`warp` = this warp's index among the group's warps): the
+// warp finds the slice of its first nonzero by a warp search and walks its
+// nonzeros 32 at a time with a window of 32 slices (bounds and rows loaded
+// by the lanes); each team multiplies its lanes' nonzeros by the N-1 factor
+// rows and keeps a running row sum, added atomically when the slice
+// changes. Why not a warp or lane group per slice (hbcsf_csl_body, the
+// paper's): one slice of thousands of singleton fibers kept one warp busy
+// while the rest of the launch idled (H100, 2026-11-26: jf17k-3ary's modes
+// 1-3, 4,000-6,000 CSL nonzeros, took 0.05-0.16 ms against 0.017 ms for
+// the same tensor as plain B-CSF).
+template <typename T, int V, int L>
+__device__ __forceinline__ void hbcsf_csl_chunks_body(const HbcsfArgs<T>& a, uint64_t warp) {
+  const uint64_t begin = warp * a.csl_chunk;
+  if (begin >= a.csl_nnz) return;  // uniform per warp
+  const uint64_t end = min(begin + a.csl_chunk, a.csl_nnz);
+  const uint32_t lane = threadIdx.x % 32;
+  const uint32_t team_first = lane / L * L, lane_in_team = lane % L;
+  const uint32_t units = a.rank / V;
+  const uint64_t first_slice = warp_find_segment(a.csl_slice_ptr, a.csl_slices, uint32_t(begin));
+  for (uint32_t c0 = 0; c0 < units; c0 += L) {
+    const uint32_t u = c0 + lane_in_team;
+    const bool column = u < units;
+    Pack<T, V> acc = splat<T, V>(T(0));
+    uint32_t acc_row = kNoRow;
+    uint64_t window = first_slice;
+    for (uint64_t base = begin; base < end; base += 32) {
+      const uint64_t z = base + lane;
+      const bool valid = z < end;
+      const T my_val = valid ? __ldg(a.csl_val + z) : T(0);
+      const uint64_t g = window + lane;
+      const bool in_range = g < a.csl_slices;
+      const uint32_t my_end = in_range ? __ldg(a.csl_slice_ptr + g + 1) : 0xffffffffu;
+      const uint32_t my_row = in_range ? __ldg(a.csl_slice_ind + g) : kNoRow;
+      uint32_t offset = 0;  // this nonzero's slice in the window
+#pragma unroll
+      for (uint32_t step = 16; step >= 1; step >>= 1) {
+        const uint32_t e = __shfl_sync(kFullMask, my_end, int(offset + step - 1));
+        if (e <= uint32_t(z)) offset += step;
+      }
+      offset = valid ? offset : 32u;  // 32: no nonzero
+      for (uint32_t s = 0; s < uint32_t(L); ++s) {  // every lane shuffles each round
+        const int src = int(team_first + s);
+        const uint32_t o = __shfl_sync(kFullMask, offset, src);
+        const T v = __shfl_sync(kFullMask, my_val, src);
+        const uint32_t row = __shfl_sync(kFullMask, my_row, int(o & 31));
+        if (o == 32u || !column) continue;
+        const uint64_t k = base + uint32_t(src);
+        Pack<T, V> p = splat<T, V>(v);
+        for (uint32_t l = 1; l < a.order; ++l)
+          mul_into(p, row_pack<T, V>(a.F[l], __ldg(a.csl_ind[l - 1] + k), a.rank, u));
+        if (row != acc_row) {
+          if (acc_row != kNoRow) write_pack<T, V>(a.out, acc_row, a.rank, u, acc, true);
+          acc_row = row;
+          acc = p;
+        } else {
+          add_into(acc, p);
+        }
+      }
+      window += __popc(__ballot_sync(kFullMask, my_end <= uint32_t(base + 32)));
+    }
+    if (column && acc_row != kNoRow) write_pack<T, V>(a.out, acc_row, a.rank, u, acc, true);
+  }
+}
+
 // The whole HB-CSF MTTKRP in one launch: blocks [0, coo_blocks) run the
 // COO group, the next csl_blocks the CSL group, the rest the B-CSF group
 // by leaves (the branch is uniform per block; no body uses a barrier).
 // One launch instead of three to seven: on small tensors the launches and
 // their tails cost more than the work.
-template <typename T, int V, int L, bool kCslWarp>
+// kCsl: how the CSL group is mapped (CslMapping).
+enum CslMapping : int { kCslWarpPerSlice = 0, kCslGroupPerSlice = 1, kCslChunks = 2 };
+
+template <typename T, int V, int L, int kCsl>
 __global__ void __launch_bounds__(kThreads) hbcsf_fused_kernel(const HbcsfArgs<T> a) {
   const uint64_t block = blockIdx.x;
   if (block < a.coo_blocks) {
     hbcsf_coo_body<T, V, L>(a, block, a.coo_blocks);
   } else if (block < uint64_t(a.coo_blocks) + a.csl_blocks) {
-    hbcsf_csl_body<T, V, L, kCslWarp>(a, block - a.coo_blocks, a.csl_blocks);
+    if constexpr (kCsl == kCslChunks)
+      hbcsf_csl_chunks_body<T, V, L>(a, (block - a.coo_blocks) * kWarps + threadIdx.x / 32);
+    else
+      hbcsf_csl_body<T, V, L, kCsl == kCslWarpPerSlice>(a, block - a.coo_blocks, a.csl_blocks);
   } else {
     const uint64_t first = uint64_t(a.coo_blocks) + a.csl_blocks;
     hbcsf_bcsf_leaves_body<T, V, L, false>(a, (block - first) * kWarps + threadIdx.x / 32);
@@ -479,6 +568,27 @@ __global__ void __launch_bounds__(kThreads) hbcsf_bcsf_kernel(const HbcsfArgs<T>
       }
     }
   }
+}
+
+// The fused launch maps the CSL group by chunks of nonzeros when its
+// longest slice has at least this many nonzeros (CSL slices hold at most
+// slice_split_nnz, 512 by default): a lane group or warp per slice then
+// runs a long chain of dependent rounds on it while the rest of the launch
+// idles. On the H100 (2026-11-26, chunks for every CSL group against the
+// slice mappings, ranks 16 and 32) chunks took 0.08-0.8x the time on the
+// modes whose longest CSL slice had 81-493 nonzeros (jf17k-3ary,
+// jf17k-4ary modes 0, 2, 3, fb15k237 mode 1, wikipeople mode 0; 1.1-1.2x on
+// jf17k-4ary mode 4), and 1.04-1.3x on the modes with short slices only
+// (longest 6-45: wordnet30, fb15k237 modes 0 and 2, email-eu-day).
+constexpr uint64_t kCslChunksFromSlice = 64;
+
+// CSL nonzeros per warp of the fused launch: the power of two nearest to
+// sqrt(csl_nnz) / 6 within [64, 4096], the B-CSF leaf rule without its
+// fiber term (every CSL nonzero is its own fiber).
+uint64_t hbcsf_csl_chunk(uint64_t csl_nnz) {
+  const double want = std::sqrt(double(std::max<uint64_t>(csl_nnz, 1))) / 6.0;
+  const double power = std::round(std::log2(std::max(want, 1.0)));
+  return uint64_t(1) << uint32_t(std::min(12.0, std::max(6.0, power)));
 }
 
 // Grid for `work` lane groups (COO), warps (CSL) or teams (B-CSF) of `per_block`
@@ -584,11 +694,22 @@ cudaError_t launch_fused(HbcsfArgs<T> a, const DeviceHbcsfRef& x, int multiproce
   constexpr uint64_t kGroupsPerBlock = kThreads / L;
   a.coo_blocks = a.coo_nnz > 0 ? grid_for(a.coo_nnz, kGroupsPerBlock, multiprocessors) : 0;
   p.coo_groups = uint64_t(a.coo_blocks) * kGroupsPerBlock;
+  // CSL by chunks of nonzeros when one slice would hold a warp for long
+  // (see hbcsf_csl_chunks_body); else as the paper, a warp per slice once
+  // the mean slice fills the warp's lane groups, or a lane group per slice.
+  a.csl_nnz = x.csl_nnz;
+  const bool csl_chunks = x.csl_max_slice >= kCslChunksFromSlice;
   const bool warp_per_slice = x.csl_nnz >= x.csl_slices * (32 / L);
-  p.csl_warp_per_slice = warp_per_slice;
-  a.csl_blocks = a.csl_slices == 0 ? 0
-                 : warp_per_slice  ? grid_for(a.csl_slices, kWarps, multiprocessors)
-                                   : grid_for(a.csl_slices, kGroupsPerBlock, multiprocessors);
+  p.csl_warp_per_slice = !csl_chunks && warp_per_slice;
+  if (a.csl_nnz == 0) {
+    a.csl_blocks = 0;
+  } else if (csl_chunks) {
+    a.csl_chunk = hbcsf_csl_chunk(x.csl_nnz);
+    a.csl_blocks = unsigned(((a.csl_nnz + a.csl_chunk - 1) / a.csl_chunk + kWarps - 1) / kWarps);
+  } else {
+    a.csl_blocks = warp_per_slice ? grid_for(a.csl_slices, kWarps, multiprocessors)
+                                  : grid_for(a.csl_slices, kGroupsPerBlock, multiprocessors);
+  }
   a.segments = x.segments;
   a.bcsf_nnz = x.bcsf_nnz;
   a.segment_row = x.segment_row;
@@ -604,8 +725,9 @@ cudaError_t launch_fused(HbcsfArgs<T> a, const DeviceHbcsfRef& x, int multiproce
     return cudaSuccess;
   }
   if (blocks > 0x7fffffffull) return cudaErrorInvalidConfiguration;
-  if (warp_per_slice) hbcsf_fused_kernel<T, V, L, true><<<unsigned(blocks), kThreads, 0, stream>>>(a);
-  else hbcsf_fused_kernel<T, V, L, false><<<unsigned(blocks), kThreads, 0, stream>>>(a);
+  if (csl_chunks) hbcsf_fused_kernel<T, V, L, kCslChunks><<<unsigned(blocks), kThreads, 0, stream>>>(a);
+  else if (warp_per_slice) hbcsf_fused_kernel<T, V, L, kCslWarpPerSlice><<<unsigned(blocks), kThreads, 0, stream>>>(a);
+  else hbcsf_fused_kernel<T, V, L, kCslGroupPerSlice><<<unsigned(blocks), kThreads, 0, stream>>>(a);
   if (cudaError_t err = cudaGetLastError(); err != cudaSuccess) return err;
   p.launches = 1;
   p.bcsf_blocks = bcsf_blocks;
@@ -913,6 +1035,8 @@ cudaError_t hbcsf_upload(const HostHbcsfView& x, void* block, DeviceHbcsfRef* ou
   r.unit_split = reinterpret_cast<const uint8_t*>(base + o.unit_split);
   r.bin_units = u32(o.bin_units);
   r.segment_row = u32(o.segment_row);
+  for (uint64_t k = 0; k < x.csl_slices; ++k)
+    r.csl_max_slice = std::max<uint64_t>(r.csl_max_slice, x.csl_slice_ptr[k + 1] - x.csl_slice_ptr[k]);
   r.slice_bin_min_nnz = x.slice_bin_min_nnz;
   r.bin_ptr.assign(x.bin_ptr, x.bin_ptr + x.bins + 1);
   *out = std::move(r);

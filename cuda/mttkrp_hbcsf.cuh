@@ -77,6 +77,7 @@ struct DeviceHbcsfRef {
   // (slice coordinate) of each fiber segment, so that kernels mapping work
   // by leaves need no unit lookup.
   const uint32_t* segment_row = nullptr;
+  uint64_t csl_max_slice = 0;  // nonzeros of the longest CSL slice, made at upload
   uint32_t slice_bin_min_nnz = 1;
   std::vector<uint32_t> bin_ptr;  // host copy, bins + 1
 };
@@ -104,10 +105,11 @@ struct HbcsfLaunchPlan {
 // out (dims[mode_order[0]] x rank, device, ld = rank) += MTTKRP of x with
 // factors[m] (device, by mode: dims[m] x rank, ld = rank; factors of the
 // root not read). The caller zeroes out first: rows of empty slices stay
-// zero. One launch: the COO and CSL groups as the paper (a lane group per
-// COO nonzero, a warp or lane group per CSL slice, plain stores), the
-// B-CSF group mapped by equal chunks of leaves (nonzeros) with segment and
-// running row sums, rows added atomically (see cuda/mttkrp_hbcsf.cu for why not by slice units).
+// zero. One launch: the COO group as the paper (a lane group per nonzero,
+// plain stores), the CSL group as the paper (a warp or lane group per
+// slice) unless one slice is long (then as the B-CSF group), the B-CSF
+// group mapped by equal chunks of leaves per warp with segment and running
+// row sums, rows added atomically (see cuda/mttkrp_hbcsf.cu for why not by slice units).
 // Asynchronous on `stream`; returns the launch error. `multiprocessors`
 // sizes the grid; *plan (optional) receives the mapping.
 template <typename T>

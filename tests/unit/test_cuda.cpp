@@ -1444,6 +1444,46 @@ TYPED_TEST(CudaHbcsfMttkrp, AllSingletonFibers) {
   }
 }
 
+// CSL slices long enough for the fused launch's chunk mapping of the CSL
+// group (slices of 500 and 300 singleton fibers, so that chunks and the
+// slice windows cross slice boundaries), beside short CSL slices,
+// a single-nonzero slice (COO group) and a slice with shared fibers
+// (B-CSF group); orders 3 and 4.
+TYPED_TEST(CudaHbcsfMttkrp, LongSlicesOfSingletonFibers) {
+  SKIP_WITHOUT_DEVICE();
+  using T = TypeParam;
+  std::mt19937_64 rng(36);
+  for (uint32_t order : {3u, 4u}) {
+    std::vector<std::vector<spt_index>> coords;
+    // Modes 1 and 2 both distinct within a CSL slice: its fibers are
+    // singletons whatever level order the format gives the modes.
+    auto add = [&](spt_index i, spt_index j, spt_index k) {
+      std::vector<spt_index> c{i, j, k};
+      if (order == 4) c.push_back(spt_index(rng() % 3));
+      coords.push_back(c);
+    };
+    for (spt_index j = 0; j < 500; ++j) add(0, j, j);  // CSL, 500 nonzeros
+    for (spt_index j = 0; j < 300; ++j) add(1, 2 * j, (2 * j + 7) % 3000);  // CSL, 300
+    add(2, 5, 9);  // COO
+    for (spt_index j = 0; j < 5; ++j) add(3, j, 10 + j);  // CSL, short
+    for (spt_index i = 4; i < 8; ++i)  // B-CSF: 10 x 10 blocks, fibers of 10 leaves
+      for (spt_index j = 0; j < 10; ++j)
+        for (spt_index k = 0; k < 10; ++k) add(i, j, k);
+    std::vector<spt_index> dims{8, 3000, 3000};
+    if (order == 4) dims.push_back(3);
+    const spt_coo_s x = coo_from_coords<T>(dims, coords, 37);
+    const spt_hbcsf_s h = make_hbcsf(x, 0, {128, 512, 32}, 0);
+    spt_nnz longest = 0;
+    for (size_t k = 0; k + 1 < h.csl_slice_ptr.size(); ++k)
+      longest = std::max<spt_nnz>(longest, h.csl_slice_ptr[k + 1] - h.csl_slice_ptr[k]);
+    ASSERT_GE(longest, 500u) << "the CSL group must hold the long slices";
+    for (spt_nnz rank : kHbcsfRanks) {
+      check_hbcsf_modes<T>(x, rank, 70 + rank, cat("long CSL slices, order ", order), {0});
+      if (::testing::Test::HasFatalFailure()) return;
+    }
+  }
+}
+
 // Very short modes (lengths 1 and 2), and a root with almost every slice
 // empty; order 5 with short modes too.
 TYPED_TEST(CudaHbcsfMttkrp, ShortModesAndEmptySlices) {
