@@ -251,6 +251,20 @@ __device__ __forceinline__ uint64_t warp_find_segment(const uint32_t* segment_pt
   return lo;
 }
 
+// The window position of the lane's entry z (its segment or slice among the
+// 32 of the window, whose ends the lanes hold in my_end, ascending: the
+// number of them ending at or before z), or 32 for a lane without an entry.
+// All 32 lanes must call it.
+__device__ __forceinline__ uint32_t position_in_window(uint32_t my_end, uint64_t z, bool valid) {
+  uint32_t offset = 0;
+#pragma unroll
+  for (uint32_t step = 16; step >= 1; step >>= 1) {
+    const uint32_t e = __shfl_sync(kFullMask, my_end, int(offset + step - 1));
+    if (e <= uint32_t(z)) offset += step;
+  }
+  return valid ? offset : 32u;
+}
+
 // B-CSF group, mapped by leaves (the default root kernel): warp w owns the
 // leaves (nonzeros) [w chunk, (w + 1) chunk) whatever segments and slices
 // they fall in (`warp` = its index among the group's warps), finds the
@@ -358,15 +372,7 @@ __device__ __forceinline__ void hbcsf_bcsf_leaves_body(const HbcsfArgs<T>& a, ui
       const uint32_t my_end = in_range ? __ldg(a.segment_ptr + g + 1) : 0xffffffffu;
       const uint32_t my_row = in_range ? __ldg(a.segment_row + g) : kNoRow;
       const uint32_t my_fiber = in_range ? __ldg(fiber_ind + g) : 0u;
-      // This leaf's segment in the window: the number of window segments
-      // ending at or before it (ends ascend over the lanes).
-      uint32_t offset = 0;
-#pragma unroll
-      for (uint32_t step = 16; step >= 1; step >>= 1) {
-        const uint32_t e = __shfl_sync(kFullMask, my_end, int(offset + step - 1));
-        if (e <= uint32_t(z)) offset += step;
-      }
-      offset = valid ? offset : 32u;  // 32: no leaf
+      const uint32_t offset = position_in_window(my_end, z, valid);  // this leaf's segment
       for (uint32_t s = 0; s < uint32_t(L); ++s) {  // every lane shuffles each round
         const int src = int(team_first + s);
         const uint32_t o = __shfl_sync(kFullMask, offset, src);
@@ -444,13 +450,7 @@ __device__ __forceinline__ void hbcsf_csl_chunks_body(const HbcsfArgs<T>& a, uin
       const bool in_range = g < a.csl_slices;
       const uint32_t my_end = in_range ? __ldg(a.csl_slice_ptr + g + 1) : 0xffffffffu;
       const uint32_t my_row = in_range ? __ldg(a.csl_slice_ind + g) : kNoRow;
-      uint32_t offset = 0;  // this nonzero's slice in the window
-#pragma unroll
-      for (uint32_t step = 16; step >= 1; step >>= 1) {
-        const uint32_t e = __shfl_sync(kFullMask, my_end, int(offset + step - 1));
-        if (e <= uint32_t(z)) offset += step;
-      }
-      offset = valid ? offset : 32u;  // 32: no nonzero
+      const uint32_t offset = position_in_window(my_end, z, valid);  // this nonzero's slice
       for (uint32_t s = 0; s < uint32_t(L); ++s) {  // every lane shuffles each round
         const int src = int(team_first + s);
         const uint32_t o = __shfl_sync(kFullMask, offset, src);
