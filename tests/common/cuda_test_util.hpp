@@ -10,7 +10,11 @@
 #include <string>
 #include <vector>
 
+#include "common/test_util.hpp"
+#include "core/coo.hpp"
+#include "core/dtype.hpp"
 #include "dispatch/plugin_loader.hpp"
+#include "sptensor/sptensor.h"
 
 namespace spt::test {
 
@@ -67,6 +71,30 @@ inline bool logged(const std::vector<std::string>& lines, const std::string& tex
   for (const std::string& l : lines)
     if (l.find(text) != std::string::npos) return true;
   return false;
+}
+
+// Read data tensor `name` (tests/data or ../shared/data) into *out as T;
+// false when it is not there. A build without liblzma (the GPU machine's)
+// reads the copy benchmarks/gpu_formats.sh unpacks into
+// $SPT_TEST_DATA_PLAIN.
+template <typename T>
+bool read_data_tensor(const char* name, spt_coo_s* out) {
+  const std::string path = data_file(name);
+  if (path.empty()) return false;
+  spt_coo* raw = nullptr;
+  spt_status status = spt_read(nullptr, path.c_str(), nullptr, &raw);
+  if (status == SPT_ERR_UNSUPPORTED) {
+    const char* plain = std::getenv("SPT_TEST_DATA_PLAIN");
+    if (!plain) return false;
+    std::string unpacked = std::string(plain) + "/" + name;
+    unpacked.resize(unpacked.size() - 3);  // drop ".xz"
+    status = spt_read(nullptr, unpacked.c_str(), nullptr, &raw);
+  }
+  EXPECT_EQ(status, SPT_OK) << name << ": " << spt_thread_last_error();
+  if (status != SPT_OK) return false;
+  *out = copy_coo(*raw, dtype_of<T>());
+  spt_coo_free(raw);
+  return true;
 }
 
 }  // namespace spt::test

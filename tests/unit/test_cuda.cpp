@@ -299,29 +299,6 @@ TYPED_TEST(CudaMttkrp, HeavySlicesAndSortedRuns) {
 const char* const kDataTensors[] = {"nations.tns.xz", "umls.tns.xz", "kinship.tns.xz", "jf17k-4ary.tns.xz",
                                     "ciao-user-item-category-month.tns.xz", "email-eu-day.tns.xz"};
 
-// Read data tensor `name` (tests/data or ../shared/data) into *out as T;
-// false when it is not there. A build without liblzma (the GPU machine's)
-// reads the copy benchmarks/gpu_suite.sh unpacks into $SPT_TEST_DATA_PLAIN.
-template <typename T>
-bool read_data_tensor(const char* name, spt_coo_s* out) {
-  const std::string path = data_file(name);
-  if (path.empty()) return false;
-  spt_coo* raw = nullptr;
-  spt_status status = spt_read(nullptr, path.c_str(), nullptr, &raw);
-  if (status == SPT_ERR_UNSUPPORTED) {
-    const char* plain = std::getenv("SPT_TEST_DATA_PLAIN");
-    if (!plain) return false;
-    std::string unpacked = std::string(plain) + "/" + name;
-    unpacked.resize(unpacked.size() - 3);  // drop ".xz"
-    status = spt_read(nullptr, unpacked.c_str(), nullptr, &raw);
-  }
-  EXPECT_EQ(status, SPT_OK) << name << ": " << spt_thread_last_error();
-  if (status != SPT_OK) return false;
-  *out = copy_coo(*raw, dtype_of<T>());
-  spt_coo_free(raw);
-  return true;
-}
-
 TYPED_TEST(CudaMttkrp, DataTensors) {
   SKIP_WITHOUT_DEVICE();
   using T = TypeParam;
@@ -550,18 +527,8 @@ TYPED_TEST(CudaCpAls, MatchesCpuOnDataTensor) {
   SKIP_WITHOUT_DEVICE();
   using T = TypeParam;
   for (const char* name : {"nations.tns.xz", "kinship.tns.xz", "umls.tns.xz"}) {
-    std::string path = data_file(name);
-    if (path.empty()) continue;
-    spt_coo* raw = nullptr;
-    spt_status status = spt_read(nullptr, path.c_str(), nullptr, &raw);
-    if (status == SPT_ERR_UNSUPPORTED && std::getenv("SPT_TEST_DATA_PLAIN")) {
-      path = std::string(std::getenv("SPT_TEST_DATA_PLAIN")) + "/" + name;
-      path.resize(path.size() - 3);
-      status = spt_read(nullptr, path.c_str(), nullptr, &raw);
-    }
-    if (status != SPT_OK) continue;
-    const spt_coo_s x = copy_coo(*raw, dtype_of<T>());
-    spt_coo_free(raw);
+    spt_coo_s x;
+    if (!read_data_tensor<T>(name, &x)) continue;
     const auto init = positive_init<T>(x.dims, 16, 5);
     const CpdRun gpu = run_cpd<T>(SPT_BACKEND_CUDA, x, init, 16, 20, 0.0);
     const CpdRun cpu = run_cpd<T>(SPT_BACKEND_CPU, x, init, 16, 20, 0.0);
@@ -1379,16 +1346,55 @@ TYPED_TEST(CudaHbcsfMttkrp, RandomTensorsOrders3To6) {
   EXPECT_GT(total.csl_nnz, 0u);
 }
 
-// One slice holding nearly every nonzero (root 0 of length 3: slice 0 with
-// 20000 nonzeros, slice 1 empty, slice 2 a single nonzero), every root.
-TYPED_TEST(CudaHbcsfMttkrp, OneEnormousSlice) {
-  SKIP_WITHOUT_DEVICE();
-  using T = TypeParam;
+// The paper's pathological shapes, shared by the root and non-root tests.
+// One slice holding nearly every nonzero (mode 0 of length 3: slice 0 with
+// 20000 nonzeros, slice 1 empty, slice 2 a single nonzero).
+template <typename T>
+spt_coo_s one_enormous_slice() {
   std::mt19937_64 rng(31);
   std::vector<std::vector<spt_index>> coords;
   for (int k = 0; k < 20000; ++k) coords.push_back({0, spt_index(rng() % 200), spt_index(rng() % 300)});
   coords.push_back({2, 5, 7});
-  const spt_coo_s x = coo_from_coords<T>({3, 200, 300}, coords, 32);
+  return coo_from_coords<T>({3, 200, 300}, coords, 32);
+}
+
+// One fiber of 5000 nonzeros (order 3 or 4), plus a few short ones.
+template <typename T>
+spt_coo_s one_enormous_fiber(uint32_t order) {
+  std::vector<std::vector<spt_index>> coords;
+  std::vector<spt_index> dims = order == 3 ? std::vector<spt_index>{4, 3, 5000} : std::vector<spt_index>{4, 3, 2, 5000};
+  for (spt_index k = 0; k < 5000; ++k) {
+    std::vector<spt_index> c(order, 1);
+    c[order - 1] = k;
+    coords.push_back(c);
+  }
+  for (spt_index k = 0; k < 10; ++k) {
+    std::vector<spt_index> c(order, 0);
+    c[order - 1] = k * 7;
+    c[0] = k % 4;
+    coords.push_back(c);
+  }
+  return coo_from_coords<T>(dims, coords, 33 + order);
+}
+
+// Every fiber (i, j) holds exactly one nonzero, every third slice empty.
+template <typename T>
+spt_coo_s all_singleton_fibers() {
+  std::mt19937_64 rng(34);
+  std::vector<std::vector<spt_index>> coords;
+  for (spt_index i = 0; i < 60; ++i) {
+    if (i % 3 == 2) continue;
+    const spt_index fibers = 1 + spt_index(rng() % 40);
+    for (spt_index j = 0; j < fibers; ++j) coords.push_back({i, j, spt_index(rng() % 70)});
+  }
+  return coo_from_coords<T>({60, 40, 70}, coords, 35);
+}
+
+// One slice holding nearly every nonzero, every root.
+TYPED_TEST(CudaHbcsfMttkrp, OneEnormousSlice) {
+  SKIP_WITHOUT_DEVICE();
+  using T = TypeParam;
+  const spt_coo_s x = one_enormous_slice<T>();
   for (spt_nnz rank : kHbcsfRanks) {
     const HbcsfSplits s = check_hbcsf_modes<T>(x, rank, 40 + rank, "one enormous slice");
     if (::testing::Test::HasFatalFailure()) return;
@@ -1401,20 +1407,7 @@ TYPED_TEST(CudaHbcsfMttkrp, OneEnormousFiber) {
   SKIP_WITHOUT_DEVICE();
   using T = TypeParam;
   for (uint32_t order : {3u, 4u}) {
-    std::vector<std::vector<spt_index>> coords;
-    std::vector<spt_index> dims = order == 3 ? std::vector<spt_index>{4, 3, 5000} : std::vector<spt_index>{4, 3, 2, 5000};
-    for (spt_index k = 0; k < 5000; ++k) {
-      std::vector<spt_index> c(order, 1);
-      c[order - 1] = k;
-      coords.push_back(c);
-    }
-    for (spt_index k = 0; k < 10; ++k) {
-      std::vector<spt_index> c(order, 0);
-      c[order - 1] = k * 7;
-      c[0] = k % 4;
-      coords.push_back(c);
-    }
-    const spt_coo_s x = coo_from_coords<T>(dims, coords, 33 + order);
+    const spt_coo_s x = one_enormous_fiber<T>(order);
     for (spt_nnz rank : kHbcsfRanks) {
       const HbcsfSplits s = check_hbcsf_modes<T>(x, rank, 50 + rank, cat("one enormous fiber, order ", order));
       if (::testing::Test::HasFatalFailure()) return;
@@ -1428,14 +1421,7 @@ TYPED_TEST(CudaHbcsfMttkrp, OneEnormousFiber) {
 TYPED_TEST(CudaHbcsfMttkrp, AllSingletonFibers) {
   SKIP_WITHOUT_DEVICE();
   using T = TypeParam;
-  std::mt19937_64 rng(34);
-  std::vector<std::vector<spt_index>> coords;
-  for (spt_index i = 0; i < 60; ++i) {
-    if (i % 3 == 2) continue;
-    const spt_index fibers = 1 + spt_index(rng() % 40);
-    for (spt_index j = 0; j < fibers; ++j) coords.push_back({i, j, spt_index(rng() % 70)});
-  }
-  const spt_coo_s x = coo_from_coords<T>({60, 40, 70}, coords, 35);
+  const spt_coo_s x = all_singleton_fibers<T>();
   for (spt_nnz rank : kHbcsfRanks) {
     const HbcsfSplits s = check_hbcsf_modes<T>(x, rank, 60 + rank, "all singleton fibers", {0});
     if (::testing::Test::HasFatalFailure()) return;
@@ -1621,39 +1607,10 @@ TYPED_TEST(CudaHbcsfMttkrp, NonRootModesMatchReference) {
   std::vector<std::pair<std::string, spt_coo_s>> tensors;
   for (const RandomTensorSpec& spec : standard_specs())
     if (spec.dims.size() >= 3) tensors.emplace_back(cat("random order ", spec.dims.size()), random_coo(dtype_of<T>(), spec));
-  {
-    std::mt19937_64 rng(31);
-    std::vector<std::vector<spt_index>> coords;
-    for (int k = 0; k < 20000; ++k) coords.push_back({0, spt_index(rng() % 200), spt_index(rng() % 300)});
-    coords.push_back({2, 5, 7});
-    tensors.emplace_back("one enormous slice", coo_from_coords<T>({3, 200, 300}, coords, 32));
-  }
-  for (uint32_t order : {3u, 4u}) {
-    std::vector<std::vector<spt_index>> coords;
-    std::vector<spt_index> dims = order == 3 ? std::vector<spt_index>{4, 3, 5000} : std::vector<spt_index>{4, 3, 2, 5000};
-    for (spt_index k = 0; k < 5000; ++k) {
-      std::vector<spt_index> c(order, 1);
-      c[order - 1] = k;
-      coords.push_back(c);
-    }
-    for (spt_index k = 0; k < 10; ++k) {
-      std::vector<spt_index> c(order, 0);
-      c[order - 1] = k * 7;
-      c[0] = k % 4;
-      coords.push_back(c);
-    }
-    tensors.emplace_back(cat("one enormous fiber, order ", order), coo_from_coords<T>(dims, coords, 33 + order));
-  }
-  {
-    std::mt19937_64 rng(34);
-    std::vector<std::vector<spt_index>> coords;
-    for (spt_index i = 0; i < 60; ++i) {
-      if (i % 3 == 2) continue;
-      const spt_index fibers = 1 + spt_index(rng() % 40);
-      for (spt_index j = 0; j < fibers; ++j) coords.push_back({i, j, spt_index(rng() % 70)});
-    }
-    tensors.emplace_back("all singleton fibers", coo_from_coords<T>({60, 40, 70}, coords, 35));
-  }
+  tensors.emplace_back("one enormous slice", one_enormous_slice<T>());
+  for (uint32_t order : {3u, 4u})
+    tensors.emplace_back(cat("one enormous fiber, order ", order), one_enormous_fiber<T>(order));
+  tensors.emplace_back("all singleton fibers", all_singleton_fibers<T>());
   {
     RandomTensorSpec shortm;
     shortm.dims = {2, 1, 500, 2};

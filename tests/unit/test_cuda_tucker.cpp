@@ -326,18 +326,8 @@ TYPED_TEST(CudaTucker, MatchesCpuOnDataTensor) {
   SKIP_WITHOUT_DEVICE();
   using T = TypeParam;
   for (const char* name : {"kinship.tns.xz", "umls.tns.xz", "nations.tns.xz"}) {
-    std::string path = data_file(name);
-    if (path.empty()) continue;
-    spt_coo* raw = nullptr;
-    spt_status status = spt_read(nullptr, path.c_str(), nullptr, &raw);
-    if (status == SPT_ERR_UNSUPPORTED && std::getenv("SPT_TEST_DATA_PLAIN")) {
-      path = std::string(std::getenv("SPT_TEST_DATA_PLAIN")) + "/" + name;
-      path.resize(path.size() - 3);
-      status = spt_read(nullptr, path.c_str(), nullptr, &raw);
-    }
-    if (status != SPT_OK) continue;
-    const spt_coo_s x = copy_coo(*raw, dtype_of<T>());
-    spt_coo_free(raw);
+    spt_coo_s x;
+    if (!read_data_tensor<T>(name, &x)) continue;
     // kinship 104 x 25 x 104 at rank 8: P_n = 64, so modes 0 and 2 are tall
     // (P x P Gram) and mode 1 takes the I x I Gram.
     const std::vector<spt_index> ranks(x.order(), 8);
