@@ -337,9 +337,11 @@ void run_tensor(const Bench& b, const std::string& name, const spt_coo_s& x) {
     spt::cuda::DeviceFcooRef ref;
     double format_bytes = 0;
   };
-  // The rule depends on the rank (row bytes); the sweep times every threadlen.
-  auto rule_threadlen_for = [&](int rank) {
-    return spt::fcoo::suggested_threadlen(nnz, uint64_t(rank) * sizeof(float), b.multiprocessors);
+  // The rule depends on the rank (row bytes) and the mode's slice count (the
+  // format model's choice, below); the sweep times every threadlen.
+  const std::vector<spt_nnz> mode_slices = spt::dispatch::nonempty_slices_per_mode(x, 16);
+  auto choices_for = [&](int rank) {
+    return spt::dispatch::gpu_mttkrp_choices(x, mode_slices, uint64_t(rank) * sizeof(float), b.multiprocessors);
   };
   const bool fcoo_ok = order - 1 <= spt::cuda::kFcooMaxProductModes;
   std::vector<std::vector<FcooDevice>> fcoo_dev(order);
@@ -421,16 +423,15 @@ void run_tensor(const Bench& b, const std::string& name, const spt_coo_s& x) {
     for (auto& f : factors) refs.push_back(f.cref());
     // The GPU format model's choice per mode (dispatch/gpu_format.hpp),
     // for benchmarks/format_choice_report.py to hold against the timings.
-    const std::vector<spt::dispatch::GpuMttkrpFormat> choice = spt::dispatch::gpu_mttkrp_formats(x, rank, 16);
-    const std::vector<spt_nnz> slices = spt::dispatch::nonempty_slices_per_mode(x, 16);
+    const std::vector<spt::dispatch::GpuMttkrpChoice> choice = choices_for(rank);
     for (uint32_t mode = 0; b.json && mode < order; ++mode)
       std::fprintf(b.json,
                    "{\"bench\":\"gpu_format_choice\",\"tensor\":\"%s\",\"order\":%u,\"nnz\":%llu,\"mode\":%u,"
                    "\"rank\":%d,\"nonempty_slices\":%llu,\"mean_slice_nnz\":%.1f,\"choice\":\"%s\","
                    "\"device\":\"%s\"}\n",
-                   name.c_str(), order, (unsigned long long)nnz, mode, rank, (unsigned long long)slices[mode],
-                   slices[mode] ? double(nnz) / double(slices[mode]) : 0.0,
-                   choice[mode] == spt::dispatch::GpuMttkrpFormat::fcoo ? "fcoo" : "coo", b.device.c_str());
+                   name.c_str(), order, (unsigned long long)nnz, mode, rank, (unsigned long long)mode_slices[mode],
+                   mode_slices[mode] ? double(nnz) / double(mode_slices[mode]) : 0.0,
+                   choice[mode].format == spt::dispatch::GpuMttkrpFormat::fcoo ? "fcoo" : "coo", b.device.c_str());
     for (uint32_t mode = 0; mode < order; ++mode) {
       const size_t out_elems = size_t(x.dims[mode]) * rank;
       float* d_out = nullptr;
@@ -564,7 +565,7 @@ void run_tensor(const Bench& b, const std::string& name, const spt_coo_s& x) {
           if (m != mode) product_factors.push_back(d_factors[m]);
         std::vector<std::pair<uint32_t, double>> sweep;
         double fcoo_ms = 0, fcoo_min = 0, fcoo_err = 0, fcoo_format_bytes = 0;
-        const uint32_t rule_threadlen = rule_threadlen_for(rank);
+        const uint32_t rule_threadlen = choice[mode].fcoo_threadlen;
         for (const FcooDevice& d : fcoo_dev[mode]) {
           const std::vector<double> ftimes = time_launch([&] {
             return spt::cuda::launch_fcoo_hadamard<float>(d.ref, product_factors.data(), rank, d_out,

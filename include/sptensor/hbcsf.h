@@ -27,18 +27,25 @@
  *    With SPT_HBCSF_PLAIN_BCSF every slice goes to the B-CSF group.
  *
  * The paper covers orders 3 and 4; this works for any order >= 3. One handle
- * serves the MTTKRP in its root mode; build one handle per mode for a CP-ALS
- * sweep. Fewer than 2^32 nonzeros (every offset is 32-bit). Repeated
+ * serves the MTTKRP in its root mode at full speed (spt_mttkrp_hbcsf); it
+ * also serves every other mode (spt_mttkrp_hbcsf_mode: the same tree walk,
+ * every output row added atomically), in 1/order of the storage of a
+ * handle per mode but usually slower (benchmarks/results/
+ * SUMMARY-GPU-2026-11-26.md compares the two on an H100: 0.86-1.3x on about half the modes, 2-5x
+ * slower when the output mode is the leaf level or a long mode). Fewer than 2^32 nonzeros (every offset is 32-bit). Repeated
  * coordinates are kept as separate nonzeros (the MTTKRP sums them, as the
  * COO kernels do).
  *
  * The host MTTKRP (OpenMP) processes the three groups as the GPU kernels
  * do: one task per COO nonzero, per CSL slice and per B-CSF unit. With the
- * context's backend resolving to CUDA, spt_mttkrp_hbcsf runs on the GPU
- * (a lane group per COO nonzero, a warp or a lane group per CSL slice, a
- * team of warps per B-CSF unit with a lane group per fiber segment,
- * atomics only for the units of split slices); the handle's device copy is made on first use
- * and freed with the handle. Orders above 8 run on the host (a verbose
+ * context's backend resolving to CUDA, the MTTKRPs run on the GPU, the
+ * three groups in one launch: a lane group per COO nonzero; the CSL group
+ * per slice, or in equal chunks of nonzeros when a CSL slice is long; the
+ * B-CSF group in equal chunks of leaves per warp (not the paper's slice
+ * units: equal chunks balance better, and the fiber segments and units
+ * still bound every partial sum), each warp adding one row sum per output
+ * row it touches, atomically. The handle's device copy is made on first
+ * use and freed with the handle. Orders above 8 run on the host (a verbose
  * log note); under backend AUTO a device failure (e.g. out of memory) runs
  * it on the host with a note in the log, under backend CUDA it is
  * SPT_ERR_DEVICE.
@@ -164,6 +171,23 @@ SPT_API spt_status spt_hbcsf_to_coo(spt_context *ctx, const spt_hbcsf *h, spt_co
  *  device failed). Thread safe for distinct outputs. */
 SPT_API spt_status spt_mttkrp_hbcsf(spt_context *ctx, const spt_hbcsf *h, const spt_matrix *const *factors,
                                     spt_matrix *out);
+
+/** MTTKRP of handle h in any mode n < order, from its one tree: out
+ *  (dims[n] x R, overwritten) = X_(n) times the Khatri-Rao product of the
+ *  other factors. factors[m] (dims[m] x R, the tensor's dtype, either
+ *  layout) is read for m != n, the root's included; factors[n] may be NULL;
+ *  out must not be one of the factors. The caller keeps ownership of every
+ *  matrix. For n = the root this is spt_mttkrp_hbcsf. For another mode the
+ *  tree is walked as for the root and every partial row is added to out
+ *  atomically (rows of a non-root mode are shared by many slices), on the
+ *  GPU (backend CUDA, or AUTO with a device; orders 3-8) or on the
+ *  context's threads; the last bits may then vary from run to run (not
+ *  under backend REFERENCE, which runs it on one thread).
+ *  Errors: SPT_ERR_INVALID_ARGUMENT (NULL, mode out of range, shapes, dtype,
+ *  R = 0), SPT_ERR_OUT_OF_MEMORY, SPT_ERR_DEVICE (backend CUDA forced and
+ *  the device failed). Thread safe for distinct outputs. */
+SPT_API spt_status spt_mttkrp_hbcsf_mode(spt_context *ctx, const spt_hbcsf *h, const spt_matrix *const *factors,
+                                         uint32_t mode, spt_matrix *out);
 
 #ifdef __cplusplus
 }

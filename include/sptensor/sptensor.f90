@@ -1482,6 +1482,15 @@ module sptensor
       type(c_ptr), value :: out
       integer(c_int) :: st
     end function
+    ! Any mode (0-based) from the one tree; factors(mode+1) may be c_null_ptr.
+    function spt_mttkrp_hbcsf_mode(ctx, h, factors, mode, out) bind(c, name="spt_mttkrp_hbcsf_mode") result(st)
+      import :: c_ptr, c_int, c_int32_t
+      type(c_ptr), value :: ctx, h
+      type(c_ptr), intent(in) :: factors(*)
+      integer(c_int32_t), value :: mode
+      type(c_ptr), value :: out
+      integer(c_int) :: st
+    end function
 
     ! --- HLS hybrid linear storage (hls.h) -----------------------------------
     function spt_hls_options_init_size(opts, struct_size) bind(c, name="spt_hls_options_init_size") result(st)

@@ -593,8 +593,9 @@ def mttkrp(tensor, factors, mode, out=None, ctx=None):
     """Matricized tensor times Khatri-Rao product in `mode` (0-based):
     out(i, r) = sum over nonzeros with i_mode = i of x * prod_{m != mode} U_m(i_m, r).
 
-    tensor: Tensor, HiCOO, CSF, FCOO (built for "mttkrp" in `mode`), HBCSF or
-    HLS (rooted at `mode`).
+    tensor: Tensor, HiCOO, CSF, FCOO (built for "mttkrp" in `mode`), HBCSF
+    (any mode: the root at full speed, another mode from the same tree with
+    atomic rows) or HLS (rooted at `mode`).
     factors: `order` matrices U_m (shape[m] x R;
     factors[mode] is not read and may be None), converted to the tensor's
     dtype (C- or Fortran-ordered arrays are passed without copying).
@@ -622,7 +623,7 @@ def mttkrp(tensor, factors, mode, out=None, ctx=None):
             raise InvalidArgumentError(-1, "SPT_ERR_INVALID_ARGUMENT",
                                        f"this F-COO is built for {tensor.operation} in mode {tensor.mode}, "
                                        f"not mttkrp in mode {mode}")
-    elif isinstance(tensor, (HBCSF, HLS)):
+    elif isinstance(tensor, HLS):
         if tensor.mode != mode:
             raise InvalidArgumentError(-1, "SPT_ERR_INVALID_ARGUMENT",
                                        f"this {type(tensor).__name__} is rooted at mode {tensor.mode}, not {mode}")
@@ -638,7 +639,7 @@ def mttkrp(tensor, factors, mode, out=None, ctx=None):
         if isinstance(tensor, FCOO):
             _lib.check(L.spt_mttkrp_fcoo(c._h, tensor._h, ptrs, out_h), "spt_mttkrp_fcoo", c._h)
         elif isinstance(tensor, HBCSF):
-            _lib.check(L.spt_mttkrp_hbcsf(c._h, tensor._h, ptrs, out_h), "spt_mttkrp_hbcsf", c._h)
+            _lib.check(L.spt_mttkrp_hbcsf_mode(c._h, tensor._h, ptrs, mode, out_h), "spt_mttkrp_hbcsf_mode", c._h)
         elif isinstance(tensor, HLS):
             _lib.check(L.spt_mttkrp_hls(c._h, tensor._h, ptrs, out_h), "spt_mttkrp_hls", c._h)
         else:
@@ -1088,7 +1089,8 @@ class HBCSF(_RootedFormat):
     rooted at `mode`: slices split into COO, CSL and B-CSF groups (all B-CSF
     with plain=True), fibers longer than fiber_threshold split, slices
     heavier than slice_split_nnz cut into work units; 0 = the library's
-    default. Serves the MTTKRP in `mode` (on the GPU when the context has a device).
+    default. Serves the MTTKRP in `mode` (on the GPU when the context has a
+    device) and, slower, in any other mode (:func:`mttkrp` with that mode).
     Built from a :class:`Tensor` (which may be freed afterwards)."""
 
     def __init__(self, tensor, mode=0, fiber_threshold=0, slice_split_nnz=0, slice_bin_min_nnz=0, plain=False,

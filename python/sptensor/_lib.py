@@ -367,6 +367,7 @@ SIGNATURES = {
     "spt_hbcsf_info": (i32, [vp, ctypes.POINTER(HbcsfStatistics)]),
     "spt_hbcsf_to_coo": (i32, [vp, vp, pvp]),
     "spt_mttkrp_hbcsf": (i32, [vp, vp, pvp, vp]),
+    "spt_mttkrp_hbcsf_mode": (i32, [vp, vp, pvp, u32, vp]),
     # HLS (hls.h)
     "spt_hls_options_init_size": (i32, [ctypes.POINTER(HlsOptions), size_t]),
     "spt_hls_from_coo": (i32, [vp, vp, ctypes.POINTER(HlsOptions), pvp]),

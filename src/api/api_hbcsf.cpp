@@ -1,6 +1,6 @@
 // C ABI: B-CSF / HB-CSF tensors (include/sptensor/hbcsf.h). Every call
-// validates its arguments and runs inside guarded(); the MTTKRP goes through
-// SPT_DISPATCH (reference or OpenMP kernels; no device kernel yet).
+// validates its arguments and runs inside guarded(); the MTTKRPs go through
+// the dispatcher (device kernels under CUDA, else the OpenMP kernels).
 #include <algorithm>
 #include <cstring>
 #include <memory>
@@ -13,6 +13,7 @@
 #include "core/hbcsf.hpp"
 #include "core/matrix.hpp"
 #include "dispatch/dispatch.hpp"
+#include "kernels/cpu/mttkrp_hbcsf_mode.hpp"
 
 using namespace spt;
 
@@ -128,6 +129,29 @@ SPT_API spt_status spt_mttkrp_hbcsf(spt_context* ctx, const spt_hbcsf* h, const 
     require_not_null(h, "h");
     rooted_mttkrp(*h, factors, out, "mode", [&](const auto* refs, auto out_ref) {
       SPT_DISPATCH(resolve(ctx), mttkrp_hbcsf, *h, refs, out_ref);
+    });
+  });
+}
+
+SPT_API spt_status spt_mttkrp_hbcsf_mode(spt_context* ctx, const spt_hbcsf* h, const spt_matrix* const* factors,
+                                         uint32_t mode, spt_matrix* out) {
+  return guarded(ctx, "spt_mttkrp_hbcsf_mode", [&] {
+    require_not_null(h, "h");
+    require(mode < h->order(), "mode ", mode, " out of range for an order-", h->order(), " tensor (modes are 0-based)");
+    const spt_context_s& c = resolve(ctx);
+    handle_mttkrp(*h, mode, factors, out, "mode", [&](const auto* refs, auto out_ref) {
+      // REFERENCE: the root's reference kernel (as spt_mttkrp_hbcsf); no
+      // separate one for other modes: the OpenMP kernel on one thread.
+      dispatch::run(
+          c,
+          [&](auto device) -> decltype(decltype(device)::mttkrp_hbcsf_mode(c, *h, refs, mode, out_ref)) {
+            return decltype(device)::mttkrp_hbcsf_mode(c, *h, refs, mode, out_ref);
+          },
+          [&](const kernels::Exec& exec) {
+            if (mode == h->root()) kernels::reference::mttkrp_hbcsf(exec, *h, refs, out_ref);
+            else kernels::cpu::mttkrp_hbcsf_mode(exec, *h, refs, mode, out_ref);
+          },
+          [&](const kernels::Exec& exec) { kernels::cpu::mttkrp_hbcsf_mode(exec, *h, refs, mode, out_ref); });
     });
   });
 }

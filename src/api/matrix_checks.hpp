@@ -3,6 +3,7 @@
 
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/dtype.hpp"
@@ -58,30 +59,36 @@ FactorViews<T> factor_views(const std::vector<spt_index>& dims, uint32_t skip, s
   return v;
 }
 
-// The MTTKRP of a handle that serves one root mode (HB-CSF, HLS): checks
-// out (the handle's dtype, dims[root] x R with R >= 1) and the factors,
-// then calls run(refs, out_ref) with T = the handle's value type (refs:
-// row-major factor views by mode, the root's unset; out_ref: a row-major
-// view of out, written back after run). `root_name` names the root in
-// messages. Throws INVALID_ARGUMENT.
+// The MTTKRP in `mode` of a one-tree handle (HB-CSF, HLS; mode < order,
+// checked by the caller): checks out (the handle's dtype, dims[mode] x R
+// with R >= 1) and the factors, then calls run(refs, out_ref) with T = the
+// handle's value type (refs: row-major factor views by mode, `mode`'s
+// unset; out_ref: a row-major view of out, written back after run).
+// `mode_name` names the mode in messages. Throws INVALID_ARGUMENT.
 template <typename Handle, typename Run>
-void rooted_mttkrp(const Handle& h, const spt_matrix* const* factors, spt_matrix* out, const char* root_name,
-                   Run&& run) {
+void handle_mttkrp(const Handle& h, uint32_t mode, const spt_matrix* const* factors, spt_matrix* out,
+                   const char* mode_name, Run&& run) {
   require_not_null(factors, "factors");
   require_not_null(out, "out");
   check_matrix_dtype(*out, h.dtype(), "out");
-  const uint32_t root = h.root();
   const spt_nnz rank = out->cols;
   require(rank >= 1, "out must have at least one column (the rank R)");
-  require(out->rows == h.dims[root], "out must be dims[", root, "] x R = ", shape(h.dims[root], rank), ", got ",
+  require(out->rows == h.dims[mode], "out must be dims[", mode, "] x R = ", shape(h.dims[mode], rank), ", got ",
           shape(out->rows, out->cols));
   with_dtype(h.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
-    FactorViews<T> v = factor_views<T>(h.dims, root, h.dtype(), factors, out, rank, root_name);
+    FactorViews<T> v = factor_views<T>(h.dims, mode, h.dtype(), factors, out, rank, mode_name);
     RowMajor<T> o(*out);
     run(v.refs.data(), o.ref());
     o.write_back();
   });
+}
+
+// handle_mttkrp in the handle's root mode.
+template <typename Handle, typename Run>
+void rooted_mttkrp(const Handle& h, const spt_matrix* const* factors, spt_matrix* out, const char* root_name,
+                   Run&& run) {
+  handle_mttkrp(h, h.root(), factors, out, root_name, std::forward<Run>(run));
 }
 
 }  // namespace spt

@@ -37,11 +37,12 @@ uint32_t lanes_per_partition(uint64_t row_bytes) {
   return lanes;
 }
 
-uint32_t suggested_threadlen(spt_nnz nnz, uint64_t row_bytes, int multiprocessors) {
+uint32_t suggested_threadlen(spt_nnz nnz, uint64_t row_bytes, int multiprocessors, spt_nnz nonempty_slices) {
   const uint64_t wave = uint64_t(multiprocessors > 0 ? multiprocessors : 132) * 64;
   const uint64_t lanes = lanes_per_partition(row_bytes);
   auto warps = [&](uint64_t threadlen) { return nnz * lanes / (32 * threadlen); };
-  if (lanes >= 4 && warps(16) >= wave) return 16;
+  const bool few_slices = nonempty_slices > 0 && nonempty_slices <= kFewSlices && nnz >= kFewSlicesMinNnz;
+  if (lanes >= 4 && (warps(16) >= wave || few_slices)) return 16;
   return 8;
 }
 

@@ -76,9 +76,20 @@ namespace spt::fcoo {
 // enough to cover the row, at most 8 (cuda/fcoo.cu).
 uint32_t lanes_per_partition(uint64_t row_bytes);
 
+// A mode with at most kFewSlices non-empty slices and at least
+// kFewSlicesMinNnz nonzeros takes threadlen 16 at 4+ lanes per partition:
+// every warp's last segment is added atomically to one of those few rows,
+// and halving the warps halves the colliding adds (H100, rank 32: coads
+// modes 2-3 and wordnet's relation mode 20-24% faster than at 8; with 180
+// or more slices 8 stayed ahead on coads).
+constexpr spt_nnz kFewSlices = 64;
+constexpr spt_nnz kFewSlicesMinNnz = spt_nnz(1) << 17;
+
 // The threadlen rule (documented in include/sptensor/fcoo.h), for output
 // rows of `row_bytes` on a GPU with `multiprocessors` SMs (0 = 132, an H100).
-uint32_t suggested_threadlen(spt_nnz nnz, uint64_t row_bytes, int multiprocessors);
+// `nonempty_slices`: of the F-COO's index mode when known (0 = unknown: the
+// few-slices case above is not applied).
+uint32_t suggested_threadlen(spt_nnz nnz, uint64_t row_bytes, int multiprocessors, spt_nnz nonempty_slices = 0);
 
 // Build the F-COO of x for `op` in `mode` with partitions of `threadlen`
 // (8, 16 or 32; 0 = suggested_threadlen for rank 16 on an H100). x is not

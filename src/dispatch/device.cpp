@@ -161,10 +161,14 @@ struct DeviceCooCache {
   const void* val = nullptr;
   std::vector<DeviceCoo> per_device;
 
-  // The GPU format model's choice per mode (dispatch/gpu_format.hpp; empty
-  // until the first device MTTKRP) and, for the F-COO modes, the F-COO
-  // built on first use (its own device_cache holds its device copies).
-  std::vector<GpuMttkrpFormat> formats;
+  // The GPU format model's choice per mode (dispatch/gpu_format.hpp) for
+  // output rows of `row_bytes` (empty until the first device MTTKRP; made
+  // again when the row width changes) and, for the F-COO modes, the F-COO
+  // built on first use (its own device_cache holds its device copies). The
+  // slice counts behind the choice do not depend on the rank: kept.
+  std::vector<spt_nnz> slices;
+  uint64_t row_bytes = 0;
+  std::vector<GpuMttkrpChoice> choices;
   std::vector<std::shared_ptr<spt_fcoo_s>> fcoo;
 
   explicit DeviceCooCache(const spt_coo_s& x) : nnz(x.nnz), dtype(x.dtype()), dims(x.dims), ind(x.ind), val(x.val) {}
@@ -398,22 +402,29 @@ std::shared_ptr<const spt_fcoo_s> chosen_fcoo(const spt_context_s& ctx, const sp
     cache = std::make_shared<DeviceCooCache>(x);
     x.device_cache = cache;
   }
-  if (cache->formats.empty()) {
-    cache->formats = gpu_mttkrp_formats(x, rank, thread_count(ctx));
-    cache->fcoo.resize(x.order());
-    std::string choice;
-    for (uint32_t m = 0; m < x.order(); ++m)
-      choice += cat(m ? ", " : "", "mode ", m, " ", gpu_mttkrp_format_name(cache->formats[m]));
-    log(ctx, 2, cat("GPU MTTKRP format per mode: ", choice));
-  }
-  if (cache->formats[mode] != GpuMttkrpFormat::fcoo) return nullptr;
-  if (!cache->fcoo[mode]) {
+  const uint64_t row_bytes = uint64_t(rank) * dtype_size(x.dtype());
+  if (cache->choices.empty() || cache->row_bytes != row_bytes) {
     const CudaPlugin& cuda = cuda_plugin();
     const int sms = ctx.device < static_cast<int>(cuda.devices.size()) ? cuda.devices[ctx.device].multiprocessors : 0;
-    const uint32_t threadlen = fcoo::suggested_threadlen(x.nnz, uint64_t(rank) * dtype_size(x.dtype()), sms);
-    cache->fcoo[mode] =
-        std::make_shared<spt_fcoo_s>(fcoo::from_coo(x, SPT_FCOO_MTTKRP, mode, threadlen, thread_count(ctx)));
+    if (cache->slices.empty()) cache->slices = nonempty_slices_per_mode(x, thread_count(ctx));
+    cache->choices = gpu_mttkrp_choices(x, cache->slices, row_bytes, sms);
+    cache->row_bytes = row_bytes;
+    cache->fcoo.resize(x.order());
+    std::string choice;
+    for (uint32_t m = 0; m < x.order(); ++m) {
+      const GpuMttkrpChoice& c = cache->choices[m];
+      choice += cat(m ? ", " : "", "mode ", m, " ", gpu_mttkrp_format_name(c.format));
+      if (c.format == GpuMttkrpFormat::fcoo) choice += cat(" (threadlen ", c.fcoo_threadlen, ")");
+      // An F-COO cut for another threadlen is built again.
+      if (cache->fcoo[m] && cache->fcoo[m]->threadlen != c.fcoo_threadlen) cache->fcoo[m].reset();
+    }
+    log(ctx, 2, cat("GPU MTTKRP format per mode: ", choice));
   }
+  const GpuMttkrpChoice& chosen = cache->choices[mode];
+  if (chosen.format != GpuMttkrpFormat::fcoo) return nullptr;
+  if (!cache->fcoo[mode])
+    cache->fcoo[mode] = std::make_shared<spt_fcoo_s>(
+        fcoo::from_coo(x, SPT_FCOO_MTTKRP, mode, chosen.fcoo_threadlen, thread_count(ctx)));
   return cache->fcoo[mode];
 }
 
@@ -546,14 +557,18 @@ bool cp_als_fcoo_on_device(const spt_context_s& ctx, const spt_coo_s& x, const s
   if (order < 2 || order > 8) return cp_als_unsupported(ctx, cat("order ", order, " is outside the GPU F-COO range 2..8"));
   if (x.nnz >= (spt_nnz(1) << 32)) return cp_als_unsupported(ctx, "F-COO holds fewer than 2^32 nonzeros");
   const int sms = ctx.device < static_cast<int>(cuda.devices.size()) ? cuda.devices[ctx.device].multiprocessors : 0;
-  const uint32_t threadlen = fcoo::suggested_threadlen(x.nnz, uint64_t(opts.rank) * sizeof(T), sms);
+  // The threadlen per mode, by the rule with that mode's slice count.
+  const std::vector<spt_nnz> slices = nonempty_slices_per_mode(x, thread_count(ctx));
   std::vector<spt_fcoo_s> per_mode;
   uint64_t bytes = 0;
+  std::string threadlens;
   for (uint32_t m = 0; m < order; ++m) {
+    const uint32_t threadlen = fcoo::suggested_threadlen(x.nnz, uint64_t(opts.rank) * sizeof(T), sms, slices[m]);
     per_mode.push_back(fcoo::from_coo(x, SPT_FCOO_MTTKRP, m, threadlen, thread_count(ctx)));
     bytes += per_mode.back().bytes();
+    threadlens += cat(m ? "/" : "", threadlen);
   }
-  log(ctx, 1, cat("CP-ALS on F-COO on the GPU (one copy per mode, threadlen ", threadlen, ", ", bytes, " bytes)"));
+  log(ctx, 1, cat("CP-ALS on F-COO on the GPU (one copy per mode, threadlen ", threadlens, ", ", bytes, " bytes)"));
   std::vector<DeviceFcoo> copies(order);
   std::vector<const spt_plugin_device_fcoo*> raw(order);
   for (uint32_t m = 0; m < order; ++m) {

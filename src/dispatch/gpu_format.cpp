@@ -1,18 +1,22 @@
 #include "dispatch/gpu_format.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 
 #include "core/buffer.hpp"
+#include "core/fcoo.hpp"
 
 namespace spt::dispatch {
 
 const char* gpu_mttkrp_format_name(GpuMttkrpFormat f) { return f == GpuMttkrpFormat::fcoo ? "F-COO" : "COO"; }
 
-GpuMttkrpFormat gpu_mttkrp_format(spt_nnz nnz, spt_nnz nonempty_slices, spt_index /*rank*/) {
+GpuMttkrpFormat gpu_mttkrp_format(spt_nnz nnz, spt_nnz nonempty_slices, uint64_t row_bytes) {
   if (nnz < kGpuFcooMinNnz || nonempty_slices == 0) return GpuMttkrpFormat::coo;
   const double mean = static_cast<double>(nnz) / static_cast<double>(nonempty_slices);
-  return mean >= kGpuFcooMinMeanSlice ? GpuMttkrpFormat::fcoo : GpuMttkrpFormat::coo;
+  if (mean >= kGpuFcooMinMeanSlice) return GpuMttkrpFormat::fcoo;
+  const bool small_rows_large_tensor = row_bytes <= kGpuSmallRowBytes && nnz >= kGpuFcooLargeNnz;
+  return small_rows_large_tensor && mean >= kGpuFcooLargeMinMeanSlice ? GpuMttkrpFormat::fcoo : GpuMttkrpFormat::coo;
 }
 
 std::vector<spt_nnz> nonempty_slices_per_mode(const spt_coo_s& x, int threads) {
@@ -33,15 +37,27 @@ std::vector<spt_nnz> nonempty_slices_per_mode(const spt_coo_s& x, int threads) {
   return out;
 }
 
-std::vector<GpuMttkrpFormat> gpu_mttkrp_formats(const spt_coo_s& x, spt_index rank, int threads) {
+std::vector<GpuMttkrpChoice> gpu_mttkrp_choices(const spt_coo_s& x, const std::vector<spt_nnz>& nonempty_slices,
+                                                uint64_t row_bytes, int multiprocessors) {
   const char* env = std::getenv("SPT_CUDA_MTTKRP_FORMAT");
-  if (env && std::strcmp(env, "coo") == 0) return std::vector<GpuMttkrpFormat>(x.order(), GpuMttkrpFormat::coo);
-  if (env && std::strcmp(env, "fcoo") == 0) return std::vector<GpuMttkrpFormat>(x.order(), GpuMttkrpFormat::fcoo);
-  std::vector<GpuMttkrpFormat> out(x.order(), GpuMttkrpFormat::coo);
-  if (x.nnz < kGpuFcooMinNnz) return out;
-  const std::vector<spt_nnz> slices = nonempty_slices_per_mode(x, threads);
-  for (uint32_t m = 0; m < x.order(); ++m) out[m] = gpu_mttkrp_format(x.nnz, slices[m], rank);
+  const bool force_coo = env && std::strcmp(env, "coo") == 0;
+  const bool force_fcoo = env && std::strcmp(env, "fcoo") == 0;
+  std::vector<GpuMttkrpChoice> out(x.order());
+  for (uint32_t m = 0; m < x.order(); ++m) {
+    const spt_nnz slices = m < nonempty_slices.size() ? nonempty_slices[m] : 0;
+    out[m].format = force_coo    ? GpuMttkrpFormat::coo
+                    : force_fcoo ? GpuMttkrpFormat::fcoo
+                                 : gpu_mttkrp_format(x.nnz, slices, row_bytes);
+    out[m].fcoo_threadlen = fcoo::suggested_threadlen(x.nnz, row_bytes, multiprocessors, slices);
+  }
   return out;
+}
+
+std::vector<GpuMttkrpChoice> gpu_mttkrp_choices(const spt_coo_s& x, uint64_t row_bytes, int multiprocessors,
+                                                int threads) {
+  std::vector<spt_nnz> slices;
+  if (x.nnz >= std::min(kGpuFcooMinNnz, fcoo::kFewSlicesMinNnz)) slices = nonempty_slices_per_mode(x, threads);
+  return gpu_mttkrp_choices(x, slices, row_bytes, multiprocessors);
 }
 
 }  // namespace spt::dispatch

@@ -1,27 +1,38 @@
 // Which GPU format a mode's MTTKRP runs on when the caller leaves the
 // choice to the library (spt_mttkrp on a COO tensor under the CUDA backend,
-// CP-ALS with format AUTO on the GPU).
+// CP-ALS with format AUTO on the GPU), and F-COO's partition length there.
 //
 // The model, from the H100 measurements of every format on every bundled
-// tensor-mode at ranks 16 and 32 (benchmarks/results/gpu-h100-formats-all-*,
-// gpu-h100-hbcsf-*; docs/formats/gpu-format-choice.md has the table):
+// tensor-mode at ranks 16 and 32, float32 (benchmarks/results/
+// gpu-h100-formats-choice-*; docs/formats/gpu-format-choice.md has the
+// table):
 //
 //  * COO (atomics into the output, a copy sorted by the mode) wins when the
 //    mode's slices are small: few nonzeros per output row collide.
 //  * F-COO (segmented scan, one write per segment) wins when the slices are
 //    large: COO's atomics then pile onto few rows. Its margin grew with the
 //    mean nonzeros per non-empty slice (2-9x at 60,000-100,000: coads,
-//    flights, wordnet's relation mode) and vanished below a few hundred.
-//  * HiCOO was never the fastest on the GPU (within 10% of the best on 1 of
-//    130 tensor-modes); HB-CSF (by leaf chunks) was the fastest on 2 of 124
-//    (coads' short modes at rank 32, 1.3x ahead of F-COO), too few for a
-//    rule, so the model picks neither; they run when the caller asks.
+//    flights, wordnet's relation mode) and vanished below about a thousand:
+//    email-eu (914 per slice) still favoured F-COO, text-trigrams (708)
+//    favoured COO (1.04-1.17x), hence the threshold of 800.
+//  * With output rows of at most 64 bytes (rank 16 float32), F-COO also won
+//    on large tensors with moderate slices: text-4grams (6.2M nonzeros, 261
+//    per slice) 1.15-1.22x ahead of COO. At rank 32 COO kept up there.
+//  * HiCOO was never the fastest on the GPU; HB-CSF (by leaf chunks) was
+//    the fastest on 2 of 124 tensor-modes (coads' short modes at rank 32)
+//    only against F-COO with threadlen 8: with threadlen 16 (the few-slices
+//    case of fcoo::suggested_threadlen) F-COO is within 3% of it. So the
+//    model picks neither; they run when the caller asks.
 //
-// Rule: F-COO when nnz >= kGpuFcooMinNnz and nnz / (non-empty slices of the
-// mode) >= kGpuFcooMinMeanSlice, else COO. Below kGpuFcooMinNnz both run in
-// a few microseconds and COO needs no conversion.
+// Rule: COO below kGpuFcooMinNnz nonzeros (both run in a few microseconds
+// and COO needs no conversion); else F-COO when nnz / (non-empty slices of
+// the mode) >= kGpuFcooMinMeanSlice, or when rows are at most
+// kGpuSmallRowBytes, nnz >= kGpuFcooLargeNnz and the mean slice >=
+// kGpuFcooLargeMinMeanSlice; else COO. F-COO's threadlen is
+// fcoo::suggested_threadlen with the mode's slice count.
 #pragma once
 
+#include <cstdint>
 #include <vector>
 
 #include "core/context.hpp"
@@ -30,22 +41,42 @@
 namespace spt::dispatch {
 
 constexpr spt_nnz kGpuFcooMinNnz = 32768;
-constexpr double kGpuFcooMinMeanSlice = 500.0;
+constexpr double kGpuFcooMinMeanSlice = 800.0;
+constexpr uint64_t kGpuSmallRowBytes = 64;
+constexpr spt_nnz kGpuFcooLargeNnz = spt_nnz(1) << 21;
+constexpr double kGpuFcooLargeMinMeanSlice = 100.0;
 
 enum class GpuMttkrpFormat { coo, fcoo };
 
 const char* gpu_mttkrp_format_name(GpuMttkrpFormat f);
 
-// The rule above for one mode (rank is not used yet: measured at 16 and 32,
-// where the same threshold held).
-GpuMttkrpFormat gpu_mttkrp_format(spt_nnz nnz, spt_nnz nonempty_slices, spt_index rank);
+// The format rule above for one mode; row_bytes = rank x value size.
+GpuMttkrpFormat gpu_mttkrp_format(spt_nnz nnz, spt_nnz nonempty_slices, uint64_t row_bytes);
+
+// One mode's choice: the format and, for F-COO, its threadlen.
+struct GpuMttkrpChoice {
+  GpuMttkrpFormat format = GpuMttkrpFormat::coo;
+  uint32_t fcoo_threadlen = 8;
+  bool operator==(const GpuMttkrpChoice& o) const {
+    return format == o.format && fcoo_threadlen == o.fcoo_threadlen;
+  }
+};
 
 // Non-empty slices of every mode (one pass over the indices per mode, on
 // `threads` threads).
 std::vector<spt_nnz> nonempty_slices_per_mode(const spt_coo_s& x, int threads);
 
-// The per-mode choice for x, with env SPT_CUDA_MTTKRP_FORMAT = coo | fcoo |
-// auto (unset/empty/other = auto) forcing one format for every mode.
-std::vector<GpuMttkrpFormat> gpu_mttkrp_formats(const spt_coo_s& x, spt_index rank, int threads);
+// The per-mode choice for x from its slice counts (nonempty_slices_per_mode;
+// may be empty below kGpuFcooMinNnz nonzeros), for output rows of
+// `row_bytes` on a GPU with `multiprocessors` SMs (0 = an H100's 132). Env
+// SPT_CUDA_MTTKRP_FORMAT = coo | fcoo | auto (unset/empty/other = auto)
+// forces one format for every mode (the threadlen rule still applies).
+std::vector<GpuMttkrpChoice> gpu_mttkrp_choices(const spt_coo_s& x, const std::vector<spt_nnz>& nonempty_slices,
+                                                uint64_t row_bytes, int multiprocessors);
+
+// Both steps: counts the slices (on `threads` threads) when the rule needs
+// them, then gpu_mttkrp_choices.
+std::vector<GpuMttkrpChoice> gpu_mttkrp_choices(const spt_coo_s& x, uint64_t row_bytes, int multiprocessors,
+                                                int threads);
 
 }  // namespace spt::dispatch

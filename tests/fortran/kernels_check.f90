@@ -283,22 +283,28 @@ contains
   ! HB-CSF rooted at mode 2 (0-based 1): statistics add up, the MTTKRP equals
   ! the COO one, the round trip keeps the tensor; plain B-CSF the same.
   subroutine check_hbcsf()
-    real(dp), allocatable, target :: a1(:, :), a3(:, :), out(:, :), ref(:, :)
-    type(c_ptr) :: h, m1, m3, mout, mref, c, factors(3)
+    real(dp), allocatable, target :: a1(:, :), a2(:, :), a3(:, :), out(:, :), ref(:, :), out0(:, :), ref0(:, :)
+    type(c_ptr) :: h, m1, m2, m3, mout, mref, mout0, mref0, c, factors(3), factors0(3)
     type(spt_hbcsf_options), target :: opts
     type(spt_hbcsf_statistics) :: stats
     integer(c_int32_t) :: hdims(3)
     real(dp) :: norm_c
     integer :: variant
-    allocate(a1(14, rank), a3(14, rank), out(55, rank), ref(55, rank))
+    allocate(a1(14, rank), a2(55, rank), a3(14, rank), out(55, rank), ref(55, rank), out0(14, rank), ref0(14, rank))
     call fill(a1, 6)
+    call fill(a2, 8)
     call fill(a3, 7)
+    call expect_status(sptf_matrix_wrap(ctx, a2, m2), SPT_OK, 'wrap')
+    call expect_status(sptf_matrix_wrap(ctx, out0, mout0), SPT_OK, 'wrap')
+    call expect_status(sptf_matrix_wrap(ctx, ref0, mref0), SPT_OK, 'wrap')
     call expect_status(sptf_matrix_wrap(ctx, a1, m1), SPT_OK, 'wrap')
     call expect_status(sptf_matrix_wrap(ctx, a3, m3), SPT_OK, 'wrap')
     call expect_status(sptf_matrix_wrap(ctx, out, mout), SPT_OK, 'wrap')
     call expect_status(sptf_matrix_wrap(ctx, ref, mref), SPT_OK, 'wrap')
     factors = [m1, c_null_ptr, m3]
     call expect_status(spt_mttkrp(ctx, x, factors, 1_c_int32_t, mref), SPT_OK, 'spt_mttkrp (reference)')
+    factors0 = [c_null_ptr, m2, m3]
+    call expect_status(spt_mttkrp(ctx, x, factors0, 0_c_int32_t, mref0), SPT_OK, 'spt_mttkrp mode 0 (reference)')
     do variant = 1, 2
       call expect_status(spt_hbcsf_options_init(opts), SPT_OK, 'spt_hbcsf_options_init')
       call check(opts%fiber_threshold == 128, 'HB-CSF default fiber threshold')
@@ -318,6 +324,11 @@ contains
       call expect_status(spt_mttkrp_hbcsf(ctx, h, factors, mout), SPT_OK, 'spt_mttkrp_hbcsf')
       call check(close_to(reshape(out, [size(out)]), reshape(ref, [size(ref)]), 1e-12_dp), &
                  'HB-CSF MTTKRP equals the COO MTTKRP')
+      ! Mode 0 from the same tree (rooted at mode 1): the root's factor is read.
+      out0 = -1
+      call expect_status(spt_mttkrp_hbcsf_mode(ctx, h, factors0, 0_c_int32_t, mout0), SPT_OK, 'spt_mttkrp_hbcsf_mode')
+      call check(close_to(reshape(out0, [size(out0)]), reshape(ref0, [size(ref0)]), 1e-12_dp), &
+                 'HB-CSF MTTKRP in a non-root mode equals the COO MTTKRP')
       call expect_status(spt_hbcsf_to_coo(ctx, h, c), SPT_OK, 'spt_hbcsf_to_coo')
       call expect_status(spt_coo_norm(ctx, c, norm_c), SPT_OK, 'norm')
       call check(abs(norm_c - norm_x) <= 1e-12_dp * norm_x, 'HB-CSF decodes to the same tensor (norm)')
@@ -330,6 +341,9 @@ contains
     call expect_status(spt_matrix_free(m3), SPT_OK, 'free')
     call expect_status(spt_matrix_free(mout), SPT_OK, 'free')
     call expect_status(spt_matrix_free(mref), SPT_OK, 'free')
+    call expect_status(spt_matrix_free(m2), SPT_OK, 'free')
+    call expect_status(spt_matrix_free(mout0), SPT_OK, 'free')
+    call expect_status(spt_matrix_free(mref0), SPT_OK, 'free')
   end subroutine
 
   ! HLS rooted at mode 2 (0-based 1), all dense (threshold 1), the default

@@ -559,12 +559,20 @@ spt_coo_s mixed_format_tensor(spt_dtype dtype) {
 }
 
 TEST(GpuFormatModel, RuleSlicesAndOverride) {
+  using dispatch::GpuMttkrpChoice;
   using dispatch::GpuMttkrpFormat;
   // The rule: F-COO from kGpuFcooMinNnz nonzeros and kGpuFcooMinMeanSlice per non-empty slice.
-  EXPECT_EQ(dispatch::gpu_mttkrp_format(dispatch::kGpuFcooMinNnz - 1, 1, 16), GpuMttkrpFormat::coo);
-  EXPECT_EQ(dispatch::gpu_mttkrp_format(1000000, 2000, 16), GpuMttkrpFormat::fcoo);  // 500 per slice
-  EXPECT_EQ(dispatch::gpu_mttkrp_format(1000000, 2001, 16), GpuMttkrpFormat::coo);
-  EXPECT_EQ(dispatch::gpu_mttkrp_format(1000000, 0, 16), GpuMttkrpFormat::coo);
+  EXPECT_EQ(dispatch::gpu_mttkrp_format(dispatch::kGpuFcooMinNnz - 1, 1, 128), GpuMttkrpFormat::coo);
+  EXPECT_EQ(dispatch::gpu_mttkrp_format(1000000, 1250, 128), GpuMttkrpFormat::fcoo);  // 800 per slice
+  EXPECT_EQ(dispatch::gpu_mttkrp_format(1000000, 1251, 128), GpuMttkrpFormat::coo);
+  EXPECT_EQ(dispatch::gpu_mttkrp_format(1000000, 1250, 64), GpuMttkrpFormat::fcoo);
+  EXPECT_EQ(dispatch::gpu_mttkrp_format(1000000, 0, 128), GpuMttkrpFormat::coo);
+  // Rows of at most 64 bytes on a large tensor: F-COO from 100 per slice.
+  const spt_nnz large = dispatch::kGpuFcooLargeNnz;
+  EXPECT_EQ(dispatch::gpu_mttkrp_format(large, large / 100, 64), GpuMttkrpFormat::fcoo);
+  EXPECT_EQ(dispatch::gpu_mttkrp_format(large, large / 100 + 1, 64), GpuMttkrpFormat::coo);
+  EXPECT_EQ(dispatch::gpu_mttkrp_format(large, large / 100, 128), GpuMttkrpFormat::coo);
+  EXPECT_EQ(dispatch::gpu_mttkrp_format(large - 1, (large - 1) / 100, 64), GpuMttkrpFormat::coo);
   // Non-empty slices, against a direct count.
   const spt_coo_s x = mixed_format_tensor(SPT_FLOAT64);
   const std::vector<spt_nnz> slices = dispatch::nonempty_slices_per_mode(x, 3);
@@ -574,18 +582,31 @@ TEST(GpuFormatModel, RuleSlicesAndOverride) {
     for (spt_nnz k = 0; k < x.nnz; ++k) seen[x.ind[m][k]] = 1;
     EXPECT_EQ(slices[m], spt_nnz(std::count(seen.begin(), seen.end(), 1))) << "mode " << m;
   }
-  std::vector<GpuMttkrpFormat> want = {GpuMttkrpFormat::fcoo, GpuMttkrpFormat::coo, GpuMttkrpFormat::coo};
+  // The choices: the format rule per mode and F-COO's threadlen by the
+  // threadlen rule with that mode's slice count (rank 16 float64: 128-byte rows).
+  auto with = [&](GpuMttkrpFormat a, GpuMttkrpFormat b, GpuMttkrpFormat c) {
+    std::vector<GpuMttkrpChoice> want(3);
+    const GpuMttkrpFormat formats[3] = {a, b, c};
+    for (uint32_t m = 0; m < 3; ++m) {
+      want[m].format = formats[m];
+      want[m].fcoo_threadlen = fcoo::suggested_threadlen(x.nnz, 128, 132, slices[m]);
+    }
+    return want;
+  };
   {
     ScopedEnv unset("SPT_CUDA_MTTKRP_FORMAT", nullptr);
-    EXPECT_EQ(dispatch::gpu_mttkrp_formats(x, 16, 2), want);
+    EXPECT_EQ(dispatch::gpu_mttkrp_choices(x, 128, 132, 2),
+              with(GpuMttkrpFormat::fcoo, GpuMttkrpFormat::coo, GpuMttkrpFormat::coo));
   }
   {
     ScopedEnv coo("SPT_CUDA_MTTKRP_FORMAT", "coo");
-    EXPECT_EQ(dispatch::gpu_mttkrp_formats(x, 16, 2), std::vector<GpuMttkrpFormat>(3, GpuMttkrpFormat::coo));
+    EXPECT_EQ(dispatch::gpu_mttkrp_choices(x, 128, 132, 2),
+              with(GpuMttkrpFormat::coo, GpuMttkrpFormat::coo, GpuMttkrpFormat::coo));
   }
   {
     ScopedEnv fcoo("SPT_CUDA_MTTKRP_FORMAT", "fcoo");
-    EXPECT_EQ(dispatch::gpu_mttkrp_formats(x, 16, 2), std::vector<GpuMttkrpFormat>(3, GpuMttkrpFormat::fcoo));
+    EXPECT_EQ(dispatch::gpu_mttkrp_choices(x, 128, 132, 2),
+              with(GpuMttkrpFormat::fcoo, GpuMttkrpFormat::fcoo, GpuMttkrpFormat::fcoo));
   }
 }
 
@@ -621,7 +642,7 @@ TEST(GpuFormatModel, MttkrpPerModeFormatMatchesReference) {
   }
   bool said = false;
   for (const std::string& line : log)
-    said = said || line.find("mode 0 F-COO, mode 1 COO, mode 2 COO") != std::string::npos;
+    said = said || line.find("mode 0 F-COO (threadlen 8), mode 1 COO, mode 2 COO") != std::string::npos;
   EXPECT_TRUE(said) << "the log should give the per-mode choice";
   for (spt_matrix* m : handles) spt_matrix_free(m);
   spt_coo_free(x);
@@ -939,6 +960,58 @@ TYPED_TEST(CudaHicooMttkrp, DataTensors) {
     ++checked;
   }
   if (checked == 0) GTEST_SKIP() << "no data tensors found";
+}
+
+// spt_mttkrp_hbcsf_mode with CUDA forced: every mode from one tree (the
+// root by the root kernel, the others by the non-root kernel, one device
+// copy cached on the handle) against the reference, order 4, both dtypes.
+template <typename T>
+void every_mode_through_the_api() {
+  spt_context* ctx = nullptr;
+  ASSERT_EQ(spt_context_create(&ctx), SPT_OK);
+  ASSERT_EQ(spt_context_set_backend(ctx, SPT_BACKEND_CUDA), SPT_OK) << spt_last_error(ctx);
+  RandomTensorSpec spec;
+  spec.dims = {50, 6, 300, 20};
+  spec.nnz = 20000;
+  spec.seed = 12;
+  const spt_coo_s x = random_coo(dtype_of<T>(), spec);
+  const spt_nnz rank = 20;
+  auto factors = random_factors<T>(spec.dims, rank, 78);
+  std::vector<spt_matrix*> handles;
+  for (auto& f : factors) {
+    spt_matrix* m = nullptr;
+    ASSERT_EQ(spt_matrix_wrap(ctx, dtype_of<T>(), f.rows, f.cols, SPT_ROW_MAJOR, f.values.data(), f.cols, &m), SPT_OK);
+    handles.push_back(m);
+  }
+  spt_hbcsf* h = nullptr;
+  ASSERT_EQ(spt_hbcsf_from_coo(ctx, &x, 2, nullptr, &h), SPT_OK) << spt_last_error(ctx);
+  const double tol = sizeof(T) == 4 ? 1e-4 : 1e-10;
+  for (uint32_t mode = 0; mode < 4; ++mode) {
+    spt_matrix* out = nullptr;
+    ASSERT_EQ(spt_matrix_create(ctx, dtype_of<T>(), x.dims[mode], rank, SPT_ROW_MAJOR, &out), SPT_OK);
+    ASSERT_EQ(spt_mttkrp_hbcsf_mode(ctx, h, handles.data(), mode, out), SPT_OK) << spt_last_error(ctx);
+    const DenseMatrix<double> want = reference_mttkrp(x, factors, mode);
+    double scale = 1.0;
+    for (double v : want.values) scale = std::max(scale, std::abs(v));
+    for (spt_nnz i = 0; i < want.rows; ++i)
+      for (spt_nnz j = 0; j < want.cols; ++j)
+        ASSERT_NEAR(want(i, j), double(out->at<T>(i, j)), tol * scale) << "mode " << mode << " (" << i << "," << j << ")";
+    spt_matrix_free(out);
+  }
+  EXPECT_TRUE(h->device_cache != nullptr) << "the device copy should be cached on the handle";
+  spt_hbcsf_free(h);
+  for (spt_matrix* m : handles) spt_matrix_free(m);
+  spt_context_free(ctx);
+}
+
+TEST(CudaHbcsfApi, EveryModeFromOneTreeFloat64) {
+  SKIP_WITHOUT_DEVICE();
+  every_mode_through_the_api<double>();
+}
+
+TEST(CudaHbcsfApi, EveryModeFromOneTreeFloat32) {
+  SKIP_WITHOUT_DEVICE();
+  every_mode_through_the_api<float>();
 }
 
 // Through the C API: the device copy is cached on the handle, reused, gone

@@ -190,6 +190,14 @@ TEST(Fcoo, ThreadlenRule) {
   EXPECT_EQ(fcoo::suggested_threadlen(16'000'000, 128, 132), 16u);
   EXPECT_EQ(fcoo::suggested_threadlen(2'000'000, 128, 132), 16u);  // 15625 warps at 16
   EXPECT_EQ(fcoo::suggested_threadlen(1'000'000, 128, 132), 8u);   // 7812 warps at 16
+  // Few output rows (at most kFewSlices, from kFewSlicesMinNnz nonzeros): 16 at 4+ lanes.
+  const spt_nnz few_min = fcoo::kFewSlicesMinNnz;
+  EXPECT_EQ(fcoo::suggested_threadlen(few_min, 128, 132, fcoo::kFewSlices), 16u);
+  EXPECT_EQ(fcoo::suggested_threadlen(few_min, 128, 132, 1), 16u);
+  EXPECT_EQ(fcoo::suggested_threadlen(few_min, 128, 132, fcoo::kFewSlices + 1), 8u);
+  EXPECT_EQ(fcoo::suggested_threadlen(few_min - 1, 128, 132, fcoo::kFewSlices), 8u);
+  EXPECT_EQ(fcoo::suggested_threadlen(few_min, 64, 132, fcoo::kFewSlices), 8u);  // 2 lanes
+  EXPECT_EQ(fcoo::suggested_threadlen(few_min, 128, 132, 0), 8u);                // unknown
   EXPECT_EQ(spt_fcoo_suggest_threadlen(50'000'000, 32, SPT_FLOAT32, 1000), 16u);
   EXPECT_EQ(spt_fcoo_suggest_threadlen(50'000'000, 32, SPT_FLOAT32, 10000), 8u);
   EXPECT_EQ(spt_fcoo_suggest_threadlen(16'000'000, 0, SPT_FLOAT32, 0), 8u);

@@ -571,6 +571,78 @@ TEST(HbcsfApi, RoundTripAndMttkrp) {
   spt_context_free(ctx);
 }
 
+// spt_mttkrp_hbcsf_mode: every mode from one tree (root and non-root), on
+// the CPU backend (3 threads; atomic rows) and REFERENCE (one thread), both
+// dtypes, against the COO reference; the root mode equals spt_mttkrp_hbcsf
+// bitwise; bad arguments are refused.
+template <typename T>
+void every_mode_from_one_tree() {
+  RandomTensorSpec spec;
+  spec.dims = {30, 7, 200, 12};
+  spec.nnz = 6000;
+  spec.seed = 91;
+  spec.duplicates = true;
+  const spt_coo_s x = random_coo(dtype_of<T>(), spec);
+  const spt_dtype dtype = dtype_of<T>();
+  const spt_nnz R = 9;
+  const std::vector<DenseMatrix<T>> f = random_factors<T>(x.dims, R, 17);
+  const auto refs = crefs(f);
+  std::vector<Matrix> mats;
+  std::vector<const spt_matrix*> fp(4, nullptr);
+  for (uint32_t m = 0; m < 4; ++m) {
+    mats.emplace_back(dtype, x.dims[m], R);
+    for (spt_nnz i = 0; i < x.dims[m]; ++i)
+      for (spt_nnz j = 0; j < R; ++j) mats[m].m->at<T>(i, j) = f[m](i, j);
+  }
+  for (spt_backend backend : {SPT_BACKEND_CPU, SPT_BACKEND_REFERENCE}) {
+    spt_context* ctx = nullptr;
+    ASSERT_EQ(spt_context_create(&ctx), SPT_OK);
+    ASSERT_EQ(spt_context_set_backend(ctx, backend), SPT_OK);
+    ASSERT_EQ(spt_context_set_threads(ctx, 3), SPT_OK);
+    for (uint32_t root : {0u, 2u}) {
+      spt_hbcsf* h = nullptr;
+      ASSERT_EQ(spt_hbcsf_from_coo(ctx, &x, root, nullptr, &h), SPT_OK) << spt_last_error(ctx);
+      for (uint32_t mode = 0; mode < 4; ++mode) {
+        const std::string what = cat("backend ", int(backend), " root ", root, " mode ", mode);
+        for (uint32_t m = 0; m < 4; ++m) fp[m] = m == mode ? nullptr : mats[m].m;
+        Matrix out(dtype, x.dims[mode], R);
+        ASSERT_EQ(spt_mttkrp_hbcsf_mode(ctx, h, fp.data(), mode, out.m), SPT_OK) << what << ": " << spt_last_error(ctx);
+        DenseMatrix<T> want(x.dims[mode], R), got(x.dims[mode], R);
+        ref::mttkrp(Exec{1}, x, refs.data(), mode, want.ref());
+        for (spt_nnz i = 0; i < want.rows; ++i)
+          for (spt_nnz j = 0; j < R; ++j) got(i, j) = out.m->at<T>(i, j);
+        expect_matrix_close(want, got, what);
+        if (mode == root) {
+          Matrix rooted(dtype, x.dims[root], R);
+          ASSERT_EQ(spt_mttkrp_hbcsf(ctx, h, fp.data(), rooted.m), SPT_OK) << spt_last_error(ctx);
+          for (spt_nnz i = 0; i < x.dims[root]; ++i)
+            for (spt_nnz j = 0; j < R; ++j) ASSERT_EQ(out.m->at<T>(i, j), rooted.m->at<T>(i, j)) << what;
+        }
+      }
+      // Bad arguments: mode out of range; a non-root mode needs the root's factor.
+      Matrix out(dtype, x.dims[1], R);
+      for (uint32_t m = 0; m < 4; ++m) fp[m] = m == 1 ? nullptr : mats[m].m;
+      EXPECT_EQ(spt_mttkrp_hbcsf_mode(ctx, h, fp.data(), 4, out.m), SPT_ERR_INVALID_ARGUMENT);
+      EXPECT_NE(std::string(spt_last_error(ctx)).find("out of range"), std::string::npos) << spt_last_error(ctx);
+      EXPECT_EQ(spt_mttkrp_hbcsf_mode(ctx, nullptr, fp.data(), 1, out.m), SPT_ERR_INVALID_ARGUMENT);
+      EXPECT_EQ(spt_mttkrp_hbcsf_mode(ctx, h, nullptr, 1, out.m), SPT_ERR_INVALID_ARGUMENT);
+      EXPECT_EQ(spt_mttkrp_hbcsf_mode(ctx, h, fp.data(), 1, nullptr), SPT_ERR_INVALID_ARGUMENT);
+      EXPECT_EQ(spt_mttkrp_hbcsf_mode(ctx, h, fp.data(), 0, out.m), SPT_ERR_INVALID_ARGUMENT);  // out is 7 x R
+      EXPECT_NE(std::string(spt_last_error(ctx)).find("out must be dims"), std::string::npos) << spt_last_error(ctx);
+      if (root != 1) {
+        fp[root] = nullptr;
+        EXPECT_EQ(spt_mttkrp_hbcsf_mode(ctx, h, fp.data(), 1, out.m), SPT_ERR_INVALID_ARGUMENT);
+        EXPECT_NE(std::string(spt_last_error(ctx)).find("factors["), std::string::npos) << spt_last_error(ctx);
+      }
+      spt_hbcsf_free(h);
+    }
+    spt_context_free(ctx);
+  }
+}
+
+TEST(HbcsfApi, EveryModeFromOneTreeFloat64) { every_mode_from_one_tree<double>(); }
+TEST(HbcsfApi, EveryModeFromOneTreeFloat32) { every_mode_from_one_tree<float>(); }
+
 TEST(HbcsfApi, BadInput) {
   spt_coo_s x = three_groups_order3();
   spt_hbcsf* h = reinterpret_cast<spt_hbcsf*>(uintptr_t(1));  // must stay untouched on error
