@@ -308,6 +308,9 @@ __device__ __forceinline__ void hbcsf_bcsf_leaves_body(const HbcsfArgs<T>& a, ui
   const T* leaf_factor = a.F[leaf_level];  // null when leaf_out (not read)
   const uint32_t* fiber_ind = a.node_ind[fiber_level - 1];
   const uint64_t first_segment = warp_find_segment(a.segment_ptr, a.segments, uint32_t(begin));
+  // Leaves whose factor rows a team loads before using any of them: with
+  // short fibers each leaf otherwise waited for its row in turn.
+  constexpr int kPrefetch = kNonRoot ? 1 : (L < 2 ? L : 2);
   for (uint32_t c0 = 0; c0 < units; c0 += L) {
     const uint32_t u = c0 + lane_in_team;
     const bool column = u < units;
@@ -373,38 +376,51 @@ __device__ __forceinline__ void hbcsf_bcsf_leaves_body(const HbcsfArgs<T>& a, ui
       const uint32_t my_row = in_range ? __ldg(a.segment_row + g) : kNoRow;
       const uint32_t my_fiber = in_range ? __ldg(fiber_ind + g) : 0u;
       const uint32_t offset = position_in_window(my_end, z, valid);  // this leaf's segment
-      for (uint32_t s = 0; s < uint32_t(L); ++s) {  // every lane shuffles each round
-        const int src = int(team_first + s);
-        const uint32_t o = __shfl_sync(kFullMask, offset, src);
-        const T v = __shfl_sync(kFullMask, my_val, src);
-        const uint32_t leaf = __shfl_sync(kFullMask, my_leaf, src);
-        const uint32_t row = __shfl_sync(kFullMask, my_row, int(o & 31));
-        const uint32_t fiber = __shfl_sync(kFullMask, my_fiber, int(o & 31));
-        if (o == 32u || !column) continue;
-        const uint64_t seg = window + o;
-        if (leaf_out) {  // each leaf its own output row
-          if (seg != cur_seg) {
-            cur_seg = seg;
-            cur_row = row;
-            cur_fiber = fiber;
-            prefix = splat<T, V>(T(1));
-            segment_rows(prefix);
-          }
-          Pack<T, V> p = splat<T, V>(v);
-          mul_into(p, prefix);
-          write_pack<T, V>(a.out, leaf, a.rank, u, p, true);
-          continue;
-        }
-        if (seg != cur_seg) {
-          if (cur_seg != ~uint64_t(0)) finish_segment();
-          cur_seg = seg;
-          cur_row = row;
-          cur_fiber = fiber;
-          seg_sum = splat<T, V>(T(0));
-        }
-        const Pack<T, V> f = row_pack<T, V>(leaf_factor, leaf, a.rank, u);
+      // The team walks its L leaves kPrefetch at a time: first the shuffles
+      // and the leaf rows of all kPrefetch (independent loads, in flight
+      // together), then the segment logic in order.
+      for (uint32_t s0 = 0; s0 < uint32_t(L); s0 += kPrefetch) {
+        uint32_t o[kPrefetch], leaf[kPrefetch], row[kPrefetch], fiber[kPrefetch];
+        T v[kPrefetch];
+        Pack<T, V> f[kPrefetch];
 #pragma unroll
-        for (int e = 0; e < V; ++e) seg_sum.v[e] += v * f.v[e];
+        for (int k = 0; k < kPrefetch; ++k) {  // every lane shuffles each round
+          const int src = int(team_first + s0 + k);
+          o[k] = __shfl_sync(kFullMask, offset, src);
+          v[k] = __shfl_sync(kFullMask, my_val, src);
+          leaf[k] = __shfl_sync(kFullMask, my_leaf, src);
+          row[k] = __shfl_sync(kFullMask, my_row, int(o[k] & 31));
+          fiber[k] = __shfl_sync(kFullMask, my_fiber, int(o[k] & 31));
+          f[k] = !leaf_out && column && o[k] != 32u ? row_pack<T, V>(leaf_factor, leaf[k], a.rank, u)
+                                                    : splat<T, V>(T(0));
+        }
+#pragma unroll
+        for (int k = 0; k < kPrefetch; ++k) {
+          if (o[k] == 32u || !column) continue;
+          const uint64_t seg = window + o[k];
+          if (leaf_out) {  // each leaf its own output row
+            if (seg != cur_seg) {
+              cur_seg = seg;
+              cur_row = row[k];
+              cur_fiber = fiber[k];
+              prefix = splat<T, V>(T(1));
+              segment_rows(prefix);
+            }
+            Pack<T, V> p = splat<T, V>(v[k]);
+            mul_into(p, prefix);
+            write_pack<T, V>(a.out, leaf[k], a.rank, u, p, true);
+            continue;
+          }
+          if (seg != cur_seg) {
+            if (cur_seg != ~uint64_t(0)) finish_segment();
+            cur_seg = seg;
+            cur_row = row[k];
+            cur_fiber = fiber[k];
+            seg_sum = splat<T, V>(T(0));
+          }
+#pragma unroll
+          for (int e = 0; e < V; ++e) seg_sum.v[e] += v[k] * f[k].v[e];
+        }
       }
       // The next batch's window: the segment of its first leaf.
       window += __popc(__ballot_sync(kFullMask, my_end <= uint32_t(base + 32)));

@@ -627,7 +627,7 @@ def mttkrp(tensor, factors, mode, out=None, ctx=None):
         if tensor.mode != mode:
             raise InvalidArgumentError(-1, "SPT_ERR_INVALID_ARGUMENT",
                                        f"this {type(tensor).__name__} is rooted at mode {tensor.mode}, not {mode}")
-    elif fn is None:
+    elif fn is None and not isinstance(tensor, HBCSF):  # an HBCSF serves every mode
         raise InvalidArgumentError(-1, "SPT_ERR_INVALID_ARGUMENT",
                                    "tensor must be a Tensor, HiCOO, CSF, FCOO, HBCSF or HLS")
     with _Matrices() as mats:
