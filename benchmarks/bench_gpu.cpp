@@ -424,6 +424,14 @@ void run_tensor(const Bench& b, const std::string& name, const spt_coo_s& x) {
     // The GPU format model's choice per mode (dispatch/gpu_format.hpp),
     // for benchmarks/format_choice_report.py to hold against the timings.
     const std::vector<spt::dispatch::GpuMttkrpChoice> choice = choices_for(rank);
+    // The bench-name suffix of a format (gpu_mttkrp_<key>), for the report.
+    auto format_key = [](spt::dispatch::GpuMttkrpFormat f) {
+      switch (f) {
+        case spt::dispatch::GpuMttkrpFormat::fcoo: return "fcoo";
+        case spt::dispatch::GpuMttkrpFormat::hbcsf: return "hbcsf";
+        default: return "coo";
+      }
+    };
     for (uint32_t mode = 0; b.json && mode < order; ++mode)
       std::fprintf(b.json,
                    "{\"bench\":\"gpu_format_choice\",\"tensor\":\"%s\",\"order\":%u,\"nnz\":%llu,\"mode\":%u,"
@@ -431,7 +439,7 @@ void run_tensor(const Bench& b, const std::string& name, const spt_coo_s& x) {
                    "\"device\":\"%s\"}\n",
                    name.c_str(), order, (unsigned long long)nnz, mode, rank, (unsigned long long)mode_slices[mode],
                    mode_slices[mode] ? double(nnz) / double(mode_slices[mode]) : 0.0,
-                   choice[mode].format == spt::dispatch::GpuMttkrpFormat::fcoo ? "fcoo" : "coo", b.device.c_str());
+                   format_key(choice[mode].format), b.device.c_str());
     for (uint32_t mode = 0; mode < order; ++mode) {
       const size_t out_elems = size_t(x.dims[mode]) * rank;
       float* d_out = nullptr;

@@ -170,6 +170,7 @@ struct DeviceCooCache {
   uint64_t row_bytes = 0;
   std::vector<GpuMttkrpChoice> choices;
   std::vector<std::shared_ptr<spt_fcoo_s>> fcoo;
+  std::vector<std::shared_ptr<spt_hbcsf_s>> hbcsf;  // rooted at the mode, for the HB-CSF modes
 
   explicit DeviceCooCache(const spt_coo_s& x) : nnz(x.nnz), dtype(x.dtype()), dims(x.dims), ind(x.ind), val(x.val) {}
   bool matches(const spt_coo_s& x) const {
@@ -388,14 +389,11 @@ bool fcoo_on_device(const spt_context_s& ctx, const char* kernel, const spt_fcoo
 }
 
 
-// The F-COO of x for `mode` when the GPU format model picks F-COO for that
-// mode (built on first use and kept in x's device cache, so a CP-ALS or a
-// sequence of spt_mttkrp calls converts once), else nullptr. The choice is
-// made once per tensor state (SPT_CUDA_MTTKRP_FORMAT is read then).
-std::shared_ptr<const spt_fcoo_s> chosen_fcoo(const spt_context_s& ctx, const spt_coo_s& x, uint32_t mode,
-                                              spt_index rank) {
-  if (x.order() < 2 || x.order() > 8 || x.nnz >= (spt_nnz(1) << 32)) return nullptr;
-  std::lock_guard<std::mutex> lock(detail::device_cache_mutex());
+// x's device cache (made here when missing or stale) with the GPU format
+// model's choice per mode for rows of `rank` columns (made on the first
+// device MTTKRP and again when the row width changes; SPT_CUDA_MTTKRP_FORMAT
+// is read then). The caller holds the device-cache mutex.
+std::shared_ptr<DeviceCooCache> cache_with_choices(const spt_context_s& ctx, const spt_coo_s& x, spt_index rank) {
   auto cache = std::static_pointer_cast<DeviceCooCache>(x.device_cache);
   if (cache && !cache->matches(x)) cache.reset();
   if (!cache) {
@@ -410,6 +408,7 @@ std::shared_ptr<const spt_fcoo_s> chosen_fcoo(const spt_context_s& ctx, const sp
     cache->choices = gpu_mttkrp_choices(x, cache->slices, row_bytes, sms);
     cache->row_bytes = row_bytes;
     cache->fcoo.resize(x.order());
+    cache->hbcsf.resize(x.order());
     std::string choice;
     for (uint32_t m = 0; m < x.order(); ++m) {
       const GpuMttkrpChoice& c = cache->choices[m];
@@ -420,19 +419,47 @@ std::shared_ptr<const spt_fcoo_s> chosen_fcoo(const spt_context_s& ctx, const sp
     }
     log(ctx, 2, cat("GPU MTTKRP format per mode: ", choice));
   }
+  return cache;
+}
+
+// The F-COO of x for `mode` when the GPU format model picks F-COO for that
+// mode, or HB-CSF and `hbcsf_modes_too` (the CP-ALS sweep, which has no
+// HB-CSF path), else nullptr. Built on first use and kept in x's device
+// cache, so a CP-ALS or a sequence of spt_mttkrp calls converts once.
+std::shared_ptr<const spt_fcoo_s> chosen_fcoo(const spt_context_s& ctx, const spt_coo_s& x, uint32_t mode,
+                                              spt_index rank, bool hbcsf_modes_too = false) {
+  if (x.order() < 2 || x.order() > 8 || x.nnz >= (spt_nnz(1) << 32)) return nullptr;
+  std::lock_guard<std::mutex> lock(detail::device_cache_mutex());
+  const std::shared_ptr<DeviceCooCache> cache = cache_with_choices(ctx, x, rank);
   const GpuMttkrpChoice& chosen = cache->choices[mode];
-  if (chosen.format != GpuMttkrpFormat::fcoo) return nullptr;
+  const bool wanted = chosen.format == GpuMttkrpFormat::fcoo || (hbcsf_modes_too && chosen.format == GpuMttkrpFormat::hbcsf);
+  if (!wanted) return nullptr;
   if (!cache->fcoo[mode])
     cache->fcoo[mode] = std::make_shared<spt_fcoo_s>(
         fcoo::from_coo(x, SPT_FCOO_MTTKRP, mode, chosen.fcoo_threadlen, thread_count(ctx)));
   return cache->fcoo[mode];
 }
 
-// spt_mttkrp on the device: F-COO for the modes the format model gives it,
-// the COO kernel otherwise.
+// The HB-CSF of x rooted at `mode` when the GPU format model picks HB-CSF
+// for that mode (orders 3-8), else nullptr; cached as chosen_fcoo's.
+std::shared_ptr<const spt_hbcsf_s> chosen_hbcsf(const spt_context_s& ctx, const spt_coo_s& x, uint32_t mode,
+                                                spt_index rank) {
+  if (x.order() < 3 || x.order() > 8 || x.nnz >= (spt_nnz(1) << 32)) return nullptr;
+  std::lock_guard<std::mutex> lock(detail::device_cache_mutex());
+  const std::shared_ptr<DeviceCooCache> cache = cache_with_choices(ctx, x, rank);
+  if (cache->choices[mode].format != GpuMttkrpFormat::hbcsf) return nullptr;
+  if (!cache->hbcsf[mode])
+    cache->hbcsf[mode] = std::make_shared<spt_hbcsf_s>(hbcsf::from_coo(x, mode, hbcsf::Params{}, thread_count(ctx)));
+  return cache->hbcsf[mode];
+}
+
+// spt_mttkrp on the device: F-COO or HB-CSF for the modes the format model
+// gives them, the COO kernel otherwise.
 template <typename T>
 bool coo_mttkrp_on_device(const spt_context_s& ctx, const spt_coo_s& x, const ConstMatRef<T>* factors, uint32_t mode,
                           MatRef<T> out) {
+  if (std::shared_ptr<const spt_hbcsf_s> h = chosen_hbcsf(ctx, x, mode, out.cols))
+    return mttkrp_on_device<DeviceHbcsf>(ctx, "MTTKRP (on HB-CSF, chosen for this mode)", *h, factors, mode, out);
   if (std::shared_ptr<const spt_fcoo_s> f = chosen_fcoo(ctx, x, mode, out.cols))
     return fcoo_on_device<T>(ctx, "MTTKRP (on F-COO, chosen for this mode)", *f, SPT_PLUGIN_FCOO_HADAMARD,
                              fcoo::product_mode_factors(*f, factors), out);
@@ -616,7 +643,7 @@ bool cp_als_on_device(const spt_context_s& ctx, const spt_coo_s& x, const spt_cp
   if (opts.format == SPT_TENSOR_FORMAT_AUTO) {
     std::string on_fcoo;
     for (uint32_t m = 0; m < order; ++m) {
-      const std::shared_ptr<const spt_fcoo_s> f = chosen_fcoo(ctx, x, m, opts.rank);
+      const std::shared_ptr<const spt_fcoo_s> f = chosen_fcoo(ctx, x, m, opts.rank, true);
       if (!f) continue;
       std::string why;
       if (const int st = device_copy(cuda, ctx.device, *f, fcoo_copies[m], why); st != SPT_OK) {

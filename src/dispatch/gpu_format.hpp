@@ -18,18 +18,26 @@
 //  * With output rows of at most 64 bytes (rank 16 float32), F-COO also won
 //    on large tensors with moderate slices: text-4grams (6.2M nonzeros, 261
 //    per slice) 1.15-1.22x ahead of COO. At rank 32 COO kept up there.
-//  * HiCOO was never the fastest on the GPU; HB-CSF (by leaf chunks) was
-//    the fastest on 2 of 124 tensor-modes (coads' short modes at rank 32)
-//    only against F-COO with threadlen 8: with threadlen 16 (the few-slices
-//    case of fcoo::suggested_threadlen) F-COO is within 3% of it. So the
-//    model picks neither; they run when the caller asks.
+//  * HiCOO was never the fastest on the GPU: never picked.
+//  * HB-CSF (by leaf chunks, leaf rows loaded ahead) beat F-COO on coads'
+//    shortest modes at rank 32 (order 4, 742K nonzeros, 7 and 12 slices:
+//    1.07-1.17x on an H200), where every F-COO warp's boundary add lands on
+//    a handful of rows while HB-CSF sums each slice's fibers in registers.
+//    It lost to F-COO on order-4 modes with 24 slices (flights' hour mode,
+//    1.3x), on order 3 (wordnet's 26 relations) and on small tensors (ciao's
+//    6 categories, 36K nonzeros). A narrow rule, fitted on one tensor.
+//    CP-ALS (the mixed-format sweep has no HB-CSF path) runs such a mode on
+//    F-COO.
 //
 // Rule: COO below kGpuFcooMinNnz nonzeros (both run in a few microseconds
 // and COO needs no conversion); else F-COO when nnz / (non-empty slices of
 // the mode) >= kGpuFcooMinMeanSlice, or when rows are at most
 // kGpuSmallRowBytes, nnz >= kGpuFcooLargeNnz and the mean slice >=
-// kGpuFcooLargeMinMeanSlice; else COO. F-COO's threadlen is
-// fcoo::suggested_threadlen with the mode's slice count.
+// kGpuFcooLargeMinMeanSlice; else COO. A mode given to F-COO goes to
+// HB-CSF instead when the order is at least kGpuHbcsfMinOrder, rows have at
+// least kGpuHbcsfMinRowBytes, the mode has at most kGpuHbcsfMaxSlices
+// non-empty slices and the tensor at least kGpuHbcsfMinNnz nonzeros. F-COO's
+// threadlen is fcoo::suggested_threadlen with the mode's slice count.
 #pragma once
 
 #include <cstdint>
@@ -45,13 +53,18 @@ constexpr double kGpuFcooMinMeanSlice = 800.0;
 constexpr uint64_t kGpuSmallRowBytes = 64;
 constexpr spt_nnz kGpuFcooLargeNnz = spt_nnz(1) << 21;
 constexpr double kGpuFcooLargeMinMeanSlice = 100.0;
+constexpr uint32_t kGpuHbcsfMinOrder = 4;
+constexpr uint64_t kGpuHbcsfMinRowBytes = 128;
+constexpr spt_nnz kGpuHbcsfMaxSlices = 16;
+constexpr spt_nnz kGpuHbcsfMinNnz = spt_nnz(1) << 17;
 
-enum class GpuMttkrpFormat { coo, fcoo };
+enum class GpuMttkrpFormat { coo, fcoo, hbcsf };
 
 const char* gpu_mttkrp_format_name(GpuMttkrpFormat f);
 
-// The format rule above for one mode; row_bytes = rank x value size.
-GpuMttkrpFormat gpu_mttkrp_format(spt_nnz nnz, spt_nnz nonempty_slices, uint64_t row_bytes);
+// The format rule above for one mode of an order-`order` tensor; row_bytes =
+// rank x value size.
+GpuMttkrpFormat gpu_mttkrp_format(spt_nnz nnz, spt_nnz nonempty_slices, uint64_t row_bytes, uint32_t order);
 
 // One mode's choice: the format and, for F-COO, its threadlen.
 struct GpuMttkrpChoice {
@@ -69,8 +82,8 @@ std::vector<spt_nnz> nonempty_slices_per_mode(const spt_coo_s& x, int threads);
 // The per-mode choice for x from its slice counts (nonempty_slices_per_mode;
 // may be empty below kGpuFcooMinNnz nonzeros), for output rows of
 // `row_bytes` on a GPU with `multiprocessors` SMs (0 = an H100's 132). Env
-// SPT_CUDA_MTTKRP_FORMAT = coo | fcoo | auto (unset/empty/other = auto)
-// forces one format for every mode (the threadlen rule still applies).
+// SPT_CUDA_MTTKRP_FORMAT = coo | fcoo | hbcsf | auto (unset/empty/other =
+// auto) forces one format for every mode (the threadlen rule still applies).
 std::vector<GpuMttkrpChoice> gpu_mttkrp_choices(const spt_coo_s& x, const std::vector<spt_nnz>& nonempty_slices,
                                                 uint64_t row_bytes, int multiprocessors);
 

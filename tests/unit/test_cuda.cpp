@@ -558,21 +558,44 @@ spt_coo_s mixed_format_tensor(spt_dtype dtype) {
   return random_coo(dtype, spec);
 }
 
+// An order-4 tensor whose mode 0 has 8 slices (HB-CSF territory at 128-byte
+// rows: order 4, at most 16 slices, 2^17+ nonzeros), mode 1 light slices
+// (COO) and modes 2-3 heavy ones over more than 16 slices (F-COO).
+spt_coo_s hbcsf_format_tensor(spt_dtype dtype) {
+  RandomTensorSpec spec;
+  spec.dims = {8, 400, 40, 50};
+  spec.nnz = 140000;
+  spec.seed = 6;
+  spec.skewed = false;
+  spec.empty_slices = false;
+  spec.single_nonzero_slice = false;
+  return random_coo(dtype, spec);
+}
+
 TEST(GpuFormatModel, RuleSlicesAndOverride) {
   using dispatch::GpuMttkrpChoice;
   using dispatch::GpuMttkrpFormat;
   // The rule: F-COO from kGpuFcooMinNnz nonzeros and kGpuFcooMinMeanSlice per non-empty slice.
-  EXPECT_EQ(dispatch::gpu_mttkrp_format(dispatch::kGpuFcooMinNnz - 1, 1, 128), GpuMttkrpFormat::coo);
-  EXPECT_EQ(dispatch::gpu_mttkrp_format(1000000, 1250, 128), GpuMttkrpFormat::fcoo);  // 800 per slice
-  EXPECT_EQ(dispatch::gpu_mttkrp_format(1000000, 1251, 128), GpuMttkrpFormat::coo);
-  EXPECT_EQ(dispatch::gpu_mttkrp_format(1000000, 1250, 64), GpuMttkrpFormat::fcoo);
-  EXPECT_EQ(dispatch::gpu_mttkrp_format(1000000, 0, 128), GpuMttkrpFormat::coo);
+  EXPECT_EQ(dispatch::gpu_mttkrp_format(dispatch::kGpuFcooMinNnz - 1, 1, 128, 3), GpuMttkrpFormat::coo);
+  EXPECT_EQ(dispatch::gpu_mttkrp_format(1000000, 1250, 128, 3), GpuMttkrpFormat::fcoo);  // 800 per slice
+  EXPECT_EQ(dispatch::gpu_mttkrp_format(1000000, 1251, 128, 3), GpuMttkrpFormat::coo);
+  EXPECT_EQ(dispatch::gpu_mttkrp_format(1000000, 1250, 64, 3), GpuMttkrpFormat::fcoo);
+  EXPECT_EQ(dispatch::gpu_mttkrp_format(1000000, 0, 128, 3), GpuMttkrpFormat::coo);
   // Rows of at most 64 bytes on a large tensor: F-COO from 100 per slice.
   const spt_nnz large = dispatch::kGpuFcooLargeNnz;
-  EXPECT_EQ(dispatch::gpu_mttkrp_format(large, large / 100, 64), GpuMttkrpFormat::fcoo);
-  EXPECT_EQ(dispatch::gpu_mttkrp_format(large, large / 100 + 1, 64), GpuMttkrpFormat::coo);
-  EXPECT_EQ(dispatch::gpu_mttkrp_format(large, large / 100, 128), GpuMttkrpFormat::coo);
-  EXPECT_EQ(dispatch::gpu_mttkrp_format(large - 1, (large - 1) / 100, 64), GpuMttkrpFormat::coo);
+  EXPECT_EQ(dispatch::gpu_mttkrp_format(large, large / 100, 64, 3), GpuMttkrpFormat::fcoo);
+  EXPECT_EQ(dispatch::gpu_mttkrp_format(large, large / 100 + 1, 64, 3), GpuMttkrpFormat::coo);
+  EXPECT_EQ(dispatch::gpu_mttkrp_format(large, large / 100, 128, 3), GpuMttkrpFormat::coo);
+  EXPECT_EQ(dispatch::gpu_mttkrp_format(large - 1, (large - 1) / 100, 64, 3), GpuMttkrpFormat::coo);
+  // HB-CSF instead of F-COO: order 4+, rows of 128+ bytes, at most 16 slices, 2^17+ nonzeros.
+  const spt_nnz deep = dispatch::kGpuHbcsfMinNnz;
+  const spt_nnz few = dispatch::kGpuHbcsfMaxSlices;
+  EXPECT_EQ(dispatch::gpu_mttkrp_format(deep, few, 128, 4), GpuMttkrpFormat::hbcsf);
+  EXPECT_EQ(dispatch::gpu_mttkrp_format(deep, 1, 256, 5), GpuMttkrpFormat::hbcsf);
+  EXPECT_EQ(dispatch::gpu_mttkrp_format(deep, few + 1, 128, 4), GpuMttkrpFormat::fcoo);
+  EXPECT_EQ(dispatch::gpu_mttkrp_format(deep, few, 128, 3), GpuMttkrpFormat::fcoo);
+  EXPECT_EQ(dispatch::gpu_mttkrp_format(deep, few, 64, 4), GpuMttkrpFormat::fcoo);
+  EXPECT_EQ(dispatch::gpu_mttkrp_format(deep - 1, few, 128, 4), GpuMttkrpFormat::fcoo);
   // Non-empty slices, against a direct count.
   const spt_coo_s x = mixed_format_tensor(SPT_FLOAT64);
   const std::vector<spt_nnz> slices = dispatch::nonempty_slices_per_mode(x, 3);
@@ -608,12 +631,28 @@ TEST(GpuFormatModel, RuleSlicesAndOverride) {
     EXPECT_EQ(dispatch::gpu_mttkrp_choices(x, 128, 132, 2),
               with(GpuMttkrpFormat::fcoo, GpuMttkrpFormat::fcoo, GpuMttkrpFormat::fcoo));
   }
+  {
+    ScopedEnv hbcsf("SPT_CUDA_MTTKRP_FORMAT", "hbcsf");
+    EXPECT_EQ(dispatch::gpu_mttkrp_choices(x, 128, 132, 2),
+              with(GpuMttkrpFormat::hbcsf, GpuMttkrpFormat::hbcsf, GpuMttkrpFormat::hbcsf));
+  }
+  // The order-4 tensor of the HB-CSF tests: HB-CSF, COO, F-COO, F-COO.
+  {
+    ScopedEnv unset("SPT_CUDA_MTTKRP_FORMAT", nullptr);
+    const spt_coo_s y = hbcsf_format_tensor(SPT_FLOAT64);
+    const std::vector<dispatch::GpuMttkrpChoice> got = dispatch::gpu_mttkrp_choices(y, 128, 132, 2);
+    ASSERT_EQ(got.size(), 4u);
+    EXPECT_EQ(got[0].format, GpuMttkrpFormat::hbcsf);
+    EXPECT_EQ(got[1].format, GpuMttkrpFormat::coo);
+    EXPECT_EQ(got[2].format, GpuMttkrpFormat::fcoo);
+    EXPECT_EQ(got[3].format, GpuMttkrpFormat::fcoo);
+  }
 }
 
-// spt_mttkrp on the GPU runs mode 0 on F-COO (the model's choice, said in
-// the log) and the others on COO; every mode equals the reference.
-TEST(GpuFormatModel, MttkrpPerModeFormatMatchesReference) {
-  SKIP_WITHOUT_DEVICE();
+// spt_mttkrp on the GPU (CUDA forced, float64, rank 16: 128-byte rows) on
+// x: every mode equals the reference, and the log gives `choice` (the
+// model's per-mode formats).
+void check_per_mode_formats(const spt_coo_s& tensor, const std::string& choice) {
   ScopedEnv unset("SPT_CUDA_MTTKRP_FORMAT", nullptr);
   std::vector<std::string> log;
   spt_context* ctx = nullptr;
@@ -621,7 +660,7 @@ TEST(GpuFormatModel, MttkrpPerModeFormatMatchesReference) {
   ASSERT_EQ(spt_context_set_backend(ctx, SPT_BACKEND_CUDA), SPT_OK) << spt_last_error(ctx);
   ASSERT_EQ(spt_context_set_verbosity(ctx, 2), SPT_OK);
   ASSERT_EQ(spt_context_set_log(ctx, record_log, &log), SPT_OK);
-  spt_coo* x = new spt_coo_s(mixed_format_tensor(SPT_FLOAT64));
+  spt_coo* x = new spt_coo_s(copy_coo(tensor, SPT_FLOAT64));
   const spt_nnz rank = 16;
   auto factors = random_factors<double>(x->dims, rank, 9);
   std::vector<spt_matrix*> handles;
@@ -630,7 +669,7 @@ TEST(GpuFormatModel, MttkrpPerModeFormatMatchesReference) {
     ASSERT_EQ(spt_matrix_wrap(ctx, SPT_FLOAT64, f.rows, f.cols, SPT_ROW_MAJOR, f.values.data(), f.cols, &m), SPT_OK);
     handles.push_back(m);
   }
-  for (uint32_t mode = 0; mode < 3; ++mode) {
+  for (uint32_t mode = 0; mode < x->order(); ++mode) {
     spt_matrix* out = nullptr;
     ASSERT_EQ(spt_matrix_create(ctx, SPT_FLOAT64, x->dims[mode], rank, SPT_ROW_MAJOR, &out), SPT_OK);
     ASSERT_EQ(spt_mttkrp(ctx, x, handles.data(), mode, out), SPT_OK) << spt_last_error(ctx);
@@ -641,12 +680,44 @@ TEST(GpuFormatModel, MttkrpPerModeFormatMatchesReference) {
     spt_matrix_free(out);
   }
   bool said = false;
-  for (const std::string& line : log)
-    said = said || line.find("mode 0 F-COO (threadlen 8), mode 1 COO, mode 2 COO") != std::string::npos;
-  EXPECT_TRUE(said) << "the log should give the per-mode choice";
+  for (const std::string& line : log) said = said || line.find(choice) != std::string::npos;
+  EXPECT_TRUE(said) << "the log should give the per-mode choice: " << choice;
   for (spt_matrix* m : handles) spt_matrix_free(m);
   spt_coo_free(x);
   spt_context_free(ctx);
+}
+
+// Mode 0 on F-COO, the others on COO.
+TEST(GpuFormatModel, MttkrpPerModeFormatMatchesReference) {
+  SKIP_WITHOUT_DEVICE();
+  check_per_mode_formats(mixed_format_tensor(SPT_FLOAT64), "mode 0 F-COO (threadlen 8), mode 1 COO, mode 2 COO");
+}
+
+// Mode 0 on HB-CSF (built by the dispatcher, rooted at mode 0), mode 1 on
+// COO, modes 2-3 on F-COO.
+TEST(GpuFormatModel, MttkrpOnHbcsfWhereChosenMatchesReference) {
+  SKIP_WITHOUT_DEVICE();
+  check_per_mode_formats(hbcsf_format_tensor(SPT_FLOAT64),
+                         "mode 0 HB-CSF, mode 1 COO, mode 2 F-COO (threadlen 16), mode 3 F-COO (threadlen 16)");
+}
+
+// CP-ALS with format AUTO on the GPU: the mixed sweep has no HB-CSF path,
+// so mode 0 (HB-CSF for spt_mttkrp) runs on F-COO with modes 2-3; equal to
+// the CPU run from the same init.
+TYPED_TEST(CudaCpAls, HbcsfModesRunOnFcooInTheSweep) {
+  SKIP_WITHOUT_DEVICE();
+  using T = TypeParam;
+  ScopedEnv unset("SPT_CUDA_MTTKRP_FORMAT", nullptr);
+  const spt_coo_s x = hbcsf_format_tensor(dtype_of<T>());
+  const spt_index rank = sizeof(T) == 8 ? 16 : 32;  // 128-byte rows either way
+  const auto init = positive_init<T>(x.dims, rank, 22);
+  const CpdRun gpu = run_cpd<T>(SPT_BACKEND_CUDA, x, init, rank, 5, 0.0);
+  const CpdRun cpu = run_cpd<T>(SPT_BACKEND_CPU, x, init, rank, 5, 0.0);
+  expect_same_run<T>(gpu, cpu, x, "HB-CSF modes in the sweep");
+  bool said = false;
+  for (const std::string& line : gpu.log)
+    said = said || line.find("MTTKRP on F-COO in modes 0, 2, 3, COO in the others") != std::string::npos;
+  EXPECT_TRUE(said) << "the GPU run should say that modes 0, 2 and 3 run on F-COO";
 }
 
 // CP-ALS with format AUTO on the GPU runs mode 0's MTTKRP on F-COO and the
