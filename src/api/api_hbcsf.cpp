@@ -140,18 +140,22 @@ SPT_API spt_status spt_mttkrp_hbcsf_mode(spt_context* ctx, const spt_hbcsf* h, c
     require(mode < h->order(), "mode ", mode, " out of range for an order-", h->order(), " tensor (modes are 0-based)");
     const spt_context_s& c = resolve(ctx);
     handle_mttkrp(*h, mode, factors, out, "mode", [&](const auto* refs, auto out_ref) {
-      // REFERENCE: the root's reference kernel (as spt_mttkrp_hbcsf); no
-      // separate one for other modes: the OpenMP kernel on one thread.
+      // The root: exactly spt_mttkrp_hbcsf. Another mode: the non-root
+      // kernels (device, else OpenMP; REFERENCE runs the OpenMP kernel on
+      // its one thread, there being no separate reference kernel).
+      if (mode == h->root()) {
+        SPT_DISPATCH(c, mttkrp_hbcsf, *h, refs, out_ref);
+        return;
+      }
+      const auto on_host = [&](const kernels::Exec& exec) {
+        kernels::cpu::mttkrp_hbcsf_mode(exec, *h, refs, mode, out_ref);
+      };
       dispatch::run(
           c,
           [&](auto device) -> decltype(decltype(device)::mttkrp_hbcsf_mode(c, *h, refs, mode, out_ref)) {
             return decltype(device)::mttkrp_hbcsf_mode(c, *h, refs, mode, out_ref);
           },
-          [&](const kernels::Exec& exec) {
-            if (mode == h->root()) kernels::reference::mttkrp_hbcsf(exec, *h, refs, out_ref);
-            else kernels::cpu::mttkrp_hbcsf_mode(exec, *h, refs, mode, out_ref);
-          },
-          [&](const kernels::Exec& exec) { kernels::cpu::mttkrp_hbcsf_mode(exec, *h, refs, mode, out_ref); });
+          on_host, on_host);
     });
   });
 }

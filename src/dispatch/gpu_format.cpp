@@ -1,6 +1,5 @@
 #include "dispatch/gpu_format.hpp"
 
-#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 
@@ -62,13 +61,6 @@ std::vector<GpuMttkrpChoice> gpu_mttkrp_choices(const spt_coo_s& x, const std::v
     out[m].fcoo_threadlen = fcoo::suggested_threadlen(x.nnz, row_bytes, multiprocessors, slices);
   }
   return out;
-}
-
-std::vector<GpuMttkrpChoice> gpu_mttkrp_choices(const spt_coo_s& x, uint64_t row_bytes, int multiprocessors,
-                                                int threads) {
-  std::vector<spt_nnz> slices;
-  if (x.nnz >= std::min(kGpuFcooMinNnz, fcoo::kFewSlicesMinNnz)) slices = nonempty_slices_per_mode(x, threads);
-  return gpu_mttkrp_choices(x, slices, row_bytes, multiprocessors);
 }
 
 }  // namespace spt::dispatch

@@ -87,9 +87,4 @@ std::vector<spt_nnz> nonempty_slices_per_mode(const spt_coo_s& x, int threads);
 std::vector<GpuMttkrpChoice> gpu_mttkrp_choices(const spt_coo_s& x, const std::vector<spt_nnz>& nonempty_slices,
                                                 uint64_t row_bytes, int multiprocessors);
 
-// Both steps: counts the slices (on `threads` threads) when the rule needs
-// them, then gpu_mttkrp_choices.
-std::vector<GpuMttkrpChoice> gpu_mttkrp_choices(const spt_coo_s& x, uint64_t row_bytes, int multiprocessors,
-                                                int threads);
-
 }  // namespace spt::dispatch

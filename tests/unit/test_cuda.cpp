@@ -547,30 +547,25 @@ TYPED_TEST(CudaCpAls, MatchesCpuOnDataTensor) {
 // A tensor whose mode 0 has 8 heavy slices (F-COO territory) and whose
 // other modes have light ones (COO): 64,000 nonzeros, 8,000 per mode-0
 // slice, about 213 and 160 per slice in modes 1 and 2.
-spt_coo_s mixed_format_tensor(spt_dtype dtype) {
+// Uniformly spread nonzeros, no empty slices: the slice counts of the
+// format-model tests follow from dims and nnz.
+spt_coo_s uniform_tensor(spt_dtype dtype, const std::vector<spt_index>& dims, spt_nnz nnz, uint64_t seed) {
   RandomTensorSpec spec;
-  spec.dims = {8, 300, 400};
-  spec.nnz = 64000;
-  spec.seed = 5;
+  spec.dims = dims;
+  spec.nnz = nnz;
+  spec.seed = seed;
   spec.skewed = false;
   spec.empty_slices = false;
   spec.single_nonzero_slice = false;
   return random_coo(dtype, spec);
 }
 
+spt_coo_s mixed_format_tensor(spt_dtype dtype) { return uniform_tensor(dtype, {8, 300, 400}, 64000, 5); }
+
 // An order-4 tensor whose mode 0 has 8 slices (HB-CSF territory at 128-byte
 // rows: order 4, at most 16 slices, 2^17+ nonzeros), mode 1 light slices
 // (COO) and modes 2-3 heavy ones over more than 16 slices (F-COO).
-spt_coo_s hbcsf_format_tensor(spt_dtype dtype) {
-  RandomTensorSpec spec;
-  spec.dims = {8, 400, 40, 50};
-  spec.nnz = 140000;
-  spec.seed = 6;
-  spec.skewed = false;
-  spec.empty_slices = false;
-  spec.single_nonzero_slice = false;
-  return random_coo(dtype, spec);
-}
+spt_coo_s hbcsf_format_tensor(spt_dtype dtype) { return uniform_tensor(dtype, {8, 400, 40, 50}, 140000, 6); }
 
 TEST(GpuFormatModel, RuleSlicesAndOverride) {
   using dispatch::GpuMttkrpChoice;
@@ -618,29 +613,29 @@ TEST(GpuFormatModel, RuleSlicesAndOverride) {
   };
   {
     ScopedEnv unset("SPT_CUDA_MTTKRP_FORMAT", nullptr);
-    EXPECT_EQ(dispatch::gpu_mttkrp_choices(x, 128, 132, 2),
+    EXPECT_EQ(dispatch::gpu_mttkrp_choices(x, slices, 128, 132),
               with(GpuMttkrpFormat::fcoo, GpuMttkrpFormat::coo, GpuMttkrpFormat::coo));
   }
   {
     ScopedEnv coo("SPT_CUDA_MTTKRP_FORMAT", "coo");
-    EXPECT_EQ(dispatch::gpu_mttkrp_choices(x, 128, 132, 2),
+    EXPECT_EQ(dispatch::gpu_mttkrp_choices(x, slices, 128, 132),
               with(GpuMttkrpFormat::coo, GpuMttkrpFormat::coo, GpuMttkrpFormat::coo));
   }
   {
     ScopedEnv fcoo("SPT_CUDA_MTTKRP_FORMAT", "fcoo");
-    EXPECT_EQ(dispatch::gpu_mttkrp_choices(x, 128, 132, 2),
+    EXPECT_EQ(dispatch::gpu_mttkrp_choices(x, slices, 128, 132),
               with(GpuMttkrpFormat::fcoo, GpuMttkrpFormat::fcoo, GpuMttkrpFormat::fcoo));
   }
   {
     ScopedEnv hbcsf("SPT_CUDA_MTTKRP_FORMAT", "hbcsf");
-    EXPECT_EQ(dispatch::gpu_mttkrp_choices(x, 128, 132, 2),
+    EXPECT_EQ(dispatch::gpu_mttkrp_choices(x, slices, 128, 132),
               with(GpuMttkrpFormat::hbcsf, GpuMttkrpFormat::hbcsf, GpuMttkrpFormat::hbcsf));
   }
   // The order-4 tensor of the HB-CSF tests: HB-CSF, COO, F-COO, F-COO.
   {
     ScopedEnv unset("SPT_CUDA_MTTKRP_FORMAT", nullptr);
     const spt_coo_s y = hbcsf_format_tensor(SPT_FLOAT64);
-    const std::vector<dispatch::GpuMttkrpChoice> got = dispatch::gpu_mttkrp_choices(y, 128, 132, 2);
+    const std::vector<dispatch::GpuMttkrpChoice> got = dispatch::gpu_mttkrp_choices(y, dispatch::nonempty_slices_per_mode(y, 2), 128, 132);
     ASSERT_EQ(got.size(), 4u);
     EXPECT_EQ(got[0].format, GpuMttkrpFormat::hbcsf);
     EXPECT_EQ(got[1].format, GpuMttkrpFormat::coo);
