@@ -36,6 +36,7 @@
 #include "algo/cp_als.hpp"
 #include "algo/mttkrp_operands.hpp"
 #include "algo/normal_equations.hpp"
+#include "algo/summed_norm.hpp"
 #include "core/random.hpp"
 #include "dispatch/dispatch.hpp"
 #include "kernels/dense.hpp"
@@ -492,17 +493,27 @@ spt_status run_cpd(MPI_Comm comm, spt_context_s& ctx, const spt_mpi_tensor_s& x,
   Distribution d;
   std::vector<std::unique_ptr<algo::MttkrpOperand<T>>> operands;
   std::vector<DenseMatrix<T>> factors(order);
+  collective(comm, [&] { d = distribute(comm, x, opts); });
+  // The norm of the tensor the kernels see: repeated coordinates summed.
+  // Block 0 holds every nonzero once, and all entries of one coordinate on
+  // the same rank (one grid cell, or one chunk of mode 0), so the local
+  // sums add up to the global norm.
+  double distinct = 0.0;
   collective(comm, [&] {
-    norm_x_squared = x.local.nnz ? SPT_DISPATCH(ctx, norm_squared, x.local) : 0.0;
+    const kernels::SummedStats stats = SPT_DISPATCH(ctx, summed_stats, *d.blocks[0]);
+    norm_x_squared = stats.norm_squared;
+    distinct = static_cast<double>(stats.distinct);
   });
-  allreduce_sum(comm, &norm_x_squared, 1);
+  double sums[2] = {norm_x_squared, distinct};
+  allreduce_sum(comm, sums, 2);
+  norm_x_squared = sums[0];
   collective(comm, [&] {
     if (!std::isfinite(norm_x_squared))
       fail(SPT_ERR_INVALID_ARGUMENT, "the tensor's norm is not finite (NaN/Inf values, or values too large); "
                                      "clean the values before CP-ALS");
     require(norm_x_squared > 0.0, "the tensor's nonzeros are all zero (norm 0); CP-ALS needs a nonzero tensor");
   });
-  collective(comm, [&] { d = distribute(comm, x, opts); });
+  if (rank == 0) algo::note_repeats(ctx, "MPI CP-ALS", x.global_nnz, static_cast<spt_nnz>(sums[1]));
   collective(comm, [&] {
     for (const auto& b : d.blocks) {
       if (b->nnz == 0) operands.push_back(std::make_unique<EmptyOperand<T>>());

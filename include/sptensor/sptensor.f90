@@ -664,6 +664,14 @@ module sptensor
       integer(c_int) :: st
     end function
 
+    ! Distinct coordinates among the nonzeros (repeats are summed everywhere).
+    function spt_coo_count_distinct(ctx, x, distinct) bind(c, name="spt_coo_count_distinct") result(st)
+      import :: c_ptr, c_int, c_int64_t
+      type(c_ptr), value :: ctx, x
+      integer(c_int64_t), intent(out) :: distinct
+      integer(c_int) :: st
+    end function
+
     ! --- kernels ------------------------------------------------------------
     ! factors: `order` matrix handles (factors(mode+1) may be c_null_ptr).
     function spt_mttkrp(ctx, x, factors, mode, out) bind(c, name="spt_mttkrp") result(st)

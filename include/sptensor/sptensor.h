@@ -143,8 +143,15 @@ SPT_API spt_status spt_context_create(spt_context **out);
 /** Free a context. NULL is accepted and ignored. Returns SPT_OK. */
 SPT_API spt_status spt_context_free(spt_context *ctx);
 
-/** Number of threads for kernels in this context; 0 restores the default.
- *  Errors: SPT_ERR_INVALID_ARGUMENT for ctx NULL or threads < 0. */
+/** Most threads a context may be given (spt_context_set_threads). */
+#define SPT_MAX_THREADS 1024
+
+/** Number of threads for kernels in this context, 1..SPT_MAX_THREADS; 0
+ *  restores the default: OpenMP's (OMP_NUM_THREADS, else one per
+ *  processor), capped at the processors available to the process and at
+ *  SPT_MAX_THREADS, so no environment can make the library start more.
+ *  Errors: SPT_ERR_INVALID_ARGUMENT for ctx NULL, threads < 0 or threads >
+ *  SPT_MAX_THREADS (nothing changed). */
 SPT_API spt_status spt_context_set_threads(spt_context *ctx, int threads);
 /** Threads that kernels will use (resolved, never 0). */
 SPT_API spt_status spt_context_get_threads(const spt_context *ctx, int *threads);
@@ -282,9 +289,15 @@ typedef enum spt_coo_flags {
   SPT_COO_FLAGS_MAX_ENUM = 0x7FFFFFFF /**< not a value: makes every 32-bit int representable (checked at run time) */
 } spt_coo_flags;
 
-/** What to do with repeated coordinates. */
+/** What to do with repeated coordinates.
+ *
+ *  A tensor is the sum of its entries: two entries with the same coordinate
+ *  stand for one nonzero holding their sum (as pyttb's sptensor constructor
+ *  sums repeats). Every function means that tensor, whether the repeats are
+ *  kept or merged: kernels, norms, fits (CP-ALS, Tucker, CP-APR, MPI, GPU)
+ *  and densities agree. KEEP only saves the sort that merging costs. */
 typedef enum spt_duplicates {
-  SPT_DUPLICATES_KEEP = 0,   /**< keep them (kernels treat them as summed) */
+  SPT_DUPLICATES_KEEP = 0,   /**< keep the entries as given (every function sums them) */
   SPT_DUPLICATES_SUM = 1,    /**< merge into one entry holding the sum */
   SPT_DUPLICATES_REJECT = 2,  /**< fail with INVALID_ARGUMENT naming the coordinate */
   SPT_DUPLICATES_MAX_ENUM = 0x7FFFFFFF /**< not a value: makes every 32-bit int representable (checked at run time) */
@@ -360,9 +373,20 @@ SPT_API spt_status spt_coo_sort_morton(spt_context *ctx, spt_coo *x);
  *  nothing. Sorts the tensor (mode order 0..N-1) as a side effect. */
 SPT_API spt_status spt_coo_coalesce(spt_context *ctx, spt_coo *x, spt_duplicates policy);
 
-/** Frobenius norm sqrt(sum of squared values), accumulated in double.
- *  Duplicates are treated as separate entries (coalesce first if needed). */
+/** Frobenius norm of the tensor, accumulated in double: entries that repeat
+ *  a coordinate are summed first (see spt_duplicates). Linear time when x
+ *  is sorted (known, or checked in one pass); otherwise sorts a permutation
+ *  of the nonzeros (8 bytes per nonzero, freed on return). x is not changed.
+ *  Errors: INVALID_ARGUMENT (NULL), OUT_OF_MEMORY. Thread safety: x may be
+ *  read concurrently. */
 SPT_API spt_status spt_coo_norm(spt_context *ctx, const spt_coo *x, double *norm);
+
+/** Number of distinct coordinates among x's nonzeros (`*distinct` <= nnz;
+ *  nnz - distinct entries repeat an earlier coordinate and are summed into
+ *  it by every function). Same cost as spt_coo_norm; x is not changed.
+ *  Errors: INVALID_ARGUMENT (NULL), OUT_OF_MEMORY. Thread safety: x may be
+ *  read concurrently. */
+SPT_API spt_status spt_coo_count_distinct(spt_context *ctx, const spt_coo *x, spt_nnz *distinct);
 
 /* ------------------------------------------------------------------------ */
 /* Semi-sparse tensors (sCOO) and CSR unfoldings: kernel outputs            */

@@ -340,10 +340,19 @@ class Tensor(_Owned):
         return np.ctypeslib.as_array(ctypes.cast(p, ctypes.POINTER(ctype)), (self.nnz,)).copy()
 
     def norm(self, ctx=None):
-        """Frobenius norm (accumulated in double)."""
+        """Frobenius norm (accumulated in double; repeated coordinates summed first)."""
         c = _ctx(ctx)
         r = ctypes.c_double()
         _lib.check(_lib.lib().spt_coo_norm(c._h, self._h, ctypes.byref(r)), "spt_coo_norm", c._h)
+        return r.value
+
+    def count_distinct(self, ctx=None):
+        """Number of distinct coordinates (nnz minus the entries that repeat one; every
+        function sums repeats, as pyttb's sptensor does)."""
+        c = _ctx(ctx)
+        r = ctypes.c_uint64()
+        _lib.check(_lib.lib().spt_coo_count_distinct(c._h, self._h, ctypes.byref(r)),
+                   "spt_coo_count_distinct", c._h)
         return r.value
 
     def copy(self, ctx=None):

@@ -306,6 +306,7 @@ SIGNATURES = {
     "spt_coo_indices": (i32, [vp, u32, pvp]),
     "spt_coo_values": (i32, [vp, pvp]),
     "spt_coo_norm": (i32, [vp, vp, pf64]),
+    "spt_coo_count_distinct": (i32, [vp, vp, pu64]),
     "spt_coo_coalesce": (i32, [vp, vp, i32]),
     "spt_mttkrp": (i32, [vp, vp, pvp, u32, vp]),
     "spt_read_options_init_size": (i32, [ctypes.POINTER(ReadOptions), size_t]),

@@ -33,6 +33,7 @@
 
 #include "algo/mttkrp_operands.hpp"
 #include "algo/normal_equations.hpp"
+#include "algo/summed_norm.hpp"
 #include "core/random.hpp"
 #include "dispatch/dispatch.hpp"
 #include "kernels/dense.hpp"
@@ -209,6 +210,49 @@ spt_status finish(spt_context_s& ctx, const SweepTracker& t, const char* storage
           t.converged ? "converged" : (t.stopped_by_callback ? "stopped by the callback" : "iteration limit reached"),
           ")"));
   return t.converged ? SPT_OK : SPT_WARN_NOT_CONVERGED;
+}
+
+// The fit identity loses half the digits near 1: ||X||^2 + ||M||^2 - 2<X,M>
+// cancels, so its rounding error is about eps ||X||^2 and the fit's about
+// sqrt(eps) (1.5e-8 in double), and which side of 1 - 1e-8 it lands on
+// depends on the summation order (the thread count). When the model is
+// within kExactFitGap of exact and x has at most kExactFitMaxCells cells,
+// the final fit is recomputed from the residual itself, cell by cell, which
+// is exact to rounding.
+constexpr double kExactFitGap = 1e-6;
+constexpr double kExactFitMaxCells = 65536;
+
+template <typename T>
+void exact_final_fit(const spt_coo_s& x, double norm_x_squared, spt_ktensor_s& k) {
+  if (!(1.0 - k.fit < kExactFitGap)) return;
+  double cells = 1;
+  for (spt_index d : x.dims) cells *= d;
+  if (cells > kExactFitMaxCells) return;
+  const uint32_t order = x.order();
+  // Cell offsets with mode 0 fastest; repeated coordinates add up.
+  std::vector<double> residual(static_cast<size_t>(cells), 0.0);
+  const T* val = x.values<T>();
+  for (spt_nnz n = 0; n < x.nnz; ++n) {
+    size_t cell = 0;
+    for (uint32_t m = order; m-- > 0;) cell = cell * x.dims[m] + x.ind[m][n];
+    residual[cell] += static_cast<double>(val[n]);
+  }
+  const T* lambda = k.lambda.ptr<T>();
+  std::vector<spt_index> at(order, 0);
+  double sum = 0.0;
+  for (size_t cell = 0; cell < residual.size(); ++cell) {
+    double model = 0.0;
+    for (spt_index r = 0; r < k.rank; ++r) {
+      double term = static_cast<double>(lambda[r]);
+      for (uint32_t m = 0; m < order; ++m) term *= static_cast<double>(k.template factor<T>(m)(at[m], r));
+      model += term;
+    }
+    const double d = residual[cell] - model;
+    sum += d * d;
+    for (uint32_t m = 0; m < order && ++at[m] == x.dims[m]; ++m) at[m] = 0;
+  }
+  k.fit = 1.0 - std::sqrt(sum) / std::sqrt(norm_x_squared);
+  if (!k.fit_history.empty()) k.fit_history.back() = k.fit;
 }
 
 // Checks ||X|| and sets k up with the initial factors (shared by both paths).
@@ -404,7 +448,7 @@ spt_status cp_als(spt_context_s& ctx, const spt_coo_s& x, const spt_cpd_options&
   validate_cpd_options(x.dims, x.nnz, x.dtype(), opts);
   return with_dtype(x.dtype(), [&](auto tag) -> spt_status {
     using T = typename decltype(tag)::type;
-    const double norm_x_squared = SPT_DISPATCH(ctx, norm_squared, x);
+    const double norm_x_squared = algo::summed_norm_squared(ctx, x, "CP-ALS");
     if (const int shift = magnitude_shift<T>(x, norm_x_squared)) {
       // Decompose x * 2^shift (an exact copy), then scale lambda back.
       spt_coo_s scaled = copy_coo(x, x.dtype());
@@ -424,10 +468,16 @@ spt_status cp_als(spt_context_s& ctx, const spt_coo_s& x, const spt_cpd_options&
             ctx, x, opts, out, [&] { prepare<T>(ctx, x.dims, norm_x_squared, opts, out); },
             [&](int, double inner, double norm_p_squared, double seconds) {
               return tracker.end_sweep(inner, norm_p_squared, seconds);
-            }))
-      return finish<T>(ctx, tracker, opts.format == SPT_TENSOR_FORMAT_FCOO ? "fcoo, cuda" : "coo, cuda", out);
+            })) {
+      const spt_status status =
+          finish<T>(ctx, tracker, opts.format == SPT_TENSOR_FORMAT_FCOO ? "fcoo, cuda" : "coo, cuda", out);
+      exact_final_fit<T>(x, norm_x_squared, out);
+      return status;
+    }
     std::unique_ptr<algo::MttkrpOperand<T>> operand = algo::make_mttkrp_operand<T>(ctx, x, opts);
-    return cp_als_operand<T>(ctx, *operand, x.dims, norm_x_squared, opts, out);
+    const spt_status status = cp_als_operand<T>(ctx, *operand, x.dims, norm_x_squared, opts, out);
+    exact_final_fit<T>(x, norm_x_squared, out);
+    return status;
   });
 }
 

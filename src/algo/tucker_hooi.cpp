@@ -45,6 +45,7 @@
 #include <limits>
 #include <random>
 
+#include "algo/summed_norm.hpp"
 #include "algo/ttm_chain.hpp"
 #include "core/random.hpp"
 #include "dispatch/dispatch.hpp"
@@ -447,7 +448,7 @@ spt_status hooi_typed(spt_context_s& ctx, const spt_coo_s& x, const spt_tucker_o
   const std::vector<spt_index>& dims = x.dims;
   const std::vector<spt_index> ranks(opts.ranks, opts.ranks + order);
 
-  const double norm_x_squared = SPT_DISPATCH(ctx, norm_squared, x);
+  const double norm_x_squared = algo::summed_norm_squared(ctx, x, "Tucker-HOOI");
   const double norm_x = std::sqrt(norm_x_squared);
   if (!std::isfinite(norm_x))
     fail(SPT_ERR_INVALID_ARGUMENT, "the tensor's norm is not finite (NaN/Inf values, or values too large); "

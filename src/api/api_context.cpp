@@ -87,7 +87,8 @@ SPT_API spt_status spt_context_free(spt_context* ctx) {
 SPT_API spt_status spt_context_set_threads(spt_context* ctx, int threads) {
   return guarded(ctx, "spt_context_set_threads", [&] {
     require_not_null(ctx, "ctx");
-    require(threads >= 0, "threads must be >= 0 (0 = default), got ", threads);
+    require(threads >= 0 && threads <= SPT_MAX_THREADS, "threads must be 0 (the default) to SPT_MAX_THREADS (",
+            SPT_MAX_THREADS, "), got ", threads);
     ctx->threads = threads;
   });
 }

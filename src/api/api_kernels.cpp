@@ -78,14 +78,22 @@ SPT_API spt_status spt_coo_coalesce(spt_context* ctx, spt_coo* x, spt_duplicates
   });
 }
 
+SPT_API spt_status spt_coo_count_distinct(spt_context* ctx, const spt_coo* x, spt_nnz* distinct) {
+  return guarded(ctx, "spt_coo_count_distinct", [&] {
+    require_not_null(x, "x");
+    require_not_null(distinct, "distinct");
+    *distinct = SPT_DISPATCH(resolve(ctx), summed_stats, *x).distinct;
+  });
+}
+
 SPT_API spt_status spt_coo_norm(spt_context* ctx, const spt_coo* x, double* norm) {
   return guarded(ctx, "spt_coo_norm", [&] {
     require_not_null(x, "x");
     require_not_null(norm, "norm");
-    *norm = std::sqrt(SPT_DISPATCH(resolve(ctx), norm_squared, *x));
+    *norm = std::sqrt(SPT_DISPATCH(resolve(ctx), summed_stats, *x).norm_squared);
     // The sum of squares overflows for values near 1e154 and above and
-    // underflows for values near 1e-154 and below: then recompute it as
-    // max|x| * ||x / max|x|||, which is exact to rounding for any finite values.
+    // underflows for values near 1e-154 and below: then recompute it on a
+    // copy scaled by a power of two near 1 / max|x| (exact), and scale back.
     if (!(std::isfinite(*norm) && *norm > 1e-140)) {
       with_dtype(x->dtype(), [&](auto tag) {
         using T = typename decltype(tag)::type;
@@ -93,12 +101,11 @@ SPT_API spt_status spt_coo_norm(spt_context* ctx, const spt_coo* x, double* norm
         double largest = 0;
         for (spt_nnz k = 0; k < x->nnz; ++k) largest = std::max(largest, std::abs(static_cast<double>(v[k])));
         if (largest == 0 || !std::isfinite(largest)) return;  // all zero, or Inf/NaN present: keep the plain result
-        double sum = 0;
-        for (spt_nnz k = 0; k < x->nnz; ++k) {
-          const double q = static_cast<double>(v[k]) / largest;
-          sum += q * q;
-        }
-        *norm = largest * std::sqrt(sum);
+        const int shift = -std::ilogb(largest);
+        spt_coo_s scaled = copy_coo(*x, SPT_FLOAT64);
+        double* w = scaled.template mutable_values<double>();
+        for (spt_nnz k = 0; k < scaled.nnz; ++k) w[k] = std::ldexp(w[k], shift);
+        *norm = std::ldexp(std::sqrt(SPT_DISPATCH(resolve(ctx), summed_stats, scaled).norm_squared), -shift);
       });
     }
   });

@@ -150,6 +150,8 @@ int run_info(const ParsedArgs& args) {
 
   double norm = 0;
   check(spt_coo_norm(ctx.get(), x.get(), &norm), ctx.get(), "computing the norm");
+  spt_nnz distinct = 0;
+  check(spt_coo_count_distinct(ctx.get(), x.get(), &distinct), ctx.get(), "counting the distinct coordinates");
   double cells = 1;
   for (spt_index d : s.dims) cells *= static_cast<double>(d);
   unsigned long long bytes = file_size(path);
@@ -158,7 +160,10 @@ int run_info(const ParsedArgs& args) {
   std::printf("order      %u\n", s.order);
   std::printf("dims       %s\n", dims_text(s.dims, " x ").c_str());
   std::printf("nnz        %llu\n", static_cast<unsigned long long>(s.nnz));
-  std::printf("density    %.3e\n", cells > 0 ? static_cast<double>(s.nnz) / cells : 0.0);
+  if (distinct < s.nnz)
+    std::printf("repeats    %llu (entries whose coordinate appeared before; summed: %llu distinct)\n",
+                static_cast<unsigned long long>(s.nnz - distinct), static_cast<unsigned long long>(distinct));
+  std::printf("density    %.3e\n", cells > 0 ? static_cast<double>(distinct) / cells : 0.0);
   std::printf("dtype      %s\n", dtype_name(s.dtype));
   std::printf("norm       %.10g\n", norm);
   std::printf("file size  %.2f MB\n", static_cast<double>(bytes) / 1e6);

@@ -42,7 +42,7 @@ ContextPtr make_context(const ParsedArgs& args) {
   if (st < 0) throw RuntimeError(std::string("cannot create a library context: ") + spt_thread_last_error());
   ContextPtr ctx(raw);
   if (args.has("threads")) {
-    int threads = static_cast<int>(args.integer("threads", 0, 1, 4096));
+    int threads = static_cast<int>(args.integer("threads", 0, 1, SPT_MAX_THREADS));
     check(spt_context_set_threads(ctx.get(), threads), ctx.get(), "setting --threads");
   }
   if (args.has("backend")) {

@@ -2,6 +2,7 @@
 
 #include <omp.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <strings.h>
@@ -20,7 +21,10 @@ const spt_context_s& resolve(const spt_context* ctx) { return ctx ? *ctx : defau
 
 int thread_count(const spt_context_s& ctx) {
   if (ctx.threads > 0) return ctx.threads;
-  int n = omp_get_max_threads();
+  // OpenMP's default follows OMP_NUM_THREADS, which may ask for more
+  // threads than the runtime can start (libgomp then crashes or exits the
+  // process): never more than the processors we may run on.
+  const int n = std::min({omp_get_max_threads(), omp_get_num_procs(), SPT_MAX_THREADS});
   return n > 0 ? n : 1;
 }
 

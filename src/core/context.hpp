@@ -9,7 +9,7 @@
 #include "sptensor/sptensor.h"
 
 struct spt_context_s {
-  int threads = 0;  // 0 = default (omp_get_max_threads at call time)
+  int threads = 0;  // 0 = default (thread_count: OpenMP's, capped at the processors)
   spt_backend backend = SPT_BACKEND_AUTO;
   int device = 0;  // CUDA device ordinal used when the backend resolves to CUDA
   uint64_t seed = 0;

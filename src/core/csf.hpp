@@ -116,7 +116,8 @@ double csf_mttkrp_cost(const CsfTree& tree, const std::vector<spt_index>& dims, 
 // Name of a resolved policy for logs: "onemode", "twomode", "allmode".
 const char* csf_policy_name(spt_csf_policy policy);
 
-// Sum of squared leaf values (double accumulation).
+// Squared norm of the tensor with repeated coordinates summed (double
+// accumulation).
 double csf_norm_squared(const spt_csf_s& x);
 
 }  // namespace spt

@@ -35,6 +35,13 @@ struct Exec {
   MttkrpStrategy mttkrp_strategy = MttkrpStrategy::automatic;
 };
 
+// A tensor is the sum of its entries: entries that repeat a coordinate add
+// up. The statistics of that summed tensor, whatever the storage holds.
+struct SummedStats {
+  double norm_squared = 0.0;  // squared Frobenius norm, accumulated in double
+  spt_nnz distinct = 0;       // distinct coordinates (nnz minus the repeats)
+};
+
 // Kernels whose signature names the value type T.
 #define SPT_TYPED_KERNELS(T)                                                                                      \
   /* out(i,:) = sum_{nz with i_mode = i} x * Hadamard_{m != mode} factors[m](i_m, :) */                          \
@@ -97,8 +104,8 @@ struct Exec {
 
 // Kernels that take the dtype from their tensor arguments (dispatch inside).
 #define SPT_GENERIC_KERNELS                                                                                       \
-  /* sum of squared values, accumulated in double */                                                             \
-  double norm_squared(const Exec& exec, const spt_coo_s& x);                                                    \
+  /* squared norm and distinct coordinates of x with repeated coordinates summed (x is not changed) */          \
+  SummedStats summed_stats(const Exec& exec, const spt_coo_s& x);                                               \
   /* x op y elementwise (same dims and dtype); result sorted, duplicate-free */                                  \
   void elementwise(const Exec& exec, spt_elementwise_op op, const spt_coo_s& x, const spt_coo_s& y,             \
                    spt_coo_s& out);                                                                              \

@@ -14,6 +14,7 @@
 namespace spt::sorting {
 
 using kernels::Exec;
+using kernels::SummedStats;
 
 // The identity mode order 0, 1, ..., order-1.
 std::vector<uint32_t> natural_order(uint32_t order);
@@ -106,5 +107,10 @@ void coalesce(const Exec& exec, spt_coo_s& x, spt_duplicates policy);
 
 // Sorted (0..N-1), duplicate-summed owning copy of x (x may be a view).
 spt_coo_s coalesced_copy(const Exec& exec, const spt_coo_s& x);
+
+// Norm and distinct coordinates of the tensor x stands for (repeated
+// coordinates summed), without changing x: a linear pass when x is sorted
+// (known from sorted_by or checked), else over a sorted permutation.
+SummedStats summed_stats(const Exec& exec, const spt_coo_s& x);
 
 }  // namespace spt::sorting

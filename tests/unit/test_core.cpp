@@ -1,6 +1,7 @@
 // Core objects through the C API: contexts, errors, COO creation, views,
 // append, accessors, matrices, ktensors.
 #include <gtest/gtest.h>
+#include <omp.h>
 
 #include <cmath>
 #include <limits>
@@ -43,6 +44,39 @@ TEST(Context, SettersValidate) {
   spt_context_free(ctx);
   EXPECT_EQ(spt_context_create(nullptr), SPT_ERR_INVALID_ARGUMENT);
   EXPECT_NE(std::string(spt_thread_last_error()).find("out"), std::string::npos);
+}
+
+TEST(Context, ThreadCountsAreBounded) {
+  // Before the bound, 100000 was accepted and the next kernel crashed inside
+  // libgomp (or libgomp exited the process).
+  spt_context* ctx = nullptr;
+  ASSERT_EQ(spt_context_create(&ctx), SPT_OK);
+  EXPECT_EQ(spt_context_set_threads(ctx, 100000), SPT_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(spt_last_error(ctx)).find("SPT_MAX_THREADS"), std::string::npos) << spt_last_error(ctx);
+  EXPECT_EQ(spt_context_set_threads(ctx, SPT_MAX_THREADS + 1), SPT_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(spt_context_set_threads(ctx, SPT_MAX_THREADS), SPT_OK);
+  int t = 0;
+  EXPECT_EQ(spt_context_get_threads(ctx, &t), SPT_OK);
+  EXPECT_EQ(t, SPT_MAX_THREADS);
+  // The default follows OpenMP's but never exceeds the processors: an
+  // OMP_NUM_THREADS of 100000 (set here through omp_set_num_threads) gives
+  // a runnable count, and a kernel runs.
+  const int before = omp_get_max_threads();
+  omp_set_num_threads(100000);
+  EXPECT_EQ(spt_context_set_threads(ctx, 0), SPT_OK);
+  EXPECT_EQ(spt_context_get_threads(ctx, &t), SPT_OK);
+  EXPECT_GE(t, 1);
+  EXPECT_LE(t, omp_get_num_procs());
+  const spt_index dims[2] = {3, 2}, ind[4] = {0, 2, 1, 1};
+  const double v[2] = {3, 4};
+  spt_coo* x = nullptr;
+  ASSERT_EQ(spt_coo_create_from_arrays(ctx, SPT_FLOAT64, 2, dims, 2, ind, 2, 0, v, 0, &x), SPT_OK);
+  double norm = 0;
+  EXPECT_EQ(spt_coo_norm(ctx, x, &norm), SPT_OK);
+  EXPECT_EQ(norm, 5.0);
+  omp_set_num_threads(before);
+  spt_coo_free(x);
+  spt_context_free(ctx);
 }
 
 TEST(Coo, CreateFromArraysOneBased) {

@@ -273,7 +273,7 @@ TEST(Hicoo, CpAlsOnHicooOperandMatchesCoo) {
   spt_ktensor_s on_coo, on_hicoo;
   cp_als(ctx, x, o, on_coo);
   auto op = algo::make_hicoo_operand<double>(ctx, x);
-  cp_als_operand<double>(ctx, *op, x.dims, ref::norm_squared(Exec{1}, x), o, on_hicoo);
+  cp_als_operand<double>(ctx, *op, x.dims, ref::summed_stats(Exec{1}, x).norm_squared, o, on_hicoo);
   EXPECT_EQ(on_coo.iterations, on_hicoo.iterations);
   EXPECT_NEAR(on_coo.fit, on_hicoo.fit, 1e-9);
   ASSERT_EQ(on_coo.fit_history.size(), on_hicoo.fit_history.size());

@@ -161,11 +161,14 @@ TEST_P(KernelsVsReference, InnerKtensorAndNorm) {
     auto f = crefs(factors);
     DenseMatrix<T> lambda = random_matrix<T>(1, rank, 19);
     const double want = ref::inner_ktensor(Exec{1}, x, lambda.values.data(), f.data(), rank);
-    const double want_norm = ref::norm_squared(Exec{1}, x);
+    const kernels::SummedStats want_stats = ref::summed_stats(Exec{1}, x);
+    const double want_norm = want_stats.norm_squared;
     EXPECT_GT(want_norm, 0.0);
     for (int threads : kThreadCounts) {
       EXPECT_TRUE(close(want, cpu::inner_ktensor(Exec{threads}, x, lambda.values.data(), f.data(), rank), 1e-9));
-      EXPECT_TRUE(close(want_norm, cpu::norm_squared(Exec{threads}, x), 1e-12));
+      const kernels::SummedStats stats = cpu::summed_stats(Exec{threads}, x);
+      EXPECT_TRUE(close(want_norm, stats.norm_squared, 1e-12));
+      EXPECT_EQ(stats.distinct, want_stats.distinct);
     }
   });
 }
@@ -422,7 +425,30 @@ TYPED_TEST(HandWorked, InnerKtensor) {
   const T lambda[2] = {1, 2};
   EXPECT_EQ(ref::inner_ktensor(Exec{1}, x, lambda, f, 2), 1746.0);
   EXPECT_EQ(cpu::inner_ktensor(Exec{2}, x, lambda, f, 2), 1746.0);
-  EXPECT_EQ(cpu::norm_squared(Exec{2}, x), 30.0);  // 1 + 4 + 9 + 16
+  EXPECT_EQ(cpu::summed_stats(Exec{2}, x).norm_squared, 30.0);  // 1 + 4 + 9 + 16
+}
+
+TYPED_TEST(HandWorked, RepeatedCoordinatesAreSummedInTheNorm) {
+  // (1,0) holds 1 + 2 = 3 and (0,1) holds 4 - 1 = 3, in no sorted order;
+  // (0,0) holds 5 once: ||X||^2 = 9 + 9 + 25 over 3 distinct coordinates.
+  using T = TypeParam;
+  spt_coo_s x;
+  x.init_owned(std::is_same_v<T, float> ? SPT_FLOAT32 : SPT_FLOAT64, {2, 2}, 5);
+  const spt_index i[5] = {1, 0, 0, 1, 0}, j[5] = {0, 1, 0, 0, 1};
+  const T v[5] = {1, 4, 5, 2, -1};
+  for (int k = 0; k < 5; ++k) {
+    x.mutable_ind(0)[k] = i[k];
+    x.mutable_ind(1)[k] = j[k];
+    x.template mutable_values<T>()[k] = v[k];
+  }
+  for (int threads : {1, 2, 3}) {
+    const kernels::SummedStats stats = cpu::summed_stats(Exec{threads}, x);
+    EXPECT_EQ(stats.norm_squared, 43.0);
+    EXPECT_EQ(stats.distinct, 3u);
+  }
+  const kernels::SummedStats ref_stats = ref::summed_stats(Exec{1}, x);
+  EXPECT_EQ(ref_stats.norm_squared, 43.0);
+  EXPECT_EQ(ref_stats.distinct, 3u);
 }
 
 TYPED_TEST(HandWorked, TtvAndTtm) {

@@ -179,34 +179,83 @@ TEST_F(NumericalEdges, RankLargerThanAModeLength) {
   spt_coo_free(x);
 }
 
-TEST_F(NumericalEdges, DuplicatesAreSummedByKernelsButCountSeparatelyInTheNorm) {
-  // (0,1,1) appears twice with 1.5 and 2.5. Documented (docs/numerics.md):
-  // the MTTKRPs sum repeated coordinates, so the factors and lambda are those
-  // of the tensor holding 4.0 there; ||X|| (spt_coo_norm and CP-ALS's fit)
-  // counts the entries separately, so the fit equals the summed tensor's
-  // only after spt_coo_coalesce(SUM).
+TEST_F(NumericalEdges, RepeatedCoordinatesMeanTheirSumEverywhere) {
+  // (0,1,1) appears twice with 1.5 and 2.5: the tensor holds 4.0 there
+  // (docs/numerics.md). Norm, distinct count, CP-ALS on every format and on
+  // a CSF handle, and Tucker give the summed tensor's results.
   spt_coo* dup = tensor({{0, 1, 1, 1.5}, {2, 0, 0, 1.0}, {0, 1, 1, 2.5}, {1, 1, 0, -2.0}}, {3, 2, 2});
   spt_coo* sum = tensor({{0, 1, 1, 4.0}, {2, 0, 0, 1.0}, {1, 1, 0, -2.0}}, {3, 2, 2});
-  ASSERT_GE(cpd(sum, 2, 10), 0) << spt_last_error(ctx_);
-  const double fit_sum = fit_;
-  const double lambda_sum = lambda0();
-  ASSERT_GE(cpd(dup, 2, 10), 0) << spt_last_error(ctx_);
-  expect_model_finite();
-  EXPECT_TRUE(std::isfinite(fit_));
-  EXPECT_NEAR(lambda0(), lambda_sum, 1e-9 * std::abs(lambda_sum));
   double norm_dup = 0, norm_sum = 0;
-  spt_coo_norm(ctx_, dup, &norm_dup);
-  spt_coo_norm(ctx_, sum, &norm_sum);
-  EXPECT_NEAR(norm_dup, std::sqrt(1.5 * 1.5 + 1 + 2.5 * 2.5 + 4), 1e-12);
+  ASSERT_EQ(spt_coo_norm(ctx_, dup, &norm_dup), SPT_OK);
+  ASSERT_EQ(spt_coo_norm(ctx_, sum, &norm_sum), SPT_OK);
+  EXPECT_NEAR(norm_dup, std::sqrt(16.0 + 1 + 4), 1e-12);
   EXPECT_NEAR(norm_sum, std::sqrt(16.0 + 1 + 4), 1e-12);
-  ASSERT_EQ(spt_coo_coalesce(ctx_, dup, SPT_DUPLICATES_SUM), SPT_OK);
-  spt_nnz nnz = 0;
-  spt_coo_info(dup, nullptr, nullptr, &nnz);
-  EXPECT_EQ(nnz, 3u);
-  ASSERT_GE(cpd(dup, 2, 10), 0) << spt_last_error(ctx_);
-  EXPECT_NEAR(fit_, fit_sum, 1e-9);
+  spt_nnz distinct = 0;
+  ASSERT_EQ(spt_coo_count_distinct(ctx_, dup, &distinct), SPT_OK);
+  EXPECT_EQ(distinct, 3u);
+  for (spt_tensor_format fmt : {SPT_TENSOR_FORMAT_COO, SPT_TENSOR_FORMAT_CSF, SPT_TENSOR_FORMAT_HICOO}) {
+    ASSERT_GE(cpd(sum, 2, 10, fmt), 0) << spt_last_error(ctx_);
+    const double fit_sum = fit_;
+    const double lambda_sum = lambda0();
+    ASSERT_GE(cpd(dup, 2, 10, fmt), 0) << spt_last_error(ctx_);
+    expect_model_finite();
+    EXPECT_NEAR(fit_, fit_sum, 1e-9) << "format " << fmt;
+    EXPECT_NEAR(lambda0(), lambda_sum, 1e-9 * std::abs(lambda_sum)) << "format " << fmt;
+  }
+  // The same on CSF handles built from each.
+  double csf_fit[2];
+  for (int i = 0; i < 2; ++i) {
+    spt_csf* c = nullptr;
+    ASSERT_EQ(spt_csf_create(ctx_, i ? dup : sum, SPT_CSF_ALLMODE, &c), SPT_OK) << spt_last_error(ctx_);
+    spt_cpd_options o;
+    spt_cpd_options_init(&o);
+    o.rank = 2;
+    o.max_iters = 10;
+    o.seed = 3;
+    spt_ktensor_free(k_);
+    k_ = nullptr;
+    ASSERT_GE(spt_cpd_als_csf(ctx_, c, &o, &k_), 0) << spt_last_error(ctx_);
+    spt_ktensor_result(k_, &csf_fit[i], nullptr, nullptr);
+    spt_csf_free(c);
+  }
+  EXPECT_NEAR(csf_fit[1], csf_fit[0], 1e-9);
+  // Tucker-HOOI.
+  double tucker_fit[2];
+  for (int i = 0; i < 2; ++i) {
+    spt_tucker_options o;
+    spt_tucker_options_init(&o);
+    const spt_index ranks[3] = {2, 2, 2};
+    o.ranks = ranks;
+    o.ranks_count = 3;
+    o.max_iters = 5;
+    spt_ttensor* t = nullptr;
+    ASSERT_GE(spt_tucker_hooi(ctx_, i ? dup : sum, &o, &t), 0) << spt_last_error(ctx_);
+    spt_ttensor_info(t, nullptr, nullptr, &tucker_fit[i], nullptr);
+    spt_ttensor_free(t);
+  }
+  EXPECT_NEAR(tucker_fit[1], tucker_fit[0], 1e-9);
   spt_coo_free(dup);
   spt_coo_free(sum);
+}
+
+TEST_F(NumericalEdges, RankOneTensorWithASplitValueFitsExactly) {
+  // x = a o b o c with a = (1, 2), b = (1, 3), c = (2, 1); the entry at
+  // (1,1,0) = 12 is given as 5 + 7. Rank 1 must fit it exactly.
+  std::vector<std::vector<double>> rows;
+  const double a[2] = {1, 2}, b[2] = {1, 3}, c[2] = {2, 1};
+  for (int i = 0; i < 2; ++i)
+    for (int j = 0; j < 2; ++j)
+      for (int k = 0; k < 2; ++k)
+        if (!(i == 1 && j == 1 && k == 0)) rows.push_back({double(i), double(j), double(k), a[i] * b[j] * c[k]});
+  rows.push_back({1, 1, 0, 5.0});
+  rows.insert(rows.begin(), {1, 1, 0, 7.0});
+  spt_coo* x = tensor(rows, {2, 2, 2});
+  for (spt_tensor_format fmt : {SPT_TENSOR_FORMAT_COO, SPT_TENSOR_FORMAT_CSF, SPT_TENSOR_FORMAT_HICOO}) {
+    ASSERT_GE(cpd(x, 1, 20, fmt), 0) << spt_last_error(ctx_);
+    EXPECT_NEAR(fit_, 1.0, 1e-9) << "format " << fmt;
+    EXPECT_NEAR(lambda0(), std::sqrt(5.0) * std::sqrt(10.0) * std::sqrt(5.0), 1e-9) << "format " << fmt;
+  }
+  spt_coo_free(x);
 }
 
 TEST_F(NumericalEdges, TinyMagnitudesFloat64) {

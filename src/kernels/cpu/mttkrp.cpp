@@ -22,6 +22,7 @@
 
 #include "core/buffer.hpp"
 #include "kernels/kernels.hpp"
+#include "kernels/sort.hpp"
 
 namespace spt::kernels::cpu {
 
@@ -268,15 +269,6 @@ double inner_impl(const Exec& exec, const spt_coo_s& x, const T* lambda, const C
   return total;
 }
 
-template <typename T>
-double norm_squared_impl(const Exec& exec, const spt_coo_s& x) {
-  const T* val = x.values<T>();
-  double s = 0.0;
-#pragma omp parallel for num_threads(std::max(1, exec.threads)) schedule(static) reduction(+ : s)
-  for (spt_nnz k = 0; k < x.nnz; ++k) s += static_cast<double>(val[k]) * val[k];
-  return s;
-}
-
 }  // namespace
 
 #define SPT_INSTANTIATE(T)                                                                                           \
@@ -292,8 +284,6 @@ SPT_INSTANTIATE(float)
 SPT_INSTANTIATE(double)
 #undef SPT_INSTANTIATE
 
-double norm_squared(const Exec& exec, const spt_coo_s& x) {
-  return with_dtype(x.dtype(), [&](auto tag) { return norm_squared_impl<typename decltype(tag)::type>(exec, x); });
-}
+SummedStats summed_stats(const Exec& exec, const spt_coo_s& x) { return sorting::summed_stats(exec, x); }
 
 }  // namespace spt::kernels::cpu

@@ -415,7 +415,7 @@ buffer<spt_nnz> group_starts(const Exec& exec, const spt_coo_s& x, const std::ve
 namespace {
 
 // One entry per group of a sorted tensor: the group's coordinates and the
-// sum of its values (summed in storage order).
+// sum of its values (summed in storage order, in double).
 spt_coo_s sum_groups(const Exec& exec, const spt_coo_s& sorted, const buffer<spt_nnz>& starts) {
   const spt_nnz groups = starts.size() - 1;
   const int threads = threads_for(exec, sorted.nnz);
@@ -433,9 +433,9 @@ spt_coo_s sum_groups(const Exec& exec, const spt_coo_s& sorted, const buffer<spt
     T* dst = y.mutable_values<T>();
 #pragma omp parallel for num_threads(threads) schedule(static)
     for (spt_nnz g = 0; g < groups; ++g) {
-      T s = src[starts[g]];
+      double s = src[starts[g]];
       for (spt_nnz k = starts[g] + 1; k < starts[g + 1]; ++k) s += src[k];
-      dst[g] = s;
+      dst[g] = static_cast<T>(s);
     }
   });
   return y;
@@ -491,6 +491,88 @@ spt_coo_s coalesced_copy(const Exec& exec, const spt_coo_s& x) {
   spt_coo_s y = sum_groups(exec, view.get(), group_starts(exec, view.get(), natural));
   y.sorted_by = natural;
   return y;
+}
+
+namespace {
+
+// Whether every nonzero's coordinate is >= its predecessor's, compared
+// lexicographically in `mode_order` (a full permutation of the modes).
+bool is_sorted_in(const Exec& exec, const spt_coo_s& x, const std::vector<uint32_t>& mode_order) {
+  const spt_nnz n = x.nnz;
+  const int chunks = threads_for(exec, n);
+  std::vector<const spt_index*> ind;
+  for (uint32_t m : mode_order) ind.push_back(x.ind[m]);
+  std::vector<char> sorted(chunks, 1);
+#pragma omp parallel for num_threads(chunks) schedule(static, 1)
+  for (int c = 0; c < chunks; ++c) {
+    for (spt_nnz k = std::max<spt_nnz>(1, chunk_begin(n, c, chunks)); k < chunk_begin(n, c + 1, chunks); ++k) {
+      size_t j = 0;
+      while (j < ind.size() && ind[j][k] == ind[j][k - 1]) ++j;
+      if (j < ind.size() && ind[j][k] < ind[j][k - 1]) {
+        sorted[c] = 0;
+        break;
+      }
+    }
+  }
+  return std::all_of(sorted.begin(), sorted.end(), [](char s) { return s != 0; });
+}
+
+// The statistics of the summed tensor when entry `at(k)` is the k-th in an
+// order that puts repeated coordinates next to each other. Chunk c handles
+// the runs that start inside it (a run may extend past the chunk's end).
+template <typename T, typename At>
+SummedStats stats_of_runs(const Exec& exec, const spt_coo_s& x, At at) {
+  const spt_nnz n = x.nnz;
+  const int chunks = threads_for(exec, n);
+  const T* val = x.values<T>();
+  auto same = [&](spt_nnz a, spt_nnz b) {
+    for (uint32_t m = 0; m < x.order(); ++m)
+      if (x.ind[m][a] != x.ind[m][b]) return false;
+    return true;
+  };
+  std::vector<double> squares(chunks, 0.0);
+  std::vector<spt_nnz> runs(chunks, 0);
+#pragma omp parallel for num_threads(chunks) schedule(static, 1)
+  for (int c = 0; c < chunks; ++c) {
+    const spt_nnz end = chunk_begin(n, c + 1, chunks);
+    spt_nnz k = chunk_begin(n, c, chunks);
+    while (k > 0 && k < end && same(at(k - 1), at(k))) ++k;  // that run belongs to an earlier chunk
+    double s2 = 0.0;
+    spt_nnz count = 0;
+    while (k < end) {
+      double sum = val[at(k)];
+      spt_nnz j = k + 1;
+      for (; j < n && same(at(k), at(j)); ++j) sum += val[at(j)];
+      s2 += sum * sum;
+      ++count;
+      k = j;
+    }
+    squares[c] = s2;
+    runs[c] = count;
+  }
+  SummedStats stats;
+  for (int c = 0; c < chunks; ++c) {
+    stats.norm_squared += squares[c];
+    stats.distinct += runs[c];
+  }
+  return stats;
+}
+
+}  // namespace
+
+SummedStats summed_stats(const Exec& exec, const spt_coo_s& x) {
+  if (x.nnz == 0) return {};
+  return with_dtype(x.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    // Repeated coordinates are adjacent in any full lexicographic order:
+    // use the order x is known (or found) to be in, else sort positions.
+    std::vector<uint32_t> order = x.sorted_by;
+    if (order.size() != x.order()) order = natural_order(x.order());
+    if (order == x.sorted_by || is_sorted_in(exec, x, order))
+      return stats_of_runs<T>(exec, x, [](spt_nnz k) { return k; });
+    const buffer<spt_nnz> perm = sort_permutation(exec, x, order);
+    return stats_of_runs<T>(exec, x, [&perm](spt_nnz k) { return perm[k]; });
+  });
 }
 
 }  // namespace spt::sorting

@@ -1,6 +1,7 @@
 // Reference (sequential, obviously correct) MTTKRP, inner product with a
 // Kruskal tensor and squared norm: the oracles the optimised kernels are
 // tested against.
+#include <algorithm>
 #include <vector>
 
 #include "kernels/kernels.hpp"
@@ -44,12 +45,29 @@ double inner_impl(const spt_coo_s& x, const T* lambda, const ConstMatRef<T>* fac
   return total;
 }
 
+// Sum each distinct coordinate's entries (positions sorted by coordinate),
+// then square the sums.
 template <typename T>
-double norm_squared_impl(const spt_coo_s& x) {
+SummedStats summed_stats_impl(const spt_coo_s& x) {
   const T* val = x.values<T>();
-  double s = 0.0;
-  for (spt_nnz k = 0; k < x.nnz; ++k) s += static_cast<double>(val[k]) * val[k];
-  return s;
+  auto coordinate = [&](spt_nnz k) {
+    std::vector<spt_index> c(x.order());
+    for (uint32_t m = 0; m < x.order(); ++m) c[m] = x.ind[m][k];
+    return c;
+  };
+  std::vector<spt_nnz> pos(x.nnz);
+  for (spt_nnz k = 0; k < x.nnz; ++k) pos[k] = k;
+  std::stable_sort(pos.begin(), pos.end(), [&](spt_nnz a, spt_nnz b) { return coordinate(a) < coordinate(b); });
+  SummedStats stats;
+  for (spt_nnz i = 0; i < x.nnz;) {
+    double sum = 0.0;
+    spt_nnz j = i;
+    for (; j < x.nnz && coordinate(pos[j]) == coordinate(pos[i]); ++j) sum += val[pos[j]];
+    stats.norm_squared += sum * sum;
+    ++stats.distinct;
+    i = j;
+  }
+  return stats;
 }
 
 }  // namespace
@@ -67,8 +85,8 @@ SPT_INSTANTIATE(float)
 SPT_INSTANTIATE(double)
 #undef SPT_INSTANTIATE
 
-double norm_squared(const Exec&, const spt_coo_s& x) {
-  return with_dtype(x.dtype(), [&](auto tag) { return norm_squared_impl<typename decltype(tag)::type>(x); });
+SummedStats summed_stats(const Exec&, const spt_coo_s& x) {
+  return with_dtype(x.dtype(), [&](auto tag) { return summed_stats_impl<typename decltype(tag)::type>(x); });
 }
 
 }  // namespace spt::kernels::reference
