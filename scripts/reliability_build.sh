@@ -43,5 +43,6 @@ spt_reliability_configure() {
 spt_reliability_env() {
   export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:check_initialization_order=1:strict_init_order=1
   export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-  export OMP_WAIT_POLICY=passive OPENBLAS_NUM_THREADS=1
+  # Two OpenMP threads: the Release ctest runs with one (scripts/test.sh).
+  export OMP_NUM_THREADS=2 OMP_WAIT_POLICY=passive OPENBLAS_NUM_THREADS=1
 }

@@ -78,6 +78,20 @@ if(NOT SPT_CLI_NATIONS)
   set_tests_properties(cli_cpd_reorder PROPERTIES DISABLED TRUE)
 endif()
 
+# Repeated coordinates are one tensor holding their sum: (1,1,1) = 1.5 + 2.5,
+# so the norm is sqrt(4^2 + 4^2), 2 of 8 cells are nonzero, 1 entry repeats.
+file(WRITE ${SPT_CLI_WORK}/repeats.tns "1 1 1 1.5\n2 2 2 4\n1 1 1 2.5\n")
+spt_cli_test(cli_info_repeats_are_summed 0
+  STDOUT "^nnz +3$" "^repeats +1 " "^density +2\\.500e-01$" "^norm +5\\.656854249$"
+  ARGS info repeats.tns)
+# An OMP_NUM_THREADS no runtime can start (libgomp used to crash) runs on at
+# most the processors.
+add_test(NAME cli_cpd_huge_omp_num_threads
+  COMMAND ${CMAKE_COMMAND} -E env OMP_NUM_THREADS=100000 ${SPT_EXPECT} --rc 0 --stdout "^final fit [01]\\.[0-9]+ after"
+          -- ${SPT_CLI} cpd repeats.tns -r 2 --iters 5
+  WORKING_DIRECTORY ${SPT_CLI_WORK})
+set_tests_properties(cli_cpd_huge_omp_num_threads PROPERTIES TIMEOUT 120)
+
 # Errors: one line on stderr, nothing on stdout; 1 = runtime, 2 = usage.
 spt_cli_test(cli_error_bad_reorder 2 ERROR DATA ARGS cpd ${SPT_CLI_NATIONS} -r 2 --reorder hypergraph)
 spt_cli_test(cli_error_missing_file 1 ERROR ARGS info ${SPT_CLI_WORK}/does-not-exist.tns)

@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <map>
 #include <memory>
 #include <random>
 #include <string>
@@ -281,8 +282,11 @@ std::vector<double> right_solve(std::vector<double> y, const std::vector<double>
 std::vector<double> hand_rolled_cp_als(const Nonzeros& nz, Model& model, int iters) {
   const size_t order = model.dims.size();
   const size_t rank = model.rank;
+  // ||X|| of the tensor the entries stand for: repeated coordinates summed.
+  std::map<std::vector<spt_index>, double> cells;
+  for (size_t k = 0; k < nz.values.size(); ++k) cells[nz.coords[k]] += nz.values[k];
   double norm_x2 = 0.0;
-  for (double v : nz.values) norm_x2 += v * v;
+  for (const auto& cell : cells) norm_x2 += cell.second * cell.second;
   const double norm_x = std::sqrt(norm_x2);
   std::vector<double> fits;
   double fit = 0.0;

@@ -243,10 +243,13 @@ TEST(KernelsApi, SortAndCoalesceOnViewsAreReadOnly) {
   EXPECT_EQ(spt_coo_sort_morton(nullptr, view), SPT_ERR_READ_ONLY);
   EXPECT_EQ(spt_coo_coalesce(nullptr, view, SPT_DUPLICATES_SUM), SPT_ERR_READ_ONLY);
   EXPECT_TRUE(mentions("spt_coo_copy")) << last();
-  // Kernels read views fine.
+  // Kernels read views fine; (2,1) appears twice, so it holds 1 + 3.
   double n = 0;
   ASSERT_EQ(spt_coo_norm(nullptr, view, &n), SPT_OK);
-  EXPECT_DOUBLE_EQ(n, std::sqrt(14.0));
+  EXPECT_DOUBLE_EQ(n, std::sqrt(16.0 + 4.0));
+  spt_nnz distinct = 0;
+  ASSERT_EQ(spt_coo_count_distinct(nullptr, view, &distinct), SPT_OK);
+  EXPECT_EQ(distinct, 2u);
   spt_coo* copy = nullptr;
   ASSERT_EQ(spt_coo_copy(nullptr, view, &copy), SPT_OK);
   const uint32_t bad_order[] = {1, 1};
