@@ -37,9 +37,9 @@ run() {
 }
 
 # A decompression bomb: 2 GiB of zero bytes (NUL: not text) in a few hundred KB.
-head -c 2G /dev/zero | zstd -q -19 -c > "$work/bomb.tns.zst"
+head -c 2G /dev/zero | zstd -q -c > "$work/bomb.tns.zst"
 run zstd_bomb "2 GiB of NUL bytes, zstd ($(stat -c %s "$work/bomb.tns.zst") bytes)" 0 "$cli" info "$work/bomb.tns.zst"
-head -c 1G /dev/zero | xz -T0 -c > "$work/bomb.tns.xz"
+head -c 1G /dev/zero | xz -1 -T2 -c > "$work/bomb.tns.xz"
 run xz_bomb "1 GiB of NUL bytes, xz ($(stat -c %s "$work/bomb.tns.xz") bytes)" 0 "$cli" info "$work/bomb.tns.xz"
 # An endless device (fails at the first NUL byte).
 run dev_zero "/dev/zero" 0 "$cli" info /dev/zero

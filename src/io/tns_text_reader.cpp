@@ -7,7 +7,9 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <future>
 #include <string_view>
+#include <system_error>
 #include <vector>
 
 #include "core/error.hpp"
@@ -137,6 +139,7 @@ struct Chunk {
   spt_nnz first_entry = 0;  // upper-bound offset into the output arrays
   spt_nnz lines = 0;        // '\n' count
   spt_nnz candidates = 0;   // lines that may hold an entry (upper bound)
+  bool nul = false;         // holds a NUL byte
 };
 
 struct ParseSetup {
@@ -373,17 +376,29 @@ bool has_bare_cr(const char* b, const char* e) {
 // Count '\n' bytes, and the lines that may hold an entry: the piece's first
 // line and every line after a '\n' that starts with neither '\n' nor '#'
 // (an upper bound on the entries; reads e[0], which must be readable).
-void count_lines(const char* b, const char* e, spt_nnz& lines, spt_nnz& candidates) {
+void count_lines(const char* b, const char* e, spt_nnz& lines, spt_nnz& candidates, bool& nul) {
   spt_nnz n = 0, c = (*b != '\n' && *b != '#') ? 1 : 0;
+  unsigned z = 0;
   for (const char* p = b; p < e; ++p) {
     const bool nl = *p == '\n';
     n += nl;
     c += nl & (p[1] != '\n') & (p[1] != '#');
+    z |= *p == '\0';
   }
+  nul = z != 0;
   // The '\n' ending the piece starts no line of this piece.
   if (e > b && e[-1] == '\n' && e[0] != '\n' && e[0] != '#') --c;
   lines = n;
   candidates = c;
+}
+
+// Fails naming the first NUL byte in [b, e), which starts at stream byte
+// `offset` and line `line` (text never holds one: /dev/zero, binary data).
+void nul_byte(const std::string& path, const char* b, const char* e, uint64_t offset, uint64_t line) {
+  const char* z = static_cast<const char*>(std::memchr(b, 0, static_cast<size_t>(e - b)));
+  if (!z) return;
+  fail(SPT_ERR_PARSE, path, ":", line + static_cast<uint64_t>(std::count(b, z, '\n')), ": NUL byte at byte offset ",
+       offset + static_cast<uint64_t>(z - b), ": this is not a text .tns file (binary data?)");
 }
 
 // Streaming parser state: the header (found line by line, however many
@@ -422,6 +437,11 @@ class TextParser {
     if (stage_ == Stage::kEntries && p < e) line = entries(p, e, offset + static_cast<uint64_t>(p - b), line);
     return line;
   }
+
+  bool in_entries() const { return stage_ == Stage::kEntries; }
+  // Share of the input read up to the end of the text being parsed (< 0:
+  // unknown), for sizing the arrays.
+  void set_fraction(double f) { fraction_ = f; }
 
   spt_coo_s finish(uint64_t end_offset, uint64_t end_line, TextLayout* layout) {
     if (stage_ == Stage::kDims)
@@ -539,7 +559,7 @@ class TextParser {
   void reserve(spt_nnz need) {
     if (need <= capacity_) return;
     spt_nnz cap = std::max<spt_nnz>(need, capacity_ + capacity_ / 2);
-    const double f = hint_.fraction ? hint_.fraction() : -1.0;
+    const double f = fraction_;
     if (f > 0.0 && f < 1.0) {
       const double estimate = static_cast<double>(need) / f * 1.02;
       const double bytes = estimate * (static_cast<double>(order_) * sizeof(spt_index) + dtype_size(opts_.dtype));
@@ -583,10 +603,12 @@ class TextParser {
     }
     const size_t nchunks = chunks.size();
 #pragma omp parallel for num_threads(threads_) schedule(dynamic, 1)
-    for (size_t c = 0; c < nchunks; ++c) count_lines(chunks[c].begin, chunks[c].end, chunks[c].lines, chunks[c].candidates);
+    for (size_t c = 0; c < nchunks; ++c)
+      count_lines(chunks[c].begin, chunks[c].end, chunks[c].lines, chunks[c].candidates, chunks[c].nul);
     spt_nnz need = total_;
     uint64_t line_no = line;
     for (Chunk& c : chunks) {
+      if (c.nul) nul_byte(path_, c.begin, c.end, offset + static_cast<uint64_t>(c.begin - region), line_no);
       c.first_entry = need;
       c.first_line = line_no;
       need += c.candidates;
@@ -639,6 +661,7 @@ class TextParser {
   const std::string& path_;
   const ReadOptions& opts_;
   StreamHint hint_;
+  double fraction_ = -1.0;
   int threads_;
   int base_;
   Stage stage_ = Stage::kFirst;
@@ -664,67 +687,97 @@ spt_coo_s read_tns_text_stream(const spt_context_s& ctx, const std::function<siz
                                TextLayout* layout) {
   progress(ctx, "read", 0.0);
   TextParser parser(ctx, path, opts, hint);
-  // [carry | new bytes], room for the '\n' appended to an unterminated last
-  // line and for the byte after it that count_lines reads.
-  buffer<char> buf(kTextChunkBytes + kMaxLineBytes + 2);
-  size_t carry = 0;          // start of an incomplete line carried over
-  uint64_t offset = 0;       // stream offset of buf[0]
-  uint64_t line = 1;         // line number at buf[0]
-  bool skipping = false;     // inside an over-long comment line
-  bool eof = false;
-  while (!eof) {
+  // Two buffers: the next chunk is read (or decompressed) into one on a
+  // helper thread while the other is parsed. Each is [room for a carried
+  // incomplete line | kTextChunkBytes of new text | '\n' appended to an
+  // unterminated last line | the byte after it that count_lines reads].
+  constexpr size_t kPrefix = kMaxLineBytes + 1;
+  buffer<char> bufs[2];
+  for (auto& b : bufs) b.resize(kPrefix + kTextChunkBytes + 2);
+  auto fill = [&produce](char* dst) {
     size_t got = 0;
     while (got < kTextChunkBytes) {
-      const size_t r = produce(buf.data() + carry + got, kTextChunkBytes - got);
-      if (r == 0) {
-        eof = true;
-        break;
-      }
+      const size_t r = produce(dst + got, kTextChunkBytes - got);
+      if (r == 0) break;
       got += r;
     }
-    if (const void* z = std::memchr(buf.data() + carry, 0, got)) {
-      const char* at = static_cast<const char*>(z);
-      fail(SPT_ERR_PARSE, path, ":", line + static_cast<uint64_t>(std::count(static_cast<const char*>(buf.data()), at, '\n')),
-           ": NUL byte at byte offset ", offset + static_cast<uint64_t>(at - buf.data()),
-           ": this is not a text .tns file (binary data?)");
+    return got;
+  };
+  int cur = 0;
+  size_t got = fill(bufs[0].data() + kPrefix);
+  size_t carry = 0;          // incomplete line carried in front of the new text
+  uint64_t offset = 0;       // stream offset of the carried line's start
+  uint64_t line = 1;         // its line number
+  bool skipping = false;     // inside an over-long comment line
+  for (;;) {
+    const bool eof = got < kTextChunkBytes;
+    const double f = hint.fraction ? hint.fraction() : -1.0;  // before the reader thread runs again
+    parser.set_fraction(f);
+    // The future's destructor waits for the read, also when parsing throws.
+    std::future<size_t> next;
+    size_t next_got = 0;  // a synchronous read when no thread can be started
+    bool read_ahead = false;
+    if (!eof) {
+      try {
+        next = std::async(std::launch::async, fill, bufs[1 - cur].data() + kPrefix);
+        read_ahead = true;
+      } catch (const std::system_error&) {
+        next_got = fill(bufs[1 - cur].data() + kPrefix);
+      }
     }
+    char* buf = bufs[cur].data() + kPrefix - carry;
+    char* other = bufs[1 - cur].data() + kPrefix;  // where the next chunk's new text starts
     size_t len = carry + got;
     size_t begin = 0;
+    bool whole_chunk_skipped = false;
+    // NUL bytes: checked here until the entries start, then while counting
+    // lines in parallel (and below for an over-long remainder).
+    if (!parser.in_entries()) nul_byte(path, buf, buf + len, offset, line);
     if (skipping) {
-      const char* nl = static_cast<const char*>(std::memchr(buf.data(), '\n', len));
-      if (!nl) {
-        offset += len;
-        carry = 0;
-        continue;
+      const char* nl = static_cast<const char*>(std::memchr(buf, '\n', len));
+      nul_byte(path, buf, nl ? nl : buf + len, offset, line);
+      if (nl) {
+        begin = static_cast<size_t>(nl - buf) + 1;
+        ++line;
+        skipping = false;
+      } else {
+        whole_chunk_skipped = true;
       }
-      begin = static_cast<size_t>(nl - buf.data()) + 1;
-      ++line;
-      skipping = false;
     }
-    if (eof && len > begin && buf[len - 1] != '\n') buf[len++] = '\n';
-    const char* last = len > begin ? static_cast<const char*>(memrchr(buf.data() + begin, '\n', len - begin)) : nullptr;
-    const size_t end = last ? static_cast<size_t>(last - buf.data()) + 1 : begin;
-    buf[len] = '\n';  // count_lines reads one byte past the region
-    if (end > begin) line = parser.lines(buf.data() + begin, buf.data() + end, offset + begin, line);
-    const size_t rem = len - end;
-    if (rem > kMaxLineBytes) {
-      const char* p = buf.data() + end;
-      while (p < buf.data() + len && is_space(*p)) ++p;
-      if (p < buf.data() + len && *p == '#') {
-        skipping = true;  // skipped without being held
-        offset += len;
-        carry = 0;
-        continue;
+    if (whole_chunk_skipped) {
+      offset += len;
+      carry = 0;
+    } else {
+      if (eof && len > begin && buf[len - 1] != '\n') buf[len++] = '\n';
+      const char* last = len > begin ? static_cast<const char*>(memrchr(buf + begin, '\n', len - begin)) : nullptr;
+      const size_t end = last ? static_cast<size_t>(last - buf) + 1 : begin;
+      buf[len] = '\n';  // count_lines reads one byte past the region
+      if (end > begin) line = parser.lines(buf + begin, buf + end, offset + begin, line);
+      const size_t rem = len - end;
+      if (rem > kMaxLineBytes) {
+        const char* p = buf + end;
+        while (p < buf + len && is_space(*p)) ++p;
+        if (p < buf + len && *p == '#') {
+          skipping = true;  // skipped without being held
+          offset += len;
+          carry = 0;
+        } else {
+          nul_byte(path, buf + end, buf + len, offset + end, line);
+          if (has_bare_cr(buf + end, buf + len)) cr_only(path, line);
+          fail(SPT_ERR_PARSE, path, ":", line, ": line at byte offset ", offset + end, " is longer than the ",
+               kMaxLineBytes, "-byte limit (no line break in the next ", rem, " bytes)");
+        }
+      } else {
+        // The reader thread writes only from `other` on.
+        std::memcpy(other - rem, buf + end, rem);
+        offset += end;
+        carry = rem;
       }
-      if (has_bare_cr(buf.data() + end, buf.data() + len)) cr_only(path, line);
-      fail(SPT_ERR_PARSE, path, ":", line, ": line at byte offset ", offset + end, " is longer than the ",
-           kMaxLineBytes, "-byte limit (no line break in the next ", rem, " bytes)");
     }
-    std::memmove(buf.data(), buf.data() + end, rem);
-    offset += end;
-    carry = rem;
-    const double f = hint.fraction ? hint.fraction() : -1.0;
     if (f >= 0.0) progress(ctx, "read", 0.95 * f);
+    if (eof) break;
+    got = read_ahead ? next.get() : next_got;
+    cur = 1 - cur;
   }
   spt_coo_s x = parser.finish(offset, line, layout);
   progress(ctx, "read", 1.0);

@@ -1,10 +1,11 @@
 // FROSTT .tns text reader (and the ParTI!/B-CSF "extended" variant whose
 // first lines hold the order and the dims). The text is streamed: it is
-// read kTextChunkBytes at a time into one fixed buffer, cut at the last
-// line break, and each buffer of complete lines is parsed in parallel
-// straight into the tensor's growing arrays. Nothing but the tensor and the
-// fixed buffer is held, whatever the file holds (comment lines of any
-// length are skipped without being held).
+// read kTextChunkBytes at a time into two fixed buffers (one helper thread
+// reads or decompresses the next chunk while the other is parsed), cut at
+// the last line break, and each chunk of complete lines is parsed in
+// parallel straight into the tensor's growing arrays. Nothing but the
+// tensor and the two buffers is held, whatever the file holds (comment
+// lines of any length are skipped without being held).
 #pragma once
 
 #include <cstddef>
@@ -17,8 +18,8 @@
 
 namespace spt::io {
 
-// Bytes of text read and parsed per step (the fixed read buffer holds this
-// plus one line).
+// Bytes of text read and parsed per step (each of the two read buffers
+// holds this plus one carried line: 2 x 33 MiB in all).
 constexpr size_t kTextChunkBytes = size_t(32) << 20;
 // Longest entry or header line (comment lines may be longer): a longer one
 // fails with SPT_ERR_PARSE naming its byte offset.

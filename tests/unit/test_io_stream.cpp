@@ -213,14 +213,14 @@ TEST_F(IoStream, OverlongLinesFailWithTheirOffsetButCommentsOfAnyLengthAreSkippe
   EXPECT_EQ(nnz(), 2u);
 }
 
-// More text than one read buffer (32 MiB): the chunk seams, comment lines
+// More text than the read buffer (32 MiB): the chunk seams, comment lines
 // across them and an unterminated last line give the in-memory answer.
 TEST_F(IoStream, TextLargerThanTheReadBufferParsesAcrossChunks) {
   std::string text;
-  text.reserve(size_t(70) << 20);
+  text.reserve(size_t(40) << 20);
   double sum = 0.0;
   spt_nnz count = 0;
-  for (int i = 0; text.size() < (size_t(70) << 20); ++i) {
+  for (int i = 0; text.size() < (size_t(40) << 20); ++i) {
     if (i % 1000 == 7) text += "# a comment line between entries, " + std::string(200, 'c') + "\n";
     if (i % 5000 == 11) text += "\n   \n";
     text += std::to_string(i % 997 + 1) + " " + std::to_string(i % 13 + 1) + " " + std::to_string(i % 4) + ".5\n";
