@@ -733,10 +733,12 @@ typedef struct spt_read_options {
   int copy_binary;           /**< non-zero: read a .sptb file by copy; copying is the default since map_binary
                                   was added, so this only overrides map_binary */
   /* Added after 0.2 (older callers pass a smaller struct_size and get the default, 0). */
-  int map_binary;            /**< non-zero: load an uncompressed .sptb file zero-copy from a read-only mapping
+  int64_t map_binary;        /**< non-zero: load an uncompressed .sptb file zero-copy from a read-only mapping
                                   of the file. Faster and lighter, but if the file is truncated or rewritten in
                                   place while the tensor lives, touching the tensor raises SIGBUS and kills the
-                                  process. Use only for files nothing else writes. Default 0 (read by copy). */
+                                  process. Use only for files nothing else writes. Default 0 (read by copy).
+                                  64-bit so that it starts after the 0.2 struct's tail padding, which older
+                                  callers may pass uninitialised. */
 } spt_read_options;
 
 /** Fill `opts` with defaults (the whole struct of this release). */
