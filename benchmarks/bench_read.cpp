@@ -142,9 +142,10 @@ int main(int argc, char** argv) {
     try {
       // The plain text exactly as in the input (decompressed if needed).
       spt::io::InputSource src(input, threads);
+      const char* bytes = src.bytes();  // loads a compressed file whole (size() is known after)
       text_bytes = src.size();
       std::ofstream out(text, std::ios::binary);
-      out.write(src.bytes(), static_cast<std::streamsize>(src.size()));
+      out.write(bytes, static_cast<std::streamsize>(src.size()));
       if (!out) die("cannot write " + text, nullptr);
     } catch (const std::exception& e) {
       die(std::string("cannot load ") + input + ": " + e.what(), nullptr);

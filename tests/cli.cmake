@@ -50,6 +50,12 @@ spt_cli_test(cli_info_nations 0 DATA
   ARGS info ${SPT_CLI_NATIONS})
 spt_cli_test(cli_info_float32_progress 0 DATA STDOUT "^nnz +1992$" "^dtype +float32$"
   ARGS info ${SPT_CLI_NATIONS} --dtype float32 --progress --threads 1)
+# Streamed input: an endless device fails at its first NUL byte (one line on
+# stderr, exit 1) instead of being read whole; --mmap is documented.
+if(EXISTS /dev/zero)
+  spt_cli_test(cli_info_dev_zero 1 ERROR ARGS info /dev/zero)
+endif()
+spt_cli_test(cli_info_help_mmap 0 STDOUT "--mmap" "SIGBUS" ARGS info --help)
 
 # convert: byte-identical round trips through .sptb, SPLATT .bin and .tns.gz
 add_test(NAME cli_convert_roundtrip

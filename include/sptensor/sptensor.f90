@@ -200,6 +200,7 @@ module sptensor
     integer(c_int) :: duplicates = 0          ! SPT_DUPLICATES_*
     integer(c_int) :: reject_nonfinite = 0
     integer(c_int) :: copy_binary = 0
+    integer(c_int64_t) :: map_binary = 0      ! 1: zero-copy mapping of a .sptb (SIGBUS if truncated)
   end type spt_read_options
 
   type, bind(c), public :: spt_write_options

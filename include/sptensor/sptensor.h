@@ -754,7 +754,15 @@ typedef struct spt_read_options {
   spt_duplicates duplicates; /**< default SPT_DUPLICATES_KEEP */
   int reject_nonfinite;      /**< non-zero: NaN/Inf values are a parse error */
   /* Added in 0.2 (older callers pass a smaller struct_size and get the default). */
-  int copy_binary;           /**< non-zero: copy a .sptb file's arrays instead of mapping them (see spt_read) */
+  int copy_binary;           /**< non-zero: read a .sptb file by copy; copying is the default since map_binary
+                                  was added, so this only overrides map_binary */
+  /* Added after 0.2 (older callers pass a smaller struct_size and get the default, 0). */
+  int64_t map_binary;        /**< non-zero: load an uncompressed .sptb file zero-copy from a read-only mapping
+                                  of the file. Faster and lighter, but if the file is truncated or rewritten in
+                                  place while the tensor lives, touching the tensor raises SIGBUS and kills the
+                                  process. Use only for files nothing else writes. Default 0 (read by copy).
+                                  64-bit so that it starts after the 0.2 struct's tail padding, which older
+                                  callers may pass uninitialised. */
 } spt_read_options;
 
 /** Fill `opts` with defaults (the whole struct of this release). */
@@ -774,12 +782,21 @@ SPT_API spt_status spt_read_options_init_size(spt_read_options *opts, size_t str
 /** Read a tensor file (any spt_file_format, optionally gzip/xz/zstd
  *  compressed). Text is parsed in parallel; progress goes to the context's
  *  progress callback. opts may be NULL for defaults.
- *  An uncompressed .sptb file read with its own dtype is loaded zero-copy:
- *  after the checksum pass, the tensor's arrays are a private read-only
- *  mapping of the file (any in-place change to the tensor copies them
- *  first). The file may be deleted or replaced by rename (as spt_write
- *  does) while the tensor lives, but must not be truncated or rewritten in
- *  place; set opts->copy_binary when that cannot be ruled out.
+ *  Files are read by copy: a file truncated or rewritten while it is read
+ *  gives SPT_ERR_IO or SPT_ERR_PARSE, never a signal. Text and compressed
+ *  input are streamed through a fixed buffer (docs/reliability.md, "Input
+ *  limits"): memory is the tensor plus that buffer whatever the file holds;
+ *  a line longer than 1 MiB, a NUL byte, or more than 256 MiB of blank
+ *  lines without an entry fail with SPT_ERR_PARSE naming the byte offset.
+ *  Binary files inside a compressor or a pipe are decoded into memory, never
+ *  beyond the size their header declares. Bytes after the last gzip/xz/zstd
+ *  stream that are not another stream are SPT_ERR_PARSE.
+ *  With opts->map_binary, an uncompressed .sptb file read with its own
+ *  dtype is loaded zero-copy: after the checksum pass, the tensor's arrays
+ *  are a private read-only mapping of the file (any in-place change to the
+ *  tensor copies them first). The file may then be deleted or replaced by
+ *  rename (as spt_write does) while the tensor lives, but must not be
+ *  truncated or rewritten in place (SIGBUS).
  *  Errors: IO (open/read failure), PARSE (message "FILE:LINE: what was
  *  expected"), UNSUPPORTED (compression not compiled in), INVALID_ARGUMENT,
  *  OVERFLOW (more than 2^32-1 in an index), OUT_OF_MEMORY. */

@@ -470,13 +470,15 @@ def from_pyttb(tensor, dtype=None, ctx=None):
 
 
 def read(path, dtype=np.float64, index_base=1, format="auto", shape=None, duplicates="keep",
-         reject_nonfinite=False, copy_binary=False, ctx=None):
+         reject_nonfinite=False, copy_binary=False, map_binary=False, ctx=None):
     """Read a tensor file: FROSTT .tns, extended (ParTI!) .tns, SPLATT .bin or
     .sptb, each optionally gzip/xz/zstd compressed (detected from content).
 
     index_base applies to text files (1 = FROSTT). format: "auto", "tns",
     "tns_extended", "splatt_bin", "sptb". shape: expected dims (None = infer).
-    duplicates: "keep", "sum" or "reject"."""
+    duplicates: "keep", "sum" or "reject". Files are read by copy;
+    map_binary=True loads an uncompressed .sptb zero-copy from a mapping of the
+    file (the process dies of SIGBUS if the file is truncated meanwhile)."""
     c = _ctx(ctx)
     opts = _lib.init_options("spt_read_options_init_size", _lib.ReadOptions)
     opts.format = _choice(_FILE_FORMATS, format, "file format")
@@ -490,6 +492,7 @@ def read(path, dtype=np.float64, index_base=1, format="auto", shape=None, duplic
     opts.duplicates = _choice(_DUPLICATES, duplicates, "duplicates policy")
     opts.reject_nonfinite = 1 if reject_nonfinite else 0
     opts.copy_binary = 1 if copy_binary else 0
+    opts.map_binary = 1 if map_binary else 0
     h = ctypes.c_void_p()
     _lib.check(_lib.lib().spt_read(c._h, os.fsencode(path), ctypes.byref(opts), ctypes.byref(h)), "spt_read", c._h)
     return Tensor(h)

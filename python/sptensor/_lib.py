@@ -98,6 +98,7 @@ class ReadOptions(ctypes.Structure):
         ("duplicates", i32),
         ("reject_nonfinite", i32),
         ("copy_binary", i32),
+        ("map_binary", ctypes.c_int64),
     ]
 
 

@@ -1,6 +1,9 @@
 #include "io/compression.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <vector>
 
@@ -44,61 +47,15 @@ namespace {
        "has no ", lib, "; rebuild with ", lib, " installed (SPT_WITH_COMPRESSION=ON) or decompress the file first");
 }
 
-// Output buffer that grows geometrically while a decoder fills it.
-struct GrowingOutput {
-  buffer<char> data;
-  size_t used = 0;
-  explicit GrowingOutput(size_t hint) {
-    data.resize(std::max<size_t>(hint, 1 << 16));
-    advise_huge_pages(data.data(), data.size());
-  }
-  char* free_ptr() { return data.data() + used; }
-  size_t free_space() const { return data.size() - used; }
-  void ensure_space() {
-    if (free_space() != 0) return;
-    buffer<char> bigger;
-    bigger.resize(data.size() + data.size() / 2);
-    advise_huge_pages(bigger.data(), bigger.size());
-    std::memcpy(bigger.data(), data.data(), used);
-    data.swap(bigger);
-  }
-  buffer<char> take() {
-    data.resize(used);
-    return std::move(data);
-  }
-};
-
 constexpr size_t kMaxChunk = size_t(1) << 30;  // zlib counts in 32-bit units
+constexpr size_t kRawBufferBytes = size_t(1) << 20;
 
-// A decoder's first buffer from the size a file claims (gzip trailer, xz
-// index, zstd frame header), capped at `max_ratio` times the compressed
-// size: the claim is untrusted, and a corrupt or hostile file of a few
-// bytes must not allocate gigabytes (found by fuzzing). Larger real outputs
-// still decode; the buffer grows as needed.
-size_t capped_hint(uint64_t claimed, size_t compressed, uint64_t max_ratio) {
-  const uint64_t cap = uint64_t(compressed) * max_ratio + (uint64_t(1) << 20);
-  return static_cast<size_t>(std::min(claimed, cap));
+[[noreturn]] void trailing_data(const char* kind, uint64_t offset, const std::string& path) {
+  fail(SPT_ERR_PARSE, "'", path, "': trailing data after the ", kind, " stream at byte ", offset,
+       " (not another ", kind, " stream); remove it or re-create the file");
 }
 
 #if SPT_HAVE_LZMA
-// Uncompressed size recorded in the index of the last xz stream; a capacity
-// hint only (0 when it cannot be read).
-size_t xz_size_hint(const unsigned char* data, size_t size) {
-  while (size >= 4 && std::memcmp(data + size - 4, "\0\0\0\0", 4) == 0) size -= 4;  // stream padding
-  if (size < 2 * LZMA_STREAM_HEADER_SIZE) return 0;
-  lzma_stream_flags footer;
-  if (lzma_stream_footer_decode(&footer, data + size - LZMA_STREAM_HEADER_SIZE) != LZMA_OK) return 0;
-  if (footer.backward_size > size - 2 * LZMA_STREAM_HEADER_SIZE) return 0;
-  const unsigned char* index = data + size - LZMA_STREAM_HEADER_SIZE - footer.backward_size;
-  lzma_index* idx = nullptr;
-  uint64_t memlimit = UINT64_MAX;
-  size_t pos = 0;
-  if (lzma_index_buffer_decode(&idx, &memlimit, nullptr, index, &pos, footer.backward_size) != LZMA_OK) return 0;
-  uint64_t n = lzma_index_uncompressed_size(idx);
-  lzma_index_end(idx, nullptr);
-  return n < (uint64_t(1) << 40) ? static_cast<size_t>(n) : 0;
-}
-
 const char* lzma_message(lzma_ret r) {
   switch (r) {
     case LZMA_MEM_ERROR: return "out of memory";
@@ -111,152 +68,295 @@ const char* lzma_message(lzma_ret r) {
   }
 }
 
-buffer<char> decompress_xz(const unsigned char* data, size_t size, int threads, const std::string& path) {
-  GrowingOutput out(capped_hint(xz_size_hint(data, size), size, 256) + 1);
-  lzma_stream strm = LZMA_STREAM_INIT;
-  lzma_mt mt{};
-  mt.flags = LZMA_CONCATENATED;
-  mt.threads = static_cast<uint32_t>(std::max(1, threads));
-  mt.timeout = 0;
-  uint64_t phys = lzma_physmem();
-  mt.memlimit_threading = phys ? phys / 4 : (uint64_t(1) << 30);
-  mt.memlimit_stop = UINT64_MAX;
-  lzma_ret r = lzma_stream_decoder_mt(&strm, &mt);
-  if (r != LZMA_OK) fail(SPT_ERR_INTERNAL, "cannot start the xz decoder for '", path, "': ", lzma_message(r));
-  strm.next_in = data;
-  strm.avail_in = size;
-  for (;;) {
-    out.ensure_space();
-    // Bounded output windows: given one huge window, liblzma 5.4's
-    // threaded decoder was measured to decode on a single thread.
-    const size_t window = std::min<size_t>(out.free_space(), size_t(4) << 20);
-    strm.next_out = reinterpret_cast<uint8_t*>(out.free_ptr());
-    strm.avail_out = window;
-    r = lzma_code(&strm, LZMA_FINISH);
-    out.used += window - strm.avail_out;
-    if (r == LZMA_STREAM_END) break;
-    if (r != LZMA_OK) {
-      lzma_end(&strm);
-      if (r == LZMA_MEM_ERROR) throw std::bad_alloc();
-      fail(SPT_ERR_PARSE, "'", path, "': xz stream is truncated or corrupt after ", out.used,
-           " decompressed bytes (liblzma: ", lzma_message(r), "); re-download or re-create the file");
-    }
+// xz streams one after another (as `xz` writes and reads them), each
+// optionally followed by stream padding (a multiple of 4 zero bytes).
+class XzDecoder : public Decoder {
+ public:
+  XzDecoder(RawInput& raw, int threads, const std::string& path) : raw_(raw), path_(path), threads_(threads) {
+    start();
   }
-  lzma_end(&strm);
-  return out.take();
-}
+  ~XzDecoder() override { lzma_end(&strm_); }
+  size_t read(char* dst, size_t n) override {
+    size_t out = 0;
+    while (out < n && !done_) {
+      if (!in_stream_) {
+        next_stream();
+        continue;
+      }
+      if (raw_.avail() == 0) raw_.ensure(1);
+      strm_.next_in = raw_.data();
+      strm_.avail_in = raw_.avail();
+      // Bounded output windows: given one huge window, liblzma 5.4's
+      // threaded decoder was measured to decode on a single thread.
+      const size_t window = std::min<size_t>(n - out, size_t(4) << 20);
+      strm_.next_out = reinterpret_cast<uint8_t*>(dst + out);
+      strm_.avail_out = window;
+      const lzma_ret r = lzma_code(&strm_, raw_.at_eof() ? LZMA_FINISH : LZMA_RUN);
+      raw_.consume(raw_.avail() - strm_.avail_in);
+      out += window - strm_.avail_out;
+      produced_ += window - strm_.avail_out;
+      if (r == LZMA_STREAM_END) {
+        in_stream_ = false;
+      } else if (r != LZMA_OK) {
+        if (r == LZMA_MEM_ERROR) throw std::bad_alloc();
+        fail(SPT_ERR_PARSE, "'", path_, "': xz stream is truncated or corrupt after ", produced_,
+             " decompressed bytes (liblzma: ", lzma_message(r), "); re-download or re-create the file");
+      }
+    }
+    return out;
+  }
+
+ private:
+  void start() {
+    lzma_end(&strm_);
+    strm_ = LZMA_STREAM_INIT;
+    lzma_mt mt{};
+    mt.flags = 0;  // one stream per decoder: concatenation and padding are handled here
+    mt.threads = static_cast<uint32_t>(std::max(1, threads_));
+    mt.timeout = 0;
+    const uint64_t phys = lzma_physmem();
+    mt.memlimit_threading = phys ? phys / 4 : (uint64_t(1) << 30);
+    mt.memlimit_stop = UINT64_MAX;
+    const lzma_ret r = lzma_stream_decoder_mt(&strm_, &mt);
+    if (r == LZMA_MEM_ERROR) throw std::bad_alloc();
+    if (r != LZMA_OK) fail(SPT_ERR_INTERNAL, "cannot start the xz decoder for '", path_, "': ", lzma_message(r));
+    in_stream_ = true;
+  }
+  // After a stream: skip padding, then start the next stream or stop.
+  void next_stream() {
+    uint64_t padding = 0;
+    for (;;) {
+      const size_t a = raw_.ensure(1);
+      if (a == 0) break;
+      const unsigned char* p = raw_.data();
+      size_t z = 0;
+      while (z < a && p[z] == 0) ++z;
+      raw_.consume(z);
+      padding += z;
+      if (z < a) break;
+    }
+    const uint64_t at = raw_.offset();
+    const size_t a = raw_.ensure(6);
+    if (a == 0 && padding % 4 == 0) {
+      done_ = true;
+      return;
+    }
+    if (padding % 4 != 0 || a < 6 || std::memcmp(raw_.data(), "\xFD" "7zXZ\0", 6) != 0)
+      trailing_data("xz", padding % 4 != 0 ? at - padding : at, path_);
+    start();
+  }
+
+  RawInput& raw_;
+  std::string path_;
+  int threads_;
+  lzma_stream strm_ = LZMA_STREAM_INIT;
+  bool in_stream_ = false;
+  bool done_ = false;
+  uint64_t produced_ = 0;
+};
 #endif
 
 #if SPT_HAVE_ZLIB
-buffer<char> decompress_gzip(const unsigned char* data, size_t size, const std::string& path) {
-  // The gzip trailer holds the size modulo 2^32: a capacity hint.
-  size_t hint = size >= 4 ? (size_t(data[size - 4]) | size_t(data[size - 3]) << 8 | size_t(data[size - 2]) << 16 |
-                             size_t(data[size - 1]) << 24)
-                          : 0;
-  // deflate expands at most 1032:1, so a larger claim is corrupt.
-  GrowingOutput out(capped_hint(std::max(hint, size), size, 1032) + 1);
-  z_stream zs{};
-  if (inflateInit2(&zs, 15 + 32) != Z_OK) fail(SPT_ERR_INTERNAL, "cannot start the gzip decoder");
-  size_t in_pos = 0;
-  bool stream_ended = false;
-  for (;;) {
-    if (zs.avail_in == 0 && in_pos < size) {
-      size_t n = std::min(size - in_pos, kMaxChunk);
-      zs.next_in = const_cast<Bytef*>(data + in_pos);
-      zs.avail_in = static_cast<uInt>(n);
-      in_pos += n;
-    }
-    out.ensure_space();
-    size_t room = std::min(out.free_space(), kMaxChunk);
-    zs.next_out = reinterpret_cast<Bytef*>(out.free_ptr());
-    zs.avail_out = static_cast<uInt>(room);
-    int r = inflate(&zs, Z_NO_FLUSH);
-    out.used += room - zs.avail_out;
-    if (r == Z_STREAM_END) {
-      stream_ended = true;
-      // Concatenated gzip members (as `cat a.gz b.gz`) decode as one file.
-      size_t rest = zs.avail_in + (size - in_pos);
-      const unsigned char* next = zs.next_in;
-      if (rest >= 2 && next[0] == 0x1f && next[1] == 0x8b) {
-        inflateReset(&zs);
-        stream_ended = false;
-        continue;
-      }
-      break;
-    }
-    if (r == Z_BUF_ERROR && zs.avail_in == 0 && in_pos == size) break;  // input ended early
-    if (r != Z_OK && r != Z_BUF_ERROR) {
-      std::string msg = zs.msg ? zs.msg : "corrupt data";
-      inflateEnd(&zs);
-      if (r == Z_MEM_ERROR) throw std::bad_alloc();
-      fail(SPT_ERR_PARSE, "'", path, "': gzip stream is corrupt after ", out.used, " decompressed bytes (zlib: ", msg,
-           ")");
-    }
+// gzip members one after another (as `cat a.gz b.gz`), like gzip -d.
+class GzipDecoder : public Decoder {
+ public:
+  GzipDecoder(RawInput& raw, const std::string& path) : raw_(raw), path_(path) {
+    if (inflateInit2(&zs_, 15 + 16) != Z_OK) fail(SPT_ERR_INTERNAL, "cannot start the gzip decoder");
   }
-  inflateEnd(&zs);
-  if (!stream_ended)
-    fail(SPT_ERR_PARSE, "'", path, "': gzip stream is truncated after ", out.used,
-         " decompressed bytes; re-download or re-create the file");
-  return out.take();
-}
+  ~GzipDecoder() override { inflateEnd(&zs_); }
+  size_t read(char* dst, size_t n) override {
+    size_t out = 0;
+    while (out < n && !done_) {
+      if (!in_member_) {
+        const size_t a = raw_.ensure(2);
+        if (a == 0) {
+          done_ = true;
+          break;
+        }
+        if (a < 2 || raw_.data()[0] != 0x1f || raw_.data()[1] != 0x8b) trailing_data("gzip", raw_.offset(), path_);
+        inflateReset(&zs_);
+        in_member_ = true;
+      }
+      if (raw_.avail() == 0) raw_.ensure(1);
+      const size_t given = std::min(raw_.avail(), kMaxChunk);
+      zs_.next_in = const_cast<Bytef*>(raw_.data());
+      zs_.avail_in = static_cast<uInt>(given);
+      const size_t room = std::min(n - out, kMaxChunk);
+      zs_.next_out = reinterpret_cast<Bytef*>(dst + out);
+      zs_.avail_out = static_cast<uInt>(room);
+      const int r = inflate(&zs_, Z_NO_FLUSH);
+      raw_.consume(given - zs_.avail_in);
+      const size_t made = room - zs_.avail_out;
+      out += made;
+      produced_ += made;
+      if (r == Z_STREAM_END) {
+        in_member_ = false;
+      } else if (r == Z_BUF_ERROR || (r == Z_OK && made == 0 && given == 0)) {
+        if (raw_.avail() == 0 && raw_.at_eof())
+          fail(SPT_ERR_PARSE, "'", path_, "': gzip stream is truncated after ", produced_,
+               " decompressed bytes; re-download or re-create the file");
+      } else if (r != Z_OK) {
+        std::string msg = zs_.msg ? zs_.msg : "corrupt data";
+        if (r == Z_MEM_ERROR) throw std::bad_alloc();
+        fail(SPT_ERR_PARSE, "'", path_, "': gzip stream is corrupt after ", produced_, " decompressed bytes (zlib: ",
+             msg, ")");
+      }
+    }
+    return out;
+  }
+
+ private:
+  RawInput& raw_;
+  std::string path_;
+  z_stream zs_{};
+  bool in_member_ = true;
+  bool done_ = false;
+  uint64_t produced_ = 0;
+};
 #endif
 
 #if SPT_HAVE_ZSTD
-buffer<char> decompress_zstd(const unsigned char* data, size_t size, const std::string& path) {
-  unsigned long long hint = ZSTD_getFrameContentSize(data, size);
-  if (hint == ZSTD_CONTENTSIZE_UNKNOWN || hint == ZSTD_CONTENTSIZE_ERROR || hint > (1ULL << 40)) hint = 4 * size;
-  GrowingOutput out(capped_hint(hint, size, 256) + 1);
-  ZSTD_DStream* ds = ZSTD_createDStream();
-  if (!ds) throw std::bad_alloc();
-  ZSTD_inBuffer in{data, size, 0};
-  size_t last = 1;
-  while (in.pos < in.size || last != 0) {
-    out.ensure_space();
-    ZSTD_outBuffer ob{out.free_ptr(), out.free_space(), 0};
-    last = ZSTD_decompressStream(ds, &ob, &in);
-    out.used += ob.pos;
-    if (ZSTD_isError(last)) {
-      std::string msg = ZSTD_getErrorName(last);
-      ZSTD_freeDStream(ds);
-      fail(SPT_ERR_PARSE, "'", path, "': zstd stream is corrupt after ", out.used, " decompressed bytes (libzstd: ", msg,
-           ")");
-    }
-    if (in.pos == in.size && last != 0 && ob.pos < ob.size) {
-      ZSTD_freeDStream(ds);
-      fail(SPT_ERR_PARSE, "'", path, "': zstd stream is truncated after ", out.used,
-           " decompressed bytes; re-download or re-create the file");
-    }
+// zstd frames (and skippable frames) one after another, like zstd -d.
+class ZstdDecoder : public Decoder {
+ public:
+  ZstdDecoder(RawInput& raw, const std::string& path) : raw_(raw), path_(path) {
+    ds_ = ZSTD_createDStream();
+    if (!ds_) throw std::bad_alloc();
   }
-  ZSTD_freeDStream(ds);
-  return out.take();
-}
+  ~ZstdDecoder() override { ZSTD_freeDStream(ds_); }
+  size_t read(char* dst, size_t n) override {
+    size_t out = 0;
+    while (out < n && !done_) {
+      if (!in_frame_) {
+        const size_t a = raw_.ensure(4);
+        if (a == 0) {
+          done_ = true;
+          break;
+        }
+        const uint32_t magic = a >= 4 ? (uint32_t(raw_.data()[0]) | uint32_t(raw_.data()[1]) << 8 |
+                                         uint32_t(raw_.data()[2]) << 16 | uint32_t(raw_.data()[3]) << 24)
+                                      : 0;
+        if (magic != 0xFD2FB528u && (magic & 0xFFFFFFF0u) != 0x184D2A50u)
+          trailing_data("zstd", raw_.offset(), path_);
+        in_frame_ = true;
+      }
+      if (raw_.avail() == 0) raw_.ensure(1);
+      ZSTD_inBuffer in{raw_.data(), raw_.avail(), 0};
+      ZSTD_outBuffer ob{dst + out, n - out, 0};
+      const size_t r = ZSTD_decompressStream(ds_, &ob, &in);
+      raw_.consume(in.pos);
+      out += ob.pos;
+      produced_ += ob.pos;
+      if (ZSTD_isError(r))
+        fail(SPT_ERR_PARSE, "'", path_, "': zstd stream is corrupt after ", produced_,
+             " decompressed bytes (libzstd: ", ZSTD_getErrorName(r), ")");
+      if (r == 0) {
+        in_frame_ = false;
+      } else if (in.pos == 0 && ob.pos == 0 && raw_.avail() == 0 && raw_.at_eof()) {
+        fail(SPT_ERR_PARSE, "'", path_, "': zstd stream is truncated after ", produced_,
+             " decompressed bytes; re-download or re-create the file");
+      }
+    }
+    return out;
+  }
+
+ private:
+  RawInput& raw_;
+  std::string path_;
+  ZSTD_DStream* ds_ = nullptr;
+  bool in_frame_ = true;
+  bool done_ = false;
+  uint64_t produced_ = 0;
+};
 #endif
 
 }  // namespace
 
+RawInput::RawInput(int fd, const std::string& path, uint64_t expected_size)
+    : fd_(fd), path_(path), expected_(expected_size), buf_(kRawBufferBytes) {}
+
+RawInput::RawInput(const unsigned char* data, size_t size, const std::string& path)
+    : mem_(data), mem_size_(size), path_(path), expected_(kUnknownSize), buf_(kRawBufferBytes) {}
+
+size_t RawInput::ensure(size_t want) {
+  if (end_ - pos_ >= want || eof_) return end_ - pos_;
+  if (want > buf_.size()) want = buf_.size();
+  if (pos_ > 0) {
+    std::memmove(buf_.data(), buf_.data() + pos_, end_ - pos_);
+    base_ += pos_;
+    end_ -= pos_;
+    pos_ = 0;
+  }
+  while (end_ < want && !eof_) {
+    if (fd_ < 0) {
+      const size_t k = std::min(buf_.size() - end_, mem_size_ - mem_pos_);
+      if (k) std::memcpy(buf_.data() + end_, mem_ + mem_pos_, k);
+      mem_pos_ += k;
+      end_ += k;
+      if (k == 0) eof_ = true;
+      continue;
+    }
+    const ssize_t r = ::read(fd_, buf_.data() + end_, buf_.size() - end_);
+    if (r < 0) {
+      if (errno == EINTR) continue;
+      fail(SPT_ERR_IO, "reading '", path_, "' failed: ", std::strerror(errno));
+    }
+    if (r == 0) {
+      eof_ = true;
+      if (expected_ != kUnknownSize && base_ + end_ < expected_)
+        fail(SPT_ERR_IO, "'", path_, "' shrank while being read: ", expected_, " bytes when opened, ", base_ + end_,
+             " now; read it again once nothing writes to it");
+      break;
+    }
+    end_ += static_cast<size_t>(r);
+  }
+  return end_ - pos_;
+}
+
 buffer<char> decompress(spt_compression kind, const unsigned char* data, size_t size, int threads,
                         const std::string& path) {
+  RawInput raw(data, size, path);
+  std::unique_ptr<Decoder> d = make_decoder(kind, raw, threads, path);
+  buffer<char> out(size_t(1) << 16);
+  size_t used = 0;
+  for (;;) {
+    if (used == out.size()) {
+      buffer<char> bigger(out.size() * 2);
+      std::memcpy(bigger.data(), out.data(), used);
+      out.swap(bigger);
+    }
+    const size_t got = d->read(out.data() + used, out.size() - used);
+    if (got == 0) break;
+    used += got;
+  }
+  out.resize(used);
+  return out;
+}
+
+std::unique_ptr<Decoder> make_decoder(spt_compression kind, RawInput& raw, int threads, const std::string& path) {
+  (void)raw;
+  (void)threads;
   switch (kind) {
     case SPT_COMPRESS_XZ:
 #if SPT_HAVE_LZMA
-      return decompress_xz(data, size, threads, path);
+      return std::make_unique<XzDecoder>(raw, threads, path);
 #else
       missing_library(kind, path);
 #endif
     case SPT_COMPRESS_GZIP:
 #if SPT_HAVE_ZLIB
-      return decompress_gzip(data, size, path);
+      return std::make_unique<GzipDecoder>(raw, path);
 #else
       missing_library(kind, path);
 #endif
     case SPT_COMPRESS_ZSTD:
 #if SPT_HAVE_ZSTD
-      return decompress_zstd(data, size, path);
+      return std::make_unique<ZstdDecoder>(raw, path);
 #else
       missing_library(kind, path);
 #endif
     default:
-      fail(SPT_ERR_INTERNAL, "decompress called for an uncompressed file");
+      fail(SPT_ERR_INTERNAL, "make_decoder called for an uncompressed file");
   }
 }
 

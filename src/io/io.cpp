@@ -2,6 +2,8 @@
 // detection, and dispatch to the per-format readers and writers.
 #include "io/io.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstring>
 #include <memory>
@@ -60,6 +62,7 @@ void default_read_options(spt_read_options* o) {
   o->duplicates = SPT_DUPLICATES_KEEP;
   o->reject_nonfinite = 0;
   o->copy_binary = 0;
+  o->map_binary = 0;
 }
 
 void default_write_options(spt_write_options* o) {
@@ -97,6 +100,7 @@ ReadOptions read_options_from(const spt_read_options* opts) {
   r.duplicates = o.duplicates;
   r.reject_nonfinite = o.reject_nonfinite != 0;
   r.copy_binary = o.copy_binary != 0;
+  r.map_binary = o.map_binary != 0 && !r.copy_binary;
   return r;
 }
 
@@ -135,10 +139,10 @@ spt_file_format resolve_write_format(const std::string& path, const WriteOptions
 }
 
 spt_coo_s read_tensor(const spt_context_s& ctx, const std::string& path, const ReadOptions& opts) {
-  InputSource in(path, thread_count(ctx));
+  const int threads = thread_count(ctx);
+  InputSource in(path, threads);
   unsigned char head[kSptbHeaderBytes] = {};
-  const size_t head_size = static_cast<size_t>(std::min<uint64_t>(in.size(), sizeof(head)));
-  in.read_at(0, head, head_size);
+  const size_t head_size = in.peek(head, sizeof(head));
 
   spt_file_format format = opts.format;
   if (format == SPT_FORMAT_AUTO) {
@@ -149,24 +153,33 @@ spt_coo_s read_tensor(const spt_context_s& ctx, const std::string& path, const R
   spt_coo_s x;
   std::function<std::string(spt_nnz)> where;
   TextLayout layout;
-  const char* text = nullptr;
+  bool text = false;
   switch (format) {
-    case SPT_FORMAT_SPT_BIN:
+    case SPT_FORMAT_SPT_BIN:  // a stream is loaded up to its header's declared size
       x = read_spt_bin(ctx, in, opts);
       break;
     case SPT_FORMAT_SPLATT_BIN:
       x = read_splatt_bin(ctx, in, opts);
       break;
-    default:
-      text = in.size() ? in.bytes() : "";
-      x = read_tns_text(ctx, text, static_cast<size_t>(in.size()), path, opts, &layout);
+    default: {
+      text = true;
+      StreamHint hint;
+      hint.fraction = [&in] { return in.fraction(); };
+      const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+      hint.max_reserve_bytes = pages > 0 && page > 0 ? 0.5 * double(pages) * double(page) : 0.0;
+      x = read_tns_text_stream(ctx, [&in](char* d, size_t n) { return in.read(d, n); }, hint, path, opts, &layout);
       break;
+    }
   }
   if (opts.duplicates != SPT_DUPLICATES_KEEP) {
-    if (text) {
+    if (text && in.rereadable()) {
+      // Read the file again to name the line (only on this error path).
       where = [&](spt_nnz k) {
-        return cat(path, ":", tns_entry_line(text, static_cast<size_t>(in.size()), layout, k));
+        InputSource again(path, threads);
+        return cat(path, ":", tns_entry_line([&again](char* d, size_t n) { return again.read(d, n); }, layout, k));
       };
+    } else if (text) {
+      where = [&](spt_nnz k) { return cat(path, ": entry ", k + 1); };
     } else {
       where = [&](spt_nnz k) { return cat(path, ": nonzero ", k); };
     }

@@ -19,7 +19,8 @@ struct ReadOptions {
   std::vector<spt_index> dims;         // empty = infer
   spt_duplicates duplicates = SPT_DUPLICATES_KEEP;
   bool reject_nonfinite = false;
-  bool copy_binary = false;            // .sptb: copy instead of mapping the file
+  bool copy_binary = false;            // .sptb: copy (the default; kept for older callers)
+  bool map_binary = false;             // .sptb: zero-copy mapping of a plain file (opt-in: SIGBUS risk)
 };
 
 struct WriteOptions {

@@ -3,9 +3,11 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <cstring>
 #include <limits>
 #include <vector>
 
+#include "core/parallel_errors.hpp"
 #include "io/binary_util.hpp"
 #include "io/memory.hpp"
 
@@ -24,6 +26,24 @@ uint64_t load_width(const unsigned char* p, uint64_t width) {
 
 }  // namespace
 
+uint64_t splatt_declared_bytes(InputSource& in) {
+  unsigned char fixed[kSplattHeaderBytes];
+  if (in.peek(fixed, sizeof(fixed)) < sizeof(fixed)) return kSplattHeaderBytes;
+  const uint64_t iw = load_le<uint64_t>(fixed + 4), vw = load_le<uint64_t>(fixed + 12);
+  if (!valid_width(iw) || !valid_width(vw)) return kSplattHeaderBytes;
+  std::vector<unsigned char> head(kSplattHeaderBytes + iw);
+  if (in.peek(head.data(), head.size()) < head.size()) return kSplattHeaderBytes;
+  const uint64_t order = load_width(head.data() + kSplattHeaderBytes, iw);
+  // Dims and nnz follow the order; peeking them is bounded by peek's 1 MiB.
+  if (order < 1 || order > ((size_t(1) << 20) - kSplattHeaderBytes) / iw - 2) return kSplattHeaderBytes;
+  head.resize(kSplattHeaderBytes + (order + 2) * iw);
+  if (in.peek(head.data(), head.size()) < head.size()) return kSplattHeaderBytes;
+  const uint64_t nnz = load_width(head.data() + kSplattHeaderBytes + (order + 1) * iw, iw);
+  const uint64_t per = order * iw + vw;
+  if (nnz != 0 && per > (UINT64_MAX - head.size()) / nnz) return kSplattHeaderBytes;
+  return head.size() + nnz * per;
+}
+
 bool looks_like_splatt_bin(const unsigned char* head, size_t n) {
   if (n < kSplattHeaderBytes) return false;
   int32_t magic = load_le<int32_t>(head);
@@ -33,20 +53,22 @@ bool looks_like_splatt_bin(const unsigned char* head, size_t n) {
 
 SplattHeader read_splatt_header(InputSource& in) {
   require_little_endian_host("SPLATT .bin");
+  in.load(splatt_declared_bytes(in));  // streams only; bounded by the header
   const std::string& path = in.path();
   const uint64_t size = in.size();
   if (size < kSplattHeaderBytes)
     fail(SPT_ERR_PARSE, path, ": truncated SPLATT binary file: ", size, " bytes, shorter than its ",
          kSplattHeaderBytes, "-byte header");
-  const unsigned char* bytes = reinterpret_cast<const unsigned char*>(in.bytes());
-  const int32_t magic = load_le<int32_t>(bytes);
+  unsigned char fixed[kSplattHeaderBytes];
+  in.read_at(0, fixed, sizeof(fixed));
+  const int32_t magic = load_le<int32_t>(fixed);
   if (magic == kSplattCsf)
     fail(SPT_ERR_UNSUPPORTED, path, ": SPLATT CSF binary files are not supported; write a coordinate .bin with ",
          "SPLATT (splatt convert -t bin) or use .tns");
   if (magic != kSplattCoord)
     fail(SPT_ERR_PARSE, path, ": bad magic ", magic, " for a SPLATT binary file (expected 0, SPLATT_BIN_COORD)");
-  const uint64_t iw = load_le<uint64_t>(bytes + 4);
-  const uint64_t vw = load_le<uint64_t>(bytes + 12);
+  const uint64_t iw = load_le<uint64_t>(fixed + 4);
+  const uint64_t vw = load_le<uint64_t>(fixed + 12);
   if (!valid_width(iw)) fail(SPT_ERR_PARSE, path, ": SPLATT header: index width ", iw, " bytes (expected 4 or 8)");
   if (!valid_width(vw)) fail(SPT_ERR_PARSE, path, ": SPLATT header: value width ", vw, " bytes (expected 4 or 8)");
 
@@ -56,8 +78,14 @@ SplattHeader read_splatt_header(InputSource& in) {
       fail(SPT_ERR_PARSE, path, ": truncated SPLATT binary file: ", what, " needs ", extra, " bytes at offset ", pos,
            " but the file has ", size, " bytes");
   };
+  // One header field of iw bytes at `at`, read by copy.
+  auto field = [&](uint64_t at) {
+    unsigned char b[8];
+    in.read_at(at, b, iw);
+    return load_width(b, iw);
+  };
   need(iw, "the mode count");
-  const uint64_t order64 = load_width(bytes + pos, iw);
+  const uint64_t order64 = field(pos);
   pos += iw;
   if (order64 < 1) fail(SPT_ERR_PARSE, path, ": SPLATT header: the tensor has ", order64, " modes");
   if (order64 > (size - pos) / iw)
@@ -66,7 +94,7 @@ SplattHeader read_splatt_header(InputSource& in) {
   const uint32_t order = static_cast<uint32_t>(order64);
   std::vector<spt_index> dims(order);
   for (uint32_t m = 0; m < order; ++m) {
-    const uint64_t d = load_width(bytes + pos, iw);
+    const uint64_t d = field(pos);
     pos += iw;
     if (d == 0) fail(SPT_ERR_PARSE, path, ": SPLATT header: dims[", m, "] is 0");
     if (d > std::numeric_limits<spt_index>::max())
@@ -74,7 +102,7 @@ SplattHeader read_splatt_header(InputSource& in) {
     dims[m] = static_cast<spt_index>(d);
   }
   need(iw, "the nonzero count");
-  const uint64_t nnz = load_width(bytes + pos, iw);
+  const uint64_t nnz = field(pos);
   pos += iw;
 
   // Size check before allocating: a corrupt nnz must not trigger a huge
@@ -102,7 +130,6 @@ spt_coo_s read_splatt_bin_range(const spt_context_s& ctx, InputSource& in, const
   const std::string& path = in.path();
   if (begin > end || end > h.nnz)
     fail(SPT_ERR_INTERNAL, path, ": nonzero range [", begin, ", ", end, ") outside the file's ", h.nnz);
-  const unsigned char* bytes = reinterpret_cast<const unsigned char*>(in.bytes());
   const uint64_t iw = h.index_width, vw = h.value_width, pos = h.data_offset;
   const uint32_t order = static_cast<uint32_t>(h.dims.size());
   const uint64_t order64 = order;
@@ -112,37 +139,63 @@ spt_coo_s read_splatt_bin_range(const spt_context_s& ctx, InputSource& in, const
   spt_coo_s x;
   x.init_owned(opts.dtype, h.dims, nnz);
   advise_huge_pages(x);
+  // Arrays are read by copy (pread of a plain file, never a mapping), in
+  // pieces of kPiece elements; each piece is converted while in cache.
+  constexpr spt_nnz kPiece = spt_nnz(1) << 15;
+  const spt_nnz pieces = (nnz + kPiece - 1) / kPiece;
+  std::vector<std::vector<unsigned char>> scratch(static_cast<size_t>(threads), std::vector<unsigned char>(kPiece * 8));
+  // fn(k0, n, src): elements [k0, k0 + n) of the array at file offset `at`
+  // with `width`-byte elements, in src.
+  auto for_pieces = [&](uint64_t at, uint64_t width, auto&& fn) {
+    ParallelErrors errors;
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
+    for (spt_nnz p = 0; p < pieces; ++p) {
+      errors.run([&] {
+        const spt_nnz k0 = p * kPiece, n = std::min(kPiece, nnz - k0);
+        unsigned char* buf = scratch[static_cast<size_t>(omp_get_thread_num())].data();
+        in.read_at(at + k0 * width, buf, n * width);
+        fn(k0, n, buf);
+      });
+    }
+    errors.rethrow();
+  };
   for (uint32_t m = 0; m < order; ++m) {
-    const unsigned char* src = bytes + pos + (m * h.nnz + begin) * iw;
+    const uint64_t at = pos + (m * h.nnz + begin) * iw;
     spt_index* dst = x.mutable_ind(m);
     if (iw == 4) {
-      parallel_copy(dst, src, nnz * 4, threads);
+      for_pieces(at, 4, [&](spt_nnz k0, spt_nnz n, const unsigned char* s) { std::memcpy(dst + k0, s, n * 4); });
       continue;
     }
-    spt_nnz first_big = std::numeric_limits<spt_nnz>::max();
-#pragma omp parallel for num_threads(threads) reduction(min : first_big)
-    for (spt_nnz k = 0; k < nnz; ++k) {
-      const uint64_t v = load_le<uint64_t>(src + 8 * k);
-      if (v > std::numeric_limits<spt_index>::max() - 1ull && k < first_big) first_big = k;
-      dst[k] = static_cast<spt_index>(v);
+    std::vector<spt_nnz> first_big(static_cast<size_t>(pieces), std::numeric_limits<spt_nnz>::max());
+    for_pieces(at, 8, [&](spt_nnz k0, spt_nnz n, const unsigned char* s) {
+      for (spt_nnz k = 0; k < n; ++k) {
+        const uint64_t v = load_le<uint64_t>(s + 8 * k);
+        if (v > std::numeric_limits<spt_index>::max() - 1ull && first_big[k0 / kPiece] == std::numeric_limits<spt_nnz>::max())
+          first_big[k0 / kPiece] = k0 + k;
+        dst[k0 + k] = static_cast<spt_index>(v);
+      }
+    });
+    const spt_nnz big = *std::min_element(first_big.begin(), first_big.end());
+    if (big != std::numeric_limits<spt_nnz>::max()) {
+      unsigned char b[8];
+      in.read_at(at + 8 * big, b, 8);
+      fail(SPT_ERR_OVERFLOW, path, ": nonzero ", begin + big, " has index ", load_le<uint64_t>(b), " in mode ", m,
+           ", which does not fit a 32-bit spt_index");
     }
-    if (first_big != std::numeric_limits<spt_nnz>::max())
-      fail(SPT_ERR_OVERFLOW, path, ": nonzero ", begin + first_big, " has index ",
-           load_le<uint64_t>(src + 8 * first_big), " in mode ", m, ", which does not fit a 32-bit spt_index");
   }
-  const unsigned char* vsrc = bytes + pos + order64 * h.nnz * iw + begin * vw;
+  const uint64_t vat = pos + order64 * h.nnz * iw + begin * vw;
   with_dtype(opts.dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     T* dst = x.template mutable_values<T>();
-    if (vw == sizeof(T)) {
-      parallel_copy(dst, vsrc, nnz * sizeof(T), threads);
-    } else if (vw == 4) {
-#pragma omp parallel for num_threads(threads)
-      for (spt_nnz k = 0; k < nnz; ++k) dst[k] = static_cast<T>(load_le<float>(vsrc + 4 * k));
-    } else {
-#pragma omp parallel for num_threads(threads)
-      for (spt_nnz k = 0; k < nnz; ++k) dst[k] = static_cast<T>(load_le<double>(vsrc + 8 * k));
-    }
+    for_pieces(vat, vw, [&](spt_nnz k0, spt_nnz n, const unsigned char* s) {
+      if (vw == sizeof(T)) {
+        std::memcpy(dst + k0, s, n * sizeof(T));
+      } else if (vw == 4) {
+        for (spt_nnz k = 0; k < n; ++k) dst[k0 + k] = static_cast<T>(load_le<float>(s + 4 * k));
+      } else {
+        for (spt_nnz k = 0; k < n; ++k) dst[k0 + k] = static_cast<T>(load_le<double>(s + 8 * k));
+      }
+    });
   });
   check_loaded_tensor(ctx, x, opts, path, true, begin);
   progress(ctx, "read", 1.0);

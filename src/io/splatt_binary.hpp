@@ -24,6 +24,10 @@ constexpr size_t kSplattHeaderBytes = 20;
 
 // True when the first bytes look like a SPLATT binary header (coord or CSF).
 bool looks_like_splatt_bin(const unsigned char* head, size_t n);
+// The file size the header of `in` declares (peeked, not consumed), or the
+// fixed header size when it is not a valid coordinate header. Bounds how
+// much of a compressed or piped .bin is decoded into memory.
+uint64_t splatt_declared_bytes(InputSource& in);
 
 spt_coo_s read_splatt_bin(const spt_context_s& ctx, InputSource& in, const ReadOptions& opts);
 

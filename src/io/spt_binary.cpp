@@ -11,6 +11,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "core/parallel_errors.hpp"
 #include "io/binary_util.hpp"
 #include "io/checksum.hpp"
 #include "io/memory.hpp"
@@ -95,8 +96,31 @@ uint64_t combine(uint64_t header_digest, const std::vector<uint64_t>& block_dige
 
 bool looks_like_sptb(const unsigned char* head, size_t n) { return n >= 4 && std::memcmp(head, "SPTB", 4) == 0; }
 
+uint64_t sptb_declared_bytes(const unsigned char* head, size_t n) {
+  if (n < kSptbHeaderBytes) return kSptbHeaderBytes;
+  const uint32_t file_dtype = load_le<uint32_t>(head + 12);
+  const uint32_t order = load_le<uint32_t>(head + 16);
+  const uint64_t nnz = load_le<uint64_t>(head + 24);
+  const uint64_t payload = load_le<uint64_t>(head + 32);
+  if (file_dtype != static_cast<uint32_t>(SPT_FLOAT32) && file_dtype != static_cast<uint32_t>(SPT_FLOAT64))
+    return kSptbHeaderBytes;
+  std::vector<Section> sections;
+  try {
+    if (layout_sections(order, nnz, dtype_size(static_cast<spt_dtype>(file_dtype)), sections, "") != payload)
+      return kSptbHeaderBytes;
+  } catch (const Error&) {
+    return kSptbHeaderBytes;  // read_sptb_header names the problem
+  }
+  return kSptbHeaderBytes + payload;
+}
+
 SptbHeader read_sptb_header(InputSource& in) {
   require_little_endian_host(".sptb");
+  if (!in.random_access()) {
+    // A stream is held whole, but never beyond the size its header declares.
+    unsigned char first[kSptbHeaderBytes];
+    in.load(sptb_declared_bytes(first, in.peek(first, sizeof(first))));
+  }
   const std::string& path = in.path();
   const uint64_t size = in.size();
   if (size < kSptbHeaderBytes)
@@ -229,21 +253,22 @@ spt_coo_s read_spt_bin(const spt_context_s& ctx, InputSource& in, const ReadOpti
   progress(ctx, "read", 0.05);
   std::vector<spt_index> dims(order);
   spt_coo_s x;
-  // Same dtype in file and result: the tensor's arrays are the file image
-  // itself (mapped, or the decompressed buffer) and loading costs one
-  // checksum pass and no copy. Otherwise values are converted into owned
-  // arrays.
-  // A mapped file is copied anyway when the caller asks (it may change in
-  // place under the mapping); a decompressed image is private memory.
-  const bool zero_copy = fdtype == opts.dtype && (!opts.copy_binary || in.compression() != SPT_COMPRESS_NONE);
+  // A plain file is read by copy (pread) unless the caller opted into a
+  // mapping: a mapped file that is truncated while in use raises SIGBUS.
+  // Same dtype in file and result, from a mapping or a loaded stream: the
+  // tensor's arrays are the image itself and loading costs one checksum
+  // pass and no copy. Otherwise the payload is copied into owned arrays
+  // (values converted when the requested dtype differs).
+  const bool in_memory = !in.random_access();
+  const bool zero_copy = fdtype == opts.dtype && (in_memory || opts.map_binary);
   std::shared_ptr<const char> owner;
-  const char* image = nullptr;
+  const char* image = nullptr;  // nullptr: read blocks with pread
   buffer<char> converted;  // file values when the requested dtype differs
   if (zero_copy) {
     owner = in.share_bytes();
     image = owner.get();
   } else {
-    image = in.bytes();
+    if (in_memory || opts.map_binary) image = in.bytes();
     x.init_owned(opts.dtype, std::vector<spt_index>(order, 1), nnz);
     advise_huge_pages(x);
     for (uint32_t m = 0; m < order; ++m) sections[1 + m].dst = x.mutable_ind(m);
@@ -262,7 +287,7 @@ spt_coo_s read_spt_bin(const spt_context_s& ctx, InputSource& in, const ReadOpti
   const int threads = thread_count(ctx);
   // The dims come first so that every block can check its indices while
   // they are in cache (against the caller's dims when given).
-  std::memcpy(dims.data(), image + sections[0].offset, order * sizeof(spt_index));
+  in.read_at(sections[0].offset, dims.data(), order * sizeof(spt_index));
   const std::vector<spt_index>& limit = opts.dims.empty() ? dims : opts.dims;
   if (limit.size() != order)
     fail(SPT_ERR_PARSE, path, ": the file holds an order-", order, " tensor but the caller expects order ",
@@ -270,29 +295,43 @@ spt_coo_s read_spt_bin(const spt_context_s& ctx, InputSource& in, const ReadOpti
   const uint64_t nblocks = (payload + kBlockBytes - 1) / kBlockBytes;
   std::vector<uint64_t> block_digests(nblocks);
   int indices_outside = 0;
+  // Per-thread block buffers for pread (one checksum block each).
+  std::vector<buffer<char>> blocks_read(image ? 0 : static_cast<size_t>(threads));
+  for (auto& b : blocks_read) b.resize(kBlockBytes);
+  ParallelErrors errors;
 #pragma omp parallel for num_threads(threads) schedule(dynamic, 4) reduction(| : indices_outside)
   for (uint64_t b = 0; b < nblocks; ++b) {
-    const uint64_t begin = kSptbHeaderBytes + b * kBlockBytes;
-    const uint64_t end = std::min(kSptbHeaderBytes + payload, begin + kBlockBytes);
-    // Streamed in L1-sized pieces: each piece is hashed, then copied and
-    // bounds-checked while it is still in L1 (one pass over memory; the
-    // streaming digest equals the one-shot digest of the block).
-    Xxh64 h;
-    for (uint64_t piece = begin; piece < end; piece += kPieceBytes) {
-      const uint64_t piece_end = std::min(end, piece + kPieceBytes);
-      h.update(image + piece, piece_end - piece);
-      for (size_t i = 1; i < sections.size(); ++i) {
-        const Section& s = sections[i];
-        const uint64_t lo = std::max(piece, s.offset), hi = std::min(piece_end, s.offset + s.bytes);
-        if (lo >= hi) continue;
-        if (s.dst) std::memcpy(static_cast<char*>(s.dst) + (lo - s.offset), image + lo, hi - lo);
-        if (i <= order)  // an index section
-          indices_outside |= any_index_at_least(reinterpret_cast<const spt_index*>(image + lo),
-                                                (hi - lo) / sizeof(spt_index), limit[i - 1]);
+    errors.run([&] {
+      const uint64_t begin = kSptbHeaderBytes + b * kBlockBytes;
+      const uint64_t end = std::min(kSptbHeaderBytes + payload, begin + kBlockBytes);
+      // src[i] is the byte at file offset begin + i.
+      const char* src = image ? image + begin : nullptr;
+      if (!src) {
+        char* local = blocks_read[static_cast<size_t>(omp_get_thread_num())].data();
+        in.read_at(begin, local, end - begin);
+        src = local;
       }
-    }
-    block_digests[b] = h.digest();
+      // Streamed in L1-sized pieces: each piece is hashed, then copied and
+      // bounds-checked while it is still in L1 (one pass over memory; the
+      // streaming digest equals the one-shot digest of the block).
+      Xxh64 h;
+      for (uint64_t piece = begin; piece < end; piece += kPieceBytes) {
+        const uint64_t piece_end = std::min(end, piece + kPieceBytes);
+        h.update(src + (piece - begin), piece_end - piece);
+        for (size_t i = 1; i < sections.size(); ++i) {
+          const Section& s = sections[i];
+          const uint64_t lo = std::max(piece, s.offset), hi = std::min(piece_end, s.offset + s.bytes);
+          if (lo >= hi) continue;
+          if (s.dst) std::memcpy(static_cast<char*>(s.dst) + (lo - s.offset), src + (lo - begin), hi - lo);
+          if (i <= order)  // an index section
+            indices_outside |= any_index_at_least(reinterpret_cast<const spt_index*>(src + (lo - begin)),
+                                                  (hi - lo) / sizeof(spt_index), limit[i - 1]);
+        }
+      }
+      block_digests[b] = h.digest();
+    });
   }
+  errors.rethrow();
   progress(ctx, "read", 0.8);
 
   verify_sptb_checksum(hdr, block_digests, path);

@@ -38,6 +38,11 @@ constexpr uint32_t kSptbVersion = 1;
 constexpr uint64_t kSptbChecksumBlockBytes = uint64_t(1) << 18;  // 256 KiB
 
 bool looks_like_sptb(const unsigned char* head, size_t n);
+// The file size a header (its first n bytes) declares, when its order, nnz,
+// dtype and payload size agree; else the header size (reading then fails
+// with the header's problem). Bounds how much of a compressed or piped
+// .sptb is decoded into memory.
+uint64_t sptb_declared_bytes(const unsigned char* head, size_t n);
 
 // The validated header of an .sptb file and where its sections start: what
 // a process needs to read a share of the file (the MPI reader gives each

@@ -7,7 +7,9 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <future>
 #include <string_view>
+#include <system_error>
 #include <vector>
 
 #include "core/error.hpp"
@@ -113,7 +115,8 @@ enum class Problem {
   kIndexOverflow,
   kOutsideDims,
   kBadValue,
-  kNonFinite
+  kNonFinite,
+  kLineTooLong
 };
 
 struct ChunkResult {
@@ -124,6 +127,9 @@ struct ChunkResult {
   const char* token = nullptr;    // offending token
   uint32_t column = 0;            // 1-based column of the token
   std::vector<spt_index> max_index;
+  bool content = false;           // saw an entry or a comment line
+  uint64_t lead_blank = 0;        // bytes of blank lines before the first entry/comment
+  uint64_t trail_blank = 0;       // bytes of blank lines after the last entry/comment
 };
 
 struct Chunk {
@@ -131,7 +137,9 @@ struct Chunk {
   const char* end;  // every line in [begin, end) ends with '\n'
   uint64_t first_line = 0;
   spt_nnz first_entry = 0;  // upper-bound offset into the output arrays
-  spt_nnz lines = 0;
+  spt_nnz lines = 0;        // '\n' count
+  spt_nnz candidates = 0;   // lines that may hold an entry (upper bound)
+  bool nul = false;         // holds a NUL byte
 };
 
 struct ParseSetup {
@@ -204,11 +212,14 @@ void parse_chunk(const Chunk& c, const ParseSetup& s, T* values, ChunkResult& re
     const char* q = p;
     while (is_space(*q)) ++q;
     if (*q == '\n') {  // blank line
+      (res.content ? res.trail_blank : res.lead_blank) += static_cast<uint64_t>(q + 1 - p);
       p = q + 1;
       ++line;
       continue;
     }
-    if (*q == '#') {  // comment line
+    res.content = true;
+    res.trail_blank = 0;
+    if (*q == '#') {  // comment line (any length)
       p = static_cast<const char*>(std::memchr(q, '\n', static_cast<size_t>(end - q))) + 1;
       ++line;
       continue;
@@ -275,6 +286,10 @@ void parse_chunk(const Chunk& c, const ParseSetup& s, T* values, ChunkResult& re
       problem(Problem::kTooManyColumns, p, q, order + 2);
       return;
     }
+    if (static_cast<size_t>(q - p) > kMaxLineBytes) {
+      problem(Problem::kLineTooLong, p, p, 1);
+      return;
+    }
     p = q + 1;
     ++line;
     ++k;
@@ -288,15 +303,43 @@ std::string_view token_at(const char* t) {
   return std::string_view(t, static_cast<size_t>(e - t));
 }
 
+// A '\r' followed by more text on a line of plain text (printable ASCII,
+// blanks): the file's lines end in CR only (classic Mac OS), so what looks
+// like one line is many. Binary garbage (other control or non-ASCII bytes)
+// is not taken for that.
+bool has_bare_cr(const char* b, const char* e) {
+  bool bare = false;
+  for (const char* p = b; p < e; ++p) {
+    const unsigned char c = static_cast<unsigned char>(*p);
+    if (c == '\r') {
+      const char* q = p + 1;
+      while (q < e && (*q == ' ' || *q == '\t' || *q == '\r')) ++q;
+      if (q < e && *q != '\n') bare = true;
+    } else if ((c < 0x20 && c != '\t' && c != '\n') || c >= 0x7f) {
+      return false;
+    }
+  }
+  return bare;
+}
+
+[[noreturn]] void cr_only(const std::string& path, uint64_t line) {
+  fail(SPT_ERR_PARSE, path, ":", line, ": line endings are CR only (classic Mac OS); convert them to LF with ",
+       "\"tr '\\r' '\\n' < FILE > FILE.tns\" (or mac2unix) and read the converted file");
+}
+
 [[noreturn]] void report(const ChunkResult& r, const std::string& path, uint32_t order, int base,
-                         const std::string& order_source, const spt_index* dim_limit) {
+                         const std::string& order_source, const spt_index* dim_limit, uint64_t line_offset) {
   const std::string where = cat(path, ":", r.line, ": column ", r.column);
   const std::string tok = r.token ? quote(token_at(r.token)) : "''";
-  // A wrong column count explains any other problem on the line best
-  // ("1 2 3.0" in an order-3 file lacks a column; '3.0' is not the issue).
   // The line is complete in memory up to its '\n' (chunks end with one).
   const char* nl = r.line_begin;
   while (*nl != '\n') ++nl;
+  if (has_bare_cr(r.line_begin, nl)) cr_only(path, r.line);
+  if (r.problem == Problem::kLineTooLong || static_cast<size_t>(nl - r.line_begin) > kMaxLineBytes)
+    fail(SPT_ERR_PARSE, path, ":", r.line, ": line of ", nl - r.line_begin, " bytes at byte offset ", line_offset,
+         " is longer than the ", kMaxLineBytes, "-byte limit for an entry line");
+  // A wrong column count explains any other problem on the line best
+  // ("1 2 3.0" in an order-3 file lacks a column; '3.0' is not the issue).
   const size_t found = tokens_of(r.line_begin, nl).size();
   if (found != static_cast<size_t>(order) + 1)
     fail(SPT_ERR_PARSE, path, ":", r.line, ": expected ", order + 1, " columns (", order, " indices and a value; order ",
@@ -304,6 +347,7 @@ std::string_view token_at(const char* t) {
   switch (r.problem) {
     case Problem::kTooFewColumns:
     case Problem::kTooManyColumns:
+    case Problem::kLineTooLong:
       fail(SPT_ERR_INTERNAL, "text reader: column count problem on a line with the right count");
     case Problem::kNegativeIndex:
       fail(SPT_ERR_PARSE, where, ": negative index ", tok, "; indices count from ", base,
@@ -329,212 +373,429 @@ std::string_view token_at(const char* t) {
   fail(SPT_ERR_INTERNAL, "text reader: unknown problem");
 }
 
-// Count '\n' bytes (vectorises well).
-spt_nnz count_newlines(const char* b, const char* e) {
-  spt_nnz n = 0;
-  for (const char* p = b; p < e; ++p) n += (*p == '\n');
-  return n;
+// Count '\n' bytes, and the lines that may hold an entry: the piece's first
+// line and every line after a '\n' that starts with neither '\n' nor '#'
+// (an upper bound on the entries; reads e[0], which must be readable).
+void count_lines(const char* b, const char* e, spt_nnz& lines, spt_nnz& candidates, bool& nul) {
+  spt_nnz n = 0, c = (*b != '\n' && *b != '#') ? 1 : 0;
+  unsigned z = 0;
+  for (const char* p = b; p < e; ++p) {
+    const bool nl = *p == '\n';
+    n += nl;
+    c += nl & (p[1] != '\n') & (p[1] != '#');
+    z |= *p == '\0';
+  }
+  nul = z != 0;
+  // The '\n' ending the piece starts no line of this piece.
+  if (e > b && e[-1] == '\n' && e[0] != '\n' && e[0] != '#') --c;
+  lines = n;
+  candidates = c;
 }
 
-}  // namespace
+// Fails naming the first NUL byte in [b, e), which starts at stream byte
+// `offset` and line `line` (text never holds one: /dev/zero, binary data).
+void nul_byte(const std::string& path, const char* b, const char* e, uint64_t offset, uint64_t line) {
+  const char* z = static_cast<const char*>(std::memchr(b, 0, static_cast<size_t>(e - b)));
+  if (!z) return;
+  fail(SPT_ERR_PARSE, path, ":", line + static_cast<uint64_t>(std::count(b, z, '\n')), ": NUL byte at byte offset ",
+       offset + static_cast<uint64_t>(z - b), ": this is not a text .tns file (binary data?)");
+}
 
-spt_coo_s read_tns_text(const spt_context_s& ctx, const char* data, size_t size, const std::string& path,
-                        const ReadOptions& opts, TextLayout* layout) {
-  const int threads = thread_count(ctx);
-  const int base = opts.index_base;
-  progress(ctx, "read", 0.0);
+// Streaming parser state: the header (found line by line, however many
+// comment lines come first), then the entries, parsed one buffer of
+// complete lines at a time in parallel, appended to growing arrays.
+class TextParser {
+ public:
+  TextParser(const spt_context_s& ctx, const std::string& path, const ReadOptions& opts, const StreamHint& hint)
+      : ctx_(ctx), path_(path), opts_(opts), hint_(hint), threads_(thread_count(ctx)), base_(opts.index_base) {}
 
-  // ---- Header and order detection (sequential, first lines only) ----------
-  size_t pos = 0;
-  uint64_t line = 1;
-  LineRef first;
-  bool has_content = size > 0 && next_content_line(data, size, pos, line, first);
-  bool extended = false;
-  uint32_t order = 0;
-  std::vector<spt_index> header_dims;
-  std::string order_source;
-  LineRef entry;
-  bool has_entries = false;
+  // Parse the complete lines [b, e) (e[-1] == '\n', e[0] readable) that
+  // start at stream byte `offset` and line `line`; returns the line number
+  // after them.
+  uint64_t lines(const char* b, const char* e, uint64_t offset, uint64_t line) {
+    const char* p = b;
+    while (stage_ != Stage::kEntries && p < e) {
+      const char* nl = static_cast<const char*>(std::memchr(p, '\n', static_cast<size_t>(e - p)));
+      const char* q = p;
+      while (is_space(*q)) ++q;
+      if (q == nl) {
+        add_blank(static_cast<uint64_t>(nl + 1 - p), offset + static_cast<uint64_t>(nl + 1 - b));
+      } else {
+        blank_run_ = 0;
+        if (*q != '#') {
+          const uint64_t at = offset + static_cast<uint64_t>(p - b);
+          if (static_cast<size_t>(nl - p) > kMaxLineBytes)
+            fail(SPT_ERR_PARSE, path_, ":", line, ": line of ", nl - p, " bytes at byte offset ", at,
+                 " is longer than the ", kMaxLineBytes, "-byte limit");
+          if (has_bare_cr(p, nl)) cr_only(path_, line);
+          if (header_line(p, nl, line, at)) break;  // p is the first entry line
+        }
+      }
+      p = nl + 1;
+      ++line;
+    }
+    if (stage_ == Stage::kEntries && p < e) line = entries(p, e, offset + static_cast<uint64_t>(p - b), line);
+    return line;
+  }
 
-  if (has_content) {
-    auto toks = tokens_of(first.begin, first.end);
-    extended = opts.format == SPT_FORMAT_TNS_EXTENDED || (opts.format != SPT_FORMAT_TNS && toks.size() == 1);
-    if (opts.format == SPT_FORMAT_TNS && toks.size() < 2)
-      fail(SPT_ERR_PARSE, path, ":", first.number, ": expected at least 2 columns (indices then a value), found ",
-           toks.size(), "; files with an order/dims header need SPT_FORMAT_TNS_EXTENDED or SPT_FORMAT_AUTO");
-    if (extended) {
-      const std::string where = cat(path, ":", first.number);
+  bool in_entries() const { return stage_ == Stage::kEntries; }
+  // Share of the input read up to the end of the text being parsed (< 0:
+  // unknown), for sizing the arrays.
+  void set_fraction(double f) { fraction_ = f; }
+
+  spt_coo_s finish(uint64_t end_offset, uint64_t end_line, TextLayout* layout) {
+    if (stage_ == Stage::kDims)
+      fail(SPT_ERR_PARSE, path_, ":", end_line, ": extended .tns header: expected a line with ", order_,
+           " dims after the order line, found the end of the file");
+    std::vector<spt_index> dim_limit = !opts_.dims.empty() ? opts_.dims : header_dims_;
+    if (stage_ != Stage::kEntries) {
+      if (dim_limit.empty())
+        fail(SPT_ERR_PARSE, path_, ": no nonzeros (the file is empty or holds only comments and blank lines); ",
+             "an empty tensor has no dims to infer: pass order and dims in spt_read_options");
+      spt_coo_s x;
+      x.init_owned(opts_.dtype, dim_limit, 0);
+      if (layout) *layout = {static_cast<size_t>(end_offset), end_line, extended_};
+      return x;
+    }
+    x_.resize(total_);
+    if (!dim_limit_.empty()) {
+      x_.dims = dim_limit_;
+    } else {
+      for (uint32_t m = 0; m < order_; ++m) x_.dims[m] = max_index_[m] + 1;  // max <= 2^32 - 2, so this fits
+    }
+    if (layout) *layout = {static_cast<size_t>(data_offset_), data_first_line_, extended_};
+    return std::move(x_);
+  }
+
+ private:
+  enum class Stage { kFirst, kDims, kEntry, kEntries };
+
+  void add_blank(uint64_t bytes, uint64_t end_offset) {
+    blank_run_ += bytes;
+    if (blank_run_ > kMaxBlankBytes)
+      fail(SPT_ERR_PARSE, path_, ": no progress: more than ", kMaxBlankBytes,
+           " bytes of blank lines (no entry, no comment) before byte offset ", end_offset,
+           "; this is not a .tns file, or it is damaged");
+  }
+
+  // One header-stage content line; true when it is the first entry line
+  // (the entries stage then parses it).
+  bool header_line(const char* b, const char* e, uint64_t line, uint64_t offset) {
+    auto toks = tokens_of(b, e);
+    if (stage_ == Stage::kFirst) {
+      first_line_ = line;
+      extended_ = opts_.format == SPT_FORMAT_TNS_EXTENDED || (opts_.format != SPT_FORMAT_TNS && toks.size() == 1);
+      if (opts_.format == SPT_FORMAT_TNS && toks.size() < 2)
+        fail(SPT_ERR_PARSE, path_, ":", line, ": expected at least 2 columns (indices then a value), found ",
+             toks.size(), "; files with an order/dims header need SPT_FORMAT_TNS_EXTENDED or SPT_FORMAT_AUTO");
+      if (!extended_) return first_entry(toks.size(), line, offset);
+      const std::string where = cat(path_, ":", line);
       if (toks.size() != 1)
         fail(SPT_ERR_PARSE, where, ": extended .tns header: expected the order (one integer) on the first line, found ",
              toks.size(), " tokens");
       uint64_t n = header_integer(toks[0], where, "the order");
       if (n < 1 || n > UINT32_MAX) fail(SPT_ERR_PARSE, where, ": extended .tns header: order must be >= 1, found ", n);
-      order = static_cast<uint32_t>(n);
-      LineRef dims_line;
-      if (!next_content_line(data, size, pos, line, dims_line))
-        fail(SPT_ERR_PARSE, path, ":", line, ": extended .tns header: expected a line with ", order,
-             " dims after the order line, found the end of the file");
-      const std::string dwhere = cat(path, ":", dims_line.number);
-      auto dtoks = tokens_of(dims_line.begin, dims_line.end);
-      if (dtoks.size() != order)
-        fail(SPT_ERR_PARSE, dwhere, ": extended .tns header: expected ", order, " dims (order ", order, " from line ",
-             first.number, "), found ", dtoks.size());
-      header_dims.resize(order);
-      for (uint32_t m = 0; m < order; ++m) {
-        uint64_t d = header_integer(dtoks[m], dwhere, "a dimension");
+      order_ = static_cast<uint32_t>(n);
+      if (opts_.order != 0 && opts_.order != order_)
+        fail(SPT_ERR_PARSE, where, ": the header gives order ", order_, " but the caller expects order ", opts_.order);
+      stage_ = Stage::kDims;
+      return false;
+    }
+    if (stage_ == Stage::kDims) {
+      const std::string dwhere = cat(path_, ":", line);
+      if (toks.size() != order_)
+        fail(SPT_ERR_PARSE, dwhere, ": extended .tns header: expected ", order_, " dims (order ", order_,
+             " from line ", first_line_, "), found ", toks.size());
+      header_dims_.resize(order_);
+      for (uint32_t m = 0; m < order_; ++m) {
+        uint64_t d = header_integer(toks[m], dwhere, "a dimension");
         if (d == 0) fail(SPT_ERR_PARSE, dwhere, ": extended .tns header: dims[", m, "] is 0; dims must be >= 1");
         if (d > UINT32_MAX)
           fail(SPT_ERR_OVERFLOW, dwhere, ": extended .tns header: dims[", m, "] = ", d,
                " does not fit a 32-bit spt_index (at most 4294967295)");
-        header_dims[m] = static_cast<spt_index>(d);
+        header_dims_[m] = static_cast<spt_index>(d);
       }
-      if (opts.order != 0 && opts.order != order)
-        fail(SPT_ERR_PARSE, where, ": the header gives order ", order, " but the caller expects order ", opts.order);
-      if (!opts.dims.empty()) {
-        for (uint32_t m = 0; m < order; ++m)
-          if (opts.dims[m] != header_dims[m])
-            fail(SPT_ERR_PARSE, dwhere, ": the header gives dims[", m, "] = ", header_dims[m],
-                 " but the caller passed dims[", m, "] = ", opts.dims[m]);
+      if (!opts_.dims.empty()) {
+        for (uint32_t m = 0; m < order_; ++m)
+          if (opts_.dims[m] != header_dims_[m])
+            fail(SPT_ERR_PARSE, dwhere, ": the header gives dims[", m, "] = ", header_dims_[m],
+                 " but the caller passed dims[", m, "] = ", opts_.dims[m]);
       }
-      order_source = cat("from the header on line ", first.number);
-      has_entries = next_content_line(data, size, pos, line, entry);
-    } else {
-      entry = first;
-      has_entries = true;
+      order_source_ = cat("from the header on line ", first_line_);
+      stage_ = Stage::kEntry;
+      return false;
     }
+    return first_entry(toks.size(), line, offset);
   }
 
-  if (has_entries) {
-    size_t ncols = tokens_of(entry.begin, entry.end).size();
-    if (extended || opts.order != 0) {
-      if (!extended) {
-        order = opts.order;
-        order_source = "given by the caller";
+  bool first_entry(size_t ncols, uint64_t line, uint64_t offset) {
+    if (extended_ || opts_.order != 0) {
+      if (!extended_) {
+        order_ = opts_.order;
+        order_source_ = "given by the caller";
       }
-      if (ncols != static_cast<size_t>(order) + 1)
-        fail(SPT_ERR_PARSE, path, ":", entry.number, ": expected ", order + 1, " columns (", order,
-             " indices and a value; order ", order, " ", order_source, "), found ", ncols);
+      if (ncols != static_cast<size_t>(order_) + 1)
+        fail(SPT_ERR_PARSE, path_, ":", line, ": expected ", order_ + 1, " columns (", order_,
+             " indices and a value; order ", order_, " ", order_source_, "), found ", ncols);
     } else {
-      order = static_cast<uint32_t>(ncols - 1);
-      order_source = cat("from the first entry on line ", entry.number);
+      order_ = static_cast<uint32_t>(ncols - 1);
+      order_source_ = cat("from the first entry on line ", line);
     }
+    dim_limit_ = !opts_.dims.empty() ? opts_.dims : header_dims_;
+    if (!dim_limit_.empty() && dim_limit_.size() != order_)
+      fail(SPT_ERR_PARSE, path_, ":", line, ": the entries have order ", order_, " but the caller passed ",
+           dim_limit_.size(), " dims");
+    data_offset_ = offset;
+    data_first_line_ = line;
+    x_.init_owned(opts_.dtype, std::vector<spt_index>(order_, 1), 0);
+    max_index_.assign(order_, 0);
+    stage_ = Stage::kEntries;
+    return true;
   }
 
-  // Dims every index must respect: the caller's, else the header's.
-  std::vector<spt_index> dim_limit = !opts.dims.empty() ? opts.dims : header_dims;
-
-  spt_coo_s x;
-  if (!has_entries) {
-    if (dim_limit.empty())
-      fail(SPT_ERR_PARSE, path, ": no nonzeros (the file is empty or holds only comments and blank lines); ",
-           "an empty tensor has no dims to infer: pass order and dims in spt_read_options");
-    x.init_owned(opts.dtype, dim_limit, 0);
-    if (layout) *layout = {size, line, extended};
-    progress(ctx, "read", 1.0);
-    return x;
+  // Room for `need` nonzeros. Arrays grow one at a time (only one old copy
+  // is alive at once); a size hint (the share of the file read so far)
+  // lets most reads allocate once.
+  void reserve(spt_nnz need) {
+    if (need <= capacity_) return;
+    spt_nnz cap = std::max<spt_nnz>(need, capacity_ + capacity_ / 2);
+    const double f = fraction_;
+    if (f > 0.0 && f < 1.0) {
+      const double estimate = static_cast<double>(need) / f * 1.02;
+      const double bytes = estimate * (static_cast<double>(order_) * sizeof(spt_index) + dtype_size(opts_.dtype));
+      if (bytes < hint_.max_reserve_bytes) cap = std::max(cap, static_cast<spt_nnz>(estimate));
+    }
+    for (uint32_t m = 0; m < order_; ++m) {
+      buffer<spt_index> bigger;
+      bigger.resize(cap);
+      advise_huge_pages(bigger.data(), cap * sizeof(spt_index));
+      if (total_) std::memcpy(bigger.data(), x_.own_ind[m].data(), total_ * sizeof(spt_index));
+      x_.own_ind[m].swap(bigger);
+    }
+    with_dtype(opts_.dtype, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      buffer<T> bigger;
+      bigger.resize(cap);
+      advise_huge_pages(bigger.data(), cap * sizeof(T));
+      if (total_) std::memcpy(bigger.data(), x_.own_val.template get<T>().data(), total_ * sizeof(T));
+      x_.own_val.template get<T>().swap(bigger);
+    });
+    capacity_ = cap;
   }
-  if (!dim_limit.empty() && dim_limit.size() != order)
-    fail(SPT_ERR_PARSE, path, ":", entry.number, ": the entries have order ", order, " but the caller passed ",
-         dim_limit.size(), " dims");
 
-  const size_t data_offset = static_cast<size_t>(entry.begin - data);
-  if (layout) *layout = {data_offset, entry.number, extended};
+  uint64_t entries(const char* region, const char* region_end, uint64_t offset, uint64_t line) {
+    const size_t region_size = static_cast<size_t>(region_end - region);
+    size_t target = std::max<size_t>(static_cast<size_t>(threads_) * 4, region_size >> 22);  // <= ~4 MiB each
+    target = std::min(target, std::max<size_t>(1, region_size >> 14));                     // >= ~16 KiB each
+    std::vector<Chunk> chunks;
+    const char* b = region;
+    for (size_t i = 1; i <= target && b < region_end; ++i) {
+      const char* e = region + region_size * i / target;
+      if (e <= b) continue;
+      if (i < target) {
+        const char* nl = static_cast<const char*>(std::memchr(e - 1, '\n', static_cast<size_t>(region_end - (e - 1))));
+        e = nl ? nl + 1 : region_end;
+      } else {
+        e = region_end;
+      }
+      chunks.push_back({b, e});
+      b = e;
+    }
+    const size_t nchunks = chunks.size();
+#pragma omp parallel for num_threads(threads_) schedule(dynamic, 1)
+    for (size_t c = 0; c < nchunks; ++c)
+      count_lines(chunks[c].begin, chunks[c].end, chunks[c].lines, chunks[c].candidates, chunks[c].nul);
+    spt_nnz need = total_;
+    uint64_t line_no = line;
+    for (Chunk& c : chunks) {
+      if (c.nul) nul_byte(path_, c.begin, c.end, offset + static_cast<uint64_t>(c.begin - region), line_no);
+      c.first_entry = need;
+      c.first_line = line_no;
+      need += c.candidates;
+      line_no += c.lines;
+    }
+    reserve(need);
 
-  // ---- Chunks at line boundaries -------------------------------------------
-  // A last line without '\n' is copied with one appended, so the parser can
-  // rely on every line ending in '\n' and never reads past its chunk.
-  const char* region = data + data_offset;
-  const char* region_end = data + size;
-  std::string tail;
-  if (region_end[-1] != '\n') {
-    const char* last_nl = region_end - 1;
-    while (last_nl >= region && *last_nl != '\n') --last_nl;
-    const char* tail_begin = last_nl + 1;
-    tail.assign(tail_begin, region_end);
-    tail.push_back('\n');
-    region_end = tail_begin;
+    std::vector<ChunkResult> results(nchunks);
+    for (auto& r : results) r.max_index.assign(order_, 0);
+    std::vector<spt_index*> ind(order_);
+    for (uint32_t m = 0; m < order_; ++m) ind[m] = x_.mutable_ind(m);
+    ParseSetup setup{order_, static_cast<uint64_t>(base_), dim_limit_.empty() ? nullptr : dim_limit_.data(),
+                     opts_.reject_nonfinite, ind.data()};
+    with_dtype(opts_.dtype, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      T* values = x_.template mutable_values<T>();
+#pragma omp parallel for num_threads(threads_) schedule(dynamic, 1)
+      for (size_t c = 0; c < nchunks; ++c) parse_chunk<T>(chunks[c], setup, values, results[c]);
+    });
+    for (size_t c = 0; c < nchunks; ++c) {
+      const ChunkResult& r = results[c];
+      if (r.problem != Problem::kNone)
+        report(r, path_, order_, base_, order_source_, setup.dim_limit,
+               offset + static_cast<uint64_t>(r.line_begin - region));
+      const uint64_t chunk_end = offset + static_cast<uint64_t>(chunks[c].end - region);
+      if (!r.content) {
+        add_blank(r.lead_blank, chunk_end);
+      } else {
+        add_blank(r.lead_blank, chunk_end);
+        blank_run_ = r.trail_blank;
+      }
+    }
+
+    // Close the gaps left by blank and comment lines.
+    const size_t value_size = dtype_size(opts_.dtype);
+    char* values_bytes = static_cast<char*>(x_.own_val.data());
+    for (size_t c = 0; c < nchunks; ++c) {
+      const spt_nnz from = chunks[c].first_entry, n = results[c].count;
+      if (from != total_ && n > 0) {
+        for (uint32_t m = 0; m < order_; ++m) std::memmove(ind[m] + total_, ind[m] + from, n * sizeof(spt_index));
+        std::memmove(values_bytes + total_ * value_size, values_bytes + from * value_size, n * value_size);
+      }
+      total_ += n;
+      for (uint32_t m = 0; m < order_; ++m) max_index_[m] = std::max(max_index_[m], results[c].max_index[m]);
+    }
+    return line_no;
   }
-  const size_t region_size = static_cast<size_t>(region_end - region);
-  size_t target = std::max<size_t>(static_cast<size_t>(threads) * 4, region_size >> 22);  // <= ~4 MiB each
-  target = std::min(target, std::max<size_t>(1, region_size >> 14));                   // >= ~16 KiB each
-  std::vector<Chunk> chunks;
-  const char* b = region;
-  for (size_t i = 1; i <= target && b < region_end; ++i) {
-    const char* e = region + region_size * i / target;
-    if (e <= b) continue;
-    if (i < target) {
-      const char* nl = static_cast<const char*>(std::memchr(e - 1, '\n', static_cast<size_t>(region_end - (e - 1))));
-      e = nl ? nl + 1 : region_end;
+
+  const spt_context_s& ctx_;
+  const std::string& path_;
+  const ReadOptions& opts_;
+  StreamHint hint_;
+  double fraction_ = -1.0;
+  int threads_;
+  int base_;
+  Stage stage_ = Stage::kFirst;
+  bool extended_ = false;
+  uint32_t order_ = 0;
+  uint64_t first_line_ = 0;
+  std::vector<spt_index> header_dims_;
+  std::vector<spt_index> dim_limit_;
+  std::string order_source_;
+  uint64_t data_offset_ = 0;
+  uint64_t data_first_line_ = 1;
+  uint64_t blank_run_ = 0;
+  spt_coo_s x_;
+  spt_nnz total_ = 0;
+  spt_nnz capacity_ = 0;
+  std::vector<spt_index> max_index_;
+};
+
+}  // namespace
+
+spt_coo_s read_tns_text_stream(const spt_context_s& ctx, const std::function<size_t(char*, size_t)>& produce,
+                               const StreamHint& hint, const std::string& path, const ReadOptions& opts,
+                               TextLayout* layout) {
+  progress(ctx, "read", 0.0);
+  TextParser parser(ctx, path, opts, hint);
+  // Two buffers: the next chunk is read (or decompressed) into one on a
+  // helper thread while the other is parsed. Each is [room for a carried
+  // incomplete line | kTextChunkBytes of new text | '\n' appended to an
+  // unterminated last line | the byte after it that count_lines reads].
+  constexpr size_t kPrefix = kMaxLineBytes + 1;
+  buffer<char> bufs[2];
+  for (auto& b : bufs) b.resize(kPrefix + kTextChunkBytes + 2);
+  auto fill = [&produce](char* dst) {
+    size_t got = 0;
+    while (got < kTextChunkBytes) {
+      const size_t r = produce(dst + got, kTextChunkBytes - got);
+      if (r == 0) break;
+      got += r;
+    }
+    return got;
+  };
+  int cur = 0;
+  size_t got = fill(bufs[0].data() + kPrefix);
+  size_t carry = 0;          // incomplete line carried in front of the new text
+  uint64_t offset = 0;       // stream offset of the carried line's start
+  uint64_t line = 1;         // its line number
+  bool skipping = false;     // inside an over-long comment line
+  for (;;) {
+    const bool eof = got < kTextChunkBytes;
+    const double f = hint.fraction ? hint.fraction() : -1.0;  // before the reader thread runs again
+    parser.set_fraction(f);
+    // The future's destructor waits for the read, also when parsing throws.
+    std::future<size_t> next;
+    size_t next_got = 0;  // a synchronous read when no thread can be started
+    bool read_ahead = false;
+    if (!eof) {
+      try {
+        next = std::async(std::launch::async, fill, bufs[1 - cur].data() + kPrefix);
+        read_ahead = true;
+      } catch (const std::system_error&) {
+        next_got = fill(bufs[1 - cur].data() + kPrefix);
+      }
+    }
+    char* buf = bufs[cur].data() + kPrefix - carry;
+    char* other = bufs[1 - cur].data() + kPrefix;  // where the next chunk's new text starts
+    size_t len = carry + got;
+    size_t begin = 0;
+    bool whole_chunk_skipped = false;
+    // NUL bytes: checked here until the entries start, then while counting
+    // lines in parallel (and below for an over-long remainder).
+    if (!parser.in_entries()) nul_byte(path, buf, buf + len, offset, line);
+    if (skipping) {
+      const char* nl = static_cast<const char*>(std::memchr(buf, '\n', len));
+      nul_byte(path, buf, nl ? nl : buf + len, offset, line);
+      if (nl) {
+        begin = static_cast<size_t>(nl - buf) + 1;
+        ++line;
+        skipping = false;
+      } else {
+        whole_chunk_skipped = true;
+      }
+    }
+    if (whole_chunk_skipped) {
+      offset += len;
+      carry = 0;
     } else {
-      e = region_end;
+      if (eof && len > begin && buf[len - 1] != '\n') buf[len++] = '\n';
+      const char* last = len > begin ? static_cast<const char*>(memrchr(buf + begin, '\n', len - begin)) : nullptr;
+      const size_t end = last ? static_cast<size_t>(last - buf) + 1 : begin;
+      buf[len] = '\n';  // count_lines reads one byte past the region
+      if (end > begin) line = parser.lines(buf + begin, buf + end, offset + begin, line);
+      const size_t rem = len - end;
+      if (rem > kMaxLineBytes) {
+        const char* p = buf + end;
+        while (p < buf + len && is_space(*p)) ++p;
+        if (p < buf + len && *p == '#') {
+          skipping = true;  // skipped without being held
+          offset += len;
+          carry = 0;
+        } else {
+          nul_byte(path, buf + end, buf + len, offset + end, line);
+          if (has_bare_cr(buf + end, buf + len)) cr_only(path, line);
+          fail(SPT_ERR_PARSE, path, ":", line, ": line at byte offset ", offset + end, " is longer than the ",
+               kMaxLineBytes, "-byte limit (no line break in the next ", rem, " bytes)");
+        }
+      } else {
+        // The reader thread writes only from `other` on.
+        std::memcpy(other - rem, buf + end, rem);
+        offset += end;
+        carry = rem;
+      }
     }
-    chunks.push_back({b, e});
-    b = e;
+    if (f >= 0.0) progress(ctx, "read", 0.95 * f);
+    if (eof) break;
+    got = read_ahead ? next.get() : next_got;
+    cur = 1 - cur;
   }
-  if (!tail.empty()) chunks.push_back({tail.data(), tail.data() + tail.size()});
-  const size_t nchunks = chunks.size();
-
-#pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
-  for (size_t c = 0; c < nchunks; ++c) chunks[c].lines = count_newlines(chunks[c].begin, chunks[c].end);
-  spt_nnz capacity = 0;
-  uint64_t line_no = entry.number;
-  for (Chunk& c : chunks) {
-    c.first_entry = capacity;
-    c.first_line = line_no;
-    capacity += c.lines;
-    line_no += c.lines;
-  }
-  progress(ctx, "read", 0.05);
-
-  // ---- Parse in batches (progress between batches) --------------------------
-  x.init_owned(opts.dtype, std::vector<spt_index>(order, 1), capacity);
-  advise_huge_pages(x);
-  std::vector<ChunkResult> results(nchunks);
-  for (auto& r : results) r.max_index.assign(order, 0);
-  std::vector<spt_index*> ind(order);
-  for (uint32_t m = 0; m < order; ++m) ind[m] = x.mutable_ind(m);
-  ParseSetup setup{order, static_cast<uint64_t>(base), dim_limit.empty() ? nullptr : dim_limit.data(),
-                   opts.reject_nonfinite, ind.data()};
-  const size_t batch = static_cast<size_t>(threads) * 8;
-  with_dtype(opts.dtype, [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    T* values = x.template mutable_values<T>();
-    for (size_t first_chunk = 0; first_chunk < nchunks; first_chunk += batch) {
-      const size_t last_chunk = std::min(nchunks, first_chunk + batch);
-#pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
-      for (size_t c = first_chunk; c < last_chunk; ++c) parse_chunk<T>(chunks[c], setup, values, results[c]);
-      for (size_t c = first_chunk; c < last_chunk; ++c)
-        if (results[c].problem != Problem::kNone)
-          report(results[c], path, order, base, order_source, setup.dim_limit);
-      progress(ctx, "read", 0.05 + 0.9 * static_cast<double>(last_chunk) / static_cast<double>(nchunks));
-    }
-  });
-
-  // ---- Close the gaps left by blank and comment lines ------------------------
-  spt_nnz total = 0;
-  const size_t value_size = dtype_size(opts.dtype);
-  char* values_bytes = static_cast<char*>(x.own_val.data());
-  for (size_t c = 0; c < nchunks; ++c) {
-    const spt_nnz from = chunks[c].first_entry, n = results[c].count;
-    if (from != total && n > 0) {
-      for (uint32_t m = 0; m < order; ++m) std::memmove(ind[m] + total, ind[m] + from, n * sizeof(spt_index));
-      std::memmove(values_bytes + total * value_size, values_bytes + from * value_size, n * value_size);
-    }
-    total += n;
-  }
-  x.resize(total);
-
-  if (!dim_limit.empty()) {
-    x.dims = dim_limit;
-  } else {
-    for (uint32_t m = 0; m < order; ++m) {
-      spt_index mx = 0;
-      for (const auto& r : results) mx = std::max(mx, r.max_index[m]);
-      x.dims[m] = mx + 1;  // mx <= 2^32 - 2, so this fits
-    }
-  }
+  spt_coo_s x = parser.finish(offset, line, layout);
   progress(ctx, "read", 1.0);
   return x;
+}
+
+spt_coo_s read_tns_text(const spt_context_s& ctx, const char* data, size_t size, const std::string& path,
+                        const ReadOptions& opts, TextLayout* layout) {
+  size_t pos = 0;
+  auto produce = [&](char* dst, size_t n) {
+    const size_t k = std::min(n, size - pos);
+    std::memcpy(dst, data + pos, k);
+    pos += k;
+    return k;
+  };
+  StreamHint hint;
+  hint.fraction = [&] { return size ? static_cast<double>(pos) / static_cast<double>(size) : -1.0; };
+  return read_tns_text_stream(ctx, produce, hint, path, opts, layout);
 }
 
 uint64_t tns_entry_line(const char* data, size_t size, const TextLayout& layout, uint64_t k) {
@@ -545,6 +806,49 @@ uint64_t tns_entry_line(const char* data, size_t size, const TextLayout& layout,
   while (next_content_line(data, size, pos, line, ref)) {
     if (seen == k) return ref.number;
     ++seen;
+  }
+  return 0;
+}
+
+uint64_t tns_entry_line(const std::function<size_t(char*, size_t)>& produce, const TextLayout& layout, uint64_t k) {
+  // Line by line through a fixed buffer; over-long lines are comments here
+  // (the parse that found entry k accepted every entry line).
+  std::vector<char> buf(2 * kMaxLineBytes);
+  size_t have = 0;
+  uint64_t offset = 0;  // stream offset of buf[0]
+  uint64_t line = 1;
+  uint64_t seen = 0;
+  bool eof = false, skipping = false;
+  while (!eof || have > 0) {
+    if (!eof) {
+      const size_t r = produce(buf.data() + have, buf.size() - have);
+      if (r == 0) eof = true;
+      have += r;
+    }
+    size_t p = 0;
+    for (;;) {
+      const char* nl = static_cast<const char*>(std::memchr(buf.data() + p, '\n', have - p));
+      if (!nl && !(eof && p < have)) break;
+      const size_t e = nl ? static_cast<size_t>(nl - buf.data()) : have;
+      if (!skipping && offset + p >= layout.data_offset) {
+        size_t q = p;
+        while (q < e && is_space(buf[q])) ++q;
+        if (q < e && buf[q] != '#') {
+          if (seen == k) return line;
+          ++seen;
+        }
+      }
+      skipping = false;
+      p = nl ? e + 1 : have;
+      ++line;
+    }
+    if (p == 0 && have == buf.size()) {  // a line longer than the buffer: skip it
+      skipping = true;                    // (counted once, when its '\n' arrives)
+      p = have;
+    }
+    std::memmove(buf.data(), buf.data() + p, have - p);
+    offset += p;
+    have -= p;
   }
   return 0;
 }

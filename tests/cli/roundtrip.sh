@@ -21,3 +21,10 @@ for via in sptb bin tns.gz; do
   fi
   echo "round trip through .$via: identical"
 done
+# The opt-in zero-copy mapping (--mmap) reads the same tensor as the default copy.
+"$cli" convert --mmap "$work/copy.sptb" "$work/back-mapped.tns"
+if ! cmp "$work/original.tns" "$work/back-mapped.tns"; then
+  echo "FAILED: reading .sptb with --mmap changed the tensor" >&2
+  exit 1
+fi
+echo "round trip through .sptb with --mmap: identical"

@@ -658,8 +658,9 @@ TEST(Options, InitDefaultsAndNullOptions) {
 }  // namespace
 
 // ---------------------------------------------------------------------------
-// Zero-copy .sptb loads: the arrays are the mapped file until something
-// writes in place; every operation still sees exactly the file's contents.
+// Zero-copy .sptb loads (opt-in map_binary): the arrays are the mapped file
+// until something writes in place; every operation still sees exactly the
+// file's contents.
 // ---------------------------------------------------------------------------
 
 TEST(SptbZeroCopy, MappedLoadOutlivesFileAndCopiesOnWrite) {
@@ -674,9 +675,10 @@ TEST(SptbZeroCopy, MappedLoadOutlivesFileAndCopiesOnWrite) {
     ASSERT_EQ(spt_write(ctx, &x, path.c_str(), nullptr), SPT_OK) << spt_last_error(ctx);
     spt_read_options ro = read_opts();
     ro.dtype = dtype;
+    ro.map_binary = 1;
     Tensor y;
     ASSERT_EQ(spt_read(ctx, path.c_str(), &ro, y.out()), SPT_OK) << spt_last_error(ctx);
-    ASSERT_TRUE(y.x->backing) << "same-dtype .sptb load should map the file";
+    ASSERT_TRUE(y.x->backing) << "same-dtype .sptb load with map_binary should map the file";
     expect_identical(x, *y.x);
     // The mapping survives the file's removal.
     fs::remove(path);
@@ -708,18 +710,23 @@ TEST(SptbZeroCopy, SortAndCoalesceOfMappedTensorMatchOwnedCopy) {
   ASSERT_EQ(spt_write(ctx, &x, path.c_str(), nullptr), SPT_OK) << spt_last_error(ctx);
   spt_read_options copy = read_opts();
   copy.copy_binary = 1;
-  Tensor mapped, owned;
-  ASSERT_EQ(spt_read(ctx, path.c_str(), nullptr, mapped.out()), SPT_OK) << spt_last_error(ctx);
+  spt_read_options map = read_opts();
+  map.map_binary = 1;
+  Tensor mapped, owned, by_default;
+  ASSERT_EQ(spt_read(ctx, path.c_str(), &map, mapped.out()), SPT_OK) << spt_last_error(ctx);
   ASSERT_EQ(spt_read(ctx, path.c_str(), &copy, owned.out()), SPT_OK) << spt_last_error(ctx);
+  ASSERT_EQ(spt_read(ctx, path.c_str(), nullptr, by_default.out()), SPT_OK) << spt_last_error(ctx);
   ASSERT_TRUE(mapped.x->backing);
   ASSERT_FALSE(owned.x->backing) << "copy_binary must copy";
+  ASSERT_FALSE(by_default.x->backing) << "a plain .sptb is read by copy unless map_binary is set";
+  expect_identical(*mapped.x, *by_default.x);
   expect_identical(*mapped.x, *owned.x);
   const uint32_t order[4] = {2, 0, 3, 1};
   ASSERT_EQ(spt_coo_sort(ctx, mapped.x, order), SPT_OK) << spt_last_error(ctx);
   ASSERT_EQ(spt_coo_sort(ctx, owned.x, order), SPT_OK) << spt_last_error(ctx);
   expect_identical(*mapped.x, *owned.x);
   Tensor mapped2;
-  ASSERT_EQ(spt_read(ctx, path.c_str(), nullptr, mapped2.out()), SPT_OK) << spt_last_error(ctx);
+  ASSERT_EQ(spt_read(ctx, path.c_str(), &map, mapped2.out()), SPT_OK) << spt_last_error(ctx);
   ASSERT_EQ(spt_coo_coalesce(ctx, mapped2.x, SPT_DUPLICATES_SUM), SPT_OK) << spt_last_error(ctx);
   ASSERT_EQ(spt_coo_coalesce(ctx, owned.x, SPT_DUPLICATES_SUM), SPT_OK) << spt_last_error(ctx);
   expect_identical(*mapped2.x, *owned.x);
