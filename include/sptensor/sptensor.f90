@@ -70,6 +70,7 @@ module sptensor
   integer(c_int), parameter, public :: SPT_VERSION_PATCH = 0
 
   ! Other numeric #defines of the headers.
+  integer(c_int), parameter, public :: SPT_MAX_THREADS = 1024                    ! sptensor.h
   integer(c_int), parameter, public :: SPT_CSF_SUMMARY_MAX_ORDER = 16           ! csf.h
   integer(c_int64_t), parameter, public :: SPT_DENSE_DEFAULT_MAX_BYTES = 2_c_int64_t**30  ! dense.h
 
