@@ -119,7 +119,10 @@ class FromNumpy(unittest.TestCase):
         np.testing.assert_array_equal(X.subs, subs)
         np.testing.assert_array_equal(X.vals, vals)
         np.testing.assert_allclose(X.to_numpy(), dense_from(subs, vals, shape))
-        self.assertAlmostEqual(X.norm(), float(np.linalg.norm(vals)), places=12)
+        # Repeated coordinates are summed (as pyttb's sptensor does).
+        dense = dense_from(subs, vals, shape)
+        self.assertAlmostEqual(X.norm(), float(np.linalg.norm(dense)), places=12)
+        self.assertEqual(X.count_distinct(), len({tuple(s) for s in subs.tolist()}))
 
         fsubs = np.asfortranarray(subs, dtype=np.uint32)
         V = sptensor.coo(fsubs, vals, shape=shape, copy=False)
