@@ -51,6 +51,11 @@ spt_cli_test(cli_info_nations 0 DATA
 spt_cli_test(cli_info_float32_progress 0 DATA STDOUT "^nnz +1992$" "^dtype +float32$"
   ARGS info ${SPT_CLI_NATIONS} --dtype float32 --progress --threads 1)
 
+# Limits and writer guarantees: dims and empty tensors survive convert, info
+# shows a binary file's stored dtype, a dim of 2^32 - 1, escaped file names.
+add_test(NAME cli_limits COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/cli/limits.sh ${SPT_CLI} ${SPT_CLI_WORK}/limits)
+set_tests_properties(cli_limits PROPERTIES TIMEOUT 120)
+
 # convert: byte-identical round trips through .sptb, SPLATT .bin and .tns.gz
 add_test(NAME cli_convert_roundtrip
   COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/cli/roundtrip.sh ${SPT_CLI} ${SPT_CLI_WORK}/roundtrip ${SPT_CLI_NATIONS})

@@ -64,6 +64,20 @@ SPT_API void spt_version_numbers(int *major, int *minor, int *patch);
 typedef uint32_t spt_index; /**< index within one mode */
 typedef uint64_t spt_nnz;   /**< nonzero counts, offsets and sizes */
 
+/** Largest tensor order (number of modes) the library accepts: every format,
+ *  kernel and algorithm supports orders 1..SPT_MAX_ORDER (some GPU kernels
+ *  fewer; those calls run on the CPU or say so). Creating a tensor of a
+ *  higher order fails with SPT_ERR_INVALID_ARGUMENT, and reading a file
+ *  whose header or first entry gives a higher order fails with
+ *  SPT_ERR_PARSE, before anything is allocated per mode. The limit bounds
+ *  the per-mode work (order^2 per nonzero in some kernels) and memory that
+ *  a small file could otherwise demand. Other limits: dims and indices fit
+ *  spt_index (dims <= 2^32 - 1); counts fit spt_nnz, and every array size
+ *  derived from counts (nnz * order, rows * cols, rank * dims) must fit the
+ *  address space, else SPT_ERR_OVERFLOW before any allocation. See
+ *  docs/reliability.md, "Limits". */
+#define SPT_MAX_ORDER 64
+
 /** Status codes. 0 is success, negative values are errors, positive values
  *  are warnings (the call produced a usable result). */
 typedef enum spt_status_code {
@@ -334,6 +348,14 @@ SPT_API spt_status spt_coo_free(spt_coo *x);
  *  SPT_COO_GROW_DIMS is set. On error the tensor is unchanged. */
 SPT_API spt_status spt_coo_append(spt_context *ctx, spt_coo *x, spt_nnz n, const spt_index *indices,
                                   spt_nnz ld, int index_base, const void *values, int flags);
+
+/** The value type stored in the file x was read from by spt_read: the .sptb
+ *  or SPLATT .bin file's dtype (spt_read converts values to opts->dtype, so
+ *  it may differ from x's dtype), or 0 when x was not read from a binary
+ *  file (text files store decimal numbers; tensors built in memory, copies
+ *  and conversions have no file). Errors: SPT_ERR_INVALID_ARGUMENT (x or
+ *  dtype NULL). Thread safety: only reads x. */
+SPT_API spt_status spt_coo_file_dtype(const spt_coo *x, spt_dtype *dtype);
 
 /** Order, dtype and nonzero count. Any output pointer may be NULL. */
 SPT_API spt_status spt_coo_info(const spt_coo *x, spt_dtype *dtype, uint32_t *order, spt_nnz *nnz);

@@ -60,7 +60,8 @@ int run_convert(const ParsedArgs& args) {
   check(spt_write(ctx.get(), x.get(), out.c_str(), &wopts), ctx.get(), "");
   double write_seconds = now_seconds() - start;
 
-  std::printf("%s -> %s: order %u, dims %s, nnz %llu, %s (read %.3f s, write %.3f s)\n", in.c_str(), out.c_str(),
+  std::printf("%s -> %s: order %u, dims %s, nnz %llu, %s (read %.3f s, write %.3f s)\n", printable(in).c_str(),
+              printable(out).c_str(),
               s.order, dims_text(s.dims, "x").c_str(), static_cast<unsigned long long>(s.nnz), dtype_name(s.dtype),
               read_seconds, write_seconds);
   return kExitOk;

@@ -6,6 +6,7 @@
 #include <limits>
 #include <vector>
 
+#include "core/value_range.hpp"
 #include "io/binary_util.hpp"
 #include "io/memory.hpp"
 
@@ -63,6 +64,9 @@ SplattHeader read_splatt_header(InputSource& in) {
   if (order64 > (size - pos) / iw)
     fail(SPT_ERR_PARSE, path, ": truncated SPLATT binary file: the header says ", order64,
          " modes but the file is too short to hold their dims");
+  if (order64 > SPT_MAX_ORDER)
+    fail(SPT_ERR_PARSE, path, ": SPLATT header: order ", order64, " is above the supported maximum SPT_MAX_ORDER = ",
+         SPT_MAX_ORDER);
   const uint32_t order = static_cast<uint32_t>(order64);
   std::vector<spt_index> dims(order);
   for (uint32_t m = 0; m < order; ++m) {
@@ -140,11 +144,17 @@ spt_coo_s read_splatt_bin_range(const spt_context_s& ctx, InputSource& in, const
 #pragma omp parallel for num_threads(threads)
       for (spt_nnz k = 0; k < nnz; ++k) dst[k] = static_cast<T>(load_le<float>(vsrc + 4 * k));
     } else {
+      if constexpr (std::is_same_v<T, float>)
+        check_float32_range(
+            nnz, threads, path + ": reading float64 values as float32: ",
+            [&](spt_nnz k) { return load_le<double>(vsrc + 8 * k); },
+            [&](spt_nnz k) { return nonzero_position(x, k, begin); });
 #pragma omp parallel for num_threads(threads)
       for (spt_nnz k = 0; k < nnz; ++k) dst[k] = static_cast<T>(load_le<double>(vsrc + 8 * k));
     }
   });
   check_loaded_tensor(ctx, x, opts, path, true, begin);
+  x.file_dtype = vw == 4 ? SPT_FLOAT32 : SPT_FLOAT64;
   progress(ctx, "read", 1.0);
   return x;
 }

@@ -7,10 +7,13 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "core/error.hpp"
+#include "core/value_range.hpp"
 #include "io/memory.hpp"
 
 namespace spt::io {
@@ -113,7 +116,8 @@ enum class Problem {
   kIndexOverflow,
   kOutsideDims,
   kBadValue,
-  kNonFinite
+  kNonFinite,
+  kFloat32Overflow  // finite in the text, beyond float32's range (reading as float32)
 };
 
 struct ChunkResult {
@@ -265,6 +269,17 @@ void parse_chunk(const Chunk& c, const ParseSetup& s, T* values, ChunkResult& re
       problem(Problem::kBadValue, p, tok, order + 1);
       return;
     }
+    if constexpr (std::is_same_v<T, float>) {
+      // Rare path: only an infinite result is looked at again.
+      if (std::isinf(value)) {
+        double wide = 0;
+        const char* again = tok;
+        if (parse_value(again, end, wide) && std::isfinite(wide)) {
+          problem(Problem::kFloat32Overflow, p, tok, order + 1);
+          return;
+        }
+      }
+    }
     if (s.reject_nonfinite && !std::isfinite(value)) {
       problem(Problem::kNonFinite, p, tok, order + 1);
       return;
@@ -323,6 +338,9 @@ std::string_view token_at(const char* t) {
       fail(SPT_ERR_PARSE, where, ": expected a number as the value, found ", tok);
     case Problem::kNonFinite:
       fail(SPT_ERR_PARSE, where, ": value ", tok, " is not finite (reject_nonfinite is set)");
+    case Problem::kFloat32Overflow:
+      fail(SPT_ERR_OVERFLOW, where, ": value ", tok, " is beyond float32's range (largest finite ",
+           shortest_text(std::numeric_limits<float>::max()), ") and would become infinite; read it as float64");
     case Problem::kNone:
       break;
   }
@@ -368,7 +386,10 @@ spt_coo_s read_tns_text(const spt_context_s& ctx, const char* data, size_t size,
         fail(SPT_ERR_PARSE, where, ": extended .tns header: expected the order (one integer) on the first line, found ",
              toks.size(), " tokens");
       uint64_t n = header_integer(toks[0], where, "the order");
-      if (n < 1 || n > UINT32_MAX) fail(SPT_ERR_PARSE, where, ": extended .tns header: order must be >= 1, found ", n);
+      if (n < 1) fail(SPT_ERR_PARSE, where, ": extended .tns header: order must be >= 1, found ", n);
+      if (n > SPT_MAX_ORDER)
+        fail(SPT_ERR_PARSE, where, ": extended .tns header: order ", n, " is above the supported maximum SPT_MAX_ORDER = ",
+             SPT_MAX_ORDER);
       order = static_cast<uint32_t>(n);
       LineRef dims_line;
       if (!next_content_line(data, size, pos, line, dims_line))
@@ -415,6 +436,11 @@ spt_coo_s read_tns_text(const spt_context_s& ctx, const char* data, size_t size,
         fail(SPT_ERR_PARSE, path, ":", entry.number, ": expected ", order + 1, " columns (", order,
              " indices and a value; order ", order, " ", order_source, "), found ", ncols);
     } else {
+      // Checked before anything is sized by the order (a single long line
+      // would otherwise mean millions of per-mode arrays).
+      if (ncols > static_cast<size_t>(SPT_MAX_ORDER) + 1)
+        fail(SPT_ERR_PARSE, path, ":", entry.number, ": the first entry has ", ncols, " columns, i.e. order ", ncols - 1,
+             ", above the supported maximum SPT_MAX_ORDER = ", SPT_MAX_ORDER);
       order = static_cast<uint32_t>(ncols - 1);
       order_source = cat("from the first entry on line ", entry.number);
     }
