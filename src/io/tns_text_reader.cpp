@@ -50,6 +50,19 @@ std::vector<std::string_view> tokens_of(const char* b, const char* e) {
   return out;
 }
 
+// Number of tokens in [b, e).
+size_t count_tokens(const char* b, const char* e) {
+  size_t n = 0;
+  const char* p = b;
+  while (p < e) {
+    while (p < e && is_space(*p)) ++p;
+    if (p >= e || *p == '\n') break;
+    ++n;
+    while (p < e && !is_separator(*p)) ++p;
+  }
+  return n;
+}
+
 // The next line that holds something other than blanks or a '#' comment.
 // `pos` and `line` (number of the line at pos) advance past it.
 bool next_content_line(const char* data, size_t size, size_t& pos, uint64_t& line, LineRef& out) {
@@ -426,7 +439,9 @@ spt_coo_s read_tns_text(const spt_context_s& ctx, const char* data, size_t size,
   }
 
   if (has_entries) {
-    size_t ncols = tokens_of(entry.begin, entry.end).size();
+    // Counted without storing the tokens: one pass, no allocation, even for
+    // a line of millions of columns (refused below by its count).
+    const size_t ncols = count_tokens(entry.begin, entry.end);
     if (extended || opts.order != 0) {
       if (!extended) {
         order = opts.order;

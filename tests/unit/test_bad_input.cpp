@@ -1140,6 +1140,16 @@ TEST_F(BadInput, OutOfMemoryNamesTheArray) {
   EXPECT_EQ(k, nullptr);
 }
 
+TEST_F(BadInput, MatrixWrapByteSizeOverflows) {
+  // 2^61 rows of one double: the element count fits 64 bits, the byte size
+  // does not (element addresses would wrap).
+  double cell = 0;
+  spt_matrix* m = nullptr;
+  expect(spt_matrix_wrap(ctx_, SPT_FLOAT64, spt_nnz(1) << 61, 1, SPT_ROW_MAJOR, &cell, 1, &m), SPT_ERR_OVERFLOW,
+         {"matrix storage bytes"});
+  EXPECT_EQ(m, nullptr);
+}
+
 TEST_F(BadCpd, HugeRankFailsBeforeAllocating) {
   // rank 2^31: the rank x rank Gram matrices alone overflow 64 bits.
   o_.rank = spt_index(1) << 31;
