@@ -805,7 +805,7 @@ SPT_API spt_status spt_read_options_init_size(spt_read_options *opts, size_t str
  *  SPT_FLOAT32, naming the value and where it is), OUT_OF_MEMORY.
  *  The file's stored dtype (binary formats) is kept: see
  *  spt_coo_file_dtype. Messages write control bytes of file names as C
- *  escapes (\n, \x1b). */
+ *  escapes (a newline as \\n, ESC as \\x1b). */
 SPT_API spt_status spt_read(spt_context *ctx, const char *path, const spt_read_options *opts, spt_coo **out);
 
 /** Options for spt_write. Initialise with spt_write_options_init(). */
