@@ -15,8 +15,10 @@ const CommandSpec& convert_spec() {
         "The input format and compression are detected from the content. The output format follows\n"
         "OUT's extension unless --to is given: .bin SPLATT binary, .sptb libsptensor binary, anything\n"
         "else FROSTT text; a trailing .gz, .xz or .zst compresses. Text output is exact (shortest\n"
-        "round-trip values). OUT is written to a temporary name and renamed, so a failure never\n"
-        "leaves a truncated file.";
+        "round-trip values) and keeps the dims: it starts with the extended header (order, dims)\n"
+        "when the dims are not the largest indices or the tensor is empty. --dtype float32 on\n"
+        "values beyond float32's range is an error. OUT is written to a temporary name and\n"
+        "renamed, so a failure never leaves a truncated file.";
     s.options = common_options();
     s.options.push_back({"to", 0, "FORMAT", "output format: auto (default), tns, tns-ext, bin or sptb"});
     s.options.push_back({"compress", 0, "KIND", "output compression: auto (by extension), none, gzip, xz or zstd"});
