@@ -57,6 +57,11 @@ if(EXISTS /dev/zero)
 endif()
 spt_cli_test(cli_info_help_mmap 0 STDOUT "--mmap" "SIGBUS" ARGS info --help)
 
+# Limits and writer guarantees: dims and empty tensors survive convert, info
+# shows a binary file's stored dtype, a dim of 2^32 - 1, escaped file names.
+add_test(NAME cli_limits COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/cli/limits.sh ${SPT_CLI} ${SPT_CLI_WORK}/limits)
+set_tests_properties(cli_limits PROPERTIES TIMEOUT 120)
+
 # convert: byte-identical round trips through .sptb, SPLATT .bin and .tns.gz
 add_test(NAME cli_convert_roundtrip
   COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/cli/roundtrip.sh ${SPT_CLI} ${SPT_CLI_WORK}/roundtrip ${SPT_CLI_NATIONS})

@@ -134,7 +134,9 @@ SPT_API spt_status spt_cp_apr_options_init_size(spt_cp_apr_options *opts, size_t
  *  kappatol negative or not finite, epsilon <= 0, unknown init, init factors
  *  missing, negative, or of the wrong shape/dtype, unknown format),
  *  SPT_ERR_UNSUPPORTED (format CSF), SPT_ERR_NUMERICAL (non-finite values
- *  appeared), SPT_ERR_OUT_OF_MEMORY. Thread safety: see the top of this
+ *  appeared), SPT_ERR_OVERFLOW (the factors dims[m] x rank do not fit
+ *  64-bit sizes; checked before allocating), SPT_ERR_OUT_OF_MEMORY (also
+ *  before allocating when the factors exceed physical memory). Thread safety: see the top of this
  *  header. */
 SPT_API spt_status spt_cp_apr(spt_context *ctx, const spt_coo *x, const spt_cp_apr_options *opts,
                               spt_ktensor **out);

@@ -71,6 +71,7 @@ module sptensor
 
   ! Other numeric #defines of the headers.
   integer(c_int), parameter, public :: SPT_MAX_THREADS = 1024                    ! sptensor.h
+  integer(c_int), parameter, public :: SPT_MAX_ORDER = 64                        ! sptensor.h
   integer(c_int), parameter, public :: SPT_CSF_SUMMARY_MAX_ORDER = 16           ! csf.h
   integer(c_int64_t), parameter, public :: SPT_DENSE_DEFAULT_MAX_BYTES = 2_c_int64_t**30  ! dense.h
 
@@ -630,6 +631,13 @@ module sptensor
       integer(c_int), intent(out) :: dtype
       integer(c_int32_t), intent(out) :: order
       integer(c_int64_t), intent(out) :: nnz
+      integer(c_int) :: st
+    end function
+    ! dtype stored in the binary file x was read from (0: not a binary file).
+    function spt_coo_file_dtype(x, dtype) bind(c, name="spt_coo_file_dtype") result(st)
+      import :: c_ptr, c_int
+      type(c_ptr), value :: x
+      integer(c_int), intent(out) :: dtype
       integer(c_int) :: st
     end function
     function spt_coo_dims(x, dims) bind(c, name="spt_coo_dims") result(st)

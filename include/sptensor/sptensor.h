@@ -64,6 +64,20 @@ SPT_API void spt_version_numbers(int *major, int *minor, int *patch);
 typedef uint32_t spt_index; /**< index within one mode */
 typedef uint64_t spt_nnz;   /**< nonzero counts, offsets and sizes */
 
+/** Largest tensor order (number of modes) the library accepts: every format,
+ *  kernel and algorithm supports orders 1..SPT_MAX_ORDER (some GPU kernels
+ *  fewer; those calls run on the CPU or say so). Creating a tensor of a
+ *  higher order fails with SPT_ERR_INVALID_ARGUMENT, and reading a file
+ *  whose header or first entry gives a higher order fails with
+ *  SPT_ERR_PARSE, before anything is allocated per mode. The limit bounds
+ *  the per-mode work (order^2 per nonzero in some kernels) and memory that
+ *  a small file could otherwise demand. Other limits: dims and indices fit
+ *  spt_index (dims <= 2^32 - 1); counts fit spt_nnz, and every array size
+ *  derived from counts (nnz * order, rows * cols, rank * dims) must fit the
+ *  address space, else SPT_ERR_OVERFLOW before any allocation. See
+ *  docs/reliability.md, "Limits". */
+#define SPT_MAX_ORDER 64
+
 /** Status codes. 0 is success, negative values are errors, positive values
  *  are warnings (the call produced a usable result). */
 typedef enum spt_status_code {
@@ -303,8 +317,9 @@ typedef enum spt_duplicates {
   SPT_DUPLICATES_MAX_ENUM = 0x7FFFFFFF /**< not a value: makes every 32-bit int representable (checked at run time) */
 } spt_duplicates;
 
-/** New empty tensor of `order` >= 1 modes with the given dims (each >= 1).
- *  Errors: INVALID_ARGUMENT, OUT_OF_MEMORY. */
+/** New empty tensor of `order` (1..SPT_MAX_ORDER) modes with the given dims
+ *  (each >= 1). Errors: INVALID_ARGUMENT (also for an order above
+ *  SPT_MAX_ORDER), OUT_OF_MEMORY. */
 SPT_API spt_status spt_coo_create(spt_context *ctx, spt_dtype dtype, uint32_t order, const spt_index *dims,
                                   spt_coo **out);
 
@@ -318,7 +333,11 @@ SPT_API spt_status spt_coo_create(spt_context *ctx, spt_dtype dtype, uint32_t or
  *  values: nnz values of `dtype`.
  *  flags: spt_coo_flags (SPT_COO_REJECT_NONFINITE honoured).
  *  Errors: INVALID_ARGUMENT (NULL arrays with nnz > 0, index outside dims,
- *  index below base, non-finite value when rejected), OUT_OF_MEMORY. */
+ *  index below base, non-finite value when rejected, order 0 or above
+ *  SPT_MAX_ORDER), OVERFLOW (nnz values or ld * order indices cannot fit
+ *  the address space, e.g. a count near 2^63: checked before the arrays are
+ *  read or anything is allocated), OUT_OF_MEMORY (the message names the
+ *  array and its size). */
 SPT_API spt_status spt_coo_create_from_arrays(spt_context *ctx, spt_dtype dtype, uint32_t order,
                                               const spt_index *dims, spt_nnz nnz, const spt_index *indices,
                                               spt_nnz ld, int index_base, const void *values, int flags,
@@ -328,7 +347,9 @@ SPT_API spt_status spt_coo_create_from_arrays(spt_context *ctx, spt_dtype dtype,
  *  spt_coo_create_from_arrays). Nothing is copied: the caller keeps the arrays
  *  alive and unchanged until spt_coo_free. The indices are validated once.
  *  Modifying calls (append, sort, coalesce) on a view return
- *  SPT_ERR_READ_ONLY; use spt_coo_copy first. */
+ *  SPT_ERR_READ_ONLY; use spt_coo_copy first. Errors as for
+ *  spt_coo_create_from_arrays (OVERFLOW before reading for sizes that
+ *  cannot be arrays in memory). */
 SPT_API spt_status spt_coo_create_view(spt_context *ctx, spt_dtype dtype, uint32_t order, const spt_index *dims,
                                        spt_nnz nnz, const spt_index *indices, spt_nnz ld, const void *values,
                                        spt_coo **out);
@@ -336,7 +357,12 @@ SPT_API spt_status spt_coo_create_view(spt_context *ctx, spt_dtype dtype, uint32
 /** Deep copy (a view becomes an owning tensor). */
 SPT_API spt_status spt_coo_copy(spt_context *ctx, const spt_coo *x, spt_coo **out);
 
-/** Copy with values converted to `dtype`. */
+/** Copy with values converted to `dtype`. float64 -> float32 never turns a
+ *  finite value into Inf: when some values exceed float32's range (above
+ *  3.4028235e38 in magnitude), the call fails with SPT_ERR_OVERFLOW and a
+ *  message naming how many, the first value and its nonzero number and
+ *  coordinate; nothing is created. Errors: INVALID_ARGUMENT (NULL, unknown
+ *  dtype), OVERFLOW, OUT_OF_MEMORY. Thread safety: only reads x. */
 SPT_API spt_status spt_coo_convert_dtype(spt_context *ctx, const spt_coo *x, spt_dtype dtype, spt_coo **out);
 
 /** Free a tensor. NULL is ignored. */
@@ -344,9 +370,20 @@ SPT_API spt_status spt_coo_free(spt_coo *x);
 
 /** Append `n` nonzeros (layout as in spt_coo_create_from_arrays, values of
  *  the tensor's dtype). Indices must lie inside dims unless
- *  SPT_COO_GROW_DIMS is set. On error the tensor is unchanged. */
+ *  SPT_COO_GROW_DIMS is set. On error the tensor is unchanged.
+ *  Errors: READ_ONLY (a view), INVALID_ARGUMENT, OVERFLOW (the new total,
+ *  n values or ld * order indices cannot fit the address space, e.g. n near
+ *  2^63: checked before reading the arrays), OUT_OF_MEMORY (names the array). */
 SPT_API spt_status spt_coo_append(spt_context *ctx, spt_coo *x, spt_nnz n, const spt_index *indices,
                                   spt_nnz ld, int index_base, const void *values, int flags);
+
+/** The value type stored in the file x was read from by spt_read: the .sptb
+ *  or SPLATT .bin file's dtype (spt_read converts values to opts->dtype, so
+ *  it may differ from x's dtype), or 0 when x was not read from a binary
+ *  file (text files store decimal numbers; tensors built in memory, copies
+ *  and conversions have no file). Errors: SPT_ERR_INVALID_ARGUMENT (x or
+ *  dtype NULL). Thread safety: only reads x. */
+SPT_API spt_status spt_coo_file_dtype(const spt_coo *x, spt_dtype *dtype);
 
 /** Order, dtype and nonzero count. Any output pointer may be NULL. */
 SPT_API spt_status spt_coo_info(const spt_coo *x, spt_dtype *dtype, uint32_t *order, spt_nnz *nnz);
@@ -713,7 +750,11 @@ SPT_API spt_status spt_cpd_options_init_size(spt_cpd_options *opts, size_t struc
  *  CPU instead, with a note in the log, as does a CSF/HiCOO format.
  *  Errors: INVALID_ARGUMENT (rank 0, init factor shape/dtype mismatch,
  *  empty tensor, unknown format or csf_policy), NUMERICAL (non-finite
- *  values appear), OUT_OF_MEMORY; with backend CUDA forced also
+ *  values appear), OVERFLOW (the factors dims[m] x rank or the rank x rank
+ *  Gram matrices do not fit 64-bit sizes, e.g. rank 2^31; checked before
+ *  anything is allocated), OUT_OF_MEMORY (also before allocating, with the
+ *  sizes, when those matrices exceed the machine's physical memory); with
+ *  backend CUDA forced also
  *  OUT_OF_MEMORY (device memory), DEVICE (device failure) and UNSUPPORTED
  *  (format CSF or HiCOO: GPU CP-ALS runs on COO for now). */
 SPT_API spt_status spt_cpd_als(spt_context *ctx, const spt_coo *x, const spt_cpd_options *opts,
@@ -726,7 +767,7 @@ SPT_API spt_status spt_cpd_als(spt_context *ctx, const spt_coo *x, const spt_cpd
 /** File formats. */
 typedef enum spt_file_format {
   SPT_FORMAT_AUTO = 0,          /**< detect from content (binary magic or text) */
-  SPT_FORMAT_TNS = 1,           /**< FROSTT text: "i1 ... iN value" per line */
+  SPT_FORMAT_TNS = 1,           /**< FROSTT text: "i1 ... iN value" per line (spt_write adds the extended header when needed to keep the dims) */
   SPT_FORMAT_TNS_EXTENDED = 2,  /**< ParTI!/B-CSF text: order line, dims line, then entries */
   SPT_FORMAT_SPLATT_BIN = 3,    /**< SPLATT binary coordinate file (.bin) */
   SPT_FORMAT_SPT_BIN = 4,        /**< libsptensor binary (.sptb): versioned, checksummed */
@@ -798,8 +839,14 @@ SPT_API spt_status spt_read_options_init_size(spt_read_options *opts, size_t str
  *  rename (as spt_write does) while the tensor lives, but must not be
  *  truncated or rewritten in place (SIGBUS).
  *  Errors: IO (open/read failure), PARSE (message "FILE:LINE: what was
- *  expected"), UNSUPPORTED (compression not compiled in), INVALID_ARGUMENT,
- *  OVERFLOW (more than 2^32-1 in an index), OUT_OF_MEMORY. */
+ *  expected"; also an order above SPT_MAX_ORDER in a header or the first
+ *  entry, refused before anything is sized by it), UNSUPPORTED (compression
+ *  not compiled in), INVALID_ARGUMENT, OVERFLOW (more than 2^32-1 in an
+ *  index; a float64 value beyond float32's range when opts->dtype is
+ *  SPT_FLOAT32, naming the value and where it is), OUT_OF_MEMORY.
+ *  The file's stored dtype (binary formats) is kept: see
+ *  spt_coo_file_dtype. Messages write control bytes of file names as C
+ *  escapes (a newline as \\n, ESC as \\x1b). */
 SPT_API spt_status spt_read(spt_context *ctx, const char *path, const spt_read_options *opts, spt_coo **out);
 
 /** Options for spt_write. Initialise with spt_write_options_init(). */
@@ -827,7 +874,16 @@ SPT_API spt_status spt_write_options_init_size(spt_write_options *opts, size_t s
 
 /** Write a tensor. Text output writes shortest round-trip values by default,
  *  so text -> read -> write is exact. The file is written to a temporary
- *  name and renamed, so a failure never leaves a truncated file. */
+ *  name and renamed, so a failure never leaves a truncated file.
+ *  Nothing is lost: text output (SPT_FORMAT_TNS, or AUTO resolving to text)
+ *  is plain FROSTT when every dims[m] is the mode's largest index + 1, so
+ *  other FROSTT tools read it, and otherwise (and for an empty tensor)
+ *  starts with the extended header (order line, dims line) that spt_read
+ *  with SPT_FORMAT_AUTO detects, since no reader could infer those dims;
+ *  SPT_FORMAT_TNS_EXTENDED always writes the header. An empty tensor
+ *  round-trips with its dims through every format and compression.
+ *  Errors: INVALID_ARGUMENT, IO, UNSUPPORTED (compression not compiled in),
+ *  OUT_OF_MEMORY. Thread safety: only reads x. */
 SPT_API spt_status spt_write(spt_context *ctx, const spt_coo *x, const char *path, const spt_write_options *opts);
 
 #ifdef __cplusplus

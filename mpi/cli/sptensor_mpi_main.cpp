@@ -21,6 +21,29 @@
 
 namespace {
 
+// s with control bytes written as C escapes (\n, \t, \x1b), for file names
+// printed to a terminal.
+std::string printable(const std::string& s) {
+  static const char kHex[] = "0123456789abcdef";
+  std::string out;
+  for (unsigned char c : s) {
+    if (c >= 0x20 && c != 0x7f) {
+      out += static_cast<char>(c);
+    } else if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\t') {
+      out += "\\t";
+    } else if (c == '\r') {
+      out += "\\r";
+    } else {
+      out += "\\x";
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+    }
+  }
+  return out;
+}
+
 int g_rank = 0;
 
 struct UsageError {
@@ -211,7 +234,7 @@ int run(const Args& a) {
   o.callback = print_iteration;
   o.callback_data = &quiet;
   if (g_rank == 0) {
-    std::printf("tensor %s: order %u, dims", a.file.c_str(), order);
+    std::printf("tensor %s: order %u, dims", printable(a.file).c_str(), order);
     for (uint32_t m = 0; m < order; ++m) std::printf("%s%u", m ? " x " : " ", dims[m]);
     std::printf(", nnz %llu; read in %.3f s on %d ranks\n", static_cast<unsigned long long>(nnz), read_seconds, size);
     std::fflush(stdout);
@@ -270,7 +293,7 @@ int main(int argc, char** argv) {
       rc = run(a);
     }
   } catch (const UsageError& e) {
-    if (g_rank == 0) std::fprintf(stderr, "sptensor-mpi: %s\n", e.message.c_str());
+    if (g_rank == 0) std::fprintf(stderr, "sptensor-mpi: %s\n", printable(e.message).c_str());
     rc = 2;
   }
   std::fflush(stdout);

@@ -304,6 +304,7 @@ SIGNATURES = {
     "spt_coo_free": (i32, [vp]),
     "spt_coo_info": (i32, [vp, pi32, pu32, pu64]),
     "spt_coo_dims": (i32, [vp, pu32]),
+    "spt_coo_file_dtype": (i32, [vp, pi32]),
     "spt_coo_indices": (i32, [vp, u32, pvp]),
     "spt_coo_values": (i32, [vp, pvp]),
     "spt_coo_norm": (i32, [vp, vp, pf64]),

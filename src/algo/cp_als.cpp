@@ -417,8 +417,22 @@ void validate_cpd_options(const std::vector<spt_index>& dims, spt_nnz nnz, spt_d
           "opts.init must be SPT_CPD_INIT_RANDOM (0) or SPT_CPD_INIT_USER (1), got ", static_cast<int>(opts.init));
   require(nnz >= 1, "the tensor has no nonzeros; CP-ALS needs at least one");
   const uint32_t order = static_cast<uint32_t>(dims.size());
-  // Factor storage dims[m] x rank must be addressable.
-  for (uint32_t m = 0; m < order; ++m) checked_mul(checked_mul(dims[m], opts.rank, "factor size"), 8, "factor bytes");
+  // Factor storage dims[m] x rank and the rank x rank Gram matrices must be
+  // addressable and fit the machine: checked before anything is allocated,
+  // so a huge rank fails at once with the sizes instead of paging for hours.
+  const uint64_t r = opts.rank;
+  uint64_t factor_bytes = 0;
+  for (uint32_t m = 0; m < order; ++m)
+    factor_bytes = checked_add(
+        factor_bytes, checked_mul(checked_mul(dims[m], r, "a factor's size dims[m] * rank"), 8, "a factor's bytes"),
+        "the factors' bytes");
+  const uint64_t gram_bytes =
+      checked_mul(checked_mul(checked_mul(r, r, "a Gram matrix's size rank * rank"), 8, "a Gram matrix's bytes"),
+                  order + 1, "the Gram matrices' bytes");
+  require_fits_memory(checked_add(factor_bytes, gram_bytes, "CP-ALS's working set"), [&] {
+    return cat("CP-ALS with rank ", r, " (", order, " factor matrices dims[m] x rank: ", human_bytes(double(factor_bytes)),
+               "; ", order + 1, " Gram matrices rank x rank: ", human_bytes(double(gram_bytes)), ")");
+  });
   if (opts.init != SPT_CPD_INIT_USER) return;
   require(opts.init_factors != nullptr,
           "opts.init is SPT_CPD_INIT_USER but opts.init_factors is NULL; pass ", order, " factor matrices");

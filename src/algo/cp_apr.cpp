@@ -75,6 +75,19 @@ void validate_options(const spt_coo_s& x, const spt_cp_apr_options& opts) {
   require(x.order() >= 2, "CP-APR needs a tensor of order >= 2, got order ", x.order());
   require(x.nnz >= 1, "CP-APR needs a tensor with at least one nonzero");
   require(opts.rank >= 1, "rank must be at least 1, got ", opts.rank);
+  {
+    // The factors dims[m] x rank must be addressable and fit the machine:
+    // checked before anything is allocated.
+    const uint64_t r = opts.rank;
+    uint64_t factor_bytes = 0;
+    for (uint32_t m = 0; m < x.order(); ++m)
+      factor_bytes = checked_add(
+          factor_bytes, checked_mul(checked_mul(x.dims[m], r, "a factor's size dims[m] * rank"), 8, "a factor's bytes"),
+          "the factors' bytes");
+    require_fits_memory(factor_bytes, [&] {
+      return cat("CP-APR with rank ", r, " (", x.order(), " factor matrices dims[m] x rank)");
+    });
+  }
   require(opts.max_outer_iters >= 1, "max_outer_iters must be at least 1, got ", opts.max_outer_iters);
   require(opts.max_inner_iters >= 1, "max_inner_iters must be at least 1, got ", opts.max_inner_iters);
   require(std::isfinite(opts.tol) && opts.tol >= 0, "tol must be finite and >= 0, got ", opts.tol);

@@ -11,7 +11,7 @@ namespace {
 
 std::vector<spt_index> infer_or_copy_dims(uint32_t order, const spt_index* dims, spt_nnz nnz,
                                           const spt_index* indices, spt_nnz ld, int index_base) {
-  require(order >= 1, "order must be at least 1, got ", order);
+  validate_order(order);
   require(index_base == 0 || index_base == 1, "index_base must be 0 or 1, got ", index_base);
   if (dims) {
     validate_dims(order, dims);
@@ -20,6 +20,7 @@ std::vector<spt_index> infer_or_copy_dims(uint32_t order, const spt_index* dims,
   require(nnz > 0, "dims may be NULL only when there are nonzeros to infer them from");
   require_not_null(indices, "indices");
   require(ld >= nnz, "ld (", ld, ") must be at least nnz (", nnz, ")");
+  check_caller_arrays(order, nnz, ld, SPT_FLOAT32);
   std::vector<spt_index> d(order, 1);
   for (uint32_t m = 0; m < order; ++m) {
     const spt_index* src = indices + static_cast<size_t>(m) * ld;
@@ -57,6 +58,11 @@ SPT_API spt_status spt_coo_create_from_arrays(spt_context* ctx, spt_dtype dtype,
     require_not_null(out, "out");
     check_dtype(dtype);
     require((flags & ~(SPT_COO_REJECT_NONFINITE | SPT_COO_GROW_DIMS)) == 0, "unknown flags ", flags);
+    if (nnz) {
+      validate_order(order);
+      require(ld >= nnz, "ld (", ld, ") must be at least nnz (", nnz, ")");
+      check_caller_arrays(order, nnz, ld, dtype);
+    }
     auto d = infer_or_copy_dims(order, dims, nnz, indices, ld, index_base);
     auto x = std::make_unique<spt_coo_s>();
     x->init_owned(dtype, d, nnz);
@@ -71,6 +77,11 @@ SPT_API spt_status spt_coo_create_view(spt_context* ctx, spt_dtype dtype, uint32
   return guarded(ctx, "spt_coo_create_view", [&] {
     require_not_null(out, "out");
     check_dtype(dtype);
+    if (nnz) {
+      validate_order(order);
+      require(ld >= nnz, "ld (", ld, ") must be at least nnz (", nnz, ")");
+      check_caller_arrays(order, nnz, ld, dtype);
+    }
     auto d = infer_or_copy_dims(order, dims, nnz, indices, ld, 0);
     if (nnz) {
       require_not_null(indices, "indices");
@@ -125,6 +136,8 @@ SPT_API spt_status spt_coo_append(spt_context* ctx, spt_coo* x, spt_nnz n, const
     require_writable(*x);
     require((flags & ~(SPT_COO_REJECT_NONFINITE | SPT_COO_GROW_DIMS)) == 0, "unknown flags ", flags);
     if (n == 0) return;
+    require(ld >= n, "ld (", ld, ") must be at least the number of nonzeros (", n, ")");
+    check_caller_arrays(x->order(), n, ld, x->dtype());
     const spt_nnz old = x->nnz;
     spt_nnz total = checked_add(old, n, "nonzero count");
     x->resize(total);
@@ -144,6 +157,14 @@ SPT_API spt_status spt_coo_info(const spt_coo* x, spt_dtype* dtype, uint32_t* or
     if (dtype) *dtype = x->dtype();
     if (order) *order = x->order();
     if (nnz) *nnz = x->nnz;
+  });
+}
+
+SPT_API spt_status spt_coo_file_dtype(const spt_coo* x, spt_dtype* dtype) {
+  return guarded("spt_coo_file_dtype", [&] {
+    require_not_null(x, "x");
+    require_not_null(dtype, "dtype");
+    *dtype = x->file_dtype;
   });
 }
 

@@ -9,13 +9,15 @@ using namespace spt;
 
 namespace {
 
-void check_layout_ld(spt_layout layout, spt_nnz rows, spt_nnz cols, spt_nnz ld) {
+void check_layout_ld(spt_layout layout, spt_nnz rows, spt_nnz cols, spt_nnz ld, spt_dtype dtype) {
   require(layout == SPT_ROW_MAJOR || layout == SPT_COL_MAJOR, "layout must be SPT_ROW_MAJOR or SPT_COL_MAJOR");
   spt_nnz need = layout == SPT_ROW_MAJOR ? cols : rows;
   require(ld >= need && ld >= 1, "ld (", ld, ") must be at least ", need > 0 ? need : 1, " for a ", rows, " x ",
           cols, layout == SPT_ROW_MAJOR ? " row-major" : " column-major", " matrix");
   spt_nnz outer = layout == SPT_ROW_MAJOR ? rows : cols;
-  checked_mul(outer, ld, "matrix storage size");
+  // The caller's array spans outer * ld elements: its byte size must fit
+  // 64 bits, or the element addresses would wrap.
+  checked_mul(checked_mul(outer, ld, "matrix storage size"), dtype_size(dtype), "matrix storage bytes");
 }
 
 }  // namespace
@@ -37,7 +39,7 @@ SPT_API spt_status spt_matrix_create_copy(spt_context* ctx, spt_dtype dtype, spt
   return guarded(ctx, "spt_matrix_create_copy", [&] {
     require_not_null(out, "out");
     check_dtype(dtype);
-    check_layout_ld(layout, rows, cols, ld);
+    check_layout_ld(layout, rows, cols, ld, dtype);
     if (rows && cols) require_not_null(data, "data");
     auto m = std::make_unique<spt_matrix_s>();
     init_matrix(*m, dtype, rows, cols, layout);
@@ -56,7 +58,7 @@ SPT_API spt_status spt_matrix_wrap(spt_context* ctx, spt_dtype dtype, spt_nnz ro
   return guarded(ctx, "spt_matrix_wrap", [&] {
     require_not_null(out, "out");
     check_dtype(dtype);
-    check_layout_ld(layout, rows, cols, ld);
+    check_layout_ld(layout, rows, cols, ld, dtype);
     if (rows && cols) require_not_null(data, "data");
     auto m = std::make_unique<spt_matrix_s>();
     m->rows = rows;
@@ -98,7 +100,7 @@ SPT_API spt_status spt_matrix_data(spt_matrix* m, void** data) {
 SPT_API spt_status spt_matrix_copy_out(const spt_matrix* m, spt_layout layout, void* data, spt_nnz ld) {
   return guarded("spt_matrix_copy_out", [&] {
     require_not_null(m, "matrix");
-    check_layout_ld(layout, m->rows, m->cols, ld);
+    check_layout_ld(layout, m->rows, m->cols, ld, m->dtype());
     if (m->rows && m->cols) require_not_null(data, "data");
     with_dtype(m->dtype(), [&](auto tag) {
       using T = typename decltype(tag)::type;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <new>
+#include <stdexcept>
 #include <string>
 #include <type_traits>
 
@@ -44,6 +45,20 @@ spt_status guarded(spt_context* ctx, const char* where, Body&& body) noexcept {
   } catch (const Error& e) {
     record_error_safely(ctx, [&] { return std::string(where) + ": " + e.what(); });
     return e.code();
+  } catch (const std::bad_array_new_length&) {
+    // A size computed from the arguments beyond what new[] can express.
+    record_error_safely(ctx, [&] {
+      return std::string(where) + ": a size derived from the arguments is too large to allocate (overflow)";
+    });
+    return SPT_ERR_OVERFLOW;
+  } catch (const std::length_error& e) {
+    // std::vector / std::string asked for more than max_size(): a size
+    // derived from user input, not a bug (checked sizes name the array; this
+    // is the safety net for any size not checked explicitly).
+    record_error_safely(ctx, [&] {
+      return std::string(where) + ": a size derived from the arguments is too large to allocate (" + e.what() + ")";
+    });
+    return SPT_ERR_OVERFLOW;
   } catch (const std::bad_alloc&) {
     record_error_safely(ctx,
                         [&] { return std::string(where) + ": out of memory; free memory or use a smaller problem"; });

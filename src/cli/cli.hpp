@@ -61,6 +61,11 @@ struct TensorShape {
   std::vector<spt_index> dims;
 };
 TensorShape shape_of(const spt_coo* x);
+// s with control bytes written as C escapes (\n, \t, \x1b, ...), for file
+// names and messages printed to a terminal; keep_newlines keeps '\n' (for
+// multi-line notes).
+std::string printable(const std::string& s, bool keep_newlines = false);
+
 std::string dims_text(const std::vector<spt_index>& dims, const char* separator);
 
 // Seconds since an arbitrary epoch (monotonic).

@@ -15,8 +15,10 @@ const CommandSpec& convert_spec() {
         "The input format and compression are detected from the content. The output format follows\n"
         "OUT's extension unless --to is given: .bin SPLATT binary, .sptb libsptensor binary, anything\n"
         "else FROSTT text; a trailing .gz, .xz or .zst compresses. Text output is exact (shortest\n"
-        "round-trip values). OUT is written to a temporary name and renamed, so a failure never\n"
-        "leaves a truncated file.";
+        "round-trip values) and keeps the dims: it starts with the extended header (order, dims)\n"
+        "when the dims are not the largest indices or the tensor is empty. --dtype float32 on\n"
+        "values beyond float32's range is an error. OUT is written to a temporary name and\n"
+        "renamed, so a failure never leaves a truncated file.";
     s.options = common_options();
     s.options.push_back({"to", 0, "FORMAT", "output format: auto (default), tns, tns-ext, bin or sptb"});
     s.options.push_back({"compress", 0, "KIND", "output compression: auto (by extension), none, gzip, xz or zstd"});
@@ -60,7 +62,8 @@ int run_convert(const ParsedArgs& args) {
   check(spt_write(ctx.get(), x.get(), out.c_str(), &wopts), ctx.get(), "");
   double write_seconds = now_seconds() - start;
 
-  std::printf("%s -> %s: order %u, dims %s, nnz %llu, %s (read %.3f s, write %.3f s)\n", in.c_str(), out.c_str(),
+  std::printf("%s -> %s: order %u, dims %s, nnz %llu, %s (read %.3f s, write %.3f s)\n", printable(in).c_str(),
+              printable(out).c_str(),
               s.order, dims_text(s.dims, "x").c_str(), static_cast<unsigned long long>(s.nnz), dtype_name(s.dtype),
               read_seconds, write_seconds);
   return kExitOk;

@@ -277,7 +277,7 @@ int run_cpd(const ParsedArgs& args) {
 
   int threads = 0;
   check(spt_context_get_threads(ctx.get(), &threads), ctx.get(), "querying threads");
-  std::printf("tensor %s: order %u, dims %s, nnz %llu, %s; read in %.3f s\n", path.c_str(), s.order,
+  std::printf("tensor %s: order %u, dims %s, nnz %llu, %s; read in %.3f s\n", printable(path).c_str(), s.order,
               dims_text(s.dims, "x").c_str(), static_cast<unsigned long long>(s.nnz), dtype_name(s.dtype),
               read_seconds);
   PermutationPtr perm = reorder_tensor(ctx.get(), reorder, seed, x.get());
@@ -323,7 +323,8 @@ int run_cpd(const ParsedArgs& args) {
   if (args.has("output")) {
     std::string prefix = args.text("output", "");
     write_model(ctx.get(), model.get(), prefix);
-    std::printf("wrote %s.lambda.txt and %s.mode-{1..%u}.txt\n", prefix.c_str(), prefix.c_str(), s.order);
+    std::printf("wrote %s.lambda.txt and %s.mode-{1..%u}.txt\n", printable(prefix).c_str(), printable(prefix).c_str(),
+                s.order);
   }
   return kExitOk;
 }

@@ -69,11 +69,24 @@ int bits_for(uint64_t range) {
 }
 
 // Every mode's used indices relabelled 0..used-1 (order kept), so that the
-// keys of hypersparse tensors with huge dims still fit 64 bits.
+// keys of hypersparse tensors with huge dims still fit 64 bits. A mode whose
+// dim is small next to nnz gets a direct table (index -> label); a longer
+// mode gets its sorted distinct indices, looked up by binary search, so that
+// memory stays proportional to nnz whatever the dims (a dim of 4,294,967,295
+// must not mean a 34 GB table).
 struct CompactIndices {
-  std::vector<std::vector<spt_index>> label;  // per mode: index -> compact label
-  std::vector<uint64_t> used;                 // per mode: number of distinct indices
+  std::vector<std::vector<spt_index>> label;     // per mode: index -> compact label (direct modes)
+  std::vector<std::vector<spt_index>> distinct;  // per mode: sorted used indices (long modes)
+  std::vector<uint64_t> used;                    // per mode: number of distinct indices
+  uint64_t of(uint32_t m, spt_index i) const {
+    if (!label[m].empty()) return label[m][i];
+    return static_cast<uint64_t>(std::lower_bound(distinct[m].begin(), distinct[m].end(), i) - distinct[m].begin());
+  }
 };
+
+// Whether mode m's per-index tables (8 + 4 bytes per index) are small next
+// to the tensor itself.
+bool direct_tables(spt_index dim, spt_nnz nnz) { return dim <= 2 * nnz + 4096; }
 
 // Number of distinct tuples of the coordinates in all modes except `mode`.
 uint64_t count_fibers(const std::vector<const spt_index*>& ind, const TensorShape& s, uint32_t mode,
@@ -93,7 +106,7 @@ uint64_t count_fibers(const std::vector<const spt_index*>& ind, const TensorShap
     for (spt_nnz k = 0; k < s.nnz; ++k) {
       uint64_t key = 0;
       for (uint32_t m = 0; m < s.order; ++m)
-        if (m != mode) key = key * compact.used[m] + compact.label[m][ind[m][k]];
+        if (m != mode) key = key * compact.used[m] + compact.of(m, ind[m][k]);
       keys[k] = key;
     }
     radix_sort(keys, bits);
@@ -156,7 +169,7 @@ int run_info(const ParsedArgs& args) {
   for (spt_index d : s.dims) cells *= static_cast<double>(d);
   unsigned long long bytes = file_size(path);
 
-  std::printf("file       %s\n", path.c_str());
+  std::printf("file       %s\n", printable(path).c_str());
   std::printf("order      %u\n", s.order);
   std::printf("dims       %s\n", dims_text(s.dims, " x ").c_str());
   std::printf("nnz        %llu\n", static_cast<unsigned long long>(s.nnz));
@@ -164,7 +177,14 @@ int run_info(const ParsedArgs& args) {
     std::printf("repeats    %llu (entries whose coordinate appeared before; summed: %llu distinct)\n",
                 static_cast<unsigned long long>(s.nnz - distinct), static_cast<unsigned long long>(distinct));
   std::printf("density    %.3e\n", cells > 0 ? static_cast<double>(distinct) / cells : 0.0);
-  std::printf("dtype      %s\n", dtype_name(s.dtype));
+  // A binary file's stored value type, and the one it was read as when the
+  // reader converted it (--dtype, default float64).
+  spt_dtype stored = static_cast<spt_dtype>(0);
+  check(spt_coo_file_dtype(x.get(), &stored), nullptr, "querying the file's dtype");
+  if (stored != 0 && stored != s.dtype)
+    std::printf("dtype      %s (stored in the file; read as %s)\n", dtype_name(stored), dtype_name(s.dtype));
+  else
+    std::printf("dtype      %s\n", dtype_name(s.dtype));
   std::printf("norm       %.10g\n", norm);
   std::printf("file size  %.2f MB\n", static_cast<double>(bytes) / 1e6);
   std::printf("read time  %.3f s\n", read_seconds);
@@ -174,20 +194,37 @@ int run_info(const ParsedArgs& args) {
   for (uint32_t m = 0; m < s.order; ++m)
     check(spt_coo_indices(x.get(), m, &ind[m]), ctx.get(), "reading the indices");
 
+  // counts[m]: nonzeros per slice, for every index (direct modes) or for
+  // the used indices only (long modes; slice_stats skips zeros either way).
   std::vector<std::vector<uint64_t>> counts(s.order);
   CompactIndices compact;
   compact.label.resize(s.order);
+  compact.distinct.resize(s.order);
   compact.used.resize(s.order);
   for (uint32_t m = 0; m < s.order; ++m) {
-    counts[m].assign(s.dims[m], 0);
-    for (spt_nnz k = 0; k < s.nnz; ++k) ++counts[m][ind[m][k]];
-    compact.label[m].resize(s.dims[m]);
-    spt_index next = 0;
-    for (spt_index i = 0; i < s.dims[m]; ++i) {
-      compact.label[m][i] = next;
-      next += counts[m][i] != 0;
+    if (direct_tables(s.dims[m], s.nnz)) {
+      counts[m].assign(s.dims[m], 0);
+      for (spt_nnz k = 0; k < s.nnz; ++k) ++counts[m][ind[m][k]];
+      compact.label[m].resize(s.dims[m]);
+      spt_index next = 0;
+      for (spt_index i = 0; i < s.dims[m]; ++i) {
+        compact.label[m][i] = next;
+        next += counts[m][i] != 0;
+      }
+      compact.used[m] = next;
+    } else {
+      std::vector<spt_index> sorted(ind[m], ind[m] + s.nnz);
+      std::sort(sorted.begin(), sorted.end());
+      std::vector<spt_index>& distinct = compact.distinct[m];
+      for (size_t k = 0; k < sorted.size(); ++k) {
+        if (k == 0 || sorted[k] != sorted[k - 1]) {
+          distinct.push_back(sorted[k]);
+          counts[m].push_back(0);
+        }
+        ++counts[m].back();
+      }
+      compact.used[m] = distinct.size();
     }
-    compact.used[m] = next;
   }
 
   std::printf("\n%-5s %10s %10s %8s %10s %12s %12s %12s\n", "mode", "dim", "nonempty", "empty", "max/slice",

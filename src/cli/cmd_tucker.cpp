@@ -180,7 +180,7 @@ int run_tucker(const ParsedArgs& args) {
 
   int threads = 0;
   check(spt_context_get_threads(ctx.get(), &threads), ctx.get(), "querying threads");
-  std::printf("tensor %s: order %u, dims %s, nnz %llu, %s; read in %.3f s\n", path.c_str(), s.order,
+  std::printf("tensor %s: order %u, dims %s, nnz %llu, %s; read in %.3f s\n", printable(path).c_str(), s.order,
               dims_text(s.dims, "x").c_str(), static_cast<unsigned long long>(s.nnz), dtype_name(s.dtype),
               read_seconds);
   std::string init_text = init == "random" ? "random init (seed " + std::to_string(seed) + ")" : "HOSVD init";
@@ -213,7 +213,8 @@ int run_tucker(const ParsedArgs& args) {
     std::string prefix = args.text("output", "");
     if (s.dtype == SPT_FLOAT32) write_model<float>(ctx.get(), model.get(), prefix, s.order);
     else write_model<double>(ctx.get(), model.get(), prefix, s.order);
-    std::printf("wrote %s.core.tns and %s.mode-{1..%u}.txt\n", prefix.c_str(), prefix.c_str(), s.order);
+    std::printf("wrote %s.core.tns and %s.mode-{1..%u}.txt\n", printable(prefix).c_str(), printable(prefix).c_str(),
+                s.order);
   }
   return kExitOk;
 }

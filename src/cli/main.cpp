@@ -50,11 +50,12 @@ const Command* find_command(const std::string& name) {
 }
 
 // Error messages are printed as exactly one line.
+// Other control bytes (from file names in the message) are escaped.
 std::string one_line(const char* text) {
   std::string s = text;
   for (char& c : s)
     if (c == '\n' || c == '\r') c = ' ';
-  return s;
+  return printable(s);
 }
 
 std::string command_list() {

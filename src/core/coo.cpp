@@ -3,16 +3,36 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <cstddef>
+#include <limits>
 
 #include "core/error.hpp"
+#include "core/value_range.hpp"
+
+namespace {
+
+// Sizes the index and value arrays of a COO tensor to n nonzeros, naming the
+// array in overflow and out-of-memory messages.
+void size_coo_arrays(spt_coo_s& x, spt_nnz n) {
+  for (size_t m = 0; m < x.own_ind.size(); ++m)
+    spt::resize_named(x.own_ind[m], n,
+                      [&] { return spt::cat("the index array of mode ", m, " (one entry per nonzero)"); });
+  spt::with_dtype(x.own_val.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    spt::resize_named(x.own_val.get<T>(), n,
+                      [&] { return spt::cat("the ", spt::dtype_name(x.own_val.dtype()), " value array (one entry per nonzero)"); });
+  });
+}
+
+}  // namespace
 
 void spt_coo_s::init_owned(spt_dtype dtype, const std::vector<spt_index>& d, spt_nnz n) {
+  if (d.size() > SPT_MAX_ORDER) spt::validate_order(d.size());
   dims = d;
   read_only = false;
   own_ind.assign(d.size(), {});
-  for (auto& a : own_ind) a.resize(n);
   own_val.set_dtype(dtype);
-  own_val.resize(n);
+  size_coo_arrays(*this, n);
   nnz = n;
   sorted_by.clear();
   refresh();
@@ -20,8 +40,7 @@ void spt_coo_s::init_owned(spt_dtype dtype, const std::vector<spt_index>& d, spt
 
 void spt_coo_s::resize(spt_nnz n) {
   make_owned();
-  for (auto& a : own_ind) a.resize(n);
-  own_val.resize(n);
+  size_coo_arrays(*this, n);
   nnz = n;
   refresh();
 }
@@ -50,8 +69,25 @@ void require_writable(const spt_coo_s& x) {
     fail(SPT_ERR_READ_ONLY, "the tensor is a read-only view of caller arrays; make an owning copy with spt_coo_copy");
 }
 
-void validate_dims(uint32_t order, const spt_index* dims) {
+void validate_order(uint64_t order) {
   require(order >= 1, "order must be at least 1, got ", order);
+  require(order <= SPT_MAX_ORDER, "order ", order, " is above the supported maximum SPT_MAX_ORDER = ", SPT_MAX_ORDER);
+}
+
+void check_caller_arrays(uint32_t order, spt_nnz nnz, spt_nnz ld, spt_dtype dtype) {
+  // Anything beyond PTRDIFF_MAX bytes cannot be an array in memory.
+  const uint64_t limit = static_cast<uint64_t>(std::numeric_limits<std::ptrdiff_t>::max());
+  const uint64_t index_bytes_limit = limit / sizeof(spt_index);
+  if (nnz > limit / dtype_size(dtype))
+    fail(SPT_ERR_OVERFLOW, "nnz = ", nnz, ": ", nnz, " values of ", dtype_size(dtype),
+         " bytes exceed the largest possible array (", limit, " bytes)");
+  if (ld > index_bytes_limit / order)
+    fail(SPT_ERR_OVERFLOW, "ld * order = ", ld, " * ", order, " indices exceed the largest possible array (", limit,
+         " bytes)");
+}
+
+void validate_dims(uint32_t order, const spt_index* dims) {
+  validate_order(order);
   require_not_null(dims, "dims");
   for (uint32_t m = 0; m < order; ++m) require(dims[m] >= 1, "dims[", m, "] must be at least 1, got 0");
 }
@@ -110,8 +146,20 @@ void copy_in_nonzeros(spt_coo_s& x, spt_nnz offset, spt_nnz n, const spt_index* 
   x.touched();
 }
 
+std::string nonzero_position(const spt_coo_s& x, spt_nnz k, spt_nnz first) {
+  std::string s = cat("nonzero ", first + k, " (0-based coordinate (");
+  for (uint32_t m = 0; m < x.order(); ++m) s += cat(m ? ", " : "", x.ind[m][k]);
+  return s + "))";
+}
+
 spt_coo_s copy_coo(const spt_coo_s& x, spt_dtype dtype) {
   check_dtype(dtype);
+  if (x.dtype() == SPT_FLOAT64 && dtype == SPT_FLOAT32) {
+    const double* v = x.values<double>();
+    check_float32_range(
+        x.nnz, 1, "converting to float32: ", [&](spt_nnz k) { return v[k]; },
+        [&](spt_nnz k) { return nonzero_position(x, k); });
+  }
   spt_coo_s y;
   y.init_owned(dtype, x.dims, x.nnz);
   for (uint32_t m = 0; m < x.order(); ++m)

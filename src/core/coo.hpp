@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "core/buffer.hpp"
@@ -32,6 +33,11 @@ struct spt_coo_s {
   // operations that write in place call make_owned() first, and operations
   // that build new arrays (sort, coalesce) replace it.
   std::shared_ptr<const void> backing;
+
+  // Value type stored in the binary file this tensor was read from (.sptb,
+  // SPLATT .bin), which the reader may have converted; 0 when not read from
+  // a binary file. Reported by spt_coo_file_dtype (e.g. for `sptensor info`).
+  spt_dtype file_dtype = static_cast<spt_dtype>(0);
 
   // Mode order the nonzeros are known to be sorted in (empty = unknown).
   std::vector<uint32_t> sorted_by;
@@ -78,7 +84,15 @@ namespace spt {
 // Throw SPT_ERR_READ_ONLY when x is a view.
 void require_writable(const spt_coo_s& x);
 
-// Validate dims: order >= 1 entries, each >= 1.
+// Caller arrays of nnz values and ld * order indices (ld >= nnz) must fit
+// the address space; else SPT_ERR_OVERFLOW, before anything reads or
+// allocates. order >= 1.
+void check_caller_arrays(uint32_t order, spt_nnz nnz, spt_nnz ld, spt_dtype dtype);
+
+// Order in 1..SPT_MAX_ORDER, else SPT_ERR_INVALID_ARGUMENT naming the limit.
+void validate_order(uint64_t order);
+
+// Validate dims: order (1..SPT_MAX_ORDER) entries, each >= 1.
 void validate_dims(uint32_t order, const spt_index* dims);
 
 // Copy caller coordinates (mode-major, stride ld, base 0/1) and values into
@@ -88,7 +102,13 @@ void validate_dims(uint32_t order, const spt_index* dims);
 void copy_in_nonzeros(spt_coo_s& x, spt_nnz offset, spt_nnz n, const spt_index* indices, spt_nnz ld,
                       int index_base, const void* values, bool reject_nonfinite, bool grow_dims);
 
-// Deep copy of x (owning, same dtype) or with a converted dtype.
+// "nonzero first+k (0-based coordinate (i, j, ...))" of x's nonzero k, for
+// messages (first: where x's nonzeros start in a file read in ranges).
+std::string nonzero_position(const spt_coo_s& x, spt_nnz k, spt_nnz first = 0);
+
+// Deep copy of x (owning, same dtype) or with a converted dtype. Converting
+// float64 values beyond float32's range fails with SPT_ERR_OVERFLOW (see
+// core/value_range.hpp).
 spt_coo_s copy_coo(const spt_coo_s& x, spt_dtype dtype);
 
 }  // namespace spt

@@ -69,7 +69,10 @@ struct DenseMatrix {
 };
 
 // Make a zero-filled owning matrix.
-void init_matrix(spt_matrix_s& m, spt_dtype dtype, spt_nnz rows, spt_nnz cols, spt_layout layout);
+// `what` names the matrix in out-of-memory messages ("the factor matrix of
+// mode 2"); NULL = "a dense matrix".
+void init_matrix(spt_matrix_s& m, spt_dtype dtype, spt_nnz rows, spt_nnz cols, spt_layout layout,
+                 const char* what = nullptr);
 
 // A row-major view of any spt_matrix: direct when it is already row-major,
 // otherwise a row-major copy; write_back() copies changes back into a

@@ -32,7 +32,10 @@ std::vector<spt_nnz> nonempty_slices_per_mode(const spt_coo_s& x, int threads) {
   for (uint32_t m = 0; m < x.order(); ++m) {
     // One byte per index: a shared "seen" flag (relaxed atomic stores of the
     // same value, so threads may race on it).
-    buffer<unsigned char> seen(x.dims[m]);
+    buffer<unsigned char> seen;
+    resize_named(seen, x.dims[m], [&] {
+      return cat("the non-empty slice flags of mode ", m, " (one byte per index, dims[", m, "] = ", x.dims[m], ")");
+    });
     std::memset(seen.data(), 0, seen.size());
     const spt_index* ind = x.ind[m];
     const long long n = static_cast<long long>(x.nnz);

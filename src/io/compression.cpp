@@ -426,6 +426,9 @@ class XzSink : public Sink {
   }
   ~XzSink() override { lzma_end(&strm_); }
   void write(const void* data, size_t n) override {
+    // liblzma reports LZMA_BUF_ERROR for two calls in a row without progress
+    // (as empty writes of an empty tensor's sections would be).
+    if (n == 0) return;
     strm_.next_in = static_cast<const uint8_t*>(data);
     strm_.avail_in = n;
     run(LZMA_RUN);
@@ -466,6 +469,7 @@ class ZstdSink : public Sink {
   }
   ~ZstdSink() override { ZSTD_freeCCtx(cctx_); }
   void write(const void* data, size_t n) override {
+    if (n == 0) return;
     ZSTD_inBuffer in{data, n, 0};
     run(in, ZSTD_e_continue);
   }

@@ -88,6 +88,8 @@ ReadOptions read_options_from(const spt_read_options* opts) {
   require(o.index_base == 0 || o.index_base == 1, "opts->index_base must be 0 or 1, got ", o.index_base);
   require(o.duplicates >= SPT_DUPLICATES_KEEP && o.duplicates <= SPT_DUPLICATES_REJECT,
           "opts->duplicates must be KEEP, SUM or REJECT, got ", static_cast<int>(o.duplicates));
+  require(o.order <= SPT_MAX_ORDER, "opts->order ", o.order, " is above the supported maximum SPT_MAX_ORDER = ",
+          SPT_MAX_ORDER);
   if (o.dims) {
     require(o.order >= 1, "opts->dims is set but opts->order is 0; give the order of the dims array");
     for (uint32_t m = 0; m < o.order; ++m) require(o.dims[m] >= 1, "opts->dims[", m, "] must be at least 1, got 0");
@@ -209,7 +211,8 @@ void write_tensor(const spt_context_s& ctx, const spt_coo_s& x, const std::strin
       write_tns_text(ctx, x, *sink, opts, true);
       break;
     default:
-      write_tns_text(ctx, x, *sink, opts, false);
+      // Plain FROSTT unless that would lose the dims (see tns_needs_header).
+      write_tns_text(ctx, x, *sink, opts, tns_needs_header(ctx, x));
       break;
   }
   if (compressor) compressor->finish();

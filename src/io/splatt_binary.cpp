@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/parallel_errors.hpp"
+#include "core/value_range.hpp"
 #include "io/binary_util.hpp"
 #include "io/memory.hpp"
 
@@ -91,6 +92,9 @@ SplattHeader read_splatt_header(InputSource& in) {
   if (order64 > (size - pos) / iw)
     fail(SPT_ERR_PARSE, path, ": truncated SPLATT binary file: the header says ", order64,
          " modes but the file is too short to hold their dims");
+  if (order64 > SPT_MAX_ORDER)
+    fail(SPT_ERR_PARSE, path, ": SPLATT header: order ", order64, " is above the supported maximum SPT_MAX_ORDER = ",
+         SPT_MAX_ORDER);
   const uint32_t order = static_cast<uint32_t>(order64);
   std::vector<spt_index> dims(order);
   for (uint32_t m = 0; m < order; ++m) {
@@ -193,11 +197,17 @@ spt_coo_s read_splatt_bin_range(const spt_context_s& ctx, InputSource& in, const
       } else if (vw == 4) {
         for (spt_nnz k = 0; k < n; ++k) dst[k0 + k] = static_cast<T>(load_le<float>(s + 4 * k));
       } else {
+        if constexpr (std::is_same_v<T, float>)
+          check_float32_range(
+              n, 1, path + ": reading float64 values as float32: ",
+              [&](spt_nnz k) { return load_le<double>(s + 8 * k); },
+              [&](spt_nnz k) { return nonzero_position(x, k0 + k, begin); });
         for (spt_nnz k = 0; k < n; ++k) dst[k0 + k] = static_cast<T>(load_le<double>(s + 8 * k));
       }
     });
   });
   check_loaded_tensor(ctx, x, opts, path, true, begin);
+  x.file_dtype = vw == 4 ? SPT_FLOAT32 : SPT_FLOAT64;
   progress(ctx, "read", 1.0);
   return x;
 }

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/parallel_errors.hpp"
+#include "core/value_range.hpp"
 #include "io/binary_util.hpp"
 #include "io/checksum.hpp"
 #include "io/memory.hpp"
@@ -155,6 +156,9 @@ SptbHeader read_sptb_header(InputSource& in) {
   if (uint64_t(order) * 4 > size - kSptbHeaderBytes)
     fail(SPT_ERR_PARSE, path, ": truncated .sptb file: the header says order ", order, ", whose dims need ",
          uint64_t(order) * 4, " bytes, but the file has ", size - kSptbHeaderBytes, " after the header");
+  if (order > SPT_MAX_ORDER)
+    fail(SPT_ERR_PARSE, path, ": the .sptb header gives order ", order,
+         ", above the supported maximum SPT_MAX_ORDER = ", SPT_MAX_ORDER);
   if (index_bytes != 4)
     fail(SPT_ERR_PARSE, path, ": corrupt .sptb header: ", index_bytes, "-byte indices (version 1 has 4)");
   SptbHeader h;
@@ -231,12 +235,18 @@ spt_coo_s read_spt_bin_range(const spt_context_s& ctx, InputSource& in, const Sp
         parallel_copy(d, values + begin * sizeof(S), n * sizeof(S), threads);
       } else {
         const auto* s = reinterpret_cast<const unsigned char*>(values) + begin * sizeof(S);
+        if constexpr (std::is_same_v<S, double> && std::is_same_v<D, float>)
+          check_float32_range(
+              n, threads, path + ": reading float64 values as float32: ",
+              [&](uint64_t k) { return load_le<double>(s + k * sizeof(double)); },
+              [&](uint64_t k) { return nonzero_position(x, k, begin); });
 #pragma omp parallel for num_threads(threads)
         for (uint64_t k = 0; k < n; ++k) d[k] = static_cast<D>(load_le<S>(s + k * sizeof(S)));
       }
     });
   });
   check_loaded_tensor(ctx, x, opts, path, true, begin);
+  x.file_dtype = h.dtype;
   return x;
 }
 
@@ -355,6 +365,10 @@ spt_coo_s read_spt_bin(const spt_context_s& ctx, InputSource& in, const ReadOpti
       with_dtype(opts.dtype, [&](auto dtag) {
         using D = typename decltype(dtag)::type;
         const S* s = reinterpret_cast<const S*>(converted.data());
+        if constexpr (std::is_same_v<S, double> && std::is_same_v<D, float>)
+          check_float32_range(
+              nnz, threads, path + ": reading float64 values as float32: ", [&](spt_nnz k) { return s[k]; },
+              [&](spt_nnz k) { return nonzero_position(x, k); });
         D* d = x.template mutable_values<D>();
 #pragma omp parallel for num_threads(threads)
         for (spt_nnz k = 0; k < nnz; ++k) d[k] = static_cast<D>(s[k]);
@@ -363,6 +377,7 @@ spt_coo_s read_spt_bin(const spt_context_s& ctx, InputSource& in, const ReadOpti
   }
   // Finds and names the offending nonzero when a block saw one.
   check_loaded_tensor(ctx, x, opts, path, indices_outside != 0);
+  x.file_dtype = fdtype;
   progress(ctx, "read", 1.0);
   return x;
 }

@@ -8,11 +8,14 @@
 #include <cstdlib>
 #include <cstring>
 #include <future>
+#include <limits>
 #include <string_view>
 #include <system_error>
+#include <type_traits>
 #include <vector>
 
 #include "core/error.hpp"
+#include "core/value_range.hpp"
 #include "io/memory.hpp"
 
 namespace spt::io {
@@ -116,7 +119,8 @@ enum class Problem {
   kOutsideDims,
   kBadValue,
   kNonFinite,
-  kLineTooLong
+  kLineTooLong,
+  kFloat32Overflow  // finite in the text, beyond float32's range (reading as float32)
 };
 
 struct ChunkResult {
@@ -276,6 +280,17 @@ void parse_chunk(const Chunk& c, const ParseSetup& s, T* values, ChunkResult& re
       problem(Problem::kBadValue, p, tok, order + 1);
       return;
     }
+    if constexpr (std::is_same_v<T, float>) {
+      // Rare path: only an infinite result is looked at again.
+      if (std::isinf(value)) {
+        double wide = 0;
+        const char* again = tok;
+        if (parse_value(again, end, wide) && std::isfinite(wide)) {
+          problem(Problem::kFloat32Overflow, p, tok, order + 1);
+          return;
+        }
+      }
+    }
     if (s.reject_nonfinite && !std::isfinite(value)) {
       problem(Problem::kNonFinite, p, tok, order + 1);
       return;
@@ -367,6 +382,9 @@ bool has_bare_cr(const char* b, const char* e) {
       fail(SPT_ERR_PARSE, where, ": expected a number as the value, found ", tok);
     case Problem::kNonFinite:
       fail(SPT_ERR_PARSE, where, ": value ", tok, " is not finite (reject_nonfinite is set)");
+    case Problem::kFloat32Overflow:
+      fail(SPT_ERR_OVERFLOW, where, ": value ", tok, " is beyond float32's range (largest finite ",
+           shortest_text(std::numeric_limits<float>::max()), ") and would become infinite; read it as float64");
     case Problem::kNone:
       break;
   }
@@ -494,7 +512,10 @@ class TextParser {
         fail(SPT_ERR_PARSE, where, ": extended .tns header: expected the order (one integer) on the first line, found ",
              toks.size(), " tokens");
       uint64_t n = header_integer(toks[0], where, "the order");
-      if (n < 1 || n > UINT32_MAX) fail(SPT_ERR_PARSE, where, ": extended .tns header: order must be >= 1, found ", n);
+      if (n < 1) fail(SPT_ERR_PARSE, where, ": extended .tns header: order must be >= 1, found ", n);
+      if (n > SPT_MAX_ORDER)
+        fail(SPT_ERR_PARSE, where, ": extended .tns header: order ", n, " is above the supported maximum SPT_MAX_ORDER = ",
+             SPT_MAX_ORDER);
       order_ = static_cast<uint32_t>(n);
       if (opts_.order != 0 && opts_.order != order_)
         fail(SPT_ERR_PARSE, where, ": the header gives order ", order_, " but the caller expects order ", opts_.order);
@@ -538,6 +559,11 @@ class TextParser {
         fail(SPT_ERR_PARSE, path_, ":", line, ": expected ", order_ + 1, " columns (", order_,
              " indices and a value; order ", order_, " ", order_source_, "), found ", ncols);
     } else {
+      // Checked before anything is sized by the order (a single long line
+      // would otherwise mean millions of per-mode arrays).
+      if (ncols > static_cast<size_t>(SPT_MAX_ORDER) + 1)
+        fail(SPT_ERR_PARSE, path_, ":", line, ": the first entry has ", ncols, " columns, i.e. order ", ncols - 1,
+             ", above the supported maximum SPT_MAX_ORDER = ", SPT_MAX_ORDER);
       order_ = static_cast<uint32_t>(ncols - 1);
       order_source_ = cat("from the first entry on line ", line);
     }

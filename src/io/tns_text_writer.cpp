@@ -39,6 +39,20 @@ size_t format_chunk(const spt_coo_s& x, spt_nnz begin, spt_nnz end, uint64_t bas
 
 }  // namespace
 
+bool tns_needs_header(const spt_context_s& ctx, const spt_coo_s& x) {
+  if (x.nnz == 0) return true;
+  const uint32_t order = x.order();
+  const int threads = thread_count(ctx);
+  for (uint32_t m = 0; m < order; ++m) {
+    const spt_index* ind = x.ind[m];
+    spt_index mx = 0;
+#pragma omp parallel for num_threads(threads) reduction(max : mx) schedule(static)
+    for (spt_nnz k = 0; k < x.nnz; ++k) mx = std::max(mx, ind[k]);
+    if (static_cast<uint64_t>(mx) + 1 != x.dims[m]) return true;
+  }
+  return false;
+}
+
 void write_tns_text(const spt_context_s& ctx, const spt_coo_s& x, Sink& out, const WriteOptions& opts, bool extended) {
   const uint32_t order = x.order();
   const uint64_t base = static_cast<uint64_t>(opts.index_base);

@@ -132,13 +132,15 @@ void order_mode(const spt_coo_s& x, const std::vector<Incidence>& inc, uint32_t 
 std::vector<Permutation> bfs_mcs_order(const spt_coo_s& x, int threads) {
   const uint32_t order = x.order();
   std::vector<Permutation> perm(order);
-  for (uint32_t m = 0; m < order; ++m) perm[m].resize(x.dims[m]);
+  for (uint32_t m = 0; m < order; ++m)
+    resize_named(perm[m], x.dims[m], [&] { return cat("BFS-MCS: the permutation of mode ", m, " (dims[", m, "])"); });
 
   // Everything allocated up front: the parallel regions below cannot throw.
   std::vector<Incidence> inc(order);
   for (uint32_t m = 0; m < order; ++m) {
-    inc[m].ptr.resize(spt_nnz(x.dims[m]) + 1);
-    inc[m].ids.resize(x.nnz);
+    resize_named(inc[m].ptr, spt_nnz(x.dims[m]) + 1,
+                 [&] { return cat("BFS-MCS: the slice offsets of mode ", m, " (dims[", m, "] + 1)"); });
+    resize_named(inc[m].ids, x.nnz, [&] { return cat("BFS-MCS: the slice members of mode ", m, " (nnz)"); });
   }
   std::vector<ConnectionHeap> heaps;
   heaps.reserve(order);

@@ -35,6 +35,8 @@ printf '3\n2 2\n1 1 1 1.0\n' > ext_dims_count.tns
 printf '2\n5 0\n1 1 1.0\n' > ext_zero_dim.tns
 printf '3\n4294967295 4294967295 99999999999999999999\n1 1 1 1.0\n' > ext_dim_overflow.tns
 printf '1 1 1 1.0\n2 2 2 -1.0\n' > negative_values.tns
+awk 'BEGIN { for (i = 0; i < 101; ++i) printf "1 "; printf "1.0\n" }' > order_101.tns
+printf '1 1 1 1.0\n2 2 2 1e39\n' > beyond_float32.tns
 awk 'BEGIN { srand(7); for (i = 0; i < 3000; ++i) printf "%c", int(rand() * 255) + 1 }' > garbage.bin
 printf 'SPTB' > sptb_header_only.sptb
 "$cli" convert good.tns good.sptb > /dev/null 2>&1
@@ -116,6 +118,11 @@ run_case sptb_nnz_beyond_2_32 1 "8589934592 nonzeros" info hugennz.sptb
 run_case sptb_header_only 1 "shorter than its 64-byte header" info sptb_header_only.sptb
 run_case splatt_truncated 1 "truncated SPLATT binary file" info truncated.bin
 run_case gzip_truncated 1 "gzip stream is truncated" info truncated.tns.gz
+# Limits
+run_case order_above_max 1 "above the supported maximum SPT_MAX_ORDER = 64" info order_101.tns
+run_case float32_overflow 1 "beyond float32's range" convert beyond_float32.tns out32.tns --dtype float32
+run_case escaped_missing_file 1 'no\x1bsuch\nfile.tns' info "$(printf 'no\x1bsuch\nfile.tns')"
+run_late_case cpd_rank_2_31 1 "Gram" cpd good.tns -r 2147483648
 # Values
 run_late_case cpd_nan_value 1 "not finite" cpd nan.tns -r 2
 run_late_case cpd_inf_value 1 "not finite" cpd inf.tns -r 2

@@ -975,4 +975,204 @@ TEST_F(BadCpd, CpAprNegativeValues) {
   spt_coo_free(neg);
 }
 
+// ---- Limits: sizes, orders and ranks are checked before anything is allocated ---------
+
+TEST_F(BadInput, AppendCountNear2To63IsOverflowNotInternal) {
+  const spt_index ind[3] = {0, 0, 0};
+  const double val[1] = {1};
+  const spt_nnz n = (spt_nnz(1) << 63) - 1;
+  expect(spt_coo_append(ctx_, x_, n, ind, n, 0, val, 0), SPT_ERR_OVERFLOW, {"spt_coo_append", "largest possible"});
+  EXPECT_EQ(message_.find("internal"), std::string::npos) << message_;
+  spt_nnz nnz = 0;
+  ASSERT_EQ(spt_coo_info(x_, nullptr, nullptr, &nnz), SPT_OK);
+  EXPECT_EQ(nnz, 5u);
+  // Just below 2^64 in total with the 5 nonzeros already there.
+  expect(spt_coo_append(ctx_, x_, ~spt_nnz(0) - 2, ind, ~spt_nnz(0) - 2, 0, val, 0), SPT_ERR_OVERFLOW, {});
+  EXPECT_EQ(message_.find("internal"), std::string::npos) << message_;
+}
+
+TEST_F(BadInput, FromArraysCountNear2To63IsOverflowNotInternal) {
+  const spt_index ind[3] = {0, 0, 0};
+  const double val[1] = {1};
+  const spt_index dims[] = {3, 4, 2};
+  const spt_nnz n = spt_nnz(1) << 62;
+  spt_coo* y = nullptr;
+  expect(spt_coo_create_from_arrays(ctx_, SPT_FLOAT64, 3, dims, n, ind, n, 0, val, 0, &y), SPT_ERR_OVERFLOW,
+         {"largest possible"});
+  EXPECT_EQ(y, nullptr);
+  // With dims inferred, nothing is read from the (short) caller arrays first.
+  expect(spt_coo_create_from_arrays(ctx_, SPT_FLOAT64, 3, nullptr, n, ind, n, 0, val, 0, &y), SPT_ERR_OVERFLOW,
+         {"largest possible"});
+  EXPECT_EQ(y, nullptr);
+  expect(spt_coo_create_view(ctx_, SPT_FLOAT64, 3, dims, n, ind, n, val, &y), SPT_ERR_OVERFLOW, {"largest possible"});
+  EXPECT_EQ(y, nullptr);
+}
+
+TEST_F(BadInput, OrderAboveMaxOrderRefused) {
+  std::vector<spt_index> dims(SPT_MAX_ORDER + 1, 2);
+  spt_coo* y = nullptr;
+  expect(spt_coo_create(ctx_, SPT_FLOAT64, SPT_MAX_ORDER + 1, dims.data(), &y), SPT_ERR_INVALID_ARGUMENT,
+         {"SPT_MAX_ORDER = 64"});
+  EXPECT_EQ(y, nullptr);
+  expect(spt_coo_create(ctx_, SPT_FLOAT64, 100000, dims.data(), &y), SPT_ERR_INVALID_ARGUMENT, {"order 100000"});
+  ASSERT_EQ(spt_coo_create(ctx_, SPT_FLOAT64, SPT_MAX_ORDER, dims.data(), &y), SPT_OK) << spt_last_error(ctx_);
+  spt_coo_free(y);
+  y = nullptr;
+  std::vector<spt_index> ind(SPT_MAX_ORDER + 1, 0);
+  const double val[1] = {1};
+  expect(spt_coo_create_from_arrays(ctx_, SPT_FLOAT64, SPT_MAX_ORDER + 1, nullptr, 1, ind.data(), 1, 0, val, 0, &y),
+         SPT_ERR_INVALID_ARGUMENT, {"SPT_MAX_ORDER"});
+  EXPECT_EQ(y, nullptr);
+  ropts_.order = SPT_MAX_ORDER + 1;
+  expect(read(written("ok.tns")), SPT_ERR_INVALID_ARGUMENT, {"SPT_MAX_ORDER"});
+}
+
+TEST_F(BadInput, TextOrderAboveMaxOrderFailsAtOnce) {
+  // One line of 100,001 columns (order 100,000) and a header claiming
+  // order 100,000: refused from the first line, naming the limit.
+  std::string line;
+  for (int i = 0; i < 100001; ++i) line += "1 ";
+  expect(read_text(line + "\n"), SPT_ERR_PARSE, {"bad.tns:1", "order 100000", "SPT_MAX_ORDER = 64"});
+  expect(read_text("100000\n"), SPT_ERR_PARSE, {"bad.tns:1", "order 100000", "SPT_MAX_ORDER = 64"});
+  // The limit itself is fine.
+  std::string ok;
+  for (int i = 0; i < SPT_MAX_ORDER; ++i) ok += "1 ";
+  EXPECT_EQ(read_text(ok + "2.5\n"), SPT_OK) << spt_last_error(ctx_);
+}
+
+TEST_F(BadInput, BinaryOrderAboveMaxOrderRefused) {
+  // A tensor large enough that order 65's dims fit the file, so the order
+  // itself is what is refused.
+  std::vector<spt_index> ind(3 * 100);
+  std::vector<double> val(100, 1.0);
+  for (int k = 0; k < 100; ++k) ind[k] = ind[100 + k] = ind[200 + k] = static_cast<spt_index>(k);
+  spt_coo* big = nullptr;
+  ASSERT_EQ(spt_coo_create_from_arrays(ctx_, SPT_FLOAT64, 3, nullptr, 100, ind.data(), 100, 0, val.data(), 0, &big),
+            SPT_OK);
+  const std::string p = (fs::path(dir_) / "big.sptb").string();
+  ASSERT_EQ(spt_write(ctx_, big, p.c_str(), nullptr), SPT_OK) << spt_last_error(ctx_);
+  spt_coo_free(big);
+  std::string b = slurp(p);
+  const uint32_t order = SPT_MAX_ORDER + 1;
+  std::memcpy(&b[16], &order, 4);
+  put("big.sptb", b);
+  expect(read(p), SPT_ERR_PARSE, {"big.sptb", "order 65", "SPT_MAX_ORDER"});
+}
+
+TEST_F(BadInput, ConvertDtypeBeyondFloat32IsOverflow) {
+  const spt_index ind[] = {0, 1, 2, 0, 1, 2, 0, 1, 0};
+  const double val[] = {1.0, 1e39, -4e38};
+  const spt_index dims[] = {3, 3, 2};
+  spt_coo* big = nullptr;
+  ASSERT_EQ(spt_coo_create_from_arrays(ctx_, SPT_FLOAT64, 3, dims, 3, ind, 3, 0, val, 0, &big), SPT_OK);
+  spt_coo* y = nullptr;
+  expect(spt_coo_convert_dtype(ctx_, big, SPT_FLOAT32, &y), SPT_ERR_OVERFLOW,
+         {"2 of 3 values", "float32", "1e+39", "nonzero 1", "(1, 1, 1)"});
+  EXPECT_EQ(y, nullptr);
+  // The largest float32 itself converts.
+  const double fine[] = {1.0, 3.4028234663852886e38, -1e-50};
+  spt_coo* ok = nullptr;
+  ASSERT_EQ(spt_coo_create_from_arrays(ctx_, SPT_FLOAT64, 3, dims, 3, ind, 3, 0, fine, 0, &ok), SPT_OK);
+  ASSERT_EQ(spt_coo_convert_dtype(ctx_, ok, SPT_FLOAT32, &y), SPT_OK) << spt_last_error(ctx_);
+  const void* v = nullptr;
+  ASSERT_EQ(spt_coo_values(y, &v), SPT_OK);
+  EXPECT_TRUE(std::isfinite(static_cast<const float*>(v)[1]));
+  spt_coo_free(y);
+  spt_coo_free(ok);
+  spt_coo_free(big);
+}
+
+TEST_F(BadInput, ReadingBeyondFloat32IsOverflow) {
+  ropts_.dtype = SPT_FLOAT32;
+  expect(read_text("1 1 1 1.0\n2 2 2 1e39\n"), SPT_ERR_OVERFLOW, {"bad.tns:2", "'1e39'", "float32"});
+  // A float64 .sptb and SPLATT .bin read as float32.
+  const spt_index ind[] = {0, 1, 0, 1, 0, 1};
+  const double val[] = {2.0, -1e300};
+  spt_coo* big = nullptr;
+  ASSERT_EQ(spt_coo_create_from_arrays(ctx_, SPT_FLOAT64, 3, nullptr, 2, ind, 2, 0, val, 0, &big), SPT_OK);
+  for (const char* name : {"big.sptb", "big.bin", "big.sptb.zst"}) {
+    const std::string p = (fs::path(dir_) / name).string();
+    ASSERT_EQ(spt_write(ctx_, big, p.c_str(), nullptr), SPT_OK) << spt_last_error(ctx_);
+    expect(read(p), SPT_ERR_OVERFLOW, {name, "1 of 2 values", "-1e+300", "nonzero 1"});
+  }
+  spt_coo_free(big);
+}
+
+TEST_F(BadInput, MessagesEscapeControlCharactersInFileNames) {
+  const std::string name = (fs::path(dir_) / "a\nb\x1b[31mc.tns").string();
+  expect(read(name), SPT_ERR_IO, {"a\\nb\\x1b[31mc.tns"});
+  EXPECT_EQ(message_.find('\n'), std::string::npos);
+  EXPECT_EQ(message_.find('\x1b'), std::string::npos);
+}
+
+TEST_F(BadInput, FileDtypeReportsTheStoredType) {
+  spt_coo* f32 = nullptr;
+  ASSERT_EQ(spt_coo_convert_dtype(ctx_, x_, SPT_FLOAT32, &f32), SPT_OK);
+  spt_dtype d = SPT_FLOAT64;
+  ASSERT_EQ(spt_coo_file_dtype(f32, &d), SPT_OK);
+  EXPECT_EQ(static_cast<int>(d), 0);  // not read from a file
+  for (const char* name : {"f.sptb", "f.bin", "f.sptb.gz", "f.tns"}) {
+    const std::string p = (fs::path(dir_) / name).string();
+    ASSERT_EQ(spt_write(ctx_, f32, p.c_str(), nullptr), SPT_OK) << spt_last_error(ctx_);
+    spt_coo* y = nullptr;
+    ASSERT_EQ(spt_read(ctx_, p.c_str(), &ropts_, &y), SPT_OK) << spt_last_error(ctx_);  // read as float64
+    ASSERT_EQ(spt_coo_file_dtype(y, &d), SPT_OK);
+    EXPECT_EQ(static_cast<int>(d), std::string(name) == "f.tns" ? 0 : static_cast<int>(SPT_FLOAT32)) << name;
+    spt_coo_free(y);
+  }
+  spt_coo_free(f32);
+  expect_thread(spt_coo_file_dtype(nullptr, &d), SPT_ERR_INVALID_ARGUMENT, {"x"});
+}
+
+TEST_F(BadInput, OutOfMemoryNamesTheArray) {
+#ifdef SPT_UNDER_ASAN
+  GTEST_SKIP() << "ASan aborts on impossible allocations instead of throwing std::bad_alloc";
+#endif
+  // Factors of 2^31 x 2^26 doubles (2^60 bytes): fits the address space,
+  // fails to allocate; the message names the factor and its size.
+  const spt_index dims[] = {spt_index(1) << 31, 3};
+  spt_ktensor* k = nullptr;
+  spt_status s = spt_ktensor_create(ctx_, SPT_FLOAT64, 2, dims, spt_index(1) << 26, &k);
+  message_ = spt_last_error(ctx_);
+  EXPECT_EQ(s, SPT_ERR_OUT_OF_MEMORY) << message_;
+  EXPECT_NE(message_.find("factor matrix of mode 0"), std::string::npos) << message_;
+  EXPECT_NE(message_.find("2147483648 x 67108864"), std::string::npos) << message_;
+  EXPECT_NE(message_.find("EB"), std::string::npos) << message_;
+  EXPECT_EQ(k, nullptr);
+}
+
+TEST_F(BadInput, MatrixWrapByteSizeOverflows) {
+  // 2^61 rows of one double: the element count fits 64 bits, the byte size
+  // does not (element addresses would wrap).
+  double cell = 0;
+  spt_matrix* m = nullptr;
+  expect(spt_matrix_wrap(ctx_, SPT_FLOAT64, spt_nnz(1) << 61, 1, SPT_ROW_MAJOR, &cell, 1, &m), SPT_ERR_OVERFLOW,
+         {"matrix storage bytes"});
+  EXPECT_EQ(m, nullptr);
+}
+
+TEST_F(BadCpd, HugeRankFailsBeforeAllocating) {
+  // rank 2^31: the rank x rank Gram matrices alone overflow 64 bits.
+  o_.rank = spt_index(1) << 31;
+  expect(run(x_), SPT_ERR_OVERFLOW, {"Gram"});
+  // rank 2^20: 8 TB per Gram matrix, more than any test machine holds.
+  o_.rank = spt_index(1) << 20;
+  expect(run(x_), SPT_ERR_OUT_OF_MEMORY, {"CP-ALS with rank 1048576", "Gram matrices", "TB"});
+}
+
+TEST_F(BadCpd, CpAprHugeRankFailsBeforeAllocating) {
+  const spt_index dims[] = {kMaxDim, 4, 2};
+  const spt_index ind[] = {0, 1, 0};
+  const double val[] = {1.0};
+  spt_coo* wide = nullptr;
+  ASSERT_EQ(spt_coo_create_from_arrays(ctx_, SPT_FLOAT64, 3, dims, 1, ind, 1, 0, val, 0, &wide), SPT_OK);
+  spt_cp_apr_options a;
+  spt_cp_apr_options_init(&a);
+  a.rank = spt_index(1) << 31;
+  spt_ktensor* k = nullptr;
+  expect(spt_cp_apr(ctx_, wide, &a, &k), SPT_ERR_OVERFLOW, {"factor", "overflows"});
+  EXPECT_EQ(k, nullptr);
+  spt_coo_free(wide);
+}
+
 }  // namespace

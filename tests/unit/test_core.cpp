@@ -5,9 +5,12 @@
 
 #include <cmath>
 #include <limits>
+#include <new>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "api/guard.hpp"
 #include "sptensor/sptensor.h"
 
 namespace {
@@ -189,6 +192,24 @@ TEST(Ktensor, CreateAndAccess) {
   EXPECT_EQ(spt_ktensor_factor(k, 3, &f), SPT_ERR_INVALID_ARGUMENT);
   EXPECT_EQ(spt_ktensor_create(nullptr, SPT_FLOAT32, 3, dims, 0, &k), SPT_ERR_INVALID_ARGUMENT);
   spt_ktensor_free(k);
+}
+
+// Sizes derived from arguments that a container or new[] refuses are
+// SPT_ERR_OVERFLOW at the C ABI, never SPT_ERR_INTERNAL ("please report").
+TEST(Guard, LengthErrorsAreOverflowNotInternal) {
+  spt_status s = spt::guarded("probe", [] {
+    std::vector<double> v;
+    v.resize(v.max_size() + 1);  // std::length_error
+  });
+  EXPECT_EQ(s, SPT_ERR_OVERFLOW);
+  std::string message = spt_thread_last_error();
+  EXPECT_NE(message.find("probe: a size derived from the arguments is too large"), std::string::npos) << message;
+  EXPECT_EQ(message.find("internal"), std::string::npos) << message;
+  s = spt::guarded("probe", [] { throw std::bad_array_new_length(); });
+  EXPECT_EQ(s, SPT_ERR_OVERFLOW);
+  // Real bugs still say so.
+  s = spt::guarded("probe", [] { throw std::out_of_range("bug"); });
+  EXPECT_EQ(s, SPT_ERR_INTERNAL);
 }
 
 }  // namespace

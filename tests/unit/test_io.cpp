@@ -757,3 +757,72 @@ TEST(SptbZeroCopy, CompressedAndConvertedLoadsAgree) {
   EXPECT_FALSE(z.x->backing);
   for (spt_nnz k = 0; k < x.nnz; ++k) ASSERT_EQ(z.x->values<double>()[k], double(x.values<float>()[k]));
 }
+
+// ---------------------------------------------------------------------------
+// Writers keep every piece of information
+// ---------------------------------------------------------------------------
+
+// Text output keeps dims larger than the max indices (extended header) and
+// stays plain FROSTT when the max indices give the dims.
+TEST(WriterKeepsDims, TextWritesTheHeaderOnlyWhenNeeded) {
+  TempDir dir;
+  Ctx ctx;
+  const std::string ext = dir.file("ext.tns");
+  write_text(ext, "3\n5 6 7\n1 1 1 1.5\n2 2 2 2.5\n");
+  Tensor x;
+  ASSERT_EQ(spt_read(ctx, ext.c_str(), nullptr, x.out()), SPT_OK) << spt_last_error(ctx);
+  for (const char* name : {"out.tns", "out.tns.gz", "out.tns.xz", "out.tns.zst"}) {
+    const std::string out = dir.file(name);
+    ASSERT_EQ(spt_write(ctx, x.x, out.c_str(), nullptr), SPT_OK) << spt_last_error(ctx);
+    Tensor y;
+    ASSERT_EQ(spt_read(ctx, out.c_str(), nullptr, y.out()), SPT_OK) << spt_last_error(ctx);
+    EXPECT_EQ(y.x->dims, (std::vector<spt_index>{5, 6, 7})) << name;
+    expect_identical(*x.x, *y.x);
+  }
+  EXPECT_EQ(read_all(dir.file("out.tns")), "3\n5 6 7\n1 1 1 1.5\n2 2 2 2.5\n");
+  // Forced plain format also keeps the dims (there is no way to without).
+  spt_write_options wo = write_opts();
+  wo.format = SPT_FORMAT_TNS;
+  ASSERT_EQ(spt_write(ctx, x.x, dir.file("forced.tns").c_str(), &wo), SPT_OK) << spt_last_error(ctx);
+  EXPECT_EQ(read_all(dir.file("forced.tns")), "3\n5 6 7\n1 1 1 1.5\n2 2 2 2.5\n");
+  // One dim short of its max index + 1 in the last mode only.
+  write_text(ext, "3\n2 2 3\n1 1 1 1.5\n2 2 2 2.5\n");
+  ASSERT_EQ(spt_read(ctx, ext.c_str(), nullptr, x.out()), SPT_OK) << spt_last_error(ctx);
+  ASSERT_EQ(spt_write(ctx, x.x, dir.file("last.tns").c_str(), nullptr), SPT_OK) << spt_last_error(ctx);
+  EXPECT_EQ(read_all(dir.file("last.tns")), "3\n2 2 3\n1 1 1 1.5\n2 2 2 2.5\n");
+  // Dims equal to the max indices: plain FROSTT, readable by other tools.
+  write_text(ext, "3\n2 2 2\n1 1 1 1.5\n2 2 2 2.5\n");
+  ASSERT_EQ(spt_read(ctx, ext.c_str(), nullptr, x.out()), SPT_OK) << spt_last_error(ctx);
+  ASSERT_EQ(spt_write(ctx, x.x, dir.file("plain.tns").c_str(), nullptr), SPT_OK) << spt_last_error(ctx);
+  EXPECT_EQ(read_all(dir.file("plain.tns")), "1 1 1 1.5\n2 2 2 2.5\n");
+}
+
+// An empty tensor round-trips with its dims and dtype through every format
+// and compression the writer supports.
+TEST(WriterKeepsDims, EmptyTensorRoundTripsEverywhere) {
+  TempDir dir;
+  Ctx ctx;
+  for (spt_dtype dtype : {SPT_FLOAT64, SPT_FLOAT32}) {
+    const spt_index dims[] = {5, 6, 7};
+    Tensor x;
+    ASSERT_EQ(spt_coo_create(ctx, dtype, 3, dims, x.out()), SPT_OK);
+    for (const char* name : {"e.tns", "e.tns.gz", "e.tns.xz", "e.tns.zst", "e.sptb", "e.sptb.gz", "e.sptb.xz",
+                             "e.sptb.zst", "e.bin", "e.bin.gz", "e.bin.xz", "e.bin.zst"}) {
+      for (spt_file_format format : {SPT_FORMAT_AUTO, SPT_FORMAT_TNS_EXTENDED}) {
+        if (format == SPT_FORMAT_TNS_EXTENDED && std::string(name).find(".tns") == std::string::npos) continue;
+        const std::string path = dir.file(name);
+        spt_write_options wo = write_opts();
+        wo.format = format;
+        ASSERT_EQ(spt_write(ctx, x.x, path.c_str(), &wo), SPT_OK) << name << ": " << spt_last_error(ctx);
+        EXPECT_GT(fs::file_size(path), 0u) << name;
+        spt_read_options ro = read_opts();
+        ro.dtype = dtype;
+        Tensor y;
+        ASSERT_EQ(spt_read(ctx, path.c_str(), &ro, y.out()), SPT_OK) << name << ": " << spt_last_error(ctx);
+        EXPECT_EQ(y.x->nnz, 0u) << name;
+        EXPECT_EQ(y.x->dims, (std::vector<spt_index>{5, 6, 7})) << name;
+        EXPECT_EQ(y.x->dtype(), dtype) << name;
+      }
+    }
+  }
+}
