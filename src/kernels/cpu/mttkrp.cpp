@@ -13,7 +13,10 @@
 //    proportional to nnz);
 //  - atomic: one atomic add per output element, for huge output modes.
 // Common ranks get fixed-size row buffers so the rank loops unroll and
-// vectorise fully.
+// vectorise fully. Per-nonzero products are formed in T; every sum (row
+// runs, private buffers, atomics) is kept in double and rounded to T once
+// when stored, so float32 results carry one rounding per output element
+// whatever the number of nonzeros per row.
 #include <omp.h>
 
 #include <algorithm>
@@ -62,16 +65,24 @@ inline void nonzero_product(const Operands<T>& op, spt_nnz k, T* __restrict row)
   }
 }
 
+// `p` as double* when T is double (sums then go straight into the
+// output), else nullptr (never used: float sums go to double buffers).
 template <typename T>
-void zero_rows(MatRef<T> out, spt_nnz begin, spt_nnz end) {
-  for (spt_nnz i = begin; i < end; ++i) std::fill(out.row(i), out.row(i) + out.cols, T(0));
+double* as_double(T* p) {
+  if constexpr (std::is_same_v<T, double>) return p;
+  else return nullptr;
 }
 
+// float32: every thread (thread 0 too) sums into a private double buffer,
+// rounded into `out` by the final reduction. float64: thread 0 sums straight
+// into `out`, the others into private buffers.
 template <typename T, int RK>
 void mttkrp_privatized(const Operands<T>& op, MatRef<T> out, int threads) {
+  constexpr bool wide = !std::is_same_v<T, double>;
   const spt_nnz rows = out.rows, rank = op.rank;
   const spt_nnz slab = rows * rank;
-  buffer<T> priv(checked_mul(static_cast<uint64_t>(threads - 1), slab, "MTTKRP private buffers"));
+  const int copies = wide ? threads : threads - 1;
+  buffer<double> priv(checked_mul(static_cast<uint64_t>(copies), slab, "MTTKRP private buffers"));
   buffer<T> scratch(static_cast<size_t>(threads) * rank);
   int team = 1;
 #pragma omp parallel num_threads(threads)
@@ -79,28 +90,48 @@ void mttkrp_privatized(const Operands<T>& op, MatRef<T> out, int threads) {
     const int t = omp_get_thread_num();
 #pragma omp single
     team = omp_get_num_threads();
+    const int used = wide ? team : team - 1;  // private copies in use
+    if (!wide) {
 #pragma omp for schedule(static)
-    for (spt_nnz i = 0; i < rows; ++i) std::fill(out.row(i), out.row(i) + rank, T(0));
+      for (spt_nnz i = 0; i < rows; ++i) std::fill(out.row(i), out.row(i) + rank, T(0));
+    }
 #pragma omp for schedule(static)
-    for (spt_nnz e = 0; e < static_cast<spt_nnz>(team - 1) * slab; ++e) priv[e] = T(0);
-    T* dst = t == 0 ? out.data : priv.data() + (t - 1) * slab;
-    const spt_nnz dst_ld = t == 0 ? out.ld : rank;
+    for (spt_nnz e = 0; e < static_cast<spt_nnz>(used) * slab; ++e) priv[e] = 0.0;
+    const bool direct = !wide && t == 0;
+    double* dst = direct ? as_double(out.data) : priv.data() + (wide ? t : t - 1) * slab;
+    const spt_nnz dst_ld = direct ? out.ld : rank;
     alignas(64) T fixed_row[RK > 0 ? RK : 1];
     T* row = RK > 0 ? fixed_row : scratch.data() + static_cast<size_t>(t) * rank;
 #pragma omp for schedule(static) nowait
     for (spt_nnz k = 0; k < op.nnz; ++k) {
       nonzero_product<T, RK>(op, k, row);
-      T* __restrict o = dst + static_cast<spt_nnz>(op.row_idx[k]) * dst_ld;
+      double* __restrict o = dst + static_cast<spt_nnz>(op.row_idx[k]) * dst_ld;
 #pragma omp simd
       for (spt_nnz r = 0; r < (RK > 0 ? RK : rank); ++r) o[r] += row[r];
     }
 #pragma omp barrier
-    if (team > 1) {
+    if (wide) {
 #pragma omp for schedule(static)
       for (spt_nnz i = 0; i < rows; ++i) {
+        alignas(64) double fixed_sum[RK > 0 ? RK : 1];
+        double* sum = fixed_sum;
+        if (RK == 0) sum = priv.data() + i * rank;  // copy 0's row doubles as the sum
+        const double* __restrict s0 = priv.data() + i * rank;
+        for (spt_nnz r = 0; r < (RK > 0 ? RK : rank); ++r) sum[r] = s0[r];
+        for (int p = 1; p < used; ++p) {
+          const double* __restrict s = priv.data() + p * slab + i * rank;
+#pragma omp simd
+          for (spt_nnz r = 0; r < (RK > 0 ? RK : rank); ++r) sum[r] += s[r];
+        }
         T* __restrict o = out.row(i);
-        for (int p = 0; p + 1 < team; ++p) {
-          const T* __restrict s = priv.data() + p * slab + i * rank;
+        for (spt_nnz r = 0; r < (RK > 0 ? RK : rank); ++r) o[r] = static_cast<T>(sum[r]);
+      }
+    } else if (used > 0) {
+#pragma omp for schedule(static)
+      for (spt_nnz i = 0; i < rows; ++i) {
+        double* __restrict o = as_double(out.row(i));
+        for (int p = 0; p < used; ++p) {
+          const double* __restrict s = priv.data() + p * slab + i * rank;
 #pragma omp simd
           for (spt_nnz r = 0; r < (RK > 0 ? RK : rank); ++r) o[r] += s[r];
         }
@@ -109,24 +140,39 @@ void mttkrp_privatized(const Operands<T>& op, MatRef<T> out, int threads) {
   }
 }
 
+// float32: the atomics go to a shared double copy of the output, rounded
+// into `out` at the end; float64: straight into `out`.
 template <typename T, int RK>
 void mttkrp_atomic(const Operands<T>& op, MatRef<T> out, int threads) {
+  constexpr bool wide = !std::is_same_v<T, double>;
   const spt_nnz rank = op.rank;
   buffer<T> scratch(static_cast<size_t>(threads) * rank);
+  buffer<double> sums(wide ? checked_mul(static_cast<uint64_t>(out.rows), rank, "MTTKRP double sums") : 0);
+  double* base = wide ? sums.data() : as_double(out.data);
+  const spt_nnz ld = wide ? rank : out.ld;
 #pragma omp parallel num_threads(threads)
   {
     const int t = omp_get_thread_num();
 #pragma omp for schedule(static)
-    for (spt_nnz i = 0; i < out.rows; ++i) std::fill(out.row(i), out.row(i) + rank, T(0));
+    for (spt_nnz i = 0; i < out.rows; ++i) std::fill(base + i * ld, base + i * ld + rank, 0.0);
     alignas(64) T fixed_row[RK > 0 ? RK : 1];
     T* row = RK > 0 ? fixed_row : scratch.data() + static_cast<size_t>(t) * rank;
 #pragma omp for schedule(static)
     for (spt_nnz k = 0; k < op.nnz; ++k) {
       nonzero_product<T, RK>(op, k, row);
-      T* o = out.row(op.row_idx[k]);
+      double* o = base + static_cast<spt_nnz>(op.row_idx[k]) * ld;
       for (spt_nnz r = 0; r < (RK > 0 ? RK : rank); ++r) {
+        const double v = row[r];
 #pragma omp atomic
-        o[r] += row[r];
+        o[r] += v;
+      }
+    }
+    if (wide) {
+#pragma omp for schedule(static)
+      for (spt_nnz i = 0; i < out.rows; ++i) {
+        T* __restrict o = out.row(i);
+        const double* __restrict s = base + i * ld;
+        for (spt_nnz r = 0; r < rank; ++r) o[r] = static_cast<T>(s[r]);
       }
     }
   }
@@ -145,19 +191,20 @@ void mttkrp_sorted_rows(const Operands<T>& op, MatRef<T> out, int threads) {
   for (int c = 0; c <= tasks; ++c)
     bound[c] = static_cast<spt_nnz>((static_cast<unsigned __int128>(n) * c) / tasks);
   // Per task: [first-run sums | last-run sums], and which rows they belong to.
-  buffer<T> edge(static_cast<size_t>(tasks) * 2 * rank);
+  buffer<double> edge(static_cast<size_t>(tasks) * 2 * rank);
   std::vector<spt_index> edge_row(2 * static_cast<size_t>(tasks));
   std::vector<char> edge_used(2 * static_cast<size_t>(tasks), 0);
-  buffer<T> scratch(static_cast<size_t>(threads) * 2 * rank);
+  buffer<T> scratch(static_cast<size_t>(threads) * rank);
+  buffer<double> scratch_acc(static_cast<size_t>(threads) * rank);
 #pragma omp parallel num_threads(threads)
   {
     const int t = omp_get_thread_num();
 #pragma omp for schedule(static)
     for (spt_nnz i = 0; i < out.rows; ++i) std::fill(out.row(i), out.row(i) + rank, T(0));
     alignas(64) T fixed_row[RK > 0 ? RK : 1];
-    alignas(64) T fixed_acc[RK > 0 ? RK : 1];
-    T* row = RK > 0 ? fixed_row : scratch.data() + static_cast<size_t>(t) * 2 * rank;
-    T* acc = RK > 0 ? fixed_acc : row + rank;
+    alignas(64) double fixed_acc[RK > 0 ? RK : 1];
+    T* row = RK > 0 ? fixed_row : scratch.data() + static_cast<size_t>(t) * rank;
+    double* acc = RK > 0 ? fixed_acc : scratch_acc.data() + static_cast<size_t>(t) * rank;
 #pragma omp for schedule(static, 1)
     for (int c = 0; c < tasks; ++c) {
       const spt_nnz begin = bound[c], end = bound[c + 1];
@@ -165,30 +212,49 @@ void mttkrp_sorted_rows(const Operands<T>& op, MatRef<T> out, int threads) {
       while (k < end) {
         const spt_index i = op.row_idx[k];
         const spt_nnz run_begin = k;
-        nonzero_product<T, RK>(op, k, acc);
+        nonzero_product<T, RK>(op, k, row);
+#pragma omp simd
+        for (spt_nnz r = 0; r < (RK > 0 ? RK : rank); ++r) acc[r] = row[r];
         for (++k; k < end && op.row_idx[k] == i; ++k) {
           nonzero_product<T, RK>(op, k, row);
 #pragma omp simd
           for (spt_nnz r = 0; r < (RK > 0 ? RK : rank); ++r) acc[r] += row[r];
         }
         const bool first = run_begin == begin, last = k == end;
-        T* __restrict o = out.row(i);
         if (first || last) {
           const size_t slot = 2 * static_cast<size_t>(c) + (first ? 0 : 1);
-          o = edge.data() + slot * rank;
+          double* __restrict e = edge.data() + slot * rank;
           edge_row[slot] = i;
           edge_used[slot] = 1;
-        }
 #pragma omp simd
-        for (spt_nnz r = 0; r < (RK > 0 ? RK : rank); ++r) o[r] = acc[r];
+          for (spt_nnz r = 0; r < (RK > 0 ? RK : rank); ++r) e[r] = acc[r];
+        } else {
+          T* __restrict o = out.row(i);
+#pragma omp simd
+          for (spt_nnz r = 0; r < (RK > 0 ? RK : rank); ++r) o[r] = static_cast<T>(acc[r]);
+        }
       }
     }
   }
-  for (size_t slot = 0; slot < edge_used.size(); ++slot) {
-    if (!edge_used[slot]) continue;
-    T* o = out.row(edge_row[slot]);
-    const T* e = edge.data() + slot * rank;
-    for (spt_nnz r = 0; r < rank; ++r) o[r] += e[r];
+  // Edge runs: rows ascend with the slots and no task stored them, so each
+  // row's runs are consecutive slots; sum them in double, round once.
+  for (size_t slot = 0; slot < edge_used.size();) {
+    if (!edge_used[slot]) {
+      ++slot;
+      continue;
+    }
+    const spt_index i = edge_row[slot];
+    double* sum = edge.data() + slot * rank;
+    size_t next = slot + 1;
+    for (; next < edge_used.size(); ++next) {
+      if (!edge_used[next]) continue;
+      if (edge_row[next] != i) break;
+      const double* e = edge.data() + next * rank;
+      for (spt_nnz r = 0; r < rank; ++r) sum[r] += e[r];
+    }
+    T* o = out.row(i);
+    for (spt_nnz r = 0; r < rank; ++r) o[r] = static_cast<T>(sum[r]);
+    slot = next;
   }
 }
 

@@ -17,7 +17,10 @@
 //    needed) for even balance. Meant for short modes, where there are too
 //    few slabs to keep P threads busy.
 // Common ranks and orders get fixed-size loops so the rank loops vectorise
-// and the other-mode loop unrolls.
+// and the other-mode loop unrolls. Per-nonzero products are formed in T;
+// all sums go to double rows (float32: a double copy of the output, or
+// double private copies, rounded into `out` once at the end), so float32
+// results carry one rounding per output element.
 #include <omp.h>
 
 #include <algorithm>
@@ -51,7 +54,7 @@ struct HicooOperands {
 // other modes. `blocked` holds n_other pointers.
 template <typename T, int RK, int NO>
 inline void blocks_mttkrp(const HicooOperands<T>& op, spt_nnz blk_begin, spt_nnz blk_end, spt_nnz k_lo,
-                          spt_nnz k_hi, T* __restrict out, spt_nnz out_ld, const T** blocked, T* __restrict scratch) {
+                          spt_nnz k_hi, double* __restrict out, spt_nnz out_ld, const T** blocked, T* __restrict scratch) {
   const spt_nnz rank = RK > 0 ? RK : op.rank;
   const uint32_t n_other = NO > 0 ? NO : op.n_other;
   const spt_hicoo_s& x = *op.x;
@@ -61,7 +64,7 @@ inline void blocks_mttkrp(const HicooOperands<T>& op, spt_nnz blk_begin, spt_nnz
   for (spt_nnz blk = blk_begin; blk < blk_end; ++blk) {
     for (uint32_t j = 0; j < n_other; ++j)
       blocked[j] = op.base[j] + (static_cast<spt_nnz>(op.binds[j][blk]) << b) * op.ld[j];
-    T* __restrict ob = out + (static_cast<spt_nnz>(op.out_binds[blk]) << b) * out_ld;
+    double* __restrict ob = out + (static_cast<spt_nnz>(op.out_binds[blk]) << b) * out_ld;
     const spt_nnz end = std::min(x.bptr[blk + 1], k_hi);
     for (spt_nnz k = std::max(x.bptr[blk], k_lo); k < end; ++k) {
       const T v = op.val[k];
@@ -73,7 +76,7 @@ inline void blocks_mttkrp(const HicooOperands<T>& op, spt_nnz blk_begin, spt_nnz
 #pragma omp simd
         for (spt_nnz r = 0; r < rank; ++r) row[r] *= g[r];
       }
-      T* __restrict o = ob + static_cast<spt_nnz>(op.out_einds[k]) * out_ld;
+      double* __restrict o = ob + static_cast<spt_nnz>(op.out_einds[k]) * out_ld;
 #pragma omp simd
       for (spt_nnz r = 0; r < rank; ++r) o[r] += row[r];
     }
@@ -81,7 +84,7 @@ inline void blocks_mttkrp(const HicooOperands<T>& op, spt_nnz blk_begin, spt_nnz
 }
 
 template <typename T, int RK, int NO>
-inline void superblock_mttkrp(const HicooOperands<T>& op, spt_nnz s, T* out, spt_nnz out_ld, const T** blocked,
+inline void superblock_mttkrp(const HicooOperands<T>& op, spt_nnz s, double* out, spt_nnz out_ld, const T** blocked,
                               T* scratch) {
   blocks_mttkrp<T, RK, NO>(op, op.x->sptr[s], op.x->sptr[s + 1], 0, op.x->nnz, out, out_ld, blocked, scratch);
 }
@@ -106,40 +109,80 @@ class ThreadScratch {
   buffer<T> rows_;
 };
 
+// Where the sums go: `out` itself for float64; for float32 a zeroed double
+// copy (rows x R) that finish() rounds into `out`.
 template <typename T>
-void zero_rows_parallel(MatRef<T> out, int threads) {
+class SumRows {
+ public:
+  SumRows(MatRef<T> out, int threads) : out_(out), threads_(threads) {
+    if constexpr (std::is_same_v<T, double>) {
+      data_ = out.data;
+      ld_ = out.ld;
+    } else {
+      wide_.resize(checked_mul(static_cast<uint64_t>(out.rows), out.cols, "HiCOO MTTKRP double sums"));
+      data_ = wide_.data();
+      ld_ = out.cols;
+    }
 #pragma omp parallel for num_threads(threads) schedule(static)
-  for (spt_nnz i = 0; i < out.rows; ++i) std::fill(out.row(i), out.row(i) + out.cols, T(0));
-}
+    for (spt_nnz i = 0; i < out.rows; ++i) std::fill(data_ + i * ld_, data_ + i * ld_ + out.cols, 0.0);
+  }
+  double* data() const { return data_; }
+  spt_nnz ld() const { return ld_; }
+  void finish() {
+    if constexpr (!std::is_same_v<T, double>) {
+      MatRef<T> out = out_;
+      const double* w = data_;
+      const spt_nnz ld = ld_;
+#pragma omp parallel for num_threads(threads_) schedule(static)
+      for (spt_nnz i = 0; i < out.rows; ++i)
+        for (spt_nnz r = 0; r < out.cols; ++r) out(i, r) = static_cast<T>(w[i * ld + r]);
+    }
+  }
+
+ private:
+  MatRef<T> out_;
+  int threads_;
+  buffer<double> wide_;
+  double* data_ = nullptr;
+  spt_nnz ld_ = 0;
+};
 
 template <typename T, int RK, int NO>
 void mttkrp_sequential(const HicooOperands<T>& op, MatRef<T> out) {
-  for (spt_nnz i = 0; i < out.rows; ++i) std::fill(out.row(i), out.row(i) + out.cols, T(0));
+  SumRows<T> sums(out, 1);
   ThreadScratch<T> ws(1, op);
   for (spt_nnz s = 0; s < op.x->num_superblocks(); ++s)
-    superblock_mttkrp<T, RK, NO>(op, s, out.data, out.ld, ws.blocked(0), ws.row(0));
+    superblock_mttkrp<T, RK, NO>(op, s, sums.data(), sums.ld(), ws.blocked(0), ws.row(0));
+  sums.finish();
 }
 
 template <typename T, int RK, int NO>
 void mttkrp_direct(const HicooOperands<T>& op, const HicooModeSchedule& sched, MatRef<T> out, int threads) {
-  zero_rows_parallel(out, threads);
+  SumRows<T> sums(out, threads);
   const spt_nnz slabs = sched.slabs();
   ThreadScratch<T> ws(threads, op);
+  double* dst = sums.data();
+  const spt_nnz dst_ld = sums.ld();
 #pragma omp parallel num_threads(threads)
   {
     const int t = omp_get_thread_num();
 #pragma omp for schedule(dynamic, 1)
     for (spt_nnz i = 0; i < slabs; ++i)
       for (spt_nnz q = sched.slab_ptr[i]; q < sched.slab_ptr[i + 1]; ++q)
-        superblock_mttkrp<T, RK, NO>(op, sched.superblocks[q], out.data, out.ld, ws.blocked(t), ws.row(t));
+        superblock_mttkrp<T, RK, NO>(op, sched.superblocks[q], dst, dst_ld, ws.blocked(t), ws.row(t));
   }
+  sums.finish();
 }
 
+// float32: every thread (thread 0 too) sums into a private double copy;
+// float64: thread 0 into `out`, the others into private copies.
 template <typename T, int RK, int NO>
 void mttkrp_privatized(const HicooOperands<T>& op, MatRef<T> out, int threads) {
+  constexpr bool wide = !std::is_same_v<T, double>;
   const spt_nnz rows = out.rows, rank = op.rank, slab = rows * rank;
   const spt_hicoo_s& x = *op.x;
-  buffer<T> priv(checked_mul(static_cast<uint64_t>(threads - 1), slab, "HiCOO MTTKRP private buffers"));
+  const int copies = wide ? threads : threads - 1;
+  buffer<double> priv(checked_mul(static_cast<uint64_t>(copies), slab, "HiCOO MTTKRP private buffers"));
   // Equal nonzero ranges (a few per thread), cut at
   // any nonzero: with private outputs nothing forces whole superblocks, and
   // a tensor of few large blocks still splits evenly.
@@ -151,12 +194,18 @@ void mttkrp_privatized(const HicooOperands<T>& op, MatRef<T> out, int threads) {
     const int t = omp_get_thread_num();
 #pragma omp single
     team = omp_get_num_threads();
+    const int used = wide ? team : team - 1;  // private copies in use
+    double* direct = nullptr;
+    if constexpr (!wide) {
+      direct = out.data;
 #pragma omp for schedule(static)
-    for (spt_nnz i = 0; i < rows; ++i) std::fill(out.row(i), out.row(i) + rank, T(0));
+      for (spt_nnz i = 0; i < rows; ++i) std::fill(out.row(i), out.row(i) + rank, T(0));
+    }
 #pragma omp for schedule(static)
-    for (spt_nnz e = 0; e < static_cast<spt_nnz>(team - 1) * slab; ++e) priv[e] = T(0);
-    T* dst = t == 0 ? out.data : priv.data() + (t - 1) * slab;
-    const spt_nnz dst_ld = t == 0 ? out.ld : rank;
+    for (spt_nnz e = 0; e < static_cast<spt_nnz>(used) * slab; ++e) priv[e] = 0.0;
+    const bool to_out = !wide && t == 0;
+    double* dst = to_out ? direct : priv.data() + (wide ? t : t - 1) * slab;
+    const spt_nnz dst_ld = to_out ? out.ld : rank;
     // Static round-robin: each thread's copy sums the same ranges in the
     // same order on every call, so results are bit-reproducible for a
     // fixed thread count (CP-ALS promises that); ranges are equal in nnz.
@@ -171,14 +220,28 @@ void mttkrp_privatized(const HicooOperands<T>& op, MatRef<T> out, int threads) {
       blocks_mttkrp<T, RK, NO>(op, first, last, lo, hi, dst, dst_ld, ws.blocked(t), ws.row(t));
     }
 #pragma omp barrier
-    if (team > 1) {
+    if constexpr (wide) {
 #pragma omp for schedule(static)
       for (spt_nnz i = 0; i < rows; ++i) {
-        T* __restrict o = out.row(i);
-        for (int p = 0; p + 1 < team; ++p) {
-          const T* __restrict s = priv.data() + p * slab + i * rank;
+        double* __restrict sum = priv.data() + i * rank;  // copy 0's row takes the sum
+        for (int p = 1; p < used; ++p) {
+          const double* __restrict s = priv.data() + p * slab + i * rank;
 #pragma omp simd
-          for (spt_nnz r = 0; r < (RK > 0 ? RK : rank); ++r) o[r] += s[r];
+          for (spt_nnz r = 0; r < (RK > 0 ? RK : rank); ++r) sum[r] += s[r];
+        }
+        T* __restrict o = out.row(i);
+        for (spt_nnz r = 0; r < (RK > 0 ? RK : rank); ++r) o[r] = static_cast<T>(sum[r]);
+      }
+    } else {
+      if (used > 0) {
+#pragma omp for schedule(static)
+        for (spt_nnz i = 0; i < rows; ++i) {
+          double* __restrict o = out.row(i);
+          for (int p = 0; p < used; ++p) {
+            const double* __restrict s = priv.data() + p * slab + i * rank;
+#pragma omp simd
+            for (spt_nnz r = 0; r < (RK > 0 ? RK : rank); ++r) o[r] += s[r];
+          }
         }
       }
     }
