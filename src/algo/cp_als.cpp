@@ -9,10 +9,12 @@
 //     ||P||^2 = lambda^T (Hadamard of all Grams) lambda
 //     <X,P>   = sum_r lambda_r sum_i U_{N-1}(i,r) B_{N-1}(i,r)  (last MTTKRP reused)
 //   Near fit 1 the three terms cancel: an error e in them moves the fit by
-//   about e / (2 ||X - P|| ||X||). So every term is in double: the Grams of
-//   the fit are computed in double from the factors, and when B's rounding
-//   to T (float32) could move the fit by more than kFitNoise, <X,P> is
-//   summed again in double over the nonzeros (one extra pass; COO input).
+//   about e / (||X - P|| ||X||). So every term is in double: the Grams of
+//   the fit are computed in double from the factors, and when the rounding
+//   of B to T (float32) gives the fit a noise above kFitNoise (one standard
+//   deviation, estimated from B), <X,P> is summed again in double over the
+//   nonzeros (one extra pass per sweep, COO input; in practice only within
+//   about 1e-2 of fit 1).
 //   stop when |fit - fit_old| < tol after the first sweep, or at max_iters
 //   finally arrange (unit 2-norm columns, sorted by decreasing lambda) and
 //   fix signs (pyttb ktensor.fixsigns).
@@ -65,11 +67,11 @@ double kruskal_norm_squared(const T* lambda, const std::vector<DenseMatrix<G>>& 
   return total;
 }
 
-// The largest change of the fit that rounding may cause in its terms before
-// <X,P> is recomputed exactly.
-constexpr double kFitNoise = 2.5e-7;
+// The largest rounding noise (one standard deviation) the fit may carry
+// before <X,P> is recomputed exactly.
+constexpr double kFitNoise = 1e-6;
 
-// Upper estimate of the fit's change when |<X,P>| is off by up to `err`.
+// The fit's change when <X,P> is off by `err` either way (the larger side).
 double fit_sensitivity(double norm_x_squared, double norm_p_squared, double inner, double err) {
   const double r2 = norm_x_squared + norm_p_squared - 2.0 * inner;
   const double hi = std::sqrt(std::abs(r2) + 2.0 * err), lo = std::sqrt(std::max(std::abs(r2) - 2.0 * err, 0.0));
@@ -368,8 +370,10 @@ spt_status cp_als_operand(spt_context_s& ctx, algo::MttkrpOperand<T>& operand, c
     }
     if (exact_inner) {
       // B holds one rounding to T per element (the MTTKRPs sum in double):
-      // independent errors of at most eps/2 relative, bounded here by four
-      // times their root-sum-square.
+      // independent relative errors, uniform within +-eps/2, so <X,P> is off
+      // by about eps/(2 sqrt 3) times the terms' root-sum-square (one
+      // standard deviation); the terms may cancel, so that is not bounded by
+      // |<X,P>|.
       const ConstMatRef<T>& u = const_factors[order - 1];
       double spread = 0.0;
       for (spt_nnz i = 0; i < u.rows; ++i)
@@ -378,7 +382,7 @@ spt_status cp_als_operand(spt_context_s& ctx, algo::MttkrpOperand<T>& operand, c
                            static_cast<double>(last_mttkrp(i, r));
           spread += t * t;
         }
-      const double err = 4.0 * 0.5 * std::numeric_limits<T>::epsilon() * std::sqrt(spread);
+      const double err = 0.5 * std::numeric_limits<T>::epsilon() / std::sqrt(3.0) * std::sqrt(spread);
       if (fit_sensitivity(norm_x_squared, norm_p_squared, inner, err) > kFitNoise)
         inner = exact_inner(lambda, const_factors.data());
     }
