@@ -41,14 +41,35 @@ struct Operands {
   const T* val = nullptr;
   const spt_index* row_idx = nullptr;  // indices of the output mode
   uint32_t n_other = 0;                // modes multiplied in
-  std::vector<const spt_index*> idx;
-  std::vector<const T*> base;
-  std::vector<spt_nnz> ld;
+  const spt_index* const* idx = nullptr;  // per other mode (into the vectors below)
+  const T* const* base = nullptr;
+  const spt_nnz* ld = nullptr;
+  std::vector<const spt_index*> idx_v;
+  std::vector<const T*> base_v;
+  std::vector<spt_nnz> ld_v;
 };
+
+// row = x_k * Hadamard of NO other modes' factor rows, NO fixed at compile
+// time (the rank loop then holds every factor row in registers).
+template <typename T, int RK, int NO>
+inline void fixed_product(const Operands<T>& op, spt_nnz k, T* __restrict row) {
+  const spt_nnz rank = RK > 0 ? RK : op.rank;
+  const T v = op.val[k];
+  const T* __restrict f[NO];
+  for (int j = 0; j < NO; ++j) f[j] = op.base[j] + static_cast<spt_nnz>(op.idx[j][k]) * op.ld[j];
+#pragma omp simd
+  for (spt_nnz r = 0; r < rank; ++r) {
+    T p = v * f[0][r];
+    for (int j = 1; j < NO; ++j) p *= f[j][r];
+    row[r] = p;
+  }
+}
 
 // row = x_k * Hadamard of the other modes' factor rows (RK > 0: fixed rank).
 template <typename T, int RK>
 inline void nonzero_product(const Operands<T>& op, spt_nnz k, T* __restrict row) {
+  if (op.n_other == 2) return fixed_product<T, RK, 2>(op, k, row);
+  if (op.n_other == 3) return fixed_product<T, RK, 3>(op, k, row);
   const spt_nnz rank = RK > 0 ? RK : op.rank;
   const T v = op.val[k];
   if (op.n_other == 0) {
@@ -84,6 +105,7 @@ void mttkrp_privatized(const Operands<T>& op, MatRef<T> out, int threads) {
   const int copies = wide ? threads : threads - 1;
   buffer<double> priv(checked_mul(static_cast<uint64_t>(copies), slab, "MTTKRP private buffers"));
   buffer<T> scratch(static_cast<size_t>(threads) * rank);
+  buffer<double> acc_scratch(static_cast<size_t>(threads) * rank);
   int team = 1;
 #pragma omp parallel num_threads(threads)
   {
@@ -101,14 +123,34 @@ void mttkrp_privatized(const Operands<T>& op, MatRef<T> out, int threads) {
     double* dst = direct ? as_double(out.data) : priv.data() + (wide ? t : t - 1) * slab;
     const spt_nnz dst_ld = direct ? out.ld : rank;
     alignas(64) T fixed_row[RK > 0 ? RK : 1];
+    alignas(64) double fixed_acc[RK > 0 ? RK : 1];
     T* row = RK > 0 ? fixed_row : scratch.data() + static_cast<size_t>(t) * rank;
+    double* acc = RK > 0 ? fixed_acc : acc_scratch.data() + static_cast<size_t>(t) * rank;
+    // Consecutive nonzeros of one output row (runs, as in a tensor sorted
+    // by this mode) are summed in `acc` and added to the row once.
+    spt_index acc_row = 0;
+    bool open = false;
+    auto flush = [&] {
+      double* __restrict o = dst + static_cast<spt_nnz>(acc_row) * dst_ld;
+#pragma omp simd
+      for (spt_nnz r = 0; r < (RK > 0 ? RK : rank); ++r) o[r] += acc[r];
+    };
 #pragma omp for schedule(static) nowait
     for (spt_nnz k = 0; k < op.nnz; ++k) {
       nonzero_product<T, RK>(op, k, row);
-      double* __restrict o = dst + static_cast<spt_nnz>(op.row_idx[k]) * dst_ld;
+      const spt_index i = op.row_idx[k];
+      if (open && i == acc_row) {
 #pragma omp simd
-      for (spt_nnz r = 0; r < (RK > 0 ? RK : rank); ++r) o[r] += row[r];
+        for (spt_nnz r = 0; r < (RK > 0 ? RK : rank); ++r) acc[r] += row[r];
+        continue;
+      }
+      if (open) flush();
+      acc_row = i;
+      open = true;
+#pragma omp simd
+      for (spt_nnz r = 0; r < (RK > 0 ? RK : rank); ++r) acc[r] = row[r];
     }
+    if (open) flush();
 #pragma omp barrier
     if (wide) {
 #pragma omp for schedule(static)
@@ -278,11 +320,14 @@ void mttkrp_impl(const Exec& exec, const spt_coo_s& x, const ConstMatRef<T>* fac
   op.row_idx = x.ind[mode];
   for (uint32_t m = 0; m < x.order(); ++m) {
     if (m == mode) continue;
-    op.idx.push_back(x.ind[m]);
-    op.base.push_back(factors[m].data);
-    op.ld.push_back(factors[m].ld);
+    op.idx_v.push_back(x.ind[m]);
+    op.base_v.push_back(factors[m].data);
+    op.ld_v.push_back(factors[m].ld);
   }
-  op.n_other = static_cast<uint32_t>(op.idx.size());
+  op.n_other = static_cast<uint32_t>(op.idx_v.size());
+  op.idx = op.idx_v.data();
+  op.base = op.base_v.data();
+  op.ld = op.ld_v.data();
   if (op.rank == 0) return;
 
   const int threads = std::max(1, exec.threads);
