@@ -52,7 +52,7 @@ struct Operands {
 // row = x_k * Hadamard of NO other modes' factor rows, NO fixed at compile
 // time (the rank loop then holds every factor row in registers).
 template <typename T, int RK, int NO>
-inline void fixed_product(const Operands<T>& op, spt_nnz k, T* __restrict row) {
+[[gnu::always_inline]] inline void fixed_product(const Operands<T>& op, spt_nnz k, T* __restrict row) {
   const spt_nnz rank = RK > 0 ? RK : op.rank;
   const T v = op.val[k];
   const T* __restrict f[NO];
@@ -67,7 +67,7 @@ inline void fixed_product(const Operands<T>& op, spt_nnz k, T* __restrict row) {
 
 // row = x_k * Hadamard of the other modes' factor rows (RK > 0: fixed rank).
 template <typename T, int RK>
-inline void nonzero_product(const Operands<T>& op, spt_nnz k, T* __restrict row) {
+[[gnu::always_inline]] inline void nonzero_product(const Operands<T>& op, spt_nnz k, T* __restrict row) {
   if (op.n_other == 2) return fixed_product<T, RK, 2>(op, k, row);
   if (op.n_other == 3) return fixed_product<T, RK, 3>(op, k, row);
   const spt_nnz rank = RK > 0 ? RK : op.rank;
