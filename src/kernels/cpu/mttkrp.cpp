@@ -94,6 +94,69 @@ double* as_double(T* p) {
   else return nullptr;
 }
 
+// float32 products are added in float32 to a private float32 copy; each
+// row is folded into the copy's double row every kFoldEvery additions (and
+// cleared), so no float32 sum is longer than that. The copies' double rows
+// plus float32 rests are added and rounded once at the end.
+constexpr uint16_t kFoldEvery = 64;
+
+template <typename T, int RK>
+void mttkrp_privatized_fold(const Operands<T>& op, MatRef<T> out, int threads) {
+  const spt_nnz rows = out.rows, rank = op.rank;
+  const spt_nnz slab = rows * rank;
+  buffer<T> part(checked_mul(static_cast<uint64_t>(threads), slab, "MTTKRP private buffers"));
+  buffer<double> wide(checked_mul(static_cast<uint64_t>(threads), slab, "MTTKRP double sums"));
+  std::vector<uint16_t> count(checked_mul(static_cast<uint64_t>(threads), rows, "MTTKRP fold counts"), 0);
+  buffer<T> scratch(static_cast<size_t>(threads) * rank);
+  int team = 1;
+#pragma omp parallel num_threads(threads)
+  {
+    const int t = omp_get_thread_num();
+#pragma omp single
+    team = omp_get_num_threads();
+#pragma omp for schedule(static)
+    for (spt_nnz e = 0; e < static_cast<spt_nnz>(team) * slab; ++e) {
+      part[e] = T(0);
+      wide[e] = 0.0;
+    }
+    T* __restrict f = part.data() + t * slab;
+    double* __restrict w = wide.data() + t * slab;
+    uint16_t* __restrict c = count.data() + static_cast<size_t>(t) * rows;
+    alignas(64) T fixed_row[RK > 0 ? RK : 1];
+    T* row = RK > 0 ? fixed_row : scratch.data() + static_cast<size_t>(t) * rank;
+#pragma omp for schedule(static) nowait
+    for (spt_nnz k = 0; k < op.nnz; ++k) {
+      nonzero_product<T, RK>(op, k, row);
+      const spt_nnz i = op.row_idx[k];
+      T* __restrict o = f + i * rank;
+#pragma omp simd
+      for (spt_nnz r = 0; r < (RK > 0 ? RK : rank); ++r) o[r] += row[r];
+      if (++c[i] == kFoldEvery) {
+        double* __restrict d = w + i * rank;
+#pragma omp simd
+        for (spt_nnz r = 0; r < (RK > 0 ? RK : rank); ++r) {
+          d[r] += o[r];
+          o[r] = T(0);
+        }
+        c[i] = 0;
+      }
+    }
+#pragma omp barrier
+#pragma omp for schedule(static)
+    for (spt_nnz i = 0; i < rows; ++i) {
+      T* __restrict o = out.row(i);
+      for (spt_nnz r = 0; r < (RK > 0 ? RK : rank); ++r) {
+        double sum = 0.0;
+        for (int p = 0; p < team; ++p) {
+          const spt_nnz at = p * slab + i * rank + r;
+          sum += wide[at] + static_cast<double>(part[at]);
+        }
+        o[r] = static_cast<T>(sum);
+      }
+    }
+  }
+}
+
 // float32: every thread (thread 0 too) sums into a private double buffer,
 // rounded into `out` by the final reduction. float64: thread 0 sums straight
 // into `out`, the others into private buffers.
@@ -347,7 +410,10 @@ void mttkrp_impl(const Exec& exec, const spt_coo_s& x, const ConstMatRef<T>* fac
     switch (strategy) {
       case MttkrpStrategy::sorted_rows: mttkrp_sorted_rows<T, RK>(op, out, threads); break;
       case MttkrpStrategy::atomic: mttkrp_atomic<T, RK>(op, out, threads); break;
-      default: mttkrp_privatized<T, RK>(op, out, threads); break;
+      default:
+        if constexpr (std::is_same_v<T, double>) mttkrp_privatized<T, RK>(op, out, threads);
+        else mttkrp_privatized_fold<T, RK>(op, out, threads);
+        break;
     }
   });
 }
