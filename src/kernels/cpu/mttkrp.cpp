@@ -13,10 +13,12 @@
 //    proportional to nnz);
 //  - atomic: one atomic add per output element, for huge output modes.
 // Common ranks get fixed-size row buffers so the rank loops unroll and
-// vectorise fully. Per-nonzero products are formed in T; every sum (row
-// runs, private buffers, atomics) is kept in double and rounded to T once
-// when stored, so float32 results carry one rounding per output element
-// whatever the number of nonzeros per row.
+// vectorise fully. Per-nonzero products are formed in T; the sums are
+// kept in double (row runs in registers, the atomics' shared copy) or, for
+// float32 private copies, in float32 for at most kFoldEvery products per
+// row before they are folded into double rows, and rounded to T once, so
+// float32 results carry about one rounding per output element whatever
+// the number of nonzeros per row.
 #include <omp.h>
 
 #include <algorithm>
@@ -157,86 +159,42 @@ void mttkrp_privatized_fold(const Operands<T>& op, MatRef<T> out, int threads) {
   }
 }
 
-// float32: every thread (thread 0 too) sums into a private double buffer,
-// rounded into `out` by the final reduction. float64: thread 0 sums straight
-// into `out`, the others into private buffers.
+// float64 (float32 takes mttkrp_privatized_fold): thread 0 sums straight
+// into `out`, the others into private buffers, added at the end.
 template <typename T, int RK>
 void mttkrp_privatized(const Operands<T>& op, MatRef<T> out, int threads) {
-  constexpr bool wide = !std::is_same_v<T, double>;
   const spt_nnz rows = out.rows, rank = op.rank;
   const spt_nnz slab = rows * rank;
-  const int copies = wide ? threads : threads - 1;
-  buffer<double> priv(checked_mul(static_cast<uint64_t>(copies), slab, "MTTKRP private buffers"));
+  buffer<T> priv(checked_mul(static_cast<uint64_t>(threads - 1), slab, "MTTKRP private buffers"));
   buffer<T> scratch(static_cast<size_t>(threads) * rank);
-  buffer<double> acc_scratch(static_cast<size_t>(threads) * rank);
   int team = 1;
 #pragma omp parallel num_threads(threads)
   {
     const int t = omp_get_thread_num();
 #pragma omp single
     team = omp_get_num_threads();
-    const int used = wide ? team : team - 1;  // private copies in use
-    if (!wide) {
 #pragma omp for schedule(static)
-      for (spt_nnz i = 0; i < rows; ++i) std::fill(out.row(i), out.row(i) + rank, T(0));
-    }
+    for (spt_nnz i = 0; i < rows; ++i) std::fill(out.row(i), out.row(i) + rank, T(0));
 #pragma omp for schedule(static)
-    for (spt_nnz e = 0; e < static_cast<spt_nnz>(used) * slab; ++e) priv[e] = 0.0;
-    const bool direct = !wide && t == 0;
-    double* dst = direct ? as_double(out.data) : priv.data() + (wide ? t : t - 1) * slab;
-    const spt_nnz dst_ld = direct ? out.ld : rank;
+    for (spt_nnz e = 0; e < static_cast<spt_nnz>(team - 1) * slab; ++e) priv[e] = T(0);
+    T* dst = t == 0 ? out.data : priv.data() + (t - 1) * slab;
+    const spt_nnz dst_ld = t == 0 ? out.ld : rank;
     alignas(64) T fixed_row[RK > 0 ? RK : 1];
-    alignas(64) double fixed_acc[RK > 0 ? RK : 1];
     T* row = RK > 0 ? fixed_row : scratch.data() + static_cast<size_t>(t) * rank;
-    double* acc = RK > 0 ? fixed_acc : acc_scratch.data() + static_cast<size_t>(t) * rank;
-    // Consecutive nonzeros of one output row (runs, as in a tensor sorted
-    // by this mode) are summed in `acc` and added to the row once.
-    spt_index acc_row = 0;
-    bool open = false;
-    auto flush = [&] {
-      double* __restrict o = dst + static_cast<spt_nnz>(acc_row) * dst_ld;
-#pragma omp simd
-      for (spt_nnz r = 0; r < (RK > 0 ? RK : rank); ++r) o[r] += acc[r];
-    };
 #pragma omp for schedule(static) nowait
     for (spt_nnz k = 0; k < op.nnz; ++k) {
       nonzero_product<T, RK>(op, k, row);
-      const spt_index i = op.row_idx[k];
-      if (open && i == acc_row) {
+      T* __restrict o = dst + static_cast<spt_nnz>(op.row_idx[k]) * dst_ld;
 #pragma omp simd
-        for (spt_nnz r = 0; r < (RK > 0 ? RK : rank); ++r) acc[r] += row[r];
-        continue;
-      }
-      if (open) flush();
-      acc_row = i;
-      open = true;
-#pragma omp simd
-      for (spt_nnz r = 0; r < (RK > 0 ? RK : rank); ++r) acc[r] = row[r];
+      for (spt_nnz r = 0; r < (RK > 0 ? RK : rank); ++r) o[r] += row[r];
     }
-    if (open) flush();
 #pragma omp barrier
-    if (wide) {
+    if (team > 1) {
 #pragma omp for schedule(static)
       for (spt_nnz i = 0; i < rows; ++i) {
-        alignas(64) double fixed_sum[RK > 0 ? RK : 1];
-        double* sum = fixed_sum;
-        if (RK == 0) sum = priv.data() + i * rank;  // copy 0's row doubles as the sum
-        const double* __restrict s0 = priv.data() + i * rank;
-        for (spt_nnz r = 0; r < (RK > 0 ? RK : rank); ++r) sum[r] = s0[r];
-        for (int p = 1; p < used; ++p) {
-          const double* __restrict s = priv.data() + p * slab + i * rank;
-#pragma omp simd
-          for (spt_nnz r = 0; r < (RK > 0 ? RK : rank); ++r) sum[r] += s[r];
-        }
         T* __restrict o = out.row(i);
-        for (spt_nnz r = 0; r < (RK > 0 ? RK : rank); ++r) o[r] = static_cast<T>(sum[r]);
-      }
-    } else if (used > 0) {
-#pragma omp for schedule(static)
-      for (spt_nnz i = 0; i < rows; ++i) {
-        double* __restrict o = as_double(out.row(i));
-        for (int p = 0; p < used; ++p) {
-          const double* __restrict s = priv.data() + p * slab + i * rank;
+        for (int p = 0; p + 1 < team; ++p) {
+          const T* __restrict s = priv.data() + p * slab + i * rank;
 #pragma omp simd
           for (spt_nnz r = 0; r < (RK > 0 ? RK : rank); ++r) o[r] += s[r];
         }
