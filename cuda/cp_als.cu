@@ -183,8 +183,10 @@ __global__ void __launch_bounds__(kThreads) gram_partials(const T* a, uint64_t r
     if (on[k]) partials[uint64_t(blockIdx.x) * rr + uint64_t(r[k]) * rank + c[k]] = acc[k];
 }
 
+// g: the Gram in T (normal equations); gd: the same in double (the fit's
+// ||M||^2, whose terms cancel near fit 1).
 template <typename T>
-__global__ void gram_finalize(const double* partials, uint32_t blocks, uint32_t rank, T* g) {
+__global__ void gram_finalize(const double* partials, uint32_t blocks, uint32_t rank, T* g, double* gd) {
   const uint64_t rr = uint64_t(rank) * rank;
   for (uint64_t p = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x; p < rr; p += uint64_t(gridDim.x) * blockDim.x) {
     const uint64_t r = p / rank, c = p % rank;
@@ -193,6 +195,8 @@ __global__ void gram_finalize(const double* partials, uint32_t blocks, uint32_t 
     for (uint32_t b = 0; b < blocks; ++b) sum += partials[uint64_t(b) * rr + p];
     g[r * rank + c] = static_cast<T>(sum);
     g[c * rank + r] = static_cast<T>(sum);
+    gd[r * rank + c] = sum;
+    gd[c * rank + r] = sum;
   }
 }
 
@@ -290,10 +294,11 @@ __global__ void __launch_bounds__(kThreads) pseudo_inverse(const T* v, const T* 
 
 // One block, after the last mode: dots[r] = sum_i U(i,r) B(i,r) from the
 // partials, s->inner = sum_r dots[r] lambda[r] (in r order, as the CPU),
-// s->norm_model = sum_{r,s} lambda_r lambda_s prod_m G_m(r,s) in double.
+// s->norm_model = sum_{r,s} lambda_r lambda_s prod_m G_m(r,s) in double
+// (from the double Grams).
 template <typename T>
 __global__ void __launch_bounds__(kThreads) fit_terms(const double* dot_partials, uint32_t blocks, const T* lambda,
-                                                     const T* grams, uint32_t order, uint32_t rank, double* dots,
+                                                     const double* grams, uint32_t order, uint32_t rank, double* dots,
                                                      Scalars* s) {
   __shared__ double shared[kThreads];
   for (uint32_t r = threadIdx.x; r < rank; r += kThreads) {
@@ -311,7 +316,7 @@ __global__ void __launch_bounds__(kThreads) fit_terms(const double* dot_partials
   double total = 0.0;
   for (uint64_t e = threadIdx.x; e < rr; e += kThreads) {
     double v = static_cast<double>(lambda[e / rank]) * static_cast<double>(lambda[e % rank]);
-    for (uint32_t m = 0; m < order; ++m) v *= static_cast<double>(grams[m * rr + e]);
+    for (uint32_t m = 0; m < order; ++m) v *= grams[m * rr + e];
     total += v;
   }
   total = block_sum(total, shared);
@@ -367,8 +372,8 @@ size_t align_up(size_t n) { return (n + 255) / 256 * 256; }
 // Device-side layout of everything a run allocates, in one block.
 struct Layout {
   std::vector<size_t> factor;  // offset of U_m
-  size_t mttkrp = 0, grams = 0, h = 0, chol = 0, inv = 0, w = 0, lambda = 0, partials = 0, gram_partials = 0,
-         dots = 0, scalars = 0,
+  size_t mttkrp = 0, grams = 0, grams_wide = 0, h = 0, chol = 0, inv = 0, w = 0, lambda = 0, partials = 0,
+         gram_partials = 0, dots = 0, scalars = 0,
          work = 0, total = 0;
 };
 
@@ -386,6 +391,8 @@ Layout layout_for(uint32_t order, const uint32_t* dims, uint32_t rank, size_t va
   at += align_up(size_t(max_dim) * rank * value);
   l.grams = at;
   at += align_up(order * rr * value);
+  l.grams_wide = at;
+  at += align_up(order * rr * sizeof(double));
   l.h = at;
   at += align_up(rr * value);
   l.chol = at;
@@ -485,6 +492,9 @@ class DeviceCpAls {
   T* at(size_t offset) { return reinterpret_cast<T*>(static_cast<char*>(r_.block) + offset); }
   T* factor(uint32_t m) { return at(layout_.factor[m]); }
   T* gram(uint32_t m) { return at(layout_.grams) + size_t(m) * rank_ * rank_; }
+  double* gram_wide(uint32_t m) {
+    return reinterpret_cast<double*>(static_cast<char*>(r_.block) + layout_.grams_wide) + size_t(m) * rank_ * rank_;
+  }
   Scalars* scalars() { return reinterpret_cast<Scalars*>(static_cast<char*>(r_.block) + layout_.scalars); }
   double* partials() { return reinterpret_cast<double*>(static_cast<char*>(r_.block) + layout_.partials); }
   double* dots() { return reinterpret_cast<double*>(static_cast<char*>(r_.block) + layout_.dots); }
@@ -543,7 +553,8 @@ class DeviceCpAls {
     gram_partials<T><<<dim3(blocks, static_cast<unsigned>(passes)), kThreads, 0, r_.side>>>(
         factor(m), rows, rank_, rows_per_block, tile, partials);
     check_launch("the Gram matrix");
-    gram_finalize<T><<<elementwise_grid(rr, sms_), kThreads, 0, r_.side>>>(partials, blocks, rank_, gram(m));
+    gram_finalize<T><<<elementwise_grid(rr, sms_), kThreads, 0, r_.side>>>(partials, blocks, rank_, gram(m),
+                                                                          gram_wide(m));
     check_launch("the Gram matrix");
     check(cudaEventRecord(r_.gram_ready, r_.side), "cudaEventRecord");
   }
@@ -686,7 +697,7 @@ class DeviceCpAls {
                                                                 shape.rows_per_block, Reduce::dot, partials());
     check_launch("the fit's inner product");
     check(cudaStreamWaitEvent(r_.main, r_.gram_ready, 0), "cudaStreamWaitEvent");
-    fit_terms<T><<<1, kThreads, 0, r_.main>>>(partials(), shape.blocks, lambda, at(layout_.grams), order_, rank_,
+    fit_terms<T><<<1, kThreads, 0, r_.main>>>(partials(), shape.blocks, lambda, gram_wide(0), order_, rank_,
                                               dots(), scalars());
     check_launch("the fit terms");
     read_scalars();

@@ -11,7 +11,7 @@
 // factor (an own kernel accumulating in double: cuBLAS syrk was slow and
 // inaccurate for tall-skinny float32 factors, see cp_als.cu); per sweep
 // <X, M> (from the last mode's MTTKRP) and
-// ||M||^2 in double. Only scalars come back to the host: once per mode (the
+// ||M||^2 in double (from double copies of the Grams). Only scalars come back to the host: once per mode (the
 // solve's branch: Cholesky info, condition, non-finite flags) and once per
 // sweep (the two fit terms).
 //

@@ -13,7 +13,8 @@
 // Output: each team keeps a running sum while consecutive nonzeros it
 // handles share the output row (long runs when the tensor is sorted by the
 // mode, as in heavy slices) and adds it to the output with atomicAdd when
-// the row changes, so atomics scale with row changes, not nonzeros.
+// the row changes, so atomics scale with row changes, not nonzeros. The
+// running sum is kept in double (float32 too) and rounded once per flush.
 #include <algorithm>
 #include <type_traits>
 
@@ -43,12 +44,17 @@ struct MttkrpArgs {
 
 template <typename T, int V, int C>
 __device__ __forceinline__ void flush(T* out, uint32_t units, uint32_t row, uint32_t unit0, int stride,
-                                      const Pack<T, V> (&acc)[C]) {
+                                      const Pack<double, V> (&acc)[C]) {
   T* o = out + uint64_t(row) * units * V;
 #pragma unroll
   for (int c = 0; c < C; ++c) {
     const uint32_t u = unit0 + c * stride;
-    if (u < units) atomic_add_pack<T, V>(o + uint64_t(u) * V, acc[c]);
+    if (u < units) {
+      Pack<T, V> x;
+#pragma unroll
+      for (int e = 0; e < V; ++e) x.v[e] = static_cast<T>(acc[c].v[e]);
+      atomic_add_pack<T, V>(o + uint64_t(u) * V, x);
+    }
   }
 }
 
@@ -84,11 +90,11 @@ __global__ void __launch_bounds__(kBlockThreads, 4) mttkrp_coo_kernel(const Mttk
   const uint32_t unit0 = blockIdx.y * (L * C) + (lane % L);
   const uint32_t* mode_ind = a.ind + uint64_t(a.mode) * a.nnz;
 
-  Pack<T, V> acc[C];
+  Pack<double, V> acc[C];
 #pragma unroll
   for (int c = 0; c < C; ++c)
 #pragma unroll
-    for (int e = 0; e < V; ++e) acc[c].v[e] = T(0);
+    for (int e = 0; e < V; ++e) acc[c].v[e] = 0.0;
   uint32_t acc_row = kNoRow;
 
   for (uint64_t base = begin; base < end; base += 32) {
@@ -133,7 +139,9 @@ __global__ void __launch_bounds__(kBlockThreads, 4) mttkrp_coo_kernel(const Mttk
         if (acc_row != kNoRow) flush<T, V, C>(a.out, units, acc_row, unit0, L, acc);
         acc_row = row;
 #pragma unroll
-        for (int c = 0; c < C; ++c) acc[c] = prod[c];
+        for (int c = 0; c < C; ++c)
+#pragma unroll
+          for (int e = 0; e < V; ++e) acc[c].v[e] = prod[c].v[e];
       } else {
 #pragma unroll
         for (int c = 0; c < C; ++c)

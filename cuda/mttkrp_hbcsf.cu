@@ -1,6 +1,8 @@
 // B-CSF / HB-CSF MTTKRP on the GPU (Nisa et al., §IV-V; layout in
 // src/core/hbcsf.hpp; the CPU kernel src/kernels/cpu/mttkrp_hbcsf.cpp is
-// the executable specification: same tasks, same sums).
+// the executable specification: same tasks, same sums). Running sums
+// (slices, segments, units) are kept in double, float32 too, and rounded
+// to T once per store or atomic.
 //
 // Output scheme: the caller zeroes the output (mttkrp_with_device_operands
 // in plugin.cu does), so rows of empty slices are zero without a kernel.
@@ -130,25 +132,37 @@ __device__ __forceinline__ Pack<T, V> row_pack(const T* m, uint32_t row, uint32_
   return reinterpret_cast<const Pack<T, V>*>(m + size_t(row) * rank)[u];
 }
 
-template <typename T, int V>
-__device__ __forceinline__ void mul_into(Pack<T, V>& p, const Pack<T, V>& g) {
+// Products and sums of packs; A may be wider than T (running sums are kept
+// in double, float32 too).
+template <typename A, typename T, int V>
+__device__ __forceinline__ void mul_into(Pack<A, V>& p, const Pack<T, V>& g) {
 #pragma unroll
   for (int e = 0; e < V; ++e) p.v[e] *= g.v[e];
 }
 
-template <typename T, int V>
-__device__ __forceinline__ void add_into(Pack<T, V>& p, const Pack<T, V>& g) {
+template <typename A, typename T, int V>
+__device__ __forceinline__ void add_into(Pack<A, V>& p, const Pack<T, V>& g) {
 #pragma unroll
   for (int e = 0; e < V; ++e) p.v[e] += g.v[e];
 }
 
-// Store (sole writer of the row) or add atomically (a split slice's unit).
-template <typename T, int V>
-__device__ __forceinline__ void write_pack(T* out, uint32_t row, uint32_t rank, uint32_t u, const Pack<T, V>& p,
+template <typename A, typename T, int V>
+__device__ __forceinline__ Pack<A, V> convert(const Pack<T, V>& p) {
+  Pack<A, V> r;
+#pragma unroll
+  for (int e = 0; e < V; ++e) r.v[e] = static_cast<A>(p.v[e]);
+  return r;
+}
+
+// Store (sole writer of the row) or add atomically (a split slice's unit),
+// rounding a wider sum to T once.
+template <typename T, int V, typename A>
+__device__ __forceinline__ void write_pack(T* out, uint32_t row, uint32_t rank, uint32_t u, const Pack<A, V>& p,
                                            bool atomic) {
   T* o = out + size_t(row) * rank + size_t(u) * V;
-  if (atomic) atomic_add_pack<T, V>(o, p);
-  else *reinterpret_cast<Pack<T, V>*>(o) = p;
+  const Pack<T, V> x = convert<T>(p);
+  if (atomic) atomic_add_pack<T, V>(o, x);
+  else *reinterpret_cast<Pack<T, V>*>(o) = x;
 }
 
 // COO group: lane group k handles nonzero k (stride: the `blocks` blocks
@@ -211,7 +225,7 @@ __device__ __forceinline__ void hbcsf_csl_body(const HbcsfArgs<T>& a, uint64_t b
     for (uint32_t c0 = 0; c0 < units; c0 += L) {
       const uint32_t u = c0 + lane;
       const bool column = u < units;
-      Pack<T, V> acc = splat<T, V>(T(0));
+      Pack<double, V> acc = splat<double, V>(0.0);
       if (column) {
         for (uint32_t z = zb + group; z < ze; z += kGroups) {
           Pack<T, V> p = splat<T, V>(__ldg(a.csl_val + z));
@@ -220,7 +234,7 @@ __device__ __forceinline__ void hbcsf_csl_body(const HbcsfArgs<T>& a, uint64_t b
           add_into(acc, p);
         }
       }
-      if constexpr (kWarp) warp_sum_groups<T, V, L>(acc);
+      if constexpr (kWarp) warp_sum_groups<double, V, L>(acc);
       if (column && group == 0) write_pack<T, V>(a.out, row, a.rank, u, acc, false);
     }
   }
@@ -314,7 +328,8 @@ __device__ __forceinline__ void hbcsf_bcsf_leaves_body(const HbcsfArgs<T>& a, ui
   for (uint32_t c0 = 0; c0 < units; c0 += L) {
     const uint32_t u = c0 + lane_in_team;
     const bool column = u < units;
-    Pack<T, V> acc = splat<T, V>(T(0)), seg_sum = splat<T, V>(T(0)), prefix = splat<T, V>(T(1));
+    Pack<double, V> acc = splat<double, V>(0.0), seg_sum = splat<double, V>(0.0);
+    Pack<T, V> prefix = splat<T, V>(T(1));
     uint32_t acc_row = kNoRow;
     uint64_t cur_seg = ~uint64_t(0);  // the segment seg_sum belongs to
     uint32_t cur_row = kNoRow, cur_fiber = 0;
@@ -322,7 +337,7 @@ __device__ __forceinline__ void hbcsf_bcsf_leaves_body(const HbcsfArgs<T>& a, ui
     // but out_level (level 0 = the root row, read for non-root outputs
     // only) into p; returns the out_level coordinate (the root row for the
     // root kernel).
-    auto segment_rows = [&](Pack<T, V>& p) -> uint32_t {
+    auto segment_rows = [&](auto& p) -> uint32_t {
       uint32_t key = cur_row;
       if (fiber_level == out_level) key = cur_fiber;
       else mul_into(p, row_pack<T, V>(a.F[fiber_level], cur_fiber, a.rank, u));
@@ -416,7 +431,7 @@ __device__ __forceinline__ void hbcsf_bcsf_leaves_body(const HbcsfArgs<T>& a, ui
             cur_seg = seg;
             cur_row = row[k];
             cur_fiber = fiber[k];
-            seg_sum = splat<T, V>(T(0));
+            seg_sum = splat<double, V>(0.0);
           }
 #pragma unroll
           for (int e = 0; e < V; ++e) seg_sum.v[e] += v[k] * f[k].v[e];
@@ -455,7 +470,7 @@ __device__ __forceinline__ void hbcsf_csl_chunks_body(const HbcsfArgs<T>& a, uin
   for (uint32_t c0 = 0; c0 < units; c0 += L) {
     const uint32_t u = c0 + lane_in_team;
     const bool column = u < units;
-    Pack<T, V> acc = splat<T, V>(T(0));
+    Pack<double, V> acc = splat<double, V>(0.0);
     uint32_t acc_row = kNoRow;
     uint64_t window = first_slice;
     for (uint64_t base = begin; base < end; base += 32) {
@@ -480,7 +495,7 @@ __device__ __forceinline__ void hbcsf_csl_chunks_body(const HbcsfArgs<T>& a, uin
         if (row != acc_row) {
           if (acc_row != kNoRow) write_pack<T, V>(a.out, acc_row, a.rank, u, acc, true);
           acc_row = row;
-          acc = p;
+          acc = convert<double>(p);
         } else {
           add_into(acc, p);
         }
@@ -522,7 +537,7 @@ __global__ void __launch_bounds__(kThreads) hbcsf_fused_kernel(const HbcsfArgs<T
 // without a unit (the grid's tail) only take part in them.
 template <typename T, int V, int L>
 __global__ void __launch_bounds__(kThreads) hbcsf_bcsf_kernel(const HbcsfArgs<T> a) {
-  __shared__ Pack<T, V> partial[kThreads];
+  __shared__ Pack<double, V> partial[kThreads];
   const uint32_t team_threads = 32u * a.team_warps;
   const uint32_t teams_per_block = kThreads / team_threads;
   const uint32_t team = threadIdx.x / team_threads;
@@ -548,10 +563,10 @@ __global__ void __launch_bounds__(kThreads) hbcsf_bcsf_kernel(const HbcsfArgs<T>
     for (uint32_t c0 = 0; c0 < units; c0 += L) {
       const uint32_t u = c0 + lane;
       const bool column = u < units;
-      Pack<T, V> acc = splat<T, V>(T(0));
+      Pack<double, V> acc = splat<double, V>(0.0);
       if (column) {
         for (uint32_t g = gb + group; g < ge; g += groups_per_team) {
-          Pack<T, V> s = splat<T, V>(T(0));
+          Pack<double, V> s = splat<double, V>(0.0);
           const uint32_t zb = __ldg(a.segment_ptr + g), ze = __ldg(a.segment_ptr + g + 1);
 #pragma unroll 4
           for (uint32_t z = zb; z < ze; ++z) {
@@ -575,7 +590,7 @@ __global__ void __launch_bounds__(kThreads) hbcsf_bcsf_kernel(const HbcsfArgs<T>
         partial[threadIdx.x] = acc;
         __syncthreads();
         if (active && column && group == 0) {
-          Pack<T, V> sum = splat<T, V>(T(0));
+          Pack<double, V> sum = splat<double, V>(0.0);
           const uint32_t first = team * team_threads + lane;
           for (uint32_t k = 0; k < groups_per_team; ++k) add_into(sum, partial[first + k * L]);
           write_pack<T, V>(a.out, row, a.rank, u, sum, split);

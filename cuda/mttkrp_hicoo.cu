@@ -34,11 +34,12 @@
 // thousands of nonzeros per output row (see kHicooWindowReuse).
 //
 // Shared-memory rule: at most 64 KB per thread block (3 blocks of 256
-// threads per H100 SM, 227 KB): the output window (B x R) gets it first;
-// the N-1 factor windows are staged only when window + factor windows fit.
-// With B = 128 (the CPU rule's B for order 3) that is: float32 rank 32
-// order 3 staged (48 KB), float32 rank 64 or float64 rank 32 output only,
-// and above B x R x sizeof(T) > 64 KB (e.g. float64 rank 128) atomics only.
+// threads per H100 SM, 227 KB): the output window (B x R doubles, for
+// float32 too) gets it first; the N-1 factor windows (B x R values of T)
+// are staged only when window + factor windows fit. With B = 128 (the CPU
+// rule's B for order 3) that is: float32 rank 16 order 3 staged (32 KB),
+// float32 rank 32 or float64 rank 32 output only, and above B x R x 8 >=
+// 64 KB (rank 64 and up) atomics only.
 // Measured (H100, 2026-11-23, mathsx and flights at ranks 16/32): staging
 // the factor windows changed the window path's time by under 3% (the rows
 // a block reads are L1/L2 hits anyway); it is kept for blocks with >= B
@@ -79,8 +80,9 @@ struct HicooArgs {
   const T* factors[kHicooMaxOrder];
 };
 
-// Shared-memory layout: the touched-row bitmap, the output window (B x R),
-// then the staged factor windows (B x R each, other modes in order).
+// Shared-memory layout: the touched-row bitmap, the output window (B x R
+// doubles: float32 sums too are kept in double), then the staged factor
+// windows (B x R values of T each, other modes in order).
 struct SharedTables {
   uint32_t* touched;
   void* out;
@@ -92,7 +94,8 @@ __device__ __forceinline__ SharedTables shared_tables(unsigned char* raw, uint32
   SharedTables s;
   s.touched = reinterpret_cast<uint32_t*>(raw);
   s.out = raw + kBitmapBytes;
-  s.windows = raw + kBitmapBytes + (size_t(rank) << block_bits) * value_size;
+  s.windows = raw + kBitmapBytes + (size_t(rank) << block_bits) * sizeof(double);
+  (void)value_size;
   return s;
 }
 
@@ -116,7 +119,7 @@ __device__ void dense_block(const HicooArgs<T>& a, const SharedTables& s, const 
   const int tid = threadIdx.x, team = tid / L, lane = tid % L;
   const uint32_t bits = a.block_bits, B = 1u << bits;
   const uint32_t units = a.rank / V;
-  T* s_out = static_cast<T*>(s.out);
+  double* s_out = static_cast<double*>(s.out);
   T* s_win = static_cast<T*>(s.windows);
   // Where each mode's B rows start: a staged window, or the factor itself.
   if (tid < int(a.order)) {
@@ -154,25 +157,27 @@ __device__ void dense_block(const HicooArgs<T>& a, const SharedTables& s, const 
 #pragma unroll
         for (int e = 0; e < V; ++e) p.v[e] *= g.v[e];
       }
-      T* o = s_out + size_t(e_out) * a.rank + size_t(u) * V;
+      double* o = s_out + size_t(e_out) * a.rank + size_t(u) * V;
 #pragma unroll
-      for (int e = 0; e < V; ++e) atomicAdd(o + e, p.v[e]);
+      for (int e = 0; e < V; ++e) atomicAdd(o + e, static_cast<double>(p.v[e]));
     }
     if (lane == 0) atomicOr(s.touched + (e_out >> 5), 1u << (e_out & 31));
   }
   __syncthreads();  // the window is complete
 
   const uint64_t out_row0 = uint64_t(__ldg(a.binds + uint64_t(a.mode) * a.num_blocks + b)) << bits;
-  Pack<T, V>* w = reinterpret_cast<Pack<T, V>*>(s_out);
   T* g = a.out + out_row0 * a.rank;
   for (uint32_t i = tid; i < B * units; i += kThreads) {
     const uint32_t r = i / units;
     if ((s.touched[r >> 5] >> (r & 31)) & 1u) {
-      atomic_add_pack<T, V>(g + size_t(i) * V, w[i]);
-      Pack<T, V> zero;
+      double* w = s_out + size_t(i) * V;
+      Pack<T, V> x;
 #pragma unroll
-      for (int e = 0; e < V; ++e) zero.v[e] = T(0);
-      w[i] = zero;
+      for (int e = 0; e < V; ++e) {
+        x.v[e] = static_cast<T>(w[e]);
+        w[e] = 0.0;
+      }
+      atomic_add_pack<T, V>(g + size_t(i) * V, x);
     }
   }
   __syncthreads();  // the bitmap has been read by all
@@ -199,10 +204,17 @@ __device__ void sparse_run(const HicooArgs<T>& a, uint64_t b_first, uint64_t b_e
   // One column group per lane (units <= L, ranks up to 32 vectors): a
   // running sum per lane while consecutive nonzeros share the output row,
   // one atomic per row change. Wider ranks: an atomic per nonzero and group.
+  // The running sum is in double (float32 too), rounded once per atomic.
   const bool one_group = units <= uint32_t(L);
-  Pack<T, V> acc;
+  Pack<double, V> acc;
 #pragma unroll
-  for (int e = 0; e < V; ++e) acc.v[e] = T(0);
+  for (int e = 0; e < V; ++e) acc.v[e] = 0.0;
+  auto narrow = [](const Pack<double, V>& d) {
+    Pack<T, V> x;
+#pragma unroll
+    for (int e = 0; e < V; ++e) x.v[e] = static_cast<T>(d.v[e]);
+    return x;
+  };
   uint64_t acc_row = ~uint64_t(0);
   for (; k < k_end; ++k) {
     while (k >= next_start) next_start = __ldg(a.bptr + (++blk) + 1);
@@ -227,14 +239,15 @@ __device__ void sparse_run(const HicooArgs<T>& a, uint64_t b_first, uint64_t b_e
 #pragma unroll
         for (int e = 0; e < V; ++e) acc.v[e] += p.v[e];
       } else {
-        if (acc_row != ~uint64_t(0)) atomic_add_pack<T, V>(a.out + acc_row * a.rank + size_t(u) * V, acc);
-        acc = p;
+        if (acc_row != ~uint64_t(0)) atomic_add_pack<T, V>(a.out + acc_row * a.rank + size_t(u) * V, narrow(acc));
+#pragma unroll
+        for (int e = 0; e < V; ++e) acc.v[e] = p.v[e];
         acc_row = out_row;
       }
     }
   }
   if (one_group && acc_row != ~uint64_t(0) && uint32_t(lane) < units)
-    atomic_add_pack<T, V>(a.out + acc_row * a.rank + size_t(lane) * V, acc);
+    atomic_add_pack<T, V>(a.out + acc_row * a.rank + size_t(lane) * V, narrow(acc));
 }
 
 template <typename T, int V, int L>
@@ -244,8 +257,8 @@ __global__ void __launch_bounds__(kThreads, 3) mttkrp_hicoo_kernel(const HicooAr
   const bool shared_output = a.shared_output != 0;
   const SharedTables s = shared_tables(shared_raw, a.block_bits, a.rank, sizeof(T));
   if (shared_output) {
-    T* s_out = static_cast<T*>(s.out);
-    for (uint32_t i = threadIdx.x; i < (a.rank << a.block_bits); i += kThreads) s_out[i] = T(0);
+    double* s_out = static_cast<double*>(s.out);
+    for (uint32_t i = threadIdx.x; i < (a.rank << a.block_bits); i += kThreads) s_out[i] = 0.0;
     if (threadIdx.x < kBitmapBytes / 4) s.touched[threadIdx.x] = 0;
   }
   const uint64_t k0 = uint64_t(blockIdx.x) * a.chunk;
@@ -408,7 +421,7 @@ cudaError_t launch_mttkrp_hicoo(const DeviceHicooRef& x, const T* const* factors
 
   // The shared-memory rule (top of the file).
   const size_t window = (size_t(rank) << x.block_bits) * sizeof(T);
-  const size_t with_output = kBitmapBytes + window;
+  const size_t with_output = kBitmapBytes + (size_t(rank) << x.block_bits) * sizeof(double);
   const size_t with_factors = with_output + size_t(x.order - 1) * window;
   const bool shared_output = use != HicooSharedUse::atomics_only && with_output <= kSharedBudget;
   const bool staged = shared_output && use == HicooSharedUse::automatic && with_factors <= kSharedBudget;

@@ -8,6 +8,13 @@
 //   fit = 1 - sqrt(|normX^2 + ||P||^2 - 2 <X,P>|) / normX with P = [[lambda; U]]
 //     ||P||^2 = lambda^T (Hadamard of all Grams) lambda
 //     <X,P>   = sum_r lambda_r sum_i U_{N-1}(i,r) B_{N-1}(i,r)  (last MTTKRP reused)
+//   Near fit 1 the three terms cancel: an error e in them moves the fit by
+//   about e / (||X - P|| ||X||). So every term is in double: the Grams of
+//   the fit are computed in double from the factors, and when the rounding
+//   of B to T (float32) gives the fit a noise above kFitNoise (one standard
+//   deviation, estimated from B), <X,P> is summed again in double over the
+//   nonzeros (one extra pass per sweep, COO input; in practice only within
+//   about 1e-2 of fit 1).
 //   stop when |fit - fit_old| < tol after the first sweep, or at max_iters
 //   finally arrange (unit 2-norm columns, sorted by decreasing lambda) and
 //   fix signs (pyttb ktensor.fixsigns).
@@ -27,9 +34,11 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <numeric>
 #include <memory>
 #include <random>
+#include <type_traits>
 
 #include "algo/mttkrp_operands.hpp"
 #include "algo/normal_equations.hpp"
@@ -47,16 +56,27 @@ using kernels::ColumnNorm;
 
 // sum_{r,s} lambda_r lambda_s prod_m G_m(r,s), in double, as pyttb's
 // ktensor.norm (coefficient matrix lambda lambda^T times each Gram in turn).
-template <typename T>
-double kruskal_norm_squared(const T* lambda, const std::vector<DenseMatrix<T>>& grams, spt_index rank) {
+template <typename T, typename G>
+double kruskal_norm_squared(const T* lambda, const std::vector<DenseMatrix<G>>& grams, spt_index rank) {
   double total = 0.0;
   for (spt_index r = 0; r < rank; ++r)
     for (spt_index s = 0; s < rank; ++s) {
       double v = static_cast<double>(lambda[r]) * static_cast<double>(lambda[s]);
-      for (const DenseMatrix<T>& g : grams) v *= static_cast<double>(g(r, s));
+      for (const DenseMatrix<G>& g : grams) v *= static_cast<double>(g(r, s));
       total += v;
     }
   return total;
+}
+
+// The largest rounding noise (one standard deviation) the fit may carry
+// before <X,P> is recomputed exactly.
+constexpr double kFitNoise = 1e-6;
+
+// The fit's change when <X,P> is off by `err` either way (the larger side).
+double fit_sensitivity(double norm_x_squared, double norm_p_squared, double inner, double err) {
+  const double r2 = norm_x_squared + norm_p_squared - 2.0 * inner;
+  const double hi = std::sqrt(std::abs(r2) + 2.0 * err), lo = std::sqrt(std::max(std::abs(r2) - 2.0 * err, 0.0));
+  return (hi - lo) / std::sqrt(norm_x_squared);
 }
 
 template <typename T>
@@ -299,7 +319,8 @@ int magnitude_shift(const spt_coo_s& x, double norm_x_squared) {
 // dims and its squared norm, so every storage format shares them.
 template <typename T>
 spt_status cp_als_operand(spt_context_s& ctx, algo::MttkrpOperand<T>& operand, const std::vector<spt_index>& dims,
-                          double norm_x_squared, const spt_cpd_options& opts, spt_ktensor_s& k) {
+                          double norm_x_squared, const spt_cpd_options& opts, spt_ktensor_s& k,
+                          const ExactInner<T>& exact_inner) {
   const uint32_t order = static_cast<uint32_t>(dims.size());
   const spt_index rank = opts.rank;
 
@@ -320,6 +341,10 @@ spt_status cp_als_operand(spt_context_s& ctx, algo::MttkrpOperand<T>& operand, c
   NormalEquations<T> normal_equations(rank);
   std::vector<double> norms(rank);
   std::vector<double> dots(rank);
+  // float32: the fit's Grams in double (factor copies widened to double).
+  constexpr bool wide_fit = !std::is_same_v<T, double>;
+  std::vector<DenseMatrix<double>> fit_grams(wide_fit ? order : 0, DenseMatrix<double>(rank, rank));
+  DenseMatrix<double> widened(wide_fit ? max_dim : 0, wide_fit ? rank : 0);
   T* lambda = k.lambda.ptr<T>();
   k.fit_history.reserve(static_cast<size_t>(opts.max_iters));
   k.seconds_history.reserve(static_cast<size_t>(opts.max_iters));
@@ -374,17 +399,47 @@ spt_status cp_als_operand(spt_context_s& ctx, algo::MttkrpOperand<T>& operand, c
                  ConstMatRef<T>{last_mttkrp.data, last_mttkrp.rows, last_mttkrp.cols, last_mttkrp.ld}, dots.data());
     double inner = 0.0;
     for (spt_index r = 0; r < rank; ++r) inner += dots[r] * static_cast<double>(lambda[r]);
-    const double norm_p_squared = kruskal_norm_squared<T>(lambda, grams, rank);
+    double norm_p_squared;
+    if constexpr (wide_fit) {
+      for (uint32_t m = 0; m < order; ++m) {
+        const ConstMatRef<T>& u = const_factors[m];
+        for (spt_nnz i = 0; i < u.rows; ++i)
+          for (spt_nnz r = 0; r < rank; ++r) widened(i, r) = static_cast<double>(u(i, r));
+        SPT_DISPATCH(ctx, gram, ConstMatRef<double>{widened.values.data(), u.rows, spt_nnz(rank), spt_nnz(rank)},
+                     fit_grams[m].ref());
+      }
+      norm_p_squared = kruskal_norm_squared<T>(lambda, fit_grams, rank);
+    } else {
+      norm_p_squared = kruskal_norm_squared<T>(lambda, grams, rank);
+    }
+    if (exact_inner) {
+      // B holds one rounding to T per element (the MTTKRPs sum in double):
+      // independent relative errors, uniform within +-eps/2, so <X,P> is off
+      // by about eps/(2 sqrt 3) times the terms' root-sum-square (one
+      // standard deviation); the terms may cancel, so that is not bounded by
+      // |<X,P>|.
+      const ConstMatRef<T>& u = const_factors[order - 1];
+      double spread = 0.0;
+      for (spt_nnz i = 0; i < u.rows; ++i)
+        for (spt_nnz r = 0; r < rank; ++r) {
+          const double t = static_cast<double>(lambda[r]) * static_cast<double>(u(i, r)) *
+                           static_cast<double>(last_mttkrp(i, r));
+          spread += t * t;
+        }
+      const double err = 0.5 * std::numeric_limits<T>::epsilon() / std::sqrt(3.0) * std::sqrt(spread);
+      if (fit_sensitivity(norm_x_squared, norm_p_squared, inner, err) > kFitNoise)
+        inner = exact_inner(lambda, const_factors.data());
+    }
     tracker.end_sweep(inner, norm_p_squared, std::chrono::duration<double>(Clock::now() - start).count());
   }
   return finish<T>(ctx, tracker, operand.name(), k);
 }
 
 template spt_status cp_als_operand<float>(spt_context_s&, algo::MttkrpOperand<float>&, const std::vector<spt_index>&,
-                                         double, const spt_cpd_options&, spt_ktensor_s&);
+                                         double, const spt_cpd_options&, spt_ktensor_s&, const ExactInner<float>&);
 template spt_status cp_als_operand<double>(spt_context_s&, algo::MttkrpOperand<double>&,
                                           const std::vector<spt_index>&, double, const spt_cpd_options&,
-                                          spt_ktensor_s&);
+                                          spt_ktensor_s&, const ExactInner<double>&);
 
 spt_cpd_options normalized_cpd_options(const spt_cpd_options& given) {
   require(given.struct_size >= kCpdOptionsSize01, "opts.struct_size is ", given.struct_size,
@@ -489,7 +544,10 @@ spt_status cp_als(spt_context_s& ctx, const spt_coo_s& x, const spt_cpd_options&
       return status;
     }
     std::unique_ptr<algo::MttkrpOperand<T>> operand = algo::make_mttkrp_operand<T>(ctx, x, opts);
-    const spt_status status = cp_als_operand<T>(ctx, *operand, x.dims, norm_x_squared, opts, out);
+    const ExactInner<T> exact_inner = [&](const T* lambda, const ConstMatRef<T>* factors) {
+      return SPT_DISPATCH(ctx, inner_ktensor, x, lambda, factors, opts.rank);
+    };
+    const spt_status status = cp_als_operand<T>(ctx, *operand, x.dims, norm_x_squared, opts, out, exact_inner);
     exact_final_fit<T>(x, norm_x_squared, out);
     return status;
   });

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <vector>
 
 #include "algo/mttkrp_operand.hpp"
@@ -50,9 +51,16 @@ spt_status cp_als_csf(spt_context_s& ctx, const spt_csf_s& x, const spt_cpd_opti
 // The format-neutral core: CP-ALS of the tensor behind `operand`, with its
 // dims and ||X||^2, and options already normalised and validated (for
 // formats wired outside cp_als.cpp, e.g. HiCOO). T is float or double.
+// `exact_inner`, when given, returns <X, [[lambda; factors]]> summed in
+// double over the nonzeros; the fit uses it in place of the inner product
+// from the last MTTKRP (rounded to T) when that rounding could move the fit
+// by more than kFitNoise (float32 fits near 1).
+template <typename T>
+using ExactInner = std::function<double(const T* lambda, const ConstMatRef<T>* factors)>;
 template <typename T>
 spt_status cp_als_operand(spt_context_s& ctx, algo::MttkrpOperand<T>& operand, const std::vector<spt_index>& dims,
-                          double norm_x_squared, const spt_cpd_options& opts, spt_ktensor_s& out);
+                          double norm_x_squared, const spt_cpd_options& opts, spt_ktensor_s& out,
+                          const ExactInner<T>& exact_inner = {});
 
 // ||K||_F^2 = lambda^T (Hadamard product of all factor Grams) lambda, with
 // the Grams from the context's backend and the quadratic form in double.

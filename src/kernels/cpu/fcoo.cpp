@@ -5,7 +5,9 @@
 // alone and are written directly; the first (when it began in an earlier
 // range) and the last (which may go on into a later range) are kept aside
 // and added in range order afterwards: the CPU form of the GPU's boundary
-// atomics, and deterministic for a given thread count.
+// atomics, and deterministic for a given thread count. Every sum is kept
+// in double (segment accumulators, boundary rows) and rounded to T once
+// when stored, so float32 results carry one rounding per output element.
 #include <omp.h>
 
 #include <algorithm>
@@ -24,7 +26,8 @@ constexpr spt_nnz kMinNnzPerThread = 4096;
 
 
 // Runs the segmented reduction. `make_worker()` gives each thread an object
-// with `add(k, acc)` (adds nonzero k's width-long contribution to acc).
+// with `add(k, acc)` (adds nonzero k's width-long contribution to the
+// double accumulator acc).
 // `row(segment)` is the output row (width values) of a segment; all rows
 // are zeroed first by the caller.
 template <typename T, typename MakeWorker, typename Row>
@@ -36,17 +39,17 @@ void segmented_reduce(const Exec& exec, const spt_fcoo_s& f, uint64_t width, Mak
   struct Boundary {
     bool has_head = false;
     spt_nnz head_segment = 0, tail_segment = 0;
-    std::vector<T> head, tail;
+    std::vector<double> head, tail;
   };
   // Everything the threads use is allocated here: an allocation failure
   // inside the parallel region could not be reported (kernels.hpp).
   std::vector<Boundary> bounds(threads);
-  std::vector<std::vector<T>> accumulators(threads);
+  std::vector<std::vector<double>> accumulators(threads);
   std::vector<decltype(make_worker())> workers;
   for (int t = 0; t < threads; ++t) {
-    bounds[t].head.assign(width, T(0));
-    bounds[t].tail.assign(width, T(0));
-    accumulators[t].assign(width, T(0));
+    bounds[t].head.assign(width, 0.0);
+    bounds[t].tail.assign(width, 0.0);
+    accumulators[t].assign(width, 0.0);
     workers.push_back(make_worker());
   }
 #pragma omp parallel num_threads(threads)
@@ -55,7 +58,7 @@ void segmented_reduce(const Exec& exec, const spt_fcoo_s& f, uint64_t width, Mak
     const spt_nnz begin = n * t / threads, end = n * (t + 1) / threads;
     Boundary& b = bounds[t];
     auto& worker = workers[t];
-    std::vector<T>& acc = accumulators[t];
+    std::vector<double>& acc = accumulators[t];
     spt_nnz segment = f.segment_of(begin);
     bool first = true;
     const bool continues = !f.starts_segment(begin);
@@ -66,9 +69,10 @@ void segmented_reduce(const Exec& exec, const spt_fcoo_s& f, uint64_t width, Mak
           b.head_segment = segment;
           b.head.swap(acc);
         } else {
-          std::copy(acc.begin(), acc.end(), row(segment));
+          T* r = row(segment);
+          for (uint64_t c = 0; c < width; ++c) r[c] = static_cast<T>(acc[c]);
         }
-        std::fill(acc.begin(), acc.end(), T(0));
+        std::fill(acc.begin(), acc.end(), 0.0);
         first = false;
         ++segment;
       }
@@ -77,14 +81,30 @@ void segmented_reduce(const Exec& exec, const spt_fcoo_s& f, uint64_t width, Mak
     b.tail_segment = segment;
     b.tail.swap(acc);
   }
+  // Boundary pieces in range order: segments never decrease along it and
+  // no thread stored these rows, so each segment's pieces are consecutive;
+  // sum them in double and round once.
+  std::vector<double> sum(width, 0.0);
+  bool open = false;
+  spt_nnz open_segment = 0;
+  auto flush = [&] {
+    if (!open) return;
+    T* r = row(open_segment);
+    for (uint64_t c = 0; c < width; ++c) r[c] = static_cast<T>(static_cast<double>(r[c]) + sum[c]);
+    std::fill(sum.begin(), sum.end(), 0.0);
+    open = false;
+  };
+  auto add_piece = [&](spt_nnz segment, const std::vector<double>& piece) {
+    if (open && segment != open_segment) flush();
+    open = true;
+    open_segment = segment;
+    for (uint64_t c = 0; c < width; ++c) sum[c] += piece[c];
+  };
   for (const Boundary& b : bounds) {
-    if (b.has_head) {
-      T* r = row(b.head_segment);
-      for (uint64_t c = 0; c < width; ++c) r[c] += b.head[c];
-    }
-    T* r = row(b.tail_segment);
-    for (uint64_t c = 0; c < width; ++c) r[c] += b.tail[c];
+    if (b.has_head) add_piece(b.head_segment, b.head);
+    add_piece(b.tail_segment, b.tail);
   }
+  flush();
 }
 
 // Adds value * Hadamard product of the product modes' factor rows.
@@ -94,7 +114,7 @@ struct HadamardWorker {
   const ConstMatRef<T>* factors;  // indexed by product-mode position
   uint64_t width;
   std::vector<T> prod;
-  void add(spt_nnz k, T* acc) {
+  void add(spt_nnz k, double* acc) {
     const T v = f->val.get<T>()[k];
     for (uint64_t r = 0; r < width; ++r) prod[r] = v;
     for (size_t j = 0; j < f->product_modes.size(); ++j) {
@@ -112,7 +132,7 @@ struct KroneckerWorker {
   const ConstMatRef<T>* factors;  // indexed by product-mode position (ascending modes)
   uint64_t width;
   std::vector<T> row, next;
-  void add(spt_nnz k, T* acc) {
+  void add(spt_nnz k, double* acc) {
     uint64_t len = 1;
     row[0] = T(1);
     for (size_t j = f->product_modes.size(); j-- > 0;) {
@@ -124,7 +144,7 @@ struct KroneckerWorker {
       std::swap(row, next);
     }
     const T v = f->val.get<T>()[k];
-    for (uint64_t c = 0; c < width; ++c) acc[c] += v * row[c];
+    for (uint64_t c = 0; c < width; ++c) acc[c] += static_cast<double>(v * row[c]);
   }
 };
 

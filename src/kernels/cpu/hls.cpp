@@ -16,8 +16,10 @@
 // 2 one task per sparse output row, after a barrier. No atomics; every
 // output element is summed in the same order whatever the thread count
 // (dense tiles in order, then sparse nonzeros in order), so results are
-// bitwise independent of it. All scratch is allocated before the parallel
-// region.
+// bitwise independent of it. Sums are kept in double (a root group's 16
+// rows, a sparse row, the X(i,:,:) C_t products) and rounded to T once per
+// phase, so float32 results carry at most two roundings per output element.
+// All scratch is allocated before the parallel region.
 #include <omp.h>
 
 #include <algorithm>
@@ -65,6 +67,9 @@ void hls_impl(const Exec& exec, const spt_hls_s& h, const ConstMatRef<T>* factor
   // Per thread: X slice (256), C block (16 x maxR), one product row (maxR).
   const size_t stride = 256 + 17 * size_t(maxR);
   std::vector<T> scratch(checked_mul(uint64_t(threads), stride, "HLS kernel scratch"));
+  // Per thread, double sums: a root group's 16 rows, one sparse row, one product row.
+  const size_t wide_stride = checked_mul(17, uint64_t(RO), "HLS kernel sums") + size_t(maxR);
+  std::vector<double> wide(checked_mul(uint64_t(threads), wide_stride, "HLS kernel sums"));
 
   const uint32_t W = h.words_per_tile();
   const uint32_t D = h.slab_depth;
@@ -86,7 +91,9 @@ void hls_impl(const Exec& exec, const spt_hls_s& h, const ConstMatRef<T>* factor
   {
     T* X = scratch.data() + size_t(omp_get_thread_num()) * stride;
     T* CB = X + 256;        // 16 x maxR (row k at k * maxR)
-    T* xc = CB + 16 * maxR;  // maxR
+    double* group = wide.data() + size_t(omp_get_thread_num()) * wide_stride;  // 16 x RO
+    double* srow = group + 16 * RO;                                                // RO
+    double* xc = srow + RO;                                                        // maxR
 
 #pragma omp for schedule(static)
     for (int64_t i = 0; i < int64_t(out.rows); ++i) std::fill(out.row(i), out.row(i) + RO, T(0));
@@ -97,6 +104,7 @@ void hls_impl(const Exec& exec, const spt_hls_s& h, const ConstMatRef<T>* factor
     for (int64_t g = 0; g < groups; ++g) {
       const uint32_t r0 = h.d_root_tile[g] << 4;
       const uint32_t in = std::min<uint32_t>(16, dim0 - r0);
+      std::fill(group, group + size_t(in) * RO, 0.0);
       for (uint64_t d = h.d_root_ptr[g]; d < h.d_root_ptr[g + 1]; ++d) {
         const uint32_t b1 = h.unpack_tile(h.d_tile[d], 1) << 4;
         const uint32_t b2 = h.unpack_tile(h.d_tile[d], 2) << 4;
@@ -126,11 +134,11 @@ void hls_impl(const Exec& exec, const spt_hls_s& h, const ConstMatRef<T>* factor
             std::fill(X, X + 256, T(0));
             for (uint32_t w = 0; w < 4; ++w)
               for (uint64_t word = ws[w]; word; word &= word - 1) X[w * 64 + uint32_t(__builtin_ctzll(word))] = *v++;
-            T* o = out.row(r0 + i);
+            double* o = group + size_t(i) * RO;
             for (uint32_t j = 0; j < jn; ++j) {
               if (((ws[j / 4] >> (16 * (j % 4))) & 0xffffu) == 0) continue;
               // xc = (X(i,:,:) C_t)(j,:)
-              std::fill(xc, xc + cw, T(0));
+              std::fill(xc, xc + cw, 0.0);
               const T* xr = X + 16 * j;
               for (uint32_t k = 0; k < kn; ++k) {
                 const T x = xr[k];
@@ -146,9 +154,9 @@ void hls_impl(const Exec& exec, const spt_hls_s& h, const ConstMatRef<T>* factor
                 for (spt_nnz c = 0; c < R3; ++c) {
                   const T dc = frow ? frow[c] : T(1);
                   for (spt_nnz b = 0; b < R2; ++b) {
-                    const T wgt = xc[b] * dc;
-                    if (wgt == T(0)) continue;
-                    T* y = o + R1 * (b + R2 * c);
+                    const double wgt = xc[b] * dc;
+                    if (wgt == 0.0) continue;
+                    double* y = o + R1 * (b + R2 * c);
                     for (spt_nnz a = 0; a < R1; ++a) y[a] += brow[a] * wgt;
                   }
                 }
@@ -157,13 +165,18 @@ void hls_impl(const Exec& exec, const spt_hls_s& h, const ConstMatRef<T>* factor
           }
         }
       }
+      for (uint32_t i = 0; i < in; ++i) {
+        T* o = out.row(r0 + i);
+        for (spt_nnz q = 0; q < RO; ++q) o[q] = static_cast<T>(group[size_t(i) * RO + q]);
+      }
     }
     // (implicit barrier: the dense phase wrote its rows)
 
     // Phase 2: sparse part, one output row per task.
 #pragma omp for schedule(dynamic, 16)
     for (int64_t r = 0; r < srows; ++r) {
-      T* o = out.row(h.s_row[r]);
+      double* o = srow;
+      std::fill(o, o + RO, 0.0);
       for (uint64_t z = h.s_row_ptr[r]; z < h.s_row_ptr[r + 1]; ++z) {
         const uint64_t p = h.s_ind[z];
         const T v = sval[z];
@@ -180,12 +193,14 @@ void hls_impl(const Exec& exec, const spt_hls_s& h, const ConstMatRef<T>* factor
             const T vc = f3 ? v * f3[c] : v;
             for (spt_nnz b = 0; b < R2; ++b) {
               const T wgt = vc * f2[b];
-              T* y = o + R1 * (b + R2 * c);
+              double* y = o + R1 * (b + R2 * c);
               for (spt_nnz a = 0; a < R1; ++a) y[a] += f1[a] * wgt;
             }
           }
         }
       }
+      T* dst = out.row(h.s_row[r]);
+      for (spt_nnz q = 0; q < RO; ++q) dst[q] = static_cast<T>(static_cast<double>(dst[q]) + o[q]);
     }
   }
 }

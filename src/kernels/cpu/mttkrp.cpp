@@ -13,7 +13,12 @@
 //    proportional to nnz);
 //  - atomic: one atomic add per output element, for huge output modes.
 // Common ranks get fixed-size row buffers so the rank loops unroll and
-// vectorise fully.
+// vectorise fully. Per-nonzero products are formed in T; the sums are
+// kept in double (row runs in registers, the atomics' shared copy) or, for
+// float32 private copies, in float32 for at most kFoldEvery products per
+// row before they are folded into double rows, and rounded to T once, so
+// float32 results carry about one rounding per output element whatever
+// the number of nonzeros per row.
 #include <omp.h>
 
 #include <algorithm>
@@ -39,14 +44,35 @@ struct Operands {
   const T* val = nullptr;
   const spt_index* row_idx = nullptr;  // indices of the output mode
   uint32_t n_other = 0;                // modes multiplied in
-  std::vector<const spt_index*> idx;
-  std::vector<const T*> base;
-  std::vector<spt_nnz> ld;
+  const spt_index* const* idx = nullptr;  // per other mode (into the vectors below)
+  const T* const* base = nullptr;
+  const spt_nnz* ld = nullptr;
+  std::vector<const spt_index*> idx_v;
+  std::vector<const T*> base_v;
+  std::vector<spt_nnz> ld_v;
 };
+
+// row = x_k * Hadamard of NO other modes' factor rows, NO fixed at compile
+// time (the rank loop then holds every factor row in registers).
+template <typename T, int RK, int NO>
+[[gnu::always_inline]] inline void fixed_product(const Operands<T>& op, spt_nnz k, T* __restrict row) {
+  const spt_nnz rank = RK > 0 ? RK : op.rank;
+  const T v = op.val[k];
+  const T* __restrict f[NO];
+  for (int j = 0; j < NO; ++j) f[j] = op.base[j] + static_cast<spt_nnz>(op.idx[j][k]) * op.ld[j];
+#pragma omp simd
+  for (spt_nnz r = 0; r < rank; ++r) {
+    T p = v * f[0][r];
+    for (int j = 1; j < NO; ++j) p *= f[j][r];
+    row[r] = p;
+  }
+}
 
 // row = x_k * Hadamard of the other modes' factor rows (RK > 0: fixed rank).
 template <typename T, int RK>
-inline void nonzero_product(const Operands<T>& op, spt_nnz k, T* __restrict row) {
+[[gnu::always_inline]] inline void nonzero_product(const Operands<T>& op, spt_nnz k, T* __restrict row) {
+  if (op.n_other == 2) return fixed_product<T, RK, 2>(op, k, row);
+  if (op.n_other == 3) return fixed_product<T, RK, 3>(op, k, row);
   const spt_nnz rank = RK > 0 ? RK : op.rank;
   const T v = op.val[k];
   if (op.n_other == 0) {
@@ -63,11 +89,79 @@ inline void nonzero_product(const Operands<T>& op, spt_nnz k, T* __restrict row)
   }
 }
 
+// `p` as double* when T is double (sums then go straight into the
+// output), else nullptr (never used: float sums go to double buffers).
 template <typename T>
-void zero_rows(MatRef<T> out, spt_nnz begin, spt_nnz end) {
-  for (spt_nnz i = begin; i < end; ++i) std::fill(out.row(i), out.row(i) + out.cols, T(0));
+double* as_double(T* p) {
+  if constexpr (std::is_same_v<T, double>) return p;
+  else return nullptr;
 }
 
+// float32 products are added in float32 to a private float32 copy; each
+// row is folded into the copy's double row every kFoldEvery additions (and
+// cleared), so no float32 sum is longer than that. The copies' double rows
+// plus float32 rests are added and rounded once at the end.
+constexpr uint16_t kFoldEvery = 64;
+
+template <typename T, int RK>
+void mttkrp_privatized_fold(const Operands<T>& op, MatRef<T> out, int threads) {
+  const spt_nnz rows = out.rows, rank = op.rank;
+  const spt_nnz slab = rows * rank;
+  buffer<T> part(checked_mul(static_cast<uint64_t>(threads), slab, "MTTKRP private buffers"));
+  buffer<double> wide(checked_mul(static_cast<uint64_t>(threads), slab, "MTTKRP double sums"));
+  std::vector<uint16_t> count(checked_mul(static_cast<uint64_t>(threads), rows, "MTTKRP fold counts"), 0);
+  buffer<T> scratch(static_cast<size_t>(threads) * rank);
+  int team = 1;
+#pragma omp parallel num_threads(threads)
+  {
+    const int t = omp_get_thread_num();
+#pragma omp single
+    team = omp_get_num_threads();
+#pragma omp for schedule(static)
+    for (spt_nnz e = 0; e < static_cast<spt_nnz>(team) * slab; ++e) {
+      part[e] = T(0);
+      wide[e] = 0.0;
+    }
+    T* __restrict f = part.data() + t * slab;
+    double* __restrict w = wide.data() + t * slab;
+    uint16_t* __restrict c = count.data() + static_cast<size_t>(t) * rows;
+    alignas(64) T fixed_row[RK > 0 ? RK : 1];
+    T* row = RK > 0 ? fixed_row : scratch.data() + static_cast<size_t>(t) * rank;
+#pragma omp for schedule(static) nowait
+    for (spt_nnz k = 0; k < op.nnz; ++k) {
+      nonzero_product<T, RK>(op, k, row);
+      const spt_nnz i = op.row_idx[k];
+      T* __restrict o = f + i * rank;
+#pragma omp simd
+      for (spt_nnz r = 0; r < (RK > 0 ? RK : rank); ++r) o[r] += row[r];
+      if (++c[i] == kFoldEvery) {
+        double* __restrict d = w + i * rank;
+#pragma omp simd
+        for (spt_nnz r = 0; r < (RK > 0 ? RK : rank); ++r) {
+          d[r] += o[r];
+          o[r] = T(0);
+        }
+        c[i] = 0;
+      }
+    }
+#pragma omp barrier
+#pragma omp for schedule(static)
+    for (spt_nnz i = 0; i < rows; ++i) {
+      T* __restrict o = out.row(i);
+      for (spt_nnz r = 0; r < (RK > 0 ? RK : rank); ++r) {
+        double sum = 0.0;
+        for (int p = 0; p < team; ++p) {
+          const spt_nnz at = p * slab + i * rank + r;
+          sum += wide[at] + static_cast<double>(part[at]);
+        }
+        o[r] = static_cast<T>(sum);
+      }
+    }
+  }
+}
+
+// float64 (float32 takes mttkrp_privatized_fold): thread 0 sums straight
+// into `out`, the others into private buffers, added at the end.
 template <typename T, int RK>
 void mttkrp_privatized(const Operands<T>& op, MatRef<T> out, int threads) {
   const spt_nnz rows = out.rows, rank = op.rank;
@@ -110,24 +204,39 @@ void mttkrp_privatized(const Operands<T>& op, MatRef<T> out, int threads) {
   }
 }
 
+// float32: the atomics go to a shared double copy of the output, rounded
+// into `out` at the end; float64: straight into `out`.
 template <typename T, int RK>
 void mttkrp_atomic(const Operands<T>& op, MatRef<T> out, int threads) {
+  constexpr bool wide = !std::is_same_v<T, double>;
   const spt_nnz rank = op.rank;
   buffer<T> scratch(static_cast<size_t>(threads) * rank);
+  buffer<double> sums(wide ? checked_mul(static_cast<uint64_t>(out.rows), rank, "MTTKRP double sums") : 0);
+  double* base = wide ? sums.data() : as_double(out.data);
+  const spt_nnz ld = wide ? rank : out.ld;
 #pragma omp parallel num_threads(threads)
   {
     const int t = omp_get_thread_num();
 #pragma omp for schedule(static)
-    for (spt_nnz i = 0; i < out.rows; ++i) std::fill(out.row(i), out.row(i) + rank, T(0));
+    for (spt_nnz i = 0; i < out.rows; ++i) std::fill(base + i * ld, base + i * ld + rank, 0.0);
     alignas(64) T fixed_row[RK > 0 ? RK : 1];
     T* row = RK > 0 ? fixed_row : scratch.data() + static_cast<size_t>(t) * rank;
 #pragma omp for schedule(static)
     for (spt_nnz k = 0; k < op.nnz; ++k) {
       nonzero_product<T, RK>(op, k, row);
-      T* o = out.row(op.row_idx[k]);
+      double* o = base + static_cast<spt_nnz>(op.row_idx[k]) * ld;
       for (spt_nnz r = 0; r < (RK > 0 ? RK : rank); ++r) {
+        const double v = row[r];
 #pragma omp atomic
-        o[r] += row[r];
+        o[r] += v;
+      }
+    }
+    if (wide) {
+#pragma omp for schedule(static)
+      for (spt_nnz i = 0; i < out.rows; ++i) {
+        T* __restrict o = out.row(i);
+        const double* __restrict s = base + i * ld;
+        for (spt_nnz r = 0; r < rank; ++r) o[r] = static_cast<T>(s[r]);
       }
     }
   }
@@ -146,19 +255,20 @@ void mttkrp_sorted_rows(const Operands<T>& op, MatRef<T> out, int threads) {
   for (int c = 0; c <= tasks; ++c)
     bound[c] = static_cast<spt_nnz>((static_cast<unsigned __int128>(n) * c) / tasks);
   // Per task: [first-run sums | last-run sums], and which rows they belong to.
-  buffer<T> edge(static_cast<size_t>(tasks) * 2 * rank);
+  buffer<double> edge(static_cast<size_t>(tasks) * 2 * rank);
   std::vector<spt_index> edge_row(2 * static_cast<size_t>(tasks));
   std::vector<char> edge_used(2 * static_cast<size_t>(tasks), 0);
-  buffer<T> scratch(static_cast<size_t>(threads) * 2 * rank);
+  buffer<T> scratch(static_cast<size_t>(threads) * rank);
+  buffer<double> scratch_acc(static_cast<size_t>(threads) * rank);
 #pragma omp parallel num_threads(threads)
   {
     const int t = omp_get_thread_num();
 #pragma omp for schedule(static)
     for (spt_nnz i = 0; i < out.rows; ++i) std::fill(out.row(i), out.row(i) + rank, T(0));
     alignas(64) T fixed_row[RK > 0 ? RK : 1];
-    alignas(64) T fixed_acc[RK > 0 ? RK : 1];
-    T* row = RK > 0 ? fixed_row : scratch.data() + static_cast<size_t>(t) * 2 * rank;
-    T* acc = RK > 0 ? fixed_acc : row + rank;
+    alignas(64) double fixed_acc[RK > 0 ? RK : 1];
+    T* row = RK > 0 ? fixed_row : scratch.data() + static_cast<size_t>(t) * rank;
+    double* acc = RK > 0 ? fixed_acc : scratch_acc.data() + static_cast<size_t>(t) * rank;
 #pragma omp for schedule(static, 1)
     for (int c = 0; c < tasks; ++c) {
       const spt_nnz begin = bound[c], end = bound[c + 1];
@@ -166,30 +276,49 @@ void mttkrp_sorted_rows(const Operands<T>& op, MatRef<T> out, int threads) {
       while (k < end) {
         const spt_index i = op.row_idx[k];
         const spt_nnz run_begin = k;
-        nonzero_product<T, RK>(op, k, acc);
+        nonzero_product<T, RK>(op, k, row);
+#pragma omp simd
+        for (spt_nnz r = 0; r < (RK > 0 ? RK : rank); ++r) acc[r] = row[r];
         for (++k; k < end && op.row_idx[k] == i; ++k) {
           nonzero_product<T, RK>(op, k, row);
 #pragma omp simd
           for (spt_nnz r = 0; r < (RK > 0 ? RK : rank); ++r) acc[r] += row[r];
         }
         const bool first = run_begin == begin, last = k == end;
-        T* __restrict o = out.row(i);
         if (first || last) {
           const size_t slot = 2 * static_cast<size_t>(c) + (first ? 0 : 1);
-          o = edge.data() + slot * rank;
+          double* __restrict e = edge.data() + slot * rank;
           edge_row[slot] = i;
           edge_used[slot] = 1;
-        }
 #pragma omp simd
-        for (spt_nnz r = 0; r < (RK > 0 ? RK : rank); ++r) o[r] = acc[r];
+          for (spt_nnz r = 0; r < (RK > 0 ? RK : rank); ++r) e[r] = acc[r];
+        } else {
+          T* __restrict o = out.row(i);
+#pragma omp simd
+          for (spt_nnz r = 0; r < (RK > 0 ? RK : rank); ++r) o[r] = static_cast<T>(acc[r]);
+        }
       }
     }
   }
-  for (size_t slot = 0; slot < edge_used.size(); ++slot) {
-    if (!edge_used[slot]) continue;
-    T* o = out.row(edge_row[slot]);
-    const T* e = edge.data() + slot * rank;
-    for (spt_nnz r = 0; r < rank; ++r) o[r] += e[r];
+  // Edge runs: rows ascend with the slots and no task stored them, so each
+  // row's runs are consecutive slots; sum them in double, round once.
+  for (size_t slot = 0; slot < edge_used.size();) {
+    if (!edge_used[slot]) {
+      ++slot;
+      continue;
+    }
+    const spt_index i = edge_row[slot];
+    double* sum = edge.data() + slot * rank;
+    size_t next = slot + 1;
+    for (; next < edge_used.size(); ++next) {
+      if (!edge_used[next]) continue;
+      if (edge_row[next] != i) break;
+      const double* e = edge.data() + next * rank;
+      for (spt_nnz r = 0; r < rank; ++r) sum[r] += e[r];
+    }
+    T* o = out.row(i);
+    for (spt_nnz r = 0; r < rank; ++r) o[r] = static_cast<T>(sum[r]);
+    slot = next;
   }
 }
 
@@ -213,11 +342,14 @@ void mttkrp_impl(const Exec& exec, const spt_coo_s& x, const ConstMatRef<T>* fac
   op.row_idx = x.ind[mode];
   for (uint32_t m = 0; m < x.order(); ++m) {
     if (m == mode) continue;
-    op.idx.push_back(x.ind[m]);
-    op.base.push_back(factors[m].data);
-    op.ld.push_back(factors[m].ld);
+    op.idx_v.push_back(x.ind[m]);
+    op.base_v.push_back(factors[m].data);
+    op.ld_v.push_back(factors[m].ld);
   }
-  op.n_other = static_cast<uint32_t>(op.idx.size());
+  op.n_other = static_cast<uint32_t>(op.idx_v.size());
+  op.idx = op.idx_v.data();
+  op.base = op.base_v.data();
+  op.ld = op.ld_v.data();
   if (op.rank == 0) return;
 
   const int threads = std::max(1, exec.threads);
@@ -237,7 +369,10 @@ void mttkrp_impl(const Exec& exec, const spt_coo_s& x, const ConstMatRef<T>* fac
     switch (strategy) {
       case MttkrpStrategy::sorted_rows: mttkrp_sorted_rows<T, RK>(op, out, threads); break;
       case MttkrpStrategy::atomic: mttkrp_atomic<T, RK>(op, out, threads); break;
-      default: mttkrp_privatized<T, RK>(op, out, threads); break;
+      default:
+        if constexpr (std::is_same_v<T, double>) mttkrp_privatized<T, RK>(op, out, threads);
+        else mttkrp_privatized_fold<T, RK>(op, out, threads);
+        break;
     }
   });
 }

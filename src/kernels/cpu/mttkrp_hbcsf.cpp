@@ -19,7 +19,8 @@
 // That needs no atomics and gives results that do not depend on the thread
 // count or the schedule (tests compare bitwise across thread counts); the
 // buffer holds (split units) x R values, at most about
-// 2 * nnz / slice_split_nnz rows.
+// 2 * nnz / slice_split_nnz rows. Sums (slices, segments, units, partial
+// rows) are kept in double and rounded to T once per output element.
 #include <omp.h>
 
 #include <algorithm>
@@ -65,8 +66,8 @@ void mttkrp_impl(const Exec& exec, const spt_hbcsf_s& h, const ConstMatRef<T>* f
     split_slot[u] = static_cast<uint32_t>(split_units++);
   }
   split_runs.push_back(static_cast<uint32_t>(units));
-  std::vector<T> partials(checked_mul(split_units, R, "HB-CSF split-unit partial rows"));
-  std::vector<T> scratch(checked_mul(uint64_t(threads) * 2, R, "HB-CSF scratch rows"));
+  std::vector<double> partials(checked_mul(split_units, R, "HB-CSF split-unit partial rows"));
+  std::vector<double> scratch(checked_mul(uint64_t(threads) * 2, R, "HB-CSF scratch rows"));
 
   const T* coo_val = h.coo_val.get<T>().data();
   const T* csl_val = h.csl_val.get<T>().data();
@@ -76,8 +77,8 @@ void mttkrp_impl(const Exec& exec, const spt_hbcsf_s& h, const ConstMatRef<T>* f
 
 #pragma omp parallel num_threads(threads)
   {
-    T* tmp = scratch.data() + size_t(omp_get_thread_num()) * 2 * R;
-    T* acc = tmp + R;
+    double* tmp = scratch.data() + size_t(omp_get_thread_num()) * 2 * R;
+    double* acc = tmp + R;
 
     // Rows that no slice writes must still be zero.
 #pragma omp for schedule(static) nowait
@@ -100,26 +101,26 @@ void mttkrp_impl(const Exec& exec, const spt_hbcsf_s& h, const ConstMatRef<T>* f
     // CSL group: one slice per task.
 #pragma omp for schedule(dynamic, 16) nowait
     for (int64_t s = 0; s < int64_t(csl_slices); ++s) {
-      std::fill(acc, acc + R, T(0));
+      std::fill(acc, acc + R, 0.0);
       for (uint32_t z = h.csl_slice_ptr[s]; z < h.csl_slice_ptr[s + 1]; ++z) {
         const T v = csl_val[z];
         const T* f1 = F[1].row(h.csl_ind[0][z]);
-        for (spt_nnz r = 0; r < R; ++r) tmp[r] = v * f1[r];
-        for (uint32_t l = 2; l < order; ++l) {
-          const T* f = F[l].row(h.csl_ind[l - 1][z]);
-          for (spt_nnz r = 0; r < R; ++r) tmp[r] *= f[r];
+        for (spt_nnz r = 0; r < R; ++r) {
+          T p = v * f1[r];
+          for (uint32_t l = 2; l < order; ++l) p *= F[l].row(h.csl_ind[l - 1][z])[r];
+          acc[r] += p;
         }
-        for (spt_nnz r = 0; r < R; ++r) acc[r] += tmp[r];
       }
-      std::copy(acc, acc + R, out.row(h.csl_slice_ind[s]));
+      T* o = out.row(h.csl_slice_ind[s]);
+      for (spt_nnz r = 0; r < R; ++r) o[r] = static_cast<T>(acc[r]);
     }
 
     // B-CSF group: one work unit per task.
 #pragma omp for schedule(dynamic, 4)
     for (int64_t u = 0; u < int64_t(units); ++u) {
-      std::fill(acc, acc + R, T(0));
+      std::fill(acc, acc + R, 0.0);
       for (uint32_t g = h.unit_segment_ptr[u]; g < h.unit_segment_ptr[u + 1]; ++g) {
-        std::fill(tmp, tmp + R, T(0));
+        std::fill(tmp, tmp + R, 0.0);
         for (uint32_t z = h.segment_ptr[g]; z < h.segment_ptr[g + 1]; ++z) {
           const T v = leaf_val[z];
           const T* f = F[order - 1].row(h.leaf_ind[z]);
@@ -133,20 +134,26 @@ void mttkrp_impl(const Exec& exec, const spt_hbcsf_s& h, const ConstMatRef<T>* f
         }
         for (spt_nnz r = 0; r < R; ++r) acc[r] += tmp[r];
       }
-      T* dst = h.unit_split[u] ? partials.data() + size_t(split_slot[u]) * R : out.row(h.unit_row[u]);
-      std::copy(acc, acc + R, dst);
+      if (h.unit_split[u]) {
+        std::copy(acc, acc + R, partials.data() + size_t(split_slot[u]) * R);
+      } else {
+        T* o = out.row(h.unit_row[u]);
+        for (spt_nnz r = 0; r < R; ++r) o[r] = static_cast<T>(acc[r]);
+      }
     }
     // (implicit barrier: every partial is written)
 
     // Split slices: add the partial rows of each slice's units in unit order.
 #pragma omp for schedule(dynamic, 8)
     for (int64_t s = 0; s < int64_t(split_slices); ++s) {
-      T* o = out.row(h.unit_row[split_runs[s]]);
+      std::fill(acc, acc + R, 0.0);
       for (uint32_t u = split_runs[s]; u < split_runs[s + 1] && h.unit_split[u]; ++u) {
         if (h.unit_row[u] != h.unit_row[split_runs[s]]) break;
-        const T* p = partials.data() + size_t(split_slot[u]) * R;
-        for (spt_nnz r = 0; r < R; ++r) o[r] += p[r];
+        const double* p = partials.data() + size_t(split_slot[u]) * R;
+        for (spt_nnz r = 0; r < R; ++r) acc[r] += p[r];
       }
+      T* o = out.row(h.unit_row[split_runs[s]]);
+      for (spt_nnz r = 0; r < R; ++r) o[r] = static_cast<T>(static_cast<double>(o[r]) + acc[r]);
     }
   }
 }

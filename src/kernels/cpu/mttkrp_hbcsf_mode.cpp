@@ -5,7 +5,9 @@
 // the levels above the leaves except the output level, then either one add
 // per leaf (output = the leaves' mode) or the segment's leaf sum times that
 // product, added once into the fiber's output row). Output rows are shared
-// between tasks: each element is added with an OpenMP atomic.
+// between tasks: each element is added with an OpenMP atomic, into a double
+// copy of the output (rounded to T once at the end) so that float32 sums
+// keep double accuracy.
 #include "kernels/cpu/mttkrp_hbcsf_mode.hpp"
 
 #include <omp.h>
@@ -28,11 +30,10 @@ void nonroot_impl(const Exec& exec, const spt_hbcsf_s& h, const ConstMatRef<T>* 
   std::vector<ConstMatRef<T>> F(order);  // by level; F[out_level] unused
   for (uint32_t l = 0; l < order; ++l)
     if (l != out_level) F[l] = factors[h.mode_order[l]];
-  for (spt_nnz i = 0; i < out.rows; ++i)
-    for (spt_nnz r = 0; r < rank; ++r) out(i, r) = T(0);
+  std::vector<double> sums(checked_mul(uint64_t(out.rows), rank, "HB-CSF MTTKRP double sums"), 0.0);
   const int threads = std::max(exec.threads, 1);
-  auto add = [&](uint32_t row, spt_nnz r, T v) {
-    T& o = out(row, r);
+  auto add = [&](uint32_t row, spt_nnz r, double v) {
+    double& o = sums[size_t(row) * rank + r];
 #pragma omp atomic
     o += v;
   };
@@ -42,7 +43,8 @@ void nonroot_impl(const Exec& exec, const spt_hbcsf_s& h, const ConstMatRef<T>* 
   const int64_t coo_nnz = int64_t(h.coo_nnz()), csl_slices = int64_t(h.csl_slices()), units = int64_t(h.units());
 #pragma omp parallel num_threads(threads)
   {
-    std::vector<T> p(rank), s(rank);
+    std::vector<T> p(rank);
+    std::vector<double> s(rank);
 #pragma omp for schedule(static)
     for (int64_t k = 0; k < coo_nnz; ++k) {
       for (spt_nnz r = 0; r < rank; ++r) p[r] = coo_val[k];
@@ -89,7 +91,7 @@ void nonroot_impl(const Exec& exec, const spt_hbcsf_s& h, const ConstMatRef<T>* 
           for (uint32_t z = zb; z < ze; ++z)
             for (spt_nnz r = 0; r < rank; ++r) add(h.leaf_ind[z], r, bcsf_val[z] * p[r]);
         } else {
-          std::fill(s.begin(), s.end(), T(0));
+          std::fill(s.begin(), s.end(), 0.0);
           for (uint32_t z = zb; z < ze; ++z) {
             const T* f = F[leaf].row(h.leaf_ind[z]);
             for (spt_nnz r = 0; r < rank; ++r) s[r] += bcsf_val[z] * f[r];
@@ -99,6 +101,8 @@ void nonroot_impl(const Exec& exec, const spt_hbcsf_s& h, const ConstMatRef<T>* 
       }
     }
   }
+  for (spt_nnz i = 0; i < out.rows; ++i)
+    for (spt_nnz r = 0; r < rank; ++r) out(i, r) = static_cast<T>(sums[size_t(i) * rank + r]);
 }
 
 template <typename T>

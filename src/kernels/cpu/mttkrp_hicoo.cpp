@@ -17,7 +17,12 @@
 //    needed) for even balance. Meant for short modes, where there are too
 //    few slabs to keep P threads busy.
 // Common ranks and orders get fixed-size loops so the rank loops vectorise
-// and the other-mode loop unrolls.
+// and the other-mode loop unrolls. Per-nonzero products are formed in T;
+// all sums go to double rows (float32: a double copy of the output, or
+// double private copies, rounded into `out` once at the end), so float32
+// results carry one rounding per output element; the hot loop still adds
+// in float32, folding each row into its double row every kFoldEvery
+// products (RowSums).
 #include <omp.h>
 
 #include <algorithm>
@@ -46,22 +51,144 @@ struct HicooOperands {
   std::vector<spt_nnz> ld;
 };
 
-// out rows (ld out_ld) += contributions of the nonzeros in [k_lo, k_hi) of
-// blocks [blk_begin, blk_end). RK > 0: fixed rank; NO > 0: fixed number of
-// other modes. `blocked` holds n_other pointers.
+// Where a copy of the output sums (T = float: a float32 copy, plus per row a
+// count and a double row; T = double: the double rows alone). add() adds a
+// product row to row i. float32 rows are folded into their double row
+// every kFoldEvery additions, so no float32 sum runs longer than that:
+// float32 adds in the hot loop (the base cost), one double add per row
+// per kFoldEvery products, and an error of a few float32 roundings.
+constexpr uint32_t kFoldEvery = 64;
+
+template <typename T>
+struct RowSums {
+  T* f = nullptr;  // float32 partial rows (T = float)
+  spt_nnz f_ld = 0;
+  double* w = nullptr;  // double rows, ld = rank
+  uint16_t* count = nullptr;
+  spt_nnz rank = 0;
+
+  // Adds row to row i; a static function of local copies of the
+  // pointers, so the compiler keeps them in registers.
+  template <int RK>
+  static inline void add(T* __restrict f, spt_nnz f_ld, double* __restrict w, uint16_t* __restrict count,
+                         spt_nnz rank, spt_nnz i, const T* __restrict row) {
+    const spt_nnz R = RK > 0 ? RK : rank;
+    if constexpr (std::is_same_v<T, double>) {
+      double* __restrict o = w + i * rank;
+#pragma omp simd
+      for (spt_nnz r = 0; r < R; ++r) o[r] += row[r];
+    } else {
+      T* __restrict o = f + i * f_ld;
+#pragma omp simd
+      for (spt_nnz r = 0; r < R; ++r) o[r] += row[r];
+      if (++count[i] == kFoldEvery) {
+        double* __restrict d = w + i * rank;
+#pragma omp simd
+        for (spt_nnz r = 0; r < R; ++r) {
+          d[r] += o[r];
+          o[r] = T(0);
+        }
+        count[i] = 0;
+      }
+    }
+  }
+  // Row i's total in double (double row + float32 partial).
+  inline double total(spt_nnz i, spt_nnz r) const {
+    if constexpr (std::is_same_v<T, double>) return w[i * rank + r];
+    else return w[i * rank + r] + static_cast<double>(f[i * f_ld + r]);
+  }
+};
+
+// Storage of `copies` RowSums of rows x rank. float64: copy 0 is `out`
+// itself when `first_is_out`. float32: copy 0's float32 rows are `out`
+// when `first_is_out`. Everything zeroed on the given threads.
+template <typename T>
+class RowSumsStore {
+ public:
+  RowSumsStore(MatRef<T> out, int copies, bool first_is_out, int threads) : rows_(out.rows), rank_(out.cols) {
+    constexpr bool wide = !std::is_same_v<T, double>;
+    const uint64_t slab = checked_mul(static_cast<uint64_t>(rows_), rank_, "HiCOO MTTKRP sums");
+    const int own_w = wide ? copies : copies - (first_is_out ? 1 : 0);
+    const int own_f = wide ? copies - (first_is_out ? 1 : 0) : 0;
+    w_.resize(checked_mul(static_cast<uint64_t>(own_w), slab, "HiCOO MTTKRP double sums"));
+    f_.resize(checked_mul(static_cast<uint64_t>(own_f), slab, "HiCOO MTTKRP private sums"));
+    if (wide) count_.resize(checked_mul(static_cast<uint64_t>(copies), rows_, "HiCOO MTTKRP counts"));
+    sums_.resize(copies);
+    int wi = 0, fi = 0;
+    for (int c = 0; c < copies; ++c) {
+      RowSums<T>& s = sums_[c];
+      s.rank = rank_;
+      if constexpr (wide) {
+        s.w = w_.data() + (wi++) * slab;
+        s.count = count_.data() + c * rows_;
+        if (c == 0 && first_is_out) {
+          s.f = out.data;
+          s.f_ld = out.ld;
+        } else {
+          s.f = f_.data() + (fi++) * slab;
+          s.f_ld = rank_;
+        }
+      } else if (c == 0 && first_is_out) {
+        s.w = out.data;  // rows ld = rank: callers pass a compact `out` for this
+      } else {
+        s.w = w_.data() + (wi++) * slab;
+      }
+    }
+    // Zero everything (out too: it may be copy 0).
+#pragma omp parallel for num_threads(threads) schedule(static)
+    for (spt_nnz i = 0; i < rows_; ++i) {
+      for (int c = 0; c < copies; ++c) {
+        RowSums<T>& s = sums_[c];
+        std::fill(s.w + i * rank_, s.w + (i + 1) * rank_, 0.0);
+        if constexpr (wide) {
+          std::fill(s.f + i * s.f_ld, s.f + i * s.f_ld + rank_, T(0));
+          s.count[i] = 0;
+        }
+      }
+    }
+  }
+  RowSums<T>& operator[](int c) { return sums_[c]; }
+  // out = the sum of the copies' totals, rounded to T once.
+  void finish(MatRef<T> out, int threads) {
+    const int copies = static_cast<int>(sums_.size());
+    if (std::is_same_v<T, double> && copies == 1 && sums_[0].w == reinterpret_cast<double*>(out.data)) return;
+#pragma omp parallel for num_threads(threads) schedule(static)
+    for (spt_nnz i = 0; i < rows_; ++i)
+      for (spt_nnz r = 0; r < rank_; ++r) {
+        double t = 0.0;
+        for (int c = 0; c < copies; ++c) t += sums_[c].total(i, r);
+        out(i, r) = static_cast<T>(t);
+      }
+  }
+
+ private:
+  spt_nnz rows_, rank_;
+  buffer<double> w_;
+  buffer<T> f_;
+  std::vector<uint16_t> count_;
+  std::vector<RowSums<T>> sums_;
+};
+
+// sums += contributions of the nonzeros in [k_lo, k_hi) of blocks
+// [blk_begin, blk_end). RK > 0: fixed rank; NO > 0: fixed number of other
+// modes. `blocked` holds n_other pointers.
 template <typename T, int RK, int NO>
 inline void blocks_mttkrp(const HicooOperands<T>& op, spt_nnz blk_begin, spt_nnz blk_end, spt_nnz k_lo,
-                          spt_nnz k_hi, T* __restrict out, spt_nnz out_ld, const T** blocked, T* __restrict scratch) {
+                          spt_nnz k_hi, RowSums<T>& sums, const T** blocked, T* __restrict scratch) {
   const spt_nnz rank = RK > 0 ? RK : op.rank;
   const uint32_t n_other = NO > 0 ? NO : op.n_other;
   const spt_hicoo_s& x = *op.x;
   const uint32_t b = op.block_bits;
   alignas(64) T fixed_row[RK > 0 ? RK : 1];
   T* __restrict row = RK > 0 ? fixed_row : scratch;
+  T* const sf = sums.f;
+  const spt_nnz sf_ld = sums.f_ld, srank = sums.rank;
+  double* const sw = sums.w;
+  uint16_t* const scount = sums.count;
   for (spt_nnz blk = blk_begin; blk < blk_end; ++blk) {
     for (uint32_t j = 0; j < n_other; ++j)
       blocked[j] = op.base[j] + (static_cast<spt_nnz>(op.binds[j][blk]) << b) * op.ld[j];
-    T* __restrict ob = out + (static_cast<spt_nnz>(op.out_binds[blk]) << b) * out_ld;
+    const spt_nnz row0 = static_cast<spt_nnz>(op.out_binds[blk]) << b;
     const spt_nnz end = std::min(x.bptr[blk + 1], k_hi);
     for (spt_nnz k = std::max(x.bptr[blk], k_lo); k < end; ++k) {
       const T v = op.val[k];
@@ -73,17 +200,15 @@ inline void blocks_mttkrp(const HicooOperands<T>& op, spt_nnz blk_begin, spt_nnz
 #pragma omp simd
         for (spt_nnz r = 0; r < rank; ++r) row[r] *= g[r];
       }
-      T* __restrict o = ob + static_cast<spt_nnz>(op.out_einds[k]) * out_ld;
-#pragma omp simd
-      for (spt_nnz r = 0; r < rank; ++r) o[r] += row[r];
+      RowSums<T>::template add<RK>(sf, sf_ld, sw, scount, srank, row0 + op.out_einds[k], row);
     }
   }
 }
 
 template <typename T, int RK, int NO>
-inline void superblock_mttkrp(const HicooOperands<T>& op, spt_nnz s, T* out, spt_nnz out_ld, const T** blocked,
+inline void superblock_mttkrp(const HicooOperands<T>& op, spt_nnz s, RowSums<T>& sums, const T** blocked,
                               T* scratch) {
-  blocks_mttkrp<T, RK, NO>(op, op.x->sptr[s], op.x->sptr[s + 1], 0, op.x->nnz, out, out_ld, blocked, scratch);
+  blocks_mttkrp<T, RK, NO>(op, op.x->sptr[s], op.x->sptr[s + 1], 0, op.x->nnz, sums, blocked, scratch);
 }
 
 // Per-thread scratch (blocked factor pointers and a rank-long row for
@@ -106,61 +231,58 @@ class ThreadScratch {
   buffer<T> rows_;
 };
 
+// float64 sums straight into `out` when its rows are compact (ld = rank).
 template <typename T>
-void zero_rows_parallel(MatRef<T> out, int threads) {
-#pragma omp parallel for num_threads(threads) schedule(static)
-  for (spt_nnz i = 0; i < out.rows; ++i) std::fill(out.row(i), out.row(i) + out.cols, T(0));
+bool out_takes_sums(MatRef<T> out) {
+  return !std::is_same_v<T, double> || out.ld == out.cols;
 }
 
 template <typename T, int RK, int NO>
 void mttkrp_sequential(const HicooOperands<T>& op, MatRef<T> out) {
-  for (spt_nnz i = 0; i < out.rows; ++i) std::fill(out.row(i), out.row(i) + out.cols, T(0));
+  RowSumsStore<T> sums(out, 1, out_takes_sums(out), 1);
   ThreadScratch<T> ws(1, op);
   for (spt_nnz s = 0; s < op.x->num_superblocks(); ++s)
-    superblock_mttkrp<T, RK, NO>(op, s, out.data, out.ld, ws.blocked(0), ws.row(0));
+    superblock_mttkrp<T, RK, NO>(op, s, sums[0], ws.blocked(0), ws.row(0));
+  sums.finish(out, 1);
 }
 
 template <typename T, int RK, int NO>
 void mttkrp_direct(const HicooOperands<T>& op, const HicooModeSchedule& sched, MatRef<T> out, int threads) {
-  zero_rows_parallel(out, threads);
+  RowSumsStore<T> sums(out, 1, out_takes_sums(out), threads);
   const spt_nnz slabs = sched.slabs();
   ThreadScratch<T> ws(threads, op);
+  RowSums<T>& shared = sums[0];
 #pragma omp parallel num_threads(threads)
   {
     const int t = omp_get_thread_num();
+    RowSums<T> mine = shared;  // slabs own disjoint rows: the same arrays
 #pragma omp for schedule(dynamic, 1)
     for (spt_nnz i = 0; i < slabs; ++i)
       for (spt_nnz q = sched.slab_ptr[i]; q < sched.slab_ptr[i + 1]; ++q)
-        superblock_mttkrp<T, RK, NO>(op, sched.superblocks[q], out.data, out.ld, ws.blocked(t), ws.row(t));
+        superblock_mttkrp<T, RK, NO>(op, sched.superblocks[q], mine, ws.blocked(t), ws.row(t));
   }
+  sums.finish(out, threads);
 }
 
+// Private sums per thread (thread 0's float32 rows are `out`), added at
+// the end.
 template <typename T, int RK, int NO>
 void mttkrp_privatized(const HicooOperands<T>& op, MatRef<T> out, int threads) {
-  const spt_nnz rows = out.rows, rank = op.rank, slab = rows * rank;
   const spt_hicoo_s& x = *op.x;
-  buffer<T> priv(checked_mul(static_cast<uint64_t>(threads - 1), slab, "HiCOO MTTKRP private buffers"));
+  RowSumsStore<T> sums(out, threads, out_takes_sums(out), threads);
   // Equal nonzero ranges (a few per thread), cut at
   // any nonzero: with private outputs nothing forces whole superblocks, and
   // a tensor of few large blocks still splits evenly.
   const int tasks = threads * 4;
   ThreadScratch<T> ws(threads, op);
-  int team = 1;
 #pragma omp parallel num_threads(threads)
   {
     const int t = omp_get_thread_num();
-#pragma omp single
-    team = omp_get_num_threads();
-#pragma omp for schedule(static)
-    for (spt_nnz i = 0; i < rows; ++i) std::fill(out.row(i), out.row(i) + rank, T(0));
-#pragma omp for schedule(static)
-    for (spt_nnz e = 0; e < static_cast<spt_nnz>(team - 1) * slab; ++e) priv[e] = T(0);
-    T* dst = t == 0 ? out.data : priv.data() + (t - 1) * slab;
-    const spt_nnz dst_ld = t == 0 ? out.ld : rank;
+    RowSums<T>& mine = sums[t];
     // Static round-robin: each thread's copy sums the same ranges in the
     // same order on every call, so results are bit-reproducible for a
     // fixed thread count (CP-ALS promises that); ranges are equal in nnz.
-#pragma omp for schedule(static, 1) nowait
+#pragma omp for schedule(static, 1)
     for (int c = 0; c < tasks; ++c) {
       const spt_nnz lo = static_cast<spt_nnz>((static_cast<unsigned __int128>(x.nnz) * c) / tasks);
       const spt_nnz hi = static_cast<spt_nnz>((static_cast<unsigned __int128>(x.nnz) * (c + 1)) / tasks);
@@ -168,21 +290,10 @@ void mttkrp_privatized(const HicooOperands<T>& op, MatRef<T> out, int threads) {
       // Blocks holding nonzeros lo..hi-1.
       const spt_nnz first = std::upper_bound(x.bptr.begin(), x.bptr.end(), lo) - x.bptr.begin() - 1;
       const spt_nnz last = std::lower_bound(x.bptr.begin(), x.bptr.end(), hi) - x.bptr.begin();
-      blocks_mttkrp<T, RK, NO>(op, first, last, lo, hi, dst, dst_ld, ws.blocked(t), ws.row(t));
-    }
-#pragma omp barrier
-    if (team > 1) {
-#pragma omp for schedule(static)
-      for (spt_nnz i = 0; i < rows; ++i) {
-        T* __restrict o = out.row(i);
-        for (int p = 0; p + 1 < team; ++p) {
-          const T* __restrict s = priv.data() + p * slab + i * rank;
-#pragma omp simd
-          for (spt_nnz r = 0; r < (RK > 0 ? RK : rank); ++r) o[r] += s[r];
-        }
-      }
+      blocks_mttkrp<T, RK, NO>(op, first, last, lo, hi, mine, ws.blocked(t), ws.row(t));
     }
   }
+  sums.finish(out, threads);
 }
 
 template <typename F>
