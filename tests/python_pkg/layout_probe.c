@@ -27,6 +27,7 @@ int main(void) {
   F(spt_read_options, struct_size); F(spt_read_options, format); F(spt_read_options, dtype);
   F(spt_read_options, index_base); F(spt_read_options, order); F(spt_read_options, dims);
   F(spt_read_options, duplicates); F(spt_read_options, reject_nonfinite); F(spt_read_options, copy_binary);
+  F(spt_read_options, map_binary);
 
   S(spt_write_options);
   F(spt_write_options, struct_size); F(spt_write_options, format); F(spt_write_options, compression);
