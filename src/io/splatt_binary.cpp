@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <vector>
 
@@ -149,8 +150,10 @@ spt_coo_s read_splatt_bin_range(const spt_context_s& ctx, InputSource& in, const
   const spt_nnz pieces = (nnz + kPiece - 1) / kPiece;
   std::vector<std::vector<unsigned char>> scratch(static_cast<size_t>(threads), std::vector<unsigned char>(kPiece * 8));
   // fn(k0, n, src): elements [k0, k0 + n) of the array at file offset `at`
-  // with `width`-byte elements, in src.
-  auto for_pieces = [&](uint64_t at, uint64_t width, auto&& fn) {
+  // with `width`-byte elements, in src. Not a generic lambda: clang cannot
+  // capture into an OpenMP region inside one.
+  auto for_pieces = [&](uint64_t at, uint64_t width,
+                        const std::function<void(spt_nnz, spt_nnz, const unsigned char*)>& fn) {
     ParallelErrors errors;
 #pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
     for (spt_nnz p = 0; p < pieces; ++p) {
