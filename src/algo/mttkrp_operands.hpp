@@ -46,7 +46,7 @@ class CsfOperand final : public MttkrpOperand<T> {
 template <typename T>
 class FcooOperand final : public MttkrpOperand<T> {
  public:
-  // threadlen by the rule for `rank` columns (an H100 assumed).
+  // threadlen by the GPU format model's rule for `rank` columns.
   FcooOperand(spt_context_s& ctx, const spt_coo_s& x, spt_index rank);
   void mttkrp(spt_context_s& ctx, const ConstMatRef<T>* factors, uint32_t mode, MatRef<T> out) override;
   const char* name() const override { return "fcoo"; }

@@ -21,21 +21,18 @@
 // counted like an F-COO product row although it is a read-modify-write of
 // the output row, or an atomic add for split slices, when P_n > 512), and
 // the whole run takes chain when the summed chain estimate is below
-// kTuckerChainAdvantage (0.2, device_tucker.hpp: fitted on H100 sweep
-// times) of the summed F-COO one: per unit of estimated work the chained
+// kTuckerChainAdvantage (device_tucker.hpp; fitted on measured sweep
+// times, docs/formats/gpu-format-choice.md) of the summed F-COO one: per unit of estimated work the chained
 // kernel is slower than F-COO's flat stream, so it needs a 5x smaller
 // estimate to win (bench_gpu_tucker records the estimates and each route's
 // sweep time).
 // The HB-CSF trees are built on the host for the estimate (default
 // parameters, one per mode) and uploaded when chain wins; they are dropped
 // when F-COO wins (an F-COO per mode is built then, as before).
-// Why HLS: on an H100 (benchmarks/results/gpu-h100-hls-2026-11-26.jsonl)
-// the HLS TTMc in EXACT precision took 0.29-0.9 ms per mode against 12 ms
-// for the F-COO TTMc on coads-climatology (order 4, dense), 0.56 against
-// 0.78 ms on email-eu-day (order 3, 9% dense tiles) and 1.1 against 5.9 ms
-// on a block-structured synthetic tensor. EXACT (CUDA cores, no rounding)
-// so that the GPU Tucker still matches the CPU's within the F-COO run's
-// tolerances.
+// Why HLS: its TTMc in EXACT precision is several times faster than the
+// F-COO TTMc on tensors with dense tiles (measurements: docs/formats/hls.md).
+// EXACT (CUDA cores, no rounding) so that the GPU Tucker still matches the
+// CPU's within the F-COO run's tolerances.
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
