@@ -38,6 +38,8 @@ struct Scalars {
   double anorm;       // 1-norm of the normal-equation matrix
   double ainvnorm;    // 1-norm of its inverse (from the Cholesky factor)
   double inner;       // <X, M>
+  double inner_error; // one standard deviation of <X, M> from rounding the MTTKRP to T (0 for double)
+  double inner_exact; // <X, M> summed in double over the nonzeros (when asked)
   double norm_model;  // ||M||^2
   int norm_bad[kMaxOrder];  // per mode: first component with a non-finite norm (>= rank: none)
 };
@@ -53,7 +55,7 @@ struct Eps<double> {
   static constexpr double value = 2.220446049250313080847e-16;  // DBL_EPSILON
 };
 
-enum class Reduce : int { sum_squares = 0, max_abs = 1, dot = 2 };
+enum class Reduce : int { sum_squares = 0, max_abs = 1, dot = 2, dot_squares = 3 };
 
 __device__ __forceinline__ double nan_max(double a, double b) {
   if (isnan(a) || isnan(b)) return a + b;  // NaN propagates, as in the CPU kernel
@@ -80,7 +82,11 @@ __global__ void __launch_bounds__(kThreads) column_partials(const T* a, const T*
       const double v = static_cast<double>(a[i * rank + c]);
       if (kind == Reduce::sum_squares) acc += v * v;
       else if (kind == Reduce::max_abs) acc = nan_max(acc, fabs(v));
-      else acc += v * static_cast<double>(b[i * rank + c]);
+      else if (kind == Reduce::dot) acc += v * static_cast<double>(b[i * rank + c]);
+      else {
+        const double t = v * static_cast<double>(b[i * rank + c]);
+        acc += t * t;
+      }
     }
   }
   shared[threadIdx.y * blockDim.x + threadIdx.x] = acc;
@@ -311,6 +317,7 @@ __global__ void __launch_bounds__(kThreads) fit_terms(const double* dot_partials
     double inner = 0.0;
     for (uint32_t r = 0; r < rank; ++r) inner += dots[r] * static_cast<double>(lambda[r]);
     s->inner = inner;
+    s->inner_error = 0.0;  // float32: inner_error_term follows
   }
   const uint64_t rr = uint64_t(rank) * rank;
   double total = 0.0;
@@ -321,6 +328,26 @@ __global__ void __launch_bounds__(kThreads) fit_terms(const double* dot_partials
   }
   total = block_sum(total, shared);
   if (threadIdx.x == 0) s->norm_model = total;
+}
+
+// One block, float32 only: s->inner_error = the standard deviation of
+// <X, M> = sum_{i,r} lambda_r U(i,r) B(i,r) when each B(i,r) carries one
+// rounding to float32 (independent, uniform within +-eps/2): eps/(2 sqrt 3)
+// times the terms' root-sum-square, from the row blocks' partial sums of
+// (U(i,r) B(i,r))^2 (as the CPU loop in src/algo/cp_als.cpp).
+template <typename T>
+__global__ void __launch_bounds__(kThreads) inner_error_term(const double* square_partials, uint32_t blocks,
+                                                            const T* lambda, uint32_t rank, Scalars* s) {
+  __shared__ double shared[kThreads];
+  double total = 0.0;
+  for (uint32_t r = threadIdx.x; r < rank; r += kThreads) {
+    double acc = 0.0;
+    for (uint32_t b = 0; b < blocks; ++b) acc += square_partials[uint64_t(b) * rank + r];
+    const double l = static_cast<double>(lambda[r]);
+    total += l * l * acc;
+  }
+  total = block_sum(total, shared);
+  if (threadIdx.x == 0) s->inner_error = 0.5 * static_cast<double>(Eps<T>::value) / sqrt(3.0) * sqrt(total);
 }
 
 /* ----------------------------- library calls ----------------------------- */
@@ -470,7 +497,8 @@ class DeviceCpAls {
   DeviceCpAls(uint32_t order, const uint32_t* dims, const spt_plugin_cp_als_args& args, int multiprocessors)
       : dims_(dims, dims + order), args_(args), rank_(args.rank), order_(order), sms_(multiprocessors) {}
 
-  int run(const CpAlsPrepareFn& prepare, const MttkrpLauncher<T>& mttkrp, std::string& error) {
+  int run(const CpAlsPrepareFn& prepare, const MttkrpLauncher<T>& mttkrp, const ExactInnerLauncher<T>& exact_inner,
+          std::string& error) {
     setup();
     if (int st = prepare(error); st != status::ok) return st;
     mttkrp_ = &mttkrp;
@@ -479,8 +507,18 @@ class DeviceCpAls {
       const auto start = std::chrono::steady_clock::now();
       if (int st = sweep(iteration, error); st != status::ok) return st;
       const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-      const int next =
-          args_.on_sweep(args_.hook_data, iteration + 1, r_.host->inner, r_.host->norm_model, seconds);
+      const Scalars& s = *r_.host;
+      int next = args_.on_sweep(args_.hook_data, iteration + 1, s.inner, s.norm_model, s.inner_error, seconds);
+      if (next == SPT_PLUGIN_EXACT_INNER) {
+        double inner = s.inner;
+        if (exact_inner) {
+          inner = exact_inner_product(exact_inner);
+        } else if (args_.note) {
+          args_.note(args_.hook_data, 2, "CP-ALS: no COO copy on the device for an exact <X, M>; the fit keeps "
+                                         "the MTTKRP's rounding noise");
+        }
+        next = args_.on_sweep(args_.hook_data, iteration + 1, inner, s.norm_model, 0.0, seconds);
+      }
       if (next == SPT_PLUGIN_ABORT) return status::ok;
       if (next == SPT_PLUGIN_STOP) break;
     }
@@ -557,6 +595,16 @@ class DeviceCpAls {
                                                                           gram_wide(m));
     check_launch("the Gram matrix");
     check(cudaEventRecord(r_.gram_ready, r_.side), "cudaEventRecord");
+  }
+
+  // <X, M> summed in double over the nonzeros, from the current factors.
+  double exact_inner_product(const ExactInnerLauncher<T>& exact_inner) {
+    double* out = &scalars()->inner_exact;
+    check(cudaMemsetAsync(out, 0, sizeof(double), r_.main), "zeroing the exact inner product");
+    check(exact_inner(factor_pointers_.data(), at(layout_.lambda), rank_, out, r_.main),
+          "launching the exact inner product");
+    read_scalars();
+    return r_.host->inner_exact;
   }
 
   void read_scalars() {
@@ -700,6 +748,14 @@ class DeviceCpAls {
     fit_terms<T><<<1, kThreads, 0, r_.main>>>(partials(), shape.blocks, lambda, gram_wide(0), order_, rank_,
                                               dots(), scalars());
     check_launch("the fit terms");
+    if constexpr (sizeof(T) == 4) {
+      column_partials<T><<<shape.grid, shape.block, 0, r_.main>>>(factor(last), mttkrp_out, dims_[last], rank_,
+                                                                  shape.rows_per_block, Reduce::dot_squares,
+                                                                  partials());
+      check_launch("the fit's rounding noise");
+      inner_error_term<T><<<1, kThreads, 0, r_.main>>>(partials(), shape.blocks, lambda, rank_, scalars());
+      check_launch("the fit's rounding noise");
+    }
     read_scalars();
     mark(5);
     report_profile(iteration);
@@ -746,10 +802,11 @@ size_t cp_als_device_bytes(uint32_t order, const uint32_t* dims, uint32_t rank, 
 
 template <typename T>
 int run_cp_als(uint32_t order, const uint32_t* dims, const CpAlsPrepareFn& prepare, const MttkrpLauncher<T>& mttkrp,
-               const spt_plugin_cp_als_args& args, int multiprocessors, std::string& error) {
+               const ExactInnerLauncher<T>& exact_inner, const spt_plugin_cp_als_args& args, int multiprocessors,
+               std::string& error) {
   try {
     DeviceCpAls<T> run(order, dims, args, multiprocessors);
-    return run.run(prepare, mttkrp, error);
+    return run.run(prepare, mttkrp, exact_inner, error);
   } catch (const Failure& f) {
     error = f.message;
     return f.code;
@@ -757,8 +814,9 @@ int run_cp_als(uint32_t order, const uint32_t* dims, const CpAlsPrepareFn& prepa
 }
 
 template int run_cp_als<float>(uint32_t, const uint32_t*, const CpAlsPrepareFn&, const MttkrpLauncher<float>&,
-                               const spt_plugin_cp_als_args&, int, std::string&);
+                               const ExactInnerLauncher<float>&, const spt_plugin_cp_als_args&, int, std::string&);
 template int run_cp_als<double>(uint32_t, const uint32_t*, const CpAlsPrepareFn&, const MttkrpLauncher<double>&,
-                                const spt_plugin_cp_als_args&, int, std::string&);
+                                const ExactInnerLauncher<double>&, const spt_plugin_cp_als_args&, int,
+                                std::string&);
 
 }  // namespace spt::cuda

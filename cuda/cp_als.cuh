@@ -10,8 +10,9 @@
 // max(max |column|, 1) after, accumulated in double), the Gram of the new
 // factor (an own kernel accumulating in double: cuBLAS syrk was slow and
 // inaccurate for tall-skinny float32 factors, see cp_als.cu); per sweep
-// <X, M> (from the last mode's MTTKRP) and
-// ||M||^2 in double (from double copies of the Grams). Only scalars come back to the host: once per mode (the
+// <X, M> (from the last mode's MTTKRP; in float32 also the rounding noise
+// it carries, so the core can ask for <X, M> summed exactly over the
+// nonzeros) and ||M||^2 in double (from double copies of the Grams). Only scalars come back to the host: once per mode (the
 // solve's branch: Cholesky info, condition, non-finite flags) and once per
 // sweep (the two fit terms).
 //
@@ -70,12 +71,22 @@ template <typename T>
 using MttkrpLauncher =
     std::function<cudaError_t(uint32_t mode, const T* const* factors, uint32_t rank, T* out, cudaStream_t stream)>;
 
+// Launches *out += <X, [[lambda; factors]]> summed in double over the
+// nonzeros (out: a device double, zeroed by the caller) on `stream`;
+// returns the launch error. Empty when the run holds no COO copy of X.
+template <typename T>
+using ExactInnerLauncher =
+    std::function<cudaError_t(const T* const* factors, const T* lambda, uint32_t rank, double* out,
+                              cudaStream_t stream)>;
+
 // Runs the CP-ALS of a device tensor of `order` modes (dims[order], on the
 // current device) whose MTTKRPs `mttkrp` launches, as described by args
-// (spt_plugin_cp_als_args, plugin_abi.h). Returns a status; on failure
+// (spt_plugin_cp_als_args, plugin_abi.h); `exact_inner` answers the
+// on_sweep hook's SPT_PLUGIN_EXACT_INNER. Returns a status; on failure
 // `error` says what failed. T = float or double.
 template <typename T>
 int run_cp_als(uint32_t order, const uint32_t* dims, const CpAlsPrepareFn& prepare, const MttkrpLauncher<T>& mttkrp,
-               const spt_plugin_cp_als_args& args, int multiprocessors, std::string& error);
+               const ExactInnerLauncher<T>& exact_inner, const spt_plugin_cp_als_args& args, int multiprocessors,
+               std::string& error);
 
 }  // namespace spt::cuda

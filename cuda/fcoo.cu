@@ -19,9 +19,10 @@
 //     atomics happen only at warp boundaries, never per nonzero.
 //
 // Segment numbers come from the per-warp table plus a warp prefix count of
-// the flag bits, so no global scan runs at all. The partition sums, the scan
-// and the carries are in double (float32 too); each store or atomic rounds
-// one segment piece to T.
+// the flag bits, so no global scan runs at all. Every sum here is short: a
+// lane's run adds at most threadlen (<= 32) products and the warp scan at
+// most log2(32) partition sums, in T; each store or atomic rounds one
+// segment piece into the output.
 #include <algorithm>
 #include <cstring>
 #include <vector>
@@ -167,25 +168,24 @@ __device__ __forceinline__ Pack<T, kVec<T>> load_vector(const T* p) {
 }
 
 // dst[c] += v[c] for the chunk's columns below width (atomically when asked;
-// 16-byte vectors when the rows allow: float4 atomics on sm_90); v in
-// double, rounded to T once.
+// 16-byte vectors when the rows allow: float4 atomics on sm_90).
 template <typename T, int CW>
-__device__ __forceinline__ void add_row(T* dst, const double (&v)[CW], uint32_t c0, uint32_t width, bool atomic,
+__device__ __forceinline__ void add_row(T* dst, const T (&v)[CW], uint32_t c0, uint32_t width, bool atomic,
                                         bool vector_rows) {
   constexpr int V = kVec<T>;
   if (vector_rows && c0 + CW <= width) {
 #pragma unroll
     for (int q = 0; q < CW / V; ++q) {
+      Pack<T, V> x;
+#pragma unroll
+      for (int e = 0; e < V; ++e) x.v[e] = v[q * V + e];
       auto* p = reinterpret_cast<Pack<T, V>*>(dst + q * V);
       if (atomic) {
-        Pack<T, V> x;
-#pragma unroll
-        for (int e = 0; e < V; ++e) x.v[e] = static_cast<T>(v[q * V + e]);
         atomic_add_pack<T, V>(dst + q * V, x);
       } else {
         Pack<T, V> y = *p;
 #pragma unroll
-        for (int e = 0; e < V; ++e) y.v[e] = static_cast<T>(static_cast<double>(y.v[e]) + v[q * V + e]);
+        for (int e = 0; e < V; ++e) y.v[e] += x.v[e];
         *p = y;
       }
     }
@@ -194,8 +194,8 @@ __device__ __forceinline__ void add_row(T* dst, const double (&v)[CW], uint32_t 
 #pragma unroll
   for (int c = 0; c < CW; ++c) {
     if (c0 + c >= width) break;
-    if (atomic) atomicAdd(dst + c, static_cast<T>(v[c]));
-    else dst[c] = static_cast<T>(static_cast<double>(dst[c]) + v[c]);
+    if (atomic) atomicAdd(dst + c, v[c]);
+    else dst[c] += v[c];
   }
 }
 
@@ -276,10 +276,9 @@ __global__ void __launch_bounds__(kBlockThreads) fcoo_kernel(const FcooArgs<T> a
     const uint32_t chunk = base + sub;
     const bool valid = chunk < chunk_end;
     const uint32_t c0 = chunk * CW;
-    double head[CW], run[CW];
-    T prod[CW];
+    T head[CW], run[CW], prod[CW];
 #pragma unroll
-    for (int c = 0; c < CW; ++c) head[c] = run[c] = 0.0;
+    for (int c = 0; c < CW; ++c) head[c] = run[c] = T(0);
     bool in_head = true;
     uint32_t segment = f.open_before;
     for (uint32_t j = 0; j < f.count; ++j) {
@@ -292,7 +291,7 @@ __global__ void __launch_bounds__(kBlockThreads) fcoo_kernel(const FcooArgs<T> a
           add_row<T, CW>(row_of(segment) + c0, run, c0, a.width, false, a.vector_rows);  // begun and ended here
         }
 #pragma unroll
-        for (int c = 0; c < CW; ++c) run[c] = 0.0;
+        for (int c = 0; c < CW; ++c) run[c] = T(0);
         ++segment;
       }
       if (valid) {
@@ -305,12 +304,12 @@ __global__ void __launch_bounds__(kBlockThreads) fcoo_kernel(const FcooArgs<T> a
 #pragma unroll
       for (int c = 0; c < CW; ++c) {
         head[c] = run[c];
-        run[c] = 0.0;
+        run[c] = T(0);
       }
     }
     // Segmented inclusive scan of (has_start ? tail : head) over the warp's
     // partitions (lanes LP apart hold the same chunk).
-    double scan[CW];
+    T scan[CW];
 #pragma unroll
     for (int c = 0; c < CW; ++c) scan[c] = f.has_start ? run[c] : head[c];
 #pragma unroll
@@ -318,15 +317,15 @@ __global__ void __launch_bounds__(kBlockThreads) fcoo_kernel(const FcooArgs<T> a
       const bool add = (f.scan_steps >> i) & 1u;
 #pragma unroll
       for (int c = 0; c < CW; ++c) {
-        const double up = __shfl_up_sync(kFullMask, scan[c], (1 << i) * LP);
+        const T up = __shfl_up_sync(kFullMask, scan[c], (1 << i) * LP);
         if (add) scan[c] += up;
       }
     }
-    double carry[CW];
+    T carry[CW];
 #pragma unroll
     for (int c = 0; c < CW; ++c) {
       carry[c] = __shfl_up_sync(kFullMask, scan[c], LP);
-      if (q == 0) carry[c] = 0.0;
+      if (q == 0) carry[c] = T(0);
     }
     if (!valid) continue;
     if (f.has_start && !f.skip_close) {

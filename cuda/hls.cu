@@ -69,7 +69,10 @@
 //
 // Precision: fp16 / bf16 / tf32 round X, C' and (TTMc) B and P to the
 // element type, accumulate in fp32 and add the fp32 sums into the output of
-// T (so float64 tensors are converted on the fly); exact keeps T. The
+// T (so float64 tensors are converted on the fly); exact keeps T. A root
+// tile's sums over its sub-tiles (MTTKRP; TTMc exact) are RunningSums
+// (compensated for float32, running_sum.cuh); the sums within a sub-tile
+// (16 terms) and of a sparse row segment (at most 64 nonzeros) are plain. The
 // factors are converted while they are staged, so no workspace is needed
 // (hls_workspace_bytes = 0).
 //
@@ -85,6 +88,7 @@
 #include <type_traits>
 
 #include "hls.cuh"
+#include "running_sum.cuh"
 
 namespace spt::cuda {
 
@@ -343,7 +347,7 @@ __device__ void dense_mttkrp(const HlsArgs<T>& a, unsigned char* raw, uint64_t t
   const uint32_t R = a.cols[1];
   const int t = threadIdx.x, warp = t >> 5, lane = t & 31;
   const int r = lane & 15, h = lane >> 4;  // this lane's column and half (parity) of the j rows
-  A acc[kSlicesPerWarp];
+  RunningSum<A> acc[kSlicesPerWarp];  // sums over the root tile's subtiles
 #pragma unroll
   for (int si = 0; si < kSlicesPerWarp; ++si) acc[si] = A(0);
 
@@ -424,7 +428,9 @@ __device__ void dense_mttkrp(const HlsArgs<T>& a, unsigned char* raw, uint64_t t
   auto flush = [&](uint32_t r0) {
 #pragma unroll
     for (int si = 0; si < kSlicesPerWarp; ++si) {
-      const A v = acc[si] + __shfl_xor_sync(0xffffffffu, acc[si], 16);
+      RunningSum<A> both = acc[si];
+      both += shfl_xor(0xffffffffu, acc[si], 16);
+      const A v = rounded(both);
       const uint32_t row = r0 + warp + kWarps * si, col = c0 + r;
       if (h == 0 && row < a.dims[0] && col < R && v != A(0))
         atomicAdd(a.out + uint64_t(row) * R + col, static_cast<T>(v));
@@ -536,7 +542,7 @@ __device__ void dense_ttmc(const HlsArgs<T>& a, unsigned char* raw, uint64_t tas
     };
     walk_tiles<T, P, ORDER, true>(a, sm, seg, stage_b, stage_c, body, flush);
   } else {
-    T acc[kSlicesPerWarp][8];
+    RunningSum<T> acc[kSlicesPerWarp][8];  // sums over the root tile's subtiles
 #pragma unroll
     for (int si = 0; si < kSlicesPerWarp; ++si)
 #pragma unroll
@@ -575,7 +581,7 @@ __device__ void dense_ttmc(const HlsArgs<T>& a, unsigned char* raw, uint64_t tas
       for (int si = 0; si < kSlicesPerWarp; ++si)
 #pragma unroll
         for (int q = 0; q < 8; ++q) {
-          add_out(r0, warp + kWarps * si, lane + 32 * q, acc[si][q]);
+          add_out(r0, warp + kWarps * si, lane + 32 * q, rounded(acc[si][q]));
           acc[si][q] = T(0);
         }
     };

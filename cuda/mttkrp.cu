@@ -14,11 +14,13 @@
 // handles share the output row (long runs when the tensor is sorted by the
 // mode, as in heavy slices) and adds it to the output with atomicAdd when
 // the row changes, so atomics scale with row changes, not nonzeros. The
-// running sum is kept in double (float32 too) and rounded once per flush.
+// running sum is a RunningSum (compensated for float32,
+// cuda/running_sum.cuh), rounded to T once per flush.
 #include <algorithm>
 #include <type_traits>
 
 #include "mttkrp.cuh"
+#include "running_sum.cuh"
 #include "vector_pack.cuh"
 
 namespace spt::cuda {
@@ -44,7 +46,7 @@ struct MttkrpArgs {
 
 template <typename T, int V, int C>
 __device__ __forceinline__ void flush(T* out, uint32_t units, uint32_t row, uint32_t unit0, int stride,
-                                      const Pack<double, V> (&acc)[C]) {
+                                      const Pack<RunningSum<T>, V> (&acc)[C]) {
   T* o = out + uint64_t(row) * units * V;
 #pragma unroll
   for (int c = 0; c < C; ++c) {
@@ -52,7 +54,7 @@ __device__ __forceinline__ void flush(T* out, uint32_t units, uint32_t row, uint
     if (u < units) {
       Pack<T, V> x;
 #pragma unroll
-      for (int e = 0; e < V; ++e) x.v[e] = static_cast<T>(acc[c].v[e]);
+      for (int e = 0; e < V; ++e) x.v[e] = rounded(acc[c].v[e]);
       atomic_add_pack<T, V>(o + uint64_t(u) * V, x);
     }
   }
@@ -90,11 +92,11 @@ __global__ void __launch_bounds__(kBlockThreads, 4) mttkrp_coo_kernel(const Mttk
   const uint32_t unit0 = blockIdx.y * (L * C) + (lane % L);
   const uint32_t* mode_ind = a.ind + uint64_t(a.mode) * a.nnz;
 
-  Pack<double, V> acc[C];
+  Pack<RunningSum<T>, V> acc[C];
 #pragma unroll
   for (int c = 0; c < C; ++c)
 #pragma unroll
-    for (int e = 0; e < V; ++e) acc[c].v[e] = 0.0;
+    for (int e = 0; e < V; ++e) acc[c].v[e] = T(0);
   uint32_t acc_row = kNoRow;
 
   for (uint64_t base = begin; base < end; base += 32) {
@@ -235,6 +237,56 @@ cudaError_t launch_mttkrp_coo(const DeviceCooRef& x, const T* const* factors, ui
     default: return launch_for_width<T, 0>(a, vector, lanes, columns, grid, stream);
   }
 }
+
+namespace {
+
+// One warp per nonzero (grid-stride), lanes over the rank: each lane keeps
+// the double sum of its columns' terms; a warp sum and one atomic per warp
+// at the end.
+template <typename T>
+__global__ void __launch_bounds__(kBlockThreads) coo_inner_ktensor_kernel(DeviceCooRef x, MttkrpArgs<T> a,
+                                                                         const T* lambda, double* out) {
+  const int lane = threadIdx.x & 31;
+  const uint64_t warps = (uint64_t(gridDim.x) * kBlockThreads) >> 5;
+  const T* values = static_cast<const T*>(x.values);
+  double acc = 0.0;
+  for (uint64_t k = (uint64_t(blockIdx.x) * kBlockThreads + threadIdx.x) >> 5; k < x.nnz; k += warps) {
+    const double v = static_cast<double>(values[k]);
+    double sum = 0.0;
+    for (uint32_t r = lane; r < a.rank; r += 32) {
+      double term = static_cast<double>(lambda[r]);
+      for (uint32_t m = 0; m < x.order; ++m)
+        term *= static_cast<double>(a.factors[m][uint64_t(__ldg(x.ind + uint64_t(m) * x.nnz + k)) * a.rank + r]);
+      sum += term;
+    }
+    acc += v * sum;
+  }
+#pragma unroll
+  for (int offset = 16; offset > 0; offset >>= 1) acc += __shfl_xor_sync(kFullMask, acc, offset);
+  if (lane == 0 && acc != 0.0) atomicAdd(out, acc);
+}
+
+}  // namespace
+
+template <typename T>
+cudaError_t launch_coo_inner_ktensor(const DeviceCooRef& x, const T* const* factors, const T* lambda, uint32_t rank,
+                                     double* out, int multiprocessors, cudaStream_t stream) {
+  if (x.nnz == 0 || rank == 0) return cudaSuccess;
+  if (x.order > kMaxOrder) return cudaErrorInvalidValue;
+  MttkrpArgs<T> a{};
+  a.rank = rank;
+  a.order = x.order;
+  for (uint32_t m = 0; m < x.order; ++m) a.factors[m] = factors[m];
+  const uint64_t wanted = (x.nnz * 32 + kBlockThreads - 1) / kBlockThreads;
+  const uint64_t blocks = std::max<uint64_t>(1, std::min<uint64_t>(wanted, uint64_t(std::max(multiprocessors, 1)) * 16));
+  coo_inner_ktensor_kernel<T><<<static_cast<unsigned>(blocks), kBlockThreads, 0, stream>>>(x, a, lambda, out);
+  return cudaGetLastError();
+}
+
+template cudaError_t launch_coo_inner_ktensor<float>(const DeviceCooRef&, const float* const*, const float*, uint32_t,
+                                                     double*, int, cudaStream_t);
+template cudaError_t launch_coo_inner_ktensor<double>(const DeviceCooRef&, const double* const*, const double*,
+                                                      uint32_t, double*, int, cudaStream_t);
 
 template cudaError_t launch_mttkrp_coo<float>(const DeviceCooRef&, const float* const*, uint32_t, uint32_t, float*,
                                               int, cudaStream_t);

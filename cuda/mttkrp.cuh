@@ -31,6 +31,14 @@ template <typename T>
 cudaError_t launch_mttkrp_coo(const DeviceCooRef& x, const T* const* factors, uint32_t mode, uint32_t rank, T* out,
                               int multiprocessors, cudaStream_t stream);
 
+// *out += <x, [[lambda; factors]]> = sum_k x_k sum_r lambda_r prod_m
+// factors[m](i_m(k), r), every product and sum in double (the exact pass of
+// the float32 CP-ALS fit near 1). factors[m]: dims[m] x rank, row-major;
+// *out is a device double the caller zeroes. Asynchronous on `stream`.
+template <typename T>
+cudaError_t launch_coo_inner_ktensor(const DeviceCooRef& x, const T* const* factors, const T* lambda, uint32_t rank,
+                                     double* out, int multiprocessors, cudaStream_t stream);
+
 // Bytes of a device copy of a COO tensor in the layout above (indices, then
 // the values at a 256-byte aligned offset).
 size_t coo_copy_bytes(uint32_t order, uint64_t nnz, size_t value_size);

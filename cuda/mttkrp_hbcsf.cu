@@ -1,8 +1,9 @@
 // B-CSF / HB-CSF MTTKRP on the GPU (Nisa et al., §IV-V; layout in
 // src/core/hbcsf.hpp; the CPU kernel src/kernels/cpu/mttkrp_hbcsf.cpp is
-// the executable specification: same tasks, same sums). Running sums
-// (slices, segments, units) are kept in double, float32 too, and rounded
-// to T once per store or atomic.
+// the executable specification: same tasks, same sums). A fiber segment's
+// sum (at most fiber_threshold leaves) is in T; the sums over a slice, a
+// unit or a chunk are RunningSums (compensated for float32,
+// cuda/running_sum.cuh), rounded to T once per store or atomic.
 //
 // Output scheme: the caller zeroes the output (mttkrp_with_device_operands
 // in plugin.cu does), so rows of empty slices are zero without a kernel.
@@ -69,6 +70,7 @@
 #include <vector>
 
 #include "mttkrp_hbcsf.cuh"
+#include "running_sum.cuh"
 #include "vector_pack.cuh"
 
 namespace spt::cuda {
@@ -132,8 +134,7 @@ __device__ __forceinline__ Pack<T, V> row_pack(const T* m, uint32_t row, uint32_
   return reinterpret_cast<const Pack<T, V>*>(m + size_t(row) * rank)[u];
 }
 
-// Products and sums of packs; A may be wider than T (running sums are kept
-// in double, float32 too).
+// Products and sums of packs; A may be a RunningSum of T.
 template <typename A, typename T, int V>
 __device__ __forceinline__ void mul_into(Pack<A, V>& p, const Pack<T, V>& g) {
 #pragma unroll
@@ -197,7 +198,7 @@ __device__ __forceinline__ void warp_sum_groups(Pack<T, V>& p) {
 #pragma unroll
   for (int offset = L; offset < 32; offset <<= 1)
 #pragma unroll
-    for (int e = 0; e < V; ++e) p.v[e] += __shfl_xor_sync(0xffffffffu, p.v[e], offset);
+    for (int e = 0; e < V; ++e) p.v[e] += shfl_xor(0xffffffffu, p.v[e], offset);
 }
 
 // CSL group, two mappings (launch_all picks by the mean slice length):
@@ -225,7 +226,7 @@ __device__ __forceinline__ void hbcsf_csl_body(const HbcsfArgs<T>& a, uint64_t b
     for (uint32_t c0 = 0; c0 < units; c0 += L) {
       const uint32_t u = c0 + lane;
       const bool column = u < units;
-      Pack<double, V> acc = splat<double, V>(0.0);
+      Pack<RunningSum<T>, V> acc = splat<RunningSum<T>, V>(T(0));
       if (column) {
         for (uint32_t z = zb + group; z < ze; z += kGroups) {
           Pack<T, V> p = splat<T, V>(__ldg(a.csl_val + z));
@@ -234,7 +235,7 @@ __device__ __forceinline__ void hbcsf_csl_body(const HbcsfArgs<T>& a, uint64_t b
           add_into(acc, p);
         }
       }
-      if constexpr (kWarp) warp_sum_groups<double, V, L>(acc);
+      if constexpr (kWarp) warp_sum_groups<RunningSum<T>, V, L>(acc);
       if (column && group == 0) write_pack<T, V>(a.out, row, a.rank, u, acc, false);
     }
   }
@@ -328,7 +329,10 @@ __device__ __forceinline__ void hbcsf_bcsf_leaves_body(const HbcsfArgs<T>& a, ui
   for (uint32_t c0 = 0; c0 < units; c0 += L) {
     const uint32_t u = c0 + lane_in_team;
     const bool column = u < units;
-    Pack<double, V> acc = splat<double, V>(0.0), seg_sum = splat<double, V>(0.0);
+    // seg_sum: one segment (at most fiber_threshold leaves) in T; acc: the
+    // segments of one output row, a RunningSum.
+    Pack<RunningSum<T>, V> acc = splat<RunningSum<T>, V>(T(0));
+    Pack<T, V> seg_sum = splat<T, V>(T(0));
     Pack<T, V> prefix = splat<T, V>(T(1));
     uint32_t acc_row = kNoRow;
     uint64_t cur_seg = ~uint64_t(0);  // the segment seg_sum belongs to
@@ -374,7 +378,7 @@ __device__ __forceinline__ void hbcsf_bcsf_leaves_body(const HbcsfArgs<T>& a, ui
       if (key != acc_row) {
         if (acc_row != kNoRow) write_pack<T, V>(a.out, acc_row, a.rank, u, acc, true);
         acc_row = key;
-        acc = seg_sum;
+        acc = convert<RunningSum<T>>(seg_sum);
       } else {
         add_into(acc, seg_sum);
       }
@@ -431,7 +435,7 @@ __device__ __forceinline__ void hbcsf_bcsf_leaves_body(const HbcsfArgs<T>& a, ui
             cur_seg = seg;
             cur_row = row[k];
             cur_fiber = fiber[k];
-            seg_sum = splat<double, V>(0.0);
+            seg_sum = splat<T, V>(T(0));
           }
 #pragma unroll
           for (int e = 0; e < V; ++e) seg_sum.v[e] += v[k] * f[k].v[e];
@@ -470,7 +474,7 @@ __device__ __forceinline__ void hbcsf_csl_chunks_body(const HbcsfArgs<T>& a, uin
   for (uint32_t c0 = 0; c0 < units; c0 += L) {
     const uint32_t u = c0 + lane_in_team;
     const bool column = u < units;
-    Pack<double, V> acc = splat<double, V>(0.0);
+    Pack<RunningSum<T>, V> acc = splat<RunningSum<T>, V>(T(0));
     uint32_t acc_row = kNoRow;
     uint64_t window = first_slice;
     for (uint64_t base = begin; base < end; base += 32) {
@@ -495,7 +499,7 @@ __device__ __forceinline__ void hbcsf_csl_chunks_body(const HbcsfArgs<T>& a, uin
         if (row != acc_row) {
           if (acc_row != kNoRow) write_pack<T, V>(a.out, acc_row, a.rank, u, acc, true);
           acc_row = row;
-          acc = convert<double>(p);
+          acc = convert<RunningSum<T>>(p);
         } else {
           add_into(acc, p);
         }
@@ -537,7 +541,7 @@ __global__ void __launch_bounds__(kThreads) hbcsf_fused_kernel(const HbcsfArgs<T
 // without a unit (the grid's tail) only take part in them.
 template <typename T, int V, int L>
 __global__ void __launch_bounds__(kThreads) hbcsf_bcsf_kernel(const HbcsfArgs<T> a) {
-  __shared__ Pack<double, V> partial[kThreads];
+  __shared__ Pack<RunningSum<T>, V> partial[kThreads];
   const uint32_t team_threads = 32u * a.team_warps;
   const uint32_t teams_per_block = kThreads / team_threads;
   const uint32_t team = threadIdx.x / team_threads;
@@ -563,10 +567,10 @@ __global__ void __launch_bounds__(kThreads) hbcsf_bcsf_kernel(const HbcsfArgs<T>
     for (uint32_t c0 = 0; c0 < units; c0 += L) {
       const uint32_t u = c0 + lane;
       const bool column = u < units;
-      Pack<double, V> acc = splat<double, V>(0.0);
+      Pack<RunningSum<T>, V> acc = splat<RunningSum<T>, V>(T(0));
       if (column) {
         for (uint32_t g = gb + group; g < ge; g += groups_per_team) {
-          Pack<double, V> s = splat<double, V>(0.0);
+          Pack<T, V> s = splat<T, V>(T(0));  // one segment: at most fiber_threshold leaves
           const uint32_t zb = __ldg(a.segment_ptr + g), ze = __ldg(a.segment_ptr + g + 1);
 #pragma unroll 4
           for (uint32_t z = zb; z < ze; ++z) {
@@ -590,7 +594,7 @@ __global__ void __launch_bounds__(kThreads) hbcsf_bcsf_kernel(const HbcsfArgs<T>
         partial[threadIdx.x] = acc;
         __syncthreads();
         if (active && column && group == 0) {
-          Pack<double, V> sum = splat<double, V>(0.0);
+          Pack<RunningSum<T>, V> sum = splat<RunningSum<T>, V>(T(0));
           const uint32_t first = team * team_threads + lane;
           for (uint32_t k = 0; k < groups_per_team; ++k) add_into(sum, partial[first + k * L]);
           write_pack<T, V>(a.out, row, a.rank, u, sum, split);

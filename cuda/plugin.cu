@@ -697,7 +697,7 @@ int cp_als_fcoo_typed(const spt_plugin_device_fcoo* const* per_mode, uint32_t or
       if (m != mode) product[j++] = f[m];
     return spt::cuda::launch_fcoo_hadamard<T>(per_mode[mode]->ref, product, rank, out, sms, stream);
   };
-  return spt::cuda::run_cp_als<T>(order, per_mode[0]->dims.data(), prepare, mttkrp, args, sms, error);
+  return spt::cuda::run_cp_als<T>(order, per_mode[0]->dims.data(), prepare, mttkrp, {}, args, sms, error);
 }
 
 int plugin_cp_als_fcoo(const spt_plugin_device_fcoo* const* per_mode, uint32_t order,
@@ -747,7 +747,12 @@ int cp_als_mixed_typed(const spt_plugin_device_coo& x, const spt_plugin_device_f
       if (m != mode) product[j++] = f[m];
     return spt::cuda::launch_fcoo_hadamard<T>(per_mode[mode]->ref, product, rank, out, sms, stream);
   };
-  return spt::cuda::run_cp_als<T>(x.order, x.dims.data(), prepare, mttkrp, args, sms, error);
+  const spt::cuda::DeviceCooRef whole{x.order, x.nnz, x.ind, x.values};
+  const spt::cuda::ExactInnerLauncher<T> exact_inner = [&](const T* const* f, const T* lambda, uint32_t rank,
+                                                           double* out, cudaStream_t stream) {
+    return spt::cuda::launch_coo_inner_ktensor<T>(whole, f, lambda, rank, out, sms, stream);
+  };
+  return spt::cuda::run_cp_als<T>(x.order, x.dims.data(), prepare, mttkrp, exact_inner, args, sms, error);
 }
 
 int plugin_cp_als_mixed(const spt_plugin_device_coo* x, const spt_plugin_device_fcoo* const* per_mode,

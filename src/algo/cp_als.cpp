@@ -535,8 +535,14 @@ spt_status cp_als(spt_context_s& ctx, const spt_coo_s& x, const spt_cpd_options&
     SweepTracker tracker{ctx, opts, out, norm_x_squared, std::sqrt(norm_x_squared)};
     if (dispatch::DeviceKernels::cp_als(
             ctx, x, opts, out, [&] { prepare<T>(ctx, x.dims, norm_x_squared, opts, out); },
-            [&](int, double inner, double norm_p_squared, double seconds) {
-              return tracker.end_sweep(inner, norm_p_squared, seconds);
+            [&](int, double inner, double norm_p_squared, double inner_error, double seconds) {
+              // As the CPU loop: <X,P> again exactly when its rounding noise
+              // would move the fit by more than kFitNoise.
+              if (inner_error > 0.0 &&
+                  fit_sensitivity(norm_x_squared, norm_p_squared, inner, inner_error) > kFitNoise)
+                return dispatch::SweepNext::exact_inner;
+              return tracker.end_sweep(inner, norm_p_squared, seconds) ? dispatch::SweepNext::next_sweep
+                                                                       : dispatch::SweepNext::stop;
             })) {
       const spt_status status =
           finish<T>(ctx, tracker, opts.format == SPT_TENSOR_FORMAT_FCOO ? "fcoo, cuda" : "coo, cuda", out);

@@ -483,10 +483,16 @@ struct CpAlsHookState {
   std::exception_ptr error;
 };
 
-int cp_als_on_sweep(void* data, int iteration, double inner, double norm_model_squared, double seconds) {
+int cp_als_on_sweep(void* data, int iteration, double inner, double norm_model_squared, double inner_error,
+                    double seconds) {
   auto* state = static_cast<CpAlsHookState*>(data);
   try {
-    return (*state->on_sweep)(iteration, inner, norm_model_squared, seconds) ? SPT_PLUGIN_CONTINUE : SPT_PLUGIN_STOP;
+    switch ((*state->on_sweep)(iteration, inner, norm_model_squared, inner_error, seconds)) {
+      case SweepNext::next_sweep: return SPT_PLUGIN_CONTINUE;
+      case SweepNext::exact_inner: return inner_error > 0.0 ? SPT_PLUGIN_EXACT_INNER : SPT_PLUGIN_CONTINUE;
+      case SweepNext::stop: break;
+    }
+    return SPT_PLUGIN_STOP;
   } catch (...) {
     state->error = std::current_exception();
     return SPT_PLUGIN_ABORT;

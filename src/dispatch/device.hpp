@@ -23,10 +23,18 @@
 
 namespace spt::dispatch {
 
+// What a CP-ALS sweep hook asks for next.
+enum class SweepNext { next_sweep, stop, exact_inner };
+
 // End-of-sweep hook of a whole-decomposition device run: gets the sweep
-// number (1-based), <X, M>, ||M||^2 and the sweep's seconds; returns true
-// to run another sweep. May throw; the error reaches the caller.
-using CpAlsSweepHook = std::function<bool(int iteration, double inner, double norm_model_squared, double seconds)>;
+// number (1-based), <X, M>, ||M||^2, the rounding noise of <X, M> (one
+// standard deviation; 0 when exact or float64) and the sweep's seconds.
+// Returns next_sweep, stop, or exact_inner: then it is called again for the
+// same sweep with <X, M> summed in double over the nonzeros (noise 0; where
+// the device run cannot, the same <X, M>, noted in the log). May throw; the
+// error reaches the caller.
+using CpAlsSweepHook = std::function<SweepNext(int iteration, double inner, double norm_model_squared,
+                                               double inner_error, double seconds)>;
 
 // The AUTO backend's size rule for a whole CP-ALS: true when the tensor is
 // so small that the CPU's sweep (with `threads` threads) beats the GPU's

@@ -30,7 +30,8 @@
  * (hls_upload, hls_release, hls_multiply, hls_calibrate), the GPU SpTTM
  * family, the GPU Tucker-HOOI entries and cp_als_mixed (each section
  * below says which). 7 = adds tucker_hooi_hbcsf (the Tucker TTMc by
- * chained TTMs on B-CSF / HB-CSF trees).
+ * chained TTMs on B-CSF / HB-CSF trees). 8 = cp_als's on_sweep hook gets
+ * the rounding noise of <X, M> and may answer SPT_PLUGIN_EXACT_INNER.
  */
 #ifndef SPT_DISPATCH_PLUGIN_ABI_H
 #define SPT_DISPATCH_PLUGIN_ABI_H
@@ -42,7 +43,7 @@
 extern "C" {
 #endif
 
-#define SPT_PLUGIN_ABI_VERSION 7u
+#define SPT_PLUGIN_ABI_VERSION 8u
 #define SPT_CUDA_PLUGIN_ENTRY_NAME "spt_cuda_plugin_entry"
 #define SPT_CUDA_PLUGIN_FILE_NAME "libsptensor_cuda.so"
 
@@ -355,6 +356,9 @@ typedef struct spt_plugin_tucker_args {
 #define SPT_PLUGIN_CONTINUE 0 /* run the next sweep */
 #define SPT_PLUGIN_STOP 1     /* stop: copy the factors and lambda out, return OK */
 #define SPT_PLUGIN_ABORT 2    /* stop at once (the core recorded an error): return OK, copy nothing */
+/* cp_als only: sum <X, M> again in double over the nonzeros and call the
+ * hook again for the same sweep with it (inner_error 0). */
+#define SPT_PLUGIN_EXACT_INNER 3
 
 /* One CP-ALS run on the device (Tensor Toolbox / pyttb numerics, exactly the
  * core's CPU loop in src/algo/cp_als.cpp: per mode MTTKRP, Hadamard product
@@ -373,9 +377,16 @@ typedef struct spt_plugin_cp_als_args {
   void *lambda; /* out: rank values of x's dtype, the last sweep's lambda */
   void *hook_data;
   /* Called after each sweep (iteration = 1, 2, ...) with <X, M> and ||M||^2
-   * of the model M = [[lambda; U]] and the sweep's wall seconds; returns
-   * SPT_PLUGIN_CONTINUE, _STOP or _ABORT. Must not throw. */
-  int (*on_sweep)(void *hook_data, int iteration, double inner, double norm_model_squared, double seconds);
+   * of the model M = [[lambda; U]], inner_error (one standard deviation of
+   * <X, M> from the rounding of the last MTTKRP to float32; 0 for float64
+   * or when <X, M> is exact) and the sweep's wall seconds; returns
+   * SPT_PLUGIN_CONTINUE, _STOP, _ABORT or _EXACT_INNER. After
+   * _EXACT_INNER the plugin calls again for the same sweep with <X, M>
+   * summed in double over the nonzeros and inner_error 0 (a run with no COO
+   * copy of X on the device passes the same <X, M> and notes it); that call
+   * must not answer _EXACT_INNER. Must not throw. */
+  int (*on_sweep)(void *hook_data, int iteration, double inner, double norm_model_squared, double inner_error,
+                  double seconds);
   /* Optional (NULL = none): a note for the context's log at `level` (1 =
    * normal, 2 = verbose), e.g. the pseudo-inverse fallback. */
   void (*note)(void *hook_data, int level, const char *message);
