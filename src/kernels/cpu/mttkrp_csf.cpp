@@ -26,6 +26,9 @@
 // running sums in GCC vector-type registers: a nonzero costs one row load
 // and one multiply-add per vector, nothing is stored until the fiber ends.
 // Other ranks cover the row with vectors at run-time offsets (RankCover).
+//
+// Also the inner product <x, [[lambda; factors]]> on the first tree, in
+// double (the CP-ALS fit's exact pass).
 #include <omp.h>
 
 #include <algorithm>
@@ -543,12 +546,102 @@ void mttkrp_csf_impl(const Exec& exec, const spt_csf_s& x, const ConstMatRef<T>*
   });
 }
 
+// <x, [[lambda; factors]]> on the first tree, in double: the path's
+// Hadamard product lambda .* A_0(i_0,:) .* ... is formed top-down once per
+// node, each fiber's leaves are summed as sum_k x_k A_leaf(i_k,:), and the
+// two meet in one dot product per fiber. Tasks as the MTTKRP's (level-1
+// ranges of about equal nonzeros); each task's sum has its own slot, added
+// in task order, so the result repeats bit for bit for a thread count.
+template <typename T>
+class InnerWalker {
+ public:
+  InnerWalker(const CsfTree& tree, const ConstMatRef<T>* factors, spt_nnz rank, double* scratch)
+      : tree_(tree), factors_(factors), rank_(rank), scratch_(scratch) {}
+
+  // Sum over the nodes [b, e) of level l >= 1 under the path product `prefix`.
+  double visit(uint32_t l, spt_nnz b, spt_nnz e, const double* __restrict prefix) const {
+    const uint32_t leaf = tree_.levels() - 1;
+    const spt_index* __restrict f = tree_.fids[l].data();
+    const ConstMatRef<T>& a = factors_[tree_.mode_order[l]];
+    if (l == leaf) {
+      double* __restrict sum = scratch_ + static_cast<spt_nnz>(l) * rank_;
+      std::fill(sum, sum + rank_, 0.0);
+      const T* __restrict v = tree_.vals.get<T>().data();
+      for (spt_nnz c = b; c < e; ++c) {
+        const T* __restrict row = a.row(f[c]);
+        const double x = v[c];
+#pragma omp simd
+        for (spt_nnz r = 0; r < rank_; ++r) sum[r] += x * static_cast<double>(row[r]);
+      }
+      double dot = 0.0;
+      for (spt_nnz r = 0; r < rank_; ++r) dot += prefix[r] * sum[r];
+      return dot;
+    }
+    const spt_nnz* __restrict p = tree_.fptr[l].data();
+    double* __restrict mine = scratch_ + static_cast<spt_nnz>(l) * rank_;
+    double total = 0.0;
+    for (spt_nnz c = b; c < e; ++c) {
+      const T* __restrict row = a.row(f[c]);
+#pragma omp simd
+      for (spt_nnz r = 0; r < rank_; ++r) mine[r] = prefix[r] * static_cast<double>(row[r]);
+      total += visit(l + 1, p[c], p[c + 1], mine);
+    }
+    return total;
+  }
+
+ private:
+  const CsfTree& tree_;
+  const ConstMatRef<T>* factors_;
+  spt_nnz rank_;
+  double* scratch_;  // one rank row per level
+};
+
+template <typename T>
+double inner_csf_impl(const Exec& exec, const spt_csf_s& x, const T* lambda, const ConstMatRef<T>* factors,
+                      spt_index rank) {
+  if (x.trees.empty() || rank == 0) return 0.0;
+  const int threads = std::max(1, exec.threads);
+  const CsfTree& tree = x.trees[0];
+  const int tasks = threads * kTasksPerThread;
+  const std::vector<spt_nnz> bound = task_bounds(tree, tasks);
+  const spt_nnz* ptr0 = tree.fptr[0].data();
+  const spt_index* fid0 = tree.fids[0].data();
+  const spt_nnz slices = tree.nodes(0);
+  const ConstMatRef<T>& a0 = factors[tree.mode_order[0]];
+  const size_t per_thread = static_cast<size_t>(tree.levels()) * rank;
+  buffer<double> scratch(static_cast<size_t>(threads) * per_thread);
+  std::vector<double> part(static_cast<size_t>(tasks), 0.0);
+#pragma omp parallel num_threads(threads)
+  {
+    double* mine = scratch.data() + static_cast<size_t>(omp_get_thread_num()) * per_thread;
+    InnerWalker<T> walk(tree, factors, rank, mine);
+#pragma omp for schedule(dynamic, 1)
+    for (int j = 0; j < tasks; ++j) {
+      const spt_nnz cb = bound[j], ce = bound[j + 1];
+      double sum = 0.0;
+      for (spt_nnz s = cb < ce ? slice_of(ptr0, slices, cb) : slices; s < slices && ptr0[s] < ce; ++s) {
+        const T* row = a0.row(fid0[s]);
+        for (spt_index r = 0; r < rank; ++r) mine[r] = static_cast<double>(lambda[r]) * static_cast<double>(row[r]);
+        sum += walk.visit(1, std::max(ptr0[s], cb), std::min(ptr0[s + 1], ce), mine);
+      }
+      part[j] = sum;
+    }
+  }
+  double total = 0.0;
+  for (double v : part) total += v;
+  return total;
+}
+
 }  // namespace
 
 #define SPT_INSTANTIATE(T)                                                                                     \
   void mttkrp_csf(const Exec& exec, const spt_csf_s& x, const ConstMatRef<T>* factors, uint32_t mode,         \
                   MatRef<T> out) {                                                                             \
     mttkrp_csf_impl<T>(exec, x, factors, mode, out);                                                           \
+  }                                                                                                            \
+  double inner_ktensor_csf(const Exec& exec, const spt_csf_s& x, const T* lambda, const ConstMatRef<T>* factors, \
+                           spt_index rank) {                                                                   \
+    return inner_csf_impl<T>(exec, x, lambda, factors, rank);                                                  \
   }
 
 SPT_INSTANTIATE(float)
