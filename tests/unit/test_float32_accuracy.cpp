@@ -40,8 +40,9 @@ TEST(Float32Accuracy, EveryFormatOnAPlantedTensor) {
   }
 }
 
-// Each COO and HiCOO parallel strategy, forced.
-TEST(Float32Accuracy, EveryCooAndHicooStrategy) {
+// Each COO, HiCOO and CSF parallel strategy, forced (CSF one-mode: the
+// modes below the root take the private copies or the atomics).
+TEST(Float32Accuracy, EveryCooCsfAndHicooStrategy) {
   const spt_coo_s x = f32::planted_tensor();
   const spt_nnz rank = 16;
   const auto factors = f32::positive_factors(x, rank, 5);
@@ -49,6 +50,8 @@ TEST(Float32Accuracy, EveryCooAndHicooStrategy) {
   spt_context* ctx = cpu_context(2);
   spt_hicoo* h = nullptr;
   ASSERT_EQ(spt_hicoo_from_coo(ctx, &x, nullptr, &h), SPT_OK) << spt_last_error(ctx);
+  spt_csf* c = nullptr;
+  ASSERT_EQ(spt_csf_create(ctx, &x, SPT_CSF_ONEMODE, &c), SPT_OK) << spt_last_error(ctx);
   spt_context_free(ctx);
   for (uint32_t mode = 0; mode < 3; ++mode) {
     const DenseMatrix<double> want = f32::exact_mttkrp(x, factors, mode);
@@ -65,10 +68,57 @@ TEST(Float32Accuracy, EveryCooAndHicooStrategy) {
         kernels::cpu::mttkrp_hicoo(exec, *h, refs.data(), mode, ref);
         EXPECT_LE(f32::relative_error(want, &out), f32::kMaxRelativeError)
             << "HiCOO strategy " << int(strategy) << " mode " << mode << " threads " << threads;
+        kernels::cpu::mttkrp_csf(exec, *c, refs.data(), mode, ref);
+        EXPECT_LE(f32::relative_error(want, &out), f32::kMaxRelativeError)
+            << "CSF strategy " << int(strategy) << " mode " << mode << " threads " << threads;
       }
     }
   }
   spt_hicoo_free(h);
+  spt_csf_free(c);
+}
+
+// CSF with fibers of 40,000 leaves (2 x 3 x 80,000, every other index of
+// mode 2 present): float32 running sums over a fiber miss 1e-6; the
+// one-mode and all-mode handles, every mode, must stay within 1e-6 of the
+// exact product.
+TEST(Float32Accuracy, CsfLongFibers) {
+  const std::vector<spt_index> dims = {2, 3, 80000};
+  std::mt19937_64 rng(5);
+  std::uniform_real_distribution<double> unit(0.25, 1.25);
+  spt_coo_s x;
+  x.init_owned(SPT_FLOAT32, dims, 2 * 3 * 40000);
+  float* v = x.mutable_values<float>();
+  spt_nnz k = 0;
+  for (spt_index i = 0; i < dims[0]; ++i)
+    for (spt_index j = 0; j < dims[1]; ++j)
+      for (spt_index l = 0; l < dims[2]; l += 2, ++k) {
+        x.mutable_ind(0)[k] = i;
+        x.mutable_ind(1)[k] = j;
+        x.mutable_ind(2)[k] = l;
+        v[k] = static_cast<float>(unit(rng));
+      }
+  const spt_nnz rank = 16;
+  const auto factors = f32::positive_factors(x, rank, 7);
+  const auto refs = crefs(factors);
+  for (spt_csf_policy policy : {SPT_CSF_ONEMODE, SPT_CSF_ALLMODE}) {
+    spt_context* ctx = cpu_context(2);
+    spt_csf* c = nullptr;
+    ASSERT_EQ(spt_csf_create(ctx, &x, policy, &c), SPT_OK) << spt_last_error(ctx);
+    spt_context_free(ctx);
+    for (uint32_t mode = 0; mode < 3; ++mode) {
+      const DenseMatrix<double> want = f32::exact_mttkrp(x, factors, mode);
+      for (int threads : {1, 2, 3}) {
+        spt_matrix_s out;
+        init_matrix(out, SPT_FLOAT32, x.dims[mode], rank, SPT_ROW_MAJOR);
+        kernels::cpu::mttkrp_csf(kernels::Exec{threads}, *c, refs.data(), mode,
+                                 MatRef<float>{out.ptr<float>(), out.rows, out.cols, out.ld});
+        EXPECT_LE(f32::relative_error(want, &out), f32::kMaxRelativeError)
+            << "policy " << policy << " mode " << mode << " threads " << threads;
+      }
+    }
+    spt_csf_free(c);
+  }
 }
 
 // coads (shared data, order 4, mixed signs) at rank 16, as the issue measured it.

@@ -27,6 +27,12 @@
 // and one multiply-add per vector, nothing is stored until the fiber ends.
 // Other ranks cover the row with vectors at run-time offsets (RankCover).
 //
+// Sums are in double: float32 leaves are summed in float32 registers for
+// runs of at most kFoldEvery, then folded into double (float32 fibers are
+// not fused: their sums cross into double), and every sum across fibers,
+// nodes and into the output is in double, rounded to T once. So float32
+// results carry about one rounding per output element.
+//
 // Also the inner product <x, [[lambda; factors]]> on the first tree, in
 // double (the CP-ALS fit's exact pass).
 #include <omp.h>
@@ -74,20 +80,52 @@ constexpr int kVectorBytes = 16;
 // Accumulator registers one pass of leaf_sum keeps live.
 constexpr int kMaxAccumulators = 8;
 
+// float32 sums: a run of at most kFoldEvery leaves is summed in float32
+// registers, then folded into double; every other sum (across fibers, nodes
+// and into the output) is in double. float64: one run, no fold.
+constexpr spt_nnz kFoldEvery = 64;
+
+template <typename T>
+constexpr bool kFolds = !std::is_same_v<T, double>;
+
+// End of the run that starts at c in [c, e).
+template <typename T>
+inline spt_nnz run_end(spt_nnz c, spt_nnz e) {
+  if constexpr (kFolds<T>) return e - c > kFoldEvery ? c + kFoldEvery : e;
+  else return e;
+}
+
+// wide[j*W..] += the lanes of sum[j], then sum[j] = 0 (a float32 run ends).
+template <int N, typename Vec>
+inline void fold(Vec* sum, double* wide) {
+  constexpr int W = sizeof(Vec) / sizeof(sum[0][0]);
+#pragma GCC unroll 16
+  for (int j = 0; j < N; ++j) {
+    for (int i = 0; i < W; ++i) wide[j * W + i] += sum[j][i];
+    sum[j] = Vec{};
+  }
+}
+
 // acc[0..RK) = sum_{c in [b,e)} v[c] * a(f[c], :): the hottest loop (one
 // iteration per nonzero). The running sums are held in registers (an array
 // of native vectors indexed by constants after unrolling), chunk by chunk
 // of the rank, so a nonzero costs loads and multiply-adds, no stores.
 template <typename T, int RK>
 inline void leaf_sum(const spt_index* __restrict f, const T* __restrict v, const T* __restrict a, spt_nnz ld,
-                     spt_nnz b, spt_nnz e, T* __restrict acc) {
+                     spt_nnz b, spt_nnz e, double* __restrict acc) {
   constexpr int W = kVectorBytes / sizeof(T);  // elements per register
   static_assert(RK % W == 0 || RK < W, "fixed ranks are multiples of the vector width");
   if constexpr (RK < W) {
-    T sum[RK] = {};
-    for (spt_nnz c = b; c < e; ++c)
-      for (int r = 0; r < RK; ++r) sum[r] += v[c] * a[static_cast<spt_nnz>(f[c]) * ld + r];
-    for (int r = 0; r < RK; ++r) acc[r] = sum[r];
+    double wide[RK] = {};
+    for (spt_nnz cb = b; cb < e;) {
+      const spt_nnz ce = run_end<T>(cb, e);
+      T sum[RK] = {};
+      for (spt_nnz c = cb; c < ce; ++c)
+        for (int r = 0; r < RK; ++r) sum[r] += v[c] * a[static_cast<spt_nnz>(f[c]) * ld + r];
+      for (int r = 0; r < RK; ++r) wide[r] += sum[r];
+      cb = ce;
+    }
+    for (int r = 0; r < RK; ++r) acc[r] = wide[r];
   } else {
     typedef T Vec __attribute__((vector_size(kVectorBytes)));
     constexpr int total = RK / W;
@@ -97,18 +135,28 @@ inline void leaf_sum(const spt_index* __restrict f, const T* __restrict v, const
       Vec sum[per_pass];
 #pragma GCC unroll 16
       for (int j = 0; j < per_pass; ++j) sum[j] = Vec{};
-      for (spt_nnz c = b; c < e; ++c) {
-        const T* row = a + static_cast<spt_nnz>(f[c]) * ld + base * W;
-        const T x = v[c];
+      double wide[kFolds<T> ? per_pass * W : 1] = {};
+      for (spt_nnz cb = b; cb < e;) {
+        const spt_nnz ce = run_end<T>(cb, e);
+        for (spt_nnz c = cb; c < ce; ++c) {
+          const T* row = a + static_cast<spt_nnz>(f[c]) * ld + base * W;
+          const T x = v[c];
 #pragma GCC unroll 16
-        for (int j = 0; j < per_pass; ++j) {
-          Vec r;
-          std::memcpy(&r, row + j * W, sizeof(Vec));
-          sum[j] += x * r;
+          for (int j = 0; j < per_pass; ++j) {
+            Vec r;
+            std::memcpy(&r, row + j * W, sizeof(Vec));
+            sum[j] += x * r;
+          }
         }
+        if constexpr (kFolds<T>) fold<per_pass>(sum, wide);
+        cb = ce;
       }
+      if constexpr (kFolds<T>) {
+        std::memcpy(acc + base * W, wide, sizeof(wide));
+      } else {
 #pragma GCC unroll 16
-      for (int j = 0; j < per_pass; ++j) std::memcpy(acc + (base + j) * W, &sum[j], sizeof(Vec));
+        for (int j = 0; j < per_pass; ++j) std::memcpy(acc + (base + j) * W, &sum[j], sizeof(Vec));
+      }
     }
   }
 }
@@ -116,11 +164,13 @@ inline void leaf_sum(const spt_index* __restrict f, const T* __restrict v, const
 // acc[0..RK) = sum_{c in [b,e)} g(gf[c], :) .* (sum_{k in [p[c], p[c+1])}
 // v[k] * a(f[k], :)): the two deepest levels of a subtree sum fused, so both
 // the fiber's and the running sums stay in registers (one rank-vector
-// multiply per fiber, one multiply-add per nonzero).
+// multiply per fiber, one multiply-add per nonzero). float64 only (float32
+// sums across fibers are in double: sum_nodes, unfused).
 template <typename T, int RK>
 inline void fiber_sum(const spt_index* __restrict gf, const spt_nnz* __restrict p, const T* __restrict g,
                       spt_nnz gld, const spt_index* __restrict f, const T* __restrict v, const T* __restrict a,
-                      spt_nnz ld, spt_nnz b, spt_nnz e, T* __restrict acc) {
+                      spt_nnz ld, spt_nnz b, spt_nnz e, double* __restrict acc) {
+  static_assert(std::is_same_v<T, double>, "fused sums are float64");
   constexpr int W = kVectorBytes / sizeof(T);
   static_assert(RK >= W && RK % W == 0, "fixed ranks of at least one vector");
   typedef T Vec __attribute__((vector_size(kVectorBytes)));
@@ -177,29 +227,41 @@ struct RankCover {
 
 template <typename T, int NV>
 inline void leaf_sum_pass(const spt_index* __restrict f, const T* __restrict v, const T* __restrict a, spt_nnz ld,
-                          spt_nnz b, spt_nnz e, const spt_nnz* off, T* __restrict acc) {
+                          spt_nnz b, spt_nnz e, const spt_nnz* off, double* __restrict acc) {
   typedef T Vec __attribute__((vector_size(kVectorBytes)));
+  constexpr int W = kVectorBytes / sizeof(T);
   Vec sum[NV];
 #pragma GCC unroll 16
   for (int j = 0; j < NV; ++j) sum[j] = Vec{};
-  for (spt_nnz c = b; c < e; ++c) {
-    const T* row = a + static_cast<spt_nnz>(f[c]) * ld;
-    const T x = v[c];
+  // Folded sums per vector (overlapping vectors are stored, not added, at the end).
+  double wide[kFolds<T> ? NV * W : 1] = {};
+  for (spt_nnz cb = b; cb < e;) {
+    const spt_nnz ce = run_end<T>(cb, e);
+    for (spt_nnz c = cb; c < ce; ++c) {
+      const T* row = a + static_cast<spt_nnz>(f[c]) * ld;
+      const T x = v[c];
 #pragma GCC unroll 16
-    for (int j = 0; j < NV; ++j) {
-      Vec r;
-      std::memcpy(&r, row + off[j], sizeof(Vec));
-      sum[j] += x * r;
+      for (int j = 0; j < NV; ++j) {
+        Vec r;
+        std::memcpy(&r, row + off[j], sizeof(Vec));
+        sum[j] += x * r;
+      }
     }
+    if constexpr (kFolds<T>) fold<NV>(sum, wide);
+    cb = ce;
   }
 #pragma GCC unroll 16
-  for (int j = 0; j < NV; ++j) std::memcpy(acc + off[j], &sum[j], sizeof(Vec));
+  for (int j = 0; j < NV; ++j) {
+    if constexpr (kFolds<T>) std::memcpy(acc + off[j], wide + j * W, W * sizeof(double));
+    else std::memcpy(acc + off[j], &sum[j], sizeof(Vec));
+  }
 }
 
 template <typename T, int NV>
 inline void fiber_sum_pass(const spt_index* __restrict gf, const spt_nnz* __restrict p, const T* __restrict g,
                            spt_nnz gld, const spt_index* __restrict f, const T* __restrict v, const T* __restrict a,
-                           spt_nnz ld, spt_nnz b, spt_nnz e, const spt_nnz* off, T* __restrict acc) {
+                           spt_nnz ld, spt_nnz b, spt_nnz e, const spt_nnz* off, double* __restrict acc) {
+  static_assert(std::is_same_v<T, double>, "fused sums are float64");
   typedef T Vec __attribute__((vector_size(kVectorBytes)));
   Vec out[NV];
 #pragma GCC unroll 16
@@ -251,18 +313,24 @@ inline void for_each_pass(const std::vector<spt_nnz>& offsets, Pass&& pass) {
   }
 }
 
+// Walks the tree for one thread. Sums (subtree sums, output rows) are in
+// double; path products (prefixes) in T.
 template <typename T, int RK, bool Atomic>
 class TreeWalker {
  public:
-  // `cover` is made before the parallel region (it allocates).
-  TreeWalker(const TreeOperands<T>& op, const RankCover<T>& cover, T* scratch, T* dst, spt_nnz dst_ld)
-      : op_(op), scratch_(scratch), dst_(dst), dst_ld_(dst_ld), cover_(cover) {}
+  // Per-thread scratch: `sums` holds sum_rows(levels) rows of rank doubles,
+  // `prefixes` levels rows of rank T. `cover` is made before the parallel
+  // region (it allocates). dst: the double rows the output sums go to.
+  static spt_nnz sum_rows(uint32_t levels) { return levels + 1; }
+  TreeWalker(const TreeOperands<T>& op, const RankCover<T>& cover, double* sums, T* prefixes, double* dst,
+             spt_nnz dst_ld)
+      : op_(op), sums_(sums), prefixes_(prefixes), dst_(dst), dst_ld_(dst_ld), cover_(cover) {}
 
   spt_nnz rank() const { return RK > 0 ? RK : op_.rank; }
 
   // acc = sum over nodes c in [b, e) of level l of A_l(fid_l[c],:) .* (sum
   // of c's subtree), where a leaf's subtree sum is its value.
-  void sum_nodes(uint32_t l, spt_nnz b, spt_nnz e, T* __restrict acc) const {
+  void sum_nodes(uint32_t l, spt_nnz b, spt_nnz e, double* __restrict acc) const {
     const spt_nnz R = rank();
     const spt_index* __restrict f = op_.fid[l];
     const T* __restrict a = op_.base[l];
@@ -276,7 +344,7 @@ class TreeWalker {
           leaf_sum_pass<T, decltype(nv)::value>(f, v, a, ld, b, e, off, acc);
         });
       } else {
-        for (spt_nnz r = 0; r < R; ++r) acc[r] = T(0);
+        for (spt_nnz r = 0; r < R; ++r) acc[r] = 0.0;
         for (spt_nnz c = b; c < e; ++c) {
           const T* __restrict row = a + static_cast<spt_nnz>(f[c]) * ld;
           const T x = v[c];
@@ -287,12 +355,12 @@ class TreeWalker {
       return;
     }
     const spt_nnz* __restrict p = op_.ptr[l];
-    if constexpr (RK >= kVectorBytes / static_cast<int>(sizeof(T))) {
+    if constexpr (!kFolds<T> && RK >= kVectorBytes / static_cast<int>(sizeof(T))) {
       if (l + 1 == op_.leaf) {
         fiber_sum<T, RK>(f, p, a, ld, op_.fid[op_.leaf], op_.val, op_.base[op_.leaf], op_.ld[op_.leaf], b, e, acc);
         return;
       }
-    } else if constexpr (RK == 0) {
+    } else if constexpr (!kFolds<T> && RK == 0) {
       if (l + 1 == op_.leaf && !cover_.offsets.empty()) {
         for_each_pass<kMaxAccumulators / 2>(cover_.offsets, [&](auto nv, const spt_nnz* off) {
           fiber_sum_pass<T, decltype(nv)::value>(f, p, a, ld, op_.fid[op_.leaf], op_.val, op_.base[op_.leaf],
@@ -301,8 +369,8 @@ class TreeWalker {
         return;
       }
     }
-    T* __restrict child = scratch_ + static_cast<spt_nnz>(l) * R;
-    for (spt_nnz r = 0; r < R; ++r) acc[r] = T(0);
+    double* __restrict child = sums_ + static_cast<spt_nnz>(l) * R;
+    for (spt_nnz r = 0; r < R; ++r) acc[r] = 0.0;
     for (spt_nnz c = b; c < e; ++c) {
       sum_nodes(l + 1, p[c], p[c + 1], child);
       const T* __restrict row = a + static_cast<spt_nnz>(f[c]) * ld;
@@ -322,12 +390,12 @@ class TreeWalker {
         for (spt_nnz c = b; c < e; ++c) add_row(f[c], v[c], prefix);
       } else {
         const spt_nnz* __restrict p = op_.ptr[l];
-        T* __restrict below = sum_slot(l);
+        double* __restrict below = sums_ + static_cast<spt_nnz>(op_.leaf + 1) * R;
         for (spt_nnz c = b; c < e; ++c) {
           sum_nodes(l + 1, p[c], p[c + 1], below);
 #pragma omp simd
           for (spt_nnz r = 0; r < R; ++r) below[r] *= prefix[r];
-          add_row(f[c], T(1), below);
+          add_row(f[c], 1.0, below);
         }
       }
       return;
@@ -335,7 +403,7 @@ class TreeWalker {
     const T* __restrict a = op_.base[l];
     const spt_nnz ld = op_.ld[l];
     const spt_nnz* __restrict p = op_.ptr[l];
-    T* __restrict mine = prefix_slot(l);
+    T* __restrict mine = prefixes_ + static_cast<spt_nnz>(l) * R;
     for (spt_nnz c = b; c < e; ++c) {
       const T* __restrict row = a + static_cast<spt_nnz>(f[c]) * ld;
 #pragma omp simd
@@ -345,16 +413,15 @@ class TreeWalker {
   }
 
  private:
-  // Scratch layout per thread: [child sums per level | prefixes per level | target sum].
-  T* prefix_slot(uint32_t l) const { return scratch_ + static_cast<spt_nnz>(op_.leaf + 1 + l) * rank(); }
-  T* sum_slot(uint32_t) const { return scratch_ + static_cast<spt_nnz>(2 * (op_.leaf + 1)) * rank(); }
-
-  void add_row(spt_index i, T scale, const T* __restrict src) const {
-    T* __restrict o = dst_ + static_cast<spt_nnz>(i) * dst_ld_;
+  // dst row i += scale * src (the product in S, the sum in double).
+  template <typename S>
+  void add_row(spt_index i, S scale, const S* __restrict src) const {
+    double* __restrict o = dst_ + static_cast<spt_nnz>(i) * dst_ld_;
     if constexpr (Atomic) {
       for (spt_nnz r = 0; r < rank(); ++r) {
+        const double add = scale * src[r];
 #pragma omp atomic
-        o[r] += scale * src[r];
+        o[r] += add;
       }
     } else {
 #pragma omp simd
@@ -363,8 +430,9 @@ class TreeWalker {
   }
 
   const TreeOperands<T>& op_;
-  T* scratch_;
-  T* dst_;
+  double* sums_;  // [child sums per level | target sum]
+  T* prefixes_;   // prefix per level
+  double* dst_;
   spt_nnz dst_ld_;
   const RankCover<T>& cover_;  // vector offsets for a run-time rank (empty for R < W)
 };
@@ -400,50 +468,75 @@ void zero_out(MatRef<T> out, int threads) {
 
 template <typename T, int RK>
 void root_mttkrp(const TreeOperands<T>& op, const CsfTree& tree, MatRef<T> out, int threads) {
+  using Walker = TreeWalker<T, RK, false>;
   const spt_nnz R = op.rank;
   const int tasks = threads * kTasksPerThread;
   const std::vector<spt_nnz> bound = task_bounds(tree, tasks);
   const spt_nnz* ptr0 = op.ptr[0];
   const spt_index* fid0 = op.fid[0];
   const spt_nnz slices = tree.nodes(0);
-  buffer<T> scratch(static_cast<size_t>(threads) * (2 * (op.leaf + 1) + 2) * R);
-  buffer<T> edge(static_cast<size_t>(tasks) * 2 * R);
+  // Per thread: the walker's sums and one row for a slice's sum.
+  const size_t per_thread = static_cast<size_t>(Walker::sum_rows(op.leaf + 1) + 1) * R;
+  buffer<double> scratch(static_cast<size_t>(threads) * per_thread);
+  buffer<double> edge(static_cast<size_t>(tasks) * 2 * R);
   const RankCover<T> cover(RK > 0 ? 0 : R);
   std::vector<spt_index> edge_row(2 * static_cast<size_t>(tasks));
   std::vector<char> edge_used(2 * static_cast<size_t>(tasks), 0);
   zero_out(out, threads);
 #pragma omp parallel num_threads(threads)
   {
-    T* mine = scratch.data() + static_cast<size_t>(omp_get_thread_num()) * (2 * (op.leaf + 1) + 2) * R;
-    TreeWalker<T, RK, false> walk(op, cover, mine, nullptr, 0);
+    double* mine = scratch.data() + static_cast<size_t>(omp_get_thread_num()) * per_thread;
+    double* slice_sum = mine + per_thread - R;
+    Walker walk(op, cover, mine, nullptr, nullptr, 0);
 #pragma omp for schedule(dynamic, 1)
     for (int j = 0; j < tasks; ++j) {
       const spt_nnz cb = bound[j], ce = bound[j + 1];
       if (cb >= ce) continue;
       for (spt_nnz s = slice_of(ptr0, slices, cb); s < slices && ptr0[s] < ce; ++s) {
         const spt_nnz b = std::max(ptr0[s], cb), e = std::min(ptr0[s + 1], ce);
-        const bool shared = ptr0[s] < cb || ptr0[s + 1] > ce;
-        T* o = out.row(fid0[s]);
-        if (shared) {
+        if (ptr0[s] < cb || ptr0[s + 1] > ce) {  // shared with a neighbour
           const size_t slot = 2 * static_cast<size_t>(j) + (ptr0[s] < cb ? 0 : 1);
-          o = edge.data() + slot * R;
           edge_row[slot] = fid0[s];
           edge_used[slot] = 1;
+          walk.sum_nodes(1, b, e, edge.data() + slot * R);
+        } else {
+          walk.sum_nodes(1, b, e, slice_sum);
+          T* o = out.row(fid0[s]);
+          for (spt_nnz r = 0; r < R; ++r) o[r] = static_cast<T>(slice_sum[r]);
         }
-        walk.sum_nodes(1, b, e, o);
       }
     }
   }
-  for (size_t slot = 0; slot < edge_used.size(); ++slot) {
-    if (!edge_used[slot]) continue;
-    T* o = out.row(edge_row[slot]);
-    const T* e = edge.data() + slot * R;
-    for (spt_nnz r = 0; r < R; ++r) o[r] += e[r];
+  // Shared slices: their slots are consecutive (slices ascend with the
+  // tasks) and no task stored their rows; sum in double, round once.
+  for (size_t slot = 0; slot < edge_used.size();) {
+    if (!edge_used[slot]) {
+      ++slot;
+      continue;
+    }
+    const spt_index i = edge_row[slot];
+    double* sum = edge.data() + slot * R;
+    size_t next = slot + 1;
+    for (; next < edge_used.size(); ++next) {
+      if (!edge_used[next]) continue;
+      if (edge_row[next] != i) break;
+      const double* e = edge.data() + next * R;
+      for (spt_nnz r = 0; r < R; ++r) sum[r] += e[r];
+    }
+    T* o = out.row(i);
+    for (spt_nnz r = 0; r < R; ++r) o[r] = static_cast<T>(sum[r]);
+    slot = next;
   }
 }
 
+// Output sums in double: float64 sums straight into `out` (thread 0's
+// share, or all of them with atomics), the rest into double copies of
+// dims[mode] x R (float32: every thread's, or one shared copy with
+// atomics), added and rounded at the end.
 template <typename T, int RK, bool Atomic>
 void deep_mttkrp(const TreeOperands<T>& op, const CsfTree& tree, MatRef<T> out, int threads) {
+  using Walker = TreeWalker<T, RK, Atomic>;
+  constexpr bool direct = std::is_same_v<T, double>;
   const spt_nnz R = op.rank;
   const int tasks = threads * kTasksPerThread;
   const std::vector<spt_nnz> bound = task_bounds(tree, tasks);
@@ -453,25 +546,40 @@ void deep_mttkrp(const TreeOperands<T>& op, const CsfTree& tree, MatRef<T> out, 
   const spt_nnz ld0 = op.ld[0];
   const spt_nnz slices = tree.nodes(0);
   const spt_nnz rows = out.rows, slab = rows * R;
-  const size_t per_thread = (2 * (op.leaf + 1) + 2) * R;
-  buffer<T> scratch(static_cast<size_t>(threads) * per_thread);
+  const uint32_t levels = op.leaf + 1;
+  const size_t sums_per_thread = static_cast<size_t>(Walker::sum_rows(levels)) * R;
+  const size_t prefixes_per_thread = static_cast<size_t>(levels) * R;
+  buffer<double> sums(static_cast<size_t>(threads) * sums_per_thread);
+  buffer<T> prefixes(static_cast<size_t>(threads) * prefixes_per_thread);
   const RankCover<T> cover(RK > 0 ? 0 : R);
-  buffer<T> priv(Atomic ? 0 : checked_mul(static_cast<uint64_t>(threads - 1), slab, "MTTKRP private buffers"));
+  const int copies = Atomic ? (direct ? 0 : 1) : (direct ? threads - 1 : threads);
+  buffer<double> wide(checked_mul(static_cast<uint64_t>(copies), slab, "MTTKRP private buffers"));
   int team = 1;
 #pragma omp parallel num_threads(threads)
   {
     const int t = omp_get_thread_num();
 #pragma omp single
     team = omp_get_num_threads();
+    // Copies in use: a smaller team than asked leaves some out.
+    const spt_nnz used = Atomic ? copies : (direct ? team - 1 : team);
 #pragma omp for schedule(static)
     for (spt_nnz i = 0; i < rows; ++i) std::fill(out.row(i), out.row(i) + R, T(0));
-    if (!Atomic) {
 #pragma omp for schedule(static)
-      for (spt_nnz e = 0; e < static_cast<spt_nnz>(team - 1) * slab; ++e) priv[e] = T(0);
+    for (spt_nnz e = 0; e < used * slab; ++e) wide[e] = 0.0;
+    double* dst = nullptr;
+    spt_nnz dst_ld = R;
+    if constexpr (direct) {
+      if (Atomic || t == 0) {
+        dst = out.data;
+        dst_ld = out.ld;
+      } else {
+        dst = wide.data() + (t - 1) * slab;
+      }
+    } else {
+      dst = wide.data() + (Atomic ? 0 : t * slab);
     }
-    T* dst = Atomic || t == 0 ? out.data : priv.data() + (t - 1) * slab;
-    const spt_nnz dst_ld = Atomic || t == 0 ? out.ld : R;
-    TreeWalker<T, RK, Atomic> walk(op, cover, scratch.data() + t * per_thread, dst, dst_ld);
+    Walker walk(op, cover, sums.data() + t * sums_per_thread, prefixes.data() + t * prefixes_per_thread, dst,
+                dst_ld);
     // Round-robin, not dynamic: which thread's private output a task adds
     // into decides the rounding, and results must repeat bit for bit for a
     // fixed thread count.
@@ -484,14 +592,14 @@ void deep_mttkrp(const TreeOperands<T>& op, const CsfTree& tree, MatRef<T> out, 
         walk.visit(1, b, e, a0 + static_cast<spt_nnz>(fid0[s]) * ld0);
       }
     }
-    if (!Atomic && team > 1) {
+    if (used > 0) {
 #pragma omp for schedule(static)
       for (spt_nnz i = 0; i < rows; ++i) {
         T* __restrict o = out.row(i);
-        for (int q = 0; q + 1 < team; ++q) {
-          const T* __restrict s = priv.data() + q * slab + i * R;
-#pragma omp simd
-          for (spt_nnz r = 0; r < R; ++r) o[r] += s[r];
+        for (spt_nnz r = 0; r < R; ++r) {
+          double sum = o[r];
+          for (spt_nnz q = 0; q < used; ++q) sum += wide[q * slab + i * R + r];
+          o[r] = static_cast<T>(sum);
         }
       }
     }
