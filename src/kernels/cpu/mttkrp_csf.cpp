@@ -43,6 +43,7 @@
 #include <vector>
 
 #include "core/buffer.hpp"
+#include "kernels/cpu/mttkrp_parallel.hpp"
 #include "kernels/kernels.hpp"
 
 namespace spt::kernels::cpu {
@@ -507,26 +508,8 @@ void root_mttkrp(const TreeOperands<T>& op, const CsfTree& tree, MatRef<T> out, 
       }
     }
   }
-  // Shared slices: their slots are consecutive (slices ascend with the
-  // tasks) and no task stored their rows; sum in double, round once.
-  for (size_t slot = 0; slot < edge_used.size();) {
-    if (!edge_used[slot]) {
-      ++slot;
-      continue;
-    }
-    const spt_index i = edge_row[slot];
-    double* sum = edge.data() + slot * R;
-    size_t next = slot + 1;
-    for (; next < edge_used.size(); ++next) {
-      if (!edge_used[next]) continue;
-      if (edge_row[next] != i) break;
-      const double* e = edge.data() + next * R;
-      for (spt_nnz r = 0; r < R; ++r) sum[r] += e[r];
-    }
-    T* o = out.row(i);
-    for (spt_nnz r = 0; r < R; ++r) o[r] = static_cast<T>(sum[r]);
-    slot = next;
-  }
+  // Shared slices: slices ascend with the tasks and no task stored them.
+  store_edge_rows(edge.data(), edge_row, edge_used, out);
 }
 
 // Output sums in double: float64 sums straight into `out` (thread 0's
@@ -554,12 +537,7 @@ void deep_mttkrp(const TreeOperands<T>& op, const CsfTree& tree, MatRef<T> out, 
   const RankCover<T> cover(RK > 0 ? 0 : R);
   const int copies = Atomic ? (direct ? 0 : 1) : (direct ? threads - 1 : threads);
   buffer<double> wide(checked_mul(static_cast<uint64_t>(copies), slab, "MTTKRP private buffers"));
-  int team = 1;
-#pragma omp parallel num_threads(threads)
-  {
-    const int t = omp_get_thread_num();
-#pragma omp single
-    team = omp_get_num_threads();
+  parallel_team(threads, [&](int t, int team) {
     // Copies in use: a smaller team than asked leaves some out.
     const spt_nnz used = Atomic ? copies : (direct ? team - 1 : team);
 #pragma omp for schedule(static)
@@ -603,7 +581,7 @@ void deep_mttkrp(const TreeOperands<T>& op, const CsfTree& tree, MatRef<T> out, 
         }
       }
     }
-  }
+  });
 }
 
 template <typename F>
