@@ -569,37 +569,42 @@ spt_status cp_als(spt_context_s& ctx, const spt_coo_s& x, const spt_cpd_options&
   validate_cpd_options(x.dims, x.nnz, x.dtype(), opts);
   return with_dtype(x.dtype(), [&](auto tag) -> spt_status {
     using T = typename decltype(tag)::type;
+    // Decomposes t (x, or x scaled) with ||t||^2 = norm_squared.
+    auto decompose = [&](const spt_coo_s& t, double norm_squared) -> spt_status {
+      // The whole decomposition on the device when the context runs there
+      // (same sweeps, same end-of-sweep bookkeeping); false = the CPU loop.
+      // Under AUTO a small tensor stays on the host altogether.
+      const dispatch::SmallCpAlsOnHost small_on_host(ctx, t, opts);
+      SweepTracker tracker{ctx, opts, out, norm_squared, std::sqrt(norm_squared)};
+      if (dispatch::DeviceKernels::cp_als(
+              ctx, t, opts, out, [&] { prepare<T>(ctx, t.dims, norm_squared, opts, out); },
+              [&](int, double inner, double norm_p_squared, double seconds) {
+                return tracker.end_sweep(inner, norm_p_squared, seconds);
+              })) {
+        const spt_status status =
+            finish<T>(ctx, tracker, opts.format == SPT_TENSOR_FORMAT_FCOO ? "fcoo, cuda" : "coo, cuda", out);
+        exact_final_fit<T>(t, norm_squared, out);
+        return status;
+      }
+      std::unique_ptr<algo::MttkrpOperand<T>> operand = algo::make_mttkrp_operand<T>(ctx, t, opts);
+      return cp_als_stable_fit<T>(ctx, *operand, t, norm_squared, opts, out,
+                                  [&](const T* lambda, const ConstMatRef<T>* factors) {
+                                    return SPT_DISPATCH(ctx, inner_ktensor, t, lambda, factors, opts.rank);
+                                  });
+    };
     const double norm_x_squared = algo::summed_norm_squared(ctx, x, "CP-ALS");
-    if (const int shift = magnitude_shift<T>(x, norm_x_squared)) {
-      // Decompose x * 2^shift (an exact copy), then scale lambda back.
-      spt_coo_s scaled = copy_coo(x, x.dtype());
-      T* v = scaled.template mutable_values<T>();
-      for (spt_nnz k = 0; k < scaled.nnz; ++k) v[k] = std::ldexp(v[k], shift);
-      log(ctx, 1, cat("CP-ALS: values scaled by 2^", shift, " so that the fit's squared norms stay in range"));
-      const spt_status status = cp_als(ctx, scaled, given, out);
-      for (spt_index r = 0; r < out.rank; ++r) out.lambda.at<T>(0, r) = std::ldexp(out.lambda.at<T>(0, r), -shift);
-      return status;
-    }
-    // The whole decomposition on the device when the context runs there
-    // (same sweeps, same end-of-sweep bookkeeping); false = the CPU loop.
-    // Under AUTO a small tensor stays on the host altogether.
-    const dispatch::SmallCpAlsOnHost small_on_host(ctx, x, opts);
-    SweepTracker tracker{ctx, opts, out, norm_x_squared, std::sqrt(norm_x_squared)};
-    if (dispatch::DeviceKernels::cp_als(
-            ctx, x, opts, out, [&] { prepare<T>(ctx, x.dims, norm_x_squared, opts, out); },
-            [&](int, double inner, double norm_p_squared, double seconds) {
-              return tracker.end_sweep(inner, norm_p_squared, seconds);
-            })) {
-      const spt_status status =
-          finish<T>(ctx, tracker, opts.format == SPT_TENSOR_FORMAT_FCOO ? "fcoo, cuda" : "coo, cuda", out);
-      exact_final_fit<T>(x, norm_x_squared, out);
-      return status;
-    }
-    std::unique_ptr<algo::MttkrpOperand<T>> operand = algo::make_mttkrp_operand<T>(ctx, x, opts);
-    return cp_als_stable_fit<T>(ctx, *operand, x, norm_x_squared, opts, out,
-                                [&](const T* lambda, const ConstMatRef<T>* factors) {
-                                  return SPT_DISPATCH(ctx, inner_ktensor, x, lambda, factors, opts.rank);
-                                });
+    const int shift = magnitude_shift<T>(x, norm_x_squared);
+    if (shift == 0) return decompose(x, norm_x_squared);
+    // Decompose x * 2^shift (an exact copy), then scale lambda back. Its
+    // norm is taken again (x's left the range), without a second note on
+    // repeated coordinates.
+    spt_coo_s scaled = copy_coo(x, x.dtype());
+    T* v = scaled.template mutable_values<T>();
+    for (spt_nnz k = 0; k < scaled.nnz; ++k) v[k] = std::ldexp(v[k], shift);
+    log(ctx, 1, cat("CP-ALS: values scaled by 2^", shift, " so that the fit's squared norms stay in range"));
+    const spt_status status = decompose(scaled, SPT_DISPATCH(ctx, summed_stats, scaled).norm_squared);
+    for (spt_index r = 0; r < out.rank; ++r) out.lambda.at<T>(0, r) = std::ldexp(out.lambda.at<T>(0, r), -shift);
+    return status;
   });
 }
 
