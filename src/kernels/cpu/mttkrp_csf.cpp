@@ -28,10 +28,11 @@
 // Other ranks cover the row with vectors at run-time offsets (RankCover).
 //
 // Sums are in double: float32 leaves are summed in float32 registers for
-// runs of at most kFoldEvery, then folded into double (float32 fibers are
-// not fused: their sums cross into double), and every sum across fibers,
-// nodes and into the output is in double, rounded to T once. So float32
-// results carry about one rounding per output element.
+// runs of at most kFoldEvery, then folded into double (in the fused fiber
+// sums, each run's product with the fiber's row goes to double registers),
+// and every sum across fibers, nodes and into the output is in double,
+// rounded to T once. So float32 results carry about one rounding per
+// output element.
 //
 // Also the inner product <x, [[lambda; factors]]> on the first tree, in
 // double (the CP-ALS fit's exact pass).
@@ -107,6 +108,24 @@ inline void fold(Vec* sum, double* wide) {
   }
 }
 
+// sum[j] += sum_{c in [b,e)} v[c] * a(f[c], off(j) .. off(j)+W) for j < NV:
+// the loop over one run of leaves, its sums in registers.
+template <typename T, int NV, typename Vec, typename Off>
+[[gnu::always_inline]] inline void add_leaves(const spt_index* __restrict f, const T* __restrict v,
+                                              const T* __restrict a, spt_nnz ld, spt_nnz b, spt_nnz e, Off off,
+                                              Vec* sum) {
+  for (spt_nnz c = b; c < e; ++c) {
+    const T* row = a + static_cast<spt_nnz>(f[c]) * ld;
+    const T x = v[c];
+#pragma GCC unroll 16
+    for (int j = 0; j < NV; ++j) {
+      Vec r;
+      std::memcpy(&r, row + off(j), sizeof(Vec));
+      sum[j] += x * r;
+    }
+  }
+}
+
 // acc[0..RK) = sum_{c in [b,e)} v[c] * a(f[c], :): the hottest loop (one
 // iteration per nonzero). The running sums are held in registers (an array
 // of native vectors indexed by constants after unrolling), chunk by chunk
@@ -136,24 +155,28 @@ inline void leaf_sum(const spt_index* __restrict f, const T* __restrict v, const
       Vec sum[per_pass];
 #pragma GCC unroll 16
       for (int j = 0; j < per_pass; ++j) sum[j] = Vec{};
-      double wide[kFolds<T> ? per_pass * W : 1] = {};
+      // A fiber longer than one run folds into acc (most fibers are short).
+      bool folded = false;
       for (spt_nnz cb = b; cb < e;) {
         const spt_nnz ce = run_end<T>(cb, e);
-        for (spt_nnz c = cb; c < ce; ++c) {
-          const T* row = a + static_cast<spt_nnz>(f[c]) * ld + base * W;
-          const T x = v[c];
-#pragma GCC unroll 16
-          for (int j = 0; j < per_pass; ++j) {
-            Vec r;
-            std::memcpy(&r, row + j * W, sizeof(Vec));
-            sum[j] += x * r;
+        add_leaves<T, per_pass>(f, v, a, ld, cb, ce, [base](int j) { return static_cast<spt_nnz>((base + j) * W); },
+                                sum);
+        if constexpr (kFolds<T>) {
+          if (ce < e) {
+            if (!folded) std::fill(acc + base * W, acc + (base + per_pass) * W, 0.0);
+            folded = true;
+            fold<per_pass>(sum, acc + base * W);
           }
         }
-        if constexpr (kFolds<T>) fold<per_pass>(sum, wide);
         cb = ce;
       }
       if constexpr (kFolds<T>) {
-        std::memcpy(acc + base * W, wide, sizeof(wide));
+#pragma GCC unroll 16
+        for (int j = 0; j < per_pass; ++j)
+          for (int i = 0; i < W; ++i) {
+            double* d = acc + (base + j) * W + i;
+            *d = (folded ? *d : 0.0) + sum[j][i];
+          }
       } else {
 #pragma GCC unroll 16
         for (int j = 0; j < per_pass; ++j) std::memcpy(acc + (base + j) * W, &sum[j], sizeof(Vec));
@@ -165,8 +188,8 @@ inline void leaf_sum(const spt_index* __restrict f, const T* __restrict v, const
 // acc[0..RK) = sum_{c in [b,e)} g(gf[c], :) .* (sum_{k in [p[c], p[c+1])}
 // v[k] * a(f[k], :)): the two deepest levels of a subtree sum fused, so both
 // the fiber's and the running sums stay in registers (one rank-vector
-// multiply per fiber, one multiply-add per nonzero). float64 only (float32
-// sums across fibers are in double: sum_nodes, unfused).
+// multiply per fiber, one multiply-add per nonzero). float64 only (float32:
+// fiber_sum_folded).
 template <typename T, int RK>
 inline void fiber_sum(const spt_index* __restrict gf, const spt_nnz* __restrict p, const T* __restrict g,
                       spt_nnz gld, const spt_index* __restrict f, const T* __restrict v, const T* __restrict a,
@@ -238,16 +261,7 @@ inline void leaf_sum_pass(const spt_index* __restrict f, const T* __restrict v, 
   double wide[kFolds<T> ? NV * W : 1] = {};
   for (spt_nnz cb = b; cb < e;) {
     const spt_nnz ce = run_end<T>(cb, e);
-    for (spt_nnz c = cb; c < ce; ++c) {
-      const T* row = a + static_cast<spt_nnz>(f[c]) * ld;
-      const T x = v[c];
-#pragma GCC unroll 16
-      for (int j = 0; j < NV; ++j) {
-        Vec r;
-        std::memcpy(&r, row + off[j], sizeof(Vec));
-        sum[j] += x * r;
-      }
-    }
+    add_leaves<T, NV>(f, v, a, ld, cb, ce, [off](int j) { return off[j]; }, sum);
     if constexpr (kFolds<T>) fold<NV>(sum, wide);
     cb = ce;
   }
@@ -294,6 +308,53 @@ inline void fiber_sum_pass(const spt_index* __restrict gf, const spt_nnz* __rest
   for (int j = 0; j < NV; ++j) std::memcpy(acc + off[j], &out[j], sizeof(Vec));
 }
 
+// float32 (the fused sums of float64 are fiber_sum / fiber_sum_pass):
+// acc[off(j) .. off(j)+W) for j < NV = sum_{c in [b,e)} g(gf[c], :) .*
+// (sum_{k in [p[c], p[c+1])} v[k] * a(f[k], :)), both levels fused in
+// float32 registers as fiber_sum, with bounded runs: a fiber's leaves are
+// summed for at most kFoldEvery at a time (a longer fiber is cut into
+// runs, each multiplied by the fiber's row), and the running sum over
+// fibers takes at most kFoldEvery such products before it is folded into
+// double.
+template <typename T, int NV, typename Off>
+inline void fiber_sum_folded(const spt_index* __restrict gf, const spt_nnz* __restrict p, const T* __restrict g,
+                             spt_nnz gld, const spt_index* __restrict f, const T* __restrict v,
+                             const T* __restrict a, spt_nnz ld, spt_nnz b, spt_nnz e, Off off,
+                             double* __restrict acc) {
+  typedef T Vec __attribute__((vector_size(kVectorBytes)));
+  constexpr int W = kVectorBytes / sizeof(T);
+  double wide[NV * W] = {};
+  Vec out[NV];
+#pragma GCC unroll 16
+  for (int j = 0; j < NV; ++j) out[j] = Vec{};
+  spt_nnz runs = 0;
+  for (spt_nnz c = b; c < e; ++c) {
+    const T* grow = g + static_cast<spt_nnz>(gf[c]) * gld;
+    const spt_nnz kend = p[c + 1];
+    for (spt_nnz kb = p[c]; kb < kend;) {
+      const spt_nnz ke = run_end<T>(kb, kend);
+      Vec sum[NV];
+#pragma GCC unroll 16
+      for (int j = 0; j < NV; ++j) sum[j] = Vec{};
+      add_leaves<T, NV>(f, v, a, ld, kb, ke, off, sum);
+#pragma GCC unroll 16
+      for (int j = 0; j < NV; ++j) {
+        Vec r;
+        std::memcpy(&r, grow + off(j), sizeof(Vec));
+        out[j] += sum[j] * r;
+      }
+      if (++runs == kFoldEvery) {
+        fold<NV>(out, wide);
+        runs = 0;
+      }
+      kb = ke;
+    }
+  }
+  fold<NV>(out, wide);
+#pragma GCC unroll 16
+  for (int j = 0; j < NV; ++j) std::memcpy(acc + off(j), wide + j * W, W * sizeof(double));
+}
+
 // Calls pass(integral_constant<NV>, first offset) over the cover's offsets
 // in groups of at most MaxNV.
 template <int MaxNV, typename Pass>
@@ -329,6 +390,14 @@ class TreeWalker {
 
   spt_nnz rank() const { return RK > 0 ? RK : op_.rank; }
 
+  // float32 private copies: the output rows are summed in `part` (rank
+  // T per row) for at most kFoldEvery additions per row (counted in
+  // `count`), then folded into dst's double rows.
+  void fold_rows(T* part, uint16_t* count) {
+    part_ = part;
+    count_ = count;
+  }
+
   // acc = sum over nodes c in [b, e) of level l of A_l(fid_l[c],:) .* (sum
   // of c's subtree), where a leaf's subtree sum is its value.
   void sum_nodes(uint32_t l, spt_nnz b, spt_nnz e, double* __restrict acc) const {
@@ -356,16 +425,30 @@ class TreeWalker {
       return;
     }
     const spt_nnz* __restrict p = op_.ptr[l];
-    if constexpr (!kFolds<T> && RK >= kVectorBytes / static_cast<int>(sizeof(T))) {
+    constexpr int W = kVectorBytes / static_cast<int>(sizeof(T));
+    if constexpr (RK >= W) {
       if (l + 1 == op_.leaf) {
-        fiber_sum<T, RK>(f, p, a, ld, op_.fid[op_.leaf], op_.val, op_.base[op_.leaf], op_.ld[op_.leaf], b, e, acc);
+        const spt_index* lf = op_.fid[op_.leaf];
+        if constexpr (kFolds<T>) {
+          constexpr int total = RK / W, nv = total < kMaxAccumulators / 2 ? total : kMaxAccumulators / 2;
+          for (int base = 0; base < total; base += nv)
+            fiber_sum_folded<T, nv>(f, p, a, ld, lf, op_.val, op_.base[op_.leaf], op_.ld[op_.leaf], b, e,
+                                    [base](int j) { return static_cast<spt_nnz>((base + j) * W); }, acc);
+        } else {
+          fiber_sum<T, RK>(f, p, a, ld, lf, op_.val, op_.base[op_.leaf], op_.ld[op_.leaf], b, e, acc);
+        }
         return;
       }
-    } else if constexpr (!kFolds<T> && RK == 0) {
+    } else if constexpr (RK == 0) {
       if (l + 1 == op_.leaf && !cover_.offsets.empty()) {
         for_each_pass<kMaxAccumulators / 2>(cover_.offsets, [&](auto nv, const spt_nnz* off) {
-          fiber_sum_pass<T, decltype(nv)::value>(f, p, a, ld, op_.fid[op_.leaf], op_.val, op_.base[op_.leaf],
-                                                 op_.ld[op_.leaf], b, e, off, acc);
+          constexpr int NV = decltype(nv)::value;
+          if constexpr (kFolds<T>)
+            fiber_sum_folded<T, NV>(f, p, a, ld, op_.fid[op_.leaf], op_.val, op_.base[op_.leaf], op_.ld[op_.leaf],
+                                    b, e, [off](int j) { return off[j]; }, acc);
+          else
+            fiber_sum_pass<T, NV>(f, p, a, ld, op_.fid[op_.leaf], op_.val, op_.base[op_.leaf], op_.ld[op_.leaf],
+                                  b, e, off, acc);
         });
         return;
       }
@@ -424,6 +507,18 @@ class TreeWalker {
 #pragma omp atomic
         o[r] += add;
       }
+    } else if (part_ != nullptr) {
+      T* __restrict w = part_ + static_cast<spt_nnz>(i) * rank();
+#pragma omp simd
+      for (spt_nnz r = 0; r < rank(); ++r) w[r] += static_cast<T>(scale * src[r]);
+      if (++count_[i] == kFoldEvery) {
+#pragma omp simd
+        for (spt_nnz r = 0; r < rank(); ++r) {
+          o[r] += w[r];
+          w[r] = T(0);
+        }
+        count_[i] = 0;
+      }
     } else {
 #pragma omp simd
       for (spt_nnz r = 0; r < rank(); ++r) o[r] += scale * src[r];
@@ -436,6 +531,8 @@ class TreeWalker {
   double* dst_;
   spt_nnz dst_ld_;
   const RankCover<T>& cover_;  // vector offsets for a run-time rank (empty for R < W)
+  T* part_ = nullptr;          // fold_rows
+  uint16_t* count_ = nullptr;
 };
 
 // Bounds of the level-1 node ranges of the tasks, about nnz / tasks leaves each.
@@ -514,8 +611,9 @@ void root_mttkrp(const TreeOperands<T>& op, const CsfTree& tree, MatRef<T> out, 
 
 // Output sums in double: float64 sums straight into `out` (thread 0's
 // share, or all of them with atomics), the rest into double copies of
-// dims[mode] x R (float32: every thread's, or one shared copy with
-// atomics), added and rounded at the end.
+// dims[mode] x R (float32: every thread's, each with a float32 copy whose
+// rows are folded into it every kFoldEvery additions, or one shared copy
+// with atomics), added and rounded at the end.
 template <typename T, int RK, bool Atomic>
 void deep_mttkrp(const TreeOperands<T>& op, const CsfTree& tree, MatRef<T> out, int threads) {
   using Walker = TreeWalker<T, RK, Atomic>;
@@ -537,13 +635,19 @@ void deep_mttkrp(const TreeOperands<T>& op, const CsfTree& tree, MatRef<T> out, 
   const RankCover<T> cover(RK > 0 ? 0 : R);
   const int copies = Atomic ? (direct ? 0 : 1) : (direct ? threads - 1 : threads);
   buffer<double> wide(checked_mul(static_cast<uint64_t>(copies), slab, "MTTKRP private buffers"));
+  constexpr bool folded = !direct && !Atomic;
+  buffer<T> part(folded ? checked_mul(static_cast<uint64_t>(copies), slab, "MTTKRP private buffers") : 0);
+  std::vector<uint16_t> count(folded ? checked_mul(static_cast<uint64_t>(copies), rows, "MTTKRP fold counts") : 0);
   parallel_team(threads, [&](int t, int team) {
     // Copies in use: a smaller team than asked leaves some out.
     const spt_nnz used = Atomic ? copies : (direct ? team - 1 : team);
 #pragma omp for schedule(static)
     for (spt_nnz i = 0; i < rows; ++i) std::fill(out.row(i), out.row(i) + R, T(0));
 #pragma omp for schedule(static)
-    for (spt_nnz e = 0; e < used * slab; ++e) wide[e] = 0.0;
+    for (spt_nnz e = 0; e < used * slab; ++e) {
+      wide[e] = 0.0;
+      if constexpr (folded) part[e] = T(0);
+    }
     double* dst = nullptr;
     spt_nnz dst_ld = R;
     if constexpr (direct) {
@@ -558,6 +662,10 @@ void deep_mttkrp(const TreeOperands<T>& op, const CsfTree& tree, MatRef<T> out, 
     }
     Walker walk(op, cover, sums.data() + t * sums_per_thread, prefixes.data() + t * prefixes_per_thread, dst,
                 dst_ld);
+    if constexpr (folded) {
+      std::fill(count.begin() + t * rows, count.begin() + (t + 1) * rows, uint16_t(0));
+      walk.fold_rows(part.data() + t * slab, count.data() + t * rows);
+    }
     // Round-robin, not dynamic: which thread's private output a task adds
     // into decides the rounding, and results must repeat bit for bit for a
     // fixed thread count.
@@ -576,7 +684,10 @@ void deep_mttkrp(const TreeOperands<T>& op, const CsfTree& tree, MatRef<T> out, 
         T* __restrict o = out.row(i);
         for (spt_nnz r = 0; r < R; ++r) {
           double sum = o[r];
-          for (spt_nnz q = 0; q < used; ++q) sum += wide[q * slab + i * R + r];
+          for (spt_nnz q = 0; q < used; ++q) {
+            sum += wide[q * slab + i * R + r];
+            if constexpr (folded) sum += static_cast<double>(part[q * slab + i * R + r]);
+          }
           o[r] = static_cast<T>(sum);
         }
       }
