@@ -27,10 +27,10 @@
 // and one multiply-add per vector, nothing is stored until the fiber ends.
 // Other ranks cover the row with vectors at run-time offsets (RankCover).
 //
-// Sums are in double: float32 leaves are summed in float32 registers for
-// runs of at most kFoldEvery, then folded into double (in the fused fiber
-// sums, each run's product with the fiber's row goes to double registers),
-// and every sum across fibers, nodes and into the output is in double,
+// Sums reach double: float32 sums cover at most kFoldEvery terms before
+// they are folded into double (a fiber's leaves, the fused sum of fiber
+// products, the additions to a private output row); sums across nodes and
+// root slices, split rows and the atomics' copy are in double; results are
 // rounded to T once. So float32 results carry about one rounding per
 // output element.
 //
@@ -82,9 +82,8 @@ constexpr int kVectorBytes = 16;
 // Accumulator registers one pass of leaf_sum keeps live.
 constexpr int kMaxAccumulators = 8;
 
-// float32 sums: a run of at most kFoldEvery leaves is summed in float32
-// registers, then folded into double; every other sum (across fibers, nodes
-// and into the output) is in double. float64: one run, no fold.
+// float32 sums cover at most this many terms before they are folded into
+// double. float64: no fold.
 constexpr spt_nnz kFoldEvery = 64;
 
 template <typename T>
@@ -375,8 +374,9 @@ inline void for_each_pass(const std::vector<spt_nnz>& offsets, Pass&& pass) {
   }
 }
 
-// Walks the tree for one thread. Sums (subtree sums, output rows) are in
-// double; path products (prefixes) in T.
+// Walks the tree for one thread. Subtree sums are in double (with float32
+// runs inside, see above); output rows in double, or float32 rows folded
+// into them (fold_rows); path products (prefixes) in T.
 template <typename T, int RK, bool Atomic>
 class TreeWalker {
  public:
