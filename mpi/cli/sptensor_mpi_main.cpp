@@ -18,31 +18,11 @@
 
 #include "sptensor/sptensor.h"
 #include "sptensor/sptensor_mpi.h"
+#include "util/printable.hpp"
 
 namespace {
 
-// s with control bytes written as C escapes (\n, \t, \x1b), for file names
-// printed to a terminal.
-std::string printable(const std::string& s) {
-  static const char kHex[] = "0123456789abcdef";
-  std::string out;
-  for (unsigned char c : s) {
-    if (c >= 0x20 && c != 0x7f) {
-      out += static_cast<char>(c);
-    } else if (c == '\n') {
-      out += "\\n";
-    } else if (c == '\t') {
-      out += "\\t";
-    } else if (c == '\r') {
-      out += "\\r";
-    } else {
-      out += "\\x";
-      out += kHex[c >> 4];
-      out += kHex[c & 15];
-    }
-  }
-  return out;
-}
+using spt::util::printable;
 
 int g_rank = 0;
 

@@ -13,8 +13,8 @@
 //   the fit are computed in double from the factors, and when the rounding
 //   of B to T (float32) gives the fit a noise above kFitNoise (one standard
 //   deviation, estimated from B), <X,P> is summed again in double over the
-//   nonzeros (one extra pass per sweep, COO input; in practice only within
-//   about 1e-2 of fit 1).
+//   nonzeros (one extra pass per sweep, COO or CSF input; in practice only
+//   within about 1e-2 of fit 1).
 //   stop when |fit - fit_old| < tol after the first sweep, or at max_iters
 //   finally arrange (unit 2-norm columns, sorted by decreasing lambda) and
 //   fix signs (pyttb ktensor.fixsigns).
@@ -242,21 +242,23 @@ spt_status finish(spt_context_s& ctx, const SweepTracker& t, const char* storage
 constexpr double kExactFitGap = 1e-6;
 constexpr double kExactFitMaxCells = 65536;
 
-template <typename T>
-void exact_final_fit(const spt_coo_s& x, double norm_x_squared, spt_ktensor_s& k) {
+// `for_each_entry(visit)` calls visit(coord, value) for every stored entry,
+// coord indexed by mode; repeated coordinates may come as several entries.
+template <typename T, typename ForEachEntry>
+void exact_final_fit(const std::vector<spt_index>& dims, ForEachEntry&& for_each_entry, double norm_x_squared,
+                     spt_ktensor_s& k) {
   if (!(1.0 - k.fit < kExactFitGap)) return;
   double cells = 1;
-  for (spt_index d : x.dims) cells *= d;
+  for (spt_index d : dims) cells *= d;
   if (cells > kExactFitMaxCells) return;
-  const uint32_t order = x.order();
+  const uint32_t order = static_cast<uint32_t>(dims.size());
   // Cell offsets with mode 0 fastest; repeated coordinates add up.
   std::vector<double> residual(static_cast<size_t>(cells), 0.0);
-  const T* val = x.values<T>();
-  for (spt_nnz n = 0; n < x.nnz; ++n) {
+  for_each_entry([&](const spt_index* coord, T value) {
     size_t cell = 0;
-    for (uint32_t m = order; m-- > 0;) cell = cell * x.dims[m] + x.ind[m][n];
-    residual[cell] += static_cast<double>(val[n]);
-  }
+    for (uint32_t m = order; m-- > 0;) cell = cell * dims[m] + coord[m];
+    residual[cell] += static_cast<double>(value);
+  });
   const T* lambda = k.lambda.ptr<T>();
   std::vector<spt_index> at(order, 0);
   double sum = 0.0;
@@ -269,10 +271,60 @@ void exact_final_fit(const spt_coo_s& x, double norm_x_squared, spt_ktensor_s& k
     }
     const double d = residual[cell] - model;
     sum += d * d;
-    for (uint32_t m = 0; m < order && ++at[m] == x.dims[m]; ++m) at[m] = 0;
+    for (uint32_t m = 0; m < order && ++at[m] == dims[m]; ++m) at[m] = 0;
   }
   k.fit = 1.0 - std::sqrt(sum) / std::sqrt(norm_x_squared);
   if (!k.fit_history.empty()) k.fit_history.back() = k.fit;
+}
+
+template <typename T>
+void exact_final_fit(const spt_coo_s& x, double norm_x_squared, spt_ktensor_s& k) {
+  exact_final_fit<T>(
+      x.dims,
+      [&](auto&& visit) {
+        const T* val = x.values<T>();
+        std::vector<spt_index> coord(x.order());
+        for (spt_nnz n = 0; n < x.nnz; ++n) {
+          for (uint32_t m = 0; m < x.order(); ++m) coord[m] = x.ind[m][n];
+          visit(coord.data(), val[n]);
+        }
+      },
+      norm_x_squared, k);
+}
+
+// The same on a CSF tensor: the leaves of its first tree.
+template <typename T>
+void exact_final_fit(const spt_csf_s& x, double norm_x_squared, spt_ktensor_s& k) {
+  exact_final_fit<T>(
+      x.dims,
+      [&](auto&& visit) {
+        if (x.trees.empty()) return;
+        const CsfTree& tree = x.trees[0];
+        const uint32_t leaf = tree.levels() - 1;
+        const T* val = tree.vals.get<T>().data();
+        std::vector<spt_index> coord(x.order());
+        auto walk = [&](auto&& self, uint32_t l, spt_nnz n) -> void {
+          coord[tree.mode_order[l]] = tree.fids[l][n];
+          if (l == leaf) return visit(coord.data(), val[n]);
+          for (spt_nnz c = tree.fptr[l][n]; c < tree.fptr[l][n + 1]; ++c) self(self, l + 1, c);
+        };
+        for (spt_nnz s = 0; s < tree.nodes(0); ++s) walk(walk, 0, s);
+      },
+      norm_x_squared, k);
+}
+
+// CP-ALS on the host over `operand` with the stable fit, for any storage x
+// that has an exact <X,P> kernel and exact_final_fit: the inner product is
+// recomputed in double when float32 rounding could move the fit
+// (cp_als_operand), and the final fit of a model within kExactFitGap of x
+// from the residual itself.
+template <typename T, typename Tensor>
+spt_status cp_als_stable_fit(spt_context_s& ctx, algo::MttkrpOperand<T>& operand, const Tensor& x,
+                             double norm_x_squared, const spt_cpd_options& opts, spt_ktensor_s& out,
+                             const ExactInner<T>& exact_inner) {
+  const spt_status status = cp_als_operand<T>(ctx, operand, x.dims, norm_x_squared, opts, out, exact_inner);
+  exact_final_fit<T>(x, norm_x_squared, out);
+  return status;
 }
 
 // Checks ||X|| and sets k up with the initial factors (shared by both paths).
@@ -517,44 +569,47 @@ spt_status cp_als(spt_context_s& ctx, const spt_coo_s& x, const spt_cpd_options&
   validate_cpd_options(x.dims, x.nnz, x.dtype(), opts);
   return with_dtype(x.dtype(), [&](auto tag) -> spt_status {
     using T = typename decltype(tag)::type;
-    const double norm_x_squared = algo::summed_norm_squared(ctx, x, "CP-ALS");
-    if (const int shift = magnitude_shift<T>(x, norm_x_squared)) {
-      // Decompose x * 2^shift (an exact copy), then scale lambda back.
-      spt_coo_s scaled = copy_coo(x, x.dtype());
-      T* v = scaled.template mutable_values<T>();
-      for (spt_nnz k = 0; k < scaled.nnz; ++k) v[k] = std::ldexp(v[k], shift);
-      log(ctx, 1, cat("CP-ALS: values scaled by 2^", shift, " so that the fit's squared norms stay in range"));
-      const spt_status status = cp_als(ctx, scaled, given, out);
-      for (spt_index r = 0; r < out.rank; ++r) out.lambda.at<T>(0, r) = std::ldexp(out.lambda.at<T>(0, r), -shift);
-      return status;
-    }
-    // The whole decomposition on the device when the context runs there
-    // (same sweeps, same end-of-sweep bookkeeping); false = the CPU loop.
-    // Under AUTO a small tensor stays on the host altogether.
-    const dispatch::SmallCpAlsOnHost small_on_host(ctx, x, opts);
-    SweepTracker tracker{ctx, opts, out, norm_x_squared, std::sqrt(norm_x_squared)};
-    if (dispatch::DeviceKernels::cp_als(
-            ctx, x, opts, out, [&] { prepare<T>(ctx, x.dims, norm_x_squared, opts, out); },
-            [&](int, double inner, double norm_p_squared, double inner_error, double seconds) {
-              // As the CPU loop: <X,P> again exactly when its rounding noise
-              // would move the fit by more than kFitNoise.
-              if (inner_error > 0.0 &&
-                  fit_sensitivity(norm_x_squared, norm_p_squared, inner, inner_error) > kFitNoise)
-                return dispatch::SweepNext::exact_inner;
-              return tracker.end_sweep(inner, norm_p_squared, seconds) ? dispatch::SweepNext::next_sweep
-                                                                       : dispatch::SweepNext::stop;
-            })) {
-      const spt_status status =
-          finish<T>(ctx, tracker, opts.format == SPT_TENSOR_FORMAT_FCOO ? "fcoo, cuda" : "coo, cuda", out);
-      exact_final_fit<T>(x, norm_x_squared, out);
-      return status;
-    }
-    std::unique_ptr<algo::MttkrpOperand<T>> operand = algo::make_mttkrp_operand<T>(ctx, x, opts);
-    const ExactInner<T> exact_inner = [&](const T* lambda, const ConstMatRef<T>* factors) {
-      return SPT_DISPATCH(ctx, inner_ktensor, x, lambda, factors, opts.rank);
+    // Decomposes t (x, or x scaled) with ||t||^2 = norm_squared.
+    auto decompose = [&](const spt_coo_s& t, double norm_squared) -> spt_status {
+      // The whole decomposition on the device when the context runs there
+      // (same sweeps, same end-of-sweep bookkeeping); false = the CPU loop.
+      // Under AUTO a small tensor stays on the host altogether.
+      const dispatch::SmallCpAlsOnHost small_on_host(ctx, t, opts);
+      SweepTracker tracker{ctx, opts, out, norm_squared, std::sqrt(norm_squared)};
+      if (dispatch::DeviceKernels::cp_als(
+              ctx, t, opts, out, [&] { prepare<T>(ctx, t.dims, norm_squared, opts, out); },
+              [&](int, double inner, double norm_p_squared, double inner_error, double seconds) {
+                // As the CPU loop: <X,P> again exactly when its rounding
+                // noise would move the fit by more than kFitNoise.
+                if (inner_error > 0.0 &&
+                    fit_sensitivity(norm_squared, norm_p_squared, inner, inner_error) > kFitNoise)
+                  return dispatch::SweepNext::exact_inner;
+                return tracker.end_sweep(inner, norm_p_squared, seconds) ? dispatch::SweepNext::next_sweep
+                                                                         : dispatch::SweepNext::stop;
+              })) {
+        const spt_status status =
+            finish<T>(ctx, tracker, opts.format == SPT_TENSOR_FORMAT_FCOO ? "fcoo, cuda" : "coo, cuda", out);
+        exact_final_fit<T>(t, norm_squared, out);
+        return status;
+      }
+      std::unique_ptr<algo::MttkrpOperand<T>> operand = algo::make_mttkrp_operand<T>(ctx, t, opts);
+      return cp_als_stable_fit<T>(ctx, *operand, t, norm_squared, opts, out,
+                                  [&](const T* lambda, const ConstMatRef<T>* factors) {
+                                    return SPT_DISPATCH(ctx, inner_ktensor, t, lambda, factors, opts.rank);
+                                  });
     };
-    const spt_status status = cp_als_operand<T>(ctx, *operand, x.dims, norm_x_squared, opts, out, exact_inner);
-    exact_final_fit<T>(x, norm_x_squared, out);
+    const double norm_x_squared = algo::summed_norm_squared(ctx, x, "CP-ALS");
+    const int shift = magnitude_shift<T>(x, norm_x_squared);
+    if (shift == 0) return decompose(x, norm_x_squared);
+    // Decompose x * 2^shift (an exact copy), then scale lambda back. Its
+    // norm is taken again (x's left the range), without a second note on
+    // repeated coordinates.
+    spt_coo_s scaled = copy_coo(x, x.dtype());
+    T* v = scaled.template mutable_values<T>();
+    for (spt_nnz k = 0; k < scaled.nnz; ++k) v[k] = std::ldexp(v[k], shift);
+    log(ctx, 1, cat("CP-ALS: values scaled by 2^", shift, " so that the fit's squared norms stay in range"));
+    const spt_status status = decompose(scaled, SPT_DISPATCH(ctx, summed_stats, scaled).norm_squared);
+    for (spt_index r = 0; r < out.rank; ++r) out.lambda.at<T>(0, r) = std::ldexp(out.lambda.at<T>(0, r), -shift);
     return status;
   });
 }
@@ -565,7 +620,10 @@ spt_status cp_als_csf(spt_context_s& ctx, const spt_csf_s& x, const spt_cpd_opti
   return with_dtype(x.dtype, [&](auto tag) -> spt_status {
     using T = typename decltype(tag)::type;
     algo::CsfOperand<T> operand(x);
-    return cp_als_operand<T>(ctx, operand, x.dims, csf_norm_squared(x), opts, out);
+    return cp_als_stable_fit<T>(ctx, operand, x, csf_norm_squared(x), opts, out,
+                                [&](const T* lambda, const ConstMatRef<T>* factors) {
+                                  return SPT_DISPATCH(ctx, inner_ktensor_csf, x, lambda, factors, opts.rank);
+                                });
   });
 }
 

@@ -9,6 +9,7 @@
 
 #include "args.hpp"
 #include "sptensor/sptensor.h"
+#include "util/printable.hpp"
 
 namespace sptcli {
 
@@ -61,10 +62,8 @@ struct TensorShape {
   std::vector<spt_index> dims;
 };
 TensorShape shape_of(const spt_coo* x);
-// s with control bytes written as C escapes (\n, \t, \x1b, ...), for file
-// names and messages printed to a terminal; keep_newlines keeps '\n' (for
-// multi-line notes).
-std::string printable(const std::string& s, bool keep_newlines = false);
+// File names and messages printed to a terminal go through printable.
+using spt::util::printable;
 
 std::string dims_text(const std::vector<spt_index>& dims, const char* separator);
 

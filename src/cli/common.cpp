@@ -31,28 +31,6 @@ std::vector<OptionSpec> common_options() {
   };
 }
 
-std::string printable(const std::string& s, bool keep_newlines) {
-  static const char kHex[] = "0123456789abcdef";
-  std::string out;
-  out.reserve(s.size());
-  for (unsigned char c : s) {
-    if ((c >= 0x20 && c != 0x7f) || (keep_newlines && c == '\n')) {
-      out += static_cast<char>(c);
-    } else if (c == '\n') {
-      out += "\\n";
-    } else if (c == '\r') {
-      out += "\\r";
-    } else if (c == '\t') {
-      out += "\\t";
-    } else {
-      out += "\\x";
-      out += kHex[c >> 4];
-      out += kHex[c & 15];
-    }
-  }
-  return out;
-}
-
 namespace {
 
 void print_log(void*, int level, const char* message) {

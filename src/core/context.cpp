@@ -8,6 +8,7 @@
 #include <strings.h>
 
 #include "dispatch/plugin_loader.hpp"
+#include "util/printable.hpp"
 
 namespace spt {
 
@@ -42,42 +43,8 @@ void progress(const spt_context_s& ctx, const char* stage, double fraction) {
   if (ctx.progress) ctx.progress(ctx.progress_data, stage, fraction);
 }
 
-namespace {
-
-// Messages name files, and a path may hold any byte but NUL:
-// control bytes are written as C escapes (\n, \t, \x1b, ...) so that a
-// message never moves the cursor or sends terminal commands when printed.
-// Other bytes (UTF-8 names) are kept.
-std::string printable(const std::string& s) {
-  auto plain = [](unsigned char c) { return c >= 0x20 && c != 0x7f; };
-  bool clean = true;
-  for (unsigned char c : s) clean = clean && plain(c);
-  if (clean) return s;
-  static const char kHex[] = "0123456789abcdef";
-  std::string out;
-  out.reserve(s.size() + 16);
-  for (unsigned char c : s) {
-    if (plain(c)) {
-      out += static_cast<char>(c);
-      continue;
-    }
-    switch (c) {
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        out += "\\x";
-        out += kHex[c >> 4];
-        out += kHex[c & 15];
-    }
-  }
-  return out;
-}
-
-}  // namespace
-
 void record_error(spt_context* ctx, const std::string& message) {
-  thread_last_error = printable(message);
+  thread_last_error = util::printable(message);
   if (ctx) ctx->last_error = thread_last_error;
 }
 

@@ -59,6 +59,9 @@ struct SummedStats {
   /* <x, [[lambda; factors]]>, accumulated in double */                                                          \
   double inner_ktensor(const Exec& exec, const spt_coo_s& x, const T* lambda, const ConstMatRef<T>* factors,    \
                        spt_index rank);                                                                          \
+  /* same on a CSF tensor (its first tree; repeated coordinates are separate leaves, as in COO) */          \
+  double inner_ktensor_csf(const Exec& exec, const spt_csf_s& x, const T* lambda, const ConstMatRef<T>* factors, \
+                           spt_index rank);                                                                      \
   void elementwise_scalar(const Exec& exec, spt_elementwise_op op, const spt_coo_s& x, T s, spt_coo_s& out);    \
   /* dense: out ((I*J) x R) = khatri_rao(a (I x R), b (J x R)) */                                              \
   void khatri_rao(const Exec& exec, ConstMatRef<T> a, ConstMatRef<T> b, MatRef<T> out);                         \

@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "common/float32_accuracy.hpp"
@@ -14,6 +15,7 @@
 #include "core/coo.hpp"
 #include "core/hicoo.hpp"
 #include "kernels/kernels.hpp"
+#include "sptensor/csf.h"
 #include "sptensor/sptensor.h"
 
 namespace spt::test {
@@ -38,8 +40,9 @@ TEST(Float32Accuracy, EveryFormatOnAPlantedTensor) {
   }
 }
 
-// Each COO and HiCOO parallel strategy, forced.
-TEST(Float32Accuracy, EveryCooAndHicooStrategy) {
+// Each COO, HiCOO and CSF parallel strategy, forced (CSF one-mode: the
+// modes below the root take the private copies or the atomics).
+TEST(Float32Accuracy, EveryCooCsfAndHicooStrategy) {
   const spt_coo_s x = f32::planted_tensor();
   const spt_nnz rank = 16;
   const auto factors = f32::positive_factors(x, rank, 5);
@@ -47,6 +50,8 @@ TEST(Float32Accuracy, EveryCooAndHicooStrategy) {
   spt_context* ctx = cpu_context(2);
   spt_hicoo* h = nullptr;
   ASSERT_EQ(spt_hicoo_from_coo(ctx, &x, nullptr, &h), SPT_OK) << spt_last_error(ctx);
+  spt_csf* c = nullptr;
+  ASSERT_EQ(spt_csf_create(ctx, &x, SPT_CSF_ONEMODE, &c), SPT_OK) << spt_last_error(ctx);
   spt_context_free(ctx);
   for (uint32_t mode = 0; mode < 3; ++mode) {
     const DenseMatrix<double> want = f32::exact_mttkrp(x, factors, mode);
@@ -63,10 +68,57 @@ TEST(Float32Accuracy, EveryCooAndHicooStrategy) {
         kernels::cpu::mttkrp_hicoo(exec, *h, refs.data(), mode, ref);
         EXPECT_LE(f32::relative_error(want, &out), f32::kMaxRelativeError)
             << "HiCOO strategy " << int(strategy) << " mode " << mode << " threads " << threads;
+        kernels::cpu::mttkrp_csf(exec, *c, refs.data(), mode, ref);
+        EXPECT_LE(f32::relative_error(want, &out), f32::kMaxRelativeError)
+            << "CSF strategy " << int(strategy) << " mode " << mode << " threads " << threads;
       }
     }
   }
   spt_hicoo_free(h);
+  spt_csf_free(c);
+}
+
+// CSF with fibers of 40,000 leaves (2 x 3 x 80,000, every other index of
+// mode 2 present): float32 running sums over a fiber miss 1e-6; the
+// one-mode and all-mode handles, every mode, must stay within 1e-6 of the
+// exact product.
+TEST(Float32Accuracy, CsfLongFibers) {
+  const std::vector<spt_index> dims = {2, 3, 80000};
+  std::mt19937_64 rng(5);
+  std::uniform_real_distribution<double> unit(0.25, 1.25);
+  spt_coo_s x;
+  x.init_owned(SPT_FLOAT32, dims, 2 * 3 * 40000);
+  float* v = x.mutable_values<float>();
+  spt_nnz k = 0;
+  for (spt_index i = 0; i < dims[0]; ++i)
+    for (spt_index j = 0; j < dims[1]; ++j)
+      for (spt_index l = 0; l < dims[2]; l += 2, ++k) {
+        x.mutable_ind(0)[k] = i;
+        x.mutable_ind(1)[k] = j;
+        x.mutable_ind(2)[k] = l;
+        v[k] = static_cast<float>(unit(rng));
+      }
+  const spt_nnz rank = 16;
+  const auto factors = f32::positive_factors(x, rank, 7);
+  const auto refs = crefs(factors);
+  for (spt_csf_policy policy : {SPT_CSF_ONEMODE, SPT_CSF_ALLMODE}) {
+    spt_context* ctx = cpu_context(2);
+    spt_csf* c = nullptr;
+    ASSERT_EQ(spt_csf_create(ctx, &x, policy, &c), SPT_OK) << spt_last_error(ctx);
+    spt_context_free(ctx);
+    for (uint32_t mode = 0; mode < 3; ++mode) {
+      const DenseMatrix<double> want = f32::exact_mttkrp(x, factors, mode);
+      for (int threads : {1, 2, 3}) {
+        spt_matrix_s out;
+        init_matrix(out, SPT_FLOAT32, x.dims[mode], rank, SPT_ROW_MAJOR);
+        kernels::cpu::mttkrp_csf(kernels::Exec{threads}, *c, refs.data(), mode,
+                                 MatRef<float>{out.ptr<float>(), out.rows, out.cols, out.ld});
+        EXPECT_LE(f32::relative_error(want, &out), f32::kMaxRelativeError)
+            << "policy " << policy << " mode " << mode << " threads " << threads;
+      }
+    }
+    spt_csf_free(c);
+  }
 }
 
 // coads (shared data, order 4, mixed signs) at rank 16, as the issue measured it.
@@ -82,11 +134,9 @@ TEST(Float32Accuracy, EveryFormatOnCoads) {
   spt_context_free(ctx);
 }
 
-// An exact rank-3 tensor (a dense 30 x 25 x 20 grid, well-conditioned
-// random factors):
-// float32 CP-ALS must report fit >= 0.99999 and converge at tol 1e-4 on
-// every storage format, and its fit must never overshoot 1.
-TEST(Float32Accuracy, CpAlsFitOfAnExactRank3Tensor) {
+// An exact rank-3 float32 tensor: a dense 30 x 25 x 20 grid with
+// well-conditioned random factors.
+spt_coo* exact_rank3_tensor() {
   const std::vector<spt_index> dims = {30, 25, 20};
   const spt_index rank = 3;
   std::mt19937_64 rng(11);
@@ -111,9 +161,33 @@ TEST(Float32Accuracy, CpAlsFitOfAnExactRank3Tensor) {
         val[k] = static_cast<float>(s);
       }
   spt_coo* x = nullptr;
-  ASSERT_EQ(spt_coo_create_from_arrays(nullptr, SPT_FLOAT32, 3, dims.data(), nnz, ind.data(), nnz, 0, val.data(), 0,
+  EXPECT_EQ(spt_coo_create_from_arrays(nullptr, SPT_FLOAT32, 3, dims.data(), nnz, ind.data(), nnz, 0, val.data(), 0,
                                        &x),
             SPT_OK);
+  return x;
+}
+
+// A float32 CP-ALS result on it: fit >= 0.99999 and no fit in the history
+// above 1 (+1e-6).
+void expect_fit_near_one(const spt_ktensor* kt, const std::string& what) {
+  double fit = 0;
+  int iters = 0;
+  ASSERT_EQ(spt_ktensor_result(kt, &fit, &iters, nullptr), SPT_OK);
+  EXPECT_GE(fit, 0.99999) << what << ": fit " << fit << " after " << iters << " iterations";
+  const double* fits = nullptr;
+  int count = 0;
+  ASSERT_EQ(spt_ktensor_history(kt, &count, &fits, nullptr), SPT_OK);
+  for (int i = 0; i < count; ++i) EXPECT_LE(fits[i], 1.0 + 1e-6) << what << ": iteration " << i;
+}
+
+// float32 CP-ALS of the exact rank-3 tensor must report fit >= 0.99999 and
+// converge at tol 1e-4 on every storage format, and its fit must never
+// overshoot 1.
+TEST(Float32Accuracy, CpAlsFitOfAnExactRank3Tensor) {
+  const std::vector<spt_index> dims = {30, 25, 20};
+  const spt_index rank = 3;
+  spt_coo* x = exact_rank3_tensor();
+  ASSERT_NE(x, nullptr);
   for (spt_tensor_format format : {SPT_TENSOR_FORMAT_COO, SPT_TENSOR_FORMAT_CSF, SPT_TENSOR_FORMAT_HICOO,
                                    SPT_TENSOR_FORMAT_AUTO}) {
     for (int threads : {0, 3}) {
@@ -156,18 +230,38 @@ TEST(Float32Accuracy, CpAlsFitOfAnExactRank3Tensor) {
       more.init_factors = inits;
       spt_ktensor* kt2 = nullptr;
       ASSERT_GE(spt_cpd_als(ctx, x, &more, &kt2), 0) << spt_last_error(ctx);
-      double fit2 = 0;
-      int iters2 = 0;
-      ASSERT_EQ(spt_ktensor_result(kt2, &fit2, &iters2, nullptr), SPT_OK);
-      EXPECT_GE(fit2, 0.99999) << "format " << format << " threads " << threads << ": fit " << fit2 << " after "
-                               << iters + iters2 << " iterations";
-      const double* fits = nullptr;
-      int count = 0;
-      ASSERT_EQ(spt_ktensor_history(kt2, &count, &fits, nullptr), SPT_OK);
-      for (int i = 0; i < count; ++i) EXPECT_LE(fits[i], 1.0 + 1e-6) << "iteration " << i;
+      expect_fit_near_one(kt2, cat("format ", format, " threads ", threads, " (", iters, " iterations before)"));
       spt_matrix_free(first);
       spt_ktensor_free(kt2);
       spt_ktensor_free(kt);
+      spt_context_free(ctx);
+    }
+  }
+  spt_coo_free(x);
+}
+
+// The same tensor through the CSF API (spt_cpd_als_csf), one-mode and
+// all-mode handles: fit >= 0.99999 (the stable fit: exact <X,P> near 1 and
+// the exact final fit) and no fit in the history above 1.
+TEST(Float32Accuracy, CpAlsCsfFitOfAnExactRank3Tensor) {
+  spt_coo* x = exact_rank3_tensor();
+  ASSERT_NE(x, nullptr);
+  for (spt_csf_policy policy : {SPT_CSF_ONEMODE, SPT_CSF_ALLMODE}) {
+    for (int threads : {0, 3}) {
+      spt_context* ctx = cpu_context(threads);
+      spt_csf* c = nullptr;
+      ASSERT_EQ(spt_csf_create(ctx, x, policy, &c), SPT_OK) << spt_last_error(ctx);
+      spt_cpd_options opts;
+      ASSERT_EQ(spt_cpd_options_init(&opts), SPT_OK);
+      opts.rank = 3;
+      opts.max_iters = 500;
+      opts.tol = 1e-7;
+      opts.seed = 3;
+      spt_ktensor* kt = nullptr;
+      ASSERT_GE(spt_cpd_als_csf(ctx, c, &opts, &kt), 0) << spt_last_error(ctx);
+      expect_fit_near_one(kt, cat("CSF policy ", policy, " threads ", threads));
+      spt_ktensor_free(kt);
+      spt_csf_free(c);
       spt_context_free(ctx);
     }
   }

@@ -281,6 +281,31 @@ TEST_F(NumericalEdges, TinyMagnitudesFloat64) {
   spt_coo_free(xt);
 }
 
+// CP-ALS notes repeated coordinates once, also when it rescales the values
+// (1e-300: the squared norm underflows) and takes the norm of the copy.
+TEST_F(NumericalEdges, RepeatNoteLoggedOnceWhenValuesAreRescaled) {
+  std::vector<std::string> messages;
+  spt_context_set_verbosity(ctx_, 1);
+  spt_context_set_log(
+      ctx_, [](void* data, int, const char* m) { static_cast<std::vector<std::string>*>(data)->push_back(m); },
+      &messages);
+  for (double scale : {1.0, 1e-300, 1e300}) {
+    messages.clear();
+    spt_coo* x = tensor({{0, 1, 1, 1.5 * scale}, {2, 0, 0, scale}, {0, 1, 1, 2.5 * scale}, {1, 1, 0, -2.0 * scale}},
+                        {3, 2, 2});
+    ASSERT_GE(cpd(x, 2, 5), 0) << spt_last_error(ctx_);
+    int notes = 0, rescaled = 0;
+    for (const std::string& m : messages) {
+      notes += m.find("repeat a coordinate") != std::string::npos;
+      rescaled += m.find("values scaled by 2^") != std::string::npos;
+    }
+    EXPECT_EQ(notes, 1) << "scale " << scale;
+    EXPECT_EQ(rescaled, scale == 1.0 ? 0 : 1) << "scale " << scale;
+    spt_coo_free(x);
+  }
+  spt_context_set_log(ctx_, nullptr, nullptr);
+}
+
 TEST_F(NumericalEdges, HugeMagnitudesFloat64) {
   // Squares of 1e300 overflow; the same: scale-invariant result.
   std::vector<std::vector<double>> unit = {{0, 0, 0, 1.0}, {1, 1, 0, 2.0}, {2, 0, 1, -1.0}, {0, 1, 1, 0.5}};

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "core/buffer.hpp"
+#include "kernels/cpu/mttkrp_parallel.hpp"
 #include "kernels/kernels.hpp"
 #include "kernels/sort.hpp"
 
@@ -110,13 +111,8 @@ void mttkrp_privatized_fold(const Operands<T>& op, MatRef<T> out, int threads) {
   buffer<T> part(checked_mul(static_cast<uint64_t>(threads), slab, "MTTKRP private buffers"));
   buffer<double> wide(checked_mul(static_cast<uint64_t>(threads), slab, "MTTKRP double sums"));
   std::vector<uint16_t> count(checked_mul(static_cast<uint64_t>(threads), rows, "MTTKRP fold counts"), 0);
-  buffer<T> scratch(static_cast<size_t>(threads) * rank);
-  int team = 1;
-#pragma omp parallel num_threads(threads)
-  {
-    const int t = omp_get_thread_num();
-#pragma omp single
-    team = omp_get_num_threads();
+  typename ProductRow<T, RK>::Scratch scratch(threads, rank);
+  parallel_team(threads, [&](int t, int team) {
 #pragma omp for schedule(static)
     for (spt_nnz e = 0; e < static_cast<spt_nnz>(team) * slab; ++e) {
       part[e] = T(0);
@@ -125,8 +121,8 @@ void mttkrp_privatized_fold(const Operands<T>& op, MatRef<T> out, int threads) {
     T* __restrict f = part.data() + t * slab;
     double* __restrict w = wide.data() + t * slab;
     uint16_t* __restrict c = count.data() + static_cast<size_t>(t) * rows;
-    alignas(64) T fixed_row[RK > 0 ? RK : 1];
-    T* row = RK > 0 ? fixed_row : scratch.data() + static_cast<size_t>(t) * rank;
+    ProductRow<T, RK> product(scratch, t);
+    T* row = product.get();
 #pragma omp for schedule(static) nowait
     for (spt_nnz k = 0; k < op.nnz; ++k) {
       nonzero_product<T, RK>(op, k, row);
@@ -157,7 +153,7 @@ void mttkrp_privatized_fold(const Operands<T>& op, MatRef<T> out, int threads) {
         o[r] = static_cast<T>(sum);
       }
     }
-  }
+  });
 }
 
 // float64 (float32 takes mttkrp_privatized_fold): thread 0 sums straight
@@ -167,21 +163,16 @@ void mttkrp_privatized(const Operands<T>& op, MatRef<T> out, int threads) {
   const spt_nnz rows = out.rows, rank = op.rank;
   const spt_nnz slab = rows * rank;
   buffer<T> priv(checked_mul(static_cast<uint64_t>(threads - 1), slab, "MTTKRP private buffers"));
-  buffer<T> scratch(static_cast<size_t>(threads) * rank);
-  int team = 1;
-#pragma omp parallel num_threads(threads)
-  {
-    const int t = omp_get_thread_num();
-#pragma omp single
-    team = omp_get_num_threads();
+  typename ProductRow<T, RK>::Scratch scratch(threads, rank);
+  parallel_team(threads, [&](int t, int team) {
 #pragma omp for schedule(static)
     for (spt_nnz i = 0; i < rows; ++i) std::fill(out.row(i), out.row(i) + rank, T(0));
 #pragma omp for schedule(static)
     for (spt_nnz e = 0; e < static_cast<spt_nnz>(team - 1) * slab; ++e) priv[e] = T(0);
     T* dst = t == 0 ? out.data : priv.data() + (t - 1) * slab;
     const spt_nnz dst_ld = t == 0 ? out.ld : rank;
-    alignas(64) T fixed_row[RK > 0 ? RK : 1];
-    T* row = RK > 0 ? fixed_row : scratch.data() + static_cast<size_t>(t) * rank;
+    ProductRow<T, RK> product(scratch, t);
+    T* row = product.get();
 #pragma omp for schedule(static) nowait
     for (spt_nnz k = 0; k < op.nnz; ++k) {
       nonzero_product<T, RK>(op, k, row);
@@ -201,7 +192,7 @@ void mttkrp_privatized(const Operands<T>& op, MatRef<T> out, int threads) {
         }
       }
     }
-  }
+  });
 }
 
 // float32: the atomics go to a shared double copy of the output, rounded
@@ -210,17 +201,15 @@ template <typename T, int RK>
 void mttkrp_atomic(const Operands<T>& op, MatRef<T> out, int threads) {
   constexpr bool wide = !std::is_same_v<T, double>;
   const spt_nnz rank = op.rank;
-  buffer<T> scratch(static_cast<size_t>(threads) * rank);
+  typename ProductRow<T, RK>::Scratch scratch(threads, rank);
   buffer<double> sums(wide ? checked_mul(static_cast<uint64_t>(out.rows), rank, "MTTKRP double sums") : 0);
   double* base = wide ? sums.data() : as_double(out.data);
   const spt_nnz ld = wide ? rank : out.ld;
-#pragma omp parallel num_threads(threads)
-  {
-    const int t = omp_get_thread_num();
+  parallel_team(threads, [&](int t, int) {
 #pragma omp for schedule(static)
     for (spt_nnz i = 0; i < out.rows; ++i) std::fill(base + i * ld, base + i * ld + rank, 0.0);
-    alignas(64) T fixed_row[RK > 0 ? RK : 1];
-    T* row = RK > 0 ? fixed_row : scratch.data() + static_cast<size_t>(t) * rank;
+    ProductRow<T, RK> product(scratch, t);
+    T* row = product.get();
 #pragma omp for schedule(static)
     for (spt_nnz k = 0; k < op.nnz; ++k) {
       nonzero_product<T, RK>(op, k, row);
@@ -239,7 +228,7 @@ void mttkrp_atomic(const Operands<T>& op, MatRef<T> out, int threads) {
         for (spt_nnz r = 0; r < rank; ++r) o[r] = static_cast<T>(s[r]);
       }
     }
-  }
+  });
 }
 
 // Nonzeros sorted by the output mode: each thread takes an equal range of
@@ -258,17 +247,15 @@ void mttkrp_sorted_rows(const Operands<T>& op, MatRef<T> out, int threads) {
   buffer<double> edge(static_cast<size_t>(tasks) * 2 * rank);
   std::vector<spt_index> edge_row(2 * static_cast<size_t>(tasks));
   std::vector<char> edge_used(2 * static_cast<size_t>(tasks), 0);
-  buffer<T> scratch(static_cast<size_t>(threads) * rank);
-  buffer<double> scratch_acc(static_cast<size_t>(threads) * rank);
-#pragma omp parallel num_threads(threads)
-  {
-    const int t = omp_get_thread_num();
+  typename ProductRow<T, RK>::Scratch scratch(threads, rank);
+  typename ProductRow<double, RK>::Scratch scratch_acc(threads, rank);
+  parallel_team(threads, [&](int t, int) {
 #pragma omp for schedule(static)
     for (spt_nnz i = 0; i < out.rows; ++i) std::fill(out.row(i), out.row(i) + rank, T(0));
-    alignas(64) T fixed_row[RK > 0 ? RK : 1];
-    alignas(64) double fixed_acc[RK > 0 ? RK : 1];
-    T* row = RK > 0 ? fixed_row : scratch.data() + static_cast<size_t>(t) * rank;
-    double* acc = RK > 0 ? fixed_acc : scratch_acc.data() + static_cast<size_t>(t) * rank;
+    ProductRow<T, RK> product(scratch, t);
+    ProductRow<double, RK> sums(scratch_acc, t);
+    T* row = product.get();
+    double* acc = sums.get();
 #pragma omp for schedule(static, 1)
     for (int c = 0; c < tasks; ++c) {
       const spt_nnz begin = bound[c], end = bound[c + 1];
@@ -299,27 +286,8 @@ void mttkrp_sorted_rows(const Operands<T>& op, MatRef<T> out, int threads) {
         }
       }
     }
-  }
-  // Edge runs: rows ascend with the slots and no task stored them, so each
-  // row's runs are consecutive slots; sum them in double, round once.
-  for (size_t slot = 0; slot < edge_used.size();) {
-    if (!edge_used[slot]) {
-      ++slot;
-      continue;
-    }
-    const spt_index i = edge_row[slot];
-    double* sum = edge.data() + slot * rank;
-    size_t next = slot + 1;
-    for (; next < edge_used.size(); ++next) {
-      if (!edge_used[next]) continue;
-      if (edge_row[next] != i) break;
-      const double* e = edge.data() + next * rank;
-      for (spt_nnz r = 0; r < rank; ++r) sum[r] += e[r];
-    }
-    T* o = out.row(i);
-    for (spt_nnz r = 0; r < rank; ++r) o[r] = static_cast<T>(sum[r]);
-    slot = next;
-  }
+  });
+  store_edge_rows(edge.data(), edge_row, edge_used, out);
 }
 
 template <typename T, typename F>

@@ -26,6 +26,16 @@
 // running sums in GCC vector-type registers: a nonzero costs one row load
 // and one multiply-add per vector, nothing is stored until the fiber ends.
 // Other ranks cover the row with vectors at run-time offsets (RankCover).
+//
+// Sums reach double: float32 sums cover at most kFoldEvery terms before
+// they are folded into double (a fiber's leaves, the fused sum of fiber
+// products, the additions to a private output row); sums across nodes and
+// root slices, split rows and the atomics' copy are in double; results are
+// rounded to T once. So float32 results carry about one rounding per
+// output element.
+//
+// Also the inner product <x, [[lambda; factors]]> on the first tree, in
+// double (the CP-ALS fit's exact pass).
 #include <omp.h>
 
 #include <algorithm>
@@ -34,6 +44,7 @@
 #include <vector>
 
 #include "core/buffer.hpp"
+#include "kernels/cpu/mttkrp_parallel.hpp"
 #include "kernels/kernels.hpp"
 
 namespace spt::kernels::cpu {
@@ -71,20 +82,69 @@ constexpr int kVectorBytes = 16;
 // Accumulator registers one pass of leaf_sum keeps live.
 constexpr int kMaxAccumulators = 8;
 
+// float32 sums cover at most this many terms before they are folded into
+// double. float64: no fold.
+constexpr spt_nnz kFoldEvery = 64;
+
+template <typename T>
+constexpr bool kFolds = !std::is_same_v<T, double>;
+
+// End of the run that starts at c in [c, e).
+template <typename T>
+inline spt_nnz run_end(spt_nnz c, spt_nnz e) {
+  if constexpr (kFolds<T>) return e - c > kFoldEvery ? c + kFoldEvery : e;
+  else return e;
+}
+
+// wide[j*W..] += the lanes of sum[j], then sum[j] = 0 (a float32 run ends).
+template <int N, typename Vec>
+inline void fold(Vec* sum, double* wide) {
+  constexpr int W = sizeof(Vec) / sizeof(sum[0][0]);
+#pragma GCC unroll 16
+  for (int j = 0; j < N; ++j) {
+    for (int i = 0; i < W; ++i) wide[j * W + i] += sum[j][i];
+    sum[j] = Vec{};
+  }
+}
+
+// sum[j] += sum_{c in [b,e)} v[c] * a(f[c], off(j) .. off(j)+W) for j < NV:
+// the loop over one run of leaves, its sums in registers.
+template <typename T, int NV, typename Vec, typename Off>
+[[gnu::always_inline]] inline void add_leaves(const spt_index* __restrict f, const T* __restrict v,
+                                              const T* __restrict a, spt_nnz ld, spt_nnz b, spt_nnz e, Off off,
+                                              Vec* sum) {
+  for (spt_nnz c = b; c < e; ++c) {
+    const T* row = a + static_cast<spt_nnz>(f[c]) * ld;
+    const T x = v[c];
+#pragma GCC unroll 16
+    for (int j = 0; j < NV; ++j) {
+      Vec r;
+      std::memcpy(&r, row + off(j), sizeof(Vec));
+      sum[j] += x * r;
+    }
+  }
+}
+
 // acc[0..RK) = sum_{c in [b,e)} v[c] * a(f[c], :): the hottest loop (one
 // iteration per nonzero). The running sums are held in registers (an array
 // of native vectors indexed by constants after unrolling), chunk by chunk
 // of the rank, so a nonzero costs loads and multiply-adds, no stores.
 template <typename T, int RK>
 inline void leaf_sum(const spt_index* __restrict f, const T* __restrict v, const T* __restrict a, spt_nnz ld,
-                     spt_nnz b, spt_nnz e, T* __restrict acc) {
+                     spt_nnz b, spt_nnz e, double* __restrict acc) {
   constexpr int W = kVectorBytes / sizeof(T);  // elements per register
   static_assert(RK % W == 0 || RK < W, "fixed ranks are multiples of the vector width");
   if constexpr (RK < W) {
-    T sum[RK] = {};
-    for (spt_nnz c = b; c < e; ++c)
-      for (int r = 0; r < RK; ++r) sum[r] += v[c] * a[static_cast<spt_nnz>(f[c]) * ld + r];
-    for (int r = 0; r < RK; ++r) acc[r] = sum[r];
+    double wide[RK] = {};
+    for (spt_nnz cb = b; cb < e;) {
+      const spt_nnz ce = run_end<T>(cb, e);
+      T sum[RK] = {};
+      for (spt_nnz c = cb; c < ce; ++c)
+        for (int r = 0; r < RK; ++r) sum[r] += v[c] * a[static_cast<spt_nnz>(f[c]) * ld + r];
+      for (int r = 0; r < RK; ++r) wide[r] += sum[r];
+      cb = ce;
+    }
+    for (int r = 0; r < RK; ++r) acc[r] = wide[r];
   } else {
     typedef T Vec __attribute__((vector_size(kVectorBytes)));
     constexpr int total = RK / W;
@@ -94,18 +154,32 @@ inline void leaf_sum(const spt_index* __restrict f, const T* __restrict v, const
       Vec sum[per_pass];
 #pragma GCC unroll 16
       for (int j = 0; j < per_pass; ++j) sum[j] = Vec{};
-      for (spt_nnz c = b; c < e; ++c) {
-        const T* row = a + static_cast<spt_nnz>(f[c]) * ld + base * W;
-        const T x = v[c];
-#pragma GCC unroll 16
-        for (int j = 0; j < per_pass; ++j) {
-          Vec r;
-          std::memcpy(&r, row + j * W, sizeof(Vec));
-          sum[j] += x * r;
+      // A fiber longer than one run folds into acc (most fibers are short).
+      bool folded = false;
+      for (spt_nnz cb = b; cb < e;) {
+        const spt_nnz ce = run_end<T>(cb, e);
+        add_leaves<T, per_pass>(f, v, a, ld, cb, ce, [base](int j) { return static_cast<spt_nnz>((base + j) * W); },
+                                sum);
+        if constexpr (kFolds<T>) {
+          if (ce < e) {
+            if (!folded) std::fill(acc + base * W, acc + (base + per_pass) * W, 0.0);
+            folded = true;
+            fold<per_pass>(sum, acc + base * W);
+          }
         }
+        cb = ce;
       }
+      if constexpr (kFolds<T>) {
 #pragma GCC unroll 16
-      for (int j = 0; j < per_pass; ++j) std::memcpy(acc + (base + j) * W, &sum[j], sizeof(Vec));
+        for (int j = 0; j < per_pass; ++j)
+          for (int i = 0; i < W; ++i) {
+            double* d = acc + (base + j) * W + i;
+            *d = (folded ? *d : 0.0) + sum[j][i];
+          }
+      } else {
+#pragma GCC unroll 16
+        for (int j = 0; j < per_pass; ++j) std::memcpy(acc + (base + j) * W, &sum[j], sizeof(Vec));
+      }
     }
   }
 }
@@ -113,11 +187,13 @@ inline void leaf_sum(const spt_index* __restrict f, const T* __restrict v, const
 // acc[0..RK) = sum_{c in [b,e)} g(gf[c], :) .* (sum_{k in [p[c], p[c+1])}
 // v[k] * a(f[k], :)): the two deepest levels of a subtree sum fused, so both
 // the fiber's and the running sums stay in registers (one rank-vector
-// multiply per fiber, one multiply-add per nonzero).
+// multiply per fiber, one multiply-add per nonzero). float64 only (float32:
+// fiber_sum_folded).
 template <typename T, int RK>
 inline void fiber_sum(const spt_index* __restrict gf, const spt_nnz* __restrict p, const T* __restrict g,
                       spt_nnz gld, const spt_index* __restrict f, const T* __restrict v, const T* __restrict a,
-                      spt_nnz ld, spt_nnz b, spt_nnz e, T* __restrict acc) {
+                      spt_nnz ld, spt_nnz b, spt_nnz e, double* __restrict acc) {
+  static_assert(std::is_same_v<T, double>, "fused sums are float64");
   constexpr int W = kVectorBytes / sizeof(T);
   static_assert(RK >= W && RK % W == 0, "fixed ranks of at least one vector");
   typedef T Vec __attribute__((vector_size(kVectorBytes)));
@@ -174,29 +250,32 @@ struct RankCover {
 
 template <typename T, int NV>
 inline void leaf_sum_pass(const spt_index* __restrict f, const T* __restrict v, const T* __restrict a, spt_nnz ld,
-                          spt_nnz b, spt_nnz e, const spt_nnz* off, T* __restrict acc) {
+                          spt_nnz b, spt_nnz e, const spt_nnz* off, double* __restrict acc) {
   typedef T Vec __attribute__((vector_size(kVectorBytes)));
+  constexpr int W = kVectorBytes / sizeof(T);
   Vec sum[NV];
 #pragma GCC unroll 16
   for (int j = 0; j < NV; ++j) sum[j] = Vec{};
-  for (spt_nnz c = b; c < e; ++c) {
-    const T* row = a + static_cast<spt_nnz>(f[c]) * ld;
-    const T x = v[c];
-#pragma GCC unroll 16
-    for (int j = 0; j < NV; ++j) {
-      Vec r;
-      std::memcpy(&r, row + off[j], sizeof(Vec));
-      sum[j] += x * r;
-    }
+  // Folded sums per vector (overlapping vectors are stored, not added, at the end).
+  double wide[kFolds<T> ? NV * W : 1] = {};
+  for (spt_nnz cb = b; cb < e;) {
+    const spt_nnz ce = run_end<T>(cb, e);
+    add_leaves<T, NV>(f, v, a, ld, cb, ce, [off](int j) { return off[j]; }, sum);
+    if constexpr (kFolds<T>) fold<NV>(sum, wide);
+    cb = ce;
   }
 #pragma GCC unroll 16
-  for (int j = 0; j < NV; ++j) std::memcpy(acc + off[j], &sum[j], sizeof(Vec));
+  for (int j = 0; j < NV; ++j) {
+    if constexpr (kFolds<T>) std::memcpy(acc + off[j], wide + j * W, W * sizeof(double));
+    else std::memcpy(acc + off[j], &sum[j], sizeof(Vec));
+  }
 }
 
 template <typename T, int NV>
 inline void fiber_sum_pass(const spt_index* __restrict gf, const spt_nnz* __restrict p, const T* __restrict g,
                            spt_nnz gld, const spt_index* __restrict f, const T* __restrict v, const T* __restrict a,
-                           spt_nnz ld, spt_nnz b, spt_nnz e, const spt_nnz* off, T* __restrict acc) {
+                           spt_nnz ld, spt_nnz b, spt_nnz e, const spt_nnz* off, double* __restrict acc) {
+  static_assert(std::is_same_v<T, double>, "fused sums are float64");
   typedef T Vec __attribute__((vector_size(kVectorBytes)));
   Vec out[NV];
 #pragma GCC unroll 16
@@ -228,6 +307,53 @@ inline void fiber_sum_pass(const spt_index* __restrict gf, const spt_nnz* __rest
   for (int j = 0; j < NV; ++j) std::memcpy(acc + off[j], &out[j], sizeof(Vec));
 }
 
+// float32 (the fused sums of float64 are fiber_sum / fiber_sum_pass):
+// acc[off(j) .. off(j)+W) for j < NV = sum_{c in [b,e)} g(gf[c], :) .*
+// (sum_{k in [p[c], p[c+1])} v[k] * a(f[k], :)), both levels fused in
+// float32 registers as fiber_sum, with bounded runs: a fiber's leaves are
+// summed for at most kFoldEvery at a time (a longer fiber is cut into
+// runs, each multiplied by the fiber's row), and the running sum over
+// fibers takes at most kFoldEvery such products before it is folded into
+// double.
+template <typename T, int NV, typename Off>
+inline void fiber_sum_folded(const spt_index* __restrict gf, const spt_nnz* __restrict p, const T* __restrict g,
+                             spt_nnz gld, const spt_index* __restrict f, const T* __restrict v,
+                             const T* __restrict a, spt_nnz ld, spt_nnz b, spt_nnz e, Off off,
+                             double* __restrict acc) {
+  typedef T Vec __attribute__((vector_size(kVectorBytes)));
+  constexpr int W = kVectorBytes / sizeof(T);
+  double wide[NV * W] = {};
+  Vec out[NV];
+#pragma GCC unroll 16
+  for (int j = 0; j < NV; ++j) out[j] = Vec{};
+  spt_nnz runs = 0;
+  for (spt_nnz c = b; c < e; ++c) {
+    const T* grow = g + static_cast<spt_nnz>(gf[c]) * gld;
+    const spt_nnz kend = p[c + 1];
+    for (spt_nnz kb = p[c]; kb < kend;) {
+      const spt_nnz ke = run_end<T>(kb, kend);
+      Vec sum[NV];
+#pragma GCC unroll 16
+      for (int j = 0; j < NV; ++j) sum[j] = Vec{};
+      add_leaves<T, NV>(f, v, a, ld, kb, ke, off, sum);
+#pragma GCC unroll 16
+      for (int j = 0; j < NV; ++j) {
+        Vec r;
+        std::memcpy(&r, grow + off(j), sizeof(Vec));
+        out[j] += sum[j] * r;
+      }
+      if (++runs == kFoldEvery) {
+        fold<NV>(out, wide);
+        runs = 0;
+      }
+      kb = ke;
+    }
+  }
+  fold<NV>(out, wide);
+#pragma GCC unroll 16
+  for (int j = 0; j < NV; ++j) std::memcpy(acc + off(j), wide + j * W, W * sizeof(double));
+}
+
 // Calls pass(integral_constant<NV>, first offset) over the cover's offsets
 // in groups of at most MaxNV.
 template <int MaxNV, typename Pass>
@@ -248,18 +374,33 @@ inline void for_each_pass(const std::vector<spt_nnz>& offsets, Pass&& pass) {
   }
 }
 
+// Walks the tree for one thread. Subtree sums are in double (with float32
+// runs inside, see above); output rows in double, or float32 rows folded
+// into them (fold_rows); path products (prefixes) in T.
 template <typename T, int RK, bool Atomic>
 class TreeWalker {
  public:
-  // `cover` is made before the parallel region (it allocates).
-  TreeWalker(const TreeOperands<T>& op, const RankCover<T>& cover, T* scratch, T* dst, spt_nnz dst_ld)
-      : op_(op), scratch_(scratch), dst_(dst), dst_ld_(dst_ld), cover_(cover) {}
+  // Per-thread scratch: `sums` holds sum_rows(levels) rows of rank doubles,
+  // `prefixes` levels rows of rank T. `cover` is made before the parallel
+  // region (it allocates). dst: the double rows the output sums go to.
+  static spt_nnz sum_rows(uint32_t levels) { return levels + 1; }
+  TreeWalker(const TreeOperands<T>& op, const RankCover<T>& cover, double* sums, T* prefixes, double* dst,
+             spt_nnz dst_ld)
+      : op_(op), sums_(sums), prefixes_(prefixes), dst_(dst), dst_ld_(dst_ld), cover_(cover) {}
 
   spt_nnz rank() const { return RK > 0 ? RK : op_.rank; }
 
+  // float32 private copies: the output rows are summed in `part` (rank
+  // T per row) for at most kFoldEvery additions per row (counted in
+  // `count`), then folded into dst's double rows.
+  void fold_rows(T* part, uint16_t* count) {
+    part_ = part;
+    count_ = count;
+  }
+
   // acc = sum over nodes c in [b, e) of level l of A_l(fid_l[c],:) .* (sum
   // of c's subtree), where a leaf's subtree sum is its value.
-  void sum_nodes(uint32_t l, spt_nnz b, spt_nnz e, T* __restrict acc) const {
+  void sum_nodes(uint32_t l, spt_nnz b, spt_nnz e, double* __restrict acc) const {
     const spt_nnz R = rank();
     const spt_index* __restrict f = op_.fid[l];
     const T* __restrict a = op_.base[l];
@@ -273,7 +414,7 @@ class TreeWalker {
           leaf_sum_pass<T, decltype(nv)::value>(f, v, a, ld, b, e, off, acc);
         });
       } else {
-        for (spt_nnz r = 0; r < R; ++r) acc[r] = T(0);
+        for (spt_nnz r = 0; r < R; ++r) acc[r] = 0.0;
         for (spt_nnz c = b; c < e; ++c) {
           const T* __restrict row = a + static_cast<spt_nnz>(f[c]) * ld;
           const T x = v[c];
@@ -284,22 +425,36 @@ class TreeWalker {
       return;
     }
     const spt_nnz* __restrict p = op_.ptr[l];
-    if constexpr (RK >= kVectorBytes / static_cast<int>(sizeof(T))) {
+    constexpr int W = kVectorBytes / static_cast<int>(sizeof(T));
+    if constexpr (RK >= W) {
       if (l + 1 == op_.leaf) {
-        fiber_sum<T, RK>(f, p, a, ld, op_.fid[op_.leaf], op_.val, op_.base[op_.leaf], op_.ld[op_.leaf], b, e, acc);
+        const spt_index* lf = op_.fid[op_.leaf];
+        if constexpr (kFolds<T>) {
+          constexpr int total = RK / W, nv = total < kMaxAccumulators / 2 ? total : kMaxAccumulators / 2;
+          for (int base = 0; base < total; base += nv)
+            fiber_sum_folded<T, nv>(f, p, a, ld, lf, op_.val, op_.base[op_.leaf], op_.ld[op_.leaf], b, e,
+                                    [base](int j) { return static_cast<spt_nnz>((base + j) * W); }, acc);
+        } else {
+          fiber_sum<T, RK>(f, p, a, ld, lf, op_.val, op_.base[op_.leaf], op_.ld[op_.leaf], b, e, acc);
+        }
         return;
       }
     } else if constexpr (RK == 0) {
       if (l + 1 == op_.leaf && !cover_.offsets.empty()) {
         for_each_pass<kMaxAccumulators / 2>(cover_.offsets, [&](auto nv, const spt_nnz* off) {
-          fiber_sum_pass<T, decltype(nv)::value>(f, p, a, ld, op_.fid[op_.leaf], op_.val, op_.base[op_.leaf],
-                                                 op_.ld[op_.leaf], b, e, off, acc);
+          constexpr int NV = decltype(nv)::value;
+          if constexpr (kFolds<T>)
+            fiber_sum_folded<T, NV>(f, p, a, ld, op_.fid[op_.leaf], op_.val, op_.base[op_.leaf], op_.ld[op_.leaf],
+                                    b, e, [off](int j) { return off[j]; }, acc);
+          else
+            fiber_sum_pass<T, NV>(f, p, a, ld, op_.fid[op_.leaf], op_.val, op_.base[op_.leaf], op_.ld[op_.leaf],
+                                  b, e, off, acc);
         });
         return;
       }
     }
-    T* __restrict child = scratch_ + static_cast<spt_nnz>(l) * R;
-    for (spt_nnz r = 0; r < R; ++r) acc[r] = T(0);
+    double* __restrict child = sums_ + static_cast<spt_nnz>(l) * R;
+    for (spt_nnz r = 0; r < R; ++r) acc[r] = 0.0;
     for (spt_nnz c = b; c < e; ++c) {
       sum_nodes(l + 1, p[c], p[c + 1], child);
       const T* __restrict row = a + static_cast<spt_nnz>(f[c]) * ld;
@@ -319,12 +474,12 @@ class TreeWalker {
         for (spt_nnz c = b; c < e; ++c) add_row(f[c], v[c], prefix);
       } else {
         const spt_nnz* __restrict p = op_.ptr[l];
-        T* __restrict below = sum_slot(l);
+        double* __restrict below = sums_ + static_cast<spt_nnz>(op_.leaf + 1) * R;
         for (spt_nnz c = b; c < e; ++c) {
           sum_nodes(l + 1, p[c], p[c + 1], below);
 #pragma omp simd
           for (spt_nnz r = 0; r < R; ++r) below[r] *= prefix[r];
-          add_row(f[c], T(1), below);
+          add_row(f[c], 1.0, below);
         }
       }
       return;
@@ -332,7 +487,7 @@ class TreeWalker {
     const T* __restrict a = op_.base[l];
     const spt_nnz ld = op_.ld[l];
     const spt_nnz* __restrict p = op_.ptr[l];
-    T* __restrict mine = prefix_slot(l);
+    T* __restrict mine = prefixes_ + static_cast<spt_nnz>(l) * R;
     for (spt_nnz c = b; c < e; ++c) {
       const T* __restrict row = a + static_cast<spt_nnz>(f[c]) * ld;
 #pragma omp simd
@@ -342,16 +497,27 @@ class TreeWalker {
   }
 
  private:
-  // Scratch layout per thread: [child sums per level | prefixes per level | target sum].
-  T* prefix_slot(uint32_t l) const { return scratch_ + static_cast<spt_nnz>(op_.leaf + 1 + l) * rank(); }
-  T* sum_slot(uint32_t) const { return scratch_ + static_cast<spt_nnz>(2 * (op_.leaf + 1)) * rank(); }
-
-  void add_row(spt_index i, T scale, const T* __restrict src) const {
-    T* __restrict o = dst_ + static_cast<spt_nnz>(i) * dst_ld_;
+  // dst row i += scale * src (the product in S, the sum in double).
+  template <typename S>
+  void add_row(spt_index i, S scale, const S* __restrict src) const {
+    double* __restrict o = dst_ + static_cast<spt_nnz>(i) * dst_ld_;
     if constexpr (Atomic) {
       for (spt_nnz r = 0; r < rank(); ++r) {
+        const double add = scale * src[r];
 #pragma omp atomic
-        o[r] += scale * src[r];
+        o[r] += add;
+      }
+    } else if (part_ != nullptr) {
+      T* __restrict w = part_ + static_cast<spt_nnz>(i) * rank();
+#pragma omp simd
+      for (spt_nnz r = 0; r < rank(); ++r) w[r] += static_cast<T>(scale * src[r]);
+      if (++count_[i] == kFoldEvery) {
+#pragma omp simd
+        for (spt_nnz r = 0; r < rank(); ++r) {
+          o[r] += w[r];
+          w[r] = T(0);
+        }
+        count_[i] = 0;
       }
     } else {
 #pragma omp simd
@@ -360,10 +526,13 @@ class TreeWalker {
   }
 
   const TreeOperands<T>& op_;
-  T* scratch_;
-  T* dst_;
+  double* sums_;  // [child sums per level | target sum]
+  T* prefixes_;   // prefix per level
+  double* dst_;
   spt_nnz dst_ld_;
   const RankCover<T>& cover_;  // vector offsets for a run-time rank (empty for R < W)
+  T* part_ = nullptr;          // fold_rows
+  uint16_t* count_ = nullptr;
 };
 
 // Bounds of the level-1 node ranges of the tasks, about nnz / tasks leaves each.
@@ -397,50 +566,58 @@ void zero_out(MatRef<T> out, int threads) {
 
 template <typename T, int RK>
 void root_mttkrp(const TreeOperands<T>& op, const CsfTree& tree, MatRef<T> out, int threads) {
+  using Walker = TreeWalker<T, RK, false>;
   const spt_nnz R = op.rank;
   const int tasks = threads * kTasksPerThread;
   const std::vector<spt_nnz> bound = task_bounds(tree, tasks);
   const spt_nnz* ptr0 = op.ptr[0];
   const spt_index* fid0 = op.fid[0];
   const spt_nnz slices = tree.nodes(0);
-  buffer<T> scratch(static_cast<size_t>(threads) * (2 * (op.leaf + 1) + 2) * R);
-  buffer<T> edge(static_cast<size_t>(tasks) * 2 * R);
+  // Per thread: the walker's sums and one row for a slice's sum.
+  const size_t per_thread = static_cast<size_t>(Walker::sum_rows(op.leaf + 1) + 1) * R;
+  buffer<double> scratch(static_cast<size_t>(threads) * per_thread);
+  buffer<double> edge(static_cast<size_t>(tasks) * 2 * R);
   const RankCover<T> cover(RK > 0 ? 0 : R);
   std::vector<spt_index> edge_row(2 * static_cast<size_t>(tasks));
   std::vector<char> edge_used(2 * static_cast<size_t>(tasks), 0);
   zero_out(out, threads);
 #pragma omp parallel num_threads(threads)
   {
-    T* mine = scratch.data() + static_cast<size_t>(omp_get_thread_num()) * (2 * (op.leaf + 1) + 2) * R;
-    TreeWalker<T, RK, false> walk(op, cover, mine, nullptr, 0);
+    double* mine = scratch.data() + static_cast<size_t>(omp_get_thread_num()) * per_thread;
+    double* slice_sum = mine + per_thread - R;
+    Walker walk(op, cover, mine, nullptr, nullptr, 0);
 #pragma omp for schedule(dynamic, 1)
     for (int j = 0; j < tasks; ++j) {
       const spt_nnz cb = bound[j], ce = bound[j + 1];
       if (cb >= ce) continue;
       for (spt_nnz s = slice_of(ptr0, slices, cb); s < slices && ptr0[s] < ce; ++s) {
         const spt_nnz b = std::max(ptr0[s], cb), e = std::min(ptr0[s + 1], ce);
-        const bool shared = ptr0[s] < cb || ptr0[s + 1] > ce;
-        T* o = out.row(fid0[s]);
-        if (shared) {
+        if (ptr0[s] < cb || ptr0[s + 1] > ce) {  // shared with a neighbour
           const size_t slot = 2 * static_cast<size_t>(j) + (ptr0[s] < cb ? 0 : 1);
-          o = edge.data() + slot * R;
           edge_row[slot] = fid0[s];
           edge_used[slot] = 1;
+          walk.sum_nodes(1, b, e, edge.data() + slot * R);
+        } else {
+          walk.sum_nodes(1, b, e, slice_sum);
+          T* o = out.row(fid0[s]);
+          for (spt_nnz r = 0; r < R; ++r) o[r] = static_cast<T>(slice_sum[r]);
         }
-        walk.sum_nodes(1, b, e, o);
       }
     }
   }
-  for (size_t slot = 0; slot < edge_used.size(); ++slot) {
-    if (!edge_used[slot]) continue;
-    T* o = out.row(edge_row[slot]);
-    const T* e = edge.data() + slot * R;
-    for (spt_nnz r = 0; r < R; ++r) o[r] += e[r];
-  }
+  // Shared slices: slices ascend with the tasks and no task stored them.
+  store_edge_rows(edge.data(), edge_row, edge_used, out);
 }
 
+// Output sums in double: float64 sums straight into `out` (thread 0's
+// share, or all of them with atomics), the rest into double copies of
+// dims[mode] x R (float32: every thread's, each with a float32 copy whose
+// rows are folded into it every kFoldEvery additions, or one shared copy
+// with atomics), added and rounded at the end.
 template <typename T, int RK, bool Atomic>
 void deep_mttkrp(const TreeOperands<T>& op, const CsfTree& tree, MatRef<T> out, int threads) {
+  using Walker = TreeWalker<T, RK, Atomic>;
+  constexpr bool direct = std::is_same_v<T, double>;
   const spt_nnz R = op.rank;
   const int tasks = threads * kTasksPerThread;
   const std::vector<spt_nnz> bound = task_bounds(tree, tasks);
@@ -450,25 +627,45 @@ void deep_mttkrp(const TreeOperands<T>& op, const CsfTree& tree, MatRef<T> out, 
   const spt_nnz ld0 = op.ld[0];
   const spt_nnz slices = tree.nodes(0);
   const spt_nnz rows = out.rows, slab = rows * R;
-  const size_t per_thread = (2 * (op.leaf + 1) + 2) * R;
-  buffer<T> scratch(static_cast<size_t>(threads) * per_thread);
+  const uint32_t levels = op.leaf + 1;
+  const size_t sums_per_thread = static_cast<size_t>(Walker::sum_rows(levels)) * R;
+  const size_t prefixes_per_thread = static_cast<size_t>(levels) * R;
+  buffer<double> sums(static_cast<size_t>(threads) * sums_per_thread);
+  buffer<T> prefixes(static_cast<size_t>(threads) * prefixes_per_thread);
   const RankCover<T> cover(RK > 0 ? 0 : R);
-  buffer<T> priv(Atomic ? 0 : checked_mul(static_cast<uint64_t>(threads - 1), slab, "MTTKRP private buffers"));
-  int team = 1;
-#pragma omp parallel num_threads(threads)
-  {
-    const int t = omp_get_thread_num();
-#pragma omp single
-    team = omp_get_num_threads();
+  const int copies = Atomic ? (direct ? 0 : 1) : (direct ? threads - 1 : threads);
+  buffer<double> wide(checked_mul(static_cast<uint64_t>(copies), slab, "MTTKRP private buffers"));
+  constexpr bool folded = !direct && !Atomic;
+  buffer<T> part(folded ? checked_mul(static_cast<uint64_t>(copies), slab, "MTTKRP private buffers") : 0);
+  std::vector<uint16_t> count(folded ? checked_mul(static_cast<uint64_t>(copies), rows, "MTTKRP fold counts") : 0);
+  parallel_team(threads, [&](int t, int team) {
+    // Copies in use: a smaller team than asked leaves some out.
+    const spt_nnz used = Atomic ? copies : (direct ? team - 1 : team);
 #pragma omp for schedule(static)
     for (spt_nnz i = 0; i < rows; ++i) std::fill(out.row(i), out.row(i) + R, T(0));
-    if (!Atomic) {
 #pragma omp for schedule(static)
-      for (spt_nnz e = 0; e < static_cast<spt_nnz>(team - 1) * slab; ++e) priv[e] = T(0);
+    for (spt_nnz e = 0; e < used * slab; ++e) {
+      wide[e] = 0.0;
+      if constexpr (folded) part[e] = T(0);
     }
-    T* dst = Atomic || t == 0 ? out.data : priv.data() + (t - 1) * slab;
-    const spt_nnz dst_ld = Atomic || t == 0 ? out.ld : R;
-    TreeWalker<T, RK, Atomic> walk(op, cover, scratch.data() + t * per_thread, dst, dst_ld);
+    double* dst = nullptr;
+    spt_nnz dst_ld = R;
+    if constexpr (direct) {
+      if (Atomic || t == 0) {
+        dst = out.data;
+        dst_ld = out.ld;
+      } else {
+        dst = wide.data() + (t - 1) * slab;
+      }
+    } else {
+      dst = wide.data() + (Atomic ? 0 : t * slab);
+    }
+    Walker walk(op, cover, sums.data() + t * sums_per_thread, prefixes.data() + t * prefixes_per_thread, dst,
+                dst_ld);
+    if constexpr (folded) {
+      std::fill(count.begin() + t * rows, count.begin() + (t + 1) * rows, uint16_t(0));
+      walk.fold_rows(part.data() + t * slab, count.data() + t * rows);
+    }
     // Round-robin, not dynamic: which thread's private output a task adds
     // into decides the rounding, and results must repeat bit for bit for a
     // fixed thread count.
@@ -481,18 +678,21 @@ void deep_mttkrp(const TreeOperands<T>& op, const CsfTree& tree, MatRef<T> out, 
         walk.visit(1, b, e, a0 + static_cast<spt_nnz>(fid0[s]) * ld0);
       }
     }
-    if (!Atomic && team > 1) {
+    if (used > 0) {
 #pragma omp for schedule(static)
       for (spt_nnz i = 0; i < rows; ++i) {
         T* __restrict o = out.row(i);
-        for (int q = 0; q + 1 < team; ++q) {
-          const T* __restrict s = priv.data() + q * slab + i * R;
-#pragma omp simd
-          for (spt_nnz r = 0; r < R; ++r) o[r] += s[r];
+        for (spt_nnz r = 0; r < R; ++r) {
+          double sum = o[r];
+          for (spt_nnz q = 0; q < used; ++q) {
+            sum += wide[q * slab + i * R + r];
+            if constexpr (folded) sum += static_cast<double>(part[q * slab + i * R + r]);
+          }
+          o[r] = static_cast<T>(sum);
         }
       }
     }
-  }
+  });
 }
 
 template <typename F>
@@ -543,12 +743,102 @@ void mttkrp_csf_impl(const Exec& exec, const spt_csf_s& x, const ConstMatRef<T>*
   });
 }
 
+// <x, [[lambda; factors]]> on the first tree, in double: the path's
+// Hadamard product lambda .* A_0(i_0,:) .* ... is formed top-down once per
+// node, each fiber's leaves are summed as sum_k x_k A_leaf(i_k,:), and the
+// two meet in one dot product per fiber. Tasks as the MTTKRP's (level-1
+// ranges of about equal nonzeros); each task's sum has its own slot, added
+// in task order, so the result repeats bit for bit for a thread count.
+template <typename T>
+class InnerWalker {
+ public:
+  InnerWalker(const CsfTree& tree, const ConstMatRef<T>* factors, spt_nnz rank, double* scratch)
+      : tree_(tree), factors_(factors), rank_(rank), scratch_(scratch) {}
+
+  // Sum over the nodes [b, e) of level l >= 1 under the path product `prefix`.
+  double visit(uint32_t l, spt_nnz b, spt_nnz e, const double* __restrict prefix) const {
+    const uint32_t leaf = tree_.levels() - 1;
+    const spt_index* __restrict f = tree_.fids[l].data();
+    const ConstMatRef<T>& a = factors_[tree_.mode_order[l]];
+    if (l == leaf) {
+      double* __restrict sum = scratch_ + static_cast<spt_nnz>(l) * rank_;
+      std::fill(sum, sum + rank_, 0.0);
+      const T* __restrict v = tree_.vals.get<T>().data();
+      for (spt_nnz c = b; c < e; ++c) {
+        const T* __restrict row = a.row(f[c]);
+        const double x = v[c];
+#pragma omp simd
+        for (spt_nnz r = 0; r < rank_; ++r) sum[r] += x * static_cast<double>(row[r]);
+      }
+      double dot = 0.0;
+      for (spt_nnz r = 0; r < rank_; ++r) dot += prefix[r] * sum[r];
+      return dot;
+    }
+    const spt_nnz* __restrict p = tree_.fptr[l].data();
+    double* __restrict mine = scratch_ + static_cast<spt_nnz>(l) * rank_;
+    double total = 0.0;
+    for (spt_nnz c = b; c < e; ++c) {
+      const T* __restrict row = a.row(f[c]);
+#pragma omp simd
+      for (spt_nnz r = 0; r < rank_; ++r) mine[r] = prefix[r] * static_cast<double>(row[r]);
+      total += visit(l + 1, p[c], p[c + 1], mine);
+    }
+    return total;
+  }
+
+ private:
+  const CsfTree& tree_;
+  const ConstMatRef<T>* factors_;
+  spt_nnz rank_;
+  double* scratch_;  // one rank row per level
+};
+
+template <typename T>
+double inner_csf_impl(const Exec& exec, const spt_csf_s& x, const T* lambda, const ConstMatRef<T>* factors,
+                      spt_index rank) {
+  if (x.trees.empty() || rank == 0) return 0.0;
+  const int threads = std::max(1, exec.threads);
+  const CsfTree& tree = x.trees[0];
+  const int tasks = threads * kTasksPerThread;
+  const std::vector<spt_nnz> bound = task_bounds(tree, tasks);
+  const spt_nnz* ptr0 = tree.fptr[0].data();
+  const spt_index* fid0 = tree.fids[0].data();
+  const spt_nnz slices = tree.nodes(0);
+  const ConstMatRef<T>& a0 = factors[tree.mode_order[0]];
+  const size_t per_thread = static_cast<size_t>(tree.levels()) * rank;
+  buffer<double> scratch(static_cast<size_t>(threads) * per_thread);
+  std::vector<double> part(static_cast<size_t>(tasks), 0.0);
+#pragma omp parallel num_threads(threads)
+  {
+    double* mine = scratch.data() + static_cast<size_t>(omp_get_thread_num()) * per_thread;
+    InnerWalker<T> walk(tree, factors, rank, mine);
+#pragma omp for schedule(dynamic, 1)
+    for (int j = 0; j < tasks; ++j) {
+      const spt_nnz cb = bound[j], ce = bound[j + 1];
+      double sum = 0.0;
+      for (spt_nnz s = cb < ce ? slice_of(ptr0, slices, cb) : slices; s < slices && ptr0[s] < ce; ++s) {
+        const T* row = a0.row(fid0[s]);
+        for (spt_index r = 0; r < rank; ++r) mine[r] = static_cast<double>(lambda[r]) * static_cast<double>(row[r]);
+        sum += walk.visit(1, std::max(ptr0[s], cb), std::min(ptr0[s + 1], ce), mine);
+      }
+      part[j] = sum;
+    }
+  }
+  double total = 0.0;
+  for (double v : part) total += v;
+  return total;
+}
+
 }  // namespace
 
 #define SPT_INSTANTIATE(T)                                                                                     \
   void mttkrp_csf(const Exec& exec, const spt_csf_s& x, const ConstMatRef<T>* factors, uint32_t mode,         \
                   MatRef<T> out) {                                                                             \
     mttkrp_csf_impl<T>(exec, x, factors, mode, out);                                                           \
+  }                                                                                                            \
+  double inner_ktensor_csf(const Exec& exec, const spt_csf_s& x, const T* lambda, const ConstMatRef<T>* factors, \
+                           spt_index rank) {                                                                   \
+    return inner_csf_impl<T>(exec, x, lambda, factors, rank);                                                  \
   }
 
 SPT_INSTANTIATE(float)
