@@ -80,6 +80,23 @@ uint64_t layout_sections(uint32_t order, uint64_t nnz, uint64_t value_size, std:
   return pos - kSptbHeaderBytes;
 }
 
+// in.read_at of n bytes at `offset` into dst, split into pieces read by
+// several threads (large reads into fresh memory are bound by page faults
+// and per-core copy bandwidth). A file that shrank is SPT_ERR_IO.
+void parallel_read(const InputSource& in, uint64_t offset, void* dst, uint64_t n, int threads) {
+  constexpr uint64_t kPiece = uint64_t(8) << 20;
+  const uint64_t pieces = (n + kPiece - 1) / kPiece;
+  ParallelErrors errors;
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 1) if (pieces > 1)
+  for (uint64_t i = 0; i < pieces; ++i) {
+    errors.run([&] {
+      const uint64_t b = i * kPiece;
+      in.read_at(offset + b, static_cast<char*>(dst) + b, static_cast<size_t>(std::min(kPiece, n - b)));
+    });
+  }
+  errors.rethrow();
+}
+
 std::string hex(uint64_t v) {
   std::ostringstream os;
   os << "0x" << std::hex << std::setw(16) << std::setfill('0') << v;
@@ -190,14 +207,32 @@ std::vector<uint64_t> sptb_block_digests(const spt_context_s& ctx, InputSource& 
                                          uint64_t first, uint64_t last) {
   last = std::min(last, h.blocks());
   first = std::min(first, last);
-  const char* image = in.bytes();
+  // A loaded stream is hashed in place; a plain file is read by copy, one
+  // checksum block at a time into a per-thread buffer (never mapped: a
+  // mapped file truncated while in use raises SIGBUS; read_at reports
+  // SPT_ERR_IO instead).
+  const char* image = in.random_access() ? nullptr : in.bytes();
   std::vector<uint64_t> digests(last - first);
-#pragma omp parallel for num_threads(thread_count(ctx)) schedule(dynamic, 4)
-  for (uint64_t b = first; b < last; ++b) {
-    const uint64_t begin = kSptbHeaderBytes + b * kBlockBytes;
-    const uint64_t end = std::min(kSptbHeaderBytes + h.payload, begin + kBlockBytes);
-    digests[b - first] = Xxh64::hash(image + begin, end - begin);
+  ParallelErrors errors;
+#pragma omp parallel num_threads(thread_count(ctx))
+  {
+    buffer<char> local;  // sized on the first block (inside run: it may throw)
+#pragma omp for schedule(dynamic, 4)
+    for (uint64_t b = first; b < last; ++b) {
+      errors.run([&] {
+        const uint64_t begin = kSptbHeaderBytes + b * kBlockBytes;
+        const uint64_t end = std::min(kSptbHeaderBytes + h.payload, begin + kBlockBytes);
+        const char* src = image ? image + begin : nullptr;
+        if (!src) {
+          if (local.size() < kBlockBytes) local.resize(kBlockBytes);
+          in.read_at(begin, local.data(), end - begin);
+          src = local.data();
+        }
+        digests[b - first] = Xxh64::hash(src, end - begin);
+      });
+    }
   }
+  errors.rethrow();
   return digests;
 }
 
@@ -219,22 +254,28 @@ spt_coo_s read_spt_bin_range(const spt_context_s& ctx, InputSource& in, const Sp
     if (h.dims[m] == 0) fail(SPT_ERR_PARSE, path, ": corrupt .sptb file: dims[", m, "] is 0");
   const uint64_t n = end - begin;
   const int threads = thread_count(ctx);
-  const char* image = in.bytes();
   spt_coo_s x;
   x.init_owned(opts.dtype, h.dims, n);
+  advise_huge_pages(x);
+  // Read by copy straight into the tensor's arrays (never mapped, see
+  // sptb_block_digests): one slice of each section, in parallel pieces.
   for (uint32_t m = 0; m < h.order; ++m)
-    parallel_copy(x.mutable_ind(m), image + h.section_offsets[1 + m] + begin * sizeof(spt_index),
+    parallel_read(in, h.section_offsets[1 + m] + begin * sizeof(spt_index), x.mutable_ind(m),
                   n * sizeof(spt_index), threads);
-  const char* values = image + h.section_offsets[h.order + 1];
+  const uint64_t values = h.section_offsets[h.order + 1];
   with_dtype(h.dtype, [&](auto stag) {
     using S = typename decltype(stag)::type;
     with_dtype(opts.dtype, [&](auto dtag) {
       using D = typename decltype(dtag)::type;
       D* d = x.template mutable_values<D>();
       if constexpr (std::is_same_v<S, D>) {
-        parallel_copy(d, values + begin * sizeof(S), n * sizeof(S), threads);
+        parallel_read(in, values + begin * sizeof(S), d, n * sizeof(S), threads);
       } else {
-        const auto* s = reinterpret_cast<const unsigned char*>(values) + begin * sizeof(S);
+        // The file's values first (this share only), then converted.
+        buffer<unsigned char> file_values;
+        file_values.resize(n * sizeof(S));
+        parallel_read(in, values + begin * sizeof(S), file_values.data(), n * sizeof(S), threads);
+        const unsigned char* s = file_values.data();
         if constexpr (std::is_same_v<S, double> && std::is_same_v<D, float>)
           check_float32_range(
               n, threads, path + ": reading float64 values as float32: ",

@@ -19,6 +19,8 @@
 #include <thread>
 #include <vector>
 
+#include "core/error.hpp"
+#include "io/spt_binary.hpp"
 #include "sptensor/sptensor.h"
 
 namespace fs = std::filesystem;
@@ -357,6 +359,94 @@ TEST_F(IoStream, SptbTruncatedDuringTheReadIsAnIoError) {
   EXPECT_TRUE(s == SPT_ERR_IO || s == SPT_ERR_PARSE) << spt_status_string(s) << ": " << message_;
   EXPECT_NE(s, SPT_OK);
   EXPECT_FALSE(t.mapped) << ".sptb must be read by copy unless map_binary is set";
+}
+
+
+// The parallel (MPI) .sptb reader's pieces: each rank opens the file, reads
+// the header, then digests its checksum blocks and reads its nonzeros. A
+// file truncated between those steps is SPT_ERR_IO ("shrank while being
+// read"), never SIGBUS, and the file is never mapped.
+class SptbRangeTruncated : public IoStream {
+ protected:
+  // Writes an order-2 .sptb of n nonzeros (several checksum blocks).
+  std::string write_sptb(const std::string& name, spt_nnz n, spt_dtype dtype) {
+    std::vector<spt_index> ind;
+    std::vector<double> v(n, 1.5);
+    for (spt_nnz k = 0; k < n; ++k) ind.push_back(static_cast<spt_index>(k));
+    for (spt_nnz k = 0; k < n; ++k) ind.push_back(static_cast<spt_index>(k % 7));
+    const spt_index dims[] = {static_cast<spt_index>(n), 7};
+    spt_coo* t0 = nullptr;
+    EXPECT_EQ(spt_coo_create_from_arrays(ctx_, SPT_FLOAT64, 2, dims, n, ind.data(), n, 0, v.data(), 0, &t0), SPT_OK);
+    spt_coo* t = nullptr;
+    EXPECT_EQ(spt_coo_convert_dtype(ctx_, t0, dtype, &t), SPT_OK);
+    spt_coo_free(t0);
+    const std::string p = file(name);
+    EXPECT_EQ(spt_write(ctx_, t, p.c_str(), nullptr), SPT_OK);
+    spt_coo_free(t);
+    return p;
+  }
+  bool mapped(const std::string& p) const {
+    std::ifstream maps("/proc/self/maps");
+    std::string line;
+    while (std::getline(maps, line))
+      if (line.find(p) != std::string::npos) return true;
+    return false;
+  }
+  // Runs f, expecting spt::Error SPT_ERR_IO naming the file as shrunk.
+  template <typename F>
+  void expect_shrank(const std::string& p, F&& f) {
+    try {
+      f();
+      ADD_FAILURE() << "no error after the file shrank";
+    } catch (const spt::Error& e) {
+      EXPECT_EQ(e.code(), SPT_ERR_IO) << e.what();
+      const std::string m = e.what();
+      EXPECT_NE(m.find(p), std::string::npos) << m;
+      EXPECT_NE(m.find("shrank while being read"), std::string::npos) << m;
+    }
+  }
+};
+
+TEST_F(SptbRangeTruncated, BlockDigestsAfterTruncationAreAnIoError) {
+  const std::string p = write_sptb("digests.sptb", 200000, SPT_FLOAT64);
+  spt::io::InputSource in(p, 2);
+  const spt::io::SptbHeader h = spt::io::read_sptb_header(in);
+  ASSERT_GT(h.blocks(), 4u);
+  // Intact: the digests of every block give the stored checksum.
+  spt::io::verify_sptb_checksum(h, spt::io::sptb_block_digests(*ctx_, in, h, 0, h.blocks()), p);
+  ASSERT_EQ(::truncate(p.c_str(), 4096), 0);
+  expect_shrank(p, [&] { spt::io::sptb_block_digests(*ctx_, in, h, 1, h.blocks()); });
+  EXPECT_FALSE(mapped(p)) << "the parallel reader must read by copy";
+}
+
+TEST_F(SptbRangeTruncated, RangeReadAfterTruncationIsAnIoError) {
+  for (spt_dtype dtype : {SPT_FLOAT64, SPT_FLOAT32}) {
+    for (spt_dtype want : {SPT_FLOAT64, SPT_FLOAT32}) {
+      const std::string p = write_sptb("range.sptb", 200000, dtype);
+      spt::io::InputSource in(p, 2);
+      const spt::io::SptbHeader h = spt::io::read_sptb_header(in);
+      spt::io::ReadOptions opts;
+      opts.dtype = want;
+      // Intact: the second half of the nonzeros, with its values.
+      spt_coo_s part = spt::io::read_spt_bin_range(*ctx_, in, h, opts, 100000, 200000);
+      ASSERT_EQ(part.nnz, 100000u);
+      EXPECT_EQ(part.ind[0][0], 100000u);
+      EXPECT_EQ(part.ind[0][99999], 199999u);
+      EXPECT_EQ(part.ind[1][5], (100000u + 5) % 7);
+      EXPECT_EQ(part.dtype(), want);
+      if (want == SPT_FLOAT64)
+        EXPECT_EQ(static_cast<const double*>(part.val)[99999], 1.5);
+      else
+        EXPECT_EQ(static_cast<const float*>(part.val)[99999], 1.5f);
+      // Truncated inside the values: the index arrays are still there.
+      ASSERT_EQ(::truncate(p.c_str(), static_cast<off_t>(h.section_offsets[3] + 1000)), 0);
+      expect_shrank(p, [&] { spt::io::read_spt_bin_range(*ctx_, in, h, opts, 100000, 200000); });
+      // Truncated to the header: the index arrays are gone too.
+      ASSERT_EQ(::truncate(p.c_str(), 64), 0);
+      expect_shrank(p, [&] { spt::io::read_spt_bin_range(*ctx_, in, h, opts, 0, 200000); });
+      EXPECT_FALSE(mapped(p)) << "the parallel reader must read by copy";
+    }
+  }
 }
 
 }  // namespace
