@@ -715,28 +715,57 @@ spt_coo_s read_tns_text_stream(const spt_context_s& ctx, const std::function<siz
   TextParser parser(ctx, path, opts, hint);
   // Two buffers: the next chunk is read (or decompressed) into one on a
   // helper thread while the other is parsed. Each is [room for a carried
-  // incomplete line | kTextChunkBytes of new text | '\n' appended to an
+  // incomplete line | one chunk of new text | '\n' appended to an
   // unterminated last line | the byte after it that count_lines reads].
-  constexpr size_t kPrefix = kMaxLineBytes + 1;
-  buffer<char> bufs[2];
-  for (auto& b : bufs) b.resize(kPrefix + kTextChunkBytes + 2);
-  auto fill = [&produce](char* dst) {
+  // They are sized to the input: a chunk is kTextChunkBytes, or what is
+  // left of an input of known size (+1, so a full read means more text);
+  // a stream's chunks start at kFirstStreamChunk and double. The room for
+  // a carried line is at most kMaxLineBytes and at most the text held.
+  // So a small input allocates little, and no read holds more than two
+  // buffers of kMaxLineBytes + kTextChunkBytes + 2 bytes.
+  constexpr size_t kFirstStreamChunk = size_t(64) << 10;
+  struct Buf {
+    buffer<char> mem;
+    size_t prefix = 0;  // bytes before the new text
+    size_t chunk = 0;   // new text asked for
+    char* text() { return mem.data() + prefix; }
+  };
+  Buf bufs[2];
+  const bool sized = hint.size != kUnknownSize;
+  uint64_t consumed = 0;  // bytes produced so far (all fills that finished)
+  auto prepare = [&](Buf& b, size_t prefix, size_t last_chunk) {
+    size_t chunk;
+    if (sized && consumed <= hint.size)
+      chunk = static_cast<size_t>(std::min<uint64_t>(kTextChunkBytes, hint.size - consumed + 1));
+    else
+      chunk = last_chunk == 0 ? kFirstStreamChunk : std::min(kTextChunkBytes, last_chunk * 2);
+    if (b.mem.size() < prefix + chunk + 2) {
+      buffer<char> fresh;  // the old bytes are not needed: no copy
+      fresh.resize(prefix + chunk + 2);
+      b.mem.swap(fresh);
+    }
+    b.prefix = b.mem.size() - chunk - 2;  // >= prefix
+    b.chunk = chunk;
+  };
+  auto fill = [&produce](char* dst, size_t n) {
     size_t got = 0;
-    while (got < kTextChunkBytes) {
-      const size_t r = produce(dst + got, kTextChunkBytes - got);
+    while (got < n) {
+      const size_t r = produce(dst + got, n - got);
       if (r == 0) break;
       got += r;
     }
     return got;
   };
   int cur = 0;
-  size_t got = fill(bufs[0].data() + kPrefix);
+  prepare(bufs[0], 1, 0);
+  size_t got = fill(bufs[0].text(), bufs[0].chunk);
+  consumed += got;
   size_t carry = 0;          // incomplete line carried in front of the new text
   uint64_t offset = 0;       // stream offset of the carried line's start
   uint64_t line = 1;         // its line number
   bool skipping = false;     // inside an over-long comment line
   for (;;) {
-    const bool eof = got < kTextChunkBytes;
+    const bool eof = got < bufs[cur].chunk;
     const double f = hint.fraction ? hint.fraction() : -1.0;  // before the reader thread runs again
     parser.set_fraction(f);
     // The future's destructor waits for the read, also when parsing throws.
@@ -744,15 +773,19 @@ spt_coo_s read_tns_text_stream(const spt_context_s& ctx, const std::function<siz
     size_t next_got = 0;  // a synchronous read when no thread can be started
     bool read_ahead = false;
     if (!eof) {
+      // What this buffer leaves over (at most all it holds) is carried in
+      // front of the next chunk.
+      prepare(bufs[1 - cur], std::min(kMaxLineBytes, carry + got) + 1, bufs[cur].chunk);
+      Buf& o = bufs[1 - cur];
       try {
-        next = std::async(std::launch::async, fill, bufs[1 - cur].data() + kPrefix);
+        next = std::async(std::launch::async, fill, o.text(), o.chunk);
         read_ahead = true;
       } catch (const std::system_error&) {
-        next_got = fill(bufs[1 - cur].data() + kPrefix);
+        next_got = fill(o.text(), o.chunk);
       }
     }
-    char* buf = bufs[cur].data() + kPrefix - carry;
-    char* other = bufs[1 - cur].data() + kPrefix;  // where the next chunk's new text starts
+    char* buf = bufs[cur].text() - carry;
+    char* other = bufs[1 - cur].text();  // where the next chunk's new text starts
     size_t len = carry + got;
     size_t begin = 0;
     bool whole_chunk_skipped = false;
@@ -794,8 +827,9 @@ spt_coo_s read_tns_text_stream(const spt_context_s& ctx, const std::function<siz
                kMaxLineBytes, "-byte limit (no line break in the next ", rem, " bytes)");
         }
       } else {
-        // The reader thread writes only from `other` on.
-        std::memcpy(other - rem, buf + end, rem);
+        // The reader thread writes only from `other` on. (At the end rem is
+        // 0 and the other buffer may be unallocated.)
+        if (rem != 0) std::memcpy(other - rem, buf + end, rem);
         offset += end;
         carry = rem;
       }
@@ -803,6 +837,7 @@ spt_coo_s read_tns_text_stream(const spt_context_s& ctx, const std::function<siz
     if (f >= 0.0) progress(ctx, "read", 0.95 * f);
     if (eof) break;
     got = read_ahead ? next.get() : next_got;
+    consumed += got;
     cur = 1 - cur;
   }
   spt_coo_s x = parser.finish(offset, line, layout);
@@ -821,6 +856,7 @@ spt_coo_s read_tns_text(const spt_context_s& ctx, const char* data, size_t size,
   };
   StreamHint hint;
   hint.fraction = [&] { return size ? static_cast<double>(pos) / static_cast<double>(size) : -1.0; };
+  hint.size = size;
   return read_tns_text_stream(ctx, produce, hint, path, opts, layout);
 }
 

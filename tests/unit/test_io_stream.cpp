@@ -10,7 +10,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
+#include <cstdlib>
+#include <new>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -24,6 +27,25 @@
 #include "sptensor/sptensor.h"
 
 namespace fs = std::filesystem;
+
+// The largest single allocation (operator new, which the library's arrays
+// and buffers use) while g_track_allocations is set.
+namespace {
+std::atomic<bool> g_track_allocations{false};
+std::atomic<size_t> g_largest_allocation{0};
+}  // namespace
+
+void* operator new(size_t n) {
+  if (g_track_allocations.load(std::memory_order_relaxed)) {
+    size_t seen = g_largest_allocation.load(std::memory_order_relaxed);
+    while (n > seen && !g_largest_allocation.compare_exchange_weak(seen, n)) {
+    }
+  }
+  if (void* p = std::malloc(n ? n : 1)) return p;
+  throw std::bad_alloc();
+}
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete(void* p, size_t) noexcept { std::free(p); }
 
 namespace {
 
@@ -306,6 +328,72 @@ TEST_F(IoStream, SptbFromAFifoReadsWhole) {
   });
   ASSERT_EQ(read(f.path), SPT_OK) << message_;
   EXPECT_EQ(nnz(), 3u);
+}
+
+// ---------------------------------------------------------------------------
+// Read buffers sized to the input: a small text allocates little (the
+// fuzzers read thousands of small inputs a second), a stream's chunks grow,
+// and text crossing many small chunks (also a long line) reads the same.
+// ---------------------------------------------------------------------------
+
+TEST_F(IoStream, SmallTextAllocatesNoLargeReadBuffers) {
+  const std::string p = put("small.tns", "1 1 1.5\n2 3 2.5\n3 2 -1\n");
+  Fifo f;
+  bool done = false;
+  fifo(f, "small.fifo", [&]() -> std::string {
+    if (done) return "";
+    done = true;
+    return "1 1 1.5\n2 3 2.5\n3 2 -1\n";
+  });
+  // A regular file: buffers of its size. A pipe: the raw input's 1 MiB
+  // buffer and a first chunk of 64 KiB.
+  for (const auto& [path, limit] : {std::pair<std::string, size_t>{p, size_t(64) << 10},
+                                    std::pair<std::string, size_t>{f.path, size_t(2) << 20}}) {
+    g_largest_allocation = 0;
+    g_track_allocations = true;
+    const spt_status s = read(path);
+    g_track_allocations = false;
+    ASSERT_EQ(s, SPT_OK) << message_;
+    EXPECT_EQ(nnz(), 3u);
+    EXPECT_LE(g_largest_allocation.load(), limit) << path;
+  }
+}
+
+TEST_F(IoStream, StreamedTextInGrowingChunksReadsAsTheFile) {
+  // About 4 MB: chunks of 64 KiB, 128 KiB, ... up to 4 MiB, lines cut at
+  // every chunk end; a skipped comment line longer than kMaxLineBytes and an
+  // entry line of almost 1 MiB (leading blanks) carried across chunks.
+  std::string text = "# " + std::string(size_t(3) << 20 >> 1, 'c') + "\n";
+  const spt_nnz n = 200000;
+  for (spt_nnz k = 1; k <= n; ++k) {
+    if (k == 150000) text += std::string(1000000, ' ');
+    text += std::to_string(k) + " " + std::to_string(k % 5 + 1) + " " + std::to_string(k) + ".5\n";
+  }
+  text += "# " + std::string(size_t(3) << 20, 'c') + "\n";
+  const std::string p = put("grow.tns", text);
+  Fifo f;
+  size_t at = 0;
+  fifo(f, "grow.fifo", [&]() -> std::string {
+    const size_t k = std::min<size_t>(100000, text.size() - at);
+    std::string piece = text.substr(at, k);
+    at += k;
+    return piece;
+  });
+  for (const std::string& path : {p, f.path}) {
+    ASSERT_EQ(read(path), SPT_OK) << path << ": " << message_;
+    ASSERT_EQ(nnz(), n) << path;
+    const spt_index* i0 = nullptr;
+    const spt_index* i1 = nullptr;
+    const void* v = nullptr;
+    ASSERT_EQ(spt_coo_indices(x_, 0, &i0), SPT_OK);
+    ASSERT_EQ(spt_coo_indices(x_, 1, &i1), SPT_OK);
+    ASSERT_EQ(spt_coo_values(x_, &v), SPT_OK);
+    const double* d = static_cast<const double*>(v);
+    spt_nnz wrong = 0;
+    for (spt_nnz k = 0; k < n; ++k)
+      wrong += i0[k] != k || i1[k] != (k + 1) % 5 || d[k] != static_cast<double>(k + 1) + 0.5;
+    EXPECT_EQ(wrong, 0u) << path;
+  }
 }
 
 // ---------------------------------------------------------------------------
