@@ -1,7 +1,5 @@
 #include "io/spt_binary.hpp"
 
-#include <omp.h>
-
 #include <algorithm>
 #include <cstring>
 #include <iomanip>
@@ -332,9 +330,11 @@ spt_coo_s read_spt_bin(const spt_context_s& ctx, InputSource& in, const ReadOpti
     }
   }
 
-  // Hash the payload block by block straight from the file image and, when
-  // copying, copy each block's pieces into the arrays while they are in
-  // cache. Blocks are independent, so this runs in parallel.
+  // Hash the payload block by block: a plain file's blocks are pread
+  // straight into the arrays and hashed there; from an image (a mapping or
+  // a loaded stream) each block is hashed in place and, when copying, its
+  // pieces are copied into the arrays while in cache. Blocks are
+  // independent, so this runs in parallel.
   const int threads = thread_count(ctx);
   // The dims come first so that every block can check its indices while
   // they are in cache (against the caller's dims when given).
@@ -346,22 +346,41 @@ spt_coo_s read_spt_bin(const spt_context_s& ctx, InputSource& in, const ReadOpti
   const uint64_t nblocks = (payload + kBlockBytes - 1) / kBlockBytes;
   std::vector<uint64_t> block_digests(nblocks);
   int indices_outside = 0;
-  // Per-thread block buffers for pread (one checksum block each).
-  std::vector<buffer<char>> blocks_read(image ? 0 : static_cast<size_t>(threads));
-  for (auto& b : blocks_read) b.resize(kBlockBytes);
+  std::vector<char> dims_bytes(image ? 0 : order * sizeof(spt_index));  // section 0 as stored
   ParallelErrors errors;
 #pragma omp parallel for num_threads(threads) schedule(dynamic, 4) reduction(| : indices_outside)
   for (uint64_t b = 0; b < nblocks; ++b) {
     errors.run([&] {
       const uint64_t begin = kSptbHeaderBytes + b * kBlockBytes;
       const uint64_t end = std::min(kSptbHeaderBytes + payload, begin + kBlockBytes);
-      // src[i] is the byte at file offset begin + i.
-      const char* src = image ? image + begin : nullptr;
-      if (!src) {
-        char* local = blocks_read[static_cast<size_t>(omp_get_thread_num())].data();
-        in.read_at(begin, local, end - begin);
-        src = local;
+      if (!image) {
+        // By copy: each section's part of the block is pread straight into
+        // its array and hashed (with the padding after it, as stored) and
+        // bounds-checked while in cache; no intermediate buffer, one copy.
+        Xxh64 h;
+        for (size_t i = 0; i < sections.size(); ++i) {
+          const Section& s = sections[i];
+          const uint64_t lo = std::max(begin, s.offset), hi = std::min(end, s.offset + s.bytes);
+          if (lo < hi) {
+            char* dst = (i == 0 ? dims_bytes.data() : static_cast<char*>(s.dst)) + (lo - s.offset);
+            in.read_at(lo, dst, hi - lo);
+            h.update(dst, hi - lo);
+            if (i >= 1 && i <= order)  // an index section
+              indices_outside |= any_index_at_least(reinterpret_cast<const spt_index*>(dst),
+                                                    (hi - lo) / sizeof(spt_index), limit[i - 1]);
+          }
+          const uint64_t pad_lo = std::max(begin, s.offset + s.bytes), pad_hi = std::min(end, s.offset + pad8(s.bytes));
+          if (pad_lo < pad_hi) {
+            char pad[8];
+            in.read_at(pad_lo, pad, pad_hi - pad_lo);
+            h.update(pad, pad_hi - pad_lo);
+          }
+        }
+        block_digests[b] = h.digest();
+        return;
       }
+      // src[i] is the byte at file offset begin + i.
+      const char* src = image + begin;
       // Streamed in L1-sized pieces: each piece is hashed, then copied and
       // bounds-checked while it is still in L1 (one pass over memory; the
       // streaming digest equals the one-shot digest of the block).
