@@ -154,8 +154,10 @@ struct ParseSetup {
   spt_index* const* ind;       // order output arrays
 };
 
+// Inlined into the entry loop (it is also called once more for the rare
+// float32 overflow check, which would otherwise keep it out of line).
 template <typename T>
-bool parse_value(const char*& q, const char* end, T& out) {
+[[gnu::always_inline]] inline bool parse_value(const char*& q, const char* end, T& out) {
   // Fast path: a plain integer of up to 15 digits is exact in double.
   const char* s = q;
   bool negative = false;
@@ -205,7 +207,17 @@ void parse_chunk(const Chunk& c, const ParseSetup& s, T* values, ChunkResult& re
   spt_nnz k = c.first_entry;
   const uint32_t order = s.order;
   spt_index* maxv = res.max_index.data();
+  // Kept in registers while parsing (res may alias the output arrays for
+  // the compiler), stored into res on every exit.
+  bool content = false;
+  uint64_t lead_blank = 0, trail_blank = 0;
+  auto flush = [&] {
+    res.content = content;
+    res.lead_blank = lead_blank;
+    res.trail_blank = trail_blank;
+  };
   auto problem = [&](Problem what, const char* line_begin, const char* tok, uint32_t column) {
+    flush();
     res.problem = what;
     res.line = line;
     res.line_begin = line_begin;
@@ -216,13 +228,13 @@ void parse_chunk(const Chunk& c, const ParseSetup& s, T* values, ChunkResult& re
     const char* q = p;
     while (is_space(*q)) ++q;
     if (*q == '\n') {  // blank line
-      (res.content ? res.trail_blank : res.lead_blank) += static_cast<uint64_t>(q + 1 - p);
+      (content ? trail_blank : lead_blank) += static_cast<uint64_t>(q + 1 - p);
       p = q + 1;
       ++line;
       continue;
     }
-    res.content = true;
-    res.trail_blank = 0;
+    content = true;
+    trail_blank = 0;
     if (*q == '#') {  // comment line (any length)
       p = static_cast<const char*>(std::memchr(q, '\n', static_cast<size_t>(end - q))) + 1;
       ++line;
@@ -309,6 +321,7 @@ void parse_chunk(const Chunk& c, const ParseSetup& s, T* values, ChunkResult& re
     ++line;
     ++k;
   }
+  flush();
   res.count = k - c.first_entry;
 }
 
