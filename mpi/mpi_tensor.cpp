@@ -222,8 +222,9 @@ std::pair<uint64_t, uint64_t> share_of(uint64_t n, int rank, int size) {
 // index and value arrays are contiguous, so a share is one slice of each)
 // and, for .sptb, hashes its share of the checksum blocks; rank 0 combines
 // the block digests and checks the stored checksum. No rank reads more
-// than its share of the payload (the file is mapped, pages are read on
-// touch); every failure is collective.
+// than its share of the payload (read by copy, never mapped: a file
+// truncated meanwhile is SPT_ERR_IO, not SIGBUS); every failure is
+// collective.
 void read_binary_ranges(MPI_Comm comm, spt_context_s& ctx, const std::string& path, const io::ReadOptions& opts,
                         bool sptb, spt_mpi_tensor_s& out) {
   int rank = 0, size = 1;

@@ -57,7 +57,7 @@ inline spt_nnz chunk_begin(spt_nnz n, int c, int chunks) {
 template <typename T>
 void gather_values(const spt_coo_s& x, const buffer<spt_nnz>& perm, ValueStore& out, int threads) {
   out.set_dtype(dtype_of<T>());
-  out.resize(x.nnz);
+  resize_named(out.get<T>(), x.nnz, [] { return std::string("CSF: the values (nnz)"); });
   const T* src = x.values<T>();
   T* dst = out.get<T>().data();
 #pragma omp parallel for num_threads(threads) schedule(static)
@@ -96,9 +96,10 @@ CsfTree build_csf_tree(const kernels::Exec& exec, const spt_coo_s& x, const std:
   // Gather the coordinates in sorted order once (the leaf level's straight
   // into the tree), so the passes below read them sequentially.
   std::vector<buffer<spt_index>> sorted(leaf);
-  t.fids[leaf].resize(n);
+  resize_named(t.fids[leaf], n, [&] { return cat("CSF: the leaf indices of mode ", mode_order[leaf], " (nnz)"); });
   for (uint32_t l = 0; l < order; ++l) {
-    if (l < leaf) sorted[l].resize(n);
+    if (l < leaf)
+      resize_named(sorted[l], n, [&] { return cat("CSF: the sorted indices of mode ", mode_order[l], " (nnz)"); });
     spt_index* dst = l < leaf ? sorted[l].data() : t.fids[leaf].data();
     const spt_index* src = x.ind[mode_order[l]];
 #pragma omp parallel for num_threads(threads) schedule(static)
@@ -109,7 +110,8 @@ CsfTree build_csf_tree(const kernels::Exec& exec, const spt_coo_s& x, const std:
 
   // depth[k]: shallowest level where nonzero k differs from k-1 (0 for the
   // first one; `leaf` when only the leaf index differs or k repeats k-1).
-  buffer<uint32_t> depth(n);
+  buffer<uint32_t> depth;
+  resize_named(depth, n, [] { return std::string("CSF: the node depth of each nonzero (nnz)"); });
   // counts[c * leaf + l]: nodes opened on level l by chunk c.
   std::vector<spt_nnz> counts(static_cast<size_t>(threads + 1) * leaf, 0);
   ParallelErrors errors;  // per-chunk buffers below may fail to allocate
@@ -134,8 +136,9 @@ CsfTree build_csf_tree(const kernels::Exec& exec, const spt_coo_s& x, const std:
       counts[static_cast<size_t>(c + 1) * leaf + l] += counts[static_cast<size_t>(c) * leaf + l];
   for (uint32_t l = 0; l < leaf; ++l) {
     const spt_nnz nodes = counts[static_cast<size_t>(threads) * leaf + l];
-    t.fids[l].resize(nodes);
-    t.fptr[l].resize(nodes + 1);
+    resize_named(t.fids[l], nodes, [&] { return cat("CSF: the node indices of level ", l, " (mode ", mode_order[l], ")"); });
+    resize_named(t.fptr[l], nodes + 1,
+                 [&] { return cat("CSF: the child pointers of level ", l, " (mode ", mode_order[l], ")"); });
   }
 
 #pragma omp parallel for num_threads(threads) schedule(static, 1)

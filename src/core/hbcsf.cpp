@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <new>
 
 #include "core/coo.hpp"
 #include "core/csf.hpp"
@@ -232,10 +233,19 @@ spt_hbcsf_s from_coo(const spt_coo_s& x, uint32_t root, const Params& params, in
   h.csl_val.set_dtype(x.dtype());
   h.bcsf_val.set_dtype(x.dtype());
   const sorting::SortedView sorted(exec, x, h.mode_order);
-  with_dtype(x.dtype(), [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    Builder<T>{sorted.get(), h, exec.threads}.run();
-  });
+  // The groups' arrays grow as the slices are classified (their sizes are
+  // not known up front): a failed allocation names the structure and what
+  // its arrays hold in all.
+  try {
+    with_dtype(x.dtype(), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      Builder<T>{sorted.get(), h, exec.threads}.run();
+    });
+  } catch (const std::bad_alloc&) {
+    fail(SPT_ERR_OUT_OF_MEMORY, "out of memory for HB-CSF: the index and value arrays of ", grouped(x.nnz),
+         " nonzeros (about ", human_bytes(double(x.nnz) * (4.0 * order + dtype_size(x.dtype()))),
+         "); free memory or use a smaller problem");
+  }
   h.coo_val.shrink_to_fit();
   h.csl_val.shrink_to_fit();
   h.bcsf_val.shrink_to_fit();

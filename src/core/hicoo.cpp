@@ -214,10 +214,10 @@ void fill_blocks(spt_hicoo_s& h, const T* values, const Source& source, int thre
   h.binds.assign(order, {});
   h.einds.assign(order, {});
   for (uint32_t m = 0; m < order; ++m) {
-    h.binds[m].resize(nb);
-    h.einds[m].resize(h.nnz);
+    resize_named(h.binds[m], nb, [&] { return cat("HiCOO: the block indices of mode ", m, " (blocks)"); });
+    resize_named(h.einds[m], h.nnz, [&] { return cat("HiCOO: the element indices of mode ", m, " (nnz)"); });
   }
-  h.val.resize(h.nnz);
+  resize_named(h.val.get<T>(), h.nnz, [] { return std::string("HiCOO: the values (nnz)"); });
   T* out = h.val.get<T>().data();
   const int t = threads_for(threads, h.nnz);
   std::vector<spt_index> coords(static_cast<size_t>(t) * order);  // per-thread scratch, allocated outside the regions

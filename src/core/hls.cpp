@@ -199,9 +199,11 @@ void build(const spt_coo_s& x, spt_hls_s& h, int threads) {
     }
   }
   const uint32_t W = h.words_per_tile();
-  h.d_tile.resize(dense_tiles);
-  h.d_val_ptr.resize(dense_tiles + 1);
-  h.d_bitmap.assign(checked_mul(dense_tiles, W, "HLS bitmap words"), 0);
+  resize_named(h.d_tile, dense_tiles, [] { return std::string("HLS: the dense tiles' keys (dense tiles)"); });
+  resize_named(h.d_val_ptr, dense_tiles + 1, [] { return std::string("HLS: the dense tiles' value offsets"); });
+  resize_named(h.d_bitmap, checked_mul(dense_tiles, W, "HLS bitmap words"),
+               [] { return std::string("HLS: the dense tiles' bitmaps"); });
+  std::fill(h.d_bitmap.begin(), h.d_bitmap.end(), uint64_t(0));
   {
     uint64_t off = 0;
     for (uint64_t t = 0; t < tiles; ++t)
@@ -211,8 +213,10 @@ void build(const spt_coo_s& x, spt_hls_s& h, int threads) {
       }
     h.d_val_ptr[dense_tiles] = off;
   }
-  h.d_val.resize(dense_cells);
-  buffer<uint64_t> s_keys(sparse_nnz), s_pos(sparse_nnz);
+  resize_named(h.d_val.get<T>(), dense_cells, [] { return std::string("HLS: the dense tiles' values (cells)"); });
+  buffer<uint64_t> s_keys, s_pos;
+  resize_named(s_keys, sparse_nnz, [] { return std::string("HLS: the sparse part's packed coordinates"); });
+  resize_named(s_pos, sparse_nnz, [] { return std::string("HLS: the sparse part's source positions"); });
   T* dval = h.d_val.get<T>().data();
 
   // 4. Dense tiles (and the sparse nonzeros' packed keys), one tile per iteration.
@@ -257,7 +261,7 @@ void build(const spt_coo_s& x, spt_hls_s& h, int threads) {
   keys = buffer<uint64_t>();
   pos = buffer<uint64_t>();
   radix_sort(s_keys, s_pos, h.index_bits(), threads);
-  h.s_val.resize(sparse_nnz);
+  resize_named(h.s_val.get<T>(), sparse_nnz, [] { return std::string("HLS: the sparse part's values"); });
   T* sval = h.s_val.get<T>().data();
 #pragma omp parallel for num_threads(threads) schedule(static)
   for (int64_t z = 0; z < int64_t(sparse_nnz); ++z) sval[z] = val[s_pos[z]];

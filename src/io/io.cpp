@@ -167,6 +167,7 @@ spt_coo_s read_tensor(const spt_context_s& ctx, const std::string& path, const R
       text = true;
       StreamHint hint;
       hint.fraction = [&in] { return in.fraction(); };
+      if (in.random_access()) hint.size = in.size();
       const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
       hint.max_reserve_bytes = pages > 0 && page > 0 ? 0.5 * double(pages) * double(page) : 0.0;
       x = read_tns_text_stream(ctx, [&in](char* d, size_t n) { return in.read(d, n); }, hint, path, opts, &layout);

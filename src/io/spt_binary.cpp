@@ -1,7 +1,5 @@
 #include "io/spt_binary.hpp"
 
-#include <omp.h>
-
 #include <algorithm>
 #include <cstring>
 #include <iomanip>
@@ -78,6 +76,23 @@ uint64_t layout_sections(uint32_t order, uint64_t nnz, uint64_t value_size, std:
   for (uint32_t m = 0; m < order; ++m) add(sections[1 + m], checked(nnz, 4));
   add(sections[order + 1], checked(nnz, value_size));
   return pos - kSptbHeaderBytes;
+}
+
+// in.read_at of n bytes at `offset` into dst, split into pieces read by
+// several threads (large reads into fresh memory are bound by page faults
+// and per-core copy bandwidth). A file that shrank is SPT_ERR_IO.
+void parallel_read(const InputSource& in, uint64_t offset, void* dst, uint64_t n, int threads) {
+  constexpr uint64_t kPiece = uint64_t(8) << 20;
+  const uint64_t pieces = (n + kPiece - 1) / kPiece;
+  ParallelErrors errors;
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 1) if (pieces > 1)
+  for (uint64_t i = 0; i < pieces; ++i) {
+    errors.run([&] {
+      const uint64_t b = i * kPiece;
+      in.read_at(offset + b, static_cast<char*>(dst) + b, static_cast<size_t>(std::min(kPiece, n - b)));
+    });
+  }
+  errors.rethrow();
 }
 
 std::string hex(uint64_t v) {
@@ -190,14 +205,32 @@ std::vector<uint64_t> sptb_block_digests(const spt_context_s& ctx, InputSource& 
                                          uint64_t first, uint64_t last) {
   last = std::min(last, h.blocks());
   first = std::min(first, last);
-  const char* image = in.bytes();
+  // A loaded stream is hashed in place; a plain file is read by copy, one
+  // checksum block at a time into a per-thread buffer (never mapped: a
+  // mapped file truncated while in use raises SIGBUS; read_at reports
+  // SPT_ERR_IO instead).
+  const char* image = in.random_access() ? nullptr : in.bytes();
   std::vector<uint64_t> digests(last - first);
-#pragma omp parallel for num_threads(thread_count(ctx)) schedule(dynamic, 4)
-  for (uint64_t b = first; b < last; ++b) {
-    const uint64_t begin = kSptbHeaderBytes + b * kBlockBytes;
-    const uint64_t end = std::min(kSptbHeaderBytes + h.payload, begin + kBlockBytes);
-    digests[b - first] = Xxh64::hash(image + begin, end - begin);
+  ParallelErrors errors;
+#pragma omp parallel num_threads(thread_count(ctx))
+  {
+    buffer<char> local;  // sized on the first block (inside run: it may throw)
+#pragma omp for schedule(dynamic, 4)
+    for (uint64_t b = first; b < last; ++b) {
+      errors.run([&] {
+        const uint64_t begin = kSptbHeaderBytes + b * kBlockBytes;
+        const uint64_t end = std::min(kSptbHeaderBytes + h.payload, begin + kBlockBytes);
+        const char* src = image ? image + begin : nullptr;
+        if (!src) {
+          if (local.size() < kBlockBytes) local.resize(kBlockBytes);
+          in.read_at(begin, local.data(), end - begin);
+          src = local.data();
+        }
+        digests[b - first] = Xxh64::hash(src, end - begin);
+      });
+    }
   }
+  errors.rethrow();
   return digests;
 }
 
@@ -219,22 +252,28 @@ spt_coo_s read_spt_bin_range(const spt_context_s& ctx, InputSource& in, const Sp
     if (h.dims[m] == 0) fail(SPT_ERR_PARSE, path, ": corrupt .sptb file: dims[", m, "] is 0");
   const uint64_t n = end - begin;
   const int threads = thread_count(ctx);
-  const char* image = in.bytes();
   spt_coo_s x;
   x.init_owned(opts.dtype, h.dims, n);
+  advise_huge_pages(x);
+  // Read by copy straight into the tensor's arrays (never mapped, see
+  // sptb_block_digests): one slice of each section, in parallel pieces.
   for (uint32_t m = 0; m < h.order; ++m)
-    parallel_copy(x.mutable_ind(m), image + h.section_offsets[1 + m] + begin * sizeof(spt_index),
+    parallel_read(in, h.section_offsets[1 + m] + begin * sizeof(spt_index), x.mutable_ind(m),
                   n * sizeof(spt_index), threads);
-  const char* values = image + h.section_offsets[h.order + 1];
+  const uint64_t values = h.section_offsets[h.order + 1];
   with_dtype(h.dtype, [&](auto stag) {
     using S = typename decltype(stag)::type;
     with_dtype(opts.dtype, [&](auto dtag) {
       using D = typename decltype(dtag)::type;
       D* d = x.template mutable_values<D>();
       if constexpr (std::is_same_v<S, D>) {
-        parallel_copy(d, values + begin * sizeof(S), n * sizeof(S), threads);
+        parallel_read(in, values + begin * sizeof(S), d, n * sizeof(S), threads);
       } else {
-        const auto* s = reinterpret_cast<const unsigned char*>(values) + begin * sizeof(S);
+        // The file's values first (this share only), then converted.
+        buffer<unsigned char> file_values;
+        file_values.resize(n * sizeof(S));
+        parallel_read(in, values + begin * sizeof(S), file_values.data(), n * sizeof(S), threads);
+        const unsigned char* s = file_values.data();
         if constexpr (std::is_same_v<S, double> && std::is_same_v<D, float>)
           check_float32_range(
               n, threads, path + ": reading float64 values as float32: ",
@@ -291,9 +330,11 @@ spt_coo_s read_spt_bin(const spt_context_s& ctx, InputSource& in, const ReadOpti
     }
   }
 
-  // Hash the payload block by block straight from the file image and, when
-  // copying, copy each block's pieces into the arrays while they are in
-  // cache. Blocks are independent, so this runs in parallel.
+  // Hash the payload block by block: a plain file's blocks are pread
+  // straight into the arrays and hashed there; from an image (a mapping or
+  // a loaded stream) each block is hashed in place and, when copying, its
+  // pieces are copied into the arrays while in cache. Blocks are
+  // independent, so this runs in parallel.
   const int threads = thread_count(ctx);
   // The dims come first so that every block can check its indices while
   // they are in cache (against the caller's dims when given).
@@ -305,22 +346,41 @@ spt_coo_s read_spt_bin(const spt_context_s& ctx, InputSource& in, const ReadOpti
   const uint64_t nblocks = (payload + kBlockBytes - 1) / kBlockBytes;
   std::vector<uint64_t> block_digests(nblocks);
   int indices_outside = 0;
-  // Per-thread block buffers for pread (one checksum block each).
-  std::vector<buffer<char>> blocks_read(image ? 0 : static_cast<size_t>(threads));
-  for (auto& b : blocks_read) b.resize(kBlockBytes);
+  std::vector<char> dims_bytes(image ? 0 : order * sizeof(spt_index));  // section 0 as stored
   ParallelErrors errors;
 #pragma omp parallel for num_threads(threads) schedule(dynamic, 4) reduction(| : indices_outside)
   for (uint64_t b = 0; b < nblocks; ++b) {
     errors.run([&] {
       const uint64_t begin = kSptbHeaderBytes + b * kBlockBytes;
       const uint64_t end = std::min(kSptbHeaderBytes + payload, begin + kBlockBytes);
-      // src[i] is the byte at file offset begin + i.
-      const char* src = image ? image + begin : nullptr;
-      if (!src) {
-        char* local = blocks_read[static_cast<size_t>(omp_get_thread_num())].data();
-        in.read_at(begin, local, end - begin);
-        src = local;
+      if (!image) {
+        // By copy: each section's part of the block is pread straight into
+        // its array and hashed (with the padding after it, as stored) and
+        // bounds-checked while in cache; no intermediate buffer, one copy.
+        Xxh64 h;
+        for (size_t i = 0; i < sections.size(); ++i) {
+          const Section& s = sections[i];
+          const uint64_t lo = std::max(begin, s.offset), hi = std::min(end, s.offset + s.bytes);
+          if (lo < hi) {
+            char* dst = (i == 0 ? dims_bytes.data() : static_cast<char*>(s.dst)) + (lo - s.offset);
+            in.read_at(lo, dst, hi - lo);
+            h.update(dst, hi - lo);
+            if (i >= 1 && i <= order)  // an index section
+              indices_outside |= any_index_at_least(reinterpret_cast<const spt_index*>(dst),
+                                                    (hi - lo) / sizeof(spt_index), limit[i - 1]);
+          }
+          const uint64_t pad_lo = std::max(begin, s.offset + s.bytes), pad_hi = std::min(end, s.offset + pad8(s.bytes));
+          if (pad_lo < pad_hi) {
+            char pad[8];
+            in.read_at(pad_lo, pad, pad_hi - pad_lo);
+            h.update(pad, pad_hi - pad_lo);
+          }
+        }
+        block_digests[b] = h.digest();
+        return;
       }
+      // src[i] is the byte at file offset begin + i.
+      const char* src = image + begin;
       // Streamed in L1-sized pieces: each piece is hashed, then copied and
       // bounds-checked while it is still in L1 (one pass over memory; the
       // streaming digest equals the one-shot digest of the block).

@@ -17,8 +17,9 @@
 // or doubles). The checksum is XXH64 (seed 0) of the digests (uint64 LE)
 // of: the header with the checksum field zeroed, then each consecutive
 // 256 KiB block of the payload (the last one shorter) - so blocks are
-// hashed in parallel. Loading hashes each block straight from the mapped
-// file and copies it into the tensor's arrays while it is in cache.
+// hashed in parallel. Loading reads each block by copy (pread; a mapping
+// only with ReadOptions::map_binary), hashes it and copies it into the
+// tensor's arrays while it is in cache.
 #pragma once
 
 #include <string>
@@ -63,7 +64,8 @@ struct SptbHeader {
 // sizes against the file's length) and the dims. SPT_ERR_PARSE or
 // SPT_ERR_UNSUPPORTED naming the file.
 SptbHeader read_sptb_header(InputSource& in);
-// The digests of checksum blocks [first, last) of the payload.
+// The digests of checksum blocks [first, last) of the payload, read by copy
+// (never mapped); a file that shrank since it was opened is SPT_ERR_IO.
 std::vector<uint64_t> sptb_block_digests(const spt_context_s& ctx, InputSource& in, const SptbHeader& h,
                                          uint64_t first, uint64_t last);
 // SPT_ERR_PARSE ("wrong checksum") unless the digests of all blocks, in
@@ -72,7 +74,9 @@ void verify_sptb_checksum(const SptbHeader& h, const std::vector<uint64_t>& dige
 // Nonzeros [begin, end) of the file as an owned tensor of opts.dtype with
 // the file's dims (the caller's dims when given), checked as read_spt_bin
 // checks them (indices in range, finite values when asked; errors name the
-// nonzero's position in the file) except for the checksum.
+// nonzero's position in the file) except for the checksum. Reads only that
+// share, by copy straight into the arrays (never mapped); a file that
+// shrank since it was opened is SPT_ERR_IO.
 spt_coo_s read_spt_bin_range(const spt_context_s& ctx, InputSource& in, const SptbHeader& h, const ReadOptions& opts,
                              uint64_t begin, uint64_t end);
 

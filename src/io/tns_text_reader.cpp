@@ -154,8 +154,10 @@ struct ParseSetup {
   spt_index* const* ind;       // order output arrays
 };
 
+// Inlined into the entry loop (it is also called once more for the rare
+// float32 overflow check, which would otherwise keep it out of line).
 template <typename T>
-bool parse_value(const char*& q, const char* end, T& out) {
+[[gnu::always_inline]] inline bool parse_value(const char*& q, const char* end, T& out) {
   // Fast path: a plain integer of up to 15 digits is exact in double.
   const char* s = q;
   bool negative = false;
@@ -205,7 +207,17 @@ void parse_chunk(const Chunk& c, const ParseSetup& s, T* values, ChunkResult& re
   spt_nnz k = c.first_entry;
   const uint32_t order = s.order;
   spt_index* maxv = res.max_index.data();
+  // Kept in registers while parsing (res may alias the output arrays for
+  // the compiler), stored into res on every exit.
+  bool content = false;
+  uint64_t lead_blank = 0, trail_blank = 0;
+  auto flush = [&] {
+    res.content = content;
+    res.lead_blank = lead_blank;
+    res.trail_blank = trail_blank;
+  };
   auto problem = [&](Problem what, const char* line_begin, const char* tok, uint32_t column) {
+    flush();
     res.problem = what;
     res.line = line;
     res.line_begin = line_begin;
@@ -216,13 +228,13 @@ void parse_chunk(const Chunk& c, const ParseSetup& s, T* values, ChunkResult& re
     const char* q = p;
     while (is_space(*q)) ++q;
     if (*q == '\n') {  // blank line
-      (res.content ? res.trail_blank : res.lead_blank) += static_cast<uint64_t>(q + 1 - p);
+      (content ? trail_blank : lead_blank) += static_cast<uint64_t>(q + 1 - p);
       p = q + 1;
       ++line;
       continue;
     }
-    res.content = true;
-    res.trail_blank = 0;
+    content = true;
+    trail_blank = 0;
     if (*q == '#') {  // comment line (any length)
       p = static_cast<const char*>(std::memchr(q, '\n', static_cast<size_t>(end - q))) + 1;
       ++line;
@@ -309,6 +321,7 @@ void parse_chunk(const Chunk& c, const ParseSetup& s, T* values, ChunkResult& re
     ++line;
     ++k;
   }
+  flush();
   res.count = k - c.first_entry;
 }
 
@@ -396,14 +409,21 @@ bool has_bare_cr(const char* b, const char* e) {
 // (an upper bound on the entries; reads e[0], which must be readable).
 void count_lines(const char* b, const char* e, spt_nnz& lines, spt_nnz& candidates, bool& nul) {
   spt_nnz n = 0, c = (*b != '\n' && *b != '#') ? 1 : 0;
-  unsigned z = 0;
-  for (const char* p = b; p < e; ++p) {
-    const bool nl = *p == '\n';
-    n += nl;
-    c += nl & (p[1] != '\n') & (p[1] != '#');
-    z |= *p == '\0';
+  // Byte-wise counts in 32-bit lanes over blocks (they vectorize), summed
+  // per block; NUL bytes by memchr (a separate, faster pass).
+  constexpr size_t kBlock = size_t(1) << 16;
+  for (const char* blk = b; blk < e; blk += std::min<size_t>(kBlock, static_cast<size_t>(e - blk))) {
+    const char* blk_end = blk + std::min<size_t>(kBlock, static_cast<size_t>(e - blk));
+    uint32_t bn = 0, bc = 0;
+    for (const char* p = blk; p < blk_end; ++p) {
+      const uint32_t nl = *p == '\n';
+      bn += nl;
+      bc += nl & static_cast<uint32_t>(p[1] != '\n') & static_cast<uint32_t>(p[1] != '#');
+    }
+    n += bn;
+    c += bc;
   }
-  nul = z != 0;
+  nul = std::memchr(b, 0, static_cast<size_t>(e - b)) != nullptr;
   // The '\n' ending the piece starts no line of this piece.
   if (e > b && e[-1] == '\n' && e[0] != '\n' && e[0] != '#') --c;
   lines = n;
@@ -715,28 +735,58 @@ spt_coo_s read_tns_text_stream(const spt_context_s& ctx, const std::function<siz
   TextParser parser(ctx, path, opts, hint);
   // Two buffers: the next chunk is read (or decompressed) into one on a
   // helper thread while the other is parsed. Each is [room for a carried
-  // incomplete line | kTextChunkBytes of new text | '\n' appended to an
+  // incomplete line | one chunk of new text | '\n' appended to an
   // unterminated last line | the byte after it that count_lines reads].
-  constexpr size_t kPrefix = kMaxLineBytes + 1;
-  buffer<char> bufs[2];
-  for (auto& b : bufs) b.resize(kPrefix + kTextChunkBytes + 2);
-  auto fill = [&produce](char* dst) {
+  // They are sized to the input: a chunk is kTextChunkBytes, or what is
+  // left of an input of known size (+1, so a full read means more text);
+  // a stream's chunks start at kFirstStreamChunk and double. The room for
+  // a carried line is at most kMaxLineBytes and at most the text held.
+  // So a small input allocates little, and no read holds more than two
+  // buffers of kMaxLineBytes + kTextChunkBytes + 2 bytes.
+  constexpr size_t kFirstStreamChunk = size_t(64) << 10;
+  struct Buf {
+    buffer<char> mem;
+    size_t prefix = 0;  // bytes before the new text
+    size_t chunk = 0;   // new text asked for
+    char* text() { return mem.data() + prefix; }
+  };
+  Buf bufs[2];
+  const bool sized = hint.size != kUnknownSize;
+  uint64_t consumed = 0;  // bytes produced so far (all fills that finished)
+  auto prepare = [&](Buf& b, size_t prefix, size_t last_chunk) {
+    size_t chunk;
+    if (sized && consumed <= hint.size)
+      chunk = static_cast<size_t>(std::min<uint64_t>(kTextChunkBytes, hint.size - consumed + 1));
+    else
+      chunk = last_chunk == 0 ? kFirstStreamChunk : std::min(kTextChunkBytes, last_chunk * 2);
+    if (b.mem.size() < prefix + chunk + 2) {
+      buffer<char> fresh;  // the old bytes are not needed: no copy
+      fresh.resize(prefix + chunk + 2);
+      advise_huge_pages(fresh.data(), fresh.size());  // a large buffer: fewer page faults
+      b.mem.swap(fresh);
+    }
+    b.prefix = b.mem.size() - chunk - 2;  // >= prefix
+    b.chunk = chunk;
+  };
+  auto fill = [&produce](char* dst, size_t n) {
     size_t got = 0;
-    while (got < kTextChunkBytes) {
-      const size_t r = produce(dst + got, kTextChunkBytes - got);
+    while (got < n) {
+      const size_t r = produce(dst + got, n - got);
       if (r == 0) break;
       got += r;
     }
     return got;
   };
   int cur = 0;
-  size_t got = fill(bufs[0].data() + kPrefix);
+  prepare(bufs[0], 1, 0);
+  size_t got = fill(bufs[0].text(), bufs[0].chunk);
+  consumed += got;
   size_t carry = 0;          // incomplete line carried in front of the new text
   uint64_t offset = 0;       // stream offset of the carried line's start
   uint64_t line = 1;         // its line number
   bool skipping = false;     // inside an over-long comment line
   for (;;) {
-    const bool eof = got < kTextChunkBytes;
+    const bool eof = got < bufs[cur].chunk;
     const double f = hint.fraction ? hint.fraction() : -1.0;  // before the reader thread runs again
     parser.set_fraction(f);
     // The future's destructor waits for the read, also when parsing throws.
@@ -744,15 +794,19 @@ spt_coo_s read_tns_text_stream(const spt_context_s& ctx, const std::function<siz
     size_t next_got = 0;  // a synchronous read when no thread can be started
     bool read_ahead = false;
     if (!eof) {
+      // What this buffer leaves over (at most all it holds) is carried in
+      // front of the next chunk.
+      prepare(bufs[1 - cur], std::min(kMaxLineBytes, carry + got) + 1, bufs[cur].chunk);
+      Buf& o = bufs[1 - cur];
       try {
-        next = std::async(std::launch::async, fill, bufs[1 - cur].data() + kPrefix);
+        next = std::async(std::launch::async, fill, o.text(), o.chunk);
         read_ahead = true;
       } catch (const std::system_error&) {
-        next_got = fill(bufs[1 - cur].data() + kPrefix);
+        next_got = fill(o.text(), o.chunk);
       }
     }
-    char* buf = bufs[cur].data() + kPrefix - carry;
-    char* other = bufs[1 - cur].data() + kPrefix;  // where the next chunk's new text starts
+    char* buf = bufs[cur].text() - carry;
+    char* other = bufs[1 - cur].text();  // where the next chunk's new text starts
     size_t len = carry + got;
     size_t begin = 0;
     bool whole_chunk_skipped = false;
@@ -794,8 +848,9 @@ spt_coo_s read_tns_text_stream(const spt_context_s& ctx, const std::function<siz
                kMaxLineBytes, "-byte limit (no line break in the next ", rem, " bytes)");
         }
       } else {
-        // The reader thread writes only from `other` on.
-        std::memcpy(other - rem, buf + end, rem);
+        // The reader thread writes only from `other` on. (At the end rem is
+        // 0 and the other buffer may be unallocated.)
+        if (rem != 0) std::memcpy(other - rem, buf + end, rem);
         offset += end;
         carry = rem;
       }
@@ -803,6 +858,7 @@ spt_coo_s read_tns_text_stream(const spt_context_s& ctx, const std::function<siz
     if (f >= 0.0) progress(ctx, "read", 0.95 * f);
     if (eof) break;
     got = read_ahead ? next.get() : next_got;
+    consumed += got;
     cur = 1 - cur;
   }
   spt_coo_s x = parser.finish(offset, line, layout);
@@ -821,6 +877,7 @@ spt_coo_s read_tns_text(const spt_context_s& ctx, const char* data, size_t size,
   };
   StreamHint hint;
   hint.fraction = [&] { return size ? static_cast<double>(pos) / static_cast<double>(size) : -1.0; };
+  hint.size = size;
   return read_tns_text_stream(ctx, produce, hint, path, opts, layout);
 }
 

@@ -1,6 +1,6 @@
 // FROSTT .tns text reader (and the ParTI!/B-CSF "extended" variant whose
 // first lines hold the order and the dims). The text is streamed: it is
-// read kTextChunkBytes at a time into two fixed buffers (one helper thread
+// read kTextChunkBytes at a time into two buffers (one helper thread
 // reads or decompresses the next chunk while the other is parsed), cut at
 // the last line break, and each chunk of complete lines is parsed in
 // parallel straight into the tensor's growing arrays. Nothing but the
@@ -14,12 +14,14 @@
 
 #include "core/context.hpp"
 #include "core/coo.hpp"
+#include "io/compression.hpp"
 #include "io/io.hpp"
 
 namespace spt::io {
 
-// Bytes of text read and parsed per step (each of the two read buffers
-// holds this plus one carried line: 2 x 33 MiB in all).
+// Most bytes of text read and parsed per step (each of the two read
+// buffers holds at most this plus one carried line: 2 x 33 MiB in all;
+// a smaller input, or the start of a stream, takes less).
 constexpr size_t kTextChunkBytes = size_t(32) << 20;
 // Longest entry or header line (comment lines may be longer): a longer one
 // fails with SPT_ERR_PARSE naming its byte offset.
@@ -40,6 +42,10 @@ struct TextLayout {
 struct StreamHint {
   std::function<double()> fraction;  // share of the input consumed so far, or < 0 when unknown
   double max_reserve_bytes = 0;      // never reserve more than this from an estimate
+  // The input's size when known (a regular file, text in memory), else
+  // kUnknownSize: the read buffers are then sized to it (text beyond it is
+  // still read, in growing chunks as from a stream).
+  uint64_t size = kUnknownSize;
 };
 
 // Parse the text that `produce` yields (up to n bytes per call; 0 at the

@@ -29,9 +29,14 @@ void ttm_result_shell(const Exec& exec, const TtmFibers& fibers, const spt_coo_s
   out.fiber_order = fibers.others();
   out.nfibers = count;
   out.ind.assign(x.order(), {});
-  for (uint32_t m : fibers.others()) out.ind[m].resize(count);
+  for (uint32_t m : fibers.others())
+    resize_named(out.ind[m], count, [&] { return cat("TTM result: the indices of mode ", m, " (fibers)"); });
   out.values.set_dtype(x.dtype());
-  out.values.resize(checked_mul(count, rank, "semi-sparse value count"));
+  const spt_nnz nvals = checked_mul(count, rank, "semi-sparse value count");
+  with_dtype(x.dtype(), [&](auto tag) {
+    resize_named(out.values.get<typename decltype(tag)::type>(), nvals,
+                 [&] { return cat("TTM result: the values (", count, " fibers x rank ", rank, ")"); });
+  });
   const int threads = std::max(1, exec.threads);
   for (uint32_t m : fibers.others()) {
     const spt_index* src = s.ind[m];
@@ -106,9 +111,15 @@ void scoo_ttm_result_shell(const Exec& exec, const ScooTtmGroups& groups, const 
   out.fiber_order = groups.key;
   out.nfibers = count;
   out.ind.assign(y.order(), {});
-  for (uint32_t m : groups.key) out.ind[m].resize(count);
+  for (uint32_t m : groups.key)
+    resize_named(out.ind[m], count, [&] { return cat("TTM result: the indices of mode ", m, " (fibers)"); });
   out.values.set_dtype(y.dtype());
-  out.values.resize(checked_mul(count, shape.out_block, "semi-sparse value count"));
+  const spt_nnz nvals = checked_mul(count, shape.out_block, "semi-sparse value count");
+  with_dtype(y.dtype(), [&](auto tag) {
+    resize_named(out.values.get<typename decltype(tag)::type>(), nvals, [&] {
+      return cat("TTM result: the values (", count, " fibers x ", shape.out_block, " dense entries each)");
+    });
+  });
   const int threads = std::max(1, exec.threads);
   for (uint32_t m : groups.key) {
     const spt_index* src = y.ind[m].data();

@@ -43,7 +43,11 @@ std::atomic<long> g_fail_at{0};      // k (1-based)
 std::atomic<long> g_failed{0};       // allocations refused since arming
 std::atomic<long> g_live{0};         // allocations not yet freed (all time)
 
-bool should_fail() {
+std::atomic<size_t> g_fail_size{0};  // when not 0: fail every allocation of exactly this many bytes
+
+bool should_fail(size_t n) {
+  const size_t size = g_fail_size.load(std::memory_order_relaxed);
+  if (size != 0 && n == size) return true;
   if (!g_armed.load(std::memory_order_relaxed)) return false;
   long c = g_count.fetch_add(1) + 1;
   long k = g_fail_at.load(std::memory_order_relaxed);
@@ -53,7 +57,7 @@ bool should_fail() {
 }
 
 void* allocate(size_t n, size_t align) {
-  if (should_fail()) return nullptr;
+  if (should_fail(n)) return nullptr;
   void* p = nullptr;
   if (align <= alignof(std::max_align_t)) {
     p = std::malloc(n ? n : 1);
@@ -245,6 +249,63 @@ TEST_F(AllocFailure, CooToCsf) {
       });
     }
   }
+}
+
+// A format builder (or the TTM result) whose array cannot be allocated
+// says which array and how large: every allocation of exactly that
+// array's size fails (a size no earlier allocation of the call has).
+TEST_F(AllocFailure, FormatBuildersNameTheArrayThatDidNotFit) {
+  const spt_nnz n = 100003;  // n * 4 bytes is no other allocation's size
+  std::vector<spt_index> ind(3 * n);
+  std::vector<double> val(n, 1.0);
+  for (spt_nnz k = 0; k < n; ++k) {
+    ind[k] = static_cast<spt_index>(k % 1000);
+    ind[n + k] = static_cast<spt_index>(k / 1000);
+    ind[2 * n + k] = static_cast<spt_index>(k % 7);
+  }
+  spt_coo* x = nullptr;
+  ASSERT_EQ(spt_coo_create_from_arrays(ctx_, SPT_FLOAT64, 3, nullptr, n, ind.data(), n, 0, val.data(), 0, &x), SPT_OK);
+  auto message_when_failing = [&](size_t bytes, const std::function<spt_status()>& op) {
+    g_fail_size = bytes;
+    const spt_status s = op();
+    g_fail_size = 0;
+    EXPECT_EQ(s, SPT_ERR_OUT_OF_MEMORY) << spt_last_error(ctx_);
+    return std::string(spt_last_error(ctx_));
+  };
+  for (int threads : {1, 2}) {
+    spt_context_set_threads(ctx_, threads);
+    std::string m = message_when_failing(n * sizeof(spt_index), [&] {
+      spt_csf* c = nullptr;
+      const spt_status s = spt_csf_create(ctx_, x, SPT_CSF_ONEMODE, &c);
+      spt_csf_free(c);
+      return s;
+    });
+    EXPECT_NE(m.find("out of memory for CSF: the "), std::string::npos) << m;
+    EXPECT_NE(m.find("(nnz): 100,003 entries (400.0 kB)"), std::string::npos) << m;
+    m = message_when_failing(n * sizeof(uint8_t), [&] {
+      spt_hicoo* h = nullptr;
+      const spt_status s = spt_hicoo_from_coo(ctx_, x, nullptr, &h);
+      spt_hicoo_free(h);
+      return s;
+    });
+    EXPECT_NE(m.find("out of memory for HiCOO: the element indices of mode 0 (nnz): 100,003 entries (100.0 kB)"),
+              std::string::npos)
+        << m;
+    // SpTTM in mode 2: one fiber per (i0, i1), i.e. 100,003 fibers x rank 3.
+    spt_matrix* u = nullptr;
+    ASSERT_EQ(spt_matrix_create(ctx_, SPT_FLOAT64, 7, 3, SPT_ROW_MAJOR, &u), SPT_OK);
+    m = message_when_failing(n * 3 * sizeof(double), [&] {
+      spt_scoo* y = nullptr;
+      const spt_status s = spt_ttm(ctx_, x, 2, u, &y);
+      spt_scoo_free(y);
+      return s;
+    });
+    EXPECT_NE(m.find("out of memory for TTM result: the values (100003 fibers x rank 3): 300,009 entries (2.4 MB)"),
+              std::string::npos)
+        << m;
+    spt_matrix_free(u);
+  }
+  spt_coo_free(x);
 }
 
 TEST_F(AllocFailure, CpAls) {

@@ -298,6 +298,25 @@ TEST_F(IoErrors, SptbWrongChecksum) {
   expect_message({"t.sptb", "wrong checksum", "corrupt"});
 }
 
+// Every payload byte is covered by the checksum, the zero padding between
+// sections included, whether the file is copied or mapped: a flipped bit
+// anywhere after the header is "wrong checksum".
+TEST_F(IoErrors, SptbEveryPayloadByteIsChecksummed) {
+  std::string p = valid_file("t.sptb");  // order 2, 3 nonzeros: 4 padding bytes after each index array
+  const std::string good = slurp(p);
+  ASSERT_EQ(good.size(), 64u + 8 + 16 + 16 + 24);
+  for (int map : {0, 1}) {
+    opts_.map_binary = map;
+    for (size_t at = 64; at < good.size(); ++at) {
+      std::string bytes = good;
+      bytes[at] ^= 0x10;
+      put("t.sptb", bytes);
+      EXPECT_EQ(read(p), SPT_ERR_PARSE) << "byte " << at << " map " << map;
+      expect_message({"t.sptb", "wrong checksum"});
+    }
+  }
+}
+
 // A checksum-valid file whose indices exceed the caller's dims: the
 // streaming bounds check must catch it on both load paths (mapped in place
 // and copied), naming the nonzero and mode.

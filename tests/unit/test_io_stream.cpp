@@ -10,7 +10,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
+#include <cstdlib>
+#include <new>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -19,9 +22,30 @@
 #include <thread>
 #include <vector>
 
+#include "core/error.hpp"
+#include "io/spt_binary.hpp"
 #include "sptensor/sptensor.h"
 
 namespace fs = std::filesystem;
+
+// The largest single allocation (operator new, which the library's arrays
+// and buffers use) while g_track_allocations is set.
+namespace {
+std::atomic<bool> g_track_allocations{false};
+std::atomic<size_t> g_largest_allocation{0};
+}  // namespace
+
+void* operator new(size_t n) {
+  if (g_track_allocations.load(std::memory_order_relaxed)) {
+    size_t seen = g_largest_allocation.load(std::memory_order_relaxed);
+    while (n > seen && !g_largest_allocation.compare_exchange_weak(seen, n)) {
+    }
+  }
+  if (void* p = std::malloc(n ? n : 1)) return p;
+  throw std::bad_alloc();
+}
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete(void* p, size_t) noexcept { std::free(p); }
 
 namespace {
 
@@ -307,6 +331,72 @@ TEST_F(IoStream, SptbFromAFifoReadsWhole) {
 }
 
 // ---------------------------------------------------------------------------
+// Read buffers sized to the input: a small text allocates little (the
+// fuzzers read thousands of small inputs a second), a stream's chunks grow,
+// and text crossing many small chunks (also a long line) reads the same.
+// ---------------------------------------------------------------------------
+
+TEST_F(IoStream, SmallTextAllocatesNoLargeReadBuffers) {
+  const std::string p = put("small.tns", "1 1 1.5\n2 3 2.5\n3 2 -1\n");
+  Fifo f;
+  bool done = false;
+  fifo(f, "small.fifo", [&]() -> std::string {
+    if (done) return "";
+    done = true;
+    return "1 1 1.5\n2 3 2.5\n3 2 -1\n";
+  });
+  // A regular file: buffers of its size. A pipe: the raw input's 1 MiB
+  // buffer and a first chunk of 64 KiB.
+  for (const auto& [path, limit] : {std::pair<std::string, size_t>{p, size_t(64) << 10},
+                                    std::pair<std::string, size_t>{f.path, size_t(2) << 20}}) {
+    g_largest_allocation = 0;
+    g_track_allocations = true;
+    const spt_status s = read(path);
+    g_track_allocations = false;
+    ASSERT_EQ(s, SPT_OK) << message_;
+    EXPECT_EQ(nnz(), 3u);
+    EXPECT_LE(g_largest_allocation.load(), limit) << path;
+  }
+}
+
+TEST_F(IoStream, StreamedTextInGrowingChunksReadsAsTheFile) {
+  // About 4 MB: chunks of 64 KiB, 128 KiB, ... up to 4 MiB, lines cut at
+  // every chunk end; a skipped comment line longer than kMaxLineBytes and an
+  // entry line of almost 1 MiB (leading blanks) carried across chunks.
+  std::string text = "# " + std::string(size_t(3) << 20 >> 1, 'c') + "\n";
+  const spt_nnz n = 200000;
+  for (spt_nnz k = 1; k <= n; ++k) {
+    if (k == 150000) text += std::string(1000000, ' ');
+    text += std::to_string(k) + " " + std::to_string(k % 5 + 1) + " " + std::to_string(k) + ".5\n";
+  }
+  text += "# " + std::string(size_t(3) << 20, 'c') + "\n";
+  const std::string p = put("grow.tns", text);
+  Fifo f;
+  size_t at = 0;
+  fifo(f, "grow.fifo", [&]() -> std::string {
+    const size_t k = std::min<size_t>(100000, text.size() - at);
+    std::string piece = text.substr(at, k);
+    at += k;
+    return piece;
+  });
+  for (const std::string& path : {p, f.path}) {
+    ASSERT_EQ(read(path), SPT_OK) << path << ": " << message_;
+    ASSERT_EQ(nnz(), n) << path;
+    const spt_index* i0 = nullptr;
+    const spt_index* i1 = nullptr;
+    const void* v = nullptr;
+    ASSERT_EQ(spt_coo_indices(x_, 0, &i0), SPT_OK);
+    ASSERT_EQ(spt_coo_indices(x_, 1, &i1), SPT_OK);
+    ASSERT_EQ(spt_coo_values(x_, &v), SPT_OK);
+    const double* d = static_cast<const double*>(v);
+    spt_nnz wrong = 0;
+    for (spt_nnz k = 0; k < n; ++k)
+      wrong += i0[k] != k || i1[k] != (k + 1) % 5 || d[k] != static_cast<double>(k + 1) + 0.5;
+    EXPECT_EQ(wrong, 0u) << path;
+  }
+}
+
+// ---------------------------------------------------------------------------
 // A file truncated while it is read: SPT_ERR_IO, never SIGBUS. The
 // progress callback runs inside spt_read after the file was opened and
 // sized, so truncating there is a deterministic "truncated during the read".
@@ -357,6 +447,94 @@ TEST_F(IoStream, SptbTruncatedDuringTheReadIsAnIoError) {
   EXPECT_TRUE(s == SPT_ERR_IO || s == SPT_ERR_PARSE) << spt_status_string(s) << ": " << message_;
   EXPECT_NE(s, SPT_OK);
   EXPECT_FALSE(t.mapped) << ".sptb must be read by copy unless map_binary is set";
+}
+
+
+// The parallel (MPI) .sptb reader's pieces: each rank opens the file, reads
+// the header, then digests its checksum blocks and reads its nonzeros. A
+// file truncated between those steps is SPT_ERR_IO ("shrank while being
+// read"), never SIGBUS, and the file is never mapped.
+class SptbRangeTruncated : public IoStream {
+ protected:
+  // Writes an order-2 .sptb of n nonzeros (several checksum blocks).
+  std::string write_sptb(const std::string& name, spt_nnz n, spt_dtype dtype) {
+    std::vector<spt_index> ind;
+    std::vector<double> v(n, 1.5);
+    for (spt_nnz k = 0; k < n; ++k) ind.push_back(static_cast<spt_index>(k));
+    for (spt_nnz k = 0; k < n; ++k) ind.push_back(static_cast<spt_index>(k % 7));
+    const spt_index dims[] = {static_cast<spt_index>(n), 7};
+    spt_coo* t0 = nullptr;
+    EXPECT_EQ(spt_coo_create_from_arrays(ctx_, SPT_FLOAT64, 2, dims, n, ind.data(), n, 0, v.data(), 0, &t0), SPT_OK);
+    spt_coo* t = nullptr;
+    EXPECT_EQ(spt_coo_convert_dtype(ctx_, t0, dtype, &t), SPT_OK);
+    spt_coo_free(t0);
+    const std::string p = file(name);
+    EXPECT_EQ(spt_write(ctx_, t, p.c_str(), nullptr), SPT_OK);
+    spt_coo_free(t);
+    return p;
+  }
+  bool mapped(const std::string& p) const {
+    std::ifstream maps("/proc/self/maps");
+    std::string line;
+    while (std::getline(maps, line))
+      if (line.find(p) != std::string::npos) return true;
+    return false;
+  }
+  // Runs f, expecting spt::Error SPT_ERR_IO naming the file as shrunk.
+  template <typename F>
+  void expect_shrank(const std::string& p, F&& f) {
+    try {
+      f();
+      ADD_FAILURE() << "no error after the file shrank";
+    } catch (const spt::Error& e) {
+      EXPECT_EQ(e.code(), SPT_ERR_IO) << e.what();
+      const std::string m = e.what();
+      EXPECT_NE(m.find(p), std::string::npos) << m;
+      EXPECT_NE(m.find("shrank while being read"), std::string::npos) << m;
+    }
+  }
+};
+
+TEST_F(SptbRangeTruncated, BlockDigestsAfterTruncationAreAnIoError) {
+  const std::string p = write_sptb("digests.sptb", 200000, SPT_FLOAT64);
+  spt::io::InputSource in(p, 2);
+  const spt::io::SptbHeader h = spt::io::read_sptb_header(in);
+  ASSERT_GT(h.blocks(), 4u);
+  // Intact: the digests of every block give the stored checksum.
+  spt::io::verify_sptb_checksum(h, spt::io::sptb_block_digests(*ctx_, in, h, 0, h.blocks()), p);
+  ASSERT_EQ(::truncate(p.c_str(), 4096), 0);
+  expect_shrank(p, [&] { spt::io::sptb_block_digests(*ctx_, in, h, 1, h.blocks()); });
+  EXPECT_FALSE(mapped(p)) << "the parallel reader must read by copy";
+}
+
+TEST_F(SptbRangeTruncated, RangeReadAfterTruncationIsAnIoError) {
+  for (spt_dtype dtype : {SPT_FLOAT64, SPT_FLOAT32}) {
+    for (spt_dtype want : {SPT_FLOAT64, SPT_FLOAT32}) {
+      const std::string p = write_sptb("range.sptb", 200000, dtype);
+      spt::io::InputSource in(p, 2);
+      const spt::io::SptbHeader h = spt::io::read_sptb_header(in);
+      spt::io::ReadOptions opts;
+      opts.dtype = want;
+      // Intact: the second half of the nonzeros, with its values.
+      spt_coo_s part = spt::io::read_spt_bin_range(*ctx_, in, h, opts, 100000, 200000);
+      ASSERT_EQ(part.nnz, 100000u);
+      EXPECT_EQ(part.ind[0][0], 100000u);
+      EXPECT_EQ(part.ind[0][99999], 199999u);
+      EXPECT_EQ(part.ind[1][5], (100000u + 5) % 7);
+      EXPECT_EQ(part.dtype(), want);
+      if (want == SPT_FLOAT64)
+        EXPECT_EQ(static_cast<const double*>(part.val)[99999], 1.5);
+      else
+        EXPECT_EQ(static_cast<const float*>(part.val)[99999], 1.5f);
+      // Truncated inside the values: the index arrays are still there.
+      ASSERT_EQ(::truncate(p.c_str(), static_cast<off_t>(h.section_offsets[3] + 1000)), 0);
+      expect_shrank(p, [&] { spt::io::read_spt_bin_range(*ctx_, in, h, opts, 100000, 200000); });
+      // Truncated to the header: the index arrays are gone too.
+      ASSERT_EQ(::truncate(p.c_str(), 64), 0);
+      expect_shrank(p, [&] { spt::io::read_spt_bin_range(*ctx_, in, h, opts, 0, 200000); });
+      EXPECT_FALSE(mapped(p)) << "the parallel reader must read by copy";
+    }
+  }
 }
 
 }  // namespace
