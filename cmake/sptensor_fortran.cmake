@@ -12,7 +12,7 @@
 #   include/sptensor.mod   the compiled module (so `-I$prefix/include`, the
 #                          pkg-config Cflags, finds it)
 #   include/sptensor/sptensor.f90   the source, for other compilers
-#   lib/pkgconfig/sptensor-fortran.pc   Requires: sptensor
+#   lib/pkgconfig/sptensor-fortran.pc   Requires: sptensor (pkgconfig/sptensor-fortran.pc.in)
 #   CMake target sptensor::sptensor_fortran (in sptensorTargets)
 #   with libsptensor_mpi also: libsptensor_mpi_fortran.a, include/sptensor_mpi.mod
 #   and include/sptensor/sptensor_mpi.f90 (module sptensor_mpi)
@@ -53,20 +53,7 @@ if(SPT_BUILD_FORTRAN)
   install(FILES ${PROJECT_SOURCE_DIR}/include/sptensor/sptensor.f90
     DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/sptensor)
 
-  file(WRITE ${PROJECT_BINARY_DIR}/sptensor-fortran.pc.in [=[
-prefix=@CMAKE_INSTALL_PREFIX@
-exec_prefix=${prefix}
-libdir=${prefix}/@CMAKE_INSTALL_LIBDIR@
-includedir=${prefix}/@CMAKE_INSTALL_INCLUDEDIR@
-
-Name: sptensor-fortran
-Description: Fortran module (use sptensor) for libsptensor, built with @CMAKE_Fortran_COMPILER_ID@ @CMAKE_Fortran_COMPILER_VERSION@
-Version: @PROJECT_VERSION@
-Requires: sptensor = @PROJECT_VERSION@
-Libs: -L${libdir} -lsptensor_fortran
-Cflags: -I${includedir}
-]=])
-  configure_file(${PROJECT_BINARY_DIR}/sptensor-fortran.pc.in ${PROJECT_BINARY_DIR}/sptensor-fortran.pc @ONLY)
+  configure_file(${PROJECT_SOURCE_DIR}/pkgconfig/sptensor-fortran.pc.in ${PROJECT_BINARY_DIR}/sptensor-fortran.pc @ONLY)
   install(FILES ${PROJECT_BINARY_DIR}/sptensor-fortran.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
 
   # The distributed API's module (include/sptensor/sptensor_mpi.f90, module

@@ -438,6 +438,11 @@ def _candidates():
         except (OSError, subprocess.SubprocessError):
             libdir = ""
         if libdir:
+            # sptensor.pc derives libdir from its own location
+            # (${pcfiledir}/../../lib): it contains "..", and is relative
+            # when PKG_CONFIG_PATH is. Resolve it as the compiler's -L does
+            # (realpath, not a lexical normpath, in case of symlinks).
+            libdir = os.path.realpath(libdir)
             for n in names:
                 yield "pkg-config", os.path.join(libdir, n)
     found = ctypes.util.find_library("sptensor")

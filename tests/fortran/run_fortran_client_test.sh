@@ -4,7 +4,8 @@
 #   2. check that sptensor.mod, sptensor.f90, libsptensor_fortran.a and
 #      sptensor-fortran.pc are installed;
 #   3. build client_example.f90 with
-#      `gfortran $(pkg-config --cflags --libs sptensor-fortran)` and run it;
+#      `gfortran $(pkg-config --cflags --libs sptensor-fortran)` (only
+#      PKG_CONFIG_PATH set) and run it;
 #   4. build it again through CMake find_package(sptensor) and the target
 #      sptensor::sptensor_fortran, and run that too;
 #   5. when built with MPI: build mpi_cpd_check.f90 with mpifort against the
@@ -39,9 +40,11 @@ libdir=$(dirname "$(dirname "$pc_file")")
 [[ -f "$libdir/libsptensor_fortran.a" ]] || fail "no libsptensor_fortran.a in $libdir"
 
 echo "== pkg-config build"
+# Only PKG_CONFIG_PATH: the installed .pc files find the prefix themselves.
+unset PKG_CONFIG_LIBDIR PKG_CONFIG_SYSROOT_DIR
 PKG_CONFIG_PATH=$(dirname "$pc_file")
 export PKG_CONFIG_PATH
-flags=$(pkg-config --define-variable=prefix="$prefix" --cflags --libs sptensor-fortran)
+flags=$(pkg-config --cflags --libs sptensor-fortran)
 echo "$fc client_example.f90 $flags"
 # shellcheck disable=SC2086
 "$fc" -std=f2008 -Wall -Werror -fimplicit-none "$here/client_example.f90" -o "$work_dir/client_example" $flags
