@@ -37,7 +37,7 @@
 // than by units on the Zipf tensor: a heavy slice's 128-leaf fibers piled
 // into a few warps. Equal chunks of leaves give every warp the same work,
 // load leaves and segment bounds coalesced (passed by shuffles) and need no
-// barrier. Measured numbers: benchmarks/results/SUMMARY-GPU-2026-11-26.md.
+// barrier. Measured numbers: benchmarks/results/README.md (HB-CSF sections).
 //
 // Lane groups: L consecutive lanes of a warp cover the rank columns in
 // vectors of V (4 floats or 2 doubles, one 16-byte access, when the rank is
@@ -851,8 +851,9 @@ __global__ void __launch_bounds__(kThreads) hbcsf_csl_nonroot_kernel(const Hbcsf
 // B-CSF group: hbcsf_bcsf_leaves_body with kNonRoot (equal chunks of
 // leaves per warp, as the root kernel). Against the previous mapping (a
 // warp per slice unit, its lane groups over the unit's segments) on the
-// H100 (2026-11-26, gpu-h100-hbcsf-nonroot-leaves-2026-11-26.jsonl against
-// gpu-h100-formats-choice-2026-11-26b.jsonl): 0.4-0.7x the time on jf17k
+// H100 (2026-11-26, benchmarks/results/gpu-h100-hbcsf-nonroot-leaves-2026-11-26.jsonl
+// against that afternoon's format-choice run, in the git history of
+// benchmarks/results/): 0.4-0.7x the time on jf17k
 // and fb15k237, about the same (0.85-1.15x) on email-eu-day,
 // coads-climatology, mathsx and the Zipf tensor, 1.1-1.6x slower on
 // flights' modes 0 and 2. Kept for one mapping in both kernels and the
@@ -1080,8 +1081,9 @@ cudaError_t hbcsf_upload(const HostHbcsfView& x, void* block, DeviceHbcsfRef* ou
 
 // Leaves per warp: the power of two nearest to max(sqrt(leaves) / 6,
 // 4 x the mean segment length), within [64, 4096]. Fitted on the H100
-// (2026-11-26, benchmarks/results/gpu-h100-hbcsf-leaves-2026-11-26.jsonl,
-// chunks 64..16384 swept at ranks 16 and 32): the best chunk grew with the
+// (measured 2026-11-26, in the git history of benchmarks/results/; chunks
+// 64..16384 swept at ranks 16 and 32; bench_gpu records the sweep as
+// leaf_chunk_sweep_ms): the best chunk grew with the
 // tensor (64 for 10-300K nonzeros, 256 for 2.6M, 1024 for 45M: per-warp
 // costs, the segment search, the window loads and the row flushes, against
 // too few warps to hide latency) and with the fibers (coads-climatology,

@@ -23,7 +23,8 @@
  * float32 -> 2, rank 32 -> 4), so a warp holds 32 / LP partitions and a
  * factor-row read is coalesced (16-byte vector loads). Our rule
  * (spt_fcoo_suggest_threadlen), from a threadlen sweep on an H100
- * (benchmarks/results/gpu-h100-fcoo-*): threadlen 16 when LP >= 4 and that
+ * (measured 2026-11-23; in the git history of benchmarks/results/; bench_gpu
+ * records the sweep as threadlen_sweep_ms): threadlen 16 when LP >= 4 and that
  * still gives one wave of warps (64 per multiprocessor), else 8. With few
  * lanes per partition the per-lane sequential walk is the bottleneck and
  * short partitions win (rank 16: 8 beats 16 by 7-20%, 32 loses 30-60%);
