@@ -58,29 +58,10 @@ using RunningSum = typename RunningSumOf<T>::type;
 __device__ __forceinline__ float rounded(const CompensatedFloat& s) { return s.value(); }
 __device__ __forceinline__ double rounded(double s) { return s; }
 
-// existing + s, rounded once.
-__device__ __forceinline__ float add_rounded(float existing, CompensatedFloat s) {
-  s += existing;
-  return s.value();
-}
-__device__ __forceinline__ double add_rounded(double existing, double s) { return existing + s; }
-
-// Warp shuffles of a running sum (both halves of a compensated pair) or of
-// a plain value.
-__device__ __forceinline__ float shfl_up(unsigned mask, float s, unsigned delta) {
-  return __shfl_up_sync(mask, s, delta);
-}
+// Warp shuffle (xor) of a running sum (both halves of a compensated pair)
+// or of a plain value.
 __device__ __forceinline__ float shfl_xor(unsigned mask, float s, int lane_mask) {
   return __shfl_xor_sync(mask, s, lane_mask);
-}
-__device__ __forceinline__ double shfl_up(unsigned mask, double s, unsigned delta) {
-  return __shfl_up_sync(mask, s, delta);
-}
-__device__ __forceinline__ CompensatedFloat shfl_up(unsigned mask, const CompensatedFloat& s, unsigned delta) {
-  CompensatedFloat r;
-  r.sum = __shfl_up_sync(mask, s.sum, delta);
-  r.lost = __shfl_up_sync(mask, s.lost, delta);
-  return r;
 }
 __device__ __forceinline__ double shfl_xor(unsigned mask, double s, int lane_mask) {
   return __shfl_xor_sync(mask, s, lane_mask);
