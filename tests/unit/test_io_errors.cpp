@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "common/read_fixture.hpp"
 #include "common/test_util.hpp"
 #include "sptensor/sptensor.h"
 
@@ -18,76 +19,17 @@ namespace fs = std::filesystem;
 
 namespace {
 
-class IoErrors : public ::testing::Test {
+class IoErrors : public spt::test::ReadFixture {
  protected:
-  void SetUp() override {
-    char tmpl[] = "/tmp/spt_test_io_errors_XXXXXX";
-    dir_ = mkdtemp(tmpl);
-    spt_context_create(&ctx_);
-    spt_context_set_threads(ctx_, 2);
-    spt_read_options_init(&opts_);
-  }
-  void TearDown() override {
-    spt_coo_free(x_);
-    spt_context_free(ctx_);
-    fs::remove_all(dir_);
-  }
-
-  std::string file(const std::string& name) const { return (fs::path(dir_) / name).string(); }
-
-  std::string put(const std::string& name, const std::string& bytes) {
-    std::string p = file(name);
-    std::ofstream(p, std::ios::binary) << bytes;
-    return p;
-  }
-
-  static std::string slurp(const std::string& path) {
-    std::ifstream f(path, std::ios::binary);
-    std::ostringstream s;
-    s << f.rdbuf();
-    return s.str();
-  }
-
-  // Read `path`; on failure nothing must be written to the output.
-  spt_status read(const std::string& path) {
-    spt_coo_free(x_);
-    x_ = nullptr;
-    spt_status s = spt_read(ctx_, path.c_str(), &opts_, &x_);
-    if (s != SPT_OK) EXPECT_EQ(x_, nullptr);
-    message_ = spt_last_error(ctx_);
-    return s;
-  }
+  IoErrors() : ReadFixture("spt_test_io_errors") {}
 
   // Reads `text` as a .tns file and expects `status` with every string in
   // `parts` inside the message.
   void expect_text_error(const std::string& text, spt_status status, std::vector<std::string> parts) {
     std::string p = put("bad.tns", text);
     EXPECT_EQ(read(p), status) << message_;
-    for (const std::string& part : parts) EXPECT_NE(message_.find(part), std::string::npos) << message_ << "\n  lacks: " << part;
+    expect_message(parts);
   }
-
-  void expect_message(const std::vector<std::string>& parts) {
-    for (const std::string& part : parts) EXPECT_NE(message_.find(part), std::string::npos) << message_ << "\n  lacks: " << part;
-  }
-
-  // A small valid tensor written in `name`'s format.
-  std::string valid_file(const std::string& name) {
-    const double vals[] = {1.0, 2.0, 3.0};
-    const spt_index ind[] = {0, 1, 2, 2, 1, 0};
-    const spt_index dims[] = {3, 3};
-    spt_coo* t = nullptr;
-    EXPECT_EQ(spt_coo_create_from_arrays(ctx_, SPT_FLOAT64, 2, dims, 3, ind, 3, 0, vals, 0, &t), SPT_OK);
-    std::string p = file(name);
-    EXPECT_EQ(spt_write(ctx_, t, p.c_str(), nullptr), SPT_OK) << spt_last_error(ctx_);
-    spt_coo_free(t);
-    return p;
-  }
-
-  std::string dir_;
-  spt_context* ctx_ = nullptr;
-  spt_read_options opts_;
-  spt_coo* x_ = nullptr;
-  std::string message_;
 };
 
 // ---- text -------------------------------------------------------------------

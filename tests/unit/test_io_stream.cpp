@@ -22,6 +22,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/read_fixture.hpp"
 #include "core/error.hpp"
 #include "io/spt_binary.hpp"
 #include "sptensor/sptensor.h"
@@ -49,49 +50,13 @@ void operator delete(void* p, size_t) noexcept { std::free(p); }
 
 namespace {
 
-class IoStream : public ::testing::Test {
+class IoStream : public spt::test::ReadFixture {
  protected:
+  IoStream() : ReadFixture("spt_test_io_stream") {}
+
   void SetUp() override {
-    char tmpl[] = "/tmp/spt_test_io_stream_XXXXXX";
-    dir_ = mkdtemp(tmpl);
-    spt_context_create(&ctx_);
-    spt_context_set_threads(ctx_, 2);
-    spt_read_options_init(&opts_);
+    ReadFixture::SetUp();
     signal(SIGPIPE, SIG_IGN);  // FIFO writers see EPIPE when the reader stops early
-  }
-  void TearDown() override {
-    spt_coo_free(x_);
-    spt_context_free(ctx_);
-    fs::remove_all(dir_);
-  }
-
-  std::string file(const std::string& name) const { return (fs::path(dir_) / name).string(); }
-
-  std::string put(const std::string& name, const std::string& bytes) {
-    std::string p = file(name);
-    std::ofstream(p, std::ios::binary) << bytes;
-    return p;
-  }
-
-  static std::string slurp(const std::string& path) {
-    std::ifstream f(path, std::ios::binary);
-    std::ostringstream s;
-    s << f.rdbuf();
-    return s.str();
-  }
-
-  spt_status read(const std::string& path) {
-    spt_coo_free(x_);
-    x_ = nullptr;
-    spt_status s = spt_read(ctx_, path.c_str(), &opts_, &x_);
-    if (s != SPT_OK) EXPECT_EQ(x_, nullptr);
-    message_ = spt_last_error(ctx_);
-    return s;
-  }
-
-  void expect_message(const std::vector<std::string>& parts) {
-    for (const std::string& part : parts)
-      EXPECT_NE(message_.find(part), std::string::npos) << message_ << "\n  lacks: " << part;
   }
 
   spt_nnz nnz() const {
@@ -100,20 +65,6 @@ class IoStream : public ::testing::Test {
     spt_nnz n = 0;
     EXPECT_EQ(spt_coo_info(x_, &d, &order, &n), SPT_OK);
     return n;
-  }
-
-  // A small valid tensor written to `name` (format and compression from the
-  // extension).
-  std::string valid_file(const std::string& name) {
-    const double vals[] = {1.0, 2.0, 3.0};
-    const spt_index ind[] = {0, 1, 2, 2, 1, 0};
-    const spt_index dims[] = {3, 3};
-    spt_coo* t = nullptr;
-    EXPECT_EQ(spt_coo_create_from_arrays(ctx_, SPT_FLOAT64, 2, dims, 3, ind, 3, 0, vals, 0, &t), SPT_OK);
-    std::string p = file(name);
-    EXPECT_EQ(spt_write(ctx_, t, p.c_str(), nullptr), SPT_OK) << spt_last_error(ctx_);
-    spt_coo_free(t);
-    return p;
   }
 
   // A FIFO fed by `write_all` on a thread (joined by the returned guard).
@@ -151,12 +102,6 @@ class IoStream : public ::testing::Test {
       ::close(fd);
     });
   }
-
-  std::string dir_;
-  spt_context* ctx_ = nullptr;
-  spt_read_options opts_;
-  spt_coo* x_ = nullptr;
-  std::string message_;
 };
 
 // ---------------------------------------------------------------------------
