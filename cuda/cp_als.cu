@@ -620,34 +620,11 @@ class DeviceCpAls {
     return status::numerical;
   }
 
-  // Env SPT_CUDA_CP_ALS_PROFILE=1: synchronise both streams after each
-  // step and report per sweep where the time went (a note at level 1).
-  // Serialises the streams, so only for finding slow steps.
-  void mark(int step) {
-    if (!profile_) return;
-    check(cudaStreamSynchronize(r_.main), "profiling");
-    check(cudaStreamSynchronize(r_.side), "profiling");
-    const auto now = std::chrono::steady_clock::now();
-    step_seconds_[step] += std::chrono::duration<double>(now - last_mark_).count();
-    last_mark_ = now;
-  }
-
-  void report_profile(int iteration) {
-    if (!profile_) return;
-    static const char* const names[kSteps] = {"mttkrp", "normal equations", "solve", "normalise", "gram", "fit"};
-    std::ostringstream out;
-    out << "CUDA CP-ALS sweep " << iteration + 1 << " profile (ms):";
-    for (int i = 0; i < kSteps; ++i) out << (i ? ", " : " ") << names[i] << " " << step_seconds_[i] * 1e3;
-    note(1, out.str());
-    for (double& v : step_seconds_) v = 0.0;
-  }
-
   void note(int level, const std::string& message) const {
     if (args_.note) args_.note(args_.hook_data, level, message.c_str());
   }
 
   int sweep(int iteration, std::string& error) {
-    last_mark_ = std::chrono::steady_clock::now();
     const uint64_t rr = uint64_t(rank_) * rank_;
     const int n_rank = static_cast<int>(rank_);
     // Reset the flags: norm_bad to a large positive value (>= rank = none).
@@ -665,7 +642,6 @@ class DeviceCpAls {
       const uint64_t rows = dims_[n];
       check(cudaMemsetAsync(mttkrp_out, 0, rows * rank_ * sizeof(T), r_.main), "zeroing the MTTKRP output");
       check((*mttkrp_)(n, factor_pointers_.data(), rank_, mttkrp_out, r_.main), "launching the MTTKRP kernel");
-      mark(0);
       // The Hadamard product needs every Gram, the last one from the side stream.
       check(cudaStreamWaitEvent(r_.main, r_.gram_ready, 0), "cudaStreamWaitEvent");
       hadamard_of_grams<T><<<1, kThreads, 0, r_.main>>>(at(layout_.grams), order_, n, rank_, h, chol, inv, scalars());
@@ -676,7 +652,6 @@ class DeviceCpAls {
       one_norm<T><<<1, kThreads, 0, r_.main>>>(inv, rank_, &scalars()->ainvnorm);
       check_launch("the inverse's norm");
       read_scalars();
-      mark(1);
       const Scalars& s = *r_.host;
       if (n > 0 && s.norm_bad[n - 1] < int(rank_)) return fail_norm(n - 1, iteration, error);
       if (s.hadamard_bad) {
@@ -719,7 +694,6 @@ class DeviceCpAls {
         // Row-major U = B P is column-major U^T = P^T B^T.
         check(gemm(r_.blas_main, rank_, rows, inv, mttkrp_out, u), "gemm (pseudo-inverse)");
       }
-      mark(2);
       // Normalise the columns into lambda.
       const ReduceShape shape = reduce_shape(rows, rank_);
       column_partials<T><<<shape.grid, shape.block, 0, r_.main>>>(
@@ -731,12 +705,10 @@ class DeviceCpAls {
       check_launch("lambda");
       divide_columns<T><<<elementwise_grid(rows * rank_, sms_), kThreads, 0, r_.main>>>(u, rows, rank_, lambda);
       check_launch("scaling the factor's columns");
-      mark(3);
       // Its Gram on the side stream, overlapping the next mode's MTTKRP.
       check(cudaEventRecord(r_.factor_ready, r_.main), "cudaEventRecord");
       check(cudaStreamWaitEvent(r_.side, r_.factor_ready, 0), "cudaStreamWaitEvent");
       update_gram(n);
-      mark(4);
     }
     // The fit terms: <X, M> from the last MTTKRP and ||M||^2 from the Grams.
     const uint32_t last = order_ - 1;
@@ -757,8 +729,6 @@ class DeviceCpAls {
       check_launch("the fit's rounding noise");
     }
     read_scalars();
-    mark(5);
-    report_profile(iteration);
     if (r_.host->norm_bad[last] < int(rank_)) return fail_norm(last, iteration, error);
     return status::ok;
   }
@@ -784,13 +754,6 @@ class DeviceCpAls {
   int work_elements_ = 1;
   Layout layout_;
   Resources r_;
-  static constexpr int kSteps = 6;
-  const bool profile_ = [] {
-    const char* env = std::getenv("SPT_CUDA_CP_ALS_PROFILE");
-    return env && *env && std::strcmp(env, "0") != 0;
-  }();
-  double step_seconds_[kSteps] = {};
-  std::chrono::steady_clock::time_point last_mark_;
   std::vector<const T*> factor_pointers_;
 };
 

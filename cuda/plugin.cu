@@ -502,16 +502,10 @@ int mttkrp_hbcsf_typed(const spt_plugin_device_hbcsf& x, const spt_plugin_matrix
   return mttkrp_on_device_copy<T>(
       x, factors, mode, out, message, message_len,
       [&](const T* const* device_factors, T* device_out, uint32_t rank, int multiprocessors, cudaStream_t stream) {
-        // The root: the format's own kernels (B-CSF by leaf chunks, or
-        // by the paper's slice units with SPT_CUDA_HBCSF_MAPPING=units);
-        // any other mode: the non-root kernels (atomic rows) on the same tree.
-        if (mode == x.ref.mode_order[0]) {
-          const char* mapping = std::getenv("SPT_CUDA_HBCSF_MAPPING");
-          if (mapping && std::strcmp(mapping, "units") == 0)
-            return spt::cuda::launch_mttkrp_hbcsf_units<T>(x.ref, device_factors, rank, device_out, multiprocessors,
-                                                           stream);
+        // The root: the format's own kernels (B-CSF by leaf chunks); any
+        // other mode: the non-root kernels (atomic rows) on the same tree.
+        if (mode == x.ref.mode_order[0])
           return spt::cuda::launch_mttkrp_hbcsf<T>(x.ref, device_factors, rank, device_out, multiprocessors, stream);
-        }
         return spt::cuda::launch_mttkrp_hbcsf_nonroot<T>(x.ref, device_factors, mode, rank, device_out,
                                                          multiprocessors, stream);
       });

@@ -65,12 +65,10 @@ using DeviceHbcsf = std::shared_ptr<spt_plugin_device_hbcsf>;
 constexpr uint32_t kChainMinOrder = 3, kChainMaxOrder = 8;
 constexpr spt_index kChainMaxLeafRank = 4096;
 
-// Under auto, HLS only pays where it has dense tiles and enough work: on
-// the H100 (benchmarks/results/gpu-h100-hls-2026-11-26*.jsonl, TTMc in
-// EXACT precision against F-COO) it won 1.4x at a dense fraction of 0.11
-// (email-eu-day) and 3-60x at 0.74-1.0 (flights, coads, a block-structured
-// tensor), tied at 0 (fb15k237, mathsx, contact) and lost 0.6-0.9x on the
-// 61,282-nonzero aminoacids although all its tiles are dense.
+// Under auto, HLS only pays where it has dense tiles and enough work: it
+// won where a good share of the tiles was dense, tied where none was, and
+// lost on a small tensor even with every tile dense (the measurements:
+// docs/formats/gpu-format-choice.md, "Tucker TTMc").
 constexpr double kTuckerHlsMinDenseFraction = 0.05;
 constexpr spt_nnz kTuckerHlsMinNnz = 100000;
 

@@ -2,32 +2,25 @@
 // choice to the library (spt_mttkrp on a COO tensor under the CUDA backend,
 // CP-ALS with format AUTO on the GPU), and F-COO's partition length there.
 //
-// The model, from the H100 measurements of every format on every bundled
-// tensor-mode at ranks 16 and 32, float32 (benchmarks/results/
-// gpu-h100-formats-choice-*; docs/formats/gpu-format-choice.md has the
-// table):
+// The model, fitted on measurements of every format on every bundled
+// tensor-mode at ranks 16 and 32, float32 (the table and the numbers:
+// docs/formats/gpu-format-choice.md):
 //
 //  * COO (atomics into the output, a copy sorted by the mode) wins when the
 //    mode's slices are small: few nonzeros per output row collide.
 //  * F-COO (segmented scan, one write per segment) wins when the slices are
-//    large: COO's atomics then pile onto few rows. Its margin grew with the
-//    mean nonzeros per non-empty slice (2-9x at 60,000-100,000: coads,
-//    flights, wordnet's relation mode) and vanished below about a thousand:
-//    email-eu (914 per slice) still favoured F-COO, text-trigrams (708)
-//    favoured COO (1.04-1.17x), hence the threshold of 800.
+//    large: COO's atomics then pile onto few rows. Its margin grows with the
+//    mean nonzeros per non-empty slice and vanishes below about a thousand,
+//    hence the threshold of 800.
 //  * With output rows of at most 64 bytes (rank 16 float32), F-COO also won
-//    on large tensors with moderate slices: text-4grams (6.2M nonzeros, 261
-//    per slice) 1.15-1.22x ahead of COO. At rank 32 COO kept up there.
+//    on large tensors with moderate slices; at rank 32 COO kept up there.
 //  * HiCOO was never the fastest on the GPU: never picked.
-//  * HB-CSF (by leaf chunks, leaf rows loaded ahead) beat F-COO on coads'
-//    shortest modes at rank 32 (order 4, 742K nonzeros, 7 and 12 slices:
-//    1.07-1.17x on an H200), where every F-COO warp's boundary add lands on
-//    a handful of rows while HB-CSF sums each slice's fibers in registers.
-//    It lost to F-COO on order-4 modes with 24 slices (flights' hour mode,
-//    1.3x), on order 3 (wordnet's 26 relations) and on small tensors (ciao's
-//    6 categories, 36K nonzeros). A narrow rule, fitted on one tensor.
-//    CP-ALS (the mixed-format sweep has no HB-CSF path) runs such a mode on
-//    F-COO.
+//  * HB-CSF (by leaf chunks, leaf rows loaded ahead) beat F-COO only on an
+//    order-4 mode with a handful of slices, where every F-COO warp's
+//    boundary add lands on a few rows while HB-CSF sums each slice's fibers
+//    in registers; it lost on modes with a few dozen slices, on order 3 and
+//    on small tensors. A narrow rule, fitted on one tensor. CP-ALS (the
+//    mixed-format sweep has no HB-CSF path) runs such a mode on F-COO.
 //
 // Rule: COO below kGpuFcooMinNnz nonzeros (both run in a few microseconds
 // and COO needs no conversion); else F-COO when nnz / (non-empty slices of
@@ -81,7 +74,7 @@ std::vector<spt_nnz> nonempty_slices_per_mode(const spt_coo_s& x, int threads);
 
 // The per-mode choice for x from its slice counts (nonempty_slices_per_mode;
 // may be empty below kGpuFcooMinNnz nonzeros), for output rows of
-// `row_bytes` on a GPU with `multiprocessors` SMs (0 = an H100's 132). Env
+// `row_bytes` on a GPU with `multiprocessors` SMs (0 = 132). Env
 // SPT_CUDA_MTTKRP_FORMAT = coo | fcoo | hbcsf | auto (unset/empty/other =
 // auto) forces one format for every mode (the threadlen rule still applies).
 std::vector<GpuMttkrpChoice> gpu_mttkrp_choices(const spt_coo_s& x, const std::vector<spt_nnz>& nonempty_slices,

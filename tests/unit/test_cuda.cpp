@@ -1421,19 +1421,14 @@ HbcsfSplits check_hbcsf_modes(const spt_coo_s& x, spt_nnz rank, uint64_t seed, c
         splits.split_slices += h.split_slices;
         splits.coo_nnz += h.coo_nnz();
         splits.csl_nnz += h.csl_nnz();
-        // Both B-CSF mappings of the root kernel: by leaf chunks (the
-        // default) and by the paper's slice units.
-        for (const char* mapping : {static_cast<const char*>(nullptr), "units"}) {
-          ScopedEnv env("SPT_CUDA_HBCSF_MAPPING", mapping);
-          DenseMatrix<T> out(x.dims[root], rank);
-          for (auto& v : out.values) v = T(12345);
-          SPT_DISPATCH(ctx, mttkrp_hbcsf, h, refs.data(), out.ref());
-          expect_close_to_reference(want, scale, out,
-                                    cat(what, flags ? " B-CSF" : " HB-CSF", mapping ? " by units" : " by leaves",
-                                        " fiber ", c.fiber_threshold, " split ", c.slice_split_nnz, " bin ",
-                                        c.slice_bin_min_nnz, " rank ", rank, " root ", root));
-          if (::testing::Test::HasFatalFailure()) return splits;
-        }
+        DenseMatrix<T> out(x.dims[root], rank);
+        for (auto& v : out.values) v = T(12345);
+        SPT_DISPATCH(ctx, mttkrp_hbcsf, h, refs.data(), out.ref());
+        expect_close_to_reference(want, scale, out,
+                                  cat(what, flags ? " B-CSF" : " HB-CSF", " fiber ", c.fiber_threshold, " split ",
+                                      c.slice_split_nnz, " bin ", c.slice_bin_min_nnz, " rank ", rank, " root ",
+                                      root));
+        if (::testing::Test::HasFatalFailure()) return splits;
       }
   }
   return splits;
