@@ -78,10 +78,17 @@ __device__ __forceinline__ void multiply_row(Pack<T, V> (&prod)[C], const T* f, 
 // passed by shuffles); N = 0 handles any order (indices read by each team
 // from global memory, broadcast within the team). V columns per vector
 // ("unit"; the rank is a multiple of V), L lanes per team, C units per lane.
-// At least 4 blocks per SM: caps registers at 64 (without the cap ptxas
-// aimed at full occupancy, 32 registers, and spilled).
+//
+// Resident blocks per SM the kernel is compiled for: float32 with one unit
+// per lane 6 (caps registers at 40: the compensated running sum's second
+// register per column would otherwise cost a resident block, and this
+// gather-bound kernel lives on occupancy); otherwise 4 (64 registers;
+// wider sums spill at 40).
+template <typename T, int C>
+constexpr int kCooBlocksPerSm = sizeof(T) == 4 && C == 1 ? 6 : 4;
+
 template <typename T, int N, int V, int L, int C>
-__global__ void __launch_bounds__(kBlockThreads, 4) mttkrp_coo_kernel(const MttkrpArgs<T> a) {
+__global__ void __launch_bounds__(kBlockThreads, kCooBlocksPerSm<T, C>) mttkrp_coo_kernel(const MttkrpArgs<T> a) {
   const int lane = threadIdx.x & 31;
   const uint64_t warp = (uint64_t(blockIdx.x) * kBlockThreads + threadIdx.x) >> 5;
   const uint64_t begin = warp * a.chunk;

@@ -70,6 +70,7 @@
 #include <vector>
 
 #include "mttkrp_hbcsf.cuh"
+#include "output_copies.cuh"
 #include "running_sum.cuh"
 #include "vector_pack.cuh"
 
@@ -85,7 +86,7 @@ struct HbcsfArgs {
   uint32_t order;
   uint32_t rank;
   uint32_t out_level;  // level of the output mode (0 = root; the non-root kernels use l >= 1)
-  T* out;
+  OutputCopies<T> out;  // the output, or copies of it (output_copies.cuh)
   const T* F[kHbcsfMaxOrder];  // by level; F[out_level] (the output mode) unused
   // COO group
   uint64_t coo_nnz;
@@ -180,7 +181,7 @@ __device__ __forceinline__ void hbcsf_coo_body(const HbcsfArgs<T>& a, uint64_t b
     for (uint32_t u = lane; u < units; u += L) {
       Pack<T, V> p = splat<T, V>(v);
       for (uint32_t l = 1; l < a.order; ++l) mul_into(p, row_pack<T, V>(a.F[l], __ldg(a.coo_ind[l] + k), a.rank, u));
-      write_pack<T, V>(a.out, row, a.rank, u, p, false);
+      write_pack<T, V>(output_copy(a.out), row, a.rank, u, p, false);
     }
   }
 }
@@ -236,7 +237,7 @@ __device__ __forceinline__ void hbcsf_csl_body(const HbcsfArgs<T>& a, uint64_t b
         }
       }
       if constexpr (kWarp) warp_sum_groups<RunningSum<T>, V, L>(acc);
-      if (column && group == 0) write_pack<T, V>(a.out, row, a.rank, u, acc, false);
+      if (column && group == 0) write_pack<T, V>(output_copy(a.out), row, a.rank, u, acc, false);
     }
   }
 }
@@ -319,6 +320,7 @@ __device__ __forceinline__ void hbcsf_bcsf_leaves_body(const HbcsfArgs<T>& a, ui
   const uint32_t units = a.rank / V;
   const uint32_t leaf_level = a.order - 1, fiber_level = a.order - 2;
   const uint32_t out_level = kNonRoot ? a.out_level : 0u;
+  T* const out = output_copy(a.out);
   const bool leaf_out = kNonRoot && out_level == leaf_level;
   const T* leaf_factor = a.F[leaf_level];  // null when leaf_out (not read)
   const uint32_t* fiber_ind = a.node_ind[fiber_level - 1];
@@ -376,7 +378,7 @@ __device__ __forceinline__ void hbcsf_bcsf_leaves_body(const HbcsfArgs<T>& a, ui
         }
       }
       if (key != acc_row) {
-        if (acc_row != kNoRow) write_pack<T, V>(a.out, acc_row, a.rank, u, acc, true);
+        if (acc_row != kNoRow) write_pack<T, V>(out, acc_row, a.rank, u, acc, true);
         acc_row = key;
         acc = convert<RunningSum<T>>(seg_sum);
       } else {
@@ -427,7 +429,7 @@ __device__ __forceinline__ void hbcsf_bcsf_leaves_body(const HbcsfArgs<T>& a, ui
             }
             Pack<T, V> p = splat<T, V>(v[k]);
             mul_into(p, prefix);
-            write_pack<T, V>(a.out, leaf[k], a.rank, u, p, true);
+            write_pack<T, V>(out, leaf[k], a.rank, u, p, true);
             continue;
           }
           if (seg != cur_seg) {
@@ -446,7 +448,7 @@ __device__ __forceinline__ void hbcsf_bcsf_leaves_body(const HbcsfArgs<T>& a, ui
     }
     if (column && !leaf_out && cur_seg != ~uint64_t(0)) {
       finish_segment();
-      write_pack<T, V>(a.out, acc_row, a.rank, u, acc, true);
+      write_pack<T, V>(out, acc_row, a.rank, u, acc, true);
     }
   }
 }
@@ -497,7 +499,7 @@ __device__ __forceinline__ void hbcsf_csl_chunks_body(const HbcsfArgs<T>& a, uin
         for (uint32_t l = 1; l < a.order; ++l)
           mul_into(p, row_pack<T, V>(a.F[l], __ldg(a.csl_ind[l - 1] + k), a.rank, u));
         if (row != acc_row) {
-          if (acc_row != kNoRow) write_pack<T, V>(a.out, acc_row, a.rank, u, acc, true);
+          if (acc_row != kNoRow) write_pack<T, V>(output_copy(a.out), acc_row, a.rank, u, acc, true);
           acc_row = row;
           acc = convert<RunningSum<T>>(p);
         } else {
@@ -506,7 +508,7 @@ __device__ __forceinline__ void hbcsf_csl_chunks_body(const HbcsfArgs<T>& a, uin
       }
       window += __popc(__ballot_sync(kFullMask, my_end <= uint32_t(base + 32)));
     }
-    if (column && acc_row != kNoRow) write_pack<T, V>(a.out, acc_row, a.rank, u, acc, true);
+    if (column && acc_row != kNoRow) write_pack<T, V>(output_copy(a.out), acc_row, a.rank, u, acc, true);
   }
 }
 
@@ -589,7 +591,7 @@ __global__ void __launch_bounds__(kThreads) hbcsf_bcsf_kernel(const HbcsfArgs<T>
         }
       }
       if (groups_per_team == 1) {  // uniform: one warp of 32 lanes per unit
-        if (active && column) write_pack<T, V>(a.out, row, a.rank, u, acc, split);
+        if (active && column) write_pack<T, V>(output_copy(a.out), row, a.rank, u, acc, split);
       } else {
         partial[threadIdx.x] = acc;
         __syncthreads();
@@ -597,7 +599,7 @@ __global__ void __launch_bounds__(kThreads) hbcsf_bcsf_kernel(const HbcsfArgs<T>
           Pack<RunningSum<T>, V> sum = splat<RunningSum<T>, V>(T(0));
           const uint32_t first = team * team_threads + lane;
           for (uint32_t k = 0; k < groups_per_team; ++k) add_into(sum, partial[first + k * L]);
-          write_pack<T, V>(a.out, row, a.rank, u, sum, split);
+          write_pack<T, V>(output_copy(a.out), row, a.rank, u, sum, split);
         }
         __syncthreads();  // partial is reused by the next column chunk
       }
@@ -813,7 +815,7 @@ __global__ void __launch_bounds__(kThreads) hbcsf_coo_nonroot_kernel(const Hbcsf
       Pack<T, V> p = splat<T, V>(v);
       for (uint32_t l = 0; l < a.order; ++l)
         if (l != a.out_level) mul_into(p, row_pack<T, V>(a.F[l], __ldg(a.coo_ind[l] + k), a.rank, u));
-      write_pack<T, V>(a.out, row, a.rank, u, p, true);
+      write_pack<T, V>(output_copy(a.out), row, a.rank, u, p, true);
     }
   }
 }
@@ -842,7 +844,7 @@ __global__ void __launch_bounds__(kThreads) hbcsf_csl_nonroot_kernel(const Hbcsf
         mul_into(p, root);
         for (uint32_t l = 1; l < a.order; ++l)
           if (l != a.out_level) mul_into(p, row_pack<T, V>(a.F[l], __ldg(a.csl_ind[l - 1] + z), a.rank, u));
-        write_pack<T, V>(a.out, __ldg(a.csl_ind[out_ind] + z), a.rank, u, p, true);
+        write_pack<T, V>(output_copy(a.out), __ldg(a.csl_ind[out_ind] + z), a.rank, u, p, true);
       }
     }
   }
@@ -914,7 +916,7 @@ cudaError_t make_args(const DeviceHbcsfRef& x, const T* const* factors, uint32_t
   a.order = x.order;
   a.rank = rank;
   a.out_level = out_level;
-  a.out = out;
+  a.out.base = out;
   for (uint32_t l = 0; l < x.order; ++l) {
     if (l == out_level) continue;
     a.F[l] = factors[x.mode_order[l]];
@@ -1048,7 +1050,10 @@ cudaError_t hbcsf_upload(const HostHbcsfView& x, void* block, DeviceHbcsfRef* ou
   auto u32 = [&](size_t offset) { return reinterpret_cast<const uint32_t*>(base + offset); };
   DeviceHbcsfRef r;
   r.order = x.order;
-  for (uint32_t v = 0; v < x.order; ++v) r.mode_order[v] = x.mode_order[v];
+  for (uint32_t v = 0; v < x.order; ++v) {
+    r.mode_order[v] = x.mode_order[v];
+    r.dims[v] = x.dims[v];
+  }
   r.coo_nnz = x.coo_nnz;
   r.csl_slices = x.csl_slices;
   r.csl_nnz = x.csl_nnz;
@@ -1102,6 +1107,21 @@ uint64_t hbcsf_leaf_chunk(const DeviceHbcsfRef& x, int multiprocessors) {
 namespace {
 
 // The root MTTKRP by leaf chunks (default) or by the paper's slice units.
+// Runs launch() with a.out on copies of `out` when the float32 rows of
+// `mode` take many atomic additions (output_copies.cuh), then sums them
+// into out. Root rows of split slices and every non-root row are added
+// atomically; a row stored whole goes to its block's copy alone.
+template <typename T, typename Launch>
+cudaError_t with_output_copies(const DeviceHbcsfRef& x, uint32_t mode, uint32_t rank, T* out, int multiprocessors,
+                               cudaStream_t stream, HbcsfArgs<T>& a, Launch&& launch) {
+  const uint64_t rows = x.dims[mode];
+  const uint32_t copies =
+      output_copy_count(x.coo_nnz + x.csl_nnz + x.bcsf_nnz, rows, sizeof(T), uint64_t(multiprocessors) * 32);
+  if (cudaError_t err = begin_output_copies<T>(out, rows, rank, copies, stream, &a.out); err != cudaSuccess)
+    return err;
+  return finish_output_copies<T>(out, rows, rank, a.out, launch(), stream);
+}
+
 template <typename T>
 cudaError_t launch_root_mttkrp(const DeviceHbcsfRef& x, const T* const* factors, uint32_t rank, T* out, bool by_units,
                                uint64_t leaf_chunk, int multiprocessors, cudaStream_t stream, HbcsfLaunchPlan* plan) {
@@ -1117,8 +1137,10 @@ cudaError_t launch_root_mttkrp(const DeviceHbcsfRef& x, const T* const* factors,
   constexpr int wide = sizeof(T) == 4 ? 4 : 2;
   bool vectorised = false;
   const int lanes = lanes_for(rank, wide, vectorised);
-  if (vectorised) return launch_for_lanes<T, wide>(a, x, lanes, by_units, multiprocessors, stream, plan);
-  return launch_for_lanes<T, 1>(a, x, lanes, by_units, multiprocessors, stream, plan);
+  return with_output_copies<T>(x, x.mode_order[0], rank, out, multiprocessors, stream, a, [&] {
+    return vectorised ? launch_for_lanes<T, wide>(a, x, lanes, by_units, multiprocessors, stream, plan)
+                      : launch_for_lanes<T, 1>(a, x, lanes, by_units, multiprocessors, stream, plan);
+  });
 }
 
 }  // namespace
@@ -1162,8 +1184,10 @@ cudaError_t launch_mttkrp_hbcsf_nonroot(const DeviceHbcsfRef& x, const T* const*
   constexpr int wide = sizeof(T) == 4 ? 4 : 2;
   bool vectorised = false;
   const int lanes = lanes_for(rank, wide, vectorised);
-  if (vectorised) return launch_nonroot_for_lanes<T, wide>(a, x, lanes, multiprocessors, stream, plan);
-  return launch_nonroot_for_lanes<T, 1>(a, x, lanes, multiprocessors, stream, plan);
+  return with_output_copies<T>(x, mode, rank, out, multiprocessors, stream, a, [&] {
+    return vectorised ? launch_nonroot_for_lanes<T, wide>(a, x, lanes, multiprocessors, stream, plan)
+                      : launch_nonroot_for_lanes<T, 1>(a, x, lanes, multiprocessors, stream, plan);
+  });
 }
 
 template cudaError_t launch_mttkrp_hbcsf_nonroot<float>(const DeviceHbcsfRef&, const float* const*, uint32_t,

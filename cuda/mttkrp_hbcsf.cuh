@@ -57,6 +57,7 @@ struct HostHbcsfView {
 struct DeviceHbcsfRef {
   uint32_t order = 0;
   uint32_t mode_order[kHbcsfMaxOrder] = {};  // level -> mode
+  uint32_t dims[kHbcsfMaxOrder] = {};        // by mode
   uint64_t coo_nnz = 0, csl_slices = 0, csl_nnz = 0, segments = 0, bcsf_nnz = 0, units = 0;
   const uint32_t* coo_ind[kHbcsfMaxOrder] = {};  // by level
   const void* coo_val = nullptr;
@@ -143,8 +144,10 @@ cudaError_t launch_mttkrp_hbcsf_units(const DeviceHbcsfRef& x, const T* const* f
 // row of a non-root mode is shared by many slices and groups). factors[m]
 // as for launch_mttkrp_hbcsf, by mode; factors[mode] is not read, the
 // root's factor is. mode == root runs launch_mttkrp_hbcsf. The caller
-// zeroes out first. Asynchronous on `stream`; *plan (optional) receives
-// the mapping (bcsf_blocks = the B-CSF launch's grid).
+// zeroes out first. float32 outputs whose rows take many additions are
+// summed through copies (output_copies.cuh: scratch from the stream's
+// pool, a second kernel). Asynchronous on `stream`; *plan (optional)
+// receives the mapping (bcsf_blocks = the B-CSF launch's grid).
 template <typename T>
 cudaError_t launch_mttkrp_hbcsf_nonroot(const DeviceHbcsfRef& x, const T* const* factors, uint32_t mode,
                                         uint32_t rank, T* out, int multiprocessors, cudaStream_t stream,

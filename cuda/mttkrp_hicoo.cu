@@ -48,6 +48,8 @@
 #include <vector>
 
 #include "mttkrp_hicoo.cuh"
+#include "output_copies.cuh"
+#include "running_sum.cuh"
 #include "vector_pack.cuh"
 
 namespace spt::cuda {
@@ -69,7 +71,7 @@ struct HicooArgs {
   const uint32_t* next_dense;  // the output mode's table
   const uint8_t* einds;
   const T* values;
-  T* out;
+  OutputCopies<T> out;  // the output, or copies of it (output_copies.cuh)
   uint32_t order;
   uint32_t mode;
   uint32_t rank;
@@ -166,7 +168,7 @@ __device__ void dense_block(const HicooArgs<T>& a, const SharedTables& s, const 
   __syncthreads();  // the window is complete
 
   const uint64_t out_row0 = uint64_t(__ldg(a.binds + uint64_t(a.mode) * a.num_blocks + b)) << bits;
-  T* g = a.out + out_row0 * a.rank;
+  T* g = output_copy(a.out) + out_row0 * a.rank;
   for (uint32_t i = tid; i < B * units; i += kThreads) {
     const uint32_t r = i / units;
     if ((s.touched[r >> 5] >> (r & 31)) & 1u) {
@@ -204,15 +206,16 @@ __device__ void sparse_run(const HicooArgs<T>& a, uint64_t b_first, uint64_t b_e
   // One column group per lane (units <= L, ranks up to 32 vectors): a
   // running sum per lane while consecutive nonzeros share the output row,
   // one atomic per row change. Wider ranks: an atomic per nonzero and group.
-  // The running sum is in double (float32 too), rounded once per atomic.
+  // The running sum is a RunningSum (compensated for float32: no
+  // float-to-double conversion per term), rounded once per atomic.
   const bool one_group = units <= uint32_t(L);
-  Pack<double, V> acc;
+  Pack<RunningSum<T>, V> acc;
 #pragma unroll
-  for (int e = 0; e < V; ++e) acc.v[e] = 0.0;
-  auto narrow = [](const Pack<double, V>& d) {
+  for (int e = 0; e < V; ++e) acc.v[e] = T(0);
+  auto narrow = [](const Pack<RunningSum<T>, V>& d) {
     Pack<T, V> x;
 #pragma unroll
-    for (int e = 0; e < V; ++e) x.v[e] = static_cast<T>(d.v[e]);
+    for (int e = 0; e < V; ++e) x.v[e] = rounded(d.v[e]);
     return x;
   };
   uint64_t acc_row = ~uint64_t(0);
@@ -234,12 +237,12 @@ __device__ void sparse_run(const HicooArgs<T>& a, uint64_t b_first, uint64_t b_e
         for (int e = 0; e < V; ++e) p.v[e] *= g.v[e];
       }
       if (!one_group) {
-        atomic_add_pack<T, V>(a.out + out_row * a.rank + size_t(u) * V, p);
+        atomic_add_pack<T, V>(output_copy(a.out) + out_row * a.rank + size_t(u) * V, p);
       } else if (out_row == acc_row) {
 #pragma unroll
         for (int e = 0; e < V; ++e) acc.v[e] += p.v[e];
       } else {
-        if (acc_row != ~uint64_t(0)) atomic_add_pack<T, V>(a.out + acc_row * a.rank + size_t(u) * V, narrow(acc));
+        if (acc_row != ~uint64_t(0)) atomic_add_pack<T, V>(output_copy(a.out) + acc_row * a.rank + size_t(u) * V, narrow(acc));
 #pragma unroll
         for (int e = 0; e < V; ++e) acc.v[e] = p.v[e];
         acc_row = out_row;
@@ -247,7 +250,7 @@ __device__ void sparse_run(const HicooArgs<T>& a, uint64_t b_first, uint64_t b_e
     }
   }
   if (one_group && acc_row != ~uint64_t(0) && uint32_t(lane) < units)
-    atomic_add_pack<T, V>(a.out + acc_row * a.rank + size_t(lane) * V, narrow(acc));
+    atomic_add_pack<T, V>(output_copy(a.out) + acc_row * a.rank + size_t(lane) * V, narrow(acc));
 }
 
 template <typename T, int V, int L>
@@ -401,7 +404,6 @@ cudaError_t launch_mttkrp_hicoo(const DeviceHicooRef& x, const T* const* factors
   a.next_dense = x.next_dense + uint64_t(mode) * x.num_blocks;
   a.einds = x.einds;
   a.values = static_cast<const T*>(x.values);
-  a.out = out;
   a.order = x.order;
   a.mode = mode;
   a.rank = rank;
@@ -445,11 +447,20 @@ cudaError_t launch_mttkrp_hicoo(const DeviceHicooRef& x, const T* const* factors
     plan->thread_blocks = grid;
     plan->chunk = chunk;
   }
+  // float32 rows that take many atomic additions: copies of the output.
+  const uint64_t rows = x.dims[mode];
+  const uint32_t copies = output_copy_count(x.nnz, rows, sizeof(T), grid);
+  if (plan) plan->output_copies = copies;
+  if (cudaError_t err = begin_output_copies<T>(out, rows, rank, copies, stream, &a.out); err != cudaSuccess)
+    return err;
+  cudaError_t err;
   if (vector == wide) {
-    if constexpr (sizeof(T) == 4) return launch_for_lanes<T, 4>(a, lanes, unsigned(grid), shared_bytes, stream);
-    else return launch_for_lanes<T, 2>(a, lanes, unsigned(grid), shared_bytes, stream);
+    if constexpr (sizeof(T) == 4) err = launch_for_lanes<T, 4>(a, lanes, unsigned(grid), shared_bytes, stream);
+    else err = launch_for_lanes<T, 2>(a, lanes, unsigned(grid), shared_bytes, stream);
+  } else {
+    err = launch_for_lanes<T, 1>(a, lanes, unsigned(grid), shared_bytes, stream);
   }
-  return launch_for_lanes<T, 1>(a, lanes, unsigned(grid), shared_bytes, stream);
+  return finish_output_copies<T>(out, rows, rank, a.out, err, stream);
 }
 
 template cudaError_t launch_mttkrp_hicoo<float>(const DeviceHicooRef&, const float* const*, uint32_t, uint32_t,

@@ -92,6 +92,7 @@ struct HicooLaunchPlan {
   size_t shared_bytes = 0;      // dynamic shared memory per thread block
   uint64_t thread_blocks = 0;
   uint64_t chunk = 0;           // nonzeros per thread block
+  uint32_t output_copies = 1;   // copies of the output the atomics are spread over (output_copies.cuh)
 };
 
 // Which shared-memory uses a launch may make (the benchmark compares).
@@ -100,6 +101,8 @@ enum class HicooSharedUse { automatic = 0, atomics_only = 1, no_staging = 2 };
 // out (dims[mode] x rank, device, ld = rank) += MTTKRP of x with factors[m]
 // (device, dims[m] x rank, ld = rank; factors[mode] not read). The caller
 // zeroes out first. Asynchronous on `stream`; returns the launch error.
+// float32 outputs whose rows take many additions are summed through copies
+// (output_copies.cuh: scratch from the stream's pool, a second kernel).
 // `multiprocessors` sizes the grid; *plan (optional) receives the mapping.
 template <typename T>
 cudaError_t launch_mttkrp_hicoo(const DeviceHicooRef& x, const T* const* factors, uint32_t mode, uint32_t rank,

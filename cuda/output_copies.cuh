@@ -1,0 +1,61 @@
+// Copies of a float32 output that many atomic additions meet in.
+//
+// A kernel that adds products into output rows with atomics (HiCOO, HB-CSF
+// in a non-root mode) rounds every addition to float32, so a row that takes
+// n additions carries about sqrt(n) roundings of its partial sums. Spread
+// over K copies of the output (thread block b adds into copy b mod K), each
+// copy takes about n / K additions of partial sums about K times smaller,
+// which cuts that error about K-fold; the copies are then summed in double
+// into the output. K is chosen from the mean additions per row, so the
+// copies cost at most a small fraction of the kernel's own traffic, and is
+// 1 (no copies) for float64 and for outputs whose rows take few additions.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+
+namespace spt::cuda {
+
+// Where a kernel adds: copy (blockIdx.x & mask) of the output at `base`,
+// copies `stride` elements apart. mask = 0: the output itself.
+template <typename T>
+struct OutputCopies {
+  T* base = nullptr;
+  uint32_t mask = 0;  // copies - 1 (a power of two minus one)
+  uint64_t stride = 0;
+};
+
+#ifdef __CUDACC__
+template <typename T>
+__device__ __forceinline__ T* output_copy(const OutputCopies<T>& c) {
+  return c.base + uint64_t(blockIdx.x & c.mask) * c.stride;
+}
+#endif
+
+// The number of copies for an output of `rows` x `rank` values of
+// `value_size` bytes that `additions` atomic additions (an upper bound:
+// the nonzeros) reach: 1 for float64; else the largest power of two <=
+// additions / (rows * kAdditionsPerCopy), at most kMaxOutputCopies and
+// at most `blocks` (the kernel's thread blocks).
+constexpr uint64_t kAdditionsPerCopy = 1024;
+constexpr uint32_t kMaxOutputCopies = 32;
+uint32_t output_copy_count(uint64_t additions, uint64_t rows, size_t value_size, uint64_t blocks);
+
+// Makes the copies for `out` (rows x rank, zeroed by the caller): with one
+// copy, c->base = out and nothing is allocated; else zeroed scratch for all
+// copies from the stream's pool, which finish_output_copies adds into out
+// and releases. Errors: the allocation's or the memset's.
+template <typename T>
+cudaError_t begin_output_copies(T* out, uint64_t rows, uint32_t rank, uint32_t copies, cudaStream_t stream,
+                                OutputCopies<T>* c);
+
+// out += the sum of the copies (in double, rounded once), and releases the
+// scratch; no-op for one copy. `status` is the launches' status: on an
+// error the scratch is released and `status` returned.
+template <typename T>
+cudaError_t finish_output_copies(T* out, uint64_t rows, uint32_t rank, OutputCopies<T>& c, cudaError_t status,
+                                 cudaStream_t stream);
+
+}  // namespace spt::cuda
