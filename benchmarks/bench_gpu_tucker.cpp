@@ -12,7 +12,7 @@
 // record (keys of ../shared/DESIGN.md "Benchmarks"): bench "tucker_iter",
 // format (GPU: "auto" = the TTMc format the dispatcher picks, with key
 // auto_route = the one it took (hls, chain or fcoo, read from its log);
-// "fcoo", "chain", "hls" = that route forced by SPT_CUDA_TUCKER_TTMC, one
+// "fcoo", "chain", "hls" = that route forced by spt_tucker_options.ttmc, one
 // record each (hls on orders 3 and 4 only); CPU: "auto", the TTMc path its
 // cost estimate picks), backend, device (GPU name or CPU model),
 // threads, tensor, order, nnz, mode -1, rank, core_dims, dtype, ms_median /
@@ -151,29 +151,13 @@ std::string route_taken(const Timing& t) {
   return "none";
 }
 
-// Sets SPT_CUDA_TUCKER_TTMC for the scope (nullptr: unset), restoring it.
-class TtmcEnv {
- public:
-  explicit TtmcEnv(const char* value) {
-    if (const char* old = std::getenv(kName)) {
-      had_ = true;
-      old_ = old;
-    }
-    if (value) setenv(kName, value, 1);
-    else unsetenv(kName);
-  }
-  ~TtmcEnv() {
-    if (had_) setenv(kName, old_.c_str(), 1);
-    else unsetenv(kName);
-  }
-  TtmcEnv(const TtmcEnv&) = delete;
-  TtmcEnv& operator=(const TtmcEnv&) = delete;
-
- private:
-  static constexpr const char* kName = "SPT_CUDA_TUCKER_TTMC";
-  bool had_ = false;
-  std::string old_;
-};
+// The spt_tucker_options.ttmc of a --routes name.
+spt_ttmc_method ttmc_method(const std::string& route) {
+  if (route == "fcoo") return SPT_TTMC_ONE_SHOT;
+  if (route == "chain") return SPT_TTMC_CHAIN;
+  if (route == "hls") return SPT_TTMC_HLS;
+  return SPT_TTMC_AUTO;
+}
 
 struct Estimate {
   bool valid = false;
@@ -183,7 +167,7 @@ struct Estimate {
 };
 
 Timing time_hooi(const spt_coo_s& x, spt_backend backend, int threads, const std::vector<spt_index>& ranks,
-                 int iters) {
+                 int iters, spt_ttmc_method ttmc = SPT_TTMC_AUTO) {
   Timing t;
   spt_context_s ctx;
   ctx.backend = backend;
@@ -199,6 +183,7 @@ Timing time_hooi(const spt_coo_s& x, spt_backend backend, int threads, const std
   opts.tol = 0.0;
   opts.init = SPT_TUCKER_INIT_RANDOM;
   opts.seed = 7;
+  opts.ttmc = ttmc;
   spt_ttensor_s out;
   const auto start = std::chrono::steady_clock::now();
   try {
@@ -318,8 +303,7 @@ int main(int argc, char** argv) {
       for (const std::string& route : o.routes) {
         if (route == "hls" && x.order() != 3 && x.order() != 4) continue;
         if (route == "chain" && (x.order() < 3 || x.order() > 8)) continue;
-        const TtmcEnv env(route == "auto" ? nullptr : route.c_str());
-        const Timing gpu = time_hooi(x, SPT_BACKEND_CUDA, o.threads, ranks, o.iters);
+        const Timing gpu = time_hooi(x, SPT_BACKEND_CUDA, o.threads, ranks, o.iters, ttmc_method(route));
         emit(gpu, true, route, gpu_name, o.threads, tensor, x, rank, ranks, o, date, commit, &cpu, &estimate);
       }
     }

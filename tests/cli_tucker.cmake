@@ -17,6 +17,16 @@ spt_cli_test(cli_tucker_rank_syntax 2 ERROR DATA ARGS tucker ${SPT_CLI_NATIONS} 
 spt_cli_test(cli_tucker_rank_zero 2 ERROR DATA ARGS tucker ${SPT_CLI_NATIONS} -r 2,0,2)
 spt_cli_test(cli_tucker_no_rank 2 ERROR DATA ARGS tucker ${SPT_CLI_NATIONS})
 spt_cli_test(cli_tucker_bad_init 2 ERROR DATA ARGS tucker ${SPT_CLI_NATIONS} -r 2 --init svd)
+# --ttmc: chain and one_shot run on the CPU; hls there is an unsupported
+# method (a runtime error after the run's header, exit 1); an unknown name
+# is a usage error.
+spt_cli_test(cli_tucker_ttmc_chain 0 DATA STDOUT "^final fit 0\\.[0-9]+ after 3 iterations"
+  ARGS tucker ${SPT_CLI_NATIONS} -r 2 --iters 3 --tol 0 --backend cpu --ttmc chain)
+spt_cli_test(cli_tucker_ttmc_one_shot 0 DATA STDOUT "^final fit 0\\.[0-9]+ after 3 iterations"
+  ARGS tucker ${SPT_CLI_NATIONS} -r 2 --iters 3 --tol 0 --backend cpu --ttmc one_shot)
+spt_cli_test(cli_tucker_ttmc_hls_on_cpu 1 DATA STDOUT "^Tucker-HOOI: ranks 2,2,2"
+  ARGS tucker ${SPT_CLI_NATIONS} -r 2 --iters 3 --backend cpu --ttmc hls)
+spt_cli_test(cli_tucker_ttmc_unknown 2 ERROR DATA ARGS tucker ${SPT_CLI_NATIONS} -r 2 --ttmc fastest)
 if(SPT_CLI_NATIONS)
   add_test(NAME cli_tucker_files COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/cli/tucker_files.sh ${SPT_CLI}
     ${SPT_CLI_NATIONS} ${SPT_CLI_WORK})

@@ -148,6 +148,11 @@ module sptensor
   integer(c_int), parameter, public :: SPT_TUCKER_INIT_HOSVD = 0
   integer(c_int), parameter, public :: SPT_TUCKER_INIT_RANDOM = 1
   integer(c_int), parameter, public :: SPT_TUCKER_INIT_USER = 2
+  ! spt_ttmc_method (tucker.h)
+  integer(c_int), parameter, public :: SPT_TTMC_AUTO = 0
+  integer(c_int), parameter, public :: SPT_TTMC_ONE_SHOT = 1
+  integer(c_int), parameter, public :: SPT_TTMC_CHAIN = 2
+  integer(c_int), parameter, public :: SPT_TTMC_HLS = 3
   ! spt_cp_apr_init (cp_apr.h)
   integer(c_int), parameter, public :: SPT_CP_APR_INIT_RANDOM = 0
   integer(c_int), parameter, public :: SPT_CP_APR_INIT_USER = 1
@@ -224,6 +229,7 @@ module sptensor
     type(c_ptr) :: init_factors = c_null_ptr
     type(c_funptr) :: callback = c_null_funptr
     type(c_ptr) :: callback_data = c_null_ptr
+    integer(c_int) :: ttmc = 0                ! SPT_TTMC_*
   end type spt_tucker_options
 
   type, bind(c), public :: spt_cp_apr_options

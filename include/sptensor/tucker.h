@@ -56,6 +56,19 @@ typedef enum spt_tucker_init {
   SPT_TUCKER_INIT_MAX_ENUM = 0x7FFFFFFF /**< not a value: makes every 32-bit int representable (checked at run time) */
 } spt_tucker_init;
 
+/** How each HOOI sweep forms Y_(n) = X_(n) (U_N kron ... kron U_1, U_n
+ *  left out), the sweep's dominant cost. Every method gives the same Y_(n)
+ *  up to rounding. */
+typedef enum spt_ttmc_method {
+  SPT_TTMC_AUTO = 0,     /**< by the cost estimate: on the CPU one-shot or chain per mode; on the GPU HLS
+                              (orders 3-4, large and dense enough), else chain or F-COO */
+  SPT_TTMC_ONE_SHOT = 1, /**< one pass over the nonzeros per mode (CPU: the sparse TTMc kernel; GPU: F-COO) */
+  SPT_TTMC_CHAIN = 2,    /**< a chain of tensor-times-matrix products, largest distinct-index modes first
+                              (CPU: sorted COO; GPU: B-CSF trees, orders 3-8) */
+  SPT_TTMC_HLS = 3,      /**< GPU only: the HLS kernels (orders 3-4); the CPU returns SPT_ERR_UNSUPPORTED */
+  SPT_TTMC_MAX_ENUM = 0x7FFFFFFF /**< not a value: makes every 32-bit int representable (checked at run time) */
+} spt_ttmc_method;
+
 /** Per-iteration callback: iteration (1-based), fit, |fit - previous fit|
  *  (the previous fit is 0 before the first iteration, as in pyttb), seconds
  *  of this iteration. Called from the thread that called spt_tucker_hooi.
@@ -78,6 +91,9 @@ typedef struct spt_tucker_options {
                                               recomputes mode 0 first) and may be NULL */
   spt_tucker_callback callback;          /**< optional */
   void *callback_data;                   /**< passed to callback */
+  spt_ttmc_method ttmc;                  /**< how Y_(n) is formed (default SPT_TTMC_AUTO). A method the chosen
+                                              backend cannot run for this tensor (HLS on the CPU, HLS outside
+                                              orders 3-4, chain outside 3-8 on the GPU) is SPT_ERR_UNSUPPORTED */
 } spt_tucker_options;
 
 /** Fill `opts` with the defaults listed above (ranks NULL: the caller must
@@ -98,10 +114,9 @@ SPT_API spt_status spt_tucker_options_init_size(spt_tucker_options *opts, size_t
 
 /** Tucker decomposition of `x` by HOOI (pyttb tucker_als numerics, modes
  *  swept in order 0..N-1). Per mode n: Y_(n) = X_(n) (U_N kron ... U_{n+1}
- *  kron U_{n-1} ... kron U_1) by the TTMc path the cost estimate picks
- *  (one-shot or chain, see above; both give the same Y_(n) up to rounding;
- *  the environment variable SPT_TTMC_PATH=one_shot|chain forces one, for
- *  experiments), then U_n =
+ *  kron U_{n-1} ... kron U_1) by opts->ttmc (SPT_TTMC_AUTO: the method
+ *  the cost estimate picks; every method gives the same Y_(n) up to
+ *  rounding), then U_n =
  *  the R_n leading left singular vectors of Y_(n) (LAPACK gesdd when
  *  I_n > prod_{m != n} R_m, else the leading eigenvectors of Y_(n) Y_(n)^T
  *  by syevd), signs fixed so each column's largest-magnitude entry is
@@ -120,10 +135,12 @@ SPT_API spt_status spt_tucker_options_init_size(spt_tucker_options *opts, size_t
  *  Errors: SPT_ERR_INVALID_ARGUMENT (NULL x/opts/out, opts not initialised,
  *  order < 2, no nonzeros or all-zero values, ranks NULL, ranks_count !=
  *  order, a rank 0 or larger than its dimension, max_iters < 1, tol < 0 or
- *  not finite, unknown init, init factors missing or of the wrong
- *  shape/dtype), SPT_ERR_OVERFLOW or SPT_ERR_OUT_OF_MEMORY (some I_n x
- *  prod_{m != n} R_m matrix is too large: lower the ranks),
- *  SPT_ERR_NUMERICAL (non-finite values, LAPACK failure). */
+ *  not finite, unknown init or ttmc, init factors missing or of the wrong
+ *  shape/dtype), SPT_ERR_UNSUPPORTED (opts->ttmc names a method the
+ *  backend cannot run for this tensor), SPT_ERR_OVERFLOW or
+ *  SPT_ERR_OUT_OF_MEMORY (some I_n x prod_{m != n} R_m matrix is too
+ *  large: lower the ranks), SPT_ERR_NUMERICAL (non-finite values, LAPACK
+ *  failure). */
 SPT_API spt_status spt_tucker_hooi(spt_context *ctx, const spt_coo *x, const spt_tucker_options *opts,
                                    spt_ttensor **out);
 

@@ -729,13 +729,15 @@ def cp_als(tensor, rank, max_iters=50, tol=1e-4, init="random", seed=0, format="
         L.spt_ktensor_free(k)
 
 
-def tucker(tensor, ranks, max_iters=50, tol=1e-4, init="hosvd", seed=0, ctx=None):
+def tucker(tensor, ranks, max_iters=50, tol=1e-4, init="hosvd", seed=0, ttmc="auto", ctx=None):
     """Tucker decomposition by HOOI (pyttb tucker_als numerics).
 
     ranks: one rank per mode (or an int for all modes). init: "hosvd"
     (pyttb 'nvecs'), "random" or a list of `order` initial factors
-    (shape[m] x ranks[m]; factors[0] is not read). Returns a
-    :class:`TuckerResult` whose core has shape `ranks`."""
+    (shape[m] x ranks[m]; factors[0] is not read). ttmc: how each sweep
+    forms Y_(n) ("auto", "one_shot", "chain" or "hls", the GPU only;
+    spt_ttmc_method). Returns a :class:`TuckerResult` whose core has shape
+    `ranks`."""
     c = _ctx(ctx)
     L = _lib.lib()
     order = tensor.order
@@ -749,6 +751,10 @@ def tucker(tensor, ranks, max_iters=50, tol=1e-4, init="hosvd", seed=0, ctx=None
     opts.max_iters = int(max_iters)
     opts.tol = float(tol)
     opts.seed = int(seed)
+    opts.ttmc = {"auto": 0, "one_shot": 1, "chain": 2, "hls": 3}.get(str(ttmc).lower(), -1)
+    if opts.ttmc < 0:
+        raise InvalidArgumentError(-1, "SPT_ERR_INVALID_ARGUMENT",
+                                   f"ttmc must be 'auto', 'one_shot', 'chain' or 'hls', got {ttmc!r}")
     t = ctypes.c_void_p()
     with _Matrices() as mats:
         if isinstance(init, str):

@@ -83,6 +83,7 @@ class TuckerOptions(ctypes.Structure):
         ("init_factors", pvp),
         ("callback", CALLBACK),
         ("callback_data", vp),
+        ("ttmc", i32),
     ]
 
 

@@ -4,8 +4,6 @@
 #include <omp.h>
 
 #include <algorithm>
-#include <cstdlib>
-#include <cstring>
 #include <memory>
 #include <numeric>
 
@@ -22,15 +20,6 @@ const char* ttmc_path_name(TtmcPath path) {
     case TtmcPath::chain: return "chain";
     default: return "auto";
   }
-}
-
-TtmcPath ttmc_path_from_env(TtmcPath requested) {
-  if (requested != TtmcPath::automatic) return requested;
-  const char* env = std::getenv("SPT_TTMC_PATH");
-  if (env == nullptr || *env == '\0' || std::strcmp(env, "auto") == 0) return TtmcPath::automatic;
-  if (std::strcmp(env, "one_shot") == 0) return TtmcPath::one_shot;
-  if (std::strcmp(env, "chain") == 0) return TtmcPath::chain;
-  fail(SPT_ERR_INVALID_ARGUMENT, "SPT_TTMC_PATH is '", env, "'; use one_shot, chain or auto");
 }
 
 std::vector<spt_nnz> distinct_indices_per_mode(const kernels::Exec& exec, const spt_coo_s& x) {
@@ -193,13 +182,12 @@ void prepare_ttmc_operands(const kernels::Exec& exec, const spt_coo_s& x, const 
                            TtmcPath requested, TtmcOperands& out) {
   const uint32_t order = x.order();
   require(ranks_in.size() == order, "one rank per mode expected");
-  const TtmcPath forced = ttmc_path_from_env(requested);
   const std::vector<spt_nnz> distinct = distinct_indices_per_mode(exec, x);
   const size_t value_size = dtype_size(x.dtype());
   const int threads = std::max(1, exec.threads);
   // Distinct counts of every mode subset, shared by all modes' searches.
   const std::vector<spt_nnz> subsets =
-      forced == TtmcPath::one_shot ? std::vector<spt_nnz>{} : subset_distinct_counts(exec, x);
+      requested == TtmcPath::one_shot ? std::vector<spt_nnz>{} : subset_distinct_counts(exec, x);
   out.copies.clear();
   out.copies.reserve(order);
   out.operand.assign(order, nullptr);
@@ -237,12 +225,12 @@ void prepare_ttmc_operands(const kernels::Exec& exec, const spt_coo_s& x, const 
 
     std::vector<std::unique_ptr<spt_coo_s>> held;
     const spt_coo_s* chosen = nullptr;
-    if (forced == TtmcPath::one_shot) {
+    if (requested == TtmcPath::one_shot) {
       chosen = sorted_by_key(exec, x, plan.one_shot_key, held);
       plan.one_shot_flops = nested_ttmc_flops(x.nnz, prefix_group_counts(exec, *chosen, plan.one_shot_key), others,
                                               ranks_in);
       plan.path = TtmcPath::one_shot;
-    } else if (forced == TtmcPath::chain) {
+    } else if (requested == TtmcPath::chain) {
       chosen = sorted_by_key(exec, x, plan.chain_key, held);
       plan.chain_flops =
           nested_ttmc_flops(x.nnz, prefix_group_counts(exec, *chosen, plan.chain_key), plan.chain, ranks_in);

@@ -58,11 +58,6 @@ namespace spt {
 enum class TtmcPath { automatic, one_shot, chain };
 const char* ttmc_path_name(TtmcPath path);
 
-// The path `automatic` means after the environment: SPT_TTMC_PATH=one_shot
-// or chain forces one (for benchmarks and experiments); unset, empty or
-// "auto" keeps automatic. Other values throw INVALID_ARGUMENT.
-TtmcPath ttmc_path_from_env(TtmcPath requested);
-
 struct TtmcPlan {
   uint32_t mode = 0;
   TtmcPath path = TtmcPath::one_shot;       // chosen (never automatic)

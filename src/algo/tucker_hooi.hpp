@@ -35,8 +35,9 @@ enum class TuckerHosvdPath { automatic, gram, randomized };
 struct TuckerInternalOptions {
   TuckerSvdPath svd = TuckerSvdPath::automatic;
   TuckerHosvdPath hosvd = TuckerHosvdPath::automatic;
-  // TTMc path per mode (algo/ttm_chain.hpp): automatic = cost estimate
-  // (SPT_TTMC_PATH may force one); forcing one is for tests and benchmarks.
+  // TTMc path per mode (algo/ttm_chain.hpp): automatic = opts.ttmc
+  // (SPT_TTMC_AUTO: the cost estimate); forcing one here keeps the run on
+  // the CPU loop (tests of the CPU paths).
   TtmcPath ttmc = TtmcPath::automatic;
   // When set, receives the per-mode TTMc plans (path, estimates, memory).
   std::vector<TtmcPlan>* plans_out = nullptr;

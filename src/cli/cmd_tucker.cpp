@@ -40,6 +40,7 @@ const CommandSpec& tucker_spec() {
         {"tol", 0, "T", "stop when the fit changes by less than T (default 1e-4; 0 = run all sweeps)"},
         {"init", 0, "METHOD", "hosvd (leading singular vectors of each unfolding, default) or random"},
         {"seed", 's', "S", "seed of the random initial factors (default 0)"},
+        {"ttmc", 0, "METHOD", "how each sweep forms Y_(n): auto (default), one_shot, chain or hls (GPU only)"},
         {"output", 'o', "PREFIX", "write PREFIX.core.tns and PREFIX.mode-K.txt"},
         {"quiet", 'q', "", "print only the final summary, not every iteration"},
     };
@@ -156,6 +157,7 @@ int run_tucker(const ParsedArgs& args) {
   uint64_t seed = args.unsigned_integer("seed", 0);
   bool quiet = args.has("quiet");
   std::string init = args.choice("init", "hosvd", {"hosvd", "random"});
+  const std::string ttmc = args.choice("ttmc", "auto", {"auto", "one_shot", "chain", "hls"});
 
   ContextPtr ctx = make_context(args);
   double read_seconds = 0;
@@ -175,6 +177,10 @@ int run_tucker(const ParsedArgs& args) {
   opts.tol = tol;
   opts.seed = seed;
   opts.init = init == "random" ? SPT_TUCKER_INIT_RANDOM : SPT_TUCKER_INIT_HOSVD;
+  opts.ttmc = ttmc == "one_shot" ? SPT_TTMC_ONE_SHOT
+              : ttmc == "chain"  ? SPT_TTMC_CHAIN
+              : ttmc == "hls"    ? SPT_TTMC_HLS
+                                 : SPT_TTMC_AUTO;
   opts.callback = print_iteration;
   opts.callback_data = &quiet;
 

@@ -216,9 +216,11 @@ struct DeviceKernels {
   // and tucker_hooi_fcoo): one TTMc copy per mode is built from x and
   // uploaded for this call (freed when it returns): an HLS rooted at the
   // mode (TTMc in EXACT precision) for a tensor of order 3 or 4 with at
-  // least 100,000 nonzeros and 5% of them in dense tiles, else an op-MTTKRP
-  // F-COO (env SPT_CUDA_TUCKER_TTMC=hls|fcoo|auto overrides; see
-  // device_tucker.cpp for the measurements). The factors, Y_(n), the
+  // least 100,000 nonzeros and 5% of them in dense tiles, else a B-CSF
+  // chain or an op-MTTKRP F-COO by the cost estimate (`method`, the
+  // caller's spt_tucker_options.ttmc, forces one: a forced method outside
+  // its kernels' orders is unsupported, see below; device_tucker.cpp has
+  // the measurements). The factors, Y_(n), the
   // Gram matrices and the core stay on the device; the host sees scalars per
   // mode and per sweep. When the context's effective backend is CUDA, runs
   // the sweeps from the initial factors in `factors` (dims[m] x ranks[m], x's
@@ -235,10 +237,10 @@ struct DeviceKernels {
   // SPT_ERR_DEVICE. SPT_ERR_NUMERICAL (a solver that did not converge, as
   // the CPU loop) and whatever on_sweep throws propagate in any case.
   static bool tucker_hooi(const spt_context_s& ctx, const spt_coo_s& x, const std::vector<spt_index>& ranks,
-                          int max_iters, const std::vector<MatRef<float>>& factors, float* core,
+                          spt_ttmc_method method, int max_iters, const std::vector<MatRef<float>>& factors, float* core,
                           const TuckerSweepHook& on_sweep);
   static bool tucker_hooi(const spt_context_s& ctx, const spt_coo_s& x, const std::vector<spt_index>& ranks,
-                          int max_iters, const std::vector<MatRef<double>>& factors, double* core,
+                          spt_ttmc_method method, int max_iters, const std::vector<MatRef<double>>& factors, double* core,
                           const TuckerSweepHook& on_sweep);
   // [tucker-end]
 };

@@ -2,7 +2,7 @@
 // device.hpp): the AUTO size rule, the format of the per-mode TTMc copies
 // (HLS for large enough orders-3/4 tensors with dense tiles; else chained
 // TTMs on B-CSF / HB-CSF trees or F-COO, whichever the cost estimate
-// prefers; env SPT_CUDA_TUCKER_TTMC), one copy per mode built and uploaded
+// prefers; spt_tucker_options.ttmc forces one), one copy per mode built and uploaded
 // for the call, the hooks handed to the plugin (cuda/tucker_hooi.cu) and the
 // failure policy (AUTO: a note and the CPU loop; CUDA forced: an error).
 //
@@ -34,8 +34,6 @@
 // EXACT (CUDA cores, no rounding) so that the GPU Tucker still matches the
 // CPU's within the F-COO run's tolerances.
 #include <algorithm>
-#include <cstdlib>
-#include <cstring>
 #include <exception>
 #include <memory>
 #include <string>
@@ -76,36 +74,21 @@ constexpr spt_nnz kTuckerHlsMinNnz = 100000;
 // by_cost; by_cost: chain or F-COO by the estimate (see the top).
 enum class TtmcFormat { fcoo, hls_if_dense, hls, chain, by_cost };
 
-// The format the per-mode TTMc copies take: env SPT_CUDA_TUCKER_TTMC =
-// hls | chain | fcoo | auto (unset or auto: HLS for orders 3 and 4, the HLS
-// kernels' range, when the tensor is large and dense enough, see above;
-// else, for orders 3..8, chain or F-COO by the cost estimate; F-COO for
-// order 2). hls or chain forced on an order outside its kernels' range runs
-// on F-COO with a note; an unknown value is auto with a note.
-TtmcFormat tucker_ttmc_format(const spt_context_s& ctx, uint32_t order) {
-  const bool hls_order = order == 3 || order == 4;
-  const bool chain_order = order >= kChainMinOrder && order <= kChainMaxOrder;
-  const TtmcFormat automatic =
-      hls_order ? TtmcFormat::hls_if_dense : (chain_order ? TtmcFormat::by_cost : TtmcFormat::fcoo);
-  const char* env = std::getenv("SPT_CUDA_TUCKER_TTMC");
-  if (!env || !*env || std::strcmp(env, "auto") == 0) return automatic;
-  if (std::strcmp(env, "fcoo") == 0) return TtmcFormat::fcoo;
-  if (std::strcmp(env, "hls") == 0) {
-    if (!hls_order)
-      log(ctx, 1,
-          cat("note: SPT_CUDA_TUCKER_TTMC=hls ignored: order ", order,
-              " is outside the GPU HLS kernels' range 3..4; the Tucker TTMc runs on F-COO"));
-    return hls_order ? TtmcFormat::hls : TtmcFormat::fcoo;
+// The format the per-mode TTMc copies take for the requested method
+// (spt_tucker_options.ttmc): AUTO: HLS for orders 3 and 4, the HLS
+// kernels' range, when the tensor is large and dense enough (see above),
+// else, for orders 3..8, chain or F-COO by the cost estimate, F-COO for
+// order 2; ONE_SHOT: F-COO; HLS, CHAIN: that format (the caller checked the
+// order is in its range).
+TtmcFormat tucker_ttmc_format(spt_ttmc_method method, uint32_t order) {
+  switch (method) {
+    case SPT_TTMC_ONE_SHOT: return TtmcFormat::fcoo;
+    case SPT_TTMC_HLS: return TtmcFormat::hls;
+    case SPT_TTMC_CHAIN: return TtmcFormat::chain;
+    default: break;
   }
-  if (std::strcmp(env, "chain") == 0) {
-    if (!chain_order)
-      log(ctx, 1,
-          cat("note: SPT_CUDA_TUCKER_TTMC=chain ignored: order ", order, " is outside the GPU B-CSF kernels' range ",
-              kChainMinOrder, "..", kChainMaxOrder, "; the Tucker TTMc runs on F-COO"));
-    return chain_order ? TtmcFormat::chain : TtmcFormat::fcoo;
-  }
-  log(ctx, 1, cat("note: SPT_CUDA_TUCKER_TTMC=", env, " is not hls, chain, fcoo or auto; using auto"));
-  return automatic;
+  if (order == 3 || order == 4) return TtmcFormat::hls_if_dense;
+  return order >= kChainMinOrder && order <= kChainMaxOrder ? TtmcFormat::by_cost : TtmcFormat::fcoo;
 }
 
 // The HB-CSF trees of x, one rooted at each mode (default parameters).
@@ -215,7 +198,7 @@ int upload_hls_per_mode(const spt_context_s& ctx, const CudaPlugin& cuda, const 
 
 template <typename T>
 bool tucker_on_device(const spt_context_s& ctx, const spt_coo_s& x, const std::vector<spt_index>& ranks,
-                      int max_iters, const std::vector<MatRef<T>>& factors, T* core,
+                      spt_ttmc_method method, int max_iters, const std::vector<MatRef<T>>& factors, T* core,
                       const DeviceKernels::TuckerSweepHook& on_sweep) {
   if (effective_backend(ctx) != SPT_BACKEND_CUDA) return false;
   const uint32_t order = x.order();
@@ -248,7 +231,12 @@ bool tucker_on_device(const spt_context_s& ctx, const spt_coo_s& x, const std::v
   // auto) or one F-COO per mode.
   std::vector<DeviceHls> hls_copies;
   std::vector<const spt_plugin_device_hls*> hls_raw;
-  TtmcFormat ttmc_format = tucker_ttmc_format(ctx, order);
+  if (method == SPT_TTMC_HLS && order != 3 && order != 4)
+    return tucker_unsupported(ctx, cat("SPT_TTMC_HLS: order ", order, " is outside the GPU HLS kernels' range 3..4"));
+  if (method == SPT_TTMC_CHAIN && (order < kChainMinOrder || order > kChainMaxOrder))
+    return tucker_unsupported(ctx, cat("SPT_TTMC_CHAIN: order ", order, " is outside the GPU B-CSF kernels' range ",
+                                       kChainMinOrder, "..", kChainMaxOrder));
+  TtmcFormat ttmc_format = tucker_ttmc_format(method, order);
   if (ttmc_format == TtmcFormat::hls_if_dense || ttmc_format == TtmcFormat::hls) {
     const bool automatic = ttmc_format == TtmcFormat::hls_if_dense;
     // Unless HLS runs: F-COO after a failure, the estimate when auto
@@ -331,7 +319,7 @@ bool tucker_on_device(const spt_context_s& ctx, const spt_coo_s& x, const std::v
             for (const DeviceHbcsf& c : chain_copies) chain_raw.push_back(c.get());
             log(ctx, 1,
                 cat("Tucker-HOOI on B-CSF chained TTMs on the GPU (one HB-CSF per mode, ", bytes, " bytes; ",
-                    forced ? "forced by SPT_CUDA_TUCKER_TTMC; " : "", numbers, ")"));
+                    forced ? "forced by SPT_TTMC_CHAIN; " : "", numbers, ")"));
           } else if (status == SPT_ERR_UNSUPPORTED || status == SPT_ERR_OUT_OF_MEMORY) {
             log(ctx, 1,
                 cat("note: the Tucker TTMc runs on F-COO: ",
@@ -447,15 +435,15 @@ bool DeviceKernels::tucker_prefers_cpu(const std::vector<spt_index>& dims, spt_n
 }
 
 bool DeviceKernels::tucker_hooi(const spt_context_s& ctx, const spt_coo_s& x, const std::vector<spt_index>& ranks,
-                                int max_iters, const std::vector<MatRef<float>>& factors, float* core,
-                                const TuckerSweepHook& on_sweep) {
-  return tucker_on_device<float>(ctx, x, ranks, max_iters, factors, core, on_sweep);
+                                spt_ttmc_method method, int max_iters, const std::vector<MatRef<float>>& factors,
+                                float* core, const TuckerSweepHook& on_sweep) {
+  return tucker_on_device<float>(ctx, x, ranks, method, max_iters, factors, core, on_sweep);
 }
 
 bool DeviceKernels::tucker_hooi(const spt_context_s& ctx, const spt_coo_s& x, const std::vector<spt_index>& ranks,
-                                int max_iters, const std::vector<MatRef<double>>& factors, double* core,
-                                const TuckerSweepHook& on_sweep) {
-  return tucker_on_device<double>(ctx, x, ranks, max_iters, factors, core, on_sweep);
+                                spt_ttmc_method method, int max_iters, const std::vector<MatRef<double>>& factors,
+                                double* core, const TuckerSweepHook& on_sweep) {
+  return tucker_on_device<double>(ctx, x, ranks, method, max_iters, factors, core, on_sweep);
 }
 
 }  // namespace spt::dispatch

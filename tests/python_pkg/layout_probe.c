@@ -21,7 +21,7 @@ int main(void) {
   F(spt_tucker_options, struct_size); F(spt_tucker_options, ranks); F(spt_tucker_options, ranks_count);
   F(spt_tucker_options, max_iters); F(spt_tucker_options, tol); F(spt_tucker_options, init);
   F(spt_tucker_options, seed); F(spt_tucker_options, init_factors); F(spt_tucker_options, callback);
-  F(spt_tucker_options, callback_data);
+  F(spt_tucker_options, callback_data); F(spt_tucker_options, ttmc);
 
   S(spt_read_options);
   F(spt_read_options, struct_size); F(spt_read_options, format); F(spt_read_options, dtype);

@@ -233,6 +233,13 @@ class Decompositions(unittest.TestCase):
         D = X.to_numpy()
         M = np.einsum("abc,ia,jb,kc->ijk", t.core, *t.factors)
         self.assertAlmostEqual(1 - np.linalg.norm(D - M) / np.linalg.norm(D), t.fit, places=8)
+        # ttmc: every CPU method gives the same fit; a bad name is an error.
+        ctx = sptensor.Context(backend="cpu")
+        for method in ("one_shot", "chain"):
+            tm = sptensor.tucker(X, [3, 4, 5], max_iters=10, ttmc=method, ctx=ctx)
+            self.assertAlmostEqual(tm.fit, t.fit, places=8, msg=method)
+        with self.assertRaises(sptensor.InvalidArgumentError):
+            sptensor.tucker(X, [3, 4, 5], ttmc="fastest")
 
     @unittest.skipIf(ttb is None, "pyttb is not installed")
     def test_cp_als_against_pyttb(self):

@@ -355,12 +355,12 @@ TEST_F(AllocFailure, CpApr) {
   }
 }
 
-// Tucker-HOOI on each TTMc path (SPT_TTMC_PATH forces one): the chain
-// kernel's per-thread blocks are allocated before its parallel region.
+// Tucker-HOOI on each TTMc path (spt_tucker_options.ttmc forces one): the
+// chain kernel's per-thread blocks are allocated before its parallel region.
 TEST_F(AllocFailure, TuckerHooi) {
   const spt_index ranks[3] = {2, 3, 2};
-  for (const char* path : {"chain", "one_shot"}) {
-    setenv("SPT_TTMC_PATH", path, 1);
+  for (const spt_ttmc_method method : {SPT_TTMC_CHAIN, SPT_TTMC_ONE_SHOT}) {
+    const char* path = method == SPT_TTMC_CHAIN ? "chain" : "one_shot";
     for (int threads : {1, 2}) {
       spt_context_set_threads(ctx_, threads);
       spt_tucker_options o;
@@ -369,6 +369,7 @@ TEST_F(AllocFailure, TuckerHooi) {
       o.ranks_count = 3;
       o.max_iters = 2;
       o.seed = 7;
+      o.ttmc = method;
       run_both(path, [&] {
         spt_ttensor* t = nullptr;
         spt_status s = spt_tucker_hooi(ctx_, x_, &o, &t);
@@ -377,7 +378,6 @@ TEST_F(AllocFailure, TuckerHooi) {
         return s < 0 ? s : SPT_OK;
       });
     }
-    unsetenv("SPT_TTMC_PATH");
   }
 }
 

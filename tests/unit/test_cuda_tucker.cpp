@@ -7,7 +7,7 @@
 // every sweep's fit, orthonormal factors obeying the sign rule, equal
 // factors (subspaces in float32) and core; the TTMc on HLS (orders 3 and 4
 // by default), on F-COO and on B-CSF chained TTMs (forced by
-// SPT_CUDA_TUCKER_TTMC, or chosen by the cost estimate; orders 3..6); the callback
+// spt_tucker_options.ttmc, or chosen by the cost estimate; orders 3..6); the callback
 // stopping the device run; the AUTO size rule; device out-of-memory (AUTO
 // falls back, CUDA fails); and on a machine without a GPU, CUDA forced is a
 // DEVICE error and AUTO runs the CPU loop. GPU tests skip with the reason
@@ -77,7 +77,8 @@ int record_iteration(void* data, int iteration, double fit, double, double) {
 // `stop_after` sweeps when > 0.
 template <typename T>
 TuckerRun run_tucker(spt_backend backend, const spt_coo_s& x, const std::vector<spt_index>& ranks,
-                     const std::vector<DenseMatrix<T>>& init, int iters, double tol, int stop_after = 0) {
+                     const std::vector<DenseMatrix<T>>& init, int iters, double tol, int stop_after = 0,
+                     spt_ttmc_method ttmc = SPT_TTMC_AUTO) {
   TuckerRun run;
   spt_context* ctx = nullptr;
   EXPECT_EQ(spt_context_create(&ctx), SPT_OK);
@@ -98,6 +99,7 @@ TuckerRun run_tucker(spt_backend backend, const spt_coo_s& x, const std::vector<
   opts.max_iters = iters;
   opts.tol = tol;
   opts.seed = 7;
+  opts.ttmc = ttmc;
   if (!init.empty()) {
     opts.init = SPT_TUCKER_INIT_USER;
     opts.init_factors = init_ptrs.data();
@@ -436,13 +438,13 @@ TEST(CudaTuckerApi, RankAboveTheOtherModesProduct) {
   for (size_t i = 1; i < fits.size(); ++i) EXPECT_GE(fits[i], fits[i - 1] - 1e-10) << "sweep " << i + 1;
 }
 
-// SPT_CUDA_TUCKER_TTMC forces the TTMc's format: fcoo, hls and chain each
-// run on the device (the log names the format) and equal the CPU run, on an
-// order-3 and an order-4 tensor (float64 and float32); unset, orders 3 and 4
-// take HLS when large and dense enough, else chain or F-COO as the cost
-// estimate says; hls forced on order 5 (outside the HLS kernels) runs on
-// F-COO with a note.
-TEST(CudaTuckerApi, TtmcFormatForcedByEnvMatchesCpu) {
+// spt_tucker_options.ttmc forces the TTMc's format: ONE_SHOT (F-COO), HLS
+// and CHAIN each run on the device (the log names the format) and equal
+// the CPU run, on an order-3 and an order-4 tensor (float64 and float32);
+// AUTO takes HLS for orders 3 and 4 when large and dense enough, else
+// chain or F-COO as the cost estimate says; HLS forced on order 5 (outside
+// the HLS kernels) is SPT_ERR_UNSUPPORTED.
+TEST(CudaTuckerApi, TtmcMethodForcedMatchesCpu) {
   SKIP_WITHOUT_DEVICE();
   // MatchesCpuFromUserInit's order-3 and order-4 cases with their seeds
   // (tensors with distinct singular values: vectors compared exactly).
@@ -464,22 +466,21 @@ TEST(CudaTuckerApi, TtmcFormatForcedByEnvMatchesCpu) {
     // Unset = auto: these tensors are too small for HLS (6,000 nonzeros);
     // chain or F-COO by the estimate.
     const bool auto_chain = dispatch::tucker_ttmc_estimate(x, c.ranks, 4).prefers_chain();
-    for (const char* env : {"fcoo", "hls", "chain", static_cast<const char*>(nullptr)}) {
-      ScopedEnv format("SPT_CUDA_TUCKER_TTMC", env);
-      const std::string what = std::string(c.routes) + ", SPT_CUDA_TUCKER_TTMC=" + (env ? env : "(unset)");
-      const bool hls = env && std::string(env) == "hls";
-      const bool chain = env ? std::string(env) == "chain" : auto_chain;
-      const TuckerRun gpu = run_tucker<double>(SPT_BACKEND_CUDA, x, c.ranks, init, 8, 0.0);
+    for (const spt_ttmc_method method : {SPT_TTMC_ONE_SHOT, SPT_TTMC_HLS, SPT_TTMC_CHAIN, SPT_TTMC_AUTO}) {
+      const std::string what = std::string(c.routes) + ", ttmc method " + std::to_string(int(method));
+      const bool hls = method == SPT_TTMC_HLS;
+      const bool chain = method == SPT_TTMC_AUTO ? auto_chain : method == SPT_TTMC_CHAIN;
+      const TuckerRun gpu = run_tucker<double>(SPT_BACKEND_CUDA, x, c.ranks, init, 8, 0.0, 0, method);
       expect_same_run<double>(gpu, cpu, true, what);
       EXPECT_EQ(gpu.logged("Tucker-HOOI on F-COO on the GPU"), !hls && !chain) << what;
       EXPECT_EQ(gpu.logged("Tucker-HOOI on B-CSF chained TTMs on the GPU"), chain) << what;
-      if (!env) {
+      if (method == SPT_TTMC_AUTO) {
         EXPECT_TRUE(gpu.logged("the Tucker TTMc does not run on HLS: ")) << what;
         EXPECT_TRUE(gpu.logged(auto_chain ? "estimated work per sweep: chain" : "the cost estimate prefers it"))
             << what;
       }
       EXPECT_EQ(gpu.logged("Tucker-HOOI on HLS on the GPU (TTMc in EXACT precision"), hls) << what;
-      const TuckerRun gpu32 = run_tucker<float>(SPT_BACKEND_CUDA, x32, c.ranks, init32, 8, 0.0);
+      const TuckerRun gpu32 = run_tucker<float>(SPT_BACKEND_CUDA, x32, c.ranks, init32, 8, 0.0, 0, method);
       expect_same_run<float>(gpu32, cpu32, true, what + ", float32");
       EXPECT_EQ(gpu32.logged("Tucker-HOOI on HLS on the GPU"), hls) << what << ", float32";
       EXPECT_EQ(gpu32.logged("Tucker-HOOI on B-CSF chained TTMs on the GPU"), chain) << what << ", float32";
@@ -488,7 +489,6 @@ TEST(CudaTuckerApi, TtmcFormatForcedByEnvMatchesCpu) {
   {
     // Auto on a large tensor with dense tiles (150,000 nonzeros in 64^3,
     // 57% dense): HLS; on the small ones above it said why not.
-    ScopedEnv unset("SPT_CUDA_TUCKER_TTMC", nullptr);
     RandomTensorSpec dense_spec;
     dense_spec.dims = {64, 64, 64};
     dense_spec.nnz = 150000;
@@ -502,7 +502,8 @@ TEST(CudaTuckerApi, TtmcFormatForcedByEnvMatchesCpu) {
     expect_same_run<double>(gpu, cpu, false, "auto, 150,000 nonzeros in 64^3");
     EXPECT_TRUE(gpu.logged("Tucker-HOOI on HLS on the GPU")) << "auto should pick HLS for a dense tensor";
   }
-  // Order 5: HLS cannot run it; forced hls is a note and F-COO.
+  // Order 5: HLS cannot run it; forcing it is unsupported, on the GPU and
+  // (AUTO backend, falling back) on the CPU alike.
   RandomTensorSpec spec;
   spec.dims = {12, 10, 9, 8, 7};
   spec.nnz = 4000;
@@ -510,15 +511,14 @@ TEST(CudaTuckerApi, TtmcFormatForcedByEnvMatchesCpu) {
   const spt_coo_s x = random_coo(SPT_FLOAT64, spec);
   const std::vector<spt_index> ranks{2, 2, 2, 2, 2};
   const auto init = orthonormal_init<double>(x.dims, ranks, 11);
-  ScopedEnv format("SPT_CUDA_TUCKER_TTMC", "hls");
-  const TuckerRun gpu = run_tucker<double>(SPT_BACKEND_CUDA, x, ranks, init, 4, 0.0);
-  const TuckerRun cpu = run_tucker<double>(SPT_BACKEND_CPU, x, ranks, init, 4, 0.0);
-  expect_same_run<double>(gpu, cpu, false, "order 5, SPT_CUDA_TUCKER_TTMC=hls");
-  EXPECT_TRUE(gpu.logged("note: SPT_CUDA_TUCKER_TTMC=hls ignored: order 5"));
-  EXPECT_TRUE(gpu.logged("Tucker-HOOI on F-COO on the GPU"));
+  const TuckerRun gpu = run_tucker<double>(SPT_BACKEND_CUDA, x, ranks, init, 4, 0.0, 0, SPT_TTMC_HLS);
+  EXPECT_EQ(gpu.status, SPT_ERR_UNSUPPORTED) << gpu.error;
+  EXPECT_NE(gpu.error.find("order 5 is outside the GPU HLS kernels' range 3..4"), std::string::npos) << gpu.error;
+  const TuckerRun automatic = run_tucker<double>(SPT_BACKEND_AUTO, x, ranks, init, 4, 0.0, 0, SPT_TTMC_HLS);
+  EXPECT_EQ(automatic.status, SPT_ERR_UNSUPPORTED) << automatic.error;
 }
 
-// The chained TTMc (SPT_CUDA_TUCKER_TTMC=chain: B-CSF / HB-CSF trees, one
+// The chained TTMc (SPT_TTMC_CHAIN: B-CSF / HB-CSF trees, one
 // per mode) equals the CPU run from the same initial factors on orders 3..6,
 // including a tensor with long fibers (the chain's case), one whose slices
 // hold one nonzero each (COO group only) and ranks (3, 5, 7, ...) so that a
@@ -542,7 +542,6 @@ TYPED_TEST(CudaTucker, ChainTtmcMatchesCpu) {
       {{12, 10, 9, 8, 14}, {3, 5, 2, 2, 3}, 5000, true, false, "order 5"},
       {{8, 7, 6, 9, 5, 10}, {2, 3, 2, 3, 2, 3}, 5000, true, false, "order 6"},
   };
-  ScopedEnv format("SPT_CUDA_TUCKER_TTMC", "chain");
   uint64_t seed = 60;
   for (const ChainCase& c : chain_cases) {
     RandomTensorSpec spec;
@@ -552,21 +551,20 @@ TYPED_TEST(CudaTucker, ChainTtmcMatchesCpu) {
     spec.skewed = c.skewed;
     const spt_coo_s x = random_coo(dtype_of<T>(), spec);
     const auto init = orthonormal_init<T>(c.dims, c.ranks, seed * 7);
-    const TuckerRun gpu = run_tucker<T>(SPT_BACKEND_CUDA, x, c.ranks, init, 6, 0.0);
+    const TuckerRun gpu = run_tucker<T>(SPT_BACKEND_CUDA, x, c.ranks, init, 6, 0.0, 0, SPT_TTMC_CHAIN);
     const TuckerRun cpu = run_tucker<T>(SPT_BACKEND_CPU, x, c.ranks, init, 6, 0.0);
     expect_same_run<T>(gpu, cpu, c.exact, c.what);
     EXPECT_TRUE(gpu.logged("Tucker-HOOI on B-CSF chained TTMs on the GPU (one HB-CSF per mode")) << c.what;
-    EXPECT_TRUE(gpu.logged("forced by SPT_CUDA_TUCKER_TTMC")) << c.what;
+    EXPECT_TRUE(gpu.logged("forced by SPT_TTMC_CHAIN")) << c.what;
   }
 }
 
 // Auto without HLS (below its size rule): the estimate decides. Long fibers
 // (30,000 nonzeros in 40^3): chain; a diagonal (no fiber holds two
 // nonzeros): F-COO, with the estimate in the log. Chain forced on order 2
-// (outside the B-CSF kernels): F-COO with a note.
+// (outside the B-CSF kernels): SPT_ERR_UNSUPPORTED.
 TEST(CudaTuckerApi, AutoPicksChainOrFcooByTheEstimate) {
   SKIP_WITHOUT_DEVICE();
-  ScopedEnv unset("SPT_CUDA_TUCKER_TTMC", nullptr);
   RandomTensorSpec spec;
   spec.dims = {40, 40, 40};
   spec.nnz = 30000;
@@ -581,7 +579,7 @@ TEST(CudaTuckerApi, AutoPicksChainOrFcooByTheEstimate) {
   expect_same_run<double>(gpu, cpu, true, "auto, long fibers");
   EXPECT_TRUE(gpu.logged("the Tucker TTMc does not run on HLS: 30000 nonzeros"));
   EXPECT_TRUE(gpu.logged("Tucker-HOOI on B-CSF chained TTMs on the GPU"));
-  EXPECT_FALSE(gpu.logged("forced by SPT_CUDA_TUCKER_TTMC"));
+  EXPECT_FALSE(gpu.logged("forced by SPT_TTMC_CHAIN"));
 
   spt_coo_s diagonal;
   diagonal.init_owned(SPT_FLOAT64, {300, 300, 300}, 300);
@@ -597,18 +595,15 @@ TEST(CudaTuckerApi, AutoPicksChainOrFcooByTheEstimate) {
   EXPECT_TRUE(gpu_d.logged("the Tucker TTMc runs on F-COO: the cost estimate prefers it (estimated work per sweep"));
   EXPECT_TRUE(gpu_d.logged("Tucker-HOOI on F-COO on the GPU"));
 
-  ScopedEnv chain("SPT_CUDA_TUCKER_TTMC", "chain");
   RandomTensorSpec spec2;
   spec2.dims = {300, 200};
   spec2.nnz = 3000;
   const spt_coo_s matrix = random_coo(SPT_FLOAT64, spec2);
   const std::vector<spt_index> ranks2{3, 3};  // equal: R_0 > R_1 leaves U_0 a null-space column, arbitrary
   const auto init2 = orthonormal_init<double>(matrix.dims, ranks2, 23);
-  const TuckerRun gpu2 = run_tucker<double>(SPT_BACKEND_CUDA, matrix, ranks2, init2, 3, 0.0);
-  const TuckerRun cpu2 = run_tucker<double>(SPT_BACKEND_CPU, matrix, ranks2, init2, 3, 0.0);
-  expect_same_run<double>(gpu2, cpu2, false, "order 2, SPT_CUDA_TUCKER_TTMC=chain");
-  EXPECT_TRUE(gpu2.logged("note: SPT_CUDA_TUCKER_TTMC=chain ignored: order 2"));
-  EXPECT_TRUE(gpu2.logged("Tucker-HOOI on F-COO on the GPU"));
+  const TuckerRun gpu2 = run_tucker<double>(SPT_BACKEND_CUDA, matrix, ranks2, init2, 3, 0.0, 0, SPT_TTMC_CHAIN);
+  EXPECT_EQ(gpu2.status, SPT_ERR_UNSUPPORTED) << gpu2.error;
+  EXPECT_NE(gpu2.error.find("order 2 is outside the GPU B-CSF kernels' range"), std::string::npos) << gpu2.error;
 }
 
 // SPT_CUDA_MEMORY_LIMIT makes the device copies not fit: AUTO falls back to
@@ -626,11 +621,9 @@ TEST(CudaTuckerApi, OutOfMemoryFallsBackUnderAutoAndFailsUnderCuda) {
   const TuckerRun cpu = run_tucker<double>(SPT_BACKEND_CPU, x, ranks, init, 3, 0.0);
   ASSERT_GE(cpu.status, 0) << cpu.error;
   ScopedEnv limit("SPT_CUDA_MEMORY_LIMIT", "1000");
-  ScopedEnv format("SPT_CUDA_TUCKER_TTMC", "hls");  // order 3: HLS first
   const TuckerRun automatic = run_tucker<double>(SPT_BACKEND_AUTO, x, ranks, init, 3, 0.0);
   ASSERT_GE(automatic.status, 0) << automatic.error;
-  // The HLS copies do not fit: F-COO is tried, does not fit either: the CPU.
-  EXPECT_TRUE(automatic.logged("note: the Tucker TTMc runs on F-COO: the HLS copies do not fit the CUDA device"));
+  // The device copies do not fit: the CPU.
   EXPECT_TRUE(automatic.logged("note: Tucker-HOOI runs on the CPU: the CUDA device is out of memory"));
   ASSERT_EQ(automatic.t->fit_history.size(), cpu.t->fit_history.size());
   for (size_t i = 0; i < cpu.t->fit_history.size(); ++i)

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <map>
 #include <memory>
 #include <numeric>
@@ -647,20 +648,58 @@ TEST(TtmcPlan, HypersparseTensorPicksOneShot) {
   }
 }
 
-TEST(TtmcPlan, EnvironmentForcesAPathAndRejectsUnknownValues) {
+TEST(TtmcPlan, AnExplicitPathIsKept) {
   const spt_coo_s x = uniform_tensor({4, 3, 500}, 2000, 23);
-  const char* saved = std::getenv("SPT_TTMC_PATH");
-  const std::string restore = saved ? saved : "";
   TtmcOperands ops;
-  setenv("SPT_TTMC_PATH", "chain", 1);
-  prepare_ttmc_operands(Exec{1}, x, {2, 2, 2}, TtmcPath::automatic, ops);
-  for (const TtmcPlan& plan : ops.plans) EXPECT_EQ(plan.path, TtmcPath::chain);
-  prepare_ttmc_operands(Exec{1}, x, {2, 2, 2}, TtmcPath::one_shot, ops);  // an explicit request wins
-  for (const TtmcPlan& plan : ops.plans) EXPECT_EQ(plan.path, TtmcPath::one_shot);
-  setenv("SPT_TTMC_PATH", "fastest", 1);
-  EXPECT_THROW(prepare_ttmc_operands(Exec{1}, x, {2, 2, 2}, TtmcPath::automatic, ops), Error);
-  if (saved) setenv("SPT_TTMC_PATH", restore.c_str(), 1);
-  else unsetenv("SPT_TTMC_PATH");
+  for (TtmcPath path : {TtmcPath::chain, TtmcPath::one_shot}) {
+    prepare_ttmc_operands(Exec{1}, x, {2, 2, 2}, path, ops);
+    for (const TtmcPlan& plan : ops.plans) EXPECT_EQ(plan.path, path);
+  }
+}
+
+// spt_tucker_options.ttmc: ONE_SHOT and CHAIN force the CPU loop's path in
+// every mode (the plans say so); HLS is the GPU's only, so a CPU run is
+// SPT_ERR_UNSUPPORTED; a value outside the enum is an invalid argument.
+TEST(TuckerTtmcOption, ForcesThePathOnTheCpu) {
+  const spt_coo_s x = uniform_tensor({4, 3, 500}, 2000, 23);
+  const spt_index ranks[] = {2, 2, 2};
+  spt_tucker_options opts;
+  spt_tucker_options_init(&opts);
+  EXPECT_EQ(opts.ttmc, SPT_TTMC_AUTO);
+  opts.ranks = ranks;
+  opts.ranks_count = 3;
+  opts.max_iters = 2;
+  spt_context_s ctx;
+  ctx.backend = SPT_BACKEND_CPU;
+  const std::pair<spt_ttmc_method, TtmcPath> forced[] = {{SPT_TTMC_ONE_SHOT, TtmcPath::one_shot},
+                                                         {SPT_TTMC_CHAIN, TtmcPath::chain}};
+  for (const auto& [method, path] : forced) {
+    opts.ttmc = method;
+    spt_ttensor_s out;
+    TuckerInternalOptions internal;
+    std::vector<TtmcPlan> plans;
+    internal.plans_out = &plans;
+    tucker_hooi(ctx, x, opts, out, internal);
+    ASSERT_EQ(plans.size(), 3u);
+    for (const TtmcPlan& plan : plans) EXPECT_EQ(plan.path, path) << "method " << method;
+  }
+  opts.ttmc = SPT_TTMC_HLS;
+  spt_ttensor_s out;
+  try {
+    tucker_hooi(ctx, x, opts, out);
+    ADD_FAILURE() << "SPT_TTMC_HLS ran on the CPU";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), SPT_ERR_UNSUPPORTED);
+    EXPECT_NE(std::string(e.what()).find("GPU only"), std::string::npos) << e.what();
+  }
+  const int bad = 7;
+  std::memcpy(&opts.ttmc, &bad, sizeof bad);
+  try {
+    tucker_hooi(ctx, x, opts, out);
+    ADD_FAILURE() << "opts.ttmc = 7 was accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), SPT_ERR_INVALID_ARGUMENT);
+  }
 }
 
 // ------------------------------ HOOI paths -------------------------------
