@@ -60,7 +60,8 @@ SPT_API spt_status spt_csf_options_init_size(spt_csf_options *opts, size_t struc
  *  On success *out receives a new handle owned by the caller (free with
  *  spt_csf_free); on error *out is unchanged.
  *  Errors: SPT_ERR_INVALID_ARGUMENT (NULL x or out, order < 2, unknown
- *  policy, opts->struct_size too small), SPT_ERR_OUT_OF_MEMORY. Thread
+ *  policy, opts->struct_size too small), SPT_ERR_UNSUPPORTED (policy
+ *  SPT_CSF_MEMOIZED, a CP-ALS strategy), SPT_ERR_OUT_OF_MEMORY. Thread
  *  safe for distinct outputs. */
 SPT_API spt_status spt_csf_from_coo(spt_context *ctx, const spt_coo *x, const spt_csf_options *opts, spt_csf **out);
 

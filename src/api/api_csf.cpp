@@ -37,6 +37,9 @@ SPT_API spt_status spt_csf_from_coo(spt_context* ctx, const spt_coo* x, const sp
     spt_csf_options d;
     spt_csf_options_init(&d);
     const spt_csf_policy policy = read_options(opts, d, sizeof(spt_csf_options), "spt_csf_options").policy;
+    if (policy == SPT_CSF_MEMOIZED)
+      fail(SPT_ERR_UNSUPPORTED, "opts->policy SPT_CSF_MEMOIZED is a CP-ALS strategy (spt_cpd_options.csf_policy), ",
+           "not a layout of a CSF handle: use SPT_CSF_AUTO, _ONEMODE, _TWOMODE or _ALLMODE");
     auto csf = std::make_unique<spt_csf_s>();
     build_csf(dispatch::exec_for(resolve(ctx)), *x, policy, *csf);
     *out = csf.release();

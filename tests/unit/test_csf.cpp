@@ -460,6 +460,9 @@ TEST(CsfApi, CreateInfoMttkrpAndErrors) {
   short_opts.struct_size = 4;
   EXPECT_EQ(spt_csf_from_coo(ctx, &x, &short_opts, &by_default), SPT_ERR_INVALID_ARGUMENT);
   EXPECT_NE(std::string(spt_last_error(ctx)).find("struct_size"), std::string::npos);
+  // A named policy that is no handle layout: UNSUPPORTED, with the reason.
+  EXPECT_EQ(spt_csf_from_coo(ctx, &x, spt::test::CsfOptions(SPT_CSF_MEMOIZED), &by_default), SPT_ERR_UNSUPPORTED);
+  EXPECT_NE(std::string(spt_last_error(ctx)).find("CP-ALS strategy"), std::string::npos);
 
   // MTTKRP through the API (column-major output too) equals the COO one.
   const spt_index rank = 3;
