@@ -237,7 +237,10 @@ class Bench {
     std::vector<double> want_t;
     if (do_ttmc) {
       spt_fcoo* fc = nullptr;
-      check(spt_fcoo_from_coo(cpu_, x64, SPT_FCOO_MTTKRP, mode, 0, &fc), cpu_, "CPU F-COO");
+      spt_fcoo_options fo;
+      check(spt_fcoo_options_init(&fo), cpu_, "spt_fcoo_options_init");
+      fo.mode = mode;
+      check(spt_fcoo_from_coo(cpu_, x64, &fo, &fc), cpu_, "CPU F-COO");
       spt_matrix* yt = nullptr;
       check(spt_matrix_create(cpu_, SPT_FLOAT64, t.dims[mode], cols, SPT_ROW_MAJOR, &yt), cpu_, "spt_matrix_create");
       MatrixPtr owned(yt);
@@ -275,10 +278,13 @@ class Bench {
     if (N >= 3) {
       spt_hbcsf* h = nullptr;
       const double t0 = now_seconds();
-      check(spt_hbcsf_from_coo(gpu_, t.x.get(), mode, nullptr, &h), gpu_, "spt_hbcsf_from_coo");
+      spt_hbcsf_options ho;
+      check(spt_hbcsf_options_init(&ho), gpu_, "spt_hbcsf_options_init");
+      ho.root_mode = mode;
+      check(spt_hbcsf_from_coo(gpu_, t.x.get(), &ho, &h), gpu_, "spt_hbcsf_from_coo");
       const double build = now_seconds() - t0;
       const Timing tm = time_calls(o_.reps, [&] {
-        check(spt_mttkrp_hbcsf(gpu_, h, fp.data(), out.get()), gpu_, "GPU HB-CSF MTTKRP");
+        check(spt_mttkrp_hbcsf(gpu_, h, fp.data(), mode, out.get()), gpu_, "GPU HB-CSF MTTKRP");
       });
       const Errors e = compare(want_m, values_of(out.get()));
       spt_hbcsf_free(h);
@@ -289,10 +295,13 @@ class Bench {
     {
       spt_fcoo* fc = nullptr;
       const double t0 = now_seconds();
-      check(spt_fcoo_from_coo(gpu_, t.x.get(), SPT_FCOO_MTTKRP, mode, 0, &fc), gpu_, "spt_fcoo_from_coo");
+      spt_fcoo_options fo;
+      check(spt_fcoo_options_init(&fo), gpu_, "spt_fcoo_options_init");
+      fo.mode = mode;
+      check(spt_fcoo_from_coo(gpu_, t.x.get(), &fo, &fc), gpu_, "spt_fcoo_from_coo");
       const double build = now_seconds() - t0;
       Timing tm = time_calls(o_.reps, [&] {
-        check(spt_mttkrp_fcoo(gpu_, fc, fp.data(), out.get()), gpu_, "GPU F-COO MTTKRP");
+        check(spt_mttkrp_fcoo(gpu_, fc, fp.data(), mode, out.get()), gpu_, "GPU F-COO MTTKRP");
       });
       Errors e = compare(want_m, values_of(out.get()));
       Record r = base(t, "mttkrp", "fcoo", mode);
@@ -326,10 +335,10 @@ class Bench {
       const double t0 = now_seconds();
       check(spt_hls_from_coo(gpu_, t.x.get(), &o, &h), gpu_, "spt_hls_from_coo");
       const double build = now_seconds() - t0;  // includes the first threshold measurement of the process
-      spt_hls_statistics s;
+      spt_hls_summary s;
       std::memset(&s, 0, sizeof s);
       s.struct_size = sizeof s;
-      check(spt_hls_info(h, &s), gpu_, "spt_hls_info");
+      check(spt_hls_info(gpu_, h, &s), gpu_, "spt_hls_info");
       auto hls_fields = [&](Record& r) {
         r.str("precision", prec.name).num("dense_fraction", s.dense_fraction);
         r.integer("dense_threshold", s.dense_threshold).integer("threshold_calibrated", s.threshold_calibrated);
@@ -337,7 +346,7 @@ class Bench {
         r.integer("format_bytes", static_cast<long long>(s.bytes));
       };
       Timing tm = time_calls(o_.reps, [&] {
-        check(spt_mttkrp_hls(gpu_, h, fp.data(), out.get()), gpu_, "GPU HLS MTTKRP");
+        check(spt_mttkrp_hls(gpu_, h, fp.data(), mode, out.get()), gpu_, "GPU HLS MTTKRP");
       });
       Errors e = compare(want_m, values_of(out.get()));
       Record r = base(t, "mttkrp", "hls", mode);

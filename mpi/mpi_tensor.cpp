@@ -338,9 +338,9 @@ void read_tensor(MPI_Comm comm, spt_context_s& ctx, const std::string& path, con
     if (n) f.read_at(0, reinterpret_cast<char*>(head), n);
     const size_t got = static_cast<size_t>(n);
     const bool compressed = io::detect_compression(head, got) != SPT_COMPRESS_NONE;
-    const bool sptb = opts.format == SPT_FORMAT_SPT_BIN || (opts.format == SPT_FORMAT_AUTO && io::looks_like_sptb(head, got));
-    const bool splatt = opts.format == SPT_FORMAT_SPLATT_BIN ||
-                        (opts.format == SPT_FORMAT_AUTO && !sptb && io::looks_like_splatt_bin(head, got));
+    const bool sptb = opts.format == SPT_FILE_SPT_BIN || (opts.format == SPT_FILE_AUTO && io::looks_like_sptb(head, got));
+    const bool splatt = opts.format == SPT_FILE_SPLATT_BIN ||
+                        (opts.format == SPT_FILE_AUTO && !sptb && io::looks_like_splatt_bin(head, got));
     if (compressed) mode = kRootReads;
     else if (sptb) mode = kParallelSptb;
     else if (splatt) mode = kParallelSplatt;
@@ -412,7 +412,7 @@ void read_tensor(MPI_Comm comm, spt_context_s& ctx, const std::string& path, con
   const uint64_t first_line = h.data_first_line + lines_before;
 
   io::ReadOptions chunk_opts = opts;
-  chunk_opts.format = SPT_FORMAT_TNS;
+  chunk_opts.format = SPT_FILE_TNS;
   chunk_opts.order = h.order;
   if (h.extended) chunk_opts.dims = h.header_dims;
   const bool dims_known = !chunk_opts.dims.empty();

@@ -114,3 +114,6 @@ spt_cli_test(cli_error_unknown_option 2 ERROR DATA ARGS info ${SPT_CLI_NATIONS} 
 spt_cli_test(cli_error_unknown_command 2 ERROR ARGS decompose ${SPT_CLI_WORK}/x.tns)
 spt_cli_test(cli_error_no_command 2 ERROR ARGS)
 spt_cli_test(cli_error_missing_init 1 ERROR DATA ARGS cpd ${SPT_CLI_NATIONS} --init ${SPT_CLI_WORK}/no-such-model)
+# A named format CP-ALS does not run on: the library refuses it (exit 1)
+# after the run's header line.
+spt_cli_test(cli_cpd_format_hls_unsupported 1 DATA STDOUT "format hls" ARGS cpd ${SPT_CLI_NATIONS} -r 2 --format hls)

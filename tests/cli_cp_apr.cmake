@@ -12,5 +12,6 @@ spt_cli_test(cli_cpd_poisson_hicoo 0 DATA
   STDOUT "format hicoo" "^final log-likelihood -[0-9]\\.[0-9]+e\\+[0-9]+ after 3 iterations"
   ARGS cpd ${SPT_CLI_NATIONS} -r 3 --iters 3 --tol 0 --model poisson --format hicoo)
 spt_cli_test(cli_cpd_poisson_csf_refused 2 ERROR DATA ARGS cpd ${SPT_CLI_NATIONS} -r 2 --model poisson --format csf)
+spt_cli_test(cli_cpd_poisson_hls_refused 2 ERROR DATA ARGS cpd ${SPT_CLI_NATIONS} -r 2 --model poisson --format hls)
 spt_cli_test(cli_cpd_bad_model 2 ERROR DATA ARGS cpd ${SPT_CLI_NATIONS} -r 2 --model gauss)
 spt_cli_test(cli_help_cpd_model 0 STDOUT "--model" ARGS cpd --help)

@@ -32,6 +32,7 @@ int main(void) {
   spt_coo *x = NULL;
   spt_hicoo *h = NULL;
   spt_csf *c = NULL;
+  spt_csf_options csf_opts;
   spt_matrix *factors[3] = {NULL, NULL, NULL}, *result[3] = {NULL, NULL, NULL};
   int f, i, failed = 1;
   double diff = 0;
@@ -44,7 +45,9 @@ int main(void) {
     if (spt_matrix_wrap(ctx, SPT_FLOAT64, 3, RANK, SPT_ROW_MAJOR, out[f], RANK, &result[f]) < 0) goto done;
 
   if (spt_hicoo_from_coo(ctx, x, NULL, &h) < 0) goto done;          /* NULL options: suggested B, L */
-  if (spt_csf_create(ctx, x, SPT_CSF_ALLMODE, &c) < 0) goto done;   /* one tree per mode */
+  if (spt_csf_options_init(&csf_opts) < 0) goto done;
+  csf_opts.policy = SPT_CSF_ALLMODE;                                  /* one tree per mode */
+  if (spt_csf_from_coo(ctx, x, &csf_opts, &c) < 0) goto done;
 
   /* factors[0] (the output mode) is not read and may be NULL. */
   if (spt_mttkrp(ctx, x, (const spt_matrix *const *)factors, 0, result[0]) < 0) goto done;

@@ -16,7 +16,9 @@
  *             stream as `sptensor cpd --seed`, so equal seeds give equal
  *             results
  *   init      1 x N cell of DIMS(n) x R starting factors (read in place)
- *   format    'auto' (default), 'coo', 'csf' or 'hicoo'
+ *   format    'auto' (default), 'coo', 'csf', 'hicoo' or 'fcoo'; 'hbcsf' and
+ *             'hls' are named but CP-ALS does not run on them
+ *             (sptensor:SPT_ERR_UNSUPPORTED)
  *   threads   OpenMP threads (default: OMP_NUM_THREADS or all cores)
  * Reaching maxiters is not an error (INFO.converged is false).
  * Errors: sptensor:SPT_ERR_INVALID_ARGUMENT (e.g. a subscript outside DIMS),
@@ -57,7 +59,10 @@ void mexFunction(int nlhs, mxArray *plhs[], int nrhs, const mxArray *prhs[]) {
     else if (!strcmp(name, "coo")) o.format = SPT_TENSOR_FORMAT_COO;
     else if (!strcmp(name, "csf")) o.format = SPT_TENSOR_FORMAT_CSF;
     else if (!strcmp(name, "hicoo")) o.format = SPT_TENSOR_FORMAT_HICOO;
-    else spt_mex_usage(&h, "opts.format must be 'auto', 'coo', 'csf' or 'hicoo'");
+    else if (!strcmp(name, "fcoo")) o.format = SPT_TENSOR_FORMAT_FCOO;
+    else if (!strcmp(name, "hbcsf")) o.format = SPT_TENSOR_FORMAT_HBCSF;
+    else if (!strcmp(name, "hls")) o.format = SPT_TENSOR_FORMAT_HLS;
+    else spt_mex_usage(&h, "opts.format must be 'auto', 'coo', 'csf', 'hicoo', 'fcoo', 'hbcsf' or 'hls'");
   }
   if ((field = spt_mex_field(&h, opts, "init"))) {
     if (!mxIsCell(field) || mxGetNumberOfElements(field) != order || order > SPT_MEX_MAX_HANDLES)

@@ -17,7 +17,9 @@ function varargout = sptensor_cpd(varargin)
 %             stream as `sptensor cpd --seed`, so equal seeds give equal
 %             results
 %   init      1 x N cell of DIMS(n) x R starting factors (read in place)
-%   format    'auto' (default), 'coo', 'csf' or 'hicoo'
+%   format    'auto' (default), 'coo', 'csf', 'hicoo' or 'fcoo' ('hbcsf' and
+%             'hls' are named but CP-ALS does not run on them:
+%             sptensor:SPT_ERR_UNSUPPORTED)
 %   threads   OpenMP threads (default: OMP_NUM_THREADS or all cores)
 % Reaching maxiters is not an error (INFO.converged is false).
 % Errors: sptensor:SPT_ERR_INVALID_ARGUMENT (e.g. a subscript outside DIMS),

@@ -133,7 +133,7 @@ SPT_API spt_status spt_cp_apr_options_init_size(spt_cp_apr_options *opts, size_t
  *  one), rank 0, max_outer_iters or max_inner_iters < 1, tol, kappa or
  *  kappatol negative or not finite, epsilon <= 0, unknown init, init factors
  *  missing, negative, or of the wrong shape/dtype, unknown format),
- *  SPT_ERR_UNSUPPORTED (format CSF), SPT_ERR_NUMERICAL (non-finite values
+ *  SPT_ERR_UNSUPPORTED (format CSF, FCOO, HBCSF or HLS), SPT_ERR_NUMERICAL (non-finite values
  *  appeared), SPT_ERR_OVERFLOW (the factors dims[m] x rank do not fit
  *  64-bit sizes; checked before allocating), SPT_ERR_OUT_OF_MEMORY (also
  *  before allocating when the factors exceed physical memory). Thread safety: see the top of this

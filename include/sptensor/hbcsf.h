@@ -27,8 +27,8 @@
  *    With SPT_HBCSF_PLAIN_BCSF every slice goes to the B-CSF group.
  *
  * The paper covers orders 3 and 4; this works for any order >= 3. One handle
- * serves the MTTKRP in its root mode at full speed (spt_mttkrp_hbcsf); it
- * also serves every other mode (spt_mttkrp_hbcsf_mode: the same tree walk,
+ * serves the MTTKRP (spt_mttkrp_hbcsf) in its root mode at full speed; it
+ * also serves every other mode (the same tree walk,
  * every output row added atomically), in 1/order of the storage of a
  * handle per mode but usually slower (benchmarks/results/
  * README.md compares the two on an H100: 0.86-1.3x on about half the modes, 2-5x
@@ -74,13 +74,14 @@ typedef struct spt_hbcsf_s spt_hbcsf;
  *  fields compatibly. */
 typedef struct spt_hbcsf_options {
   size_t struct_size;         /**< set by spt_hbcsf_options_init */
+  uint32_t root_mode;         /**< the mode of the MTTKRP the handle serves at full speed (default 0) */
   uint32_t fiber_threshold;   /**< most nonzeros per fiber segment; longer fibers are split (default 128, the paper's) */
   uint32_t slice_split_nnz;   /**< most nonzeros per B-CSF work unit (thread block) unless one segment is larger; heavier slices are split (default 512) */
   uint32_t slice_bin_min_nnz; /**< nonzero limit of the first unit bin; bin b holds units of up to slice_bin_min_nnz * 2^b nonzeros, the last bin the rest (default 32, one warp) */
   uint32_t flags;             /**< bitwise OR of SPT_HBCSF_* flags (default 0: the HB-CSF partition) */
 } spt_hbcsf_options;
 
-/** Fill `opts` with the defaults (fiber_threshold 128, slice_split_nnz 512,
+/** Fill `opts` with the defaults (root_mode 0, fiber_threshold 128, slice_split_nnz 512,
  *  slice_bin_min_nnz 32, flags 0). The macro spt_hbcsf_options_init(opts)
  *  calls spt_hbcsf_options_init_size with sizeof *(opts).
  *  Errors: SPT_ERR_INVALID_ARGUMENT (NULL). Thread safe. */
@@ -93,26 +94,29 @@ SPT_API spt_status spt_hbcsf_options_init_size(spt_hbcsf_options *opts, size_t s
  *  program never has more bytes written than its own struct holds. */
 #define spt_hbcsf_options_init(opts) spt_hbcsf_options_init_size((opts), sizeof *(opts))
 
-/** Build the B-CSF (or HB-CSF) of x rooted at `mode`, for the MTTKRP in
- *  that mode. x: order >= 3, either dtype (kept), fewer than 2^32
- *  nonzeros; it is not modified (the sort works on a copy) and may be freed
- *  afterwards. `opts` may be NULL for the defaults; a 0 field takes its
- *  default. Runs on the context's threads. On success *out receives a new
- *  handle owned by the caller (spt_hbcsf_free); on error *out is unchanged.
- *  Errors: SPT_ERR_INVALID_ARGUMENT (NULL x or out, mode out of range,
- *  slice_bin_min_nnz not a power of two, unknown flags, struct_size 0),
- *  SPT_ERR_UNSUPPORTED (order < 3: use spt_csf or spt_hicoo; 2^32 or more
- *  nonzeros), SPT_ERR_OUT_OF_MEMORY. Thread safe for distinct outputs. */
-SPT_API spt_status spt_hbcsf_from_coo(spt_context *ctx, const spt_coo *x, uint32_t mode,
-                                      const spt_hbcsf_options *opts, spt_hbcsf **out);
+/** Build the B-CSF (or HB-CSF) of x rooted at opts->root_mode, for the
+ *  MTTKRP in that mode. x: order >= 3, either dtype (kept), fewer than
+ *  2^32 nonzeros; it is not modified (the sort works on a copy) and may be
+ *  freed afterwards. `opts` may be NULL for the defaults; a 0 tuning field
+ *  takes its default. Runs on the context's threads. On success *out
+ *  receives a new handle owned by the caller (spt_hbcsf_free); on error
+ *  *out is unchanged.
+ *  Errors: SPT_ERR_INVALID_ARGUMENT (NULL x or out, root_mode out of range,
+ *  slice_bin_min_nnz not a power of two, unknown flags, opts->struct_size
+ *  too small), SPT_ERR_UNSUPPORTED (order < 3: use spt_csf or spt_hicoo;
+ *  2^32 or more nonzeros), SPT_ERR_OUT_OF_MEMORY. Thread safe for
+ *  distinct outputs. */
+SPT_API spt_status spt_hbcsf_from_coo(spt_context *ctx, const spt_coo *x, const spt_hbcsf_options *opts,
+                                      spt_hbcsf **out);
 
 /** Free a handle (and every array it owns); NULL is a no-op. Always
  *  returns SPT_OK. Must not race with any other use of the handle. */
 SPT_API spt_status spt_hbcsf_free(spt_hbcsf *h);
 
-/** What a handle holds. Set struct_size = sizeof(spt_hbcsf_statistics) before
- *  calling spt_hbcsf_info; only that many bytes are written. */
-typedef struct spt_hbcsf_statistics {
+/** What a handle holds (spt_hbcsf_info). Set struct_size =
+ *  sizeof(spt_hbcsf_summary) before the call; only that many bytes are
+ *  written. */
+typedef struct spt_hbcsf_summary {
   size_t struct_size;         /**< set by the caller */
   spt_dtype dtype;            /**< out: value type */
   uint32_t order;             /**< out: number of modes */
@@ -136,12 +140,14 @@ typedef struct spt_hbcsf_statistics {
   spt_nnz split_slices;       /**< out: slices cut into more than one unit */
   uint64_t bytes;             /**< out: bytes of the format (indices, pointers, values, unit tables) */
   uint64_t coo_bytes;         /**< out: bytes of the same tensor in COO (32-bit indices and values), for comparison */
-} spt_hbcsf_statistics;
+} spt_hbcsf_summary;
 
-/** Fill *info (see spt_hbcsf_statistics) for handle h; only
- *  info->struct_size bytes are written (struct_size is kept).
- *  Errors: SPT_ERR_INVALID_ARGUMENT (NULL, struct_size 0). Thread safe. */
-SPT_API spt_status spt_hbcsf_info(const spt_hbcsf *h, spt_hbcsf_statistics *info);
+/** Fill *info (see spt_hbcsf_summary) for handle h; only
+ *  info->struct_size bytes are written (struct_size is kept). ctx (may be
+ *  NULL) receives the error message.
+ *  Errors: SPT_ERR_INVALID_ARGUMENT (NULL h or info, struct_size smaller
+ *  than sizeof(spt_hbcsf_summary)). Thread safe. */
+SPT_API spt_status spt_hbcsf_info(spt_context *ctx, const spt_hbcsf *h, spt_hbcsf_summary *info);
 
 /** Dims of the tensor into the caller's dims[0..order-1].
  *  Errors: SPT_ERR_INVALID_ARGUMENT (NULL). Thread safe. */
@@ -157,37 +163,25 @@ SPT_API spt_status spt_hbcsf_dims(const spt_hbcsf *h, spt_index *dims);
  *  safe for distinct contexts. */
 SPT_API spt_status spt_hbcsf_to_coo(spt_context *ctx, const spt_hbcsf *h, spt_coo **out);
 
-/** MTTKRP in the handle's root mode n: out (dims[n] x R, overwritten) =
- *  X_(n) times the Khatri-Rao product of the other factors. factors[m]
- *  (dims[m] x R, the tensor's dtype, either layout) is read for m != n;
- *  factors[n] may be NULL; out must not be one of the factors. The
- *  caller keeps ownership of every matrix. On the CPU it runs on the
- *  context's threads and the result does not depend on the thread count
+/** MTTKRP of handle h in any mode n = `mode` < order: out (dims[n] x R,
+ *  overwritten) = X_(n) times the Khatri-Rao product of the other factors.
+ *  factors[m] (dims[m] x R, the tensor's dtype, either layout) is read for
+ *  m != n; factors[n] may be NULL; out must not be one of the factors. The
+ *  caller keeps ownership of every matrix.
+ *  In the handle's root mode (the fast path) each slice group runs its own
+ *  kernel; on the CPU the result does not depend on the thread count
  *  (bitwise); on the GPU (backend CUDA, or AUTO with a device) split
  *  slices are summed with atomics, so the last bits may vary from run to
- *  run.
- *  Errors: SPT_ERR_INVALID_ARGUMENT (NULL, shapes, dtype, R = 0),
- *  SPT_ERR_OUT_OF_MEMORY, SPT_ERR_DEVICE (backend CUDA forced and the
- *  device failed). Thread safe for distinct outputs. */
-SPT_API spt_status spt_mttkrp_hbcsf(spt_context *ctx, const spt_hbcsf *h, const spt_matrix *const *factors,
-                                    spt_matrix *out);
-
-/** MTTKRP of handle h in any mode n < order, from its one tree: out
- *  (dims[n] x R, overwritten) = X_(n) times the Khatri-Rao product of the
- *  other factors. factors[m] (dims[m] x R, the tensor's dtype, either
- *  layout) is read for m != n, the root's included; factors[n] may be NULL;
- *  out must not be one of the factors. The caller keeps ownership of every
- *  matrix. For n = the root this is spt_mttkrp_hbcsf. For another mode the
- *  tree is walked as for the root and every partial row is added to out
- *  atomically (rows of a non-root mode are shared by many slices), on the
- *  GPU (backend CUDA, or AUTO with a device; orders 3-8) or on the
- *  context's threads; the last bits may then vary from run to run (not
- *  under backend REFERENCE, which runs it on one thread).
+ *  run. In another mode the one tree is walked as for the root and every
+ *  partial row is added to out atomically (rows of a non-root mode are
+ *  shared by many slices), on the GPU (orders 3-8) or on the context's
+ *  threads; the last bits may then vary from run to run (not under backend
+ *  REFERENCE, which runs it on one thread).
  *  Errors: SPT_ERR_INVALID_ARGUMENT (NULL, mode out of range, shapes, dtype,
  *  R = 0), SPT_ERR_OUT_OF_MEMORY, SPT_ERR_DEVICE (backend CUDA forced and
  *  the device failed). Thread safe for distinct outputs. */
-SPT_API spt_status spt_mttkrp_hbcsf_mode(spt_context *ctx, const spt_hbcsf *h, const spt_matrix *const *factors,
-                                         uint32_t mode, spt_matrix *out);
+SPT_API spt_status spt_mttkrp_hbcsf(spt_context *ctx, const spt_hbcsf *h, const spt_matrix *const *factors,
+                                    uint32_t mode, spt_matrix *out);
 
 #ifdef __cplusplus
 }

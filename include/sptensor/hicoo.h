@@ -72,25 +72,44 @@ SPT_API spt_status spt_hicoo_options_init_size(spt_hicoo_options *opts, size_t s
  *  spt_hicoo_free); on error *out is unchanged.
  *  Errors: SPT_ERR_INVALID_ARGUMENT (NULL x or out, order < 2, B not a
  *  power of two or outside [2, 256], L not a power of two or L < B or
- *  L > 2^31, unknown strategy, struct_size 0), SPT_ERR_OUT_OF_MEMORY. */
+ *  L > 2^31, unknown strategy, opts->struct_size too small),
+ *  SPT_ERR_OUT_OF_MEMORY. Thread safe for distinct outputs. */
 SPT_API spt_status spt_hicoo_from_coo(spt_context *ctx, const spt_coo *x, const spt_hicoo_options *opts,
                                       spt_hicoo **out);
 
 /** Convert back to a new owning COO tensor (same dims, dtype and nonzeros,
- *  in Z-Morton order). *out is owned by the caller (spt_coo_free).
- *  Errors: SPT_ERR_INVALID_ARGUMENT (NULL), SPT_ERR_OUT_OF_MEMORY. */
+ *  in Z-Morton order). *out is owned by the caller (spt_coo_free); on
+ *  error *out is unchanged.
+ *  Errors: SPT_ERR_INVALID_ARGUMENT (NULL), SPT_ERR_OUT_OF_MEMORY. Thread
+ *  safe for distinct outputs. */
 SPT_API spt_status spt_hicoo_to_coo(spt_context *ctx, const spt_hicoo *h, spt_coo **out);
 
-/** Free a HiCOO tensor; NULL is a no-op. Always returns SPT_OK. */
+/** Free a HiCOO tensor (and its device copy); NULL is a no-op. Always
+ *  returns SPT_OK. Must not race with any other use of the handle. */
 SPT_API spt_status spt_hicoo_free(spt_hicoo *h);
 
-/** Basic facts about a handle; any output pointer may be NULL.
- *  Errors: SPT_ERR_INVALID_ARGUMENT (NULL h). */
-SPT_API spt_status spt_hicoo_info(const spt_hicoo *h, spt_dtype *dtype, uint32_t *order, spt_nnz *nnz,
-                                  uint32_t *block_size, uint32_t *superblock_size);
+/** What a HiCOO handle holds (spt_hicoo_info). Set struct_size =
+ *  sizeof(spt_hicoo_summary) before the call; later versions may append
+ *  fields. */
+typedef struct spt_hicoo_summary {
+  size_t struct_size;       /**< set by the caller */
+  spt_dtype dtype;          /**< out: value type */
+  uint32_t order;           /**< out: number of modes */
+  spt_nnz nnz;              /**< out: number of nonzeros */
+  uint32_t block_size;      /**< out: B */
+  uint32_t superblock_size; /**< out: L */
+  uint64_t bytes;           /**< out: bytes of the format (indices, pointers, values, schedules) */
+} spt_hicoo_summary;
+
+/** Describe a HiCOO tensor into *info; only info->struct_size bytes are
+ *  written (struct_size is kept). ctx (may be NULL) receives the error
+ *  message. See spt_hicoo_stats for the format statistics.
+ *  Errors: SPT_ERR_INVALID_ARGUMENT (NULL h or info, struct_size smaller
+ *  than sizeof(spt_hicoo_summary)). Thread safe. */
+SPT_API spt_status spt_hicoo_info(spt_context *ctx, const spt_hicoo *h, spt_hicoo_summary *info);
 
 /** Dims of a HiCOO tensor into dims[0..order-1].
- *  Errors: SPT_ERR_INVALID_ARGUMENT (NULL). */
+ *  Errors: SPT_ERR_INVALID_ARGUMENT (NULL). Thread safe. */
 SPT_API spt_status spt_hicoo_dims(const spt_hicoo *h, spt_index *dims);
 
 /** Format statistics (dissertation §4.2.3) and the suggested parameters
@@ -158,7 +177,8 @@ SPT_API spt_status spt_hicoo_mode_stats(spt_context *ctx, const spt_hicoo *h, ui
  *  instead, with a note in the context's log; higher orders run on the CPU.
  *  Errors: SPT_ERR_INVALID_ARGUMENT (NULL, mode out of range, shape or dtype
  *  mismatch, out aliasing a factor), SPT_ERR_OUT_OF_MEMORY, SPT_ERR_DEVICE
- *  (backend CUDA forced and the device failed or is out of memory). */
+ *  (backend CUDA forced and the device failed or is out of memory). Thread
+ *  safe for distinct outputs. */
 SPT_API spt_status spt_mttkrp_hicoo(spt_context *ctx, const spt_hicoo *h, const spt_matrix *const *factors,
                                     uint32_t mode, spt_matrix *out);
 

@@ -127,7 +127,7 @@ SPT_API spt_status spt_hls_options_init_size(spt_hls_options *opts, size_t struc
  *  precision; see the file comment); the build itself runs on the host.
  *  Errors: SPT_ERR_INVALID_ARGUMENT (NULL x or out, root_mode out of range,
  *  slab_depth not 0/1/2/4/8/16, precision not a spt_hls_precision value,
- *  struct_size 0), SPT_ERR_UNSUPPORTED (order
+ *  opts->struct_size too small), SPT_ERR_UNSUPPORTED (order
  *  not 3 or 4; index bits over 64), SPT_ERR_OUT_OF_MEMORY. Thread safe for
  *  distinct outputs. */
 SPT_API spt_status spt_hls_from_coo(spt_context *ctx, const spt_coo *x, const spt_hls_options *opts, spt_hls **out);
@@ -136,9 +136,10 @@ SPT_API spt_status spt_hls_from_coo(spt_context *ctx, const spt_coo *x, const sp
  *  returns SPT_OK. Must not race with any other use of the handle. */
 SPT_API spt_status spt_hls_free(spt_hls *h);
 
-/** What a handle holds. Set struct_size = sizeof(spt_hls_statistics) before
- *  calling spt_hls_info; only that many bytes are written. */
-typedef struct spt_hls_statistics {
+/** What a handle holds (spt_hls_info). Set struct_size =
+ *  sizeof(spt_hls_summary) before the call; only that many bytes are
+ *  written. */
+typedef struct spt_hls_summary {
   size_t struct_size;       /**< set by the caller */
   spt_dtype dtype;          /**< out: value type */
   uint32_t order;           /**< out: number of modes */
@@ -159,12 +160,14 @@ typedef struct spt_hls_statistics {
   double build_seconds;     /**< out: wall time of spt_hls_from_coo's construction */
   spt_hls_precision precision;   /**< out: the handle's GPU dense-tile precision, resolved (never AUTO) */
   uint32_t threshold_calibrated; /**< out: 1 when dense_threshold was measured on the GPU, 0 when given or the default */
-} spt_hls_statistics;
+} spt_hls_summary;
 
-/** Fill *info (see spt_hls_statistics) for handle h; only info->struct_size
- *  bytes are written (struct_size is kept).
- *  Errors: SPT_ERR_INVALID_ARGUMENT (NULL, struct_size 0). Thread safe. */
-SPT_API spt_status spt_hls_info(const spt_hls *h, spt_hls_statistics *info);
+/** Fill *info (see spt_hls_summary) for handle h; only info->struct_size
+ *  bytes are written (struct_size is kept). ctx (may be NULL) receives the
+ *  error message.
+ *  Errors: SPT_ERR_INVALID_ARGUMENT (NULL h or info, struct_size smaller
+ *  than sizeof(spt_hls_summary)). Thread safe. */
+SPT_API spt_status spt_hls_info(spt_context *ctx, const spt_hls *h, spt_hls_summary *info);
 
 /** Dims of the tensor into the caller's dims[0..order-1].
  *  Errors: SPT_ERR_INVALID_ARGUMENT (NULL). Thread safe. */
@@ -181,8 +184,10 @@ SPT_API spt_status spt_hls_dims(const spt_hls *h, spt_index *dims);
  *  safe for distinct contexts. */
 SPT_API spt_status spt_hls_to_coo(spt_context *ctx, const spt_hls *h, spt_coo **out);
 
-/** MTTKRP in the handle's root mode n: out (dims[n] x R, overwritten) =
- *  X_(n) times the Khatri-Rao product of the other factors. factors[m]
+/** MTTKRP in the handle's root mode n = `mode`: out (dims[n] x R,
+ *  overwritten) = X_(n) times the Khatri-Rao product of the other factors.
+ *  An HLS handle serves one mode: `mode` must be its root_mode (another
+ *  mode needs its own handle). factors[m]
  *  (dims[m] x R, the tensor's dtype, either layout) is read for m != n;
  *  factors[n] may be NULL; out must not be one of the factors. The caller
  *  keeps ownership of every matrix. On the host: runs on the context's
@@ -190,11 +195,12 @@ SPT_API spt_status spt_hls_to_coo(spt_context *ctx, const spt_hls *h, spt_coo **
  *  (bitwise). On the GPU (backend resolving to CUDA, see the file
  *  comment): dense tiles in the handle's precision, rows with both dense
  *  and sparse work summed atomically (the last bits may vary run to run).
- *  Errors: SPT_ERR_INVALID_ARGUMENT (NULL, shapes, dtype, R = 0),
+ *  Errors: SPT_ERR_INVALID_ARGUMENT (NULL, mode out of range, shapes,
+ *  dtype, R = 0), SPT_ERR_UNSUPPORTED (mode is not the handle's root_mode),
  *  SPT_ERR_OUT_OF_MEMORY, SPT_ERR_DEVICE (backend CUDA forced and the
  *  device failed). Thread safe for distinct outputs. */
 SPT_API spt_status spt_mttkrp_hls(spt_context *ctx, const spt_hls *h, const spt_matrix *const *factors,
-                                  spt_matrix *out);
+                                  uint32_t mode, spt_matrix *out);
 
 /** TTM chain (TTMc) in the handle's root mode n, the same product and
  *  column layout as spt_ttmc_fcoo: out (dims[n] x prod_{m != n} R_m, dense,

@@ -16,9 +16,10 @@
 !    SPT_COL_MAJOR, ...). A CTest test checks each against the C header.
 !  - Handles (spt_context*, spt_coo*, spt_matrix*, spt_ktensor*, spt_ttensor*)
 !    as type(c_ptr); initialise them to c_null_ptr.
-!  - bind(c) derived types with exactly the C layout for the option structs
-!    (spt_cpd_options, spt_read_options, spt_write_options,
-!    spt_tucker_options, spt_cp_apr_options, spt_hicoo_options).
+!  - bind(c) derived types with exactly the C layout for the option and
+!    info structs (spt_cpd_options, spt_read_options, spt_write_options,
+!    spt_tucker_options, spt_cp_apr_options, spt_X_options and spt_X_summary
+!    of every format X = csf, hicoo, fcoo, hbcsf, hls, ...).
 !  - Interfaces to the C functions under their C names. They return the
 !    spt_status (integer(c_int)) as a function result. Conventions of the C
 !    API carry over unchanged: `mode` arguments are 0-based, strings passed
@@ -126,6 +127,8 @@ module sptensor
   integer(c_int), parameter, public :: SPT_TENSOR_FORMAT_CSF = 2
   integer(c_int), parameter, public :: SPT_TENSOR_FORMAT_HICOO = 3
   integer(c_int), parameter, public :: SPT_TENSOR_FORMAT_FCOO = 4
+  integer(c_int), parameter, public :: SPT_TENSOR_FORMAT_HBCSF = 5
+  integer(c_int), parameter, public :: SPT_TENSOR_FORMAT_HLS = 6
   ! spt_csf_policy
   integer(c_int), parameter, public :: SPT_CSF_AUTO = 0
   integer(c_int), parameter, public :: SPT_CSF_ONEMODE = 1
@@ -133,11 +136,11 @@ module sptensor
   integer(c_int), parameter, public :: SPT_CSF_ALLMODE = 3
   integer(c_int), parameter, public :: SPT_CSF_MEMOIZED = 4
   ! spt_file_format
-  integer(c_int), parameter, public :: SPT_FORMAT_AUTO = 0
-  integer(c_int), parameter, public :: SPT_FORMAT_TNS = 1
-  integer(c_int), parameter, public :: SPT_FORMAT_TNS_EXTENDED = 2
-  integer(c_int), parameter, public :: SPT_FORMAT_SPLATT_BIN = 3
-  integer(c_int), parameter, public :: SPT_FORMAT_SPT_BIN = 4
+  integer(c_int), parameter, public :: SPT_FILE_AUTO = 0
+  integer(c_int), parameter, public :: SPT_FILE_TNS = 1
+  integer(c_int), parameter, public :: SPT_FILE_TNS_EXTENDED = 2
+  integer(c_int), parameter, public :: SPT_FILE_SPLATT_BIN = 3
+  integer(c_int), parameter, public :: SPT_FILE_SPT_BIN = 4
   ! spt_compression
   integer(c_int), parameter, public :: SPT_COMPRESS_AUTO = 0
   integer(c_int), parameter, public :: SPT_COMPRESS_NONE = 1
@@ -199,7 +202,7 @@ module sptensor
 
   type, bind(c), public :: spt_read_options
     integer(c_size_t) :: struct_size = 0
-    integer(c_int) :: format = 0              ! SPT_FORMAT_*
+    integer(c_int) :: format = 0              ! SPT_FILE_*
     integer(c_int) :: dtype = 0               ! SPT_FLOAT32 / SPT_FLOAT64
     integer(c_int) :: index_base = 0
     integer(c_int32_t) :: order = 0
@@ -212,7 +215,7 @@ module sptensor
 
   type, bind(c), public :: spt_write_options
     integer(c_size_t) :: struct_size = 0
-    integer(c_int) :: format = 0              ! SPT_FORMAT_*
+    integer(c_int) :: format = 0              ! SPT_FILE_*
     integer(c_int) :: compression = 0         ! SPT_COMPRESS_*
     integer(c_int) :: index_base = 0
     integer(c_int) :: precision = 0
@@ -259,14 +262,15 @@ module sptensor
   ! B-CSF / HB-CSF construction options (hbcsf.h); 0 fields mean the default.
   type, bind(c), public :: spt_hbcsf_options
     integer(c_size_t) :: struct_size = 0
+    integer(c_int32_t) :: root_mode = 0       ! 0-based mode of the MTTKRP the handle serves at full speed
     integer(c_int32_t) :: fiber_threshold = 0
     integer(c_int32_t) :: slice_split_nnz = 0
     integer(c_int32_t) :: slice_bin_min_nnz = 0
     integer(c_int32_t) :: flags = 0           ! SPT_HBCSF_PLAIN_BCSF or 0
   end type spt_hbcsf_options
 
-  ! spt_hbcsf_info's output: set struct_size = c_sizeof(stats) first.
-  type, bind(c), public :: spt_hbcsf_statistics
+  ! spt_hbcsf_info's output: set struct_size = c_sizeof(info) first.
+  type, bind(c), public :: spt_hbcsf_summary
     integer(c_size_t) :: struct_size = 0
     integer(c_int) :: dtype = 0
     integer(c_int32_t) :: order = 0
@@ -290,7 +294,7 @@ module sptensor
     integer(c_int64_t) :: split_slices = 0
     integer(c_int64_t) :: bytes = 0
     integer(c_int64_t) :: coo_bytes = 0
-  end type spt_hbcsf_statistics
+  end type spt_hbcsf_summary
 
   ! HLS construction options (hls.h); 0 fields mean the default.
   type, bind(c), public :: spt_hls_options
@@ -301,8 +305,8 @@ module sptensor
     integer(c_int64_t) :: precision = 0       ! GPU dense tiles: SPT_HLS_PRECISION_* (0: AUTO)
   end type spt_hls_options
 
-  ! spt_hls_info's output: set struct_size = c_sizeof(stats) first.
-  type, bind(c), public :: spt_hls_statistics
+  ! spt_hls_info's output: set struct_size = c_sizeof(info) first.
+  type, bind(c), public :: spt_hls_summary
     integer(c_size_t) :: struct_size = 0
     integer(c_int) :: dtype = 0
     integer(c_int32_t) :: order = 0
@@ -323,7 +327,7 @@ module sptensor
     real(c_double) :: build_seconds = 0
     integer(c_int) :: precision = 0              ! resolved SPT_HLS_PRECISION_* (never AUTO)
     integer(c_int32_t) :: threshold_calibrated = 0 ! 1: dense_threshold measured on the GPU
-  end type spt_hls_statistics
+  end type spt_hls_summary
 
   ! What a context's backend resolves to (spt_context_backend_info). Set
   ! struct_size = c_sizeof(info) first. The strings are NUL-terminated C
@@ -355,6 +359,44 @@ module sptensor
     real(c_double) :: block_ratio = 0
     real(c_double) :: slice_per_block = 0
   end type spt_format_advice
+
+  ! CSF construction options (csf.h).
+  type, bind(c), public :: spt_csf_options
+    integer(c_size_t) :: struct_size = 0
+    integer(c_int) :: policy = 0              ! SPT_CSF_* (0: AUTO)
+  end type spt_csf_options
+
+  ! F-COO construction options (fcoo.h).
+  type, bind(c), public :: spt_fcoo_options
+    integer(c_size_t) :: struct_size = 0
+    integer(c_int) :: operation = 0           ! SPT_FCOO_MTTKRP (0) or SPT_FCOO_TTM
+    integer(c_int32_t) :: mode = 0            ! 0-based mode of that operation
+    integer(c_int32_t) :: threadlen = 0       ! 0 (suggested), 8, 16 or 32
+  end type spt_fcoo_options
+
+  ! spt_fcoo_info's output: set struct_size = c_sizeof(info) first.
+  type, bind(c), public :: spt_fcoo_summary
+    integer(c_size_t) :: struct_size = 0
+    integer(c_int) :: dtype = 0
+    integer(c_int32_t) :: order = 0
+    integer(c_int64_t) :: nnz = 0
+    integer(c_int) :: operation = 0           ! SPT_FCOO_*
+    integer(c_int32_t) :: mode = 0
+    integer(c_int32_t) :: threadlen = 0
+    integer(c_int64_t) :: segments = 0
+    integer(c_int64_t) :: bytes = 0
+  end type spt_fcoo_summary
+
+  ! spt_hicoo_info's output: set struct_size = c_sizeof(info) first.
+  type, bind(c), public :: spt_hicoo_summary
+    integer(c_size_t) :: struct_size = 0
+    integer(c_int) :: dtype = 0
+    integer(c_int32_t) :: order = 0
+    integer(c_int64_t) :: nnz = 0
+    integer(c_int32_t) :: block_size = 0
+    integer(c_int32_t) :: superblock_size = 0
+    integer(c_int64_t) :: bytes = 0
+  end type spt_hicoo_summary
 
   ! spt_csf_info's summary. mode_order(l+1, t+1) is C's mode_order[t][l]
   ! (the mode at level l of tree t); tree_for_mode(m+1) is C's tree_for_mode[m].
@@ -700,17 +742,24 @@ module sptensor
     end function
 
     ! --- CSF (csf.h) and HiCOO (hicoo.h): prepare once, run many MTTKRPs ------
-    function spt_csf_create(ctx, x, policy, out) bind(c, name="spt_csf_create") result(st)
+    function spt_csf_options_init_size(opts, struct_size) bind(c, name="spt_csf_options_init_size") result(st)
+      import :: spt_csf_options, c_size_t, c_int
+      type(spt_csf_options), intent(inout) :: opts
+      integer(c_size_t), value :: struct_size
+      integer(c_int) :: st
+    end function
+    function spt_csf_from_coo(ctx, x, opts, out) bind(c, name="spt_csf_from_coo") result(st)
       import :: c_ptr, c_int
       type(c_ptr), value :: ctx, x
-      integer(c_int), value :: policy
+      type(c_ptr), value :: opts  ! c_null_ptr for defaults, or c_loc of a TARGET spt_csf_options
       type(c_ptr), intent(out) :: out
       integer(c_int) :: st
     end function
-    subroutine spt_csf_free(x) bind(c, name="spt_csf_free")
-      import :: c_ptr
+    function spt_csf_free(x) bind(c, name="spt_csf_free") result(st)
+      import :: c_ptr, c_int
       type(c_ptr), value :: x
-    end subroutine
+      integer(c_int) :: st
+    end function
     function spt_mttkrp_csf(ctx, x, factors, mode, out) bind(c, name="spt_mttkrp_csf") result(st)
       import :: c_ptr, c_int, c_int32_t
       type(c_ptr), value :: ctx, x
@@ -1165,10 +1214,22 @@ module sptensor
       type(spt_format_advice), intent(inout) :: advice
       integer(c_int) :: st
     end function
-    function spt_csf_info(x, info) bind(c, name="spt_csf_info") result(st)
+    function spt_csf_info(ctx, x, info) bind(c, name="spt_csf_info") result(st)
       import :: spt_csf_summary, c_ptr, c_int
-      type(c_ptr), value :: x
+      type(c_ptr), value :: ctx, x
       type(spt_csf_summary), intent(inout) :: info
+      integer(c_int) :: st
+    end function
+    function spt_csf_dims(x, dims) bind(c, name="spt_csf_dims") result(st)
+      import :: c_ptr, c_int, c_int32_t
+      type(c_ptr), value :: x
+      integer(c_int32_t), intent(out) :: dims(*)
+      integer(c_int) :: st
+    end function
+    function spt_csf_to_coo(ctx, x, out) bind(c, name="spt_csf_to_coo") result(st)
+      import :: c_ptr, c_int
+      type(c_ptr), value :: ctx, x
+      type(c_ptr), intent(out) :: out
       integer(c_int) :: st
     end function
     function spt_csf_fibers(x, tree, level, count) bind(c, name="spt_csf_fibers") result(st)
@@ -1184,13 +1245,10 @@ module sptensor
       type(c_ptr), intent(out) :: out
       integer(c_int) :: st
     end function
-    function spt_hicoo_info(h, dtype, order, nnz, block_size, superblock_size) bind(c, name="spt_hicoo_info") result(st)
-      import :: c_ptr, c_int, c_int32_t, c_int64_t
-      type(c_ptr), value :: h
-      integer(c_int), intent(out) :: dtype
-      integer(c_int32_t), intent(out) :: order
-      integer(c_int64_t), intent(out) :: nnz
-      integer(c_int32_t), intent(out) :: block_size, superblock_size
+    function spt_hicoo_info(ctx, h, info) bind(c, name="spt_hicoo_info") result(st)
+      import :: spt_hicoo_summary, c_ptr, c_int
+      type(c_ptr), value :: ctx, h
+      type(spt_hicoo_summary), intent(inout) :: info
       integer(c_int) :: st
     end function
     function spt_hicoo_dims(h, dims) bind(c, name="spt_hicoo_dims") result(st)
@@ -1391,20 +1449,25 @@ module sptensor
     end function
 
     ! --- F-COO (fcoo.h) -----------------------------------------------------
-    function spt_fcoo_suggest_threadlen(nnz, rank, dtype, multiprocessors) bind(c, name="spt_fcoo_suggest_threadlen") &
-        result(threadlen)
+    function spt_fcoo_suggest_threadlen(nnz, rank, dtype, multiprocessors, threadlen) &
+        bind(c, name="spt_fcoo_suggest_threadlen") result(st)
       import :: c_int, c_int32_t, c_int64_t
       integer(c_int64_t), value :: nnz
       integer(c_int32_t), value :: rank
       integer(c_int), value :: dtype, multiprocessors
-      integer(c_int32_t) :: threadlen
+      integer(c_int32_t), intent(out) :: threadlen
+      integer(c_int) :: st
     end function
-    ! op: SPT_FCOO_MTTKRP or SPT_FCOO_TTM; threadlen 0 (suggested), 8, 16 or 32.
-    function spt_fcoo_from_coo(ctx, x, op, mode, threadlen, out) bind(c, name="spt_fcoo_from_coo") result(st)
-      import :: c_ptr, c_int, c_int32_t
+    function spt_fcoo_options_init_size(opts, struct_size) bind(c, name="spt_fcoo_options_init_size") result(st)
+      import :: spt_fcoo_options, c_size_t, c_int
+      type(spt_fcoo_options), intent(inout) :: opts
+      integer(c_size_t), value :: struct_size
+      integer(c_int) :: st
+    end function
+    function spt_fcoo_from_coo(ctx, x, opts, out) bind(c, name="spt_fcoo_from_coo") result(st)
+      import :: c_ptr, c_int
       type(c_ptr), value :: ctx, x
-      integer(c_int), value :: op
-      integer(c_int32_t), value :: mode, threadlen
+      type(c_ptr), value :: opts  ! c_null_ptr for defaults, or c_loc of a TARGET spt_fcoo_options
       type(c_ptr), intent(out) :: out
       integer(c_int) :: st
     end function
@@ -1413,16 +1476,10 @@ module sptensor
       type(c_ptr), value :: f
       integer(c_int) :: st
     end function
-    function spt_fcoo_info(f, dtype, order, nnz, op, mode, threadlen, segments, bytes) bind(c, name="spt_fcoo_info") &
-        result(st)
-      import :: c_ptr, c_int, c_int32_t, c_int64_t
-      type(c_ptr), value :: f
-      integer(c_int), intent(out) :: dtype
-      integer(c_int32_t), intent(out) :: order
-      integer(c_int64_t), intent(out) :: nnz
-      integer(c_int), intent(out) :: op
-      integer(c_int32_t), intent(out) :: mode, threadlen
-      integer(c_int64_t), intent(out) :: segments, bytes
+    function spt_fcoo_info(ctx, f, info) bind(c, name="spt_fcoo_info") result(st)
+      import :: spt_fcoo_summary, c_ptr, c_int
+      type(c_ptr), value :: ctx, f
+      type(spt_fcoo_summary), intent(inout) :: info
       integer(c_int) :: st
     end function
     function spt_fcoo_dims(f, dims) bind(c, name="spt_fcoo_dims") result(st)
@@ -1437,11 +1494,12 @@ module sptensor
       type(c_ptr), intent(out) :: out
       integer(c_int) :: st
     end function
-    ! factors(m+1): matrix handles (the handle's mode may be c_null_ptr).
-    function spt_mttkrp_fcoo(ctx, f, factors, out) bind(c, name="spt_mttkrp_fcoo") result(st)
-      import :: c_ptr, c_int
+    ! mode: the handle's (0-based); factors(mode+1) may be c_null_ptr.
+    function spt_mttkrp_fcoo(ctx, f, factors, mode, out) bind(c, name="spt_mttkrp_fcoo") result(st)
+      import :: c_ptr, c_int, c_int32_t
       type(c_ptr), value :: ctx, f
       type(c_ptr), intent(in) :: factors(*)
+      integer(c_int32_t), value :: mode
       type(c_ptr), value :: out
       integer(c_int) :: st
     end function
@@ -1466,11 +1524,10 @@ module sptensor
       integer(c_size_t), value :: struct_size
       integer(c_int) :: st
     end function
-    ! mode: the root (0-based) whose MTTKRP the handle serves.
-    function spt_hbcsf_from_coo(ctx, x, mode, opts, out) bind(c, name="spt_hbcsf_from_coo") result(st)
-      import :: c_ptr, c_int, c_int32_t
+    ! The root mode is opts%root_mode (0 with c_null_ptr opts).
+    function spt_hbcsf_from_coo(ctx, x, opts, out) bind(c, name="spt_hbcsf_from_coo") result(st)
+      import :: c_ptr, c_int
       type(c_ptr), value :: ctx, x
-      integer(c_int32_t), value :: mode
       type(c_ptr), value :: opts  ! c_null_ptr for defaults, or c_loc of a TARGET spt_hbcsf_options
       type(c_ptr), intent(out) :: out
       integer(c_int) :: st
@@ -1480,10 +1537,10 @@ module sptensor
       type(c_ptr), value :: h
       integer(c_int) :: st
     end function
-    function spt_hbcsf_info(h, stats) bind(c, name="spt_hbcsf_info") result(st)
-      import :: spt_hbcsf_statistics, c_ptr, c_int
-      type(c_ptr), value :: h
-      type(spt_hbcsf_statistics), intent(inout) :: stats
+    function spt_hbcsf_info(ctx, h, info) bind(c, name="spt_hbcsf_info") result(st)
+      import :: spt_hbcsf_summary, c_ptr, c_int
+      type(c_ptr), value :: ctx, h
+      type(spt_hbcsf_summary), intent(inout) :: info
       integer(c_int) :: st
     end function
     function spt_hbcsf_dims(h, dims) bind(c, name="spt_hbcsf_dims") result(st)
@@ -1498,16 +1555,8 @@ module sptensor
       type(c_ptr), intent(out) :: out
       integer(c_int) :: st
     end function
-    ! factors(m+1): matrix handles (the root mode's may be c_null_ptr).
-    function spt_mttkrp_hbcsf(ctx, h, factors, out) bind(c, name="spt_mttkrp_hbcsf") result(st)
-      import :: c_ptr, c_int
-      type(c_ptr), value :: ctx, h
-      type(c_ptr), intent(in) :: factors(*)
-      type(c_ptr), value :: out
-      integer(c_int) :: st
-    end function
     ! Any mode (0-based) from the one tree; factors(mode+1) may be c_null_ptr.
-    function spt_mttkrp_hbcsf_mode(ctx, h, factors, mode, out) bind(c, name="spt_mttkrp_hbcsf_mode") result(st)
+    function spt_mttkrp_hbcsf(ctx, h, factors, mode, out) bind(c, name="spt_mttkrp_hbcsf") result(st)
       import :: c_ptr, c_int, c_int32_t
       type(c_ptr), value :: ctx, h
       type(c_ptr), intent(in) :: factors(*)
@@ -1536,10 +1585,10 @@ module sptensor
       type(c_ptr), value :: h
       integer(c_int) :: st
     end function
-    function spt_hls_info(h, stats) bind(c, name="spt_hls_info") result(st)
-      import :: spt_hls_statistics, c_ptr, c_int
-      type(c_ptr), value :: h
-      type(spt_hls_statistics), intent(inout) :: stats
+    function spt_hls_info(ctx, h, info) bind(c, name="spt_hls_info") result(st)
+      import :: spt_hls_summary, c_ptr, c_int
+      type(c_ptr), value :: ctx, h
+      type(spt_hls_summary), intent(inout) :: info
       integer(c_int) :: st
     end function
     function spt_hls_dims(h, dims) bind(c, name="spt_hls_dims") result(st)
@@ -1554,11 +1603,12 @@ module sptensor
       type(c_ptr), intent(out) :: out
       integer(c_int) :: st
     end function
-    ! factors(m+1): matrix handles (the root mode's may be c_null_ptr).
-    function spt_mttkrp_hls(ctx, h, factors, out) bind(c, name="spt_mttkrp_hls") result(st)
-      import :: c_ptr, c_int
+    ! mode: the handle's root_mode (0-based); factors(mode+1) may be c_null_ptr.
+    function spt_mttkrp_hls(ctx, h, factors, mode, out) bind(c, name="spt_mttkrp_hls") result(st)
+      import :: c_ptr, c_int, c_int32_t
       type(c_ptr), value :: ctx, h
       type(c_ptr), intent(in) :: factors(*)
+      integer(c_int32_t), value :: mode
       type(c_ptr), value :: out
       integer(c_int) :: st
     end function
@@ -1620,6 +1670,20 @@ contains
     type(spt_tucker_options), intent(inout) :: opts
     integer(c_int) :: st
     st = spt_tucker_options_init_size(opts, c_sizeof(opts))
+  end function
+
+  !> Fill opts with the CSF defaults.
+  function spt_csf_options_init(opts) result(st)
+    type(spt_csf_options), intent(inout) :: opts
+    integer(c_int) :: st
+    st = spt_csf_options_init_size(opts, c_sizeof(opts))
+  end function
+
+  !> Fill opts with the F-COO defaults.
+  function spt_fcoo_options_init(opts) result(st)
+    type(spt_fcoo_options), intent(inout) :: opts
+    integer(c_int) :: st
+    st = spt_fcoo_options_init_size(opts, c_sizeof(opts))
   end function
 
   !> Fill opts with the HiCOO defaults.

@@ -641,13 +641,20 @@ typedef enum spt_cpd_init {
  *  SPT_WARN_NOT_CONVERGED). */
 typedef int (*spt_cpd_callback)(void *user_data, int iteration, double fit, double delta, double seconds);
 
-/** Sparse storage formats a computation can run on. */
+/** The sparse storage formats of the library, each with its handle type
+ *  and the same lifecycle (built from COO, described, decoded, freed, and
+ *  one MTTKRP entry point; see docs/api-conventions.md). A function taking a format accepts those it can run on and answers
+ *  SPT_ERR_UNSUPPORTED, with the reason in the last-error message, for the
+ *  others (see each function). Not to be confused with spt_file_format
+ *  (SPT_FILE_*), the layout of a file on disk. */
 typedef enum spt_tensor_format {
-  SPT_TENSOR_FORMAT_AUTO = 0,  /**< chosen from the tensor's statistics (see spt_suggest_format) */
-  SPT_TENSOR_FORMAT_COO = 1,   /**< coordinate lists (no conversion) */
-  SPT_TENSOR_FORMAT_CSF = 2,   /**< compressed sparse fibers (SPLATT-style trees) */
-  SPT_TENSOR_FORMAT_HICOO = 3,  /**< hierarchical COO (blocked, 8-bit element indices) */
-  SPT_TENSOR_FORMAT_FCOO = 4,   /**< F-COO, one copy per mode (sptensor/fcoo.h; CP-ALS only; never chosen by AUTO) */
+  SPT_TENSOR_FORMAT_AUTO = 0,   /**< chosen from the tensor's statistics (see spt_suggest_format) */
+  SPT_TENSOR_FORMAT_COO = 1,    /**< coordinate lists (spt_coo; no conversion) */
+  SPT_TENSOR_FORMAT_CSF = 2,    /**< compressed sparse fibers, SPLATT-style trees (spt_csf, sptensor/csf.h) */
+  SPT_TENSOR_FORMAT_HICOO = 3,  /**< hierarchical COO, blocked with 8-bit element indices (spt_hicoo, sptensor/hicoo.h) */
+  SPT_TENSOR_FORMAT_FCOO = 4,   /**< flagged COO, one copy per mode (spt_fcoo, sptensor/fcoo.h; never chosen by AUTO) */
+  SPT_TENSOR_FORMAT_HBCSF = 5,  /**< hybrid B-CSF, one tree per root mode (spt_hbcsf, sptensor/hbcsf.h) */
+  SPT_TENSOR_FORMAT_HLS = 6,    /**< hybrid linear storage, orders 3 and 4 (spt_hls, sptensor/hls.h) */
   SPT_TENSOR_FORMAT_MAX_ENUM = 0x7FFFFFFF /**< not a value: makes every 32-bit int representable (checked at run time) */
 } spt_tensor_format;
 
@@ -707,7 +714,8 @@ typedef struct spt_cpd_options {
   void *callback_data;       /**< passed to callback */
   /* Fields below were added in 0.2; callers built against 0.1 pass a smaller
    * struct_size and get the defaults. */
-  spt_tensor_format format;  /**< storage the MTTKRPs run on (default AUTO) */
+  spt_tensor_format format;  /**< storage the MTTKRPs run on: AUTO (default), COO, CSF, HICOO or FCOO;
+                                  HBCSF and HLS give SPT_ERR_UNSUPPORTED (one handle serves one mode) */
   spt_csf_policy csf_policy; /**< with format CSF (or AUTO choosing CSF): trees to keep (default AUTO) */
   uint64_t memo_budget_bytes; /**< SPT_CSF_MEMOIZED: memory for kept intermediates (0 = a quarter of RAM) */
 } spt_cpd_options;
@@ -749,7 +757,8 @@ SPT_API spt_status spt_cpd_options_init_size(spt_cpd_options *opts, size_t struc
  *  SPT_CUDA_MEMORY_LIMIT in the README) or a device failure runs it on the
  *  CPU instead, with a note in the log, as does a CSF/HiCOO format.
  *  Errors: INVALID_ARGUMENT (rank 0, init factor shape/dtype mismatch,
- *  empty tensor, unknown format or csf_policy), NUMERICAL (non-finite
+ *  empty tensor, a format or csf_policy outside its enum), UNSUPPORTED
+ *  (format HBCSF or HLS), NUMERICAL (non-finite
  *  values appear), OVERFLOW (the factors dims[m] x rank or the rank x rank
  *  Gram matrices do not fit 64-bit sizes, e.g. rank 2^31; checked before
  *  anything is allocated), OUT_OF_MEMORY (also before allocating, with the
@@ -766,11 +775,11 @@ SPT_API spt_status spt_cpd_als(spt_context *ctx, const spt_coo *x, const spt_cpd
 
 /** File formats. */
 typedef enum spt_file_format {
-  SPT_FORMAT_AUTO = 0,          /**< detect from content (binary magic or text) */
-  SPT_FORMAT_TNS = 1,           /**< FROSTT text: "i1 ... iN value" per line (spt_write adds the extended header when needed to keep the dims) */
-  SPT_FORMAT_TNS_EXTENDED = 2,  /**< ParTI!/B-CSF text: order line, dims line, then entries */
-  SPT_FORMAT_SPLATT_BIN = 3,    /**< SPLATT binary coordinate file (.bin) */
-  SPT_FORMAT_SPT_BIN = 4,        /**< libsptensor binary (.sptb): versioned, checksummed */
+  SPT_FILE_AUTO = 0,          /**< detect from content (binary magic or text) */
+  SPT_FILE_TNS = 1,           /**< FROSTT text: "i1 ... iN value" per line (spt_write adds the extended header when needed to keep the dims) */
+  SPT_FILE_TNS_EXTENDED = 2,  /**< ParTI!/B-CSF text: order line, dims line, then entries */
+  SPT_FILE_SPLATT_BIN = 3,    /**< SPLATT binary coordinate file (.bin) */
+  SPT_FILE_SPT_BIN = 4,        /**< libsptensor binary (.sptb): versioned, checksummed */
   SPT_FILE_FORMAT_MAX_ENUM = 0x7FFFFFFF /**< not a value: makes every 32-bit int representable (checked at run time) */
 } spt_file_format;
 
@@ -875,12 +884,12 @@ SPT_API spt_status spt_write_options_init_size(spt_write_options *opts, size_t s
 /** Write a tensor. Text output writes shortest round-trip values by default,
  *  so text -> read -> write is exact. The file is written to a temporary
  *  name and renamed, so a failure never leaves a truncated file.
- *  Nothing is lost: text output (SPT_FORMAT_TNS, or AUTO resolving to text)
+ *  Nothing is lost: text output (SPT_FILE_TNS, or AUTO resolving to text)
  *  is plain FROSTT when every dims[m] is the mode's largest index + 1, so
  *  other FROSTT tools read it, and otherwise (and for an empty tensor)
  *  starts with the extended header (order line, dims line) that spt_read
- *  with SPT_FORMAT_AUTO detects, since no reader could infer those dims;
- *  SPT_FORMAT_TNS_EXTENDED always writes the header. An empty tensor
+ *  with SPT_FILE_AUTO detects, since no reader could infer those dims;
+ *  SPT_FILE_TNS_EXTENDED always writes the header. An empty tensor
  *  round-trips with its dims through every format and compression.
  *  Errors: INVALID_ARGUMENT, IO, UNSUPPORTED (compression not compiled in),
  *  OUT_OF_MEMORY. Thread safety: only reads x. */

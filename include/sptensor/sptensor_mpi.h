@@ -228,8 +228,9 @@ typedef struct spt_mpi_cpd_options {
   const spt_matrix *const *init_factors; /**< SPT_CPD_INIT_USER: `order` full matrices dims[m] x rank,
                                               the same on every rank (each rank copies the rows it needs) */
   spt_tensor_format format;           /**< local storage of each rank's block: AUTO (default; chosen per
-                                           block as spt_suggest_format does), COO, CSF or HICOO, as in
-                                           spt_cpd_options; the result is the same to rounding */
+                                           block as spt_suggest_format does), COO, CSF, HICOO or FCOO, as in
+                                           spt_cpd_options (HBCSF and HLS: SPT_ERR_UNSUPPORTED); the result
+                                           is the same to rounding */
   spt_mpi_decomposition decomposition; /**< default SPT_MPI_MEDIUM_GRAINED */
   const int *grid;                    /**< medium-grained: `order` grid sizes with product P, or NULL to
                                            choose from the dims as SPLATT does (largest prime factors of P to

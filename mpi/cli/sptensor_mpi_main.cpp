@@ -42,7 +42,8 @@ void print_usage(std::FILE* out) {
                "                        from the dims as SPLATT does)\n"
                "  --coarse              coarse-grained decomposition (default medium-grained)\n"
                "  --seed S              random initialisation seed (default 1)\n"
-               "  --format F            local storage: auto (default), coo, csf, hicoo\n"
+               "  --format F            local storage: auto (default), coo, csf, hicoo, fcoo (hbcsf and\n"
+               "                        hls are refused: CP-ALS does not run on them)\n"
                "  --dtype D             float64 (default) or float32\n"
                "  --threads N           OpenMP threads per rank (default: OpenMP's)\n"
                "  --quiet               only the summary lines, no per-iteration lines\n"
@@ -131,8 +132,11 @@ Args parse_args(int argc, char** argv) {
       if (f == "coo") a.format = SPT_TENSOR_FORMAT_COO;
       else if (f == "csf") a.format = SPT_TENSOR_FORMAT_CSF;
       else if (f == "hicoo") a.format = SPT_TENSOR_FORMAT_HICOO;
+      else if (f == "fcoo") a.format = SPT_TENSOR_FORMAT_FCOO;
+      else if (f == "hbcsf") a.format = SPT_TENSOR_FORMAT_HBCSF;
+      else if (f == "hls") a.format = SPT_TENSOR_FORMAT_HLS;
       else if (f == "auto") a.format = SPT_TENSOR_FORMAT_AUTO;
-      else throw UsageError{"--format must be coo, csf, hicoo or auto, got '" + f + "'"};
+      else throw UsageError{"--format must be auto, coo, csf, hicoo, fcoo, hbcsf or hls, got '" + f + "'"};
     } else if (opt == "--dtype") {
       const std::string d = value();
       if (d == "float64") a.dtype = SPT_FLOAT64;

@@ -40,7 +40,7 @@ _DTYPES = {np.dtype(np.float32): _lib.SPT_FLOAT32, np.dtype(np.float64): _lib.SP
 _NP_DTYPES = {_lib.SPT_FLOAT32: np.dtype(np.float32), _lib.SPT_FLOAT64: np.dtype(np.float64)}
 _BACKENDS = {"auto": 0, "cpu": 1, "cuda": 2, "reference": 3}
 _BACKEND_NAMES = {v: k for k, v in _BACKENDS.items()}
-_FORMATS = {"auto": 0, "coo": 1, "csf": 2, "hicoo": 3}
+_FORMATS = {"auto": 0, "coo": 1, "csf": 2, "hicoo": 3, "fcoo": 4, "hbcsf": 5, "hls": 6}
 _FORMAT_NAMES = {v: k for k, v in _FORMATS.items()}
 _CSF_POLICIES = {"auto": 0, "onemode": 1, "twomode": 2, "allmode": 3, "memoized": 4}
 _CSF_POLICY_NAMES = {v: k for k, v in _CSF_POLICIES.items()}
@@ -539,6 +539,14 @@ class HiCOO(_Owned):
     def __repr__(self):
         return f"<sptensor.HiCOO shape={self.shape} nnz={self.nnz} dtype={self.dtype}>"
 
+    def info(self, ctx=None):
+        """Block size B, superblock size L and bytes of the format (a dict)."""
+        c = _ctx(ctx)
+        s = _lib.HicooSummary()
+        s.struct_size = ctypes.sizeof(s)
+        _lib.check(_lib.lib().spt_hicoo_info(c._h, self._h, ctypes.byref(s)), "spt_hicoo_info", c._h)
+        return {"nnz": s.nnz, "block_size": s.block_size, "superblock_size": s.superblock_size, "bytes": s.bytes}
+
     def to_coo(self, ctx=None):
         """A new COO :class:`Tensor` with the same nonzeros."""
         c = _ctx(ctx)
@@ -568,9 +576,10 @@ class CSF(_Owned):
     def __init__(self, tensor, policy="auto", ctx=None):
         c = _ctx(ctx)
         L = _lib.lib()
+        opts = _lib.init_options("spt_csf_options_init_size", _lib.CsfOptions)
+        opts.policy = _choice(_CSF_POLICIES, policy, "CSF policy")
         h = ctypes.c_void_p()
-        _lib.check(L.spt_csf_create(c._h, tensor._h, _choice(_CSF_POLICIES, policy, "CSF policy"), ctypes.byref(h)),
-                   "spt_csf_create", c._h)
+        _lib.check(L.spt_csf_from_coo(c._h, tensor._h, ctypes.byref(opts), ctypes.byref(h)), "spt_csf_from_coo", c._h)
         self._h = h
         self._free = L.spt_csf_free
         self.shape = tensor.shape
@@ -582,11 +591,12 @@ class CSF(_Owned):
     def __repr__(self):
         return f"<sptensor.CSF shape={self.shape} nnz={self.nnz} dtype={self.dtype}>"
 
-    def info(self):
+    def info(self, ctx=None):
         """Policy, number of trees, bytes and the tree each mode's MTTKRP uses (a dict)."""
+        c = _ctx(ctx)
         s = _lib.CsfSummary()
         s.struct_size = ctypes.sizeof(s)
-        _lib.check(_lib.lib().spt_csf_info(self._h, ctypes.byref(s)), "spt_csf_info")
+        _lib.check(_lib.lib().spt_csf_info(c._h, self._h, ctypes.byref(s)), "spt_csf_info", c._h)
         n = min(self.order, _lib.CSF_SUMMARY_MAX_ORDER)
         return {
             "policy": _CSF_POLICY_NAMES.get(s.policy, s.policy),
@@ -596,6 +606,13 @@ class CSF(_Owned):
             "mode_order": [list(s.mode_order[t][:n]) for t in range(min(s.trees, _lib.CSF_SUMMARY_MAX_ORDER))],
             "tree_for_mode": list(s.tree_for_mode[:n]),
         }
+
+    def to_coo(self, ctx=None):
+        """A new COO :class:`Tensor` with the same nonzeros (in the first tree's mode order)."""
+        c = _ctx(ctx)
+        h = ctypes.c_void_p()
+        _lib.check(_lib.lib().spt_csf_to_coo(c._h, self._h, ctypes.byref(h)), "spt_csf_to_coo", c._h)
+        return Tensor(h)
 
 
 # ---------------------------------------------------------------------------
@@ -629,17 +646,9 @@ def mttkrp(tensor, factors, mode, out=None, ctx=None):
     elif not (out.flags.c_contiguous and out.dtype == tensor.dtype and out.shape == (tensor.shape[mode], rank)):
         raise InvalidArgumentError(-1, "SPT_ERR_INVALID_ARGUMENT",
                                    f"out must be a C-contiguous {tensor.dtype} array of shape {(tensor.shape[mode], rank)}")
-    fn = {Tensor: L.spt_mttkrp, HiCOO: L.spt_mttkrp_hicoo, CSF: L.spt_mttkrp_csf}.get(type(tensor))
-    if isinstance(tensor, FCOO):
-        if tensor.operation != "mttkrp" or tensor.mode != mode:
-            raise InvalidArgumentError(-1, "SPT_ERR_INVALID_ARGUMENT",
-                                       f"this F-COO is built for {tensor.operation} in mode {tensor.mode}, "
-                                       f"not mttkrp in mode {mode}")
-    elif isinstance(tensor, HLS):
-        if tensor.mode != mode:
-            raise InvalidArgumentError(-1, "SPT_ERR_INVALID_ARGUMENT",
-                                       f"this {type(tensor).__name__} is rooted at mode {tensor.mode}, not {mode}")
-    elif fn is None and not isinstance(tensor, HBCSF):  # an HBCSF serves every mode
+    fn = {Tensor: L.spt_mttkrp, HiCOO: L.spt_mttkrp_hicoo, CSF: L.spt_mttkrp_csf, FCOO: L.spt_mttkrp_fcoo,
+          HBCSF: L.spt_mttkrp_hbcsf, HLS: L.spt_mttkrp_hls}.get(type(tensor))
+    if fn is None:
         raise InvalidArgumentError(-1, "SPT_ERR_INVALID_ARGUMENT",
                                    "tensor must be a Tensor, HiCOO, CSF, FCOO, HBCSF or HLS")
     with _Matrices() as mats:
@@ -648,14 +657,7 @@ def mttkrp(tensor, factors, mode, out=None, ctx=None):
             if m != mode and f is not None:
                 ptrs[m] = mats.wrap(c, f, tensor.dtype).value
         out_h = mats.wrap(c, out, tensor.dtype)
-        if isinstance(tensor, FCOO):
-            _lib.check(L.spt_mttkrp_fcoo(c._h, tensor._h, ptrs, out_h), "spt_mttkrp_fcoo", c._h)
-        elif isinstance(tensor, HBCSF):
-            _lib.check(L.spt_mttkrp_hbcsf_mode(c._h, tensor._h, ptrs, mode, out_h), "spt_mttkrp_hbcsf_mode", c._h)
-        elif isinstance(tensor, HLS):
-            _lib.check(L.spt_mttkrp_hls(c._h, tensor._h, ptrs, out_h), "spt_mttkrp_hls", c._h)
-        else:
-            _lib.check(fn(c._h, tensor._h, ptrs, mode, out_h), fn.__name__, c._h)
+        _lib.check(fn(c._h, tensor._h, ptrs, mode, out_h), fn.__name__, c._h)
     return out
 
 
@@ -686,7 +688,7 @@ def cp_als(tensor, rank, max_iters=50, tol=1e-4, init="random", seed=0, format="
 
     tensor: Tensor or CSF. init: "random" (uniform [0,1), from `seed`; 0 =
     the context's seed) or a list of `order` initial factor matrices
-    (shape[m] x rank). format: "auto", "coo", "csf", "hicoo" (storage the
+    (shape[m] x rank). format: "auto", "coo", "csf", "hicoo", "fcoo" (storage the
     MTTKRPs run on; Tensor input only); csf_policy: "auto", "onemode",
     "twomode", "allmode", "memoized". Returns a :class:`CPResult`; not
     converging within max_iters is not an error (``converged`` is False)."""
@@ -998,7 +1000,10 @@ def fcoo_suggest_threadlen(nnz, rank=16, dtype=np.float64, multiprocessors=0):
     """The F-COO partition length (8, 16 or 32) the library's rule picks for
     nnz nonzeros and rank-column products on a GPU with `multiprocessors`
     multiprocessors (0 = an H100's 132)."""
-    return int(_lib.lib().spt_fcoo_suggest_threadlen(int(nnz), int(rank), _dtype_code(dtype), int(multiprocessors)))
+    tl = ctypes.c_uint32()
+    _lib.check(_lib.lib().spt_fcoo_suggest_threadlen(int(nnz), int(rank), _dtype_code(dtype), int(multiprocessors),
+                                                     ctypes.byref(tl)), "spt_fcoo_suggest_threadlen")
+    return int(tl.value)
 
 
 class FCOO(_Owned):
@@ -1014,8 +1019,11 @@ class FCOO(_Owned):
         L = _lib.lib()
         h = ctypes.c_void_p()
         op = _choice(_FCOO_OPERATIONS, operation, "F-COO operation")
-        _lib.check(L.spt_fcoo_from_coo(c._h, tensor._h, op, int(mode), int(threadlen), ctypes.byref(h)),
-                   "spt_fcoo_from_coo", c._h)
+        opts = _lib.init_options("spt_fcoo_options_init_size", _lib.FcooOptions)
+        opts.operation = op
+        opts.mode = int(mode)
+        opts.threadlen = int(threadlen)
+        _lib.check(L.spt_fcoo_from_coo(c._h, tensor._h, ctypes.byref(opts), ctypes.byref(h)), "spt_fcoo_from_coo", c._h)
         self._h = h
         self._free = L.spt_fcoo_free
         self.shape = tensor.shape
@@ -1029,16 +1037,18 @@ class FCOO(_Owned):
     def __repr__(self):
         return f"<sptensor.FCOO {self.operation} mode={self.mode} shape={self.shape} nnz={self.nnz}>"
 
-    def info(self):
+    def info(self, ctx=None):
         """threadlen, segments (distinct index-mode coordinates) and bytes of the format (a dict)."""
+        c = _ctx(ctx)
         L = _lib.lib()
-        tl, seg, nbytes = ctypes.c_uint32(), ctypes.c_uint64(), ctypes.c_uint64()
-        _lib.check(L.spt_fcoo_info(self._h, None, None, None, None, None, ctypes.byref(tl), ctypes.byref(seg),
-                                   ctypes.byref(nbytes)), "spt_fcoo_info")
+        s = _lib.FcooSummary()
+        s.struct_size = ctypes.sizeof(s)
+        _lib.check(L.spt_fcoo_info(c._h, self._h, ctypes.byref(s)), "spt_fcoo_info", c._h)
         dims = (ctypes.c_uint32 * self.order)()
         _lib.check(L.spt_fcoo_dims(self._h, dims), "spt_fcoo_dims")
-        return {"operation": self.operation, "mode": self.mode, "threadlen": tl.value, "segments": seg.value,
-                "bytes": nbytes.value, "shape": tuple(int(d) for d in dims)}
+        return {"operation": _FCOO_OPERATION_NAMES.get(s.operation, s.operation), "mode": s.mode,
+                "threadlen": s.threadlen, "segments": s.segments, "bytes": s.bytes,
+                "shape": tuple(int(d) for d in dims)}
 
     def to_coo(self, ctx=None):
         """Decode to a COO :class:`Tensor` (sorted by the index modes)."""
@@ -1062,11 +1072,11 @@ class FCOO(_Owned):
 
 class _RootedFormat(_Owned):
     """A handle laid out for one mode (B-CSF/HB-CSF, HLS): `_prefix` names the
-    C functions (spt_<prefix>_free, _info, _to_coo), `_statistics` the ctypes
-    statistics struct."""
+    C functions (spt_<prefix>_free, _info, _to_coo), `_summary` the ctypes
+    info struct."""
 
     _prefix = ""
-    _statistics = None
+    _summary = None
 
     def _adopt(self, h, tensor, mode):
         self._h = h
@@ -1080,13 +1090,14 @@ class _RootedFormat(_Owned):
     def __repr__(self):
         return f"<sptensor.{type(self).__name__} mode={self.mode} shape={self.shape} nnz={self.nnz}>"
 
-    def info(self):
-        """The statistics of spt_<format>_info as a dict (every field but
+    def info(self, ctx=None):
+        """The summary of spt_<format>_info as a dict (every field but
         struct_size and dtype)."""
-        st = self._statistics()
+        c = _ctx(ctx)
+        st = self._summary()
         st.struct_size = ctypes.sizeof(st)
         name = f"spt_{self._prefix}_info"
-        _lib.check(getattr(_lib.lib(), name)(self._h, ctypes.byref(st)), name)
+        _lib.check(getattr(_lib.lib(), name)(c._h, self._h, ctypes.byref(st)), name, c._h)
         return {f: getattr(st, f) for f, _ in st._fields_ if f not in ("struct_size", "dtype")}
 
     def to_coo(self, ctx=None):
@@ -1120,15 +1131,16 @@ class HBCSF(_RootedFormat):
         opts.slice_split_nnz = int(slice_split_nnz)
         opts.slice_bin_min_nnz = int(slice_bin_min_nnz)
         opts.flags = 1 if plain else 0  # SPT_HBCSF_PLAIN_BCSF
+        opts.root_mode = int(mode)
         h = ctypes.c_void_p()
-        _lib.check(L.spt_hbcsf_from_coo(c._h, tensor._h, int(mode), ctypes.byref(opts), ctypes.byref(h)),
-                   "spt_hbcsf_from_coo", c._h)
+        _lib.check(L.spt_hbcsf_from_coo(c._h, tensor._h, ctypes.byref(opts), ctypes.byref(h)), "spt_hbcsf_from_coo",
+                   c._h)
         self._adopt(h, tensor, mode)
 
     # info(): nonzeros and slices per COO/CSL/B-CSF group, fibers, segments,
     # units, splits, bytes. to_coo() is exact.
     _prefix = "hbcsf"
-    _statistics = _lib.HbcsfStatistics
+    _summary = _lib.HbcsfSummary
 
 
 class HLS(_RootedFormat):
@@ -1168,7 +1180,7 @@ class HLS(_RootedFormat):
     # exact except that repeated coordinates inside a dense tile come back
     # summed.
     _prefix = "hls"
-    _statistics = _lib.HlsStatistics
+    _summary = _lib.HlsSummary
 
     def ttmc(self, factors, ctx=None):
         """TTM chain in every mode but this handle's; see :func:`ttmc`."""

@@ -150,10 +150,57 @@ class HicooStatistics(ctypes.Structure):
     ]
 
 
+class HicooSummary(ctypes.Structure):
+    """spt_hicoo_summary (hicoo.h)."""
+    _fields_ = [
+        ("struct_size", size_t),
+        ("dtype", i32),
+        ("order", u32),
+        ("nnz", u64),
+        ("block_size", u32),
+        ("superblock_size", u32),
+        ("bytes", u64),
+    ]
+
+
+class CsfOptions(ctypes.Structure):
+    """spt_csf_options (csf.h)."""
+    _fields_ = [
+        ("struct_size", size_t),
+        ("policy", i32),
+    ]
+
+
+class FcooOptions(ctypes.Structure):
+    """spt_fcoo_options (fcoo.h)."""
+    _fields_ = [
+        ("struct_size", size_t),
+        ("operation", i32),
+        ("mode", u32),
+        ("threadlen", u32),
+    ]
+
+
+class FcooSummary(ctypes.Structure):
+    """spt_fcoo_summary (fcoo.h)."""
+    _fields_ = [
+        ("struct_size", size_t),
+        ("dtype", i32),
+        ("order", u32),
+        ("nnz", u64),
+        ("operation", i32),
+        ("mode", u32),
+        ("threadlen", u32),
+        ("segments", u64),
+        ("bytes", u64),
+    ]
+
+
 class HbcsfOptions(ctypes.Structure):
     """spt_hbcsf_options (hbcsf.h)."""
     _fields_ = [
         ("struct_size", size_t),
+        ("root_mode", u32),
         ("fiber_threshold", u32),
         ("slice_split_nnz", u32),
         ("slice_bin_min_nnz", u32),
@@ -161,8 +208,8 @@ class HbcsfOptions(ctypes.Structure):
     ]
 
 
-class HbcsfStatistics(ctypes.Structure):
-    """spt_hbcsf_statistics (hbcsf.h)."""
+class HbcsfSummary(ctypes.Structure):
+    """spt_hbcsf_summary (hbcsf.h)."""
     _fields_ = [("struct_size", size_t), ("dtype", i32)] + [
         (name, u32) for name in ("order", "root_mode", "flags", "fiber_threshold", "slice_split_nnz",
                                  "slice_bin_min_nnz", "bins")
@@ -184,8 +231,8 @@ class HlsOptions(ctypes.Structure):
     ]
 
 
-class HlsStatistics(ctypes.Structure):
-    """spt_hls_statistics (hls.h)."""
+class HlsSummary(ctypes.Structure):
+    """spt_hls_summary (hls.h)."""
     _fields_ = [("struct_size", size_t), ("dtype", i32)] + [
         (name, u32) for name in ("order", "root_mode", "dense_threshold", "slab_depth", "index_bits")
     ] + [
@@ -339,13 +386,16 @@ SIGNATURES = {
     "spt_hicoo_from_coo": (i32, [vp, vp, ctypes.POINTER(HicooOptions), pvp]),
     "spt_hicoo_to_coo": (i32, [vp, vp, pvp]),
     "spt_hicoo_free": (i32, [vp]),
-    "spt_hicoo_info": (i32, [vp, pi32, pu32, pu64, pu32, pu32]),
+    "spt_hicoo_info": (i32, [vp, vp, ctypes.POINTER(HicooSummary)]),
     "spt_hicoo_dims": (i32, [vp, pu32]),
     "spt_hicoo_stats": (i32, [vp, vp, ctypes.POINTER(HicooStatistics)]),
     "spt_mttkrp_hicoo": (i32, [vp, vp, pvp, u32, vp]),
-    "spt_csf_create": (i32, [vp, vp, i32, pvp]),
-    "spt_csf_free": (None, [vp]),
-    "spt_csf_info": (i32, [vp, ctypes.POINTER(CsfSummary)]),
+    "spt_csf_options_init_size": (i32, [ctypes.POINTER(CsfOptions), size_t]),
+    "spt_csf_from_coo": (i32, [vp, vp, ctypes.POINTER(CsfOptions), pvp]),
+    "spt_csf_free": (i32, [vp]),
+    "spt_csf_info": (i32, [vp, vp, ctypes.POINTER(CsfSummary)]),
+    "spt_csf_dims": (i32, [vp, pu32]),
+    "spt_csf_to_coo": (i32, [vp, vp, pvp]),
     "spt_mttkrp_csf": (i32, [vp, vp, pvp, u32, vp]),
     # TTV / TTM family and semi-sparse results (sptensor.h)
     "spt_ttv": (i32, [vp, vp, u32, vp, u64, pvp]),
@@ -362,28 +412,28 @@ SIGNATURES = {
     "spt_scoo_values": (i32, [vp, pvp]),
     "spt_scoo_to_coo": (i32, [vp, vp, pvp]),
     # F-COO (fcoo.h)
-    "spt_fcoo_suggest_threadlen": (u32, [u64, u32, i32, i32]),
-    "spt_fcoo_from_coo": (i32, [vp, vp, i32, u32, u32, pvp]),
+    "spt_fcoo_suggest_threadlen": (i32, [u64, u32, i32, i32, pu32]),
+    "spt_fcoo_options_init_size": (i32, [ctypes.POINTER(FcooOptions), size_t]),
+    "spt_fcoo_from_coo": (i32, [vp, vp, ctypes.POINTER(FcooOptions), pvp]),
     "spt_fcoo_free": (i32, [vp]),
     "spt_hbcsf_options_init_size": (i32, [ctypes.POINTER(HbcsfOptions), size_t]),
-    "spt_hbcsf_from_coo": (i32, [vp, vp, u32, ctypes.POINTER(HbcsfOptions), pvp]),
+    "spt_hbcsf_from_coo": (i32, [vp, vp, ctypes.POINTER(HbcsfOptions), pvp]),
     "spt_hbcsf_free": (i32, [vp]),
-    "spt_hbcsf_info": (i32, [vp, ctypes.POINTER(HbcsfStatistics)]),
+    "spt_hbcsf_info": (i32, [vp, vp, ctypes.POINTER(HbcsfSummary)]),
     "spt_hbcsf_to_coo": (i32, [vp, vp, pvp]),
-    "spt_mttkrp_hbcsf": (i32, [vp, vp, pvp, vp]),
-    "spt_mttkrp_hbcsf_mode": (i32, [vp, vp, pvp, u32, vp]),
+    "spt_mttkrp_hbcsf": (i32, [vp, vp, pvp, u32, vp]),
     # HLS (hls.h)
     "spt_hls_options_init_size": (i32, [ctypes.POINTER(HlsOptions), size_t]),
     "spt_hls_from_coo": (i32, [vp, vp, ctypes.POINTER(HlsOptions), pvp]),
     "spt_hls_free": (i32, [vp]),
-    "spt_hls_info": (i32, [vp, ctypes.POINTER(HlsStatistics)]),
+    "spt_hls_info": (i32, [vp, vp, ctypes.POINTER(HlsSummary)]),
     "spt_hls_to_coo": (i32, [vp, vp, pvp]),
-    "spt_mttkrp_hls": (i32, [vp, vp, pvp, vp]),
+    "spt_mttkrp_hls": (i32, [vp, vp, pvp, u32, vp]),
     "spt_ttmc_hls": (i32, [vp, vp, pvp, vp]),
-    "spt_fcoo_info": (i32, [vp, pi32, pu32, pu64, pi32, pu32, pu32, pu64, pu64]),
+    "spt_fcoo_info": (i32, [vp, vp, ctypes.POINTER(FcooSummary)]),
     "spt_fcoo_dims": (i32, [vp, pu32]),
     "spt_fcoo_to_coo": (i32, [vp, vp, pvp]),
-    "spt_mttkrp_fcoo": (i32, [vp, vp, pvp, vp]),
+    "spt_mttkrp_fcoo": (i32, [vp, vp, pvp, u32, vp]),
     "spt_ttm_fcoo": (i32, [vp, vp, vp, pvp]),
     "spt_ttmc_fcoo": (i32, [vp, vp, pvp, vp]),
     # dense tensors (dense.h)

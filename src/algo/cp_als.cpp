@@ -510,8 +510,16 @@ void validate_cpd_options(const std::vector<spt_index>& dims, spt_nnz nnz, spt_d
           sizeof(spt_cpd_options), " (pass the options through normalized_cpd_options first)");
   require(opts.format == SPT_TENSOR_FORMAT_AUTO || opts.format == SPT_TENSOR_FORMAT_COO ||
               opts.format == SPT_TENSOR_FORMAT_CSF || opts.format == SPT_TENSOR_FORMAT_HICOO ||
-              opts.format == SPT_TENSOR_FORMAT_FCOO,
-          "opts.format must be SPT_TENSOR_FORMAT_AUTO, _COO, _CSF, _HICOO or _FCOO, got ", static_cast<int>(opts.format));
+              opts.format == SPT_TENSOR_FORMAT_FCOO || opts.format == SPT_TENSOR_FORMAT_HBCSF ||
+              opts.format == SPT_TENSOR_FORMAT_HLS,
+          "opts.format must be an spt_tensor_format value (SPT_TENSOR_FORMAT_AUTO .. _HLS), got ",
+          static_cast<int>(opts.format));
+  if (opts.format == SPT_TENSOR_FORMAT_HBCSF || opts.format == SPT_TENSOR_FORMAT_HLS)
+    fail(SPT_ERR_UNSUPPORTED, "CP-ALS does not run on ",
+         opts.format == SPT_TENSOR_FORMAT_HBCSF ? "HB-CSF" : "HLS",
+         " (a handle serves one root mode; CP-ALS needs every mode): use SPT_TENSOR_FORMAT_AUTO, _COO, _CSF, "
+         "_HICOO or _FCOO, or build one handle per mode and call spt_mttkrp_",
+         opts.format == SPT_TENSOR_FORMAT_HBCSF ? "hbcsf" : "hls", " in your own loop");
   require(opts.csf_policy == SPT_CSF_AUTO || opts.csf_policy == SPT_CSF_ONEMODE ||
               opts.csf_policy == SPT_CSF_TWOMODE || opts.csf_policy == SPT_CSF_ALLMODE ||
               opts.csf_policy == SPT_CSF_MEMOIZED,

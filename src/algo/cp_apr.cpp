@@ -66,12 +66,16 @@ spt_cp_apr_options normalized_options(const spt_cp_apr_options& given) {
 void validate_options(const spt_coo_s& x, const spt_cp_apr_options& opts) {
   require(opts.struct_size >= sizeof(spt_cp_apr_options),
           "options not initialised (call spt_cp_apr_options_init first)");
-  require(opts.format == SPT_TENSOR_FORMAT_AUTO || opts.format == SPT_TENSOR_FORMAT_COO ||
-              opts.format == SPT_TENSOR_FORMAT_CSF || opts.format == SPT_TENSOR_FORMAT_HICOO,
-          "unknown format ", static_cast<int>(opts.format),
-          " (use SPT_TENSOR_FORMAT_AUTO, SPT_TENSOR_FORMAT_COO or SPT_TENSOR_FORMAT_HICOO)");
-  if (opts.format == SPT_TENSOR_FORMAT_CSF)
-    fail(SPT_ERR_UNSUPPORTED, "CP-APR does not run on CSF; use SPT_TENSOR_FORMAT_COO, _HICOO or _AUTO");
+  require(opts.format >= SPT_TENSOR_FORMAT_AUTO && opts.format <= SPT_TENSOR_FORMAT_HLS, "unknown format ",
+          static_cast<int>(opts.format), " (an spt_tensor_format value, SPT_TENSOR_FORMAT_AUTO .. _HLS)");
+  if (opts.format != SPT_TENSOR_FORMAT_AUTO && opts.format != SPT_TENSOR_FORMAT_COO &&
+      opts.format != SPT_TENSOR_FORMAT_HICOO) {
+    const char* name = opts.format == SPT_TENSOR_FORMAT_CSF     ? "CSF"
+                       : opts.format == SPT_TENSOR_FORMAT_FCOO  ? "F-COO"
+                       : opts.format == SPT_TENSOR_FORMAT_HBCSF ? "HB-CSF"
+                                                                : "HLS";
+    fail(SPT_ERR_UNSUPPORTED, "CP-APR does not run on ", name, "; use SPT_TENSOR_FORMAT_COO, _HICOO or _AUTO");
+  }
   require(x.order() >= 2, "CP-APR needs a tensor of order >= 2, got order ", x.order());
   require(x.nnz >= 1, "CP-APR needs a tensor with at least one nonzero");
   require(opts.rank >= 1, "rank must be at least 1, got ", opts.rank);

@@ -101,8 +101,13 @@ std::unique_ptr<MttkrpOperand<T>> make_mttkrp_operand(spt_context_s& ctx, const 
     case SPT_TENSOR_FORMAT_HICOO:
       if (advised_hicoo) return std::make_unique<HicooOperand<T>>(std::move(advised_hicoo));
       return make_hicoo_operand<T>(ctx, x);
+    case SPT_TENSOR_FORMAT_HBCSF:
+    case SPT_TENSOR_FORMAT_HLS:
+      fail(SPT_ERR_UNSUPPORTED, "CP-ALS does not run on ",
+           opts.format == SPT_TENSOR_FORMAT_HBCSF ? "HB-CSF" : "HLS",
+           " (a handle serves one root mode): use SPT_TENSOR_FORMAT_AUTO, _COO, _CSF, _HICOO or _FCOO");
     default:
-      fail(SPT_ERR_INVALID_ARGUMENT, "opts.format must be SPT_TENSOR_FORMAT_AUTO, _COO, _CSF, _HICOO or _FCOO, got ",
+      fail(SPT_ERR_INVALID_ARGUMENT, "opts.format must be an spt_tensor_format value (SPT_TENSOR_FORMAT_AUTO .. _HLS), got ",
            static_cast<int>(opts.format));
   }
 }

@@ -1,4 +1,4 @@
-// C ABI: CSF tensors (build, query, free), their MTTKRP and CP-ALS. Every
+// C ABI: CSF tensors (build, query, decode, free), their MTTKRP and CP-ALS. Every
 // call validates its arguments before any work and runs inside guarded().
 #include <algorithm>
 #include <cstring>
@@ -8,6 +8,7 @@
 #include "algo/cp_als.hpp"
 #include "api/guard.hpp"
 #include "api/matrix_checks.hpp"
+#include "api/options_init.hpp"
 #include "core/csf.hpp"
 #include "core/ktensor.hpp"
 #include "core/matrix.hpp"
@@ -17,28 +18,45 @@ using namespace spt;
 
 extern "C" {
 
-SPT_API spt_status spt_csf_create(spt_context* ctx, const spt_coo* x, spt_csf_policy policy, spt_csf** out) {
-  return guarded(ctx, "spt_csf_create", [&] {
+SPT_API spt_status spt_csf_options_init_size(spt_csf_options* opts, size_t struct_size) {
+  return guarded("spt_csf_options_init", [&] {
+    spt_csf_options d{};
+    d.policy = SPT_CSF_AUTO;
+    write_options_defaults(opts, struct_size, d, sizeof(spt_csf_options));
+  });
+}
+
+// The exported symbol behind the header's macro of the same name (for
+// callers that cannot use the macro, e.g. through an FFI).
+SPT_API spt_status (spt_csf_options_init)(spt_csf_options* opts) { return spt_csf_options_init_size(opts, sizeof *opts); }
+
+SPT_API spt_status spt_csf_from_coo(spt_context* ctx, const spt_coo* x, const spt_csf_options* opts, spt_csf** out) {
+  return guarded(ctx, "spt_csf_from_coo", [&] {
     require_not_null(x, "x");
     require_not_null(out, "out");
+    spt_csf_options d;
+    spt_csf_options_init(&d);
+    const spt_csf_policy policy = read_options(opts, d, sizeof(spt_csf_options), "spt_csf_options").policy;
+    if (policy == SPT_CSF_MEMOIZED)
+      fail(SPT_ERR_UNSUPPORTED, "opts->policy SPT_CSF_MEMOIZED is a CP-ALS strategy (spt_cpd_options.csf_policy), ",
+           "not a layout of a CSF handle: use SPT_CSF_AUTO, _ONEMODE, _TWOMODE or _ALLMODE");
     auto csf = std::make_unique<spt_csf_s>();
     build_csf(dispatch::exec_for(resolve(ctx)), *x, policy, *csf);
     *out = csf.release();
   });
 }
 
-SPT_API void spt_csf_free(spt_csf* x) { delete x; }
+SPT_API spt_status spt_csf_free(spt_csf* x) {
+  delete x;
+  return SPT_OK;
+}
 
-SPT_API spt_status spt_csf_info(const spt_csf* x, spt_csf_summary* info) {
-  return guarded("spt_csf_info", [&] {
+SPT_API spt_status spt_csf_info(spt_context* ctx, const spt_csf* x, spt_csf_summary* info) {
+  return guarded(ctx, "spt_csf_info", [&] {
     require_not_null(x, "x");
     require_not_null(info, "info");
-    const size_t given = info->struct_size;
-    require(given >= offsetof(spt_csf_summary, mode_order), "info->struct_size is ", given,
-            "; set it to sizeof(spt_csf_summary) before the call");
     spt_csf_summary s;
     std::memset(&s, 0, sizeof(s));
-    s.struct_size = std::min(given, sizeof(s));
     s.dtype = x->dtype;
     s.order = x->order();
     s.nnz = x->nnz;
@@ -49,7 +67,24 @@ SPT_API spt_status spt_csf_info(const spt_csf* x, spt_csf_summary* info) {
       for (uint32_t t = 0; t < x->trees.size() && t < SPT_CSF_SUMMARY_MAX_ORDER; ++t)
         for (uint32_t l = 0; l < x->order(); ++l) s.mode_order[t][l] = x->trees[t].mode_order[l];
     for (uint32_t m = 0; m < x->order() && m < SPT_CSF_SUMMARY_MAX_ORDER; ++m) s.tree_for_mode[m] = x->tree_of_mode[m];
-    std::memcpy(info, &s, s.struct_size);
+    write_info(info, s, sizeof(spt_csf_summary), "spt_csf_summary");
+  });
+}
+
+SPT_API spt_status spt_csf_dims(const spt_csf* x, spt_index* dims) {
+  return guarded("spt_csf_dims", [&] {
+    require_not_null(x, "x");
+    require_not_null(dims, "dims");
+    std::copy(x->dims.begin(), x->dims.end(), dims);
+  });
+}
+
+SPT_API spt_status spt_csf_to_coo(spt_context* ctx, const spt_csf* x, spt_coo** out) {
+  return guarded(ctx, "spt_csf_to_coo", [&] {
+    require_not_null(x, "x");
+    require_not_null(out, "out");
+    auto y = std::make_unique<spt_coo_s>(csf_to_coo(*x));
+    *out = y.release();
   });
 }
 

@@ -2,11 +2,13 @@
 // arguments and runs inside guarded(); the products go through SPT_DISPATCH
 // (GPU when the context resolves to CUDA, else the OpenMP or reference
 // kernels).
+#include <cstring>
 #include <memory>
 #include <vector>
 
 #include "api/guard.hpp"
 #include "api/matrix_checks.hpp"
+#include "api/options_init.hpp"
 #include "core/coo.hpp"
 #include "core/fcoo.hpp"
 #include "core/matrix.hpp"
@@ -32,20 +34,46 @@ int context_multiprocessors(const spt_context_s& ctx) {
 
 extern "C" {
 
-SPT_API uint32_t spt_fcoo_suggest_threadlen(spt_nnz nnz, spt_index rank, spt_dtype dtype, int multiprocessors) {
-  const uint64_t value_size = dtype == SPT_FLOAT32 ? 4 : 8;
-  return fcoo::suggested_threadlen(nnz, uint64_t(rank ? rank : 16) * value_size, multiprocessors);
+SPT_API spt_status spt_fcoo_suggest_threadlen(spt_nnz nnz, spt_index rank, spt_dtype dtype, int multiprocessors,
+                                              uint32_t* threadlen) {
+  return guarded("spt_fcoo_suggest_threadlen", [&] {
+    require_not_null(threadlen, "threadlen");
+    check_dtype(dtype);
+    require(multiprocessors >= 0, "multiprocessors is ", multiprocessors, ": pass a count, or 0 for an H100's 132");
+    *threadlen = fcoo::suggested_threadlen(nnz, uint64_t(rank ? rank : 16) * dtype_size(dtype), multiprocessors);
+  });
 }
 
-SPT_API spt_status spt_fcoo_from_coo(spt_context* ctx, const spt_coo* x, spt_fcoo_operation op, uint32_t mode,
-                                     uint32_t threadlen, spt_fcoo** out) {
+SPT_API spt_status spt_fcoo_options_init_size(spt_fcoo_options* opts, size_t struct_size) {
+  return guarded("spt_fcoo_options_init", [&] {
+    spt_fcoo_options d{};
+    d.operation = SPT_FCOO_MTTKRP;
+    d.mode = 0;
+    d.threadlen = 0;  // resolved at build time from the tensor and the context's device
+    write_options_defaults(opts, struct_size, d, sizeof(spt_fcoo_options));
+  });
+}
+
+// The exported symbol behind the header's macro of the same name (for
+// callers that cannot use the macro, e.g. through an FFI).
+SPT_API spt_status (spt_fcoo_options_init)(spt_fcoo_options* opts) {
+  return spt_fcoo_options_init_size(opts, sizeof *opts);
+}
+
+SPT_API spt_status spt_fcoo_from_coo(spt_context* ctx, const spt_coo* x, const spt_fcoo_options* opts,
+                                     spt_fcoo** out) {
   return guarded(ctx, "spt_fcoo_from_coo", [&] {
     require_not_null(x, "x");
     require_not_null(out, "out");
+    spt_fcoo_options d;
+    spt_fcoo_options_init(&d);
+    const spt_fcoo_options o = read_options(opts, d, sizeof(spt_fcoo_options), "spt_fcoo_options");
     const spt_context_s& c = resolve(ctx);
+    uint32_t threadlen = o.threadlen;
     if (threadlen == 0)
       threadlen = fcoo::suggested_threadlen(x->nnz, 16 * dtype_size(x->dtype()), context_multiprocessors(c));
-    auto f = std::make_unique<spt_fcoo_s>(fcoo::from_coo(*x, op, mode, threadlen, dispatch::exec_for(c).threads));
+    auto f = std::make_unique<spt_fcoo_s>(
+        fcoo::from_coo(*x, o.operation, o.mode, threadlen, dispatch::exec_for(c).threads));
     *out = f.release();
   });
 }
@@ -55,19 +83,21 @@ SPT_API spt_status spt_fcoo_free(spt_fcoo* f) {
   return SPT_OK;
 }
 
-SPT_API spt_status spt_fcoo_info(const spt_fcoo* f, spt_dtype* dtype, uint32_t* order, spt_nnz* nnz,
-                                 spt_fcoo_operation* op, uint32_t* mode, uint32_t* threadlen, spt_nnz* segments,
-                                 uint64_t* bytes) {
-  return guarded("spt_fcoo_info", [&] {
+SPT_API spt_status spt_fcoo_info(spt_context* ctx, const spt_fcoo* f, spt_fcoo_summary* info) {
+  return guarded(ctx, "spt_fcoo_info", [&] {
     require_not_null(f, "f");
-    if (dtype) *dtype = f->dtype();
-    if (order) *order = f->order();
-    if (nnz) *nnz = f->nnz;
-    if (op) *op = f->op;
-    if (mode) *mode = f->mode;
-    if (threadlen) *threadlen = f->threadlen;
-    if (segments) *segments = f->segments;
-    if (bytes) *bytes = f->bytes();
+    require_not_null(info, "info");
+    spt_fcoo_summary s;
+    std::memset(&s, 0, sizeof(s));
+    s.dtype = f->dtype();
+    s.order = f->order();
+    s.nnz = f->nnz;
+    s.operation = f->op;
+    s.mode = f->mode;
+    s.threadlen = f->threadlen;
+    s.segments = f->segments;
+    s.bytes = f->bytes();
+    write_info(info, s, sizeof(spt_fcoo_summary), "spt_fcoo_summary");
   });
 }
 
@@ -89,12 +119,18 @@ SPT_API spt_status spt_fcoo_to_coo(spt_context* ctx, const spt_fcoo* f, spt_coo*
 }
 
 SPT_API spt_status spt_mttkrp_fcoo(spt_context* ctx, const spt_fcoo* f, const spt_matrix* const* factors,
-                                   spt_matrix* out) {
+                                   uint32_t mode, spt_matrix* out) {
   return guarded(ctx, "spt_mttkrp_fcoo", [&] {
     require_not_null(f, "f");
     require_not_null(factors, "factors");
     require_not_null(out, "out");
-    fcoo::require_op(*f, SPT_FCOO_MTTKRP, "spt_mttkrp_fcoo");
+    require(mode < f->order(), "mode ", mode, " out of range for an order-", f->order(), " tensor (modes are 0-based)");
+    if (f->op != SPT_FCOO_MTTKRP)
+      fail(SPT_ERR_UNSUPPORTED, "spt_mttkrp_fcoo needs an F-COO built with SPT_FCOO_MTTKRP, this one was built with "
+           "SPT_FCOO_TTM");
+    if (mode != f->mode)
+      fail(SPT_ERR_UNSUPPORTED, "this F-COO serves the MTTKRP in mode ", f->mode, ", not mode ", mode,
+           ": build one with spt_fcoo_options.mode = ", mode);
     check_matrix_dtype(*out, f->dtype(), "out");
     const spt_nnz rank = out->cols;
     require(rank >= 1, "out must have at least one column (the rank R)");

@@ -19,17 +19,16 @@ using namespace spt;
 
 namespace {
 
-hbcsf::Params params_from(const spt_hbcsf_options* opts) {
+hbcsf::Params params_from(const spt_hbcsf_options* opts, uint32_t* root_mode) {
   hbcsf::Params p;
-  if (!opts) return p;
-  require(opts->struct_size != 0, "opts->struct_size is 0: initialise the options with spt_hbcsf_options_init()");
-  spt_hbcsf_options o;
-  spt_hbcsf_options_init(&o);
-  std::memcpy(&o, opts, std::min(opts->struct_size, sizeof(o)));
+  spt_hbcsf_options d;
+  spt_hbcsf_options_init(&d);
+  const spt_hbcsf_options o = read_options(opts, d, sizeof(spt_hbcsf_options), "spt_hbcsf_options");
   if (o.fiber_threshold) p.fiber_threshold = o.fiber_threshold;
   if (o.slice_split_nnz) p.slice_split_nnz = o.slice_split_nnz;
   if (o.slice_bin_min_nnz) p.slice_bin_min_nnz = o.slice_bin_min_nnz;
   p.flags = o.flags;
+  *root_mode = o.root_mode;
   hbcsf::validate_params(p);
   return p;
 }
@@ -41,6 +40,7 @@ extern "C" {
 SPT_API spt_status spt_hbcsf_options_init_size(spt_hbcsf_options* opts, size_t struct_size) {
   return guarded("spt_hbcsf_options_init", [&] {
     spt_hbcsf_options d{};
+    d.root_mode = 0;
     d.fiber_threshold = hbcsf::kDefaultFiberThreshold;
     d.slice_split_nnz = hbcsf::kDefaultSliceSplitNnz;
     d.slice_bin_min_nnz = hbcsf::kDefaultBinMinNnz;
@@ -55,12 +55,13 @@ SPT_API spt_status (spt_hbcsf_options_init)(spt_hbcsf_options* opts) {
   return spt_hbcsf_options_init_size(opts, sizeof *opts);
 }
 
-SPT_API spt_status spt_hbcsf_from_coo(spt_context* ctx, const spt_coo* x, uint32_t mode,
-                                      const spt_hbcsf_options* opts, spt_hbcsf** out) {
+SPT_API spt_status spt_hbcsf_from_coo(spt_context* ctx, const spt_coo* x, const spt_hbcsf_options* opts,
+                                      spt_hbcsf** out) {
   return guarded(ctx, "spt_hbcsf_from_coo", [&] {
     require_not_null(x, "x");
     require_not_null(out, "out");
-    const hbcsf::Params p = params_from(opts);
+    uint32_t mode = 0;
+    const hbcsf::Params p = params_from(opts, &mode);
     const spt_context_s& c = resolve(ctx);
     auto h = std::make_unique<spt_hbcsf_s>(hbcsf::from_coo(*x, mode, p, dispatch::exec_for(c).threads));
     *out = h.release();
@@ -72,12 +73,11 @@ SPT_API spt_status spt_hbcsf_free(spt_hbcsf* h) {
   return SPT_OK;
 }
 
-SPT_API spt_status spt_hbcsf_info(const spt_hbcsf* h, spt_hbcsf_statistics* info) {
-  return guarded("spt_hbcsf_info", [&] {
+SPT_API spt_status spt_hbcsf_info(spt_context* ctx, const spt_hbcsf* h, spt_hbcsf_summary* info) {
+  return guarded(ctx, "spt_hbcsf_info", [&] {
     require_not_null(h, "h");
     require_not_null(info, "info");
-    require(info->struct_size != 0, "info->struct_size is 0: set it to sizeof(spt_hbcsf_statistics)");
-    spt_hbcsf_statistics s{};
+    spt_hbcsf_summary s{};
     s.dtype = h->dtype();
     s.order = h->order();
     s.root_mode = h->root();
@@ -100,9 +100,7 @@ SPT_API spt_status spt_hbcsf_info(const spt_hbcsf* h, spt_hbcsf_statistics* info
     s.split_slices = h->split_slices;
     s.bytes = h->bytes();
     s.coo_bytes = uint64_t(h->nnz) * (uint64_t(h->order()) * sizeof(spt_index) + dtype_size(h->dtype()));
-    const size_t n = std::min(info->struct_size, sizeof(s));
-    s.struct_size = info->struct_size;
-    std::memcpy(static_cast<void*>(info), &s, n);
+    write_info(info, s, sizeof(spt_hbcsf_summary), "spt_hbcsf_summary");
   });
 }
 
@@ -124,23 +122,13 @@ SPT_API spt_status spt_hbcsf_to_coo(spt_context* ctx, const spt_hbcsf* h, spt_co
 }
 
 SPT_API spt_status spt_mttkrp_hbcsf(spt_context* ctx, const spt_hbcsf* h, const spt_matrix* const* factors,
-                                    spt_matrix* out) {
+                                    uint32_t mode, spt_matrix* out) {
   return guarded(ctx, "spt_mttkrp_hbcsf", [&] {
-    require_not_null(h, "h");
-    rooted_mttkrp(*h, factors, out, "mode", [&](const auto* refs, auto out_ref) {
-      SPT_DISPATCH(resolve(ctx), mttkrp_hbcsf, *h, refs, out_ref);
-    });
-  });
-}
-
-SPT_API spt_status spt_mttkrp_hbcsf_mode(spt_context* ctx, const spt_hbcsf* h, const spt_matrix* const* factors,
-                                         uint32_t mode, spt_matrix* out) {
-  return guarded(ctx, "spt_mttkrp_hbcsf_mode", [&] {
     require_not_null(h, "h");
     require(mode < h->order(), "mode ", mode, " out of range for an order-", h->order(), " tensor (modes are 0-based)");
     const spt_context_s& c = resolve(ctx);
     handle_mttkrp(*h, mode, factors, out, "mode", [&](const auto* refs, auto out_ref) {
-      // The root: exactly spt_mttkrp_hbcsf. Another mode: the non-root
+      // The root: the per-group kernels. Another mode: the non-root
       // kernels (device, else OpenMP; REFERENCE runs the OpenMP kernel on
       // its one thread, there being no separate reference kernel).
       if (mode == h->root()) {

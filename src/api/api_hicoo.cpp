@@ -22,12 +22,9 @@ namespace {
 spt_hicoo_strategy to_c(HicooStrategy s) { return static_cast<spt_hicoo_strategy>(static_cast<int>(s)); }
 
 hicoo::Params params_from(const spt_hicoo_options* opts) {
-  spt_hicoo_options o;
-  spt_hicoo_options_init(&o);
-  if (opts) {
-    require(opts->struct_size != 0, "opts->struct_size is 0: initialise the options with spt_hicoo_options_init()");
-    std::memcpy(&o, opts, std::min(opts->struct_size, sizeof(o)));
-  }
+  spt_hicoo_options d;
+  spt_hicoo_options_init(&d);
+  const spt_hicoo_options o = read_options(opts, d, sizeof(spt_hicoo_options), "spt_hicoo_options");
   hicoo::Params p;
   p.block_size = o.block_size;
   p.superblock_size = o.superblock_size;
@@ -89,15 +86,19 @@ SPT_API spt_status spt_hicoo_free(spt_hicoo* h) {
   return SPT_OK;
 }
 
-SPT_API spt_status spt_hicoo_info(const spt_hicoo* h, spt_dtype* dtype, uint32_t* order, spt_nnz* nnz,
-                                  uint32_t* block_size, uint32_t* superblock_size) {
-  return guarded("spt_hicoo_info", [&] {
+SPT_API spt_status spt_hicoo_info(spt_context* ctx, const spt_hicoo* h, spt_hicoo_summary* info) {
+  return guarded(ctx, "spt_hicoo_info", [&] {
     require_not_null(h, "h");
-    if (dtype) *dtype = h->dtype();
-    if (order) *order = h->order();
-    if (nnz) *nnz = h->nnz;
-    if (block_size) *block_size = h->block_size();
-    if (superblock_size) *superblock_size = uint32_t(1) << h->superblock_bits;
+    require_not_null(info, "info");
+    spt_hicoo_summary s;
+    std::memset(&s, 0, sizeof(s));
+    s.dtype = h->dtype();
+    s.order = h->order();
+    s.nnz = h->nnz;
+    s.block_size = h->block_size();
+    s.superblock_size = uint32_t(1) << h->superblock_bits;
+    s.bytes = hicoo::storage_bytes(*h);
+    write_info(info, s, sizeof(spt_hicoo_summary), "spt_hicoo_summary");
   });
 }
 

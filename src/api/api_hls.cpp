@@ -30,10 +30,10 @@ struct BuildOptions {
 BuildOptions options_from(const spt_hls_options* opts) {
   BuildOptions b;
   if (!opts) return b;
-  require(opts->struct_size != 0, "opts->struct_size is 0: initialise the options with spt_hls_options_init()");
-  spt_hls_options o;
-  spt_hls_options_init(&o);
-  std::memcpy(&o, opts, std::min(opts->struct_size, sizeof(o)));
+  spt_hls_options d;
+  spt_hls_options_init(&d);
+  // The first release's struct ended before `precision`.
+  const spt_hls_options o = read_options(opts, d, offsetof(spt_hls_options, precision), "spt_hls_options");
   b.params.root = o.root_mode;
   b.params.dense_threshold = o.dense_threshold;
   b.params.slab_depth = o.slab_depth;
@@ -97,12 +97,11 @@ SPT_API spt_status spt_hls_free(spt_hls* h) {
   return SPT_OK;
 }
 
-SPT_API spt_status spt_hls_info(const spt_hls* h, spt_hls_statistics* info) {
-  return guarded("spt_hls_info", [&] {
+SPT_API spt_status spt_hls_info(spt_context* ctx, const spt_hls* h, spt_hls_summary* info) {
+  return guarded(ctx, "spt_hls_info", [&] {
     require_not_null(h, "h");
     require_not_null(info, "info");
-    require(info->struct_size != 0, "info->struct_size is 0: set it to sizeof(spt_hls_statistics)");
-    spt_hls_statistics s{};
+    spt_hls_summary s{};
     s.dtype = h->dtype();
     s.order = h->order();
     s.root_mode = h->root();
@@ -122,9 +121,7 @@ SPT_API spt_status spt_hls_info(const spt_hls* h, spt_hls_statistics* info) {
     s.build_seconds = h->build_seconds;
     s.precision = h->precision;
     s.threshold_calibrated = h->threshold_calibrated ? 1u : 0u;
-    const size_t n = std::min(info->struct_size, sizeof(s));
-    s.struct_size = info->struct_size;
-    std::memcpy(static_cast<void*>(info), &s, n);
+    write_info(info, s, sizeof(spt_hls_summary), "spt_hls_summary");
   });
 }
 
@@ -145,10 +142,14 @@ SPT_API spt_status spt_hls_to_coo(spt_context* ctx, const spt_hls* h, spt_coo** 
   });
 }
 
-SPT_API spt_status spt_mttkrp_hls(spt_context* ctx, const spt_hls* h, const spt_matrix* const* factors,
+SPT_API spt_status spt_mttkrp_hls(spt_context* ctx, const spt_hls* h, const spt_matrix* const* factors, uint32_t mode,
                                   spt_matrix* out) {
   return guarded(ctx, "spt_mttkrp_hls", [&] {
     require_not_null(h, "h");
+    require(mode < h->order(), "mode ", mode, " out of range for an order-", h->order(), " tensor (modes are 0-based)");
+    if (mode != h->root())
+      fail(SPT_ERR_UNSUPPORTED, "this HLS handle serves the MTTKRP in its root mode ", h->root(), ", not mode ", mode,
+           ": build one with spt_hls_options.root_mode = ", mode);
     rooted_mttkrp(*h, factors, out, "root_mode", [&](const auto* refs, auto out_ref) {
       SPT_DISPATCH(resolve(ctx), mttkrp_hls, *h, refs, out_ref);
     });

@@ -26,3 +26,41 @@ void write_options_defaults(Options* opts, size_t struct_size, Options defaults,
 }
 
 }  // namespace spt
+
+namespace spt {
+
+// The info-struct contract of the C ABI (spt_X_info): the caller sets
+// info->struct_size to its sizeof; at least `minimum_size` (the struct's
+// size in the release that introduced it) is required, and only
+// min(struct_size, sizeof(Info)) bytes are written (struct_size is kept).
+template <typename Info>
+void write_info(Info* info, const Info& filled, size_t minimum_size, const char* type_name) {
+  require_not_null(info, "info");
+  const size_t given = info->struct_size;
+  require(given >= minimum_size, "info->struct_size is ", given, ", smaller than any release's ", type_name, " (",
+          minimum_size, " bytes): set it to sizeof(", type_name, ") before the call");
+  const size_t n = std::min(given, sizeof(Info));
+  std::memcpy(static_cast<void*>(info), &filled, n);
+  info->struct_size = given;
+}
+
+}  // namespace spt
+
+namespace spt {
+
+// The options-reading contract of the C ABI (spt_X_from_coo and friends):
+// NULL means `defaults`; otherwise opts->struct_size must be at least
+// `minimum_size` (the struct's size in its first release), and fields the
+// caller's shorter struct lacks keep their defaults.
+template <typename Options>
+Options read_options(const Options* opts, Options defaults, size_t minimum_size, const char* type_name) {
+  if (!opts) return defaults;
+  const size_t given = opts->struct_size;
+  require(given >= minimum_size, "opts->struct_size is ", given, ", smaller than any release's ", type_name, " (",
+          minimum_size, " bytes): initialise the options with ", type_name, "_init");
+  std::memcpy(static_cast<void*>(&defaults), opts, std::min(given, sizeof(Options)));
+  defaults.struct_size = sizeof(Options);
+  return defaults;
+}
+
+}  // namespace spt

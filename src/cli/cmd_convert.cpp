@@ -37,11 +37,11 @@ int run_convert(const ParsedArgs& args) {
   spt_write_options wopts;
   check(spt_write_options_init(&wopts), nullptr, "initialising write options");
   std::string to = args.choice("to", "auto", {"auto", "tns", "tns-ext", "bin", "sptb"});
-  wopts.format = to == "tns"       ? SPT_FORMAT_TNS
-                 : to == "tns-ext" ? SPT_FORMAT_TNS_EXTENDED
-                 : to == "bin"     ? SPT_FORMAT_SPLATT_BIN
-                 : to == "sptb"    ? SPT_FORMAT_SPT_BIN
-                                   : SPT_FORMAT_AUTO;
+  wopts.format = to == "tns"       ? SPT_FILE_TNS
+                 : to == "tns-ext" ? SPT_FILE_TNS_EXTENDED
+                 : to == "bin"     ? SPT_FILE_SPLATT_BIN
+                 : to == "sptb"    ? SPT_FILE_SPT_BIN
+                                   : SPT_FILE_AUTO;
   std::string compress = args.choice("compress", "auto", {"auto", "none", "gzip", "xz", "zstd"});
   wopts.compression = compress == "none"   ? SPT_COMPRESS_NONE
                       : compress == "gzip" ? SPT_COMPRESS_GZIP

@@ -44,8 +44,9 @@ const CommandSpec& cpd_spec() {
         {"quiet", 'q', "", "print only the final summary, not every iteration"},
         {"format", 0, "FMT",
          "storage the MTTKRPs run on: auto (default: chosen from the tensor's statistics, as "
-         "spt_suggest_format; -v shows why), coo, csf, hicoo or fcoo (F-COO, one copy per mode; with "
-         "--backend cuda the whole CP-ALS runs on the GPU, as with coo)"},
+         "spt_suggest_format; -v shows why), coo, csf, hicoo, fcoo (F-COO, one copy per mode; with "
+         "--backend cuda the whole CP-ALS runs on the GPU, as with coo), hbcsf or hls (named, but a handle "
+         "of either serves one mode, so CP-ALS refuses them with the library's UNSUPPORTED error)"},
         {"csf-policy", 0, "P",
          "with CSF: onemode (one tree), twomode (two trees), allmode (one per mode), memoized (one tree, "
          "intermediates kept across a sweep; ADATM) or auto (default: allmode when it fits 4x the COO's memory)"},
@@ -233,13 +234,15 @@ int run_cpd(const ParsedArgs& args) {
   uint64_t seed = args.unsigned_integer("seed", 0);
   bool quiet = args.has("quiet");
   const bool poisson = args.choice("model", "als", {"als", "poisson"}) == "poisson";
-  const std::string format = args.choice("format", "auto", {"auto", "coo", "csf", "hicoo", "fcoo"});
+  const std::string format =
+      args.choice("format", "auto", {"auto", "coo", "csf", "hicoo", "fcoo", "hbcsf", "hls"});
   const std::string csf_policy =
       args.choice("csf-policy", "auto", {"auto", "onemode", "twomode", "allmode", "memoized"});
   std::string reorder = args.choice("reorder", "none", {"lexi", "bfs", "random", "none"});
-  if (poisson && (format == "csf" || format == "fcoo"))
+  if (poisson && format != "auto" && format != "coo" && format != "hicoo")
     throw UsageError("--model poisson runs on --format coo, hicoo or auto (CP-APR has no " +
-                     std::string(format == "csf" ? "CSF" : "F-COO") + " kernel)");
+                     std::string(format == "csf" ? "CSF" : format == "fcoo" ? "F-COO" : format == "hbcsf" ? "HB-CSF" : "HLS") +
+                     " kernel)");
 
   ContextPtr ctx = make_context(args);
   double read_seconds = 0;
@@ -268,6 +271,8 @@ int run_cpd(const ParsedArgs& args) {
                 : format == "csf"   ? SPT_TENSOR_FORMAT_CSF
                 : format == "hicoo" ? SPT_TENSOR_FORMAT_HICOO
                 : format == "fcoo"  ? SPT_TENSOR_FORMAT_FCOO
+                : format == "hbcsf" ? SPT_TENSOR_FORMAT_HBCSF
+                : format == "hls"   ? SPT_TENSOR_FORMAT_HLS
                                     : SPT_TENSOR_FORMAT_AUTO;
   opts.csf_policy = csf_policy == "onemode"   ? SPT_CSF_ONEMODE
                     : csf_policy == "twomode" ? SPT_CSF_TWOMODE

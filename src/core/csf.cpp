@@ -48,6 +48,34 @@ uint64_t spt_csf_s::bytes() const {
 
 namespace spt {
 
+spt_coo_s csf_to_coo(const spt_csf_s& x) {
+  spt_coo_s y;
+  y.init_owned(x.dtype, x.dims, x.nnz);
+  if (x.trees.empty() || x.nnz == 0) return y;
+  const CsfTree& t = x.trees.front();
+  const uint32_t leaf = t.levels() - 1;
+  // Every node's index goes to all leaves below it.
+  for (uint32_t l = 0; l < leaf; ++l) {
+    spt_index* ind = y.mutable_ind(t.mode_order[l]);
+    for (spt_nnz f = 0; f < t.nodes(l); ++f) {
+      const spt_nnz end = t.first_leaf(l, f + 1);
+      for (spt_nnz k = t.first_leaf(l, f); k < end; ++k) ind[k] = t.fids[l][f];
+    }
+  }
+  spt_index* leaf_ind = y.mutable_ind(t.mode_order[leaf]);
+  for (spt_nnz k = 0; k < t.nnz(); ++k) leaf_ind[k] = t.fids[leaf][k];
+  with_dtype(x.dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* v = t.vals.get<T>().data();
+    std::copy(v, v + t.nnz(), y.mutable_values<T>());
+  });
+  return y;
+}
+
+}  // namespace spt
+
+namespace spt {
+
 namespace {
 
 inline spt_nnz chunk_begin(spt_nnz n, int c, int chunks) {

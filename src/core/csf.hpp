@@ -86,6 +86,10 @@ void build_csf(const kernels::Exec& exec, const spt_coo_s& x, spt_csf_policy pol
 void build_csf(const kernels::Exec& exec, const spt_coo_s& x, spt_csf_policy policy, spt_csf_s& out,
                CsfTree&& first);
 
+// Decode the handle's first tree into a new owning COO: the same dims,
+// dtype and nonzeros (repeats kept), in that tree's mode order.
+spt_coo_s csf_to_coo(const spt_csf_s& x);
+
 // Estimated bytes of the ALLMODE trees from the ONEMODE tree (other roots
 // compress about as well, so N times it), and whether AUTO picks ALLMODE
 // for it (within kAutoAllmodeBudget x the COO's bytes).

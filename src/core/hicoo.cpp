@@ -578,6 +578,15 @@ spt_coo_s to_coo(const spt_hicoo_s& h, int threads) {
   return x;
 }
 
+uint64_t storage_bytes(const spt_hicoo_s& h) {
+  const uint64_t order = h.order();
+  const uint64_t blocks = h.num_blocks();
+  uint64_t sched = 0;
+  for (const auto& sc : h.schedule) sched += (sc.slab_ptr.size() + sc.superblocks.size()) * sizeof(spt_nnz);
+  return (blocks + 1) * sizeof(spt_nnz) + order * blocks * sizeof(uint32_t) + order * h.nnz +
+         h.nnz * dtype_size(h.dtype()) + (h.num_superblocks() + 1) * sizeof(spt_nnz) + sched;
+}
+
 Stats compute_stats(const spt_hicoo_s& h, int threads) {
   Stats s;
   const uint32_t order = h.order();
@@ -593,10 +602,7 @@ Stats compute_stats(const spt_hicoo_s& h, int threads) {
   s.geomean_nnz_per_block = s.num_blocks ? std::exp(log_sum / double(s.num_blocks)) : 0.0;
   s.slice_per_block = s.geomean_nnz_per_block / double(h.block_size());
   s.coo_bytes = h.nnz * (uint64_t(order) * sizeof(spt_index) + vbytes);
-  uint64_t sched = 0;
-  for (const auto& sc : h.schedule) sched += (sc.slab_ptr.size() + sc.superblocks.size()) * sizeof(spt_nnz);
-  s.hicoo_bytes = (s.num_blocks + 1) * sizeof(spt_nnz) + uint64_t(order) * s.num_blocks * sizeof(uint32_t) +
-                  uint64_t(order) * h.nnz + h.nnz * vbytes + (s.num_superblocks + 1) * sizeof(spt_nnz) + sched;
+  s.hicoo_bytes = storage_bytes(h);
 
   std::string why;
   s.suggested_block_size = 1u << suggest_block_bits(order, h.dtype(), &why);

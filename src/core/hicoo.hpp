@@ -148,4 +148,8 @@ struct Stats {
 
 Stats compute_stats(const spt_hicoo_s& h, int threads);
 
+// Bytes of the format: block pointers and indices, element indices, values,
+// superblock pointers and the per-mode schedules (Stats::hicoo_bytes).
+uint64_t storage_bytes(const spt_hicoo_s& h);
+
 }  // namespace spt::hicoo

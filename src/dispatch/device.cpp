@@ -508,7 +508,13 @@ void cp_als_note(void* data, int level, const char* message) {
 }
 
 const char* format_name(spt_tensor_format f) {
-  return f == SPT_TENSOR_FORMAT_CSF ? "CSF" : f == SPT_TENSOR_FORMAT_HICOO ? "HiCOO" : "this format";
+  switch (f) {
+    case SPT_TENSOR_FORMAT_CSF: return "CSF";
+    case SPT_TENSOR_FORMAT_HICOO: return "HiCOO";
+    case SPT_TENSOR_FORMAT_HBCSF: return "HB-CSF";
+    case SPT_TENSOR_FORMAT_HLS: return "HLS";
+    default: return "this format";
+  }
 }
 
 bool cp_als_unsupported(const spt_context_s& ctx, const std::string& why) {

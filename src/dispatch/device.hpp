@@ -97,7 +97,7 @@ struct DeviceKernels {
   // overwritten; factors by mode, factors[mode] not read) on the GPU, from
   // the one tree h (rooted at h.root()): the root runs the format's kernels
   // (as mttkrp_hbcsf), any other mode the non-root kernels of
-  // cuda/mttkrp_hbcsf.cu (atomic rows); spt_mttkrp_hbcsf_mode.
+  // cuda/mttkrp_hbcsf.cu (atomic rows); spt_mttkrp_hbcsf in a non-root mode.
   // Returns false when it did not run (no GPU kernel for this order, or a
   // device failure under AUTO): the caller then runs the CPU kernel
   // kernels::cpu::mttkrp_hbcsf_mode (src/kernels/cpu/mttkrp_hbcsf_mode.hpp).

@@ -47,14 +47,14 @@ spt_compression compression_from_extension(const std::string& path, std::string*
   return SPT_COMPRESS_NONE;
 }
 
-bool valid_format(int f) { return f >= SPT_FORMAT_AUTO && f <= SPT_FORMAT_SPT_BIN; }
+bool valid_format(int f) { return f >= SPT_FILE_AUTO && f <= SPT_FILE_SPT_BIN; }
 
 }  // namespace
 
 void default_read_options(spt_read_options* o) {
   std::memset(o, 0, sizeof(*o));
   o->struct_size = sizeof(*o);
-  o->format = SPT_FORMAT_AUTO;
+  o->format = SPT_FILE_AUTO;
   o->dtype = SPT_FLOAT64;
   o->index_base = 1;
   o->order = 0;
@@ -68,7 +68,7 @@ void default_read_options(spt_read_options* o) {
 void default_write_options(spt_write_options* o) {
   std::memset(o, 0, sizeof(*o));
   o->struct_size = sizeof(*o);
-  o->format = SPT_FORMAT_AUTO;
+  o->format = SPT_FILE_AUTO;
   o->compression = SPT_COMPRESS_AUTO;
   o->index_base = 1;
   o->precision = 0;
@@ -132,12 +132,12 @@ spt_compression resolve_write_compression(const std::string& path, const WriteOp
 }
 
 spt_file_format resolve_write_format(const std::string& path, const WriteOptions& opts) {
-  if (opts.format != SPT_FORMAT_AUTO) return opts.format;
+  if (opts.format != SPT_FILE_AUTO) return opts.format;
   std::string stem;
   compression_from_extension(path, &stem);
-  if (ends_with(stem, ".bin")) return SPT_FORMAT_SPLATT_BIN;
-  if (ends_with(stem, ".sptb")) return SPT_FORMAT_SPT_BIN;
-  return SPT_FORMAT_TNS;
+  if (ends_with(stem, ".bin")) return SPT_FILE_SPLATT_BIN;
+  if (ends_with(stem, ".sptb")) return SPT_FILE_SPT_BIN;
+  return SPT_FILE_TNS;
 }
 
 spt_coo_s read_tensor(const spt_context_s& ctx, const std::string& path, const ReadOptions& opts) {
@@ -147,9 +147,9 @@ spt_coo_s read_tensor(const spt_context_s& ctx, const std::string& path, const R
   const size_t head_size = in.peek(head, sizeof(head));
 
   spt_file_format format = opts.format;
-  if (format == SPT_FORMAT_AUTO) {
-    if (looks_like_sptb(head, head_size)) format = SPT_FORMAT_SPT_BIN;
-    else if (looks_like_splatt_bin(head, head_size)) format = SPT_FORMAT_SPLATT_BIN;
+  if (format == SPT_FILE_AUTO) {
+    if (looks_like_sptb(head, head_size)) format = SPT_FILE_SPT_BIN;
+    else if (looks_like_splatt_bin(head, head_size)) format = SPT_FILE_SPLATT_BIN;
   }
 
   spt_coo_s x;
@@ -157,10 +157,10 @@ spt_coo_s read_tensor(const spt_context_s& ctx, const std::string& path, const R
   TextLayout layout;
   bool text = false;
   switch (format) {
-    case SPT_FORMAT_SPT_BIN:  // a stream is loaded up to its header's declared size
+    case SPT_FILE_SPT_BIN:  // a stream is loaded up to its header's declared size
       x = read_spt_bin(ctx, in, opts);
       break;
-    case SPT_FORMAT_SPLATT_BIN:
+    case SPT_FILE_SPLATT_BIN:
       x = read_splatt_bin(ctx, in, opts);
       break;
     default: {
@@ -202,13 +202,13 @@ void write_tensor(const spt_context_s& ctx, const spt_coo_s& x, const std::strin
     sink = compressor.get();
   }
   switch (format) {
-    case SPT_FORMAT_SPT_BIN:
+    case SPT_FILE_SPT_BIN:
       write_spt_bin(ctx, x, *sink);
       break;
-    case SPT_FORMAT_SPLATT_BIN:
+    case SPT_FILE_SPLATT_BIN:
       write_splatt_bin(ctx, x, *sink);
       break;
-    case SPT_FORMAT_TNS_EXTENDED:
+    case SPT_FILE_TNS_EXTENDED:
       write_tns_text(ctx, x, *sink, opts, true);
       break;
     default:

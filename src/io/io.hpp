@@ -12,7 +12,7 @@
 namespace spt::io {
 
 struct ReadOptions {
-  spt_file_format format = SPT_FORMAT_AUTO;
+  spt_file_format format = SPT_FILE_AUTO;
   spt_dtype dtype = SPT_FLOAT64;
   int index_base = 1;
   uint32_t order = 0;                  // 0 = infer
@@ -24,7 +24,7 @@ struct ReadOptions {
 };
 
 struct WriteOptions {
-  spt_file_format format = SPT_FORMAT_AUTO;
+  spt_file_format format = SPT_FILE_AUTO;
   spt_compression compression = SPT_COMPRESS_AUTO;
   int index_base = 1;
   int precision = 0;  // 0 = shortest round trip

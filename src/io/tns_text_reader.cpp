@@ -522,10 +522,10 @@ class TextParser {
     auto toks = tokens_of(b, e);
     if (stage_ == Stage::kFirst) {
       first_line_ = line;
-      extended_ = opts_.format == SPT_FORMAT_TNS_EXTENDED || (opts_.format != SPT_FORMAT_TNS && toks.size() == 1);
-      if (opts_.format == SPT_FORMAT_TNS && toks.size() < 2)
+      extended_ = opts_.format == SPT_FILE_TNS_EXTENDED || (opts_.format != SPT_FILE_TNS && toks.size() == 1);
+      if (opts_.format == SPT_FILE_TNS && toks.size() < 2)
         fail(SPT_ERR_PARSE, path_, ":", line, ": expected at least 2 columns (indices then a value), found ",
-             toks.size(), "; files with an order/dims header need SPT_FORMAT_TNS_EXTENDED or SPT_FORMAT_AUTO");
+             toks.size(), "; files with an order/dims header need SPT_FILE_TNS_EXTENDED or SPT_FILE_AUTO");
       if (!extended_) return first_entry(toks.size(), line, offset);
       const std::string where = cat(path_, ":", line);
       if (toks.size() != 1)

@@ -17,7 +17,7 @@ void write_tns_text(const spt_context_s& ctx, const spt_coo_s& x, Sink& out, con
 // Whether plain FROSTT text would lose x's dims: a reader infers each dim as
 // the largest index + 1, so the header is needed when some dims[m] is larger
 // than that, and for an empty tensor (no entries to infer anything from).
-// spt_write's SPT_FORMAT_TNS (and AUTO resolving to text) writes the extended
+// spt_write's SPT_FILE_TNS (and AUTO resolving to text) writes the extended
 // header exactly then, and plain FROSTT otherwise, so files whose dims are
 // the max indices stay readable by other FROSTT tools.
 bool tns_needs_header(const spt_context_s& ctx, const spt_coo_s& x);

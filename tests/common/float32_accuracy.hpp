@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "common/test_util.hpp"
+#include "common/format_options.hpp"
 #include "core/coo.hpp"
 #include "core/matrix.hpp"
 #include "kernels/kernels.hpp"
@@ -157,7 +158,7 @@ inline void check_every_format(spt_context* ctx, const spt_coo_s& x, spt_nnz ran
   }
   for (spt_csf_policy policy : {SPT_CSF_ALLMODE, SPT_CSF_ONEMODE}) {
     spt_csf* c = nullptr;
-    ASSERT_EQ(spt_csf_create(ctx, &x, policy, &c), SPT_OK) << spt_last_error(ctx);
+    ASSERT_EQ(spt_csf_from_coo(ctx, &x, spt::test::CsfOptions(policy), &c), SPT_OK) << spt_last_error(ctx);
     for (uint32_t mode = 0; mode < order; ++mode)
       check(policy == SPT_CSF_ALLMODE ? "CSF all-mode" : "CSF one-mode", mode,
             [&](spt_matrix* out) { return spt_mttkrp_csf(ctx, c, fac, mode, out); });
@@ -172,18 +173,18 @@ inline void check_every_format(spt_context* ctx, const spt_coo_s& x, spt_nnz ran
   }
   for (uint32_t mode = 0; mode < order; ++mode) {
     spt_fcoo* f = nullptr;
-    ASSERT_EQ(spt_fcoo_from_coo(ctx, &x, SPT_FCOO_MTTKRP, mode, 0, &f), SPT_OK) << spt_last_error(ctx);
-    check("F-COO", mode, [&](spt_matrix* out) { return spt_mttkrp_fcoo(ctx, f, fac, out); });
+    ASSERT_EQ(spt_fcoo_from_coo(ctx, &x, spt::test::FcooOptions(SPT_FCOO_MTTKRP, mode, 0), &f), SPT_OK) << spt_last_error(ctx);
+    check("F-COO", mode, [&](spt_matrix* out) { return spt_mttkrp_fcoo(ctx, f, fac, spt::test::served_mode(f), out); });
     spt_fcoo_free(f);
   }
   for (uint32_t root = 0; root < order; ++root) {
     spt_hbcsf* h = nullptr;
-    ASSERT_EQ(spt_hbcsf_from_coo(ctx, &x, root, nullptr, &h), SPT_OK) << spt_last_error(ctx);
-    check("HB-CSF", root, [&](spt_matrix* out) { return spt_mttkrp_hbcsf(ctx, h, fac, out); });
+    ASSERT_EQ(spt_hbcsf_from_coo(ctx, &x, spt::test::HbcsfOptions(root), &h), SPT_OK) << spt_last_error(ctx);
+    check("HB-CSF", root, [&](spt_matrix* out) { return spt_mttkrp_hbcsf(ctx, h, fac, spt::test::served_mode(h), out); });
     if (root == 0)
       for (uint32_t mode = 1; mode < order; ++mode)
         check("HB-CSF (non-root mode)", mode,
-              [&](spt_matrix* out) { return spt_mttkrp_hbcsf_mode(ctx, h, fac, mode, out); });
+              [&](spt_matrix* out) { return spt_mttkrp_hbcsf(ctx, h, fac, mode, out); });
     spt_hbcsf_free(h);
   }
   if (with_hls && (order == 3 || order == 4)) {
@@ -196,7 +197,7 @@ inline void check_every_format(spt_context* ctx, const spt_coo_s& x, spt_nnz ran
       o.precision = SPT_HLS_PRECISION_EXACT;
       spt_hls* h = nullptr;
       ASSERT_EQ(spt_hls_from_coo(ctx, &x, &o, &h), SPT_OK) << spt_last_error(ctx);
-      check("HLS", root, [&](spt_matrix* out) { return spt_mttkrp_hls(ctx, h, fac, out); });
+      check("HLS", root, [&](spt_matrix* out) { return spt_mttkrp_hls(ctx, h, fac, spt::test::served_mode(h), out); });
       spt_hls_free(h);
     }
   }

@@ -209,6 +209,7 @@ contains
     real(dp), allocatable, target :: a1(:, :), a2(:, :), a3(:, :), out(:, :), want(:, :)
     type(c_ptr) :: factors(3), mout, pa2, csf, hic
     type(spt_hicoo_options), target :: hopts
+    type(spt_csf_options), target :: copts
     integer(c_int32_t), pointer :: i1(:), i2(:), i3(:)
     real(dp), pointer :: v(:)
     type(c_ptr) :: p
@@ -232,7 +233,9 @@ contains
     call c_f_pointer(p, i3, [nnz])
     call expect_status(spt_coo_values(x, p), SPT_OK, 'values')
     call c_f_pointer(p, v, [nnz])
-    call expect_status(spt_csf_create(ctx, x, SPT_CSF_ALLMODE, csf), SPT_OK, 'spt_csf_create')
+    call expect_status(spt_csf_options_init(copts), SPT_OK, 'spt_csf_options_init')
+    copts%policy = SPT_CSF_ALLMODE
+    call expect_status(spt_csf_from_coo(ctx, x, c_loc(copts), csf), SPT_OK, 'spt_csf_from_coo')
     call expect_status(spt_hicoo_options_init(hopts), SPT_OK, 'spt_hicoo_options_init')
     hopts%block_size = 4
     call expect_status(spt_hicoo_from_coo(ctx, x, c_loc(hopts), hic), SPT_OK, 'spt_hicoo_from_coo (B = 4)')
@@ -267,7 +270,7 @@ contains
     do mode = 1, 3
       call expect_status(spt_matrix_free(factors(mode)), SPT_OK, 'spt_matrix_free')
     end do
-    call spt_csf_free(csf)
+    call expect_status(spt_csf_free(csf), SPT_OK, 'spt_csf_free')
     call expect_status(spt_hicoo_free(hic), SPT_OK, 'spt_hicoo_free')
   end subroutine
 

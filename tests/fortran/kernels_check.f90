@@ -286,7 +286,7 @@ contains
     real(dp), allocatable, target :: a1(:, :), a2(:, :), a3(:, :), out(:, :), ref(:, :), out0(:, :), ref0(:, :)
     type(c_ptr) :: h, m1, m2, m3, mout, mref, mout0, mref0, c, factors(3), factors0(3)
     type(spt_hbcsf_options), target :: opts
-    type(spt_hbcsf_statistics) :: stats
+    type(spt_hbcsf_summary) :: stats
     integer(c_int32_t) :: hdims(3)
     real(dp) :: norm_c
     integer :: variant
@@ -311,9 +311,10 @@ contains
       opts%fiber_threshold = 4     ! forces fiber and slice splits on nations
       opts%slice_split_nnz = 16
       if (variant == 2) opts%flags = SPT_HBCSF_PLAIN_BCSF
-      call expect_status(spt_hbcsf_from_coo(ctx, x, 1_c_int32_t, c_loc(opts), h), SPT_OK, 'spt_hbcsf_from_coo')
+      opts%root_mode = 1
+      call expect_status(spt_hbcsf_from_coo(ctx, x, c_loc(opts), h), SPT_OK, 'spt_hbcsf_from_coo')
       stats%struct_size = c_sizeof(stats)
-      call expect_status(spt_hbcsf_info(h, stats), SPT_OK, 'spt_hbcsf_info')
+      call expect_status(spt_hbcsf_info(ctx, h, stats), SPT_OK, 'spt_hbcsf_info')
       call check(stats%order == 3 .and. stats%root_mode == 1 .and. stats%nnz == nnz .and. &
                  stats%coo_nnz + stats%csl_nnz + stats%bcsf_nnz == nnz .and. stats%split_fibers > 0 .and. &
                  stats%units >= stats%bcsf_slices, 'HB-CSF statistics add up')
@@ -321,12 +322,12 @@ contains
       call expect_status(spt_hbcsf_dims(h, hdims), SPT_OK, 'spt_hbcsf_dims')
       call check(all(hdims == dims), 'HB-CSF dims')
       out = -1
-      call expect_status(spt_mttkrp_hbcsf(ctx, h, factors, mout), SPT_OK, 'spt_mttkrp_hbcsf')
+      call expect_status(spt_mttkrp_hbcsf(ctx, h, factors, 1_c_int32_t, mout), SPT_OK, 'spt_mttkrp_hbcsf')
       call check(close_to(reshape(out, [size(out)]), reshape(ref, [size(ref)]), 1e-12_dp), &
                  'HB-CSF MTTKRP equals the COO MTTKRP')
       ! Mode 0 from the same tree (rooted at mode 1): the root's factor is read.
       out0 = -1
-      call expect_status(spt_mttkrp_hbcsf_mode(ctx, h, factors0, 0_c_int32_t, mout0), SPT_OK, 'spt_mttkrp_hbcsf_mode')
+      call expect_status(spt_mttkrp_hbcsf(ctx, h, factors0, 0_c_int32_t, mout0), SPT_OK, 'spt_mttkrp_hbcsf (mode 0)')
       call check(close_to(reshape(out0, [size(out0)]), reshape(ref0, [size(ref0)]), 1e-12_dp), &
                  'HB-CSF MTTKRP in a non-root mode equals the COO MTTKRP')
       call expect_status(spt_hbcsf_to_coo(ctx, h, c), SPT_OK, 'spt_hbcsf_to_coo')
@@ -335,8 +336,9 @@ contains
       call expect_status(spt_coo_free(c), SPT_OK, 'free')
       call expect_status(spt_hbcsf_free(h), SPT_OK, 'spt_hbcsf_free')
     end do
-    call expect_status(spt_hbcsf_from_coo(ctx, x, 3_c_int32_t, c_null_ptr, h), SPT_ERR_INVALID_ARGUMENT, &
-                       'spt_hbcsf_from_coo rejects mode 3 of an order-3 tensor')
+    opts%root_mode = 3
+    call expect_status(spt_hbcsf_from_coo(ctx, x, c_loc(opts), h), SPT_ERR_INVALID_ARGUMENT, &
+                       'spt_hbcsf_from_coo rejects root mode 3 of an order-3 tensor')
     call expect_status(spt_matrix_free(m1), SPT_OK, 'free')
     call expect_status(spt_matrix_free(m3), SPT_OK, 'free')
     call expect_status(spt_matrix_free(mout), SPT_OK, 'free')
@@ -354,7 +356,7 @@ contains
     real(dp), allocatable, target :: a1(:, :), a3(:, :), out(:, :), ref(:, :), tc(:, :), want_tc(:, :)
     type(c_ptr) :: h, m1, m3, mout, mref, mtc, c, factors(3)
     type(spt_hls_options), target :: opts
-    type(spt_hls_statistics) :: stats
+    type(spt_hls_summary) :: stats
     integer(c_int32_t) :: hdims(3)
     real(dp) :: norm_c
     integer :: variant, i, j, k, a, b
@@ -391,7 +393,7 @@ contains
       if (variant == 3) opts%dense_threshold = huge(opts%dense_threshold)
       call expect_status(spt_hls_from_coo(ctx, x, c_loc(opts), h), SPT_OK, 'spt_hls_from_coo')
       stats%struct_size = c_sizeof(stats)
-      call expect_status(spt_hls_info(h, stats), SPT_OK, 'spt_hls_info')
+      call expect_status(spt_hls_info(ctx, h, stats), SPT_OK, 'spt_hls_info')
       call check(stats%order == 3 .and. stats%root_mode == 1 .and. stats%input_nnz == nnz .and. &
                  stats%dense_nnz + stats%sparse_nnz == stats%nnz .and. &
                  stats%dense_tiles + stats%sparse_tiles == stats%tiles, 'HLS statistics add up')
@@ -403,7 +405,7 @@ contains
       call expect_status(spt_hls_dims(h, hdims), SPT_OK, 'spt_hls_dims')
       call check(all(hdims == dims), 'HLS dims')
       out = -1
-      call expect_status(spt_mttkrp_hls(ctx, h, factors, mout), SPT_OK, 'spt_mttkrp_hls')
+      call expect_status(spt_mttkrp_hls(ctx, h, factors, 1_c_int32_t, mout), SPT_OK, 'spt_mttkrp_hls')
       call check(close_to(reshape(out, [size(out)]), reshape(ref, [size(ref)]), 1e-12_dp), &
                  'HLS MTTKRP equals the COO MTTKRP')
       tc = -1
@@ -432,9 +434,9 @@ contains
     real(dp), allocatable, target :: a1(:, :), a2(:, :), a3(:, :), out(:, :), ref(:, :), tc(:, :), want_tc(:, :)
     real(dp), allocatable :: got(:, :, :), want(:, :, :)
     type(c_ptr) :: f, ft, m1, m2, m3, mout, mref, mtc, y, c, factors(3)
-    integer(c_int) :: op, dt
-    integer(c_int32_t) :: o, mode, threadlen, fdims(3)
-    integer(c_int64_t) :: n, segments, bytes
+    type(spt_fcoo_options), target :: fopts
+    type(spt_fcoo_summary) :: fs
+    integer(c_int32_t) :: fdims(3)
     integer(c_int32_t) :: tl
     real(dp) :: norm_c
     integer :: i, j, k, a, b
@@ -448,16 +450,22 @@ contains
     call expect_status(sptf_matrix_wrap(ctx, out, mout), SPT_OK, 'wrap')
     call expect_status(sptf_matrix_wrap(ctx, ref, mref), SPT_OK, 'wrap')
     ! F-COO for MTTKRP in mode 2 (index mode 1, 0-based).
-    call expect_status(spt_fcoo_from_coo(ctx, x, SPT_FCOO_MTTKRP, 1_c_int32_t, 16_c_int32_t, f), SPT_OK, &
+    call expect_status(spt_fcoo_options_init(fopts), SPT_OK, 'spt_fcoo_options_init')
+    fopts%operation = SPT_FCOO_MTTKRP
+    fopts%mode = 1
+    fopts%threadlen = 16
+    call expect_status(spt_fcoo_from_coo(ctx, x, c_loc(fopts), f), SPT_OK, &
                        'spt_fcoo_from_coo (MTTKRP, threadlen 16)')
-    call expect_status(spt_fcoo_info(f, dt, o, n, op, mode, threadlen, segments, bytes), SPT_OK, 'spt_fcoo_info')
-    call check(dt == SPT_FLOAT64 .and. o == 3 .and. n == nnz .and. op == SPT_FCOO_MTTKRP .and. mode == 1 &
-               .and. threadlen == 16 .and. segments >= 1 .and. segments <= 55 .and. bytes > 0, 'F-COO info')
+    fs%struct_size = c_sizeof(fs)
+    call expect_status(spt_fcoo_info(ctx, f, fs), SPT_OK, 'spt_fcoo_info')
+    call check(fs%dtype == SPT_FLOAT64 .and. fs%order == 3 .and. fs%nnz == nnz .and. &
+               fs%operation == SPT_FCOO_MTTKRP .and. fs%mode == 1 .and. fs%threadlen == 16 .and. &
+               fs%segments >= 1 .and. fs%segments <= 55 .and. fs%bytes > 0, 'F-COO info')
     call expect_status(spt_fcoo_dims(f, fdims), SPT_OK, 'spt_fcoo_dims')
     call check(all(fdims == dims), 'F-COO dims')
     factors = [m1, c_null_ptr, m3]
     out = -1
-    call expect_status(spt_mttkrp_fcoo(ctx, f, factors, mout), SPT_OK, 'spt_mttkrp_fcoo')
+    call expect_status(spt_mttkrp_fcoo(ctx, f, factors, 1_c_int32_t, mout), SPT_OK, 'spt_mttkrp_fcoo')
     call expect_status(spt_mttkrp(ctx, x, factors, 1_c_int32_t, mref), SPT_OK, 'spt_mttkrp (reference)')
     call check(close_to(reshape(out, [size(out)]), reshape(ref, [size(ref)]), 1e-12_dp), &
                'F-COO MTTKRP equals the COO MTTKRP')
@@ -488,7 +496,9 @@ contains
     call expect_status(spt_coo_free(c), SPT_OK, 'free')
     call expect_status(spt_ttm_fcoo(ctx, f, m2, y), SPT_ERR_INVALID_ARGUMENT, 'TTM on an MTTKRP F-COO rejected')
     ! F-COO for TTM in mode 2: equals spt_ttm.
-    call expect_status(spt_fcoo_from_coo(ctx, x, SPT_FCOO_TTM, 1_c_int32_t, 0_c_int32_t, ft), SPT_OK, &
+    fopts%operation = SPT_FCOO_TTM
+    fopts%threadlen = 0
+    call expect_status(spt_fcoo_from_coo(ctx, x, c_loc(fopts), ft), SPT_OK, &
                        'spt_fcoo_from_coo (TTM, suggested threadlen)')
     call expect_status(spt_ttm_fcoo(ctx, ft, m2, y), SPT_OK, 'spt_ttm_fcoo')
     call expect_status(spt_scoo_to_coo(ctx, y, c), SPT_OK, 'scoo to coo')
@@ -506,9 +516,12 @@ contains
                'F-COO TTM equals the loop')
     call expect_status(spt_coo_free(c), SPT_OK, 'free')
     call expect_status(spt_scoo_free(y), SPT_OK, 'free')
-    call expect_status(spt_fcoo_from_coo(ctx, x, SPT_FCOO_MTTKRP, 3_c_int32_t, 0_c_int32_t, y), &
+    fopts%operation = SPT_FCOO_MTTKRP
+    fopts%mode = 3
+    call expect_status(spt_fcoo_from_coo(ctx, x, c_loc(fopts), y), &
                        SPT_ERR_INVALID_ARGUMENT, 'F-COO mode out of range rejected')
-    tl = spt_fcoo_suggest_threadlen(nnz, 16_c_int32_t, SPT_FLOAT32, 0_c_int)
+    call expect_status(spt_fcoo_suggest_threadlen(nnz, 16_c_int32_t, SPT_FLOAT32, 0_c_int, tl), SPT_OK, &
+                       'spt_fcoo_suggest_threadlen')
     call check(tl == 8 .or. tl == 16 .or. tl == 32, 'spt_fcoo_suggest_threadlen gives 8, 16 or 32')
     call expect_status(spt_fcoo_free(ft), SPT_OK, 'spt_fcoo_free')
     call expect_status(spt_fcoo_free(f), SPT_OK, 'spt_fcoo_free')
@@ -686,12 +699,14 @@ contains
     type(c_ptr) :: y, csr, csf, hic, kr, ma, mb, k
     type(spt_format_advice) :: adv
     type(spt_csf_summary) :: cs
+    type(spt_csf_options), target :: copts
+    type(spt_hicoo_summary) :: his
     type(spt_hicoo_statistics) :: hs
     type(spt_hicoo_mode_statistics) :: hms
     character(kind=c_char), target :: reason(2048)
     real(dp) :: nrm, loglik, fit
     integer(c_int) :: dt, it, conv
-    integer(c_int32_t) :: o, bs, sbs
+    integer(c_int32_t) :: o, bs
     integer(c_int64_t) :: rows, cols, n, fib
     type(c_ptr) :: rp, ci, vals
     integer(c_int64_t), pointer :: row_ptr(:)
@@ -763,18 +778,22 @@ contains
     call check(adv%format >= SPT_TENSOR_FORMAT_COO .and. adv%format <= SPT_TENSOR_FORMAT_HICOO .and. &
                adv%reason_length > 0, 'format advice with a reason')
     ! CSF summary and fibers.
-    call expect_status(spt_csf_create(ctx, x, SPT_CSF_ALLMODE, csf), SPT_OK, 'csf')
+    call expect_status(spt_csf_options_init(copts), SPT_OK, 'spt_csf_options_init')
+    copts%policy = SPT_CSF_ALLMODE
+    call expect_status(spt_csf_from_coo(ctx, x, c_loc(copts), csf), SPT_OK, 'csf')
     cs%struct_size = c_sizeof(cs)
-    call expect_status(spt_csf_info(csf, cs), SPT_OK, 'spt_csf_info')
+    call expect_status(spt_csf_info(ctx, csf, cs), SPT_OK, 'spt_csf_info')
     call check(cs%trees == 3 .and. cs%nnz == nnz .and. cs%order == 3 .and. cs%policy == SPT_CSF_ALLMODE .and. &
                cs%mode_order(1, 1) == 0 .and. cs%mode_order(1, 2) == 1, 'CSF summary: 3 trees, tree t rooted at mode t')
     call expect_status(spt_csf_fibers(csf, 0_c_int32_t, 2_c_int32_t, fib), SPT_OK, 'spt_csf_fibers')
     call check(fib == nnz, 'leaf level has nnz nodes')
-    call spt_csf_free(csf)
+    call expect_status(spt_csf_free(csf), SPT_OK, 'spt_csf_free')
     ! HiCOO info, stats and per-mode stats.
     call expect_status(spt_hicoo_from_coo(ctx, x, c_null_ptr, hic), SPT_OK, 'hicoo')
-    call expect_status(spt_hicoo_info(hic, dt, o, n, bs, sbs), SPT_OK, 'spt_hicoo_info')
-    call check(o == 3 .and. n == nnz .and. bs >= 1, 'HiCOO info')
+    his%struct_size = c_sizeof(his)
+    call expect_status(spt_hicoo_info(ctx, hic, his), SPT_OK, 'spt_hicoo_info')
+    bs = his%block_size
+    call check(his%order == 3 .and. his%nnz == nnz .and. bs >= 1 .and. his%bytes > 0, 'HiCOO info')
     hs%struct_size = c_sizeof(hs)
     call expect_status(spt_hicoo_stats(ctx, hic, hs), SPT_OK, 'spt_hicoo_stats (no reason buffer)')
     call check(hs%nnz == nnz .and. hs%block_size == bs .and. hs%num_blocks >= 1, 'HiCOO statistics')

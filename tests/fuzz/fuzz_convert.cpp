@@ -84,7 +84,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
 
   // CSF, then MTTKRP on all three formats for every mode.
   spt_csf* c = nullptr;
-  s = spt_csf_create(ctx, x, policy, &c);
+  spt_csf_options csf_opts;
+  spt_csf_options_init(&csf_opts);
+  csf_opts.policy = policy;
+  s = spt_csf_from_coo(ctx, x, &csf_opts, &c);
   FUZZ_CHECK(s == SPT_OK);
   const spt_index rank = 2;
   std::vector<spt_matrix*> f(order);

@@ -41,7 +41,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size >= kHeader && (size & 1) == 0) store_checksum(bytes);
   spt_read_options o;
   spt_read_options_init(&o);
-  o.format = (size & 2) ? SPT_FORMAT_AUTO : SPT_FORMAT_SPT_BIN;
+  o.format = (size & 2) ? SPT_FILE_AUTO : SPT_FILE_SPT_BIN;
   o.copy_binary = static_cast<int>((size >> 2) & 1);
   o.dtype = (size & 8) ? SPT_FLOAT32 : SPT_FLOAT64;
   read_and_check(as_file(bytes.data(), bytes.size()), o);

@@ -8,7 +8,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace spt_fuzz;
   spt_read_options o;
   spt_read_options_init(&o);
-  o.format = SPT_FORMAT_TNS;
+  o.format = SPT_FILE_TNS;
   o.index_base = static_cast<int>(size & 1);
   o.dtype = (size & 2) ? SPT_FLOAT32 : SPT_FLOAT64;
   o.duplicates = static_cast<spt_duplicates>((size >> 2) % 3);

@@ -7,7 +7,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace spt_fuzz;
   spt_read_options o;
   spt_read_options_init(&o);
-  o.format = (size & 1) ? SPT_FORMAT_TNS_EXTENDED : SPT_FORMAT_AUTO;
+  o.format = (size & 1) ? SPT_FILE_TNS_EXTENDED : SPT_FILE_AUTO;
   o.index_base = static_cast<int>((size >> 1) & 1);
   o.duplicates = static_cast<spt_duplicates>((size >> 2) % 3);
   static const spt_index dims[] = {4, 4, 4};

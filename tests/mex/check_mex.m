@@ -118,5 +118,12 @@ catch err
   assert(strcmp(err.identifier, 'sptensor:usage') && ~isempty(strfind(err.message, 'VALS(7)')), ...
          ['NaN value: ' err.identifier ' ' err.message]);
 end
+try
+  sptensor_cpd(subs, vals, dims, 2, struct('format', 'hls'));
+  error('test:noerror', 'no error raised');
+catch err
+  assert(strcmp(err.identifier, 'sptensor:SPT_ERR_UNSUPPORTED') && ~isempty(strfind(err.message, 'HLS')), ...
+         ['format hls: ' err.identifier ' ' err.message]);
+end
 printf('ok    errors raise sptensor:<STATUS> / sptensor:usage with the library''s message\n');
 printf('mex: all checks passed\n');

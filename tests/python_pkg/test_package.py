@@ -408,8 +408,10 @@ class TensorTimes(unittest.TestCase):
             Ft = sptensor.FCOO(self.X, "ttm", mode)
             np.testing.assert_allclose(Ft.ttm(U[mode]).to_numpy(), ttm_reference(self.D, U[mode], mode), rtol=1e-12,
                                        atol=1e-13)
-            with self.assertRaises(sptensor.InvalidArgumentError):
+            with self.assertRaises(sptensor.UnsupportedError):
                 sptensor.mttkrp(Ft, W, mode)  # built for TTM
+            with self.assertRaises(sptensor.UnsupportedError):
+                sptensor.mttkrp(F, W, (mode + 1) % 3)  # built for another mode
         with self.assertRaises(sptensor.InvalidArgumentError):
             sptensor.FCOO(self.X, "mttkrp", 3)
         with self.assertRaises(sptensor.InvalidArgumentError):
@@ -460,7 +462,7 @@ class TensorTimes(unittest.TestCase):
                 np.testing.assert_allclose(H.mttkrp(W), sptensor.mttkrp(self.X, W, mode), rtol=1e-12, atol=1e-13)
                 np.testing.assert_allclose(H.ttmc(U), sptensor.ttmc(self.X, U, mode), rtol=1e-12, atol=1e-13)
                 np.testing.assert_allclose(H.to_coo().to_numpy(), self.D, rtol=0, atol=1e-15)
-            with self.assertRaises(sptensor.InvalidArgumentError):
+            with self.assertRaises(sptensor.UnsupportedError):
                 sptensor.mttkrp(H, W, (mode + 1) % 3)  # rooted elsewhere
         with self.assertRaises(sptensor.InvalidArgumentError):
             sptensor.HLS(self.X, 3)
@@ -600,6 +602,10 @@ class Errors(unittest.TestCase):
         self.assertTrue(cm.exception.message)
         with self.assertRaises(sptensor.InvalidArgumentError):
             sptensor.cp_als(X, 2, format="nope")
+        for fmt in ("hbcsf", "hls"):  # named formats CP-ALS does not run on
+            with self.assertRaises(sptensor.UnsupportedError) as cm:
+                sptensor.cp_als(X, 2, format=fmt)
+            self.assertIn("CP-ALS does not run on", cm.exception.message)
         with self.assertRaises(sptensor.SptensorError):
             sptensor.coo(np.array([[0, 5]]), [1.0], shape=(2, 2))  # index outside dims
 
@@ -672,8 +678,10 @@ class Layouts(unittest.TestCase):
         "spt_csf_summary": _lib.CsfSummary, "spt_backend_info": _lib.BackendInfo,
         "spt_format_advice": _lib.FormatAdvice, "spt_reorder_options": _lib.ReorderOptions,
         "spt_cp_apr_options": _lib.CpAprOptions,
-        "spt_hbcsf_options": _lib.HbcsfOptions, "spt_hbcsf_statistics": _lib.HbcsfStatistics,
-        "spt_hls_options": _lib.HlsOptions, "spt_hls_statistics": _lib.HlsStatistics,
+        "spt_hbcsf_options": _lib.HbcsfOptions, "spt_hbcsf_summary": _lib.HbcsfSummary,
+        "spt_hls_options": _lib.HlsOptions, "spt_hls_summary": _lib.HlsSummary,
+        "spt_csf_options": _lib.CsfOptions, "spt_fcoo_options": _lib.FcooOptions,
+        "spt_fcoo_summary": _lib.FcooSummary, "spt_hicoo_summary": _lib.HicooSummary,
     }
 
     def test_options_init_sizes(self):
@@ -685,6 +693,8 @@ class Layouts(unittest.TestCase):
                              ("spt_reorder_options_init_size", _lib.ReorderOptions),
                              ("spt_cp_apr_options_init_size", _lib.CpAprOptions),
                              ("spt_hbcsf_options_init_size", _lib.HbcsfOptions),
+                             ("spt_csf_options_init_size", _lib.CsfOptions),
+                             ("spt_fcoo_options_init_size", _lib.FcooOptions),
                              ("spt_hls_options_init_size", _lib.HlsOptions)):
             opts = _lib.init_options(init, struct)
             self.assertEqual(opts.struct_size, ctypes.sizeof(struct), init)

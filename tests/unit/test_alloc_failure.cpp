@@ -31,6 +31,7 @@
 
 #include "core/context.hpp"
 #include "sptensor/cp_apr.h"
+#include "common/format_options.hpp"
 #include "sptensor/sptensor.h"
 #include "sptensor/tucker.h"
 
@@ -242,7 +243,7 @@ TEST_F(AllocFailure, CooToCsf) {
     for (spt_csf_policy p : {SPT_CSF_ONEMODE, SPT_CSF_ALLMODE}) {
       run_both("csf", [&] {
         spt_csf* c = nullptr;
-        spt_status s = spt_csf_create(ctx_, x_, p, &c);
+        spt_status s = spt_csf_from_coo(ctx_, x_, spt::test::CsfOptions(p), &c);
         if (s != SPT_OK) bad_out_ |= c != nullptr;
         spt_csf_free(c);
         return s;
@@ -276,7 +277,7 @@ TEST_F(AllocFailure, FormatBuildersNameTheArrayThatDidNotFit) {
     spt_context_set_threads(ctx_, threads);
     std::string m = message_when_failing(n * sizeof(spt_index), [&] {
       spt_csf* c = nullptr;
-      const spt_status s = spt_csf_create(ctx_, x, SPT_CSF_ONEMODE, &c);
+      const spt_status s = spt_csf_from_coo(ctx_, x, spt::test::CsfOptions(SPT_CSF_ONEMODE), &c);
       spt_csf_free(c);
       return s;
     });

@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "common/format_options.hpp"
 #include "sptensor/sptensor.h"
 
 namespace fs = std::filesystem;
@@ -179,12 +180,12 @@ TEST_F(BadInput, TextCrlfOnlyCommentsAndBlankLines) {
 }
 
 TEST_F(BadInput, TextExtendedForcedOnEmptyFile) {
-  ropts_.format = SPT_FORMAT_TNS_EXTENDED;
+  ropts_.format = SPT_FILE_TNS_EXTENDED;
   expect(read_text(""), SPT_ERR_PARSE, {"bad.tns"});
 }
 
 TEST_F(BadInput, TextExtendedHeaderOrderZero) {
-  ropts_.format = SPT_FORMAT_TNS_EXTENDED;
+  ropts_.format = SPT_FILE_TNS_EXTENDED;
   expect(read_text("0\n\n1 1.0\n"), SPT_ERR_PARSE, {"bad.tns:1", "order"});
 }
 
@@ -322,7 +323,7 @@ TEST_F(BadInput, SplattBadWidths) {
   uint64_t iw = 3, vw = 8;
   add(&magic, 4), add(&iw, 8), add(&vw, 8);
   b += std::string(64, '\0');
-  ropts_.format = SPT_FORMAT_SPLATT_BIN;
+  ropts_.format = SPT_FILE_SPLATT_BIN;
   spt_status s = read(put("w.bin", b));
   message_ = spt_last_error(ctx_);
   EXPECT_TRUE(s == SPT_ERR_PARSE || s == SPT_ERR_UNSUPPORTED) << spt_status_string(s) << " " << message_;
@@ -528,8 +529,11 @@ TEST_F(BadInput, NullHandlesInAccessors) {
   expect_thread(spt_matrix_info(nullptr, nullptr, nullptr, nullptr, nullptr, nullptr), SPT_ERR_INVALID_ARGUMENT,
                 {"spt_matrix_info"});
   expect_thread(spt_ktensor_info(nullptr, nullptr, nullptr, nullptr), SPT_ERR_INVALID_ARGUMENT, {"ktensor"});
-  expect_thread(spt_hicoo_info(nullptr, nullptr, nullptr, nullptr, nullptr, nullptr), SPT_ERR_INVALID_ARGUMENT,
-                {"spt_hicoo_info"});
+  expect_thread(spt_hicoo_info(nullptr, nullptr, nullptr), SPT_ERR_INVALID_ARGUMENT, {"spt_hicoo_info"});
+  expect_thread(spt_csf_info(nullptr, nullptr, nullptr), SPT_ERR_INVALID_ARGUMENT, {"spt_csf_info"});
+  expect_thread(spt_fcoo_info(nullptr, nullptr, nullptr), SPT_ERR_INVALID_ARGUMENT, {"spt_fcoo_info"});
+  expect_thread(spt_hbcsf_info(nullptr, nullptr, nullptr), SPT_ERR_INVALID_ARGUMENT, {"spt_hbcsf_info"});
+  expect_thread(spt_hls_info(nullptr, nullptr, nullptr), SPT_ERR_INVALID_ARGUMENT, {"spt_hls_info"});
 }
 
 TEST_F(BadInput, FreeFunctionsAcceptNull) {
@@ -542,7 +546,10 @@ TEST_F(BadInput, FreeFunctionsAcceptNull) {
   EXPECT_EQ(spt_scoo_free(nullptr), SPT_OK);
   EXPECT_EQ(spt_csr_free(nullptr), SPT_OK);
   EXPECT_EQ(spt_context_free(nullptr), SPT_OK);
-  spt_csf_free(nullptr);
+  EXPECT_EQ(spt_csf_free(nullptr), SPT_OK);
+  EXPECT_EQ(spt_fcoo_free(nullptr), SPT_OK);
+  EXPECT_EQ(spt_hbcsf_free(nullptr), SPT_OK);
+  EXPECT_EQ(spt_hls_free(nullptr), SPT_OK);
 }
 
 // ---- context ----------------------------------------------------------------------------
@@ -676,7 +683,7 @@ TEST_F(BadInput, MttkrpModeOutOfRangeAndNullFactor) {
 
 TEST_F(BadInput, MttkrpCsfMismatchedFactor) {
   spt_csf* c = nullptr;
-  ASSERT_EQ(spt_csf_create(ctx_, x_, SPT_CSF_ALLMODE, &c), SPT_OK) << spt_last_error(ctx_);
+  ASSERT_EQ(spt_csf_from_coo(ctx_, x_, spt::test::CsfOptions(SPT_CSF_ALLMODE), &c), SPT_OK) << spt_last_error(ctx_);
   spt_matrix* f[3] = {u_[0], u_[2], u_[2]};
   spt_matrix* out = nullptr;
   ASSERT_EQ(spt_matrix_create(ctx_, SPT_FLOAT64, 3, 2, SPT_ROW_MAJOR, &out), SPT_OK);
@@ -706,7 +713,7 @@ TEST_F(BadInput, MttkrpOutputAliasesAReadFactor) {
   spt_hicoo* h = nullptr;
   ASSERT_EQ(spt_hicoo_from_coo(ctx_, cube, nullptr, &h), SPT_OK);
   spt_csf* c = nullptr;
-  ASSERT_EQ(spt_csf_create(ctx_, cube, SPT_CSF_ONEMODE, &c), SPT_OK);
+  ASSERT_EQ(spt_csf_from_coo(ctx_, cube, spt::test::CsfOptions(SPT_CSF_ONEMODE), &c), SPT_OK);
   expect(spt_mttkrp_hicoo(ctx_, h, f, 0, f[1]), SPT_ERR_INVALID_ARGUMENT,
          {"out must not be the same matrix as factors[1]"});
   expect(spt_mttkrp_csf(ctx_, c, f, 0, f[2]), SPT_ERR_INVALID_ARGUMENT,
@@ -780,7 +787,7 @@ TEST_F(BadInput, CsfOfOrderOne) {
   spt_coo* vec = nullptr;
   ASSERT_EQ(spt_coo_create_from_arrays(ctx_, SPT_FLOAT64, 1, nullptr, 2, ind, 2, 0, val, 0, &vec), SPT_OK);
   spt_csf* c = nullptr;
-  expect(spt_csf_create(ctx_, vec, SPT_CSF_AUTO, &c), SPT_ERR_INVALID_ARGUMENT, {"order"});
+  expect(spt_csf_from_coo(ctx_, vec, spt::test::CsfOptions(SPT_CSF_AUTO), &c), SPT_ERR_INVALID_ARGUMENT, {"order"});
   EXPECT_EQ(c, nullptr);
   spt_hicoo* h = nullptr;
   expect(spt_hicoo_from_coo(ctx_, vec, nullptr, &h), SPT_ERR_INVALID_ARGUMENT, {"order >= 2"});
@@ -790,13 +797,13 @@ TEST_F(BadInput, CsfOfOrderOne) {
 
 TEST_F(BadInput, CsfUnknownPolicy) {
   spt_csf* c = nullptr;
-  expect(spt_csf_create(ctx_, x_, static_cast<spt_csf_policy>(17), &c), SPT_ERR_INVALID_ARGUMENT, {"polic"});
+  expect(spt_csf_from_coo(ctx_, x_, spt::test::CsfOptions(static_cast<spt_csf_policy>(17)), &c), SPT_ERR_INVALID_ARGUMENT, {"polic"});
   EXPECT_EQ(c, nullptr);
 }
 
 TEST_F(BadInput, CsfFibersOutOfRange) {
   spt_csf* c = nullptr;
-  ASSERT_EQ(spt_csf_create(ctx_, x_, SPT_CSF_ONEMODE, &c), SPT_OK);
+  ASSERT_EQ(spt_csf_from_coo(ctx_, x_, spt::test::CsfOptions(SPT_CSF_ONEMODE), &c), SPT_OK);
   spt_nnz count = 0;
   expect_thread(spt_csf_fibers(c, 5, 0, &count), SPT_ERR_INVALID_ARGUMENT, {"tree 5 out of range"});
   expect_thread(spt_csf_fibers(c, 0, 3, &count), SPT_ERR_INVALID_ARGUMENT, {"level 3 out of range"});

@@ -20,6 +20,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/format_options.hpp"
 #include "sptensor/sptensor.h"
 
 namespace {
@@ -86,7 +87,7 @@ Results work(const std::string& path, const spt_coo* shared, int threads_per_cal
   spt_hicoo* h = nullptr;
   spt_csf* c = nullptr;
   WORK_CHECK(spt_hicoo_from_coo(ctx, x, nullptr, &h) == SPT_OK, spt_last_error(ctx));
-  WORK_CHECK(spt_csf_create(ctx, x, SPT_CSF_ALLMODE, &c) == SPT_OK, spt_last_error(ctx));
+  WORK_CHECK(spt_csf_from_coo(ctx, x, spt::test::CsfOptions(SPT_CSF_ALLMODE), &c) == SPT_OK, spt_last_error(ctx));
   spt_coo* back = nullptr;
   WORK_CHECK(spt_hicoo_to_coo(ctx, h, &back) == SPT_OK, spt_last_error(ctx));
   spt_nnz nnz_back = 0;

@@ -566,9 +566,13 @@ TEST(CpApr, RejectsBadFormatAndAcceptsTheOlderOptionsLayout) {
   opts.format = static_cast<spt_tensor_format>(42);
   EXPECT_EQ(spt_cp_apr(nullptr, &x, &opts, &k), SPT_ERR_INVALID_ARGUMENT);
   EXPECT_NE(std::string(spt_thread_last_error()).find("format"), std::string::npos);
-  opts.format = SPT_TENSOR_FORMAT_CSF;
-  EXPECT_EQ(spt_cp_apr(nullptr, &x, &opts, &k), SPT_ERR_UNSUPPORTED);
-  EXPECT_EQ(k, nullptr);
+  for (spt_tensor_format f :
+       {SPT_TENSOR_FORMAT_CSF, SPT_TENSOR_FORMAT_FCOO, SPT_TENSOR_FORMAT_HBCSF, SPT_TENSOR_FORMAT_HLS}) {
+    opts.format = f;
+    EXPECT_EQ(spt_cp_apr(nullptr, &x, &opts, &k), SPT_ERR_UNSUPPORTED);
+    EXPECT_NE(std::string(spt_thread_last_error()).find("CP-APR does not run on"), std::string::npos);
+    EXPECT_EQ(k, nullptr);
+  }
   // A caller built before `format` existed passes the shorter size: the
   // garbage after it is not read, format defaults to AUTO.
   opts.format = static_cast<spt_tensor_format>(42);

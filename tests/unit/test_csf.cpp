@@ -20,6 +20,7 @@
 #include "algo/cp_als.hpp"
 #include "algo/mttkrp_operands.hpp"
 #include "common/test_util.hpp"
+#include "common/format_options.hpp"
 #include "core/csf.hpp"
 #include "kernels/kernels.hpp"
 #include "kernels/sort.hpp"
@@ -316,7 +317,7 @@ void check_cp_als_formats(spt_dtype dtype) {
   }
   // The C entry point on a CSF handle gives the same model.
   spt_csf* handle = nullptr;
-  ASSERT_EQ(spt_csf_create(&ctx, &x, SPT_CSF_TWOMODE, &handle), SPT_OK);
+  ASSERT_EQ(spt_csf_from_coo(&ctx, &x, spt::test::CsfOptions(SPT_CSF_TWOMODE), &handle), SPT_OK);
   spt_ktensor* k = nullptr;
   EXPECT_EQ(spt_cpd_als_csf(&ctx, handle, &opts, &k), SPT_WARN_NOT_CONVERGED);
   ASSERT_NE(k, nullptr);
@@ -373,6 +374,14 @@ TEST(CsfCpAls, OldOptionsStructSizeGetsDefaults) {
   k = nullptr;
   EXPECT_EQ(spt_cpd_als(ctx, &x, &opts, &k), SPT_ERR_INVALID_ARGUMENT);
   EXPECT_NE(std::string(spt_last_error(ctx)).find("opts.format"), std::string::npos);
+  // Named formats CP-ALS does not run on: UNSUPPORTED, with the reason.
+  for (spt_tensor_format f : {SPT_TENSOR_FORMAT_HBCSF, SPT_TENSOR_FORMAT_HLS}) {
+    opts.format = f;
+    EXPECT_EQ(spt_cpd_als(ctx, &x, &opts, &k), SPT_ERR_UNSUPPORTED);
+    EXPECT_NE(std::string(spt_last_error(ctx)).find("CP-ALS does not run on"), std::string::npos)
+        << spt_last_error(ctx);
+    EXPECT_EQ(k, nullptr);
+  }
   opts.format = SPT_TENSOR_FORMAT_CSF;
   opts.csf_policy = static_cast<spt_csf_policy>(9);
   EXPECT_EQ(spt_cpd_als(ctx, &x, &opts, &k), SPT_ERR_INVALID_ARGUMENT);
@@ -390,20 +399,20 @@ TEST(CsfApi, CreateInfoMttkrpAndErrors) {
   ASSERT_EQ(spt_context_create(&ctx), SPT_OK);
   spt_coo_s x = random_coo(SPT_FLOAT64, standard_specs()[3]);  // 20 3 17 400
   spt_csf* csf = nullptr;
-  EXPECT_EQ(spt_csf_create(ctx, nullptr, SPT_CSF_AUTO, &csf), SPT_ERR_INVALID_ARGUMENT);
-  EXPECT_EQ(spt_csf_create(ctx, &x, SPT_CSF_AUTO, nullptr), SPT_ERR_INVALID_ARGUMENT);
-  EXPECT_EQ(spt_csf_create(ctx, &x, static_cast<spt_csf_policy>(7), &csf), SPT_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(spt_csf_from_coo(ctx, nullptr, spt::test::CsfOptions(SPT_CSF_AUTO), &csf), SPT_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(spt_csf_from_coo(ctx, &x, spt::test::CsfOptions(SPT_CSF_AUTO), nullptr), SPT_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(spt_csf_from_coo(ctx, &x, spt::test::CsfOptions(static_cast<spt_csf_policy>(7)), &csf), SPT_ERR_INVALID_ARGUMENT);
   EXPECT_NE(std::string(spt_last_error(ctx)).find("policy"), std::string::npos);
   EXPECT_EQ(csf, nullptr);
   spt_coo_s vec;
   vec.init_owned(SPT_FLOAT64, {5}, 0);
-  EXPECT_EQ(spt_csf_create(ctx, &vec, SPT_CSF_AUTO, &csf), SPT_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(spt_csf_from_coo(ctx, &vec, spt::test::CsfOptions(SPT_CSF_AUTO), &csf), SPT_ERR_INVALID_ARGUMENT);
   EXPECT_NE(std::string(spt_last_error(ctx)).find("order >= 2"), std::string::npos);
 
-  ASSERT_EQ(spt_csf_create(ctx, &x, SPT_CSF_TWOMODE, &csf), SPT_OK);
+  ASSERT_EQ(spt_csf_from_coo(ctx, &x, spt::test::CsfOptions(SPT_CSF_TWOMODE), &csf), SPT_OK);
   spt_csf_summary info;
   info.struct_size = sizeof(info);
-  ASSERT_EQ(spt_csf_info(csf, &info), SPT_OK);
+  ASSERT_EQ(spt_csf_info(nullptr, csf, &info), SPT_OK);
   EXPECT_EQ(info.order, 4u);
   EXPECT_EQ(info.nnz, x.nnz);
   EXPECT_EQ(info.trees, 2u);
@@ -414,12 +423,46 @@ TEST(CsfApi, CreateInfoMttkrpAndErrors) {
   EXPECT_EQ(info.mode_order[1][0], 3u);
   for (uint32_t m = 0; m < 4; ++m) EXPECT_EQ(info.tree_for_mode[m], csf->tree_of_mode[m]);
   info.struct_size = 4;
-  EXPECT_EQ(spt_csf_info(csf, &info), SPT_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(spt_csf_info(nullptr, csf, &info), SPT_ERR_INVALID_ARGUMENT);
   spt_nnz fibers = 0;
   ASSERT_EQ(spt_csf_fibers(csf, 0, 3, &fibers), SPT_OK);
   EXPECT_EQ(fibers, x.nnz);
   EXPECT_EQ(spt_csf_fibers(csf, 2, 0, &fibers), SPT_ERR_INVALID_ARGUMENT);
   EXPECT_EQ(spt_csf_fibers(csf, 0, 4, &fibers), SPT_ERR_INVALID_ARGUMENT);
+
+  // Dims and the decode back to COO: the same nonzeros (as a multiset).
+  std::vector<spt_index> dims(4, 0);
+  ASSERT_EQ(spt_csf_dims(csf, dims.data()), SPT_OK);
+  EXPECT_EQ(dims, x.dims);
+  EXPECT_EQ(spt_csf_dims(csf, nullptr), SPT_ERR_INVALID_ARGUMENT);
+  spt_coo* back = nullptr;
+  ASSERT_EQ(spt_csf_to_coo(ctx, csf, &back), SPT_OK) << spt_last_error(ctx);
+  ASSERT_EQ(back->nnz, x.nnz);
+  EXPECT_EQ(back->dims, x.dims);
+  auto entries = [](const spt_coo_s& t) {
+    std::vector<std::tuple<spt_index, spt_index, spt_index, spt_index, double>> e;
+    for (spt_nnz k = 0; k < t.nnz; ++k)
+      e.emplace_back(t.ind[0][k], t.ind[1][k], t.ind[2][k], t.ind[3][k], t.values<double>()[k]);
+    std::sort(e.begin(), e.end());
+    return e;
+  };
+  EXPECT_EQ(entries(*back), entries(x));
+  spt_coo_free(back);
+  EXPECT_EQ(spt_csf_to_coo(ctx, nullptr, &back), SPT_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(spt_csf_to_coo(ctx, csf, nullptr), SPT_ERR_INVALID_ARGUMENT);
+  // NULL options are the defaults; options shorter than any release are refused.
+  spt_csf* by_default = nullptr;
+  ASSERT_EQ(spt_csf_from_coo(ctx, &x, nullptr, &by_default), SPT_OK);
+  EXPECT_EQ(spt_csf_free(by_default), SPT_OK);
+  spt_csf_options short_opts;
+  ASSERT_EQ(spt_csf_options_init(&short_opts), SPT_OK);
+  EXPECT_EQ(short_opts.policy, SPT_CSF_AUTO);
+  short_opts.struct_size = 4;
+  EXPECT_EQ(spt_csf_from_coo(ctx, &x, &short_opts, &by_default), SPT_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(spt_last_error(ctx)).find("struct_size"), std::string::npos);
+  // A named policy that is no handle layout: UNSUPPORTED, with the reason.
+  EXPECT_EQ(spt_csf_from_coo(ctx, &x, spt::test::CsfOptions(SPT_CSF_MEMOIZED), &by_default), SPT_ERR_UNSUPPORTED);
+  EXPECT_NE(std::string(spt_last_error(ctx)).find("CP-ALS strategy"), std::string::npos);
 
   // MTTKRP through the API (column-major output too) equals the COO one.
   const spt_index rank = 3;
@@ -471,7 +514,7 @@ TEST(CsfApi, CreateInfoMttkrpAndErrors) {
   spt_ktensor* k = nullptr;
   expect_error(spt_cpd_als_csf(ctx, csf, nullptr, &k), "opts");
   expect_error(spt_cpd_als_csf(ctx, nullptr, nullptr, &k), "tensor");
-  EXPECT_EQ(spt_csf_info(nullptr, &info), SPT_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(spt_csf_info(nullptr, nullptr, &info), SPT_ERR_INVALID_ARGUMENT);
 
   spt_matrix_free(out);
   spt_matrix_free(wrong_rows);

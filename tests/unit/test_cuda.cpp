@@ -23,6 +23,7 @@
 
 #include "algo/cp_als.hpp"
 #include "common/cuda_test_util.hpp"
+#include "common/format_options.hpp"
 #include "common/test_util.hpp"
 #include "core/context.hpp"
 #include "core/fcoo.hpp"
@@ -1050,12 +1051,12 @@ void every_mode_through_the_api() {
     handles.push_back(m);
   }
   spt_hbcsf* h = nullptr;
-  ASSERT_EQ(spt_hbcsf_from_coo(ctx, &x, 2, nullptr, &h), SPT_OK) << spt_last_error(ctx);
+  ASSERT_EQ(spt_hbcsf_from_coo(ctx, &x, spt::test::HbcsfOptions(2), &h), SPT_OK) << spt_last_error(ctx);
   const double tol = sizeof(T) == 4 ? 1e-4 : 1e-10;
   for (uint32_t mode = 0; mode < 4; ++mode) {
     spt_matrix* out = nullptr;
     ASSERT_EQ(spt_matrix_create(ctx, dtype_of<T>(), x.dims[mode], rank, SPT_ROW_MAJOR, &out), SPT_OK);
-    ASSERT_EQ(spt_mttkrp_hbcsf_mode(ctx, h, handles.data(), mode, out), SPT_OK) << spt_last_error(ctx);
+    ASSERT_EQ(spt_mttkrp_hbcsf(ctx, h, handles.data(), mode, out), SPT_OK) << spt_last_error(ctx);
     const DenseMatrix<double> want = reference_mttkrp(x, factors, mode);
     double scale = 1.0;
     for (double v : want.values) scale = std::max(scale, std::abs(v));
@@ -1888,7 +1889,7 @@ TEST(CudaHbcsfApi, CacheOnTheHandleAndInvalidation) {
   auto run_and_check = [&](const spt_hbcsf* h, const spt_coo_s& x, const std::string& what) {
     spt_matrix* out = nullptr;
     ASSERT_EQ(spt_matrix_create(ctx, SPT_FLOAT64, x.dims[1], rank, SPT_COL_MAJOR, &out), SPT_OK);
-    ASSERT_EQ(spt_mttkrp_hbcsf(ctx, h, handles.data(), out), SPT_OK) << spt_last_error(ctx);
+    ASSERT_EQ(spt_mttkrp_hbcsf(ctx, h, handles.data(), spt::test::served_mode(h), out), SPT_OK) << spt_last_error(ctx);
     const DenseMatrix<double> want = reference_mttkrp(x, factors, 1);
     for (spt_nnz i = 0; i < want.rows; ++i)
       for (spt_nnz j = 0; j < want.cols; ++j)
@@ -1899,7 +1900,7 @@ TEST(CudaHbcsfApi, CacheOnTheHandleAndInvalidation) {
     spec.seed = seed;
     const spt_coo_s x = random_coo(SPT_FLOAT64, spec);
     spt_hbcsf* h = nullptr;
-    ASSERT_EQ(spt_hbcsf_from_coo(ctx, &x, 1, nullptr, &h), SPT_OK) << spt_last_error(ctx);
+    ASSERT_EQ(spt_hbcsf_from_coo(ctx, &x, spt::test::HbcsfOptions(1), &h), SPT_OK) << spt_last_error(ctx);
     EXPECT_TRUE(h->device_cache == nullptr);
     run_and_check(h, x, cat("seed ", seed, " first call"));
     ASSERT_TRUE(h->device_cache != nullptr) << "the device copy should be cached on the handle";

@@ -42,6 +42,7 @@
 #include <vector>
 
 #include "common/cuda_test_util.hpp"
+#include "common/format_options.hpp"
 #include "common/test_util.hpp"
 #include "core/context.hpp"
 #include "core/coo.hpp"
@@ -414,11 +415,11 @@ struct Factors {
   }
 };
 
-spt_hls_statistics info_of(const spt_hls* h) {
-  spt_hls_statistics s;
+spt_hls_summary info_of(const spt_hls* h) {
+  spt_hls_summary s;
   std::memset(&s, 0, sizeof s);
   s.struct_size = sizeof s;
-  EXPECT_EQ(spt_hls_info(h, &s), SPT_OK);
+  EXPECT_EQ(spt_hls_info(nullptr, h, &s), SPT_OK);
   return s;
 }
 
@@ -436,7 +437,7 @@ TEST(CudaHlsApi, CacheOnTheHandleAndInvalidation) {
   auto run_and_check = [&](const spt_hls* h, const spt_coo_s& x, const std::string& what) {
     spt_matrix* out = nullptr;
     ASSERT_EQ(spt_matrix_create(ctx, SPT_FLOAT64, dims[1], rank, SPT_COL_MAJOR, &out), SPT_OK);
-    ASSERT_EQ(spt_mttkrp_hls(ctx, h, factors.handles.data(), out), SPT_OK) << spt_last_error(ctx);
+    ASSERT_EQ(spt_mttkrp_hls(ctx, h, factors.handles.data(), spt::test::served_mode(h), out), SPT_OK) << spt_last_error(ctx);
     DenseMatrix<double> want(dims[1], rank);
     const auto r = refs_of(factors.values);
     ref::mttkrp(Exec{1}, x, r.data(), 1, want.ref());
@@ -558,7 +559,7 @@ TEST(CudaHlsApi, WithoutDeviceForcedFailsAndAutoRunsOnCpu) {
   // Through the C API: the default threshold, not measured.
   spt_hls* hh = nullptr;
   ASSERT_EQ(spt_hls_from_coo(nullptr, &x, nullptr, &hh), SPT_OK) << spt_thread_last_error();
-  const spt_hls_statistics s = info_of(hh);
+  const spt_hls_summary s = info_of(hh);
   EXPECT_EQ(s.dense_threshold, hls::kDefaultThreshold * hls::kDefaultSlabDepth);
   EXPECT_EQ(s.threshold_calibrated, 0u);
   spt_hls_free(hh);
@@ -582,7 +583,7 @@ TEST(CudaHlsApi, PrecisionOption) {
     o.precision = p;
     spt_hls* h = nullptr;
     ASSERT_EQ(spt_hls_from_coo(ctx, &x, &o, &h), SPT_OK) << spt_last_error(ctx);
-    const spt_hls_statistics s = info_of(h);
+    const spt_hls_summary s = info_of(h);
     EXPECT_EQ(s.precision, p == SPT_HLS_PRECISION_AUTO ? hls::kAutoPrecision : p) << precision_name(p);
     EXPECT_EQ(h->precision, s.precision);
     EXPECT_EQ(s.threshold_calibrated, 0u) << "a CPU context measures nothing";
@@ -604,14 +605,14 @@ TEST(CudaHlsApi, PrecisionOption) {
   ASSERT_EQ(spt_hls_from_coo(ctx, &x, &o, &h), SPT_OK) << spt_last_error(ctx);
   EXPECT_EQ(info_of(h).precision, hls::kAutoPrecision);
   spt_hls_free(h);
-  // An older caller's statistics struct (ending before `precision`) is not
-  // written past its size.
-  std::vector<unsigned char> buffer(sizeof(spt_hls_statistics) + 16, 0xCD);
-  auto* s = reinterpret_cast<spt_hls_statistics*>(buffer.data());
-  s->struct_size = offsetof(spt_hls_statistics, precision);
+  // A summary struct shorter than this release's (ending before
+  // `precision`) is refused and not written.
+  std::vector<unsigned char> buffer(sizeof(spt_hls_summary) + 16, 0xCD);
+  auto* s = reinterpret_cast<spt_hls_summary*>(buffer.data());
+  s->struct_size = offsetof(spt_hls_summary, precision);
   ASSERT_EQ(spt_hls_from_coo(ctx, &x, nullptr, &h), SPT_OK);
-  ASSERT_EQ(spt_hls_info(h, s), SPT_OK);
-  for (size_t b = offsetof(spt_hls_statistics, precision); b < buffer.size(); ++b) ASSERT_EQ(buffer[b], 0xCD) << b;
+  EXPECT_EQ(spt_hls_info(nullptr, h, s), SPT_ERR_INVALID_ARGUMENT);
+  for (size_t b = sizeof(size_t); b < buffer.size(); ++b) ASSERT_EQ(buffer[b], 0xCD) << b;
   spt_hls_free(h);
   spt_context_free(ctx);
 }
@@ -664,7 +665,7 @@ TEST(CudaHlsCalibration, ThresholdInRangeCachedAndExplicitWins) {
   o.precision = SPT_HLS_PRECISION_FP16;
   spt_hls* h = nullptr;
   ASSERT_EQ(spt_hls_from_coo(c, &x, &o, &h), SPT_OK) << spt_last_error(c);
-  spt_hls_statistics s = info_of(h);
+  spt_hls_summary s = info_of(h);
   EXPECT_EQ(s.threshold_calibrated, 1u);
   EXPECT_EQ(s.dense_threshold, dispatch::hls_dense_threshold(ctx, 3, 1, SPT_HLS_PRECISION_FP16).threshold);
   EXPECT_EQ(h->dense_threshold, s.dense_threshold);

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "common/test_util.hpp"
+#include "common/format_options.hpp"
 #include "core/coo.hpp"
 #include "core/fcoo.hpp"
 #include "core/scoo.hpp"
@@ -198,10 +199,19 @@ TEST(Fcoo, ThreadlenRule) {
   EXPECT_EQ(fcoo::suggested_threadlen(few_min - 1, 128, 132, fcoo::kFewSlices), 8u);
   EXPECT_EQ(fcoo::suggested_threadlen(few_min, 64, 132, fcoo::kFewSlices), 8u);  // 2 lanes
   EXPECT_EQ(fcoo::suggested_threadlen(few_min, 128, 132, 0), 8u);                // unknown
-  EXPECT_EQ(spt_fcoo_suggest_threadlen(50'000'000, 32, SPT_FLOAT32, 1000), 16u);
-  EXPECT_EQ(spt_fcoo_suggest_threadlen(50'000'000, 32, SPT_FLOAT32, 10000), 8u);
-  EXPECT_EQ(spt_fcoo_suggest_threadlen(16'000'000, 0, SPT_FLOAT32, 0), 8u);
-  EXPECT_EQ(spt_fcoo_suggest_threadlen(16'000'000, 16, SPT_FLOAT64, 0), 16u);
+  auto suggest = [](spt_nnz nnz, spt_index rank, spt_dtype dtype, int sms) {
+    uint32_t t = 0;
+    EXPECT_EQ(spt_fcoo_suggest_threadlen(nnz, rank, dtype, sms, &t), SPT_OK) << spt_thread_last_error();
+    return t;
+  };
+  EXPECT_EQ(suggest(50'000'000, 32, SPT_FLOAT32, 1000), 16u);
+  EXPECT_EQ(suggest(50'000'000, 32, SPT_FLOAT32, 10000), 8u);
+  EXPECT_EQ(suggest(16'000'000, 0, SPT_FLOAT32, 0), 8u);
+  EXPECT_EQ(suggest(16'000'000, 16, SPT_FLOAT64, 0), 16u);
+  uint32_t t = 0;
+  EXPECT_EQ(spt_fcoo_suggest_threadlen(1000, 16, SPT_FLOAT64, 0, nullptr), SPT_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(spt_fcoo_suggest_threadlen(1000, 16, static_cast<spt_dtype>(7), 0, &t), SPT_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(spt_fcoo_suggest_threadlen(1000, 16, SPT_FLOAT64, -1, &t), SPT_ERR_INVALID_ARGUMENT);
 }
 
 TEST(Fcoo, EmptyTensor) {
@@ -228,28 +238,41 @@ TEST(Fcoo, CApi) {
   spec.nnz = 500;
   spt_coo_s* x = new spt_coo_s(random_coo(SPT_FLOAT64, spec));
   spt_fcoo* f = nullptr;
-  EXPECT_EQ(spt_fcoo_from_coo(ctx, x, SPT_FCOO_MTTKRP, 3, 0, &f), SPT_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(spt_fcoo_from_coo(ctx, x, spt::test::FcooOptions(SPT_FCOO_MTTKRP, 3, 0), &f), SPT_ERR_INVALID_ARGUMENT);
   EXPECT_NE(std::string(spt_last_error(ctx)).find("mode 3 out of range"), std::string::npos);
-  EXPECT_EQ(spt_fcoo_from_coo(ctx, x, SPT_FCOO_MTTKRP, 0, 12, &f), SPT_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(spt_fcoo_from_coo(ctx, x, spt::test::FcooOptions(SPT_FCOO_MTTKRP, 0, 12), &f), SPT_ERR_INVALID_ARGUMENT);
   EXPECT_NE(std::string(spt_last_error(ctx)).find("threadlen"), std::string::npos);
-  EXPECT_EQ(spt_fcoo_from_coo(ctx, x, static_cast<spt_fcoo_operation>(5), 0, 0, &f), SPT_ERR_INVALID_ARGUMENT);
-  EXPECT_EQ(spt_fcoo_from_coo(ctx, nullptr, SPT_FCOO_MTTKRP, 0, 0, &f), SPT_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(spt_fcoo_from_coo(ctx, x, spt::test::FcooOptions(static_cast<spt_fcoo_operation>(5), 0, 0), &f), SPT_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(spt_fcoo_from_coo(ctx, nullptr, spt::test::FcooOptions(SPT_FCOO_MTTKRP, 0, 0), &f), SPT_ERR_INVALID_ARGUMENT);
   EXPECT_EQ(f, nullptr);
-  ASSERT_EQ(spt_fcoo_from_coo(ctx, x, SPT_FCOO_MTTKRP, 1, 0, &f), SPT_OK);
-  spt_dtype dtype;
-  uint32_t order = 0, mode = 9, threadlen = 0;
-  spt_nnz nnz = 0, segments = 0;
-  spt_fcoo_operation op = SPT_FCOO_TTM;
-  uint64_t bytes = 0;
-  ASSERT_EQ(spt_fcoo_info(f, &dtype, &order, &nnz, &op, &mode, &threadlen, &segments, &bytes), SPT_OK);
-  EXPECT_EQ(dtype, SPT_FLOAT64);
-  EXPECT_EQ(order, 3u);
-  EXPECT_EQ(nnz, 500u);
-  EXPECT_EQ(op, SPT_FCOO_MTTKRP);
-  EXPECT_EQ(mode, 1u);
-  EXPECT_EQ(threadlen, 8u);  // 500 nonzeros
-  EXPECT_GT(segments, 0u);
-  EXPECT_GT(bytes, 0u);
+  ASSERT_EQ(spt_fcoo_from_coo(ctx, x, spt::test::FcooOptions(SPT_FCOO_MTTKRP, 1, 0), &f), SPT_OK);
+  spt_fcoo_summary info{};
+  info.struct_size = sizeof info;
+  ASSERT_EQ(spt_fcoo_info(ctx, f, &info), SPT_OK);
+  EXPECT_EQ(info.struct_size, sizeof info);
+  EXPECT_EQ(info.dtype, SPT_FLOAT64);
+  EXPECT_EQ(info.order, 3u);
+  EXPECT_EQ(info.nnz, 500u);
+  EXPECT_EQ(info.operation, SPT_FCOO_MTTKRP);
+  EXPECT_EQ(info.mode, 1u);
+  EXPECT_EQ(info.threadlen, 8u);  // 500 nonzeros
+  EXPECT_GT(info.segments, 0u);
+  EXPECT_GT(info.bytes, 0u);
+  info.struct_size = sizeof(size_t);
+  EXPECT_EQ(spt_fcoo_info(ctx, f, &info), SPT_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(spt_last_error(ctx)).find("struct_size"), std::string::npos);
+  EXPECT_EQ(spt_fcoo_info(ctx, nullptr, &info), SPT_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(spt_fcoo_info(ctx, f, nullptr), SPT_ERR_INVALID_ARGUMENT);
+  // NULL options: MTTKRP in mode 0; options shorter than any release refused.
+  spt_fcoo* f0 = nullptr;
+  ASSERT_EQ(spt_fcoo_from_coo(ctx, x, nullptr, &f0), SPT_OK);
+  EXPECT_EQ(spt::test::served_mode(f0), 0u);
+  EXPECT_EQ(spt_fcoo_free(f0), SPT_OK);
+  spt_fcoo_options short_opts;
+  spt_fcoo_options_init(&short_opts);
+  short_opts.struct_size = 4;
+  EXPECT_EQ(spt_fcoo_from_coo(ctx, x, &short_opts, &f0), SPT_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(spt_last_error(ctx)).find("struct_size"), std::string::npos);
 
   std::vector<spt_matrix*> factors(3, nullptr);
   for (uint32_t m = 0; m < 3; ++m) ASSERT_EQ(spt_matrix_create(ctx, SPT_FLOAT64, spec.dims[m], 4, SPT_COL_MAJOR, &factors[m]), SPT_OK);
@@ -261,23 +284,28 @@ TEST(Fcoo, CApi) {
   ASSERT_EQ(spt_matrix_create(ctx, SPT_FLOAT64, 30, 4, SPT_ROW_MAJOR, &out), SPT_OK);
   ASSERT_EQ(spt_matrix_create(ctx, SPT_FLOAT64, 30, 4, SPT_ROW_MAJOR, &want), SPT_OK);
   ASSERT_EQ(spt_mttkrp(ctx, x, factors.data(), 1, want), SPT_OK);
-  ASSERT_EQ(spt_mttkrp_fcoo(ctx, f, factors.data(), out), SPT_OK);
+  ASSERT_EQ(spt_mttkrp_fcoo(ctx, f, factors.data(), spt::test::served_mode(f), out), SPT_OK);
   for (spt_nnz i = 0; i < 30; ++i)
     for (spt_nnz r = 0; r < 4; ++r) EXPECT_NEAR(out->at<double>(i, r), want->at<double>(i, r), 1e-12);
+
+  // One entry point, the handle's mode only.
+  EXPECT_EQ(spt_mttkrp_fcoo(ctx, f, factors.data(), 0, out), SPT_ERR_UNSUPPORTED);
+  EXPECT_NE(std::string(spt_last_error(ctx)).find("mode 1"), std::string::npos) << spt_last_error(ctx);
+  EXPECT_EQ(spt_mttkrp_fcoo(ctx, f, factors.data(), 3, out), SPT_ERR_INVALID_ARGUMENT);
 
   spt_scoo* y = nullptr;
   EXPECT_EQ(spt_ttm_fcoo(ctx, f, factors[1], &y), SPT_ERR_INVALID_ARGUMENT);  // built for MTTKRP
   EXPECT_NE(std::string(spt_last_error(ctx)).find("SPT_FCOO_TTM"), std::string::npos);
   spt_matrix* wrong = nullptr;
   ASSERT_EQ(spt_matrix_create(ctx, SPT_FLOAT64, 30, 5, SPT_ROW_MAJOR, &wrong), SPT_OK);
-  EXPECT_EQ(spt_mttkrp_fcoo(ctx, f, factors.data(), wrong), SPT_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(spt_mttkrp_fcoo(ctx, f, factors.data(), spt::test::served_mode(f), wrong), SPT_ERR_INVALID_ARGUMENT);
   spt_matrix* single = nullptr;
   ASSERT_EQ(spt_matrix_create(ctx, SPT_FLOAT32, 30, 4, SPT_ROW_MAJOR, &single), SPT_OK);
-  EXPECT_EQ(spt_mttkrp_fcoo(ctx, f, factors.data(), single), SPT_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(spt_mttkrp_fcoo(ctx, f, factors.data(), spt::test::served_mode(f), single), SPT_ERR_INVALID_ARGUMENT);
   EXPECT_NE(std::string(spt_last_error(ctx)).find("float32"), std::string::npos);
 
   spt_fcoo* t = nullptr;
-  ASSERT_EQ(spt_fcoo_from_coo(ctx, x, SPT_FCOO_TTM, 2, 16, &t), SPT_OK);
+  ASSERT_EQ(spt_fcoo_from_coo(ctx, x, spt::test::FcooOptions(SPT_FCOO_TTM, 2, 16), &t), SPT_OK);
   ASSERT_EQ(spt_ttm_fcoo(ctx, t, factors[2], &y), SPT_OK);
   spt_scoo* y_coo = nullptr;
   ASSERT_EQ(spt_ttm(ctx, x, 2, factors[2], &y_coo), SPT_OK);

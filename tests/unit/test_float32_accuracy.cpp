@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "common/float32_accuracy.hpp"
+#include "common/format_options.hpp"
 #include "common/test_util.hpp"
 #include "core/coo.hpp"
 #include "core/hicoo.hpp"
@@ -51,7 +52,7 @@ TEST(Float32Accuracy, EveryCooCsfAndHicooStrategy) {
   spt_hicoo* h = nullptr;
   ASSERT_EQ(spt_hicoo_from_coo(ctx, &x, nullptr, &h), SPT_OK) << spt_last_error(ctx);
   spt_csf* c = nullptr;
-  ASSERT_EQ(spt_csf_create(ctx, &x, SPT_CSF_ONEMODE, &c), SPT_OK) << spt_last_error(ctx);
+  ASSERT_EQ(spt_csf_from_coo(ctx, &x, spt::test::CsfOptions(SPT_CSF_ONEMODE), &c), SPT_OK) << spt_last_error(ctx);
   spt_context_free(ctx);
   for (uint32_t mode = 0; mode < 3; ++mode) {
     const DenseMatrix<double> want = f32::exact_mttkrp(x, factors, mode);
@@ -104,7 +105,7 @@ TEST(Float32Accuracy, CsfLongFibers) {
   for (spt_csf_policy policy : {SPT_CSF_ONEMODE, SPT_CSF_ALLMODE}) {
     spt_context* ctx = cpu_context(2);
     spt_csf* c = nullptr;
-    ASSERT_EQ(spt_csf_create(ctx, &x, policy, &c), SPT_OK) << spt_last_error(ctx);
+    ASSERT_EQ(spt_csf_from_coo(ctx, &x, spt::test::CsfOptions(policy), &c), SPT_OK) << spt_last_error(ctx);
     spt_context_free(ctx);
     for (uint32_t mode = 0; mode < 3; ++mode) {
       const DenseMatrix<double> want = f32::exact_mttkrp(x, factors, mode);
@@ -250,7 +251,7 @@ TEST(Float32Accuracy, CpAlsCsfFitOfAnExactRank3Tensor) {
     for (int threads : {0, 3}) {
       spt_context* ctx = cpu_context(threads);
       spt_csf* c = nullptr;
-      ASSERT_EQ(spt_csf_create(ctx, x, policy, &c), SPT_OK) << spt_last_error(ctx);
+      ASSERT_EQ(spt_csf_from_coo(ctx, x, spt::test::CsfOptions(policy), &c), SPT_OK) << spt_last_error(ctx);
       spt_cpd_options opts;
       ASSERT_EQ(spt_cpd_options_init(&opts), SPT_OK);
       opts.rank = 3;

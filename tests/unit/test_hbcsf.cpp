@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "common/test_util.hpp"
+#include "common/format_options.hpp"
 #include "core/coo.hpp"
 #include "core/hbcsf.hpp"
 #include "core/matrix.hpp"
@@ -290,10 +291,10 @@ TEST(HbcsfMttkrp, DataTensors) {
 // ---------------------------------------------------------------------------
 // Group statistics on hand-built tensors
 
-spt_hbcsf_statistics info_of(const spt_hbcsf_s& h) {
-  spt_hbcsf_statistics s;
+spt_hbcsf_summary info_of(const spt_hbcsf_s& h) {
+  spt_hbcsf_summary s;
   s.struct_size = sizeof s;
-  EXPECT_EQ(spt_hbcsf_info(&h, &s), SPT_OK) << spt_thread_last_error();
+  EXPECT_EQ(spt_hbcsf_info(nullptr, &h, &s), SPT_OK) << spt_thread_last_error();
   return s;
 }
 
@@ -354,7 +355,7 @@ TEST(HbcsfGroups, HandBuiltOrder3) {
   const spt_coo_s x = three_groups_order3();
   const spt_hbcsf_s h = hbcsf::from_coo(x, 0, {}, 1);
   ASSERT_NO_THROW(hbcsf::validate(h));
-  const spt_hbcsf_statistics s = info_of(h);
+  const spt_hbcsf_summary s = info_of(h);
   EXPECT_EQ(s.order, 3u);
   EXPECT_EQ(s.root_mode, 0u);
   EXPECT_EQ(s.nnz, 7u);
@@ -394,7 +395,7 @@ TEST(HbcsfGroups, HandBuiltSplits) {
   const spt_coo_s x = three_groups_order3();
   const spt_hbcsf_s h = hbcsf::from_coo(x, 0, {1, 1, 1, 0}, 1);
   ASSERT_NO_THROW(hbcsf::validate(h));
-  const spt_hbcsf_statistics s = info_of(h);
+  const spt_hbcsf_summary s = info_of(h);
   EXPECT_EQ(s.coo_slices, 1u);
   EXPECT_EQ(s.csl_slices, 0u);
   EXPECT_EQ(s.bcsf_slices, 2u);
@@ -424,7 +425,7 @@ TEST(HbcsfGroups, HandBuiltPlainBcsf) {
   p.flags = SPT_HBCSF_PLAIN_BCSF;
   const spt_hbcsf_s h = hbcsf::from_coo(x, 0, p, 1);
   ASSERT_NO_THROW(hbcsf::validate(h));
-  const spt_hbcsf_statistics s = info_of(h);
+  const spt_hbcsf_summary s = info_of(h);
   EXPECT_EQ(s.flags, SPT_HBCSF_PLAIN_BCSF);
   EXPECT_EQ(s.coo_nnz, 0u);
   EXPECT_EQ(s.csl_nnz, 0u);
@@ -443,7 +444,7 @@ TEST(HbcsfGroups, HandBuiltOrder4) {
   const spt_hbcsf_s h = hbcsf::from_coo(x, 2, {}, 1);
   ASSERT_NO_THROW(hbcsf::validate(h));
   EXPECT_EQ(h.mode_order, std::vector<uint32_t>({2, 0, 1, 3}));
-  const spt_hbcsf_statistics s = info_of(h);
+  const spt_hbcsf_summary s = info_of(h);
   EXPECT_EQ(s.coo_slices, 1u);
   EXPECT_EQ(s.csl_slices, 1u);
   EXPECT_EQ(s.csl_nnz, 2u);
@@ -467,7 +468,7 @@ TEST(HbcsfGroups, SplitCounts) {
   ASSERT_NO_THROW(hbcsf::validate(h));
   EXPECT_EQ(std::vector<uint32_t>(h.segment_ptr.begin(), h.segment_ptr.end()), std::vector<uint32_t>({0, 128, 256, 300}));
   EXPECT_EQ(std::vector<uint32_t>(h.unit_segment_ptr.begin(), h.unit_segment_ptr.end()), std::vector<uint32_t>({0, 1, 3}));
-  const spt_hbcsf_statistics s = info_of(h);
+  const spt_hbcsf_summary s = info_of(h);
   EXPECT_EQ(s.split_fibers, 1u);
   EXPECT_EQ(s.split_slices, 1u);
   EXPECT_EQ(s.bins, 4u);  // 32, 64, 128 (< 200), then the rest
@@ -508,7 +509,7 @@ TEST(HbcsfApi, RoundTripAndMttkrp) {
   ASSERT_EQ(spt_context_create(&ctx), SPT_OK);
   for (uint32_t root = 0; root < 3; ++root) {
     spt_hbcsf* h = nullptr;
-    ASSERT_EQ(spt_hbcsf_from_coo(ctx, &x, root, nullptr, &h), SPT_OK) << spt_last_error(ctx);
+    ASSERT_EQ(spt_hbcsf_from_coo(ctx, &x, spt::test::HbcsfOptions(root), &h), SPT_OK) << spt_last_error(ctx);
     spt_index dims[3] = {0, 0, 0};
     ASSERT_EQ(spt_hbcsf_dims(h, dims), SPT_OK);
     EXPECT_EQ(dims[2], 4u);
@@ -531,39 +532,39 @@ TEST(HbcsfApi, RoundTripAndMttkrp) {
     }
     spt_matrix* out = nullptr;
     ASSERT_EQ(spt_matrix_create(ctx, SPT_FLOAT64, x.dims[root], R, SPT_COL_MAJOR, &out), SPT_OK);
-    ASSERT_EQ(spt_mttkrp_hbcsf(ctx, h, fp.data(), out), SPT_OK) << spt_last_error(ctx);
+    ASSERT_EQ(spt_mttkrp_hbcsf(ctx, h, fp.data(), spt::test::served_mode(h), out), SPT_OK) << spt_last_error(ctx);
     const auto refs = crefs(f);
     DenseMatrix<double> want(x.dims[root], R);
     ref::mttkrp(Exec{1}, x, refs.data(), root, want.ref());
     for (spt_nnz i = 0; i < want.rows; ++i)
       for (spt_nnz j = 0; j < R; ++j) EXPECT_NEAR(out->at<double>(i, j), want(i, j), 1e-12);
     // Bad MTTKRP arguments.
-    EXPECT_EQ(spt_mttkrp_hbcsf(ctx, nullptr, fp.data(), out), SPT_ERR_INVALID_ARGUMENT);
-    EXPECT_EQ(spt_mttkrp_hbcsf(ctx, h, nullptr, out), SPT_ERR_INVALID_ARGUMENT);
-    EXPECT_EQ(spt_mttkrp_hbcsf(ctx, h, fp.data(), nullptr), SPT_ERR_INVALID_ARGUMENT);
+    EXPECT_EQ(spt_mttkrp_hbcsf(ctx, nullptr, fp.data(), 0, out), SPT_ERR_INVALID_ARGUMENT);
+    EXPECT_EQ(spt_mttkrp_hbcsf(ctx, h, nullptr, spt::test::served_mode(h), out), SPT_ERR_INVALID_ARGUMENT);
+    EXPECT_EQ(spt_mttkrp_hbcsf(ctx, h, fp.data(), spt::test::served_mode(h), nullptr), SPT_ERR_INVALID_ARGUMENT);
     {
       Matrix wrong_rows(SPT_FLOAT64, x.dims[root] + 1, R);
-      EXPECT_EQ(spt_mttkrp_hbcsf(ctx, h, fp.data(), wrong_rows.m), SPT_ERR_INVALID_ARGUMENT);
+      EXPECT_EQ(spt_mttkrp_hbcsf(ctx, h, fp.data(), spt::test::served_mode(h), wrong_rows.m), SPT_ERR_INVALID_ARGUMENT);
       EXPECT_NE(std::string(spt_last_error(ctx)).find("out must be dims"), std::string::npos) << spt_last_error(ctx);
       spt_matrix_s rank0;
       init_matrix(rank0, SPT_FLOAT64, x.dims[root], 0, SPT_ROW_MAJOR);
-      EXPECT_EQ(spt_mttkrp_hbcsf(ctx, h, fp.data(), &rank0), SPT_ERR_INVALID_ARGUMENT);
+      EXPECT_EQ(spt_mttkrp_hbcsf(ctx, h, fp.data(), spt::test::served_mode(h), &rank0), SPT_ERR_INVALID_ARGUMENT);
       EXPECT_NE(std::string(spt_last_error(ctx)).find("at least one column"), std::string::npos);
       Matrix f32(SPT_FLOAT32, x.dims[root], R);
-      EXPECT_EQ(spt_mttkrp_hbcsf(ctx, h, fp.data(), f32.m), SPT_ERR_INVALID_ARGUMENT);
+      EXPECT_EQ(spt_mttkrp_hbcsf(ctx, h, fp.data(), spt::test::served_mode(h), f32.m), SPT_ERR_INVALID_ARGUMENT);
       const uint32_t other = (root + 1) % 3;
       std::vector<const spt_matrix*> bad = fp;
       Matrix wrong_cols(SPT_FLOAT64, x.dims[other], R + 1);
       bad[other] = wrong_cols.m;
-      EXPECT_EQ(spt_mttkrp_hbcsf(ctx, h, bad.data(), out), SPT_ERR_INVALID_ARGUMENT);
+      EXPECT_EQ(spt_mttkrp_hbcsf(ctx, h, bad.data(), spt::test::served_mode(h), out), SPT_ERR_INVALID_ARGUMENT);
       EXPECT_NE(std::string(spt_last_error(ctx)).find("factors["), std::string::npos) << spt_last_error(ctx);
       bad[other] = nullptr;
-      EXPECT_EQ(spt_mttkrp_hbcsf(ctx, h, bad.data(), out), SPT_ERR_INVALID_ARGUMENT);
+      EXPECT_EQ(spt_mttkrp_hbcsf(ctx, h, bad.data(), spt::test::served_mode(h), out), SPT_ERR_INVALID_ARGUMENT);
       bad[other] = out;
-      EXPECT_EQ(spt_mttkrp_hbcsf(ctx, h, bad.data(), out), SPT_ERR_INVALID_ARGUMENT);
+      EXPECT_EQ(spt_mttkrp_hbcsf(ctx, h, bad.data(), spt::test::served_mode(h), out), SPT_ERR_INVALID_ARGUMENT);
       Matrix wrong_dtype(SPT_FLOAT32, x.dims[other], R);
       bad[other] = wrong_dtype.m;
-      EXPECT_EQ(spt_mttkrp_hbcsf(ctx, h, bad.data(), out), SPT_ERR_INVALID_ARGUMENT);
+      EXPECT_EQ(spt_mttkrp_hbcsf(ctx, h, bad.data(), spt::test::served_mode(h), out), SPT_ERR_INVALID_ARGUMENT);
     }
     spt_matrix_free(out);
     spt_hbcsf_free(h);
@@ -601,12 +602,12 @@ void every_mode_from_one_tree() {
     ASSERT_EQ(spt_context_set_threads(ctx, 3), SPT_OK);
     for (uint32_t root : {0u, 2u}) {
       spt_hbcsf* h = nullptr;
-      ASSERT_EQ(spt_hbcsf_from_coo(ctx, &x, root, nullptr, &h), SPT_OK) << spt_last_error(ctx);
+      ASSERT_EQ(spt_hbcsf_from_coo(ctx, &x, spt::test::HbcsfOptions(root), &h), SPT_OK) << spt_last_error(ctx);
       for (uint32_t mode = 0; mode < 4; ++mode) {
         const std::string what = cat("backend ", int(backend), " root ", root, " mode ", mode);
         for (uint32_t m = 0; m < 4; ++m) fp[m] = m == mode ? nullptr : mats[m].m;
         Matrix out(dtype, x.dims[mode], R);
-        ASSERT_EQ(spt_mttkrp_hbcsf_mode(ctx, h, fp.data(), mode, out.m), SPT_OK) << what << ": " << spt_last_error(ctx);
+        ASSERT_EQ(spt_mttkrp_hbcsf(ctx, h, fp.data(), mode, out.m), SPT_OK) << what << ": " << spt_last_error(ctx);
         DenseMatrix<T> want(x.dims[mode], R), got(x.dims[mode], R);
         ref::mttkrp(Exec{1}, x, refs.data(), mode, want.ref());
         for (spt_nnz i = 0; i < want.rows; ++i)
@@ -614,7 +615,7 @@ void every_mode_from_one_tree() {
         expect_matrix_close(want, got, what);
         if (mode == root) {
           Matrix rooted(dtype, x.dims[root], R);
-          ASSERT_EQ(spt_mttkrp_hbcsf(ctx, h, fp.data(), rooted.m), SPT_OK) << spt_last_error(ctx);
+          ASSERT_EQ(spt_mttkrp_hbcsf(ctx, h, fp.data(), spt::test::served_mode(h), rooted.m), SPT_OK) << spt_last_error(ctx);
           for (spt_nnz i = 0; i < x.dims[root]; ++i)
             for (spt_nnz j = 0; j < R; ++j) ASSERT_EQ(out.m->at<T>(i, j), rooted.m->at<T>(i, j)) << what;
         }
@@ -622,16 +623,16 @@ void every_mode_from_one_tree() {
       // Bad arguments: mode out of range; a non-root mode needs the root's factor.
       Matrix out(dtype, x.dims[1], R);
       for (uint32_t m = 0; m < 4; ++m) fp[m] = m == 1 ? nullptr : mats[m].m;
-      EXPECT_EQ(spt_mttkrp_hbcsf_mode(ctx, h, fp.data(), 4, out.m), SPT_ERR_INVALID_ARGUMENT);
+      EXPECT_EQ(spt_mttkrp_hbcsf(ctx, h, fp.data(), 4, out.m), SPT_ERR_INVALID_ARGUMENT);
       EXPECT_NE(std::string(spt_last_error(ctx)).find("out of range"), std::string::npos) << spt_last_error(ctx);
-      EXPECT_EQ(spt_mttkrp_hbcsf_mode(ctx, nullptr, fp.data(), 1, out.m), SPT_ERR_INVALID_ARGUMENT);
-      EXPECT_EQ(spt_mttkrp_hbcsf_mode(ctx, h, nullptr, 1, out.m), SPT_ERR_INVALID_ARGUMENT);
-      EXPECT_EQ(spt_mttkrp_hbcsf_mode(ctx, h, fp.data(), 1, nullptr), SPT_ERR_INVALID_ARGUMENT);
-      EXPECT_EQ(spt_mttkrp_hbcsf_mode(ctx, h, fp.data(), 0, out.m), SPT_ERR_INVALID_ARGUMENT);  // out is 7 x R
+      EXPECT_EQ(spt_mttkrp_hbcsf(ctx, nullptr, fp.data(), 1, out.m), SPT_ERR_INVALID_ARGUMENT);
+      EXPECT_EQ(spt_mttkrp_hbcsf(ctx, h, nullptr, 1, out.m), SPT_ERR_INVALID_ARGUMENT);
+      EXPECT_EQ(spt_mttkrp_hbcsf(ctx, h, fp.data(), 1, nullptr), SPT_ERR_INVALID_ARGUMENT);
+      EXPECT_EQ(spt_mttkrp_hbcsf(ctx, h, fp.data(), 0, out.m), SPT_ERR_INVALID_ARGUMENT);  // out is 7 x R
       EXPECT_NE(std::string(spt_last_error(ctx)).find("out must be dims"), std::string::npos) << spt_last_error(ctx);
       if (root != 1) {
         fp[root] = nullptr;
-        EXPECT_EQ(spt_mttkrp_hbcsf_mode(ctx, h, fp.data(), 1, out.m), SPT_ERR_INVALID_ARGUMENT);
+        EXPECT_EQ(spt_mttkrp_hbcsf(ctx, h, fp.data(), 1, out.m), SPT_ERR_INVALID_ARGUMENT);
         EXPECT_NE(std::string(spt_last_error(ctx)).find("factors["), std::string::npos) << spt_last_error(ctx);
       }
       spt_hbcsf_free(h);
@@ -647,47 +648,52 @@ TEST(HbcsfApi, BadInput) {
   spt_coo_s x = three_groups_order3();
   spt_hbcsf* h = reinterpret_cast<spt_hbcsf*>(uintptr_t(1));  // must stay untouched on error
   spt_hbcsf* const sentinel = h;
-  EXPECT_EQ(spt_hbcsf_from_coo(nullptr, nullptr, 0, nullptr, &h), SPT_ERR_INVALID_ARGUMENT);
-  EXPECT_EQ(spt_hbcsf_from_coo(nullptr, &x, 0, nullptr, nullptr), SPT_ERR_INVALID_ARGUMENT);
-  EXPECT_EQ(spt_hbcsf_from_coo(nullptr, &x, 3, nullptr, &h), SPT_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(spt_hbcsf_from_coo(nullptr, nullptr, spt::test::HbcsfOptions(0), &h), SPT_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(spt_hbcsf_from_coo(nullptr, &x, spt::test::HbcsfOptions(0), nullptr), SPT_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(spt_hbcsf_from_coo(nullptr, &x, spt::test::HbcsfOptions(3), &h), SPT_ERR_INVALID_ARGUMENT);
   EXPECT_NE(std::string(spt_thread_last_error()).find("out of range"), std::string::npos) << spt_thread_last_error();
   spt_hbcsf_options o;
   spt_hbcsf_options_init(&o);
   o.slice_bin_min_nnz = 3;
-  EXPECT_EQ(spt_hbcsf_from_coo(nullptr, &x, 0, &o, &h), SPT_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(spt_hbcsf_from_coo(nullptr, &x, &o, &h), SPT_ERR_INVALID_ARGUMENT);
   EXPECT_NE(std::string(spt_thread_last_error()).find("power of two"), std::string::npos);
   spt_hbcsf_options_init(&o);
   o.flags = 6;
-  EXPECT_EQ(spt_hbcsf_from_coo(nullptr, &x, 0, &o, &h), SPT_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(spt_hbcsf_from_coo(nullptr, &x, &o, &h), SPT_ERR_INVALID_ARGUMENT);
   EXPECT_NE(std::string(spt_thread_last_error()).find("flags"), std::string::npos);
   spt_hbcsf_options_init(&o);
   o.struct_size = 0;
-  EXPECT_EQ(spt_hbcsf_from_coo(nullptr, &x, 0, &o, &h), SPT_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(spt_hbcsf_from_coo(nullptr, &x, &o, &h), SPT_ERR_INVALID_ARGUMENT);
   EXPECT_EQ(h, sentinel);
   // Order 2: unsupported, with a message that says what to use instead.
   spt_coo_s m = make_coo(SPT_FLOAT64, {3, 3}, {{0, 1}, {2, 2}}, {1, 2});
-  EXPECT_EQ(spt_hbcsf_from_coo(nullptr, &m, 0, nullptr, &h), SPT_ERR_UNSUPPORTED);
+  EXPECT_EQ(spt_hbcsf_from_coo(nullptr, &m, spt::test::HbcsfOptions(0), &h), SPT_ERR_UNSUPPORTED);
   EXPECT_NE(std::string(spt_thread_last_error()).find("order >= 3"), std::string::npos) << spt_thread_last_error();
   EXPECT_EQ(h, sentinel);
   // Query functions.
-  spt_hbcsf_statistics s;
-  EXPECT_EQ(spt_hbcsf_info(nullptr, &s), SPT_ERR_INVALID_ARGUMENT);
+  spt_hbcsf_summary s;
+  EXPECT_EQ(spt_hbcsf_info(nullptr, nullptr, &s), SPT_ERR_INVALID_ARGUMENT);
   spt_hbcsf* good = nullptr;
-  ASSERT_EQ(spt_hbcsf_from_coo(nullptr, &x, 0, nullptr, &good), SPT_OK);
-  EXPECT_EQ(spt_hbcsf_info(good, nullptr), SPT_ERR_INVALID_ARGUMENT);
+  ASSERT_EQ(spt_hbcsf_from_coo(nullptr, &x, spt::test::HbcsfOptions(0), &good), SPT_OK);
+  EXPECT_EQ(spt_hbcsf_info(nullptr, good, nullptr), SPT_ERR_INVALID_ARGUMENT);
   s.struct_size = 0;
-  EXPECT_EQ(spt_hbcsf_info(good, &s), SPT_ERR_INVALID_ARGUMENT);
-  // A short struct (an older caller) gets only its bytes written.
+  EXPECT_EQ(spt_hbcsf_info(nullptr, good, &s), SPT_ERR_INVALID_ARGUMENT);
+  // A struct shorter than this release's is refused; a longer one (a newer
+  // caller) gets this release's fields, its own tail untouched.
+  s.struct_size = offsetof(spt_hbcsf_summary, order);
+  EXPECT_EQ(spt_hbcsf_info(nullptr, good, &s), SPT_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(spt_thread_last_error()).find("struct_size"), std::string::npos) << spt_thread_last_error();
   struct {
-    spt_hbcsf_statistics s;
-    char guard[8];
-  } shortened;
-  std::memset(&shortened, 0x5a, sizeof shortened);
-  shortened.s.struct_size = offsetof(spt_hbcsf_statistics, order);
-  ASSERT_EQ(spt_hbcsf_info(good, &shortened.s), SPT_OK);
-  EXPECT_EQ(shortened.s.dtype, SPT_FLOAT64);
-  EXPECT_EQ(shortened.s.struct_size, offsetof(spt_hbcsf_statistics, order));
-  EXPECT_EQ(shortened.s.order, 0x5a5a5a5au);
+    spt_hbcsf_summary s;
+    char tail[8];
+  } longer;
+  std::memset(&longer, 0x5a, sizeof longer);
+  longer.s.struct_size = sizeof longer;
+  ASSERT_EQ(spt_hbcsf_info(nullptr, good, &longer.s), SPT_OK);
+  EXPECT_EQ(longer.s.dtype, SPT_FLOAT64);
+  EXPECT_EQ(longer.s.order, 3u);
+  EXPECT_EQ(longer.s.struct_size, sizeof longer);
+  EXPECT_EQ(longer.tail[7], 0x5a);
   EXPECT_EQ(spt_hbcsf_dims(good, nullptr), SPT_ERR_INVALID_ARGUMENT);
   EXPECT_EQ(spt_hbcsf_dims(nullptr, nullptr), SPT_ERR_INVALID_ARGUMENT);
   spt_coo* y = nullptr;

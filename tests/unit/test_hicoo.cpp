@@ -467,15 +467,18 @@ TEST(HicooApi, StatsAndMttkrpThroughTheCApi) {
   spt_hicoo* h = nullptr;
   ASSERT_EQ(spt_hicoo_from_coo(ctx, &x, &o, &h), SPT_OK) << spt_last_error(ctx);
 
-  uint32_t order = 0, b = 0, l = 0;
-  spt_nnz nnz = 0;
-  spt_dtype dt = SPT_FLOAT32;
-  ASSERT_EQ(spt_hicoo_info(h, &dt, &order, &nnz, &b, &l), SPT_OK);
-  EXPECT_EQ(order, 4u);
-  EXPECT_EQ(nnz, x.nnz);
-  EXPECT_EQ(dt, SPT_FLOAT64);
-  EXPECT_EQ(b, 8u);
-  EXPECT_GE(l, 8u);
+  spt_hicoo_summary info{};
+  info.struct_size = sizeof info;
+  ASSERT_EQ(spt_hicoo_info(ctx, h, &info), SPT_OK);
+  EXPECT_EQ(info.order, 4u);
+  EXPECT_EQ(info.nnz, x.nnz);
+  EXPECT_EQ(info.dtype, SPT_FLOAT64);
+  EXPECT_EQ(info.block_size, 8u);
+  EXPECT_GE(info.superblock_size, 8u);
+  EXPECT_GT(info.bytes, 0u);
+  info.struct_size = 0;
+  EXPECT_EQ(spt_hicoo_info(ctx, h, &info), SPT_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(spt_last_error(ctx)).find("struct_size"), std::string::npos);
   std::vector<spt_index> dims(4);
   ASSERT_EQ(spt_hicoo_dims(h, dims.data()), SPT_OK);
   EXPECT_EQ(dims, s.dims);

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "common/test_util.hpp"
+#include "common/format_options.hpp"
 #include "core/coo.hpp"
 #include "core/hls.hpp"
 #include "core/matrix.hpp"
@@ -380,10 +381,10 @@ TEST(HlsEncoding, ValidateCatchesCorruption) {
 // ---------------------------------------------------------------------------
 // Statistics and exact arrays on hand-built tensors
 
-spt_hls_statistics info_of(const spt_hls_s& h) {
-  spt_hls_statistics s;
+spt_hls_summary info_of(const spt_hls_s& h) {
+  spt_hls_summary s;
   s.struct_size = sizeof s;
-  EXPECT_EQ(spt_hls_info(&h, &s), SPT_OK) << spt_thread_last_error();
+  EXPECT_EQ(spt_hls_info(nullptr, &h, &s), SPT_OK) << spt_thread_last_error();
   return s;
 }
 
@@ -410,7 +411,7 @@ TEST(HlsStatistics, HandBuiltOrder3) {
   const spt_coo_s x = make_coo(SPT_FLOAT64, {40, 40, 40}, c, v);
   const spt_hls_s h = hls::from_coo(x, params(0), 1);
   ASSERT_NO_THROW(hls::validate(h));
-  const spt_hls_statistics s = info_of(h);
+  const spt_hls_summary s = info_of(h);
   EXPECT_EQ(s.order, 3u);
   EXPECT_EQ(s.root_mode, 0u);
   EXPECT_EQ(s.dense_threshold, 78u);
@@ -443,7 +444,7 @@ TEST(HlsStatistics, HandBuiltOrder3) {
   // Root 2 reads the same tensor through other tiles: the numbers still add up.
   const spt_hls_s h2 = hls::from_coo(x, params(2), 1);
   ASSERT_NO_THROW(hls::validate(h2));
-  const spt_hls_statistics s2 = info_of(h2);
+  const spt_hls_summary s2 = info_of(h2);
   EXPECT_EQ(s2.dense_nnz + s2.sparse_nnz, s2.nnz);
   EXPECT_EQ(s2.tiles, s2.dense_tiles + s2.sparse_tiles);
   check_products<double>(x, h, 2, "hand-built order 3");
@@ -461,7 +462,7 @@ TEST(HlsStatistics, HandBuiltOrder4Slabs) {
   {
     const spt_hls_s h = hls::from_coo(x, params(0, 0, 2), 1);
     ASSERT_NO_THROW(hls::validate(h));
-    const spt_hls_statistics s = info_of(h);
+    const spt_hls_summary s = info_of(h);
     EXPECT_EQ(s.dense_threshold, 156u);
     EXPECT_EQ(s.slab_depth, 2u);
     EXPECT_EQ(s.tiles, 1u);
@@ -471,7 +472,7 @@ TEST(HlsStatistics, HandBuiltOrder4Slabs) {
   {
     const spt_hls_s h = hls::from_coo(x, params(0, 80, 2), 1);
     ASSERT_NO_THROW(hls::validate(h));
-    const spt_hls_statistics s = info_of(h);
+    const spt_hls_summary s = info_of(h);
     EXPECT_EQ(s.dense_tiles, 1u);
     EXPECT_EQ(s.dense_nnz, 80u);
     EXPECT_EQ(s.dense_fraction, 1.0);
@@ -546,9 +547,9 @@ TEST(HlsApi, RoundTripMttkrpTtmc) {
     EXPECT_EQ(y->nnz, x.nnz);
     spt_coo_free(y);
     expect_decodes_to(x, *h, "C API");
-    spt_hls_statistics s;
+    spt_hls_summary s;
     s.struct_size = sizeof s;
-    ASSERT_EQ(spt_hls_info(h, &s), SPT_OK);
+    ASSERT_EQ(spt_hls_info(nullptr, h, &s), SPT_OK);
     EXPECT_GT(s.dense_tiles, 0u);
     EXPECT_GT(s.sparse_nnz, 0u);
 
@@ -565,7 +566,7 @@ TEST(HlsApi, RoundTripMttkrpTtmc) {
       if (m != root) fp[m] = mats[m].m;
     }
     Matrix out(SPT_FLOAT64, x.dims[root], R, SPT_COL_MAJOR);
-    ASSERT_EQ(spt_mttkrp_hls(ctx, h, fp.data(), out.m), SPT_OK) << spt_last_error(ctx);
+    ASSERT_EQ(spt_mttkrp_hls(ctx, h, fp.data(), spt::test::served_mode(h), out.m), SPT_OK) << spt_last_error(ctx);
     Matrix want(SPT_FLOAT64, x.dims[root], R);
     ASSERT_EQ(spt_mttkrp(ctx, &x, fp.data(), root, want.m), SPT_OK) << spt_last_error(ctx);
     for (spt_nnz i = 0; i < x.dims[root]; ++i)
@@ -589,7 +590,7 @@ TEST(HlsApi, RoundTripMttkrpTtmc) {
     Matrix yt(SPT_FLOAT64, x.dims[root], cols, SPT_COL_MAJOR);
     ASSERT_EQ(spt_ttmc_hls(ctx, h, tp.data(), yt.m), SPT_OK) << spt_last_error(ctx);
     spt_fcoo* f_coo = nullptr;
-    ASSERT_EQ(spt_fcoo_from_coo(ctx, &x, SPT_FCOO_MTTKRP, root, 0, &f_coo), SPT_OK) << spt_last_error(ctx);
+    ASSERT_EQ(spt_fcoo_from_coo(ctx, &x, spt::test::FcooOptions(SPT_FCOO_MTTKRP, root, 0), &f_coo), SPT_OK) << spt_last_error(ctx);
     Matrix yf(SPT_FLOAT64, x.dims[root], cols);
     ASSERT_EQ(spt_ttmc_fcoo(ctx, f_coo, tp.data(), yf.m), SPT_OK) << spt_last_error(ctx);
     spt_fcoo_free(f_coo);
@@ -597,32 +598,32 @@ TEST(HlsApi, RoundTripMttkrpTtmc) {
       for (spt_nnz j = 0; j < cols; ++j) EXPECT_NEAR(yt.m->at<double>(i, j), yf.m->at<double>(i, j), 1e-12);
 
     // Bad product arguments.
-    EXPECT_EQ(spt_mttkrp_hls(ctx, nullptr, fp.data(), out.m), SPT_ERR_INVALID_ARGUMENT);
-    EXPECT_EQ(spt_mttkrp_hls(ctx, h, nullptr, out.m), SPT_ERR_INVALID_ARGUMENT);
-    EXPECT_EQ(spt_mttkrp_hls(ctx, h, fp.data(), nullptr), SPT_ERR_INVALID_ARGUMENT);
+    EXPECT_EQ(spt_mttkrp_hls(ctx, nullptr, fp.data(), 0, out.m), SPT_ERR_INVALID_ARGUMENT);
+    EXPECT_EQ(spt_mttkrp_hls(ctx, h, nullptr, spt::test::served_mode(h), out.m), SPT_ERR_INVALID_ARGUMENT);
+    EXPECT_EQ(spt_mttkrp_hls(ctx, h, fp.data(), spt::test::served_mode(h), nullptr), SPT_ERR_INVALID_ARGUMENT);
     EXPECT_EQ(spt_ttmc_hls(ctx, nullptr, tp.data(), yt.m), SPT_ERR_INVALID_ARGUMENT);
     EXPECT_EQ(spt_ttmc_hls(ctx, h, nullptr, yt.m), SPT_ERR_INVALID_ARGUMENT);
     EXPECT_EQ(spt_ttmc_hls(ctx, h, tp.data(), nullptr), SPT_ERR_INVALID_ARGUMENT);
     {
       Matrix wrong_rows(SPT_FLOAT64, x.dims[root] + 1, R);
-      EXPECT_EQ(spt_mttkrp_hls(ctx, h, fp.data(), wrong_rows.m), SPT_ERR_INVALID_ARGUMENT);
+      EXPECT_EQ(spt_mttkrp_hls(ctx, h, fp.data(), spt::test::served_mode(h), wrong_rows.m), SPT_ERR_INVALID_ARGUMENT);
       EXPECT_NE(std::string(spt_last_error(ctx)).find("out must be dims"), std::string::npos) << spt_last_error(ctx);
       Matrix wrong_cols(SPT_FLOAT64, x.dims[root], cols + 1);
       EXPECT_EQ(spt_ttmc_hls(ctx, h, tp.data(), wrong_cols.m), SPT_ERR_INVALID_ARGUMENT);
       EXPECT_NE(std::string(spt_last_error(ctx)).find("prod_{m != root_mode}"), std::string::npos)
           << spt_last_error(ctx);
       Matrix f32(SPT_FLOAT32, x.dims[root], R);
-      EXPECT_EQ(spt_mttkrp_hls(ctx, h, fp.data(), f32.m), SPT_ERR_INVALID_ARGUMENT);
+      EXPECT_EQ(spt_mttkrp_hls(ctx, h, fp.data(), spt::test::served_mode(h), f32.m), SPT_ERR_INVALID_ARGUMENT);
       const uint32_t other = (root + 1) % N;
       std::vector<const spt_matrix*> bad = fp;
       Matrix bad_rank(SPT_FLOAT64, x.dims[other], R + 1);
       bad[other] = bad_rank.m;
-      EXPECT_EQ(spt_mttkrp_hls(ctx, h, bad.data(), out.m), SPT_ERR_INVALID_ARGUMENT);
+      EXPECT_EQ(spt_mttkrp_hls(ctx, h, bad.data(), spt::test::served_mode(h), out.m), SPT_ERR_INVALID_ARGUMENT);
       EXPECT_NE(std::string(spt_last_error(ctx)).find("factors["), std::string::npos) << spt_last_error(ctx);
       bad[other] = nullptr;
-      EXPECT_EQ(spt_mttkrp_hls(ctx, h, bad.data(), out.m), SPT_ERR_INVALID_ARGUMENT);
+      EXPECT_EQ(spt_mttkrp_hls(ctx, h, bad.data(), spt::test::served_mode(h), out.m), SPT_ERR_INVALID_ARGUMENT);
       bad[other] = out.m;
-      EXPECT_EQ(spt_mttkrp_hls(ctx, h, bad.data(), out.m), SPT_ERR_INVALID_ARGUMENT);
+      EXPECT_EQ(spt_mttkrp_hls(ctx, h, bad.data(), spt::test::served_mode(h), out.m), SPT_ERR_INVALID_ARGUMENT);
       std::vector<const spt_matrix*> tbad = tp;
       tbad[other] = nullptr;
       EXPECT_EQ(spt_ttmc_hls(ctx, h, tbad.data(), yt.m), SPT_ERR_INVALID_ARGUMENT);
@@ -669,23 +670,28 @@ TEST(HlsApi, BadInput) {
   EXPECT_NE(last().find("64"), std::string::npos) << last();
   EXPECT_EQ(h, sentinel);
   // Query functions.
-  spt_hls_statistics s;
-  EXPECT_EQ(spt_hls_info(nullptr, &s), SPT_ERR_INVALID_ARGUMENT);
+  spt_hls_summary s;
+  EXPECT_EQ(spt_hls_info(nullptr, nullptr, &s), SPT_ERR_INVALID_ARGUMENT);
   spt_hls* good = nullptr;
   ASSERT_EQ(spt_hls_from_coo(nullptr, &x, nullptr, &good), SPT_OK) << last();
-  EXPECT_EQ(spt_hls_info(good, nullptr), SPT_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(spt_hls_info(nullptr, good, nullptr), SPT_ERR_INVALID_ARGUMENT);
   s.struct_size = 0;
-  EXPECT_EQ(spt_hls_info(good, &s), SPT_ERR_INVALID_ARGUMENT);
-  // A short struct (an older caller) gets only its bytes written.
+  EXPECT_EQ(spt_hls_info(nullptr, good, &s), SPT_ERR_INVALID_ARGUMENT);
+  // A struct shorter than this release's is refused; a longer one (a newer
+  // caller) gets this release's fields, its own tail untouched.
+  s.struct_size = offsetof(spt_hls_summary, order);
+  EXPECT_EQ(spt_hls_info(nullptr, good, &s), SPT_ERR_INVALID_ARGUMENT);
   struct {
-    spt_hls_statistics s;
-    char guard[8];
-  } shortened;
-  std::memset(&shortened, 0x5a, sizeof shortened);
-  shortened.s.struct_size = offsetof(spt_hls_statistics, order);
-  ASSERT_EQ(spt_hls_info(good, &shortened.s), SPT_OK);
-  EXPECT_EQ(shortened.s.dtype, SPT_FLOAT64);
-  EXPECT_EQ(shortened.s.order, 0x5a5a5a5au);
+    spt_hls_summary s;
+    char tail[8];
+  } longer;
+  std::memset(&longer, 0x5a, sizeof longer);
+  longer.s.struct_size = sizeof longer;
+  ASSERT_EQ(spt_hls_info(nullptr, good, &longer.s), SPT_OK);
+  EXPECT_EQ(longer.s.dtype, SPT_FLOAT64);
+  EXPECT_EQ(longer.s.order, 3u);
+  EXPECT_EQ(longer.s.struct_size, sizeof longer);
+  EXPECT_EQ(longer.tail[7], 0x5a);
   EXPECT_EQ(spt_hls_dims(good, nullptr), SPT_ERR_INVALID_ARGUMENT);
   EXPECT_EQ(spt_hls_dims(nullptr, nullptr), SPT_ERR_INVALID_ARGUMENT);
   spt_coo* y = nullptr;

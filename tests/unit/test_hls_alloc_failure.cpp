@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "core/context.hpp"
+#include "common/format_options.hpp"
 #include "sptensor/sptensor.h"
 
 namespace {
@@ -180,9 +181,9 @@ TEST_P(HlsAllocFailure, BuildDecodeAndProducts) {
     });
     spt_hls* h = nullptr;
     ASSERT_EQ(spt_hls_from_coo(ctx_, x_, &o, &h), SPT_OK) << spt_last_error(ctx_);
-    spt_hls_statistics st;
+    spt_hls_summary st;
     st.struct_size = sizeof st;
-    ASSERT_EQ(spt_hls_info(h, &st), SPT_OK);
+    ASSERT_EQ(spt_hls_info(nullptr, h, &st), SPT_OK);
     EXPECT_GT(st.dense_nnz, 0u);
     EXPECT_GT(st.sparse_nnz, 0u);
     spt_index dims[4];
@@ -201,7 +202,7 @@ TEST_P(HlsAllocFailure, BuildDecodeAndProducts) {
     spt_matrix* y = nullptr;
     ASSERT_EQ(spt_matrix_create(ctx_, SPT_FLOAT64, dims[o.root_mode], 2, SPT_ROW_MAJOR, &out), SPT_OK);
     ASSERT_EQ(spt_matrix_create(ctx_, SPT_FLOAT64, dims[o.root_mode], cols, SPT_COL_MAJOR, &y), SPT_OK);
-    for_every_k("mttkrp", [&] { return spt_mttkrp_hls(ctx_, h, fp.data(), out); });
+    for_every_k("mttkrp", [&] { return spt_mttkrp_hls(ctx_, h, fp.data(), spt::test::served_mode(h), out); });
     for_every_k("ttmc", [&] { return spt_ttmc_hls(ctx_, h, fp.data(), y); });
     for (spt_matrix* m : f) spt_matrix_free(m);
     spt_matrix_free(out);

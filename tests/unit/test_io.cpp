@@ -235,16 +235,16 @@ TEST_P(RoundTrip, BitExact) {
 
 INSTANTIATE_TEST_SUITE_P(
     Formats, RoundTrip,
-    ::testing::Combine(::testing::Values(Route{"tns", "t.tns", SPT_FORMAT_AUTO, false},
-                                         Route{"tns_extended", "t.tns", SPT_FORMAT_TNS_EXTENDED, true},
-                                         Route{"sptb", "t.sptb", SPT_FORMAT_AUTO, true},
-                                         Route{"splatt_bin", "t.bin", SPT_FORMAT_AUTO, true},
-                                         Route{"tns_gz", "t.tns.gz", SPT_FORMAT_AUTO, false},
-                                         Route{"tns_xz", "t.tns.xz", SPT_FORMAT_AUTO, false},
-                                         Route{"tns_zst", "t.tns.zst", SPT_FORMAT_AUTO, false},
-                                         Route{"sptb_zst", "t.sptb.zst", SPT_FORMAT_AUTO, true},
-                                         Route{"bin_xz", "t.bin.xz", SPT_FORMAT_AUTO, true},
-                                         Route{"extended_gz", "t.tns.gz", SPT_FORMAT_TNS_EXTENDED, true}),
+    ::testing::Combine(::testing::Values(Route{"tns", "t.tns", SPT_FILE_AUTO, false},
+                                         Route{"tns_extended", "t.tns", SPT_FILE_TNS_EXTENDED, true},
+                                         Route{"sptb", "t.sptb", SPT_FILE_AUTO, true},
+                                         Route{"splatt_bin", "t.bin", SPT_FILE_AUTO, true},
+                                         Route{"tns_gz", "t.tns.gz", SPT_FILE_AUTO, false},
+                                         Route{"tns_xz", "t.tns.xz", SPT_FILE_AUTO, false},
+                                         Route{"tns_zst", "t.tns.zst", SPT_FILE_AUTO, false},
+                                         Route{"sptb_zst", "t.sptb.zst", SPT_FILE_AUTO, true},
+                                         Route{"bin_xz", "t.bin.xz", SPT_FILE_AUTO, true},
+                                         Route{"extended_gz", "t.tns.gz", SPT_FILE_TNS_EXTENDED, true}),
                        ::testing::Values(SPT_FLOAT64, SPT_FLOAT32)),
     [](const auto& info) {
       return std::string(std::get<0>(info.param).name) +
@@ -284,7 +284,7 @@ TEST(Compression, DetectedByMagicNotExtension) {
   for (spt_compression c : {SPT_COMPRESS_GZIP, SPT_COMPRESS_XZ, SPT_COMPRESS_ZSTD}) {
     spt_write_options wo = write_opts();
     wo.compression = c;
-    wo.format = SPT_FORMAT_TNS_EXTENDED;
+    wo.format = SPT_FILE_TNS_EXTENDED;
     const std::string path = dir.file("data.txt");
     ASSERT_EQ(spt_write(ctx, &x, path.c_str(), &wo), SPT_OK) << spt_last_error(ctx);
     std::string bytes = read_all(path);
@@ -352,7 +352,7 @@ TEST(TextWrite, ExtendedHeaderLayout) {
   Tensor x;
   ASSERT_EQ(spt_coo_create_from_arrays(ctx, SPT_FLOAT64, 3, dims, 1, ind, 1, 0, vals, 0, x.out()), SPT_OK);
   spt_write_options wo = write_opts();
-  wo.format = SPT_FORMAT_TNS_EXTENDED;
+  wo.format = SPT_FILE_TNS_EXTENDED;
   ASSERT_EQ(spt_write(ctx, x.x, dir.file("e.tns").c_str(), &wo), SPT_OK) << spt_last_error(ctx);
   EXPECT_EQ(read_all(dir.file("e.tns")), "3\n3 4 5\n3 1 5 2.5\n");
 }
@@ -385,7 +385,7 @@ TEST(TextRead, ExtendedHeaderDetectedAndForced) {
   EXPECT_EQ(x.x->dims, (std::vector<spt_index>{4, 5, 6}));  // header dims, not the max index
   EXPECT_EQ(x.x->nnz, 2u);
   spt_read_options ro = read_opts();
-  ro.format = SPT_FORMAT_TNS_EXTENDED;
+  ro.format = SPT_FILE_TNS_EXTENDED;
   Tensor y;
   ASSERT_EQ(spt_read(ctx, path.c_str(), &ro, y.out()), SPT_OK) << spt_last_error(ctx);
   expect_identical(*x.x, *y.x);
@@ -632,7 +632,7 @@ TEST(Options, InitDefaultsAndNullOptions) {
   std::memset(&ro, 0xAB, sizeof ro);
   ASSERT_EQ(spt_read_options_init(&ro), SPT_OK);
   EXPECT_EQ(ro.struct_size, sizeof ro);
-  EXPECT_EQ(ro.format, SPT_FORMAT_AUTO);
+  EXPECT_EQ(ro.format, SPT_FILE_AUTO);
   EXPECT_EQ(ro.dtype, SPT_FLOAT64);
   EXPECT_EQ(ro.index_base, 1);
   EXPECT_EQ(ro.order, 0u);
@@ -641,7 +641,7 @@ TEST(Options, InitDefaultsAndNullOptions) {
   EXPECT_EQ(ro.reject_nonfinite, 0);
   spt_write_options wo;
   ASSERT_EQ(spt_write_options_init(&wo), SPT_OK);
-  EXPECT_EQ(wo.format, SPT_FORMAT_AUTO);
+  EXPECT_EQ(wo.format, SPT_FILE_AUTO);
   EXPECT_EQ(wo.compression, SPT_COMPRESS_AUTO);
   EXPECT_EQ(wo.index_base, 1);
   EXPECT_EQ(wo.precision, 0);
@@ -782,7 +782,7 @@ TEST(WriterKeepsDims, TextWritesTheHeaderOnlyWhenNeeded) {
   EXPECT_EQ(read_all(dir.file("out.tns")), "3\n5 6 7\n1 1 1 1.5\n2 2 2 2.5\n");
   // Forced plain format also keeps the dims (there is no way to without).
   spt_write_options wo = write_opts();
-  wo.format = SPT_FORMAT_TNS;
+  wo.format = SPT_FILE_TNS;
   ASSERT_EQ(spt_write(ctx, x.x, dir.file("forced.tns").c_str(), &wo), SPT_OK) << spt_last_error(ctx);
   EXPECT_EQ(read_all(dir.file("forced.tns")), "3\n5 6 7\n1 1 1 1.5\n2 2 2 2.5\n");
   // One dim short of its max index + 1 in the last mode only.
@@ -808,8 +808,8 @@ TEST(WriterKeepsDims, EmptyTensorRoundTripsEverywhere) {
     ASSERT_EQ(spt_coo_create(ctx, dtype, 3, dims, x.out()), SPT_OK);
     for (const char* name : {"e.tns", "e.tns.gz", "e.tns.xz", "e.tns.zst", "e.sptb", "e.sptb.gz", "e.sptb.xz",
                              "e.sptb.zst", "e.bin", "e.bin.gz", "e.bin.xz", "e.bin.zst"}) {
-      for (spt_file_format format : {SPT_FORMAT_AUTO, SPT_FORMAT_TNS_EXTENDED}) {
-        if (format == SPT_FORMAT_TNS_EXTENDED && std::string(name).find(".tns") == std::string::npos) continue;
+      for (spt_file_format format : {SPT_FILE_AUTO, SPT_FILE_TNS_EXTENDED}) {
+        if (format == SPT_FILE_TNS_EXTENDED && std::string(name).find(".tns") == std::string::npos) continue;
         const std::string path = dir.file(name);
         spt_write_options wo = write_opts();
         wo.format = format;

@@ -148,7 +148,7 @@ TEST_F(IoErrors, ExtendedHeaderDisagreesWithCallerDims) {
 }
 
 TEST_F(IoErrors, ForcedPlainTnsOnExtendedFile) {
-  opts_.format = SPT_FORMAT_TNS;
+  opts_.format = SPT_FILE_TNS;
   expect_text_error("2\n5 7\n1 1 1.0\n", SPT_ERR_PARSE, {"bad.tns:1:", "at least 2 columns", "found 1"});
 }
 
@@ -225,7 +225,7 @@ TEST_F(IoErrors, SptbShorterThanHeader) {
 
 TEST_F(IoErrors, SptbBadMagicWhenForced) {
   std::string p = put("t.sptb", "1 1 1.0\n");
-  opts_.format = SPT_FORMAT_SPT_BIN;
+  opts_.format = SPT_FILE_SPT_BIN;
   put("t.sptb", std::string(100, 'x'));
   EXPECT_EQ(read(p), SPT_ERR_PARSE);
   expect_message({"t.sptb", "bad magic", "SPTB"});

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "common/format_options.hpp"
 #include "sptensor/sptensor.h"
 
 namespace {
@@ -206,7 +207,7 @@ TEST_F(NumericalEdges, RepeatedCoordinatesMeanTheirSumEverywhere) {
   double csf_fit[2];
   for (int i = 0; i < 2; ++i) {
     spt_csf* c = nullptr;
-    ASSERT_EQ(spt_csf_create(ctx_, i ? dup : sum, SPT_CSF_ALLMODE, &c), SPT_OK) << spt_last_error(ctx_);
+    ASSERT_EQ(spt_csf_from_coo(ctx_, i ? dup : sum, spt::test::CsfOptions(SPT_CSF_ALLMODE), &c), SPT_OK) << spt_last_error(ctx_);
     spt_cpd_options o;
     spt_cpd_options_init(&o);
     o.rank = 2;

@@ -58,6 +58,8 @@ TEST(OptionsAbi, InitWritesOnlyTheCallersStruct) {
   check_struct<spt_hicoo_options>(spt_hicoo_options_init_size, sizeof(spt_hicoo_options), "hicoo");
   check_struct<spt_hbcsf_options>(spt_hbcsf_options_init_size, sizeof(spt_hbcsf_options), "hbcsf");
   check_struct<spt_hls_options>(spt_hls_options_init_size, offsetof(spt_hls_options, precision), "hls");
+  check_struct<spt_csf_options>(spt_csf_options_init_size, sizeof(spt_csf_options), "csf");
+  check_struct<spt_fcoo_options>(spt_fcoo_options_init_size, sizeof(spt_fcoo_options), "fcoo");
 }
 
 TEST(OptionsAbi, MacroAndExportedSymbolAgree) {

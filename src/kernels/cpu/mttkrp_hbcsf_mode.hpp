@@ -2,7 +2,7 @@
 // counterpart of launch_mttkrp_hbcsf_nonroot (cuda/mttkrp_hbcsf.cu), same
 // tasks and the same tree walk, so that "one tree plus a second kernel for
 // the non-root modes" can be checked without a GPU and run where the GPU
-// kernel cannot (orders above 8, no device); spt_mttkrp_hbcsf_mode runs it.
+// kernel cannot (orders above 8, no device); spt_mttkrp_hbcsf runs it for a non-root mode.
 #pragma once
 
 #include <cstdint>
