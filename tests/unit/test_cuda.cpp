@@ -1029,7 +1029,7 @@ TYPED_TEST(CudaHicooMttkrp, DataTensors) {
   if (checked == 0) GTEST_SKIP() << "no data tensors found";
 }
 
-// spt_mttkrp_hbcsf_mode with CUDA forced: every mode from one tree (the
+// spt_mttkrp_hbcsf in any mode with CUDA forced: every mode from one tree (the
 // root by the root kernel, the others by the non-root kernel, one device
 // copy cached on the handle) against the reference, order 4, both dtypes.
 template <typename T>

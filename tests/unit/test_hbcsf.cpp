@@ -572,7 +572,7 @@ TEST(HbcsfApi, RoundTripAndMttkrp) {
   spt_context_free(ctx);
 }
 
-// spt_mttkrp_hbcsf_mode: every mode from one tree (root and non-root), on
+// spt_mttkrp_hbcsf in any mode: every mode from one tree (root and non-root), on
 // the CPU backend (3 threads; atomic rows) and REFERENCE (one thread), both
 // dtypes, against the COO reference; the root mode equals spt_mttkrp_hbcsf
 // bitwise; bad arguments are refused.
