@@ -473,6 +473,12 @@ class TreeWalker {
         const T* __restrict v = op_.val;
         for (spt_nnz c = b; c < e; ++c) add_row(f[c], v[c], prefix);
       } else {
+        if constexpr (kFolds<T> && !Atomic && RK >= kVectorBytes / static_cast<int>(sizeof(T))) {
+          if (l + 1 == op_.leaf && part_ != nullptr) {
+            fibers_to_rows(l, b, e, prefix);
+            return;
+          }
+        }
         const spt_nnz* __restrict p = op_.ptr[l];
         double* __restrict below = sums_ + static_cast<spt_nnz>(op_.leaf + 1) * R;
         for (spt_nnz c = b; c < e; ++c) {
@@ -497,6 +503,69 @@ class TreeWalker {
   }
 
  private:
+  // float32, output level just above the leaves, private rows: each fiber
+  // of at most kFoldEvery leaves is summed in float32 registers (one run),
+  // multiplied by the prefix and added to its float32 row, as add_row
+  // would, with no pass through double; a longer fiber takes the double
+  // path (sum_nodes, then add_row).
+  void fibers_to_rows(uint32_t l, spt_nnz b, spt_nnz e, const T* __restrict prefix) const {
+    constexpr int W = kVectorBytes / static_cast<int>(sizeof(T));
+    static_assert(RK >= W && RK % W == 0, "fixed ranks of at least one vector");
+    typedef T Vec __attribute__((vector_size(kVectorBytes)));
+    constexpr int total = RK / W;
+    constexpr int per_pass = total < kMaxAccumulators ? total : kMaxAccumulators;
+    const spt_index* __restrict f = op_.fid[l];
+    const spt_nnz* __restrict p = op_.ptr[l];
+    const spt_index* __restrict lf = op_.fid[op_.leaf];
+    const T* __restrict v = op_.val;
+    const T* __restrict a = op_.base[op_.leaf];
+    const spt_nnz ld = op_.ld[op_.leaf];
+    T* __restrict part = part_;
+    uint16_t* __restrict count = count_;
+    for (spt_nnz c = b; c < e; ++c) {
+      const spt_nnz kb = p[c], ke = p[c + 1];
+      const spt_index i = f[c];
+      if (ke - kb > kFoldEvery) {
+        double* __restrict below = sums_ + static_cast<spt_nnz>(op_.leaf + 1) * RK;
+        sum_nodes(l + 1, kb, ke, below);
+#pragma omp simd
+        for (spt_nnz r = 0; r < RK; ++r) below[r] *= prefix[r];
+        add_row(i, 1.0, below);
+        continue;
+      }
+      T* __restrict o = part + static_cast<spt_nnz>(i) * RK;
+#pragma GCC unroll 4
+      for (int base = 0; base < total; base += per_pass) {
+        Vec sum[per_pass];
+#pragma GCC unroll 16
+        for (int j = 0; j < per_pass; ++j) sum[j] = Vec{};
+        add_leaves<T, per_pass>(lf, v, a, ld, kb, ke, [base](int j) { return static_cast<spt_nnz>((base + j) * W); },
+                                sum);
+#pragma GCC unroll 16
+        for (int j = 0; j < per_pass; ++j) {
+          Vec pr, acc;
+          std::memcpy(&pr, prefix + (base + j) * W, sizeof(Vec));
+          std::memcpy(&acc, o + (base + j) * W, sizeof(Vec));
+          acc += sum[j] * pr;
+          std::memcpy(o + (base + j) * W, &acc, sizeof(Vec));
+        }
+      }
+      if (__builtin_expect(++count[i] == kFoldEvery, 0)) fold_part_row(i);
+    }
+  }
+
+  // The float32 row i of part_ into dst's double row; zeroed, its count reset.
+  [[gnu::noinline]] void fold_part_row(spt_index i) const {
+    T* __restrict w = part_ + static_cast<spt_nnz>(i) * rank();
+    double* __restrict o = dst_ + static_cast<spt_nnz>(i) * dst_ld_;
+#pragma omp simd
+    for (spt_nnz r = 0; r < rank(); ++r) {
+      o[r] += w[r];
+      w[r] = T(0);
+    }
+    count_[i] = 0;
+  }
+
   // dst row i += scale * src (the product in S, the sum in double).
   template <typename S>
   void add_row(spt_index i, S scale, const S* __restrict src) const {
@@ -511,14 +580,7 @@ class TreeWalker {
       T* __restrict w = part_ + static_cast<spt_nnz>(i) * rank();
 #pragma omp simd
       for (spt_nnz r = 0; r < rank(); ++r) w[r] += static_cast<T>(scale * src[r]);
-      if (++count_[i] == kFoldEvery) {
-#pragma omp simd
-        for (spt_nnz r = 0; r < rank(); ++r) {
-          o[r] += w[r];
-          w[r] = T(0);
-        }
-        count_[i] = 0;
-      }
+      if (__builtin_expect(++count_[i] == kFoldEvery, 0)) fold_part_row(i);
     } else {
 #pragma omp simd
       for (spt_nnz r = 0; r < rank(); ++r) o[r] += scale * src[r];
