@@ -391,11 +391,13 @@ class TreeWalker {
   spt_nnz rank() const { return RK > 0 ? RK : op_.rank; }
 
   // float32 private copies: the output rows are summed in `part` (rank
-  // T per row) for at most kFoldEvery additions per row (counted in
-  // `count`), then folded into dst's double rows.
-  void fold_rows(T* part, uint16_t* count) {
+  // T per row) for at most kFoldEvery additions per row, then folded into
+  // dst's double rows. `left` holds per row the additions left before the
+  // next fold (kFoldEvery to start with): a count down, so each addition
+  // costs one decrement and a test for zero.
+  void fold_rows(T* part, uint16_t* left) {
     part_ = part;
-    count_ = count;
+    left_ = left;
   }
 
   // acc = sum over nodes c in [b, e) of level l of A_l(fid_l[c],:) .* (sum
@@ -470,6 +472,12 @@ class TreeWalker {
     const spt_index* __restrict f = op_.fid[l];
     if (l == op_.target) {
       if (l == op_.leaf) {
+        if constexpr (kFolds<T> && !Atomic) {
+          if (part_ != nullptr) {
+            leaves_to_rows(b, e, prefix);
+            return;
+          }
+        }
         const T* __restrict v = op_.val;
         for (spt_nnz c = b; c < e; ++c) add_row(f[c], v[c], prefix);
       } else {
@@ -521,7 +529,7 @@ class TreeWalker {
     const T* __restrict a = op_.base[op_.leaf];
     const spt_nnz ld = op_.ld[op_.leaf];
     T* __restrict part = part_;
-    uint16_t* __restrict count = count_;
+    uint16_t* __restrict left = left_;
     for (spt_nnz c = b; c < e; ++c) {
       const spt_nnz kb = p[c], ke = p[c + 1];
       const spt_index i = f[c];
@@ -550,11 +558,30 @@ class TreeWalker {
           std::memcpy(o + (base + j) * W, &acc, sizeof(Vec));
         }
       }
-      if (__builtin_expect(++count[i] == kFoldEvery, 0)) fold_part_row(i);
+      if (__builtin_expect(--left[i] == 0, 0)) fold_part_row(i);
     }
   }
 
-  // The float32 row i of part_ into dst's double row; zeroed, its count reset.
+  // float32 private rows, output at the leaves: row f[c] += v[c] * prefix
+  // for each leaf, as add_row, with the loop's pointers in locals.
+  void leaves_to_rows(spt_nnz b, spt_nnz e, const T* __restrict prefix) const {
+    const spt_nnz R = rank();
+    const spt_index* __restrict f = op_.fid[op_.leaf];
+    const T* __restrict v = op_.val;
+    T* __restrict part = part_;
+    uint16_t* __restrict left = left_;
+    for (spt_nnz c = b; c < e; ++c) {
+      const spt_index i = f[c];
+      const T x = v[c];
+      T* __restrict w = part + static_cast<spt_nnz>(i) * R;
+#pragma omp simd
+      for (spt_nnz r = 0; r < R; ++r) w[r] += x * prefix[r];
+      if (__builtin_expect(--left[i] == 0, 0)) fold_part_row(i);
+    }
+  }
+
+  // The float32 row i of part_ into dst's double row; zeroed, its count
+  // down restarted.
   [[gnu::noinline]] void fold_part_row(spt_index i) const {
     T* __restrict w = part_ + static_cast<spt_nnz>(i) * rank();
     double* __restrict o = dst_ + static_cast<spt_nnz>(i) * dst_ld_;
@@ -563,7 +590,7 @@ class TreeWalker {
       o[r] += w[r];
       w[r] = T(0);
     }
-    count_[i] = 0;
+    left_[i] = static_cast<uint16_t>(kFoldEvery);
   }
 
   // dst row i += scale * src (the product in S, the sum in double).
@@ -580,7 +607,7 @@ class TreeWalker {
       T* __restrict w = part_ + static_cast<spt_nnz>(i) * rank();
 #pragma omp simd
       for (spt_nnz r = 0; r < rank(); ++r) w[r] += static_cast<T>(scale * src[r]);
-      if (__builtin_expect(++count_[i] == kFoldEvery, 0)) fold_part_row(i);
+      if (__builtin_expect(--left_[i] == 0, 0)) fold_part_row(i);
     } else {
 #pragma omp simd
       for (spt_nnz r = 0; r < rank(); ++r) o[r] += scale * src[r];
@@ -594,7 +621,7 @@ class TreeWalker {
   spt_nnz dst_ld_;
   const RankCover<T>& cover_;  // vector offsets for a run-time rank (empty for R < W)
   T* part_ = nullptr;          // fold_rows
-  uint16_t* count_ = nullptr;
+  uint16_t* left_ = nullptr;
 };
 
 // Bounds of the level-1 node ranges of the tasks, about nnz / tasks leaves each.
@@ -725,7 +752,7 @@ void deep_mttkrp(const TreeOperands<T>& op, const CsfTree& tree, MatRef<T> out, 
     Walker walk(op, cover, sums.data() + t * sums_per_thread, prefixes.data() + t * prefixes_per_thread, dst,
                 dst_ld);
     if constexpr (folded) {
-      std::fill(count.begin() + t * rows, count.begin() + (t + 1) * rows, uint16_t(0));
+      std::fill(count.begin() + t * rows, count.begin() + (t + 1) * rows, static_cast<uint16_t>(kFoldEvery));
       walk.fold_rows(part.data() + t * slab, count.data() + t * rows);
     }
     // Round-robin, not dynamic: which thread's private output a task adds
