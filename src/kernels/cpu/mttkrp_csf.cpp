@@ -391,11 +391,13 @@ class TreeWalker {
   spt_nnz rank() const { return RK > 0 ? RK : op_.rank; }
 
   // float32 private copies: the output rows are summed in `part` (rank
-  // T per row) for at most kFoldEvery additions per row (counted in
-  // `count`), then folded into dst's double rows.
-  void fold_rows(T* part, uint16_t* count) {
+  // T per row) for at most kFoldEvery additions per row, then folded into
+  // dst's double rows. `left` holds per row the additions left before the
+  // next fold (kFoldEvery to start with): a count down, so each addition
+  // costs one decrement and a test for zero.
+  void fold_rows(T* part, uint16_t* left) {
     part_ = part;
-    count_ = count;
+    left_ = left;
   }
 
   // acc = sum over nodes c in [b, e) of level l of A_l(fid_l[c],:) .* (sum
@@ -470,9 +472,21 @@ class TreeWalker {
     const spt_index* __restrict f = op_.fid[l];
     if (l == op_.target) {
       if (l == op_.leaf) {
+        if constexpr (kFolds<T> && !Atomic) {
+          if (part_ != nullptr) {
+            leaves_to_rows(b, e, prefix);
+            return;
+          }
+        }
         const T* __restrict v = op_.val;
         for (spt_nnz c = b; c < e; ++c) add_row(f[c], v[c], prefix);
       } else {
+        if constexpr (kFolds<T> && !Atomic && RK >= kVectorBytes / static_cast<int>(sizeof(T))) {
+          if (l + 1 == op_.leaf && part_ != nullptr) {
+            fibers_to_rows(l, b, e, prefix);
+            return;
+          }
+        }
         const spt_nnz* __restrict p = op_.ptr[l];
         double* __restrict below = sums_ + static_cast<spt_nnz>(op_.leaf + 1) * R;
         for (spt_nnz c = b; c < e; ++c) {
@@ -497,6 +511,88 @@ class TreeWalker {
   }
 
  private:
+  // float32, output level just above the leaves, private rows: each fiber
+  // of at most kFoldEvery leaves is summed in float32 registers (one run),
+  // multiplied by the prefix and added to its float32 row, as add_row
+  // would, with no pass through double; a longer fiber takes the double
+  // path (sum_nodes, then add_row).
+  void fibers_to_rows(uint32_t l, spt_nnz b, spt_nnz e, const T* __restrict prefix) const {
+    constexpr int W = kVectorBytes / static_cast<int>(sizeof(T));
+    static_assert(RK >= W && RK % W == 0, "fixed ranks of at least one vector");
+    typedef T Vec __attribute__((vector_size(kVectorBytes)));
+    constexpr int total = RK / W;
+    constexpr int per_pass = total < kMaxAccumulators ? total : kMaxAccumulators;
+    const spt_index* __restrict f = op_.fid[l];
+    const spt_nnz* __restrict p = op_.ptr[l];
+    const spt_index* __restrict lf = op_.fid[op_.leaf];
+    const T* __restrict v = op_.val;
+    const T* __restrict a = op_.base[op_.leaf];
+    const spt_nnz ld = op_.ld[op_.leaf];
+    T* __restrict part = part_;
+    uint16_t* __restrict left = left_;
+    for (spt_nnz c = b; c < e; ++c) {
+      const spt_nnz kb = p[c], ke = p[c + 1];
+      const spt_index i = f[c];
+      if (ke - kb > kFoldEvery) {
+        double* __restrict below = sums_ + static_cast<spt_nnz>(op_.leaf + 1) * RK;
+        sum_nodes(l + 1, kb, ke, below);
+#pragma omp simd
+        for (spt_nnz r = 0; r < RK; ++r) below[r] *= prefix[r];
+        add_row(i, 1.0, below);
+        continue;
+      }
+      T* __restrict o = part + static_cast<spt_nnz>(i) * RK;
+#pragma GCC unroll 4
+      for (int base = 0; base < total; base += per_pass) {
+        Vec sum[per_pass];
+#pragma GCC unroll 16
+        for (int j = 0; j < per_pass; ++j) sum[j] = Vec{};
+        add_leaves<T, per_pass>(lf, v, a, ld, kb, ke, [base](int j) { return static_cast<spt_nnz>((base + j) * W); },
+                                sum);
+#pragma GCC unroll 16
+        for (int j = 0; j < per_pass; ++j) {
+          Vec pr, acc;
+          std::memcpy(&pr, prefix + (base + j) * W, sizeof(Vec));
+          std::memcpy(&acc, o + (base + j) * W, sizeof(Vec));
+          acc += sum[j] * pr;
+          std::memcpy(o + (base + j) * W, &acc, sizeof(Vec));
+        }
+      }
+      if (__builtin_expect(--left[i] == 0, 0)) fold_part_row(i);
+    }
+  }
+
+  // float32 private rows, output at the leaves: row f[c] += v[c] * prefix
+  // for each leaf, as add_row, with the loop's pointers in locals.
+  void leaves_to_rows(spt_nnz b, spt_nnz e, const T* __restrict prefix) const {
+    const spt_nnz R = rank();
+    const spt_index* __restrict f = op_.fid[op_.leaf];
+    const T* __restrict v = op_.val;
+    T* __restrict part = part_;
+    uint16_t* __restrict left = left_;
+    for (spt_nnz c = b; c < e; ++c) {
+      const spt_index i = f[c];
+      const T x = v[c];
+      T* __restrict w = part + static_cast<spt_nnz>(i) * R;
+#pragma omp simd
+      for (spt_nnz r = 0; r < R; ++r) w[r] += x * prefix[r];
+      if (__builtin_expect(--left[i] == 0, 0)) fold_part_row(i);
+    }
+  }
+
+  // The float32 row i of part_ into dst's double row; zeroed, its count
+  // down restarted.
+  [[gnu::noinline]] void fold_part_row(spt_index i) const {
+    T* __restrict w = part_ + static_cast<spt_nnz>(i) * rank();
+    double* __restrict o = dst_ + static_cast<spt_nnz>(i) * dst_ld_;
+#pragma omp simd
+    for (spt_nnz r = 0; r < rank(); ++r) {
+      o[r] += w[r];
+      w[r] = T(0);
+    }
+    left_[i] = static_cast<uint16_t>(kFoldEvery);
+  }
+
   // dst row i += scale * src (the product in S, the sum in double).
   template <typename S>
   void add_row(spt_index i, S scale, const S* __restrict src) const {
@@ -511,14 +607,7 @@ class TreeWalker {
       T* __restrict w = part_ + static_cast<spt_nnz>(i) * rank();
 #pragma omp simd
       for (spt_nnz r = 0; r < rank(); ++r) w[r] += static_cast<T>(scale * src[r]);
-      if (++count_[i] == kFoldEvery) {
-#pragma omp simd
-        for (spt_nnz r = 0; r < rank(); ++r) {
-          o[r] += w[r];
-          w[r] = T(0);
-        }
-        count_[i] = 0;
-      }
+      if (__builtin_expect(--left_[i] == 0, 0)) fold_part_row(i);
     } else {
 #pragma omp simd
       for (spt_nnz r = 0; r < rank(); ++r) o[r] += scale * src[r];
@@ -532,7 +621,7 @@ class TreeWalker {
   spt_nnz dst_ld_;
   const RankCover<T>& cover_;  // vector offsets for a run-time rank (empty for R < W)
   T* part_ = nullptr;          // fold_rows
-  uint16_t* count_ = nullptr;
+  uint16_t* left_ = nullptr;
 };
 
 // Bounds of the level-1 node ranges of the tasks, about nnz / tasks leaves each.
@@ -663,7 +752,7 @@ void deep_mttkrp(const TreeOperands<T>& op, const CsfTree& tree, MatRef<T> out, 
     Walker walk(op, cover, sums.data() + t * sums_per_thread, prefixes.data() + t * prefixes_per_thread, dst,
                 dst_ld);
     if constexpr (folded) {
-      std::fill(count.begin() + t * rows, count.begin() + (t + 1) * rows, uint16_t(0));
+      std::fill(count.begin() + t * rows, count.begin() + (t + 1) * rows, static_cast<uint16_t>(kFoldEvery));
       walk.fold_rows(part.data() + t * slab, count.data() + t * rows);
     }
     // Round-robin, not dynamic: which thread's private output a task adds

@@ -205,9 +205,106 @@ inline void blocks_mttkrp(const HicooOperands<T>& op, spt_nnz blk_begin, spt_nnz
   }
 }
 
+// Adds float32 row f into its double row w and zeroes it: out of line and
+// rare (once per kFoldEvery additions to a row), so the hot loop keeps its
+// registers for itself.
+template <int RK>
+[[gnu::noinline]] void fold_row(float* __restrict f, double* __restrict w) {
+#pragma omp simd
+  for (int r = 0; r < RK; ++r) {
+    w[r] += f[r];
+    f[r] = 0.0f;
+  }
+}
+
+// p, as one value held in a register: stops the compiler from keeping a
+// block's pointers as a shared offset plus separate bases, which needs more
+// registers than the hot loop has (SSE2 x86-64: 15 usable).
+template <typename P>
+inline P in_register(P p) {
+#if defined(__GNUC__)
+  asm("" : "+r"(p));
+#endif
+  return p;
+}
+
+// blocks_mttkrp for a fixed rank RK and NO other modes when every row
+// stride is RK (compact factors and sums): the strides are constants, the
+// block's factor and sum pointers are locals the compiler keeps in
+// registers, and the fold is a call off the hot path. Same operations, in
+// the same order, as blocks_mttkrp.
+template <typename T, int RK, int NO>
+inline void blocks_mttkrp_compact(const HicooOperands<T>& op, spt_nnz blk_begin, spt_nnz blk_end, spt_nnz k_lo,
+                                  spt_nnz k_hi, const RowSums<T>& sums) {
+  static_assert(RK > 0 && NO > 0, "fixed rank and order");
+  const spt_hicoo_s& x = *op.x;
+  const uint32_t b = op.block_bits;
+  const T* __restrict val = op.val;
+  const uint8_t* __restrict out_e = op.out_einds;
+  const uint8_t* ei[NO];
+  for (int j = 0; j < NO; ++j) ei[j] = op.einds[j];
+  for (spt_nnz blk = blk_begin; blk < blk_end; ++blk) {
+    const T* fac[NO];
+#pragma GCC unroll 4
+    for (int j = 0; j < NO; ++j)
+      fac[j] = in_register(op.base[j] + (static_cast<spt_nnz>(op.binds[j][blk]) << b) * RK);
+    const spt_nnz row0 = static_cast<spt_nnz>(op.out_binds[blk]) << b;
+    double* const wb = sums.w + row0 * RK;
+    [[maybe_unused]] T* const fb = std::is_same_v<T, double> ? nullptr : in_register(sums.f + row0 * RK);
+    [[maybe_unused]] uint16_t* const cb = std::is_same_v<T, double> ? nullptr : in_register(sums.count + row0);
+    const spt_nnz end = std::min(x.bptr[blk + 1], k_hi);
+    for (spt_nnz k = std::max(x.bptr[blk], k_lo); k < end; ++k) {
+      const T v = val[k];
+      T row[RK];
+      const T* __restrict f = fac[0] + static_cast<spt_nnz>(ei[0][k]) * RK;
+#pragma omp simd
+      for (int r = 0; r < RK; ++r) row[r] = v * f[r];
+#pragma GCC unroll 4
+      for (int j = 1; j < NO; ++j) {
+        const T* __restrict g = fac[j] + static_cast<spt_nnz>(ei[j][k]) * RK;
+#pragma omp simd
+        for (int r = 0; r < RK; ++r) row[r] *= g[r];
+      }
+      const spt_nnz e = out_e[k];
+      if constexpr (std::is_same_v<T, double>) {
+        double* __restrict o = wb + e * RK;
+#pragma omp simd
+        for (int r = 0; r < RK; ++r) o[r] += row[r];
+      } else {
+        T* __restrict o = fb + e * RK;
+#pragma omp simd
+        for (int r = 0; r < RK; ++r) o[r] += row[r];
+        if (__builtin_expect(++cb[e] == kFoldEvery, 0)) {
+          fold_row<RK>(o, wb + e * RK);
+          cb[e] = 0;
+        }
+      }
+    }
+  }
+}
+
+// Whether blocks_mttkrp_compact applies: fixed rank and order, every
+// factor's and the sums' rows RK apart.
+template <typename T, int RK, int NO>
+bool compact_rows(const HicooOperands<T>& op, const RowSums<T>& sums) {
+  if constexpr (RK == 0 || NO == 0) {
+    return false;
+  } else {
+    for (uint32_t j = 0; j < op.n_other; ++j)
+      if (op.ld[j] != RK) return false;
+    return std::is_same_v<T, double> || sums.f_ld == RK;
+  }
+}
+
 template <typename T, int RK, int NO>
 inline void superblock_mttkrp(const HicooOperands<T>& op, spt_nnz s, RowSums<T>& sums, const T** blocked,
                               T* scratch) {
+  if constexpr (RK > 0 && NO > 0) {
+    if (compact_rows<T, RK, NO>(op, sums)) {
+      blocks_mttkrp_compact<T, RK, NO>(op, op.x->sptr[s], op.x->sptr[s + 1], 0, op.x->nnz, sums);
+      return;
+    }
+  }
   blocks_mttkrp<T, RK, NO>(op, op.x->sptr[s], op.x->sptr[s + 1], 0, op.x->nnz, sums, blocked, scratch);
 }
 
@@ -290,6 +387,12 @@ void mttkrp_privatized(const HicooOperands<T>& op, MatRef<T> out, int threads) {
       // Blocks holding nonzeros lo..hi-1.
       const spt_nnz first = std::upper_bound(x.bptr.begin(), x.bptr.end(), lo) - x.bptr.begin() - 1;
       const spt_nnz last = std::lower_bound(x.bptr.begin(), x.bptr.end(), hi) - x.bptr.begin();
+      if constexpr (RK > 0 && NO > 0) {
+        if (compact_rows<T, RK, NO>(op, mine)) {
+          blocks_mttkrp_compact<T, RK, NO>(op, first, last, lo, hi, mine);
+          continue;
+        }
+      }
       blocks_mttkrp<T, RK, NO>(op, first, last, lo, hi, mine, ws.blocked(t), ws.row(t));
     }
   }
