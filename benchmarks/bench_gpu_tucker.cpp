@@ -152,11 +152,11 @@ std::string route_taken(const Timing& t) {
 }
 
 // The spt_tucker_options.ttmc of a --routes name.
-spt_ttmc_method ttmc_method(const std::string& route) {
-  if (route == "fcoo") return SPT_TTMC_ONE_SHOT;
-  if (route == "chain") return SPT_TTMC_CHAIN;
-  if (route == "hls") return SPT_TTMC_HLS;
-  return SPT_TTMC_AUTO;
+spt_tucker_ttmc ttmc_method(const std::string& route) {
+  if (route == "fcoo") return SPT_TUCKER_TTMC_ONE_SHOT;
+  if (route == "chain") return SPT_TUCKER_TTMC_CHAIN;
+  if (route == "hls") return SPT_TUCKER_TTMC_HLS;
+  return SPT_TUCKER_TTMC_AUTO;
 }
 
 struct Estimate {
@@ -167,7 +167,7 @@ struct Estimate {
 };
 
 Timing time_hooi(const spt_coo_s& x, spt_backend backend, int threads, const std::vector<spt_index>& ranks,
-                 int iters, spt_ttmc_method ttmc = SPT_TTMC_AUTO) {
+                 int iters, spt_tucker_ttmc ttmc = SPT_TUCKER_TTMC_AUTO) {
   Timing t;
   spt_context_s ctx;
   ctx.backend = backend;

@@ -151,11 +151,11 @@ module sptensor
   integer(c_int), parameter, public :: SPT_TUCKER_INIT_HOSVD = 0
   integer(c_int), parameter, public :: SPT_TUCKER_INIT_RANDOM = 1
   integer(c_int), parameter, public :: SPT_TUCKER_INIT_USER = 2
-  ! spt_ttmc_method (tucker.h)
-  integer(c_int), parameter, public :: SPT_TTMC_AUTO = 0
-  integer(c_int), parameter, public :: SPT_TTMC_ONE_SHOT = 1
-  integer(c_int), parameter, public :: SPT_TTMC_CHAIN = 2
-  integer(c_int), parameter, public :: SPT_TTMC_HLS = 3
+  ! spt_tucker_ttmc (tucker.h)
+  integer(c_int), parameter, public :: SPT_TUCKER_TTMC_AUTO = 0
+  integer(c_int), parameter, public :: SPT_TUCKER_TTMC_ONE_SHOT = 1
+  integer(c_int), parameter, public :: SPT_TUCKER_TTMC_CHAIN = 2
+  integer(c_int), parameter, public :: SPT_TUCKER_TTMC_HLS = 3
   ! spt_cp_apr_init (cp_apr.h)
   integer(c_int), parameter, public :: SPT_CP_APR_INIT_RANDOM = 0
   integer(c_int), parameter, public :: SPT_CP_APR_INIT_USER = 1

@@ -59,15 +59,19 @@ typedef enum spt_tucker_init {
 /** How each HOOI sweep forms Y_(n) = X_(n) (U_N kron ... kron U_1, U_n
  *  left out), the sweep's dominant cost. Every method gives the same Y_(n)
  *  up to rounding. */
-typedef enum spt_ttmc_method {
-  SPT_TTMC_AUTO = 0,     /**< by the cost estimate: on the CPU one-shot or chain per mode; on the GPU HLS
-                              (orders 3-4, large and dense enough), else chain or F-COO */
-  SPT_TTMC_ONE_SHOT = 1, /**< one pass over the nonzeros per mode (CPU: the sparse TTMc kernel; GPU: F-COO) */
-  SPT_TTMC_CHAIN = 2,    /**< a chain of tensor-times-matrix products, largest distinct-index modes first
-                              (CPU: sorted COO; GPU: B-CSF trees, orders 3-8) */
-  SPT_TTMC_HLS = 3,      /**< GPU only: the HLS kernels (orders 3-4); the CPU returns SPT_ERR_UNSUPPORTED */
-  SPT_TTMC_MAX_ENUM = 0x7FFFFFFF /**< not a value: makes every 32-bit int representable (checked at run time) */
-} spt_ttmc_method;
+typedef enum spt_tucker_ttmc {
+  /** by the cost estimate: on the CPU one-shot or chain per mode; on the GPU HLS (orders 3-4, large and
+   *  dense enough), else chain or F-COO */
+  SPT_TUCKER_TTMC_AUTO = 0,
+  /** one pass over the nonzeros per mode (CPU: the sparse TTMc kernel; GPU: F-COO) */
+  SPT_TUCKER_TTMC_ONE_SHOT = 1,
+  /** a chain of tensor-times-matrix products, largest distinct-index modes first (CPU: sorted COO; GPU:
+   *  B-CSF trees, orders 3-8) */
+  SPT_TUCKER_TTMC_CHAIN = 2,
+  /** GPU only: the HLS kernels (orders 3-4); a run on the CPU returns SPT_ERR_UNSUPPORTED */
+  SPT_TUCKER_TTMC_HLS = 3,
+  SPT_TUCKER_TTMC_MAX_ENUM = 0x7FFFFFFF /**< not a value: makes every 32-bit int representable (checked at run time) */
+} spt_tucker_ttmc;
 
 /** Per-iteration callback: iteration (1-based), fit, |fit - previous fit|
  *  (the previous fit is 0 before the first iteration, as in pyttb), seconds
@@ -91,9 +95,10 @@ typedef struct spt_tucker_options {
                                               recomputes mode 0 first) and may be NULL */
   spt_tucker_callback callback;          /**< optional */
   void *callback_data;                   /**< passed to callback */
-  spt_ttmc_method ttmc;                  /**< how Y_(n) is formed (default SPT_TTMC_AUTO). A method the chosen
-                                              backend cannot run for this tensor (HLS on the CPU, HLS outside
-                                              orders 3-4, chain outside 3-8 on the GPU) is SPT_ERR_UNSUPPORTED */
+  spt_tucker_ttmc ttmc;                  /**< how Y_(n) is formed (default SPT_TUCKER_TTMC_AUTO). A method the
+                                              chosen backend cannot run for this tensor (HLS on the CPU, HLS
+                                              outside orders 3-4, chain outside 3-8 on the GPU) is
+                                              SPT_ERR_UNSUPPORTED */
 } spt_tucker_options;
 
 /** Fill `opts` with the defaults listed above (ranks NULL: the caller must
@@ -114,7 +119,7 @@ SPT_API spt_status spt_tucker_options_init_size(spt_tucker_options *opts, size_t
 
 /** Tucker decomposition of `x` by HOOI (pyttb tucker_als numerics, modes
  *  swept in order 0..N-1). Per mode n: Y_(n) = X_(n) (U_N kron ... U_{n+1}
- *  kron U_{n-1} ... kron U_1) by opts->ttmc (SPT_TTMC_AUTO: the method
+ *  kron U_{n-1} ... kron U_1) by opts->ttmc (SPT_TUCKER_TTMC_AUTO: the method
  *  the cost estimate picks; every method gives the same Y_(n) up to
  *  rounding), then U_n =
  *  the R_n leading left singular vectors of Y_(n) (LAPACK gesdd when

@@ -738,7 +738,7 @@ def tucker(tensor, ranks, max_iters=50, tol=1e-4, init="hosvd", seed=0, ttmc="au
     (pyttb 'nvecs'), "random" or a list of `order` initial factors
     (shape[m] x ranks[m]; factors[0] is not read). ttmc: how each sweep
     forms Y_(n) ("auto", "one_shot", "chain" or "hls", the GPU only;
-    spt_ttmc_method). Returns a :class:`TuckerResult` whose core has shape
+    spt_tucker_ttmc). Returns a :class:`TuckerResult` whose core has shape
     `ranks`."""
     c = _ctx(ctx)
     L = _lib.lib()

@@ -498,13 +498,13 @@ spt_status hooi_typed(spt_context_s& ctx, const spt_coo_s& x, const spt_tucker_o
     // "N preprocessed tensors", §7.5), in the order of the TTMc path the cost
     // estimate picks for that mode (algo/ttm_chain.hpp); made once per
     // decomposition, so the kernels never sort.
-    if (opts.ttmc == SPT_TTMC_HLS && internal.ttmc == TtmcPath::automatic)
+    if (opts.ttmc == SPT_TUCKER_TTMC_HLS && internal.ttmc == TtmcPath::automatic)
       fail(SPT_ERR_UNSUPPORTED,
-           "opts.ttmc = SPT_TTMC_HLS runs on the GPU only (orders 3-4, a CUDA device); this run is on the CPU: use "
-           "SPT_TTMC_AUTO, SPT_TTMC_ONE_SHOT or SPT_TTMC_CHAIN");
+           "opts.ttmc = SPT_TUCKER_TTMC_HLS runs on the GPU only (orders 3-4, a CUDA device); this run is on "
+           "the CPU: use SPT_TUCKER_TTMC_AUTO, SPT_TUCKER_TTMC_ONE_SHOT or SPT_TUCKER_TTMC_CHAIN");
     TtmcPath requested = internal.ttmc;
-    if (requested == TtmcPath::automatic && opts.ttmc == SPT_TTMC_ONE_SHOT) requested = TtmcPath::one_shot;
-    if (requested == TtmcPath::automatic && opts.ttmc == SPT_TTMC_CHAIN) requested = TtmcPath::chain;
+    if (requested == TtmcPath::automatic && opts.ttmc == SPT_TUCKER_TTMC_ONE_SHOT) requested = TtmcPath::one_shot;
+    if (requested == TtmcPath::automatic && opts.ttmc == SPT_TUCKER_TTMC_CHAIN) requested = TtmcPath::chain;
     const kernels::Exec exec = dispatch::exec_for(ctx);
     TtmcOperands ttmc_operands;
     prepare_ttmc_operands(exec, x, ranks, requested, ttmc_operands);
@@ -585,10 +585,10 @@ void validate_tucker_options(const spt_coo_s& x, const spt_tucker_options& opts)
               init_value == SPT_TUCKER_INIT_USER,
           "opts.init must be SPT_TUCKER_INIT_HOSVD (0), _RANDOM (1) or _USER (2), got ", init_value);
   int ttmc_value = 0;
-  static_assert(sizeof(ttmc_value) == sizeof(opts.ttmc), "spt_ttmc_method is int-sized");
+  static_assert(sizeof(ttmc_value) == sizeof(opts.ttmc), "spt_tucker_ttmc is int-sized");
   std::memcpy(&ttmc_value, &opts.ttmc, sizeof(ttmc_value));
-  require(ttmc_value >= SPT_TTMC_AUTO && ttmc_value <= SPT_TTMC_HLS,
-          "opts.ttmc must be SPT_TTMC_AUTO (0), _ONE_SHOT (1), _CHAIN (2) or _HLS (3), got ", ttmc_value);
+  require(ttmc_value >= SPT_TUCKER_TTMC_AUTO && ttmc_value <= SPT_TUCKER_TTMC_HLS,
+          "opts.ttmc must be SPT_TUCKER_TTMC_AUTO (0), _ONE_SHOT (1), _CHAIN (2) or _HLS (3), got ", ttmc_value);
   if (opts.init != SPT_TUCKER_INIT_USER) return;
   require(opts.init_factors != nullptr, "opts.init is SPT_TUCKER_INIT_USER but opts.init_factors is NULL; pass ",
           order, " factor matrices (the first may be NULL)");

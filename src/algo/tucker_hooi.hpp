@@ -36,7 +36,7 @@ struct TuckerInternalOptions {
   TuckerSvdPath svd = TuckerSvdPath::automatic;
   TuckerHosvdPath hosvd = TuckerHosvdPath::automatic;
   // TTMc path per mode (algo/ttm_chain.hpp): automatic = opts.ttmc
-  // (SPT_TTMC_AUTO: the cost estimate); forcing one here keeps the run on
+  // (SPT_TUCKER_TTMC_AUTO: the cost estimate); forcing one here keeps the run on
   // the CPU loop (tests of the CPU paths).
   TtmcPath ttmc = TtmcPath::automatic;
   // When set, receives the per-mode TTMc plans (path, estimates, memory).

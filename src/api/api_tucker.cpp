@@ -22,7 +22,7 @@ SPT_API spt_status spt_tucker_options_init_size(spt_tucker_options* opts, size_t
     d.init_factors = nullptr;
     d.callback = nullptr;
     d.callback_data = nullptr;
-    d.ttmc = SPT_TTMC_AUTO;
+    d.ttmc = SPT_TUCKER_TTMC_AUTO;
     write_options_defaults(opts, struct_size, d, kTuckerOptionsSize01);
   });
 }

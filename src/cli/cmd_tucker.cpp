@@ -177,10 +177,10 @@ int run_tucker(const ParsedArgs& args) {
   opts.tol = tol;
   opts.seed = seed;
   opts.init = init == "random" ? SPT_TUCKER_INIT_RANDOM : SPT_TUCKER_INIT_HOSVD;
-  opts.ttmc = ttmc == "one_shot" ? SPT_TTMC_ONE_SHOT
-              : ttmc == "chain"  ? SPT_TTMC_CHAIN
-              : ttmc == "hls"    ? SPT_TTMC_HLS
-                                 : SPT_TTMC_AUTO;
+  opts.ttmc = ttmc == "one_shot" ? SPT_TUCKER_TTMC_ONE_SHOT
+              : ttmc == "chain"  ? SPT_TUCKER_TTMC_CHAIN
+              : ttmc == "hls"    ? SPT_TUCKER_TTMC_HLS
+                                 : SPT_TUCKER_TTMC_AUTO;
   opts.callback = print_iteration;
   opts.callback_data = &quiet;
 

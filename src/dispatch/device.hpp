@@ -237,11 +237,11 @@ struct DeviceKernels {
   // SPT_ERR_DEVICE. SPT_ERR_NUMERICAL (a solver that did not converge, as
   // the CPU loop) and whatever on_sweep throws propagate in any case.
   static bool tucker_hooi(const spt_context_s& ctx, const spt_coo_s& x, const std::vector<spt_index>& ranks,
-                          spt_ttmc_method method, int max_iters, const std::vector<MatRef<float>>& factors, float* core,
-                          const TuckerSweepHook& on_sweep);
+                          spt_tucker_ttmc method, int max_iters, const std::vector<MatRef<float>>& factors,
+                          float* core, const TuckerSweepHook& on_sweep);
   static bool tucker_hooi(const spt_context_s& ctx, const spt_coo_s& x, const std::vector<spt_index>& ranks,
-                          spt_ttmc_method method, int max_iters, const std::vector<MatRef<double>>& factors, double* core,
-                          const TuckerSweepHook& on_sweep);
+                          spt_tucker_ttmc method, int max_iters, const std::vector<MatRef<double>>& factors,
+                          double* core, const TuckerSweepHook& on_sweep);
   // [tucker-end]
 };
 

@@ -80,11 +80,11 @@ enum class TtmcFormat { fcoo, hls_if_dense, hls, chain, by_cost };
 // else, for orders 3..8, chain or F-COO by the cost estimate, F-COO for
 // order 2; ONE_SHOT: F-COO; HLS, CHAIN: that format (the caller checked the
 // order is in its range).
-TtmcFormat tucker_ttmc_format(spt_ttmc_method method, uint32_t order) {
+TtmcFormat tucker_ttmc_format(spt_tucker_ttmc method, uint32_t order) {
   switch (method) {
-    case SPT_TTMC_ONE_SHOT: return TtmcFormat::fcoo;
-    case SPT_TTMC_HLS: return TtmcFormat::hls;
-    case SPT_TTMC_CHAIN: return TtmcFormat::chain;
+    case SPT_TUCKER_TTMC_ONE_SHOT: return TtmcFormat::fcoo;
+    case SPT_TUCKER_TTMC_HLS: return TtmcFormat::hls;
+    case SPT_TUCKER_TTMC_CHAIN: return TtmcFormat::chain;
     default: break;
   }
   if (order == 3 || order == 4) return TtmcFormat::hls_if_dense;
@@ -198,7 +198,7 @@ int upload_hls_per_mode(const spt_context_s& ctx, const CudaPlugin& cuda, const 
 
 template <typename T>
 bool tucker_on_device(const spt_context_s& ctx, const spt_coo_s& x, const std::vector<spt_index>& ranks,
-                      spt_ttmc_method method, int max_iters, const std::vector<MatRef<T>>& factors, T* core,
+                      spt_tucker_ttmc method, int max_iters, const std::vector<MatRef<T>>& factors, T* core,
                       const DeviceKernels::TuckerSweepHook& on_sweep) {
   if (effective_backend(ctx) != SPT_BACKEND_CUDA) return false;
   const uint32_t order = x.order();
@@ -231,11 +231,13 @@ bool tucker_on_device(const spt_context_s& ctx, const spt_coo_s& x, const std::v
   // auto) or one F-COO per mode.
   std::vector<DeviceHls> hls_copies;
   std::vector<const spt_plugin_device_hls*> hls_raw;
-  if (method == SPT_TTMC_HLS && order != 3 && order != 4)
-    return tucker_unsupported(ctx, cat("SPT_TTMC_HLS: order ", order, " is outside the GPU HLS kernels' range 3..4"));
-  if (method == SPT_TTMC_CHAIN && (order < kChainMinOrder || order > kChainMaxOrder))
-    return tucker_unsupported(ctx, cat("SPT_TTMC_CHAIN: order ", order, " is outside the GPU B-CSF kernels' range ",
-                                       kChainMinOrder, "..", kChainMaxOrder));
+  if (method == SPT_TUCKER_TTMC_HLS && order != 3 && order != 4)
+    return tucker_unsupported(
+        ctx, cat("SPT_TUCKER_TTMC_HLS: order ", order, " is outside the GPU HLS kernels' range 3..4"));
+  if (method == SPT_TUCKER_TTMC_CHAIN && (order < kChainMinOrder || order > kChainMaxOrder))
+    return tucker_unsupported(ctx, cat("SPT_TUCKER_TTMC_CHAIN: order ", order,
+                                       " is outside the GPU B-CSF kernels' range ", kChainMinOrder, "..",
+                                       kChainMaxOrder));
   TtmcFormat ttmc_format = tucker_ttmc_format(method, order);
   if (ttmc_format == TtmcFormat::hls_if_dense || ttmc_format == TtmcFormat::hls) {
     const bool automatic = ttmc_format == TtmcFormat::hls_if_dense;
@@ -319,7 +321,7 @@ bool tucker_on_device(const spt_context_s& ctx, const spt_coo_s& x, const std::v
             for (const DeviceHbcsf& c : chain_copies) chain_raw.push_back(c.get());
             log(ctx, 1,
                 cat("Tucker-HOOI on B-CSF chained TTMs on the GPU (one HB-CSF per mode, ", bytes, " bytes; ",
-                    forced ? "forced by SPT_TTMC_CHAIN; " : "", numbers, ")"));
+                    forced ? "forced by SPT_TUCKER_TTMC_CHAIN; " : "", numbers, ")"));
           } else if (status == SPT_ERR_UNSUPPORTED || status == SPT_ERR_OUT_OF_MEMORY) {
             log(ctx, 1,
                 cat("note: the Tucker TTMc runs on F-COO: ",
@@ -435,13 +437,13 @@ bool DeviceKernels::tucker_prefers_cpu(const std::vector<spt_index>& dims, spt_n
 }
 
 bool DeviceKernels::tucker_hooi(const spt_context_s& ctx, const spt_coo_s& x, const std::vector<spt_index>& ranks,
-                                spt_ttmc_method method, int max_iters, const std::vector<MatRef<float>>& factors,
+                                spt_tucker_ttmc method, int max_iters, const std::vector<MatRef<float>>& factors,
                                 float* core, const TuckerSweepHook& on_sweep) {
   return tucker_on_device<float>(ctx, x, ranks, method, max_iters, factors, core, on_sweep);
 }
 
 bool DeviceKernels::tucker_hooi(const spt_context_s& ctx, const spt_coo_s& x, const std::vector<spt_index>& ranks,
-                                spt_ttmc_method method, int max_iters, const std::vector<MatRef<double>>& factors,
+                                spt_tucker_ttmc method, int max_iters, const std::vector<MatRef<double>>& factors,
                                 double* core, const TuckerSweepHook& on_sweep) {
   return tucker_on_device<double>(ctx, x, ranks, method, max_iters, factors, core, on_sweep);
 }

@@ -360,8 +360,8 @@ TEST_F(AllocFailure, CpApr) {
 // chain kernel's per-thread blocks are allocated before its parallel region.
 TEST_F(AllocFailure, TuckerHooi) {
   const spt_index ranks[3] = {2, 3, 2};
-  for (const spt_ttmc_method method : {SPT_TTMC_CHAIN, SPT_TTMC_ONE_SHOT}) {
-    const char* path = method == SPT_TTMC_CHAIN ? "chain" : "one_shot";
+  for (const spt_tucker_ttmc method : {SPT_TUCKER_TTMC_CHAIN, SPT_TUCKER_TTMC_ONE_SHOT}) {
+    const char* path = method == SPT_TUCKER_TTMC_CHAIN ? "chain" : "one_shot";
     for (int threads : {1, 2}) {
       spt_context_set_threads(ctx_, threads);
       spt_tucker_options o;

@@ -12,7 +12,7 @@
 //  - the dispatcher's cost estimate (src/dispatch/device_tucker.hpp) on any
 //    machine: long fibers prefer the chain, tensors without shared fibers
 //    prefer F-COO, and the per-mode numbers follow the documented formulas.
-// The Tucker-HOOI runs with SPT_TTMC_CHAIN are in
+// The Tucker-HOOI runs with SPT_TUCKER_TTMC_CHAIN are in
 // test_cuda_tucker.cpp (beside the F-COO and HLS ones).
 #include <gtest/gtest.h>
 

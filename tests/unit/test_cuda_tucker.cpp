@@ -78,7 +78,7 @@ int record_iteration(void* data, int iteration, double fit, double, double) {
 template <typename T>
 TuckerRun run_tucker(spt_backend backend, const spt_coo_s& x, const std::vector<spt_index>& ranks,
                      const std::vector<DenseMatrix<T>>& init, int iters, double tol, int stop_after = 0,
-                     spt_ttmc_method ttmc = SPT_TTMC_AUTO) {
+                     spt_tucker_ttmc ttmc = SPT_TUCKER_TTMC_AUTO) {
   TuckerRun run;
   spt_context* ctx = nullptr;
   EXPECT_EQ(spt_context_create(&ctx), SPT_OK);
@@ -466,15 +466,16 @@ TEST(CudaTuckerApi, TtmcMethodForcedMatchesCpu) {
     // Unset = auto: these tensors are too small for HLS (6,000 nonzeros);
     // chain or F-COO by the estimate.
     const bool auto_chain = dispatch::tucker_ttmc_estimate(x, c.ranks, 4).prefers_chain();
-    for (const spt_ttmc_method method : {SPT_TTMC_ONE_SHOT, SPT_TTMC_HLS, SPT_TTMC_CHAIN, SPT_TTMC_AUTO}) {
+    for (const spt_tucker_ttmc method :
+         {SPT_TUCKER_TTMC_ONE_SHOT, SPT_TUCKER_TTMC_HLS, SPT_TUCKER_TTMC_CHAIN, SPT_TUCKER_TTMC_AUTO}) {
       const std::string what = std::string(c.routes) + ", ttmc method " + std::to_string(int(method));
-      const bool hls = method == SPT_TTMC_HLS;
-      const bool chain = method == SPT_TTMC_AUTO ? auto_chain : method == SPT_TTMC_CHAIN;
+      const bool hls = method == SPT_TUCKER_TTMC_HLS;
+      const bool chain = method == SPT_TUCKER_TTMC_AUTO ? auto_chain : method == SPT_TUCKER_TTMC_CHAIN;
       const TuckerRun gpu = run_tucker<double>(SPT_BACKEND_CUDA, x, c.ranks, init, 8, 0.0, 0, method);
       expect_same_run<double>(gpu, cpu, true, what);
       EXPECT_EQ(gpu.logged("Tucker-HOOI on F-COO on the GPU"), !hls && !chain) << what;
       EXPECT_EQ(gpu.logged("Tucker-HOOI on B-CSF chained TTMs on the GPU"), chain) << what;
-      if (method == SPT_TTMC_AUTO) {
+      if (method == SPT_TUCKER_TTMC_AUTO) {
         EXPECT_TRUE(gpu.logged("the Tucker TTMc does not run on HLS: ")) << what;
         EXPECT_TRUE(gpu.logged(auto_chain ? "estimated work per sweep: chain" : "the cost estimate prefers it"))
             << what;
@@ -511,14 +512,14 @@ TEST(CudaTuckerApi, TtmcMethodForcedMatchesCpu) {
   const spt_coo_s x = random_coo(SPT_FLOAT64, spec);
   const std::vector<spt_index> ranks{2, 2, 2, 2, 2};
   const auto init = orthonormal_init<double>(x.dims, ranks, 11);
-  const TuckerRun gpu = run_tucker<double>(SPT_BACKEND_CUDA, x, ranks, init, 4, 0.0, 0, SPT_TTMC_HLS);
+  const TuckerRun gpu = run_tucker<double>(SPT_BACKEND_CUDA, x, ranks, init, 4, 0.0, 0, SPT_TUCKER_TTMC_HLS);
   EXPECT_EQ(gpu.status, SPT_ERR_UNSUPPORTED) << gpu.error;
   EXPECT_NE(gpu.error.find("order 5 is outside the GPU HLS kernels' range 3..4"), std::string::npos) << gpu.error;
-  const TuckerRun automatic = run_tucker<double>(SPT_BACKEND_AUTO, x, ranks, init, 4, 0.0, 0, SPT_TTMC_HLS);
+  const TuckerRun automatic = run_tucker<double>(SPT_BACKEND_AUTO, x, ranks, init, 4, 0.0, 0, SPT_TUCKER_TTMC_HLS);
   EXPECT_EQ(automatic.status, SPT_ERR_UNSUPPORTED) << automatic.error;
 }
 
-// The chained TTMc (SPT_TTMC_CHAIN: B-CSF / HB-CSF trees, one
+// The chained TTMc (SPT_TUCKER_TTMC_CHAIN: B-CSF / HB-CSF trees, one
 // per mode) equals the CPU run from the same initial factors on orders 3..6,
 // including a tensor with long fibers (the chain's case), one whose slices
 // hold one nonzero each (COO group only) and ranks (3, 5, 7, ...) so that a
@@ -551,11 +552,11 @@ TYPED_TEST(CudaTucker, ChainTtmcMatchesCpu) {
     spec.skewed = c.skewed;
     const spt_coo_s x = random_coo(dtype_of<T>(), spec);
     const auto init = orthonormal_init<T>(c.dims, c.ranks, seed * 7);
-    const TuckerRun gpu = run_tucker<T>(SPT_BACKEND_CUDA, x, c.ranks, init, 6, 0.0, 0, SPT_TTMC_CHAIN);
+    const TuckerRun gpu = run_tucker<T>(SPT_BACKEND_CUDA, x, c.ranks, init, 6, 0.0, 0, SPT_TUCKER_TTMC_CHAIN);
     const TuckerRun cpu = run_tucker<T>(SPT_BACKEND_CPU, x, c.ranks, init, 6, 0.0);
     expect_same_run<T>(gpu, cpu, c.exact, c.what);
     EXPECT_TRUE(gpu.logged("Tucker-HOOI on B-CSF chained TTMs on the GPU (one HB-CSF per mode")) << c.what;
-    EXPECT_TRUE(gpu.logged("forced by SPT_TTMC_CHAIN")) << c.what;
+    EXPECT_TRUE(gpu.logged("forced by SPT_TUCKER_TTMC_CHAIN")) << c.what;
   }
 }
 
@@ -579,7 +580,7 @@ TEST(CudaTuckerApi, AutoPicksChainOrFcooByTheEstimate) {
   expect_same_run<double>(gpu, cpu, true, "auto, long fibers");
   EXPECT_TRUE(gpu.logged("the Tucker TTMc does not run on HLS: 30000 nonzeros"));
   EXPECT_TRUE(gpu.logged("Tucker-HOOI on B-CSF chained TTMs on the GPU"));
-  EXPECT_FALSE(gpu.logged("forced by SPT_TTMC_CHAIN"));
+  EXPECT_FALSE(gpu.logged("forced by SPT_TUCKER_TTMC_CHAIN"));
 
   spt_coo_s diagonal;
   diagonal.init_owned(SPT_FLOAT64, {300, 300, 300}, 300);
@@ -601,7 +602,7 @@ TEST(CudaTuckerApi, AutoPicksChainOrFcooByTheEstimate) {
   const spt_coo_s matrix = random_coo(SPT_FLOAT64, spec2);
   const std::vector<spt_index> ranks2{3, 3};  // equal: R_0 > R_1 leaves U_0 a null-space column, arbitrary
   const auto init2 = orthonormal_init<double>(matrix.dims, ranks2, 23);
-  const TuckerRun gpu2 = run_tucker<double>(SPT_BACKEND_CUDA, matrix, ranks2, init2, 3, 0.0, 0, SPT_TTMC_CHAIN);
+  const TuckerRun gpu2 = run_tucker<double>(SPT_BACKEND_CUDA, matrix, ranks2, init2, 3, 0.0, 0, SPT_TUCKER_TTMC_CHAIN);
   EXPECT_EQ(gpu2.status, SPT_ERR_UNSUPPORTED) << gpu2.error;
   EXPECT_NE(gpu2.error.find("order 2 is outside the GPU B-CSF kernels' range"), std::string::npos) << gpu2.error;
 }

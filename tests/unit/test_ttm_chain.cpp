@@ -665,14 +665,14 @@ TEST(TuckerTtmcOption, ForcesThePathOnTheCpu) {
   const spt_index ranks[] = {2, 2, 2};
   spt_tucker_options opts;
   spt_tucker_options_init(&opts);
-  EXPECT_EQ(opts.ttmc, SPT_TTMC_AUTO);
+  EXPECT_EQ(opts.ttmc, SPT_TUCKER_TTMC_AUTO);
   opts.ranks = ranks;
   opts.ranks_count = 3;
   opts.max_iters = 2;
   spt_context_s ctx;
   ctx.backend = SPT_BACKEND_CPU;
-  const std::pair<spt_ttmc_method, TtmcPath> forced[] = {{SPT_TTMC_ONE_SHOT, TtmcPath::one_shot},
-                                                         {SPT_TTMC_CHAIN, TtmcPath::chain}};
+  const std::pair<spt_tucker_ttmc, TtmcPath> forced[] = {{SPT_TUCKER_TTMC_ONE_SHOT, TtmcPath::one_shot},
+                                                         {SPT_TUCKER_TTMC_CHAIN, TtmcPath::chain}};
   for (const auto& [method, path] : forced) {
     opts.ttmc = method;
     spt_ttensor_s out;
@@ -683,11 +683,11 @@ TEST(TuckerTtmcOption, ForcesThePathOnTheCpu) {
     ASSERT_EQ(plans.size(), 3u);
     for (const TtmcPlan& plan : plans) EXPECT_EQ(plan.path, path) << "method " << method;
   }
-  opts.ttmc = SPT_TTMC_HLS;
+  opts.ttmc = SPT_TUCKER_TTMC_HLS;
   spt_ttensor_s out;
   try {
     tucker_hooi(ctx, x, opts, out);
-    ADD_FAILURE() << "SPT_TTMC_HLS ran on the CPU";
+    ADD_FAILURE() << "SPT_TUCKER_TTMC_HLS ran on the CPU";
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), SPT_ERR_UNSUPPORTED);
     EXPECT_NE(std::string(e.what()).find("GPU only"), std::string::npos) << e.what();
