@@ -11,7 +11,10 @@
 # whose input is saved as BUILD/fuzz-findings/NAME-*.
 #   scripts/fuzz.sh [NAME...]     (default: all fuzzers)
 # Env: SPT_FUZZ_SECONDS, SPT_FUZZ_JOBS (build jobs, default nproc),
-#      SPT_FUZZ_BUILD_DIR, SPT_FUZZ_MALLOC_MB.
+#      SPT_FUZZ_PARALLEL (fuzzers run at once, default nproc: each fuzzer is
+#      one single-threaded process, so on 2 cores two at a time get the same
+#      SPT_FUZZ_SECONDS of a core each as one after the other, in half the
+#      wall time), SPT_FUZZ_BUILD_DIR, SPT_FUZZ_MALLOC_MB.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -19,6 +22,8 @@ source scripts/reliability_build.sh
 build="${SPT_FUZZ_BUILD_DIR:-$(spt_reliability_dir)}"
 seconds="${SPT_FUZZ_SECONDS:-60}"
 jobs="${SPT_FUZZ_JOBS:-$(nproc 2>/dev/null || echo 2)}"
+parallel="${SPT_FUZZ_PARALLEL:-$(nproc 2>/dev/null || echo 2)}"
+[[ $parallel -ge 1 ]] || parallel=1
 malloc_mb="${SPT_FUZZ_MALLOC_MB:-2048}"
 all=(fuzz_tns fuzz_tns_extended fuzz_sptb fuzz_compressed fuzz_convert)
 names=("$@")
@@ -32,17 +37,35 @@ export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 export OMP_NUM_THREADS=1 OMP_WAIT_POLICY=passive
 mkdir -p "$build/fuzz-findings"
 failed=()
-printf '%-20s %12s %10s %8s\n' fuzzer executions exec/s result
-for name in "${names[@]}"; do
-  work="$build/fuzz-work/$name"
+# run_one NAME: one fuzzer for $seconds; its exit status goes to NAME.rc.
+run_one() {
+  local name=$1 rc
+  local work="$build/fuzz-work/$name"
   mkdir -p "$work"
-  log="$build/fuzz-work/$name.log"
   set +e
   "$build/tests/fuzz/$name" -max_total_time="$seconds" -timeout=20 -rss_limit_mb=3072 -malloc_limit_mb="$malloc_mb" \
     -max_len=65536 -print_final_stats=1 -artifact_prefix="$build/fuzz-findings/$name-" \
-    "$work" "$root/tests/fuzz/corpus/$name" > "$log" 2>&1
+    "$work" "$root/tests/fuzz/corpus/$name" > "$build/fuzz-work/$name.log" 2>&1
   rc=$?
   set -e
+  echo "$rc" > "$build/fuzz-work/$name.rc"
+}
+mkdir -p "$build/fuzz-work"
+running=0
+for name in "${names[@]}"; do
+  rm -f "$build/fuzz-work/$name.rc"
+  if [[ $running -ge $parallel ]]; then
+    wait -n || true
+    running=$((running - 1))
+  fi
+  run_one "$name" &
+  running=$((running + 1))
+done
+wait || true
+printf '%-20s %12s %10s %8s\n' fuzzer executions exec/s result
+for name in "${names[@]}"; do
+  log="$build/fuzz-work/$name.log"
+  rc=$(cat "$build/fuzz-work/$name.rc" 2> /dev/null || echo 255)
   execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
   rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -1)
   result=ok
@@ -60,4 +83,4 @@ if [[ ${#failed[@]} -gt 0 ]]; then
   echo "fuzz.sh: findings in: ${failed[*]}" >&2
   exit 1
 fi
-echo "fuzz.sh: no findings (${#names[@]} fuzzers, ${seconds} s each)"
+echo "fuzz.sh: no findings (${#names[@]} fuzzers, ${seconds} s each, $parallel at a time)"

@@ -6,6 +6,10 @@
 #   bad_input.sh SPTENSOR WORKDIR [VALGRIND...]
 # With VALGRIND arguments (e.g. "valgrind --error-exitcode=99 ..."), each
 # run goes through them; a valgrind error then shows as exit status 99.
+# Env SPT_BAD_INPUT_JOBS=N runs up to N cases at once (default 1; the
+# valgrind job of scripts/reliability.sh uses nproc: memcheck runs a
+# program on one core, and the cases only read the inputs made below).
+# Results are reported in catalogue order either way.
 set -uo pipefail
 cli=$1
 work=$2
@@ -60,12 +64,43 @@ printf '1 2\n3 4\n' > bad_init.mode-3.txt
 pass=0
 fail=0
 late=0
+jobs=${SPT_BAD_INPUT_JOBS:-1}
+running=0
+cases=()
 run_late_case() {
   late=1
   run_case "$@"
   late=0
 }
+# run_case NAME STATUS TEXT ARGS...: check_case in a subshell (in the
+# background when SPT_BAD_INPUT_JOBS > 1) that leaves NAME.report (empty
+# when the case passed, else the FAIL lines); tally_cases prints them.
 run_case() {
+  cases+=("$1")
+  if [[ $jobs -le 1 ]]; then
+    check_case "$@" > "$1.report"
+    return
+  fi
+  if [[ $running -ge $jobs ]]; then
+    wait -n
+    running=$((running - 1))
+  fi
+  check_case "$@" > "$1.report" &
+  running=$((running + 1))
+}
+tally_cases() {
+  wait
+  local name
+  for name in "${cases[@]}"; do
+    if [[ -f $name.report && ! -s $name.report ]]; then
+      pass=$((pass + 1))
+    else
+      fail=$((fail + 1))
+      cat "$name.report" 2> /dev/null || echo "FAIL $name: no result"
+    fi
+  done
+}
+check_case() {
   local name=$1 want_rc=$2 want_text=$3
   shift 3
   "${wrap[@]}" "$cli" "$@" > "$name.out" 2> "$name.err" < /dev/null
@@ -82,10 +117,7 @@ run_case() {
   fi
   grep -qF -- "$want_text" "$name.err" || problems+=("stderr lacks '$want_text'")
   if grep -qE "Sanitizer|runtime error:" "$name.err"; then problems+=("sanitizer report"); fi
-  if [[ ${#problems[@]} -eq 0 ]]; then
-    pass=$((pass + 1))
-  else
-    fail=$((fail + 1))
+  if [[ ${#problems[@]} -ne 0 ]]; then
     echo "FAIL $name: ${problems[*]}"
     echo "  command: $cli $*"
     sed 's/^/  stderr: /' "$name.err" | head -20
@@ -151,5 +183,6 @@ run_case convert_bad_to 2 "--to" convert good.tns out.xyz --to parquet
 run_case convert_bad_precision 2 "--precision" convert good.tns out.tns --precision -4
 run_case extra_positional 2 "unexpected" info good.tns good.tns
 
+tally_cases
 echo "bad_input.sh: $pass passed, $fail failed ($((pass + fail)) cases)"
 [[ $fail -eq 0 ]]

@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <cstring>
 #include <functional>
+#include <iterator>
 #include <memory>
 #include <numeric>
 #include <random>
@@ -170,49 +171,62 @@ void check_structure(const spt_coo_s& x, const spt_csf_s& csf, const std::string
   }
 }
 
+// Every policy's CSF of x against the COO reference MTTKRP, for each rank:
+// the reference walk and the CPU kernel with 1/2/3 threads x each conflict
+// strategy, every mode. What depends on neither rank nor policy is done once:
+// each policy's CSF is built and structure-checked once (not once per rank),
+// and the factors and the COO reference MTTKRP once per rank and mode (not
+// once per policy) -- the same checks as one call per (policy, rank), at a
+// fraction of the cost (the hypersparse tensor's outputs have ~10^5 rows).
 template <typename T>
-void check_mttkrp(const spt_coo_s& x, spt_csf_policy policy, spt_nnz rank) {
-  spt_csf_s csf;
-  build_csf(Exec{2}, x, policy, csf);
-  const std::string what = describe(x, policy) + " rank " + std::to_string(rank);
-  check_structure<T>(x, csf, what);
-  const auto f = random_factors<T>(x.dims, rank, 77);
-  const auto refs = crefs(f);
-  for (uint32_t mode = 0; mode < x.order(); ++mode) {
-    DenseMatrix<T> want(x.dims[mode], rank);
-    ref::mttkrp(Exec{1}, x, refs.data(), mode, want.ref());
-    DenseMatrix<T> got(x.dims[mode], rank);
-    ref::mttkrp_csf(Exec{1}, csf, refs.data(), mode, got.ref());
-    expect_matrix_close(want, got, what + " reference mode " + std::to_string(mode));
-    for (int threads : {1, 2, 3})
-      for (MttkrpStrategy s : {MttkrpStrategy::automatic, MttkrpStrategy::privatized, MttkrpStrategy::atomic}) {
-        DenseMatrix<T> out(x.dims[mode], rank);
-        std::fill(out.values.begin(), out.values.end(), T(99));  // must be overwritten
-        Exec e{threads, s};
-        cpu::mttkrp_csf(e, csf, refs.data(), mode, out.ref());
-        expect_matrix_close(want, out,
-                            what + " cpu mode " + std::to_string(mode) + " threads " + std::to_string(threads) +
-                                " strategy " + std::to_string(static_cast<int>(s)));
+void check_mttkrp(const spt_coo_s& x, const std::vector<spt_nnz>& ranks) {
+  std::vector<spt_csf_s> csfs(std::size(kPolicies));
+  for (size_t pi = 0; pi < csfs.size(); ++pi) {
+    build_csf(Exec{2}, x, kPolicies[pi], csfs[pi]);
+    check_structure<T>(x, csfs[pi], describe(x, kPolicies[pi]));
+    if (::testing::Test::HasFatalFailure()) return;
+  }
+  for (spt_nnz rank : ranks) {
+    const auto f = random_factors<T>(x.dims, rank, 77);
+    const auto refs = crefs(f);
+    for (uint32_t mode = 0; mode < x.order(); ++mode) {
+      DenseMatrix<T> want(x.dims[mode], rank);
+      ref::mttkrp(Exec{1}, x, refs.data(), mode, want.ref());
+      for (size_t pi = 0; pi < csfs.size(); ++pi) {
+        const spt_csf_s& csf = csfs[pi];
+        const std::string what = describe(x, kPolicies[pi]) + " rank " + std::to_string(rank);
+        DenseMatrix<T> got(x.dims[mode], rank);
+        ref::mttkrp_csf(Exec{1}, csf, refs.data(), mode, got.ref());
+        expect_matrix_close(want, got, what + " reference mode " + std::to_string(mode));
+        if (::testing::Test::HasFatalFailure()) return;
+        for (int threads : {1, 2, 3})
+          for (MttkrpStrategy s : {MttkrpStrategy::automatic, MttkrpStrategy::privatized, MttkrpStrategy::atomic}) {
+            DenseMatrix<T> out(x.dims[mode], rank);
+            std::fill(out.values.begin(), out.values.end(), T(99));  // must be overwritten
+            Exec e{threads, s};
+            cpu::mttkrp_csf(e, csf, refs.data(), mode, out.ref());
+            expect_matrix_close(want, out,
+                                what + " cpu mode " + std::to_string(mode) + " threads " + std::to_string(threads) +
+                                    " strategy " + std::to_string(static_cast<int>(s)));
+            if (::testing::Test::HasFatalFailure()) return;
+          }
       }
+    }
   }
 }
 
 TEST(Csf, MttkrpMatchesCooReferenceFloat64) {
-  for (const auto& x : all_tensors(SPT_FLOAT64))
-    for (spt_csf_policy p : kPolicies)
-      for (spt_nnz rank : {spt_nnz(16), spt_nnz(5), spt_nnz(37)}) {
-        check_mttkrp<double>(x, p, rank);
-        if (HasFatalFailure()) return;
-      }
+  for (const auto& x : all_tensors(SPT_FLOAT64)) {
+    check_mttkrp<double>(x, {16, 5, 37});
+    if (HasFatalFailure()) return;
+  }
 }
 
 TEST(Csf, MttkrpMatchesCooReferenceFloat32) {
-  for (const auto& x : all_tensors(SPT_FLOAT32))
-    for (spt_csf_policy p : kPolicies)
-      for (spt_nnz rank : {spt_nnz(8), spt_nnz(3), spt_nnz(10)}) {
-        check_mttkrp<float>(x, p, rank);
-        if (HasFatalFailure()) return;
-      }
+  for (const auto& x : all_tensors(SPT_FLOAT32)) {
+    check_mttkrp<float>(x, {8, 3, 10});
+    if (HasFatalFailure()) return;
+  }
 }
 
 TEST(Csf, OutputWithLeadingDimension) {

@@ -151,27 +151,56 @@ std::string describe(const hbcsf::Params& p) {
 // ---------------------------------------------------------------------------
 // Checks
 
-// to_coo gives exactly x stably sorted in the handle's level order.
-void expect_round_trip(const spt_coo_s& x, const spt_hbcsf_s& h, const std::string& what) {
+// x stably sorted in `mode_order`: what hbcsf::to_coo must give back.
+spt_coo_s sorted_in(const spt_coo_s& x, const std::vector<uint32_t>& mode_order) {
+  const buffer<spt_nnz> perm = sorting::sort_permutation(Exec{1}, x, mode_order);
+  return sorting::permuted_copy(Exec{1}, x, perm);
+}
+
+// to_coo gives exactly `want`, x stably sorted in the handle's level order
+// (sorted_in(x, h.mode_order), passed in when the caller has it already).
+void expect_round_trip(const spt_coo_s& x, const spt_hbcsf_s& h, const std::string& what,
+                       const spt_coo_s* sorted = nullptr) {
   const spt_coo_s y = hbcsf::to_coo(h, 2);
-  const buffer<spt_nnz> perm = sorting::sort_permutation(Exec{1}, x, h.mode_order);
-  const spt_coo_s want = sorting::permuted_copy(Exec{1}, x, perm);
+  spt_coo_s own;
+  if (!sorted) own = sorted_in(x, h.mode_order);
+  const spt_coo_s& want = sorted ? *sorted : own;
   ASSERT_EQ(y.dims, x.dims) << what;
   ASSERT_EQ(y.nnz, x.nnz) << what;
   ASSERT_EQ(y.dtype(), x.dtype()) << what;
+  ASSERT_EQ(want.nnz, x.nnz) << what;
   for (uint32_t m = 0; m < x.order(); ++m)
     for (spt_nnz k = 0; k < x.nnz; ++k) ASSERT_EQ(y.ind[m][k], want.ind[m][k]) << what << " mode " << m << " nz " << k;
   const size_t vs = dtype_size(x.dtype());
   ASSERT_EQ(std::memcmp(y.val, want.val, x.nnz * vs), 0) << what << ": values differ";
 }
 
+// The factors of one MTTKRP check and the COO reference result for the
+// root mode: they depend on x, the root, the rank and the seed only, so
+// check_tensor makes them once for all parameter sets of a root.
 template <typename T>
-void check_mttkrp(const spt_coo_s& x, const spt_hbcsf_s& h, spt_nnz rank, uint64_t seed, const std::string& what) {
+struct MttkrpCase {
+  std::vector<DenseMatrix<T>> factors;
+  DenseMatrix<T> want;
+};
+
+template <typename T>
+MttkrpCase<T> mttkrp_case(const spt_coo_s& x, uint32_t root, spt_nnz rank, uint64_t seed) {
+  MttkrpCase<T> c;
+  c.factors = random_factors<T>(x.dims, rank, seed);
+  const auto refs = crefs(c.factors);
+  c.want = DenseMatrix<T>(x.dims[root], rank);
+  ref::mttkrp(Exec{1}, x, refs.data(), root, c.want.ref());
+  return c;
+}
+
+template <typename T>
+void check_mttkrp(const spt_coo_s& x, const spt_hbcsf_s& h, const MttkrpCase<T>& c, const std::string& what) {
   const uint32_t root = h.root();
-  const auto factors = random_factors<T>(x.dims, rank, seed);
-  const auto refs = crefs(factors);
-  DenseMatrix<T> want(x.dims[root], rank);
-  ref::mttkrp(Exec{1}, x, refs.data(), root, want.ref());
+  const spt_nnz rank = c.want.cols;
+  const auto refs = crefs(c.factors);
+  const DenseMatrix<T>& want = c.want;
+  ASSERT_EQ(want.rows, spt_nnz(x.dims[root])) << what;
   DenseMatrix<T> first;
   for (int threads : {1, 2, 3}) {
     DenseMatrix<T> got(x.dims[root], rank);
@@ -190,18 +219,37 @@ void check_mttkrp(const spt_coo_s& x, const spt_hbcsf_s& h, spt_nnz rank, uint64
 }
 
 template <typename T>
+void check_mttkrp(const spt_coo_s& x, const spt_hbcsf_s& h, spt_nnz rank, uint64_t seed, const std::string& what) {
+  check_mttkrp<T>(x, h, mttkrp_case<T>(x, h.root(), rank, seed), what);
+}
+
+// Every root x every parameter set: encoding, round trip, MTTKRP for each
+// rank. The factors, the COO reference MTTKRP and the sorted copy of x are
+// the same for every parameter set of a root and made once per root (they
+// were most of the cost when made per handle; the checks are unchanged).
+template <typename T>
 void check_tensor(const spt_coo_s& x, const std::string& name, const std::vector<spt_nnz>& ranks) {
-  for (uint32_t root = 0; root < x.order(); ++root)
+  std::vector<std::pair<std::vector<uint32_t>, spt_coo_s>> sorted;  // by mode order
+  for (uint32_t root = 0; root < x.order(); ++root) {
+    std::vector<MttkrpCase<T>> cases;
+    for (spt_nnz rank : ranks) cases.push_back(mttkrp_case<T>(x, root, rank, 100 + rank + root));
     for (const hbcsf::Params& p : param_sets()) {
       const std::string what = name + " order " + std::to_string(x.order()) + " root " + std::to_string(root) + " " +
                                describe(p) + " " + dtype_name(x.dtype());
       const spt_hbcsf_s h = hbcsf::from_coo(x, root, p, 2);
       ASSERT_NO_THROW(hbcsf::validate(h)) << what;
       ASSERT_EQ(h.nnz, x.nnz) << what;
-      expect_round_trip(x, h, what);
-      for (spt_nnz rank : ranks) check_mttkrp<T>(x, h, rank, 100 + rank + root, what + " rank " + std::to_string(rank));
+      auto it = std::find_if(sorted.begin(), sorted.end(), [&](const auto& e) { return e.first == h.mode_order; });
+      if (it == sorted.end()) {
+        sorted.emplace_back(h.mode_order, sorted_in(x, h.mode_order));
+        it = sorted.end() - 1;
+      }
+      expect_round_trip(x, h, what, &it->second);
+      for (size_t r = 0; r < ranks.size(); ++r)
+        check_mttkrp<T>(x, h, cases[r], what + " rank " + std::to_string(ranks[r]));
       if (::testing::Test::HasFatalFailure()) return;
     }
+  }
 }
 
 // ---------------------------------------------------------------------------
