@@ -58,6 +58,7 @@ class TuckerOptions(ctypes.Structure):
         ("init_factors", ctypes.POINTER(ctypes.c_void_p)),
         ("callback", CALLBACK),
         ("callback_data", ctypes.c_void_p),
+        ("ttmc", ctypes.c_int),  # spt_tucker_ttmc
     ]
 
 
