@@ -130,11 +130,10 @@ __global__ void divide_columns(T* a, uint64_t rows, uint32_t rank, const T* lamb
 // Gram matrices G = U^T U (U rows x rank, row-major) in two passes: row
 // blocks (blockIdx.x) write partial sums in double for every (r, s) with r
 // <= s, then gram_finalize adds them in block order (deterministic). Not
-// cuBLAS syrk: on the H100 its float32 syrk of a 176436 x 16 factor took
-// 4.9 ms (a 1.6 ms CP-ALS sweep otherwise) and, accumulating in float32
-// along 176k rows, moved the fit of mathsx-user-tag-week by 5e-4 relative
-// from the CPU's (the CPU adds row-block partials); in double here it is
-// both fast and at least as accurate as the CPU kernel.
+// cuBLAS syrk: its float32 syrk of a tall factor was slow and, accumulating
+// in float32 along every row, moved the CP-ALS fit measurably from the
+// CPU's (docs/design-measurements.md, "GPU Gram matrices"); in double here
+// it is both fast and at least as accurate as the CPU kernel.
 //
 // A block stages kGramTileDoubles of rows in shared memory (as double) and
 // each thread owns up to kPairsPerThread entries (r, s) of the R x R

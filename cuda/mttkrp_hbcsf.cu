@@ -28,14 +28,13 @@
 // The default runs all three groups in one launch (block ranges); the
 // paper's mapping launches COO, CSL, then one launch per non-empty unit bin.
 //
-// Why leaves and not units (H100, 2026-11-26): by units the B-CSF group
-// took 3.1 ms on a 50M-nonzero Zipf tensor at rank 16, twice the sorted COO
-// kernel, and 40-130 us on tensors of 10-100K nonzeros where COO takes
-// 10 us: a unit is a chain of dependent loads per lane group (segment
-// bounds, leaves, ancestors) and a few big units leave most of the GPU
-// idle. A first version by equal chunks of segments was 1.2-1.7x slower
-// than by units on the Zipf tensor: a heavy slice's 128-leaf fibers piled
-// into a few warps. Equal chunks of leaves give every warp the same work,
+// Why leaves and not units: by units the B-CSF group took about twice the
+// sorted COO kernel's time on a large Zipf tensor and several times it on
+// small tensors (docs/design-measurements.md, "HB-CSF by leaves"): a unit
+// is a chain of dependent loads per lane group (segment bounds, leaves,
+// ancestors) and a few big units leave most of the GPU idle. A first
+// version by equal chunks of segments was slower than by units on the Zipf
+// tensor: a heavy slice's 128-leaf fibers piled into a few warps. Equal chunks of leaves give every warp the same work,
 // load leaves and segment bounds coalesced (passed by shuffles) and need no
 // barrier. Measured numbers: benchmarks/results/README.md (HB-CSF sections).
 //
@@ -56,11 +55,10 @@
 // row over the segment's leaves, multiplies by the factor rows of the
 // fiber's ancestors (climbing node_parent for order >= 4) and adds the
 // result to its register sum; the team's sums meet in shared memory (block-
-// wide barriers) and the team's first lane group writes the row. Measured
-// on the H100 (2026-11-26, a 50M-nonzero Zipf tensor, ranks 16 and 32):
-// reducing through warp shuffles and per-team named barriers instead made
-// the plain B-CSF launches about 35% slower (3.5 -> 4.7 ms), so the block
-// keeps its shared barriers. A lane group's leaves are a chain of
+// wide barriers) and the team's first lane group writes the row.
+// Reducing through warp shuffles and per-team named barriers instead was
+// slower (docs/design-measurements.md, "HB-CSF unit reduction"), so the
+// block keeps its shared barriers. A lane group's leaves are a chain of
 // dependent loads: short chains (many groups per unit; the leaf loop
 // unrolled by 4 so that several rows are in flight) keep the kernel from
 // being latency bound. All index and offset arithmetic is 32-bit as in the
@@ -366,8 +364,7 @@ __device__ __forceinline__ void hbcsf_bcsf_leaves_body(const HbcsfArgs<T>& a, ui
       if constexpr (kNonRoot) {
         key = segment_rows(seg_sum);
       } else {
-        // The root kernel spelled out (through segment_rows it ran 3-10%
-        // slower on the H100).
+        // The root kernel spelled out (through segment_rows it ran slower).
         mul_into(seg_sum, row_pack<T, V>(a.F[fiber_level], cur_fiber, a.rank, u));
         if (fiber_level >= 2) {  // order >= 4: the levels above the fiber
           uint32_t node = __ldg(a.node_parent[fiber_level - 2] + cur_seg);
@@ -461,9 +458,8 @@ __device__ __forceinline__ void hbcsf_bcsf_leaves_body(const HbcsfArgs<T>& a, ui
 // rows and keeps a running row sum, added atomically when the slice
 // changes. Why not a warp or lane group per slice (hbcsf_csl_body, the
 // paper's): one slice of thousands of singleton fibers kept one warp busy
-// while the rest of the launch idled (H100, 2026-11-26: jf17k-3ary's modes
-// 1-3, 4,000-6,000 CSL nonzeros, took 0.05-0.16 ms against 0.017 ms for
-// the same tensor as plain B-CSF).
+// while the rest of the launch idled (docs/design-measurements.md, "HB-CSF
+// CSL by chunks").
 template <typename T, int V, int L>
 __device__ __forceinline__ void hbcsf_csl_chunks_body(const HbcsfArgs<T>& a, uint64_t warp) {
   const uint64_t begin = warp * a.csl_chunk;
@@ -611,12 +607,9 @@ __global__ void __launch_bounds__(kThreads) hbcsf_bcsf_kernel(const HbcsfArgs<T>
 // longest slice has at least this many nonzeros (CSL slices hold at most
 // slice_split_nnz, 512 by default): a lane group or warp per slice then
 // runs a long chain of dependent rounds on it while the rest of the launch
-// idles. On the H100 (2026-11-26, chunks for every CSL group against the
-// slice mappings, ranks 16 and 32) chunks took 0.08-0.8x the time on the
-// modes whose longest CSL slice had 81-493 nonzeros (jf17k-3ary,
-// jf17k-4ary modes 0, 2, 3, fb15k237 mode 1, wikipeople mode 0; 1.1-1.2x on
-// jf17k-4ary mode 4), and 1.04-1.3x on the modes with short slices only
-// (longest 6-45: wordnet30, fb15k237 modes 0 and 2, email-eu-day).
+// idles. Chunks won on the modes with long CSL slices and lost a little on
+// those with short slices only; the threshold sits between them
+// (docs/design-measurements.md, "kCslChunksFromSlice").
 constexpr uint64_t kCslChunksFromSlice = 64;
 
 // CSL nonzeros per warp of the fused launch: the power of two nearest to
@@ -640,10 +633,9 @@ unsigned grid_for(uint64_t work, uint64_t per_block, int multiprocessors) {
 // Warps per B-CSF unit for a bin of units of at most `limit` nonzeros:
 // about 64 nonzeros per warp, 1..8 warps (a power of two). A lane group's
 // leaves are a chain of dependent loads, so short chains (many groups per
-// unit) beat fewer, longer ones. Measured on the H100 (2026-11-26, 50M
-// Zipf): 128 nonzeros per warp (and scalar lanes) gave 3.3 ms at rank 16,
-// this rule 3.1 ms; teams narrower than a warp for the small bins (about 8
-// nonzeros per lane group, several units per warp) gave 3.4-3.5 ms.
+// unit) beat fewer, longer ones; 128 nonzeros per warp and teams narrower
+// than a warp were both slower (docs/design-measurements.md,
+// "team_warps_for").
 uint32_t team_warps_for(uint64_t limit) {
   uint32_t w = 1;
   while (w < uint32_t(kWarps) && uint64_t(w) * 64 < limit) w *= 2;
@@ -852,16 +844,12 @@ __global__ void __launch_bounds__(kThreads) hbcsf_csl_nonroot_kernel(const Hbcsf
 
 // B-CSF group: hbcsf_bcsf_leaves_body with kNonRoot (equal chunks of
 // leaves per warp, as the root kernel). Against the previous mapping (a
-// warp per slice unit, its lane groups over the unit's segments) on the
-// H100 (2026-11-26, benchmarks/results/gpu-h100-hbcsf-nonroot-leaves-2026-11-26.jsonl
-// against that afternoon's format-choice run, in the git history of
-// benchmarks/results/): 0.4-0.7x the time on jf17k
-// and fb15k237, about the same (0.85-1.15x) on email-eu-day,
-// coads-climatology, mathsx and the Zipf tensor, 1.1-1.6x slower on
-// flights' modes 0 and 2. Kept for one mapping in both kernels and the
+// warp per slice unit, its lane groups over the unit's segments) it was
+// faster on the knowledge-graph tensors, about the same on most others and
+// slower on a few modes; kept for one mapping in both kernels and the
 // small tensors. A leaf-mode output (per-leaf atomic rows) stays slow on
-// skewed tensors: 11.7 ms on the Zipf tensor's mode 0 against 2.2 ms on
-// its own tree.
+// skewed tensors (docs/design-measurements.md, "HB-CSF non-root by
+// leaves").
 template <typename T, int V, int L>
 __global__ void __launch_bounds__(kThreads) hbcsf_bcsf_nonroot_kernel(const HbcsfArgs<T> a) {
   hbcsf_bcsf_leaves_body<T, V, L, true>(a, uint64_t(blockIdx.x) * kWarps + threadIdx.x / 32);
@@ -1085,16 +1073,12 @@ cudaError_t hbcsf_upload(const HostHbcsfView& x, void* block, DeviceHbcsfRef* ou
 }
 
 // Leaves per warp: the power of two nearest to max(sqrt(leaves) / 6,
-// 4 x the mean segment length), within [64, 4096]. Fitted on the H100
-// (measured 2026-11-26, in the git history of benchmarks/results/; chunks
-// 64..16384 swept at ranks 16 and 32; bench_gpu records the sweep as
-// leaf_chunk_sweep_ms): the best chunk grew with the
-// tensor (64 for 10-300K nonzeros, 256 for 2.6M, 1024 for 45M: per-warp
-// costs, the segment search, the window loads and the row flushes, against
-// too few warps to hide latency) and with the fibers (coads-climatology,
-// about 50 leaves per segment: 256 where 64 was 2-3x slower). A rule by
-// the number of resident warps alone (one or four waves) missed both ends
-// by 2-4x.
+// 4 x the mean segment length), within [64, 4096], fitted to a sweep of
+// chunks (bench_gpu records it as leaf_chunk_sweep_ms): the best chunk grew
+// with the tensor (per-warp costs, the segment search, the window loads and
+// the row flushes, against too few warps to hide latency) and with the
+// fibers; a rule by the number of resident warps alone missed both ends
+// (docs/design-measurements.md, "hbcsf_leaf_chunk").
 uint64_t hbcsf_leaf_chunk(const DeviceHbcsfRef& x, int multiprocessors) {
   (void)multiprocessors;  // the fit did not need it (one GPU model measured)
   if (x.bcsf_nnz == 0) return 64;

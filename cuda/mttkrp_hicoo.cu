@@ -40,10 +40,10 @@
 // rule's B for order 3) that is: float32 rank 16 order 3 staged (32 KB),
 // float32 rank 32 or float64 rank 32 output only, and above B x R x 8 >=
 // 64 KB (rank 64 and up) atomics only.
-// Measured (H100, 2026-11-23, mathsx and flights at ranks 16/32): staging
-// the factor windows changed the window path's time by under 3% (the rows
-// a block reads are L1/L2 hits anyway); it is kept for blocks with >= B
-// nonzeros, where it cannot read more than the direct loads would.
+// Staging the factor windows barely changes the window path's time (the
+// rows a block reads are L1/L2 hits anyway; docs/design-measurements.md,
+// "HiCOO factor windows"); it is kept for blocks with >= B nonzeros, where
+// it cannot read more than the direct loads would.
 #include <algorithm>
 #include <vector>
 

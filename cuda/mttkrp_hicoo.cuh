@@ -51,17 +51,10 @@ struct DeviceHicooRef {
 
 // Nonzeros per touched output row from which a block accumulates its
 // output in a shared-memory window (the default of hicoo_upload's
-// window_reuse). Measured on the H100 (2026-11-23, float32, ranks 16 and
-// 32, B from the CPU rule), window for every block against global atomics
-// with register runs for every block: flights-2001 mode 3 (24 rows; its 8
-// blocks have 6900-21700 nonzeros per touched row) 0.27 vs 0.80 ms and 0.40
-// vs 0.98 ms (window 3x faster: global atomics on a few rows serialise);
-// its modes 0-2 (2000-5200 per row) 0.24-0.43 vs 0.19-0.27 ms (atomics
-// 1.2-1.8x faster, except mode 2 at rank 16, 0.24 vs 0.27);
-// mathsx-user-tag-week (15-26 per row, nonzero-weighted) 0.28-0.50 vs
-// 0.14-0.35 ms (atomics 1.2-2.5x faster). The threshold sits in the gap
-// (5200..6900); two tensors are thin evidence, so it is a knob (env
-// SPT_CUDA_HICOO_WINDOW_REUSE in the plugin).
+// window_reuse). The window wins only on blocks with thousands of
+// nonzeros per touched row (global atomics on a few rows serialise); the
+// threshold sits in the gap between the measured wins and losses
+// (measurements: docs/design-measurements.md, "kHicooWindowReuse").
 constexpr uint64_t kHicooWindowReuse = 6144;
 
 // Whether a block of `nnz` nonzeros touching `rows` distinct output rows

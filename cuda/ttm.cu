@@ -48,28 +48,22 @@ bool parse_ttm_variant(const char* name, TtmVariant* out) {
 // and "the best speedup of GPU-SpTTM is mostly obtained by GPU-SpTTM-SM",
 // while modes whose fiber lengths vary a lot (large standard deviation)
 // run slowest (load imbalance between threads).
-// Our kernels on the H100 (benchmarks/results/gpu-h100-ttm-2026-11-26*.jsonl,
-// float32, ranks 8-64, every mode of 10 bundled tensors) did not follow
-// that average, so the rule follows our measurements:
+// Our kernels did not follow that average, so the rule follows our
+// measurements (docs/design-measurements.md, "choose_ttm_variant"):
 //  - skewed fibers in a moderate number of fibers (the longest at least 64
-//    nonzeros and 64x the mean, at most 300,000 fibers: fb15k237's entity
-//    modes, max 954-4364 vs mean 3-5): the shared-memory kernel, 1.9-2.8x
-//    faster than any other (it stages a batch of fibers' nonzeros and sweeps
-//    the columns with the whole block, so a long fiber does not stall a warp
-//    per fiber). With over a million short fibers (mathsx's week mode) the
-//    staging lost 1.6-3x to rank blocking;
+//    nonzeros and 64x the mean, at most 300,000 fibers): the shared-memory
+//    kernel (it stages a batch of fibers' nonzeros and sweeps the columns
+//    with the whole block, so a long fiber does not stall a warp per
+//    fiber); with over a million short fibers the staging lost to rank
+//    blocking;
 //  - long fibers at small R (mean >= 64 and R <= 32, or mean >= 12 and
-//    R <= 16: coads' first modes, mathsx's user mode): the coalesced kernel
-//    (a warp per fiber, lanes over the columns), 1.2-1.6x ahead;
+//    R <= 16): the coalesced kernel (a warp per fiber, lanes over the
+//    columns);
 //  - everything else (short fibers, wider ranks): rank blocking (aligned
-//    16-byte loads of 4 columns per thread), the fastest there by 1.1-3x.
+//    16-byte loads of 4 columns per thread).
 // Naive and fine-grained won only on tensors of a few thousand nonzeros
 // (microsecond kernels); they stay selectable for benchmarks and tests.
-// Fitted on 128 tensor-mode-ranks: the pick was within 10% of the fastest
-// variant on 110 (on 89 of the 92 with at least 100,000 nonzeros; the
-// misses are flights' 182-airport mode at R 8-16, 1.11-1.14x, and mathsx's
-// user mode at R 32, 1.17x). bench_gpu_ttm prints every variant next to
-// the rule's pick.
+// bench_gpu_ttm prints every variant next to the rule's pick.
 TtmVariant choose_ttm_variant(uint64_t rank, uint64_t nfibers, double mean_fiber_length, uint64_t max_fiber_length) {
   if (nfibers == 0) return TtmVariant::rank_blocked;
   const double mean = mean_fiber_length > 1.0 ? mean_fiber_length : 1.0;

@@ -22,22 +22,19 @@
  * (LP = row bytes / 32 rounded up to a power of two, at most 8: rank 16
  * float32 -> 2, rank 32 -> 4), so a warp holds 32 / LP partitions and a
  * factor-row read is coalesced (16-byte vector loads). Our rule
- * (spt_fcoo_suggest_threadlen), from a threadlen sweep on an H100
- * (measured 2026-11-23; in the git history of benchmarks/results/; bench_gpu
- * records the sweep as threadlen_sweep_ms): threadlen 16 when LP >= 4 and that
- * still gives one wave of warps (64 per multiprocessor), else 8. With few
- * lanes per partition the per-lane sequential walk is the bottleneck and
- * short partitions win (rank 16: 8 beats 16 by 7-20%, 32 loses 30-60%);
+ * (spt_fcoo_suggest_threadlen), from a threadlen sweep (bench_gpu records
+ * it as threadlen_sweep_ms; docs/design-measurements.md, "F-COO
+ * threadlen"): threadlen 16 when LP >= 4 and that still gives one wave of
+ * warps (64 per multiprocessor), else 8. With few lanes per partition the
+ * per-lane sequential walk is the bottleneck and short partitions win;
  * with 4 or more lanes per partition, boundary atomics contend on heavy
- * slices and 16 wins (flights mode 3 at rank 32: 0.151 ms at 8, 0.104 at
- * 16). The library's own GPU MTTKRP paths (spt_mttkrp's format choice,
- * CP-ALS on the GPU) know the mode's slice count and also take 16 at 4 or
- * more lanes when the mode has at most 64 non-empty slices and the tensor
- * at least 131,072 nonzeros: every warp's last segment then lands on one
- * of a few rows, and fewer warps collide less (coads modes 2-3, wordnet's
- * relation mode: 20-24% faster). spt_fcoo_suggest_threadlen has no mode
- * and leaves that case out. Blocks have 256 threads; the block size changes no memory behaviour
- * here (warps never share data).
+ * slices and 16 wins. The library's own GPU MTTKRP paths (spt_mttkrp's format
+ * choice, CP-ALS on the GPU) know the mode's slice count and also take 16 at 4
+ * or more lanes when the mode has at most 64 non-empty slices and the tensor at
+ * least 131,072 nonzeros: every warp's last segment then lands on one of a few
+ * rows, and fewer warps collide less. spt_fcoo_suggest_threadlen has no mode
+ * and leaves that case out. Blocks have 256 threads; the block size changes no
+ * memory behaviour here (warps never share data).
  *
  * Orders >= 2, either dtype; fewer than 2^32 nonzeros. The host kernels
  * (OpenMP) are exact equivalents of the COO kernels; with the context's

@@ -30,9 +30,9 @@
  * serves the MTTKRP (spt_mttkrp_hbcsf) in its root mode at full speed; it
  * also serves every other mode (the same tree walk,
  * every output row added atomically), in 1/order of the storage of a
- * handle per mode but usually slower (benchmarks/results/
- * README.md compares the two on an H100: 0.86-1.3x on about half the modes, 2-5x
- * slower when the output mode is the leaf level or a long mode). Fewer than 2^32 nonzeros (every offset is 32-bit). Repeated
+ * handle per mode but usually slower, most when the output mode is the leaf
+ * level or a long mode (benchmarks/results/README.md compares the two).
+ * Fewer than 2^32 nonzeros (every offset is 32-bit). Repeated
  * coordinates are kept as separate nonzeros (the MTTKRP sums them, as the
  * COO kernels do).
  *

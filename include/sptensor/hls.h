@@ -81,7 +81,7 @@ typedef struct spt_hls_s spt_hls;
  *  part runs in the tensor's type; the CPU kernels ignore the precision
  *  (they are exact). */
 typedef enum spt_hls_precision {
-  SPT_HLS_PRECISION_AUTO = 0,  /**< the library's choice: TF32 (fp16 is up to 10% faster on the H100 but overflows above 65504) */
+  SPT_HLS_PRECISION_AUTO = 0,  /**< the library's choice: TF32 (fp16 is slightly faster but overflows above 65504) */
   SPT_HLS_PRECISION_FP16 = 1,  /**< tile values and factors rounded to IEEE half (unit roundoff 2^-11), fp32 accumulation */
   SPT_HLS_PRECISION_BF16 = 2,  /**< rounded to bfloat16 (8-bit significand: unit roundoff 2^-8), fp32 accumulation */
   SPT_HLS_PRECISION_TF32 = 3,  /**< rounded to TF32 (10-bit mantissa, float32 range), fp32 accumulation */

@@ -79,9 +79,8 @@ uint32_t lanes_per_partition(uint64_t row_bytes);
 // A mode with at most kFewSlices non-empty slices and at least
 // kFewSlicesMinNnz nonzeros takes threadlen 16 at 4+ lanes per partition:
 // every warp's last segment is added atomically to one of those few rows,
-// and halving the warps halves the colliding adds (H100, rank 32: coads
-// modes 2-3 and wordnet's relation mode 20-24% faster than at 8; with 180
-// or more slices 8 stayed ahead on coads).
+// and halving the warps halves the colliding adds (docs/design-measurements.md,
+// "kFewSlices").
 constexpr spt_nnz kFewSlices = 64;
 constexpr spt_nnz kFewSlicesMinNnz = spt_nnz(1) << 17;
 

@@ -44,12 +44,11 @@ constexpr uint32_t kCellsPerSubtile = 4096;  // 16^3
 constexpr uint32_t kWordsPerSubtile = kCellsPerSubtile / 64;
 constexpr uint32_t kDefaultThreshold = 78;   // the paper's A100 MTTKRP value per 16^3 (1.9%)
 constexpr uint32_t kDefaultSlabDepth = 4;
-// What SPT_HLS_PRECISION_AUTO resolves to: tf32. On the H100
-// (benchmarks/results/gpu-h100-hls-2026-11-26.jsonl, rank 16) fp16 was the
-// fastest by 0-10% on MTTKRP and TTMc and as accurate as tf32 (both keep 10
-// mantissa bits; bf16's SMAPE was 8x theirs), but half overflows above
-// 65504 in a tile value, a factor entry or a TTMc partial product; tf32
-// keeps float32's range for that small price.
+// What SPT_HLS_PRECISION_AUTO resolves to: tf32. fp16 was slightly faster
+// and as accurate (both keep 10 mantissa bits; bf16 was far less
+// accurate), but half overflows above 65504 in a tile value, a factor
+// entry or a TTMc partial product; tf32 keeps float32's range
+// (measurements: docs/design-measurements.md, "HLS AUTO precision").
 constexpr spt_hls_precision kAutoPrecision = SPT_HLS_PRECISION_TF32;
 
 struct Params {

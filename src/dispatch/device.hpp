@@ -39,9 +39,8 @@ using CpAlsSweepHook = std::function<SweepNext(int iteration, double inner, doub
 // The AUTO backend's size rule for a whole CP-ALS: true when the tensor is
 // so small that the CPU's sweep (with `threads` threads) beats the GPU's
 // fixed cost of about 0.3 ms per sweep (kernel launches and one host
-// round trip per mode). Measured on the H100 machine (16 host cores; the
-// GPU lost on nations, kinship, umls, aminoacids and coads at rank 16 and
-// won everywhere else; measured 2026-11-23, in the git history of benchmarks/results/):
+// round trip per mode), fitted to where the GPU lost (measurements:
+// docs/design-measurements.md, "cp_als_prefers_cpu"):
 // sum(dims) * R <= 2^14 (the dense per-mode work) and nnz * R <= 2^20 *
 // threads (the MTTKRPs). A forced CUDA backend ignores it.
 bool cp_als_prefers_cpu(const std::vector<spt_index>& dims, spt_nnz nnz, spt_index rank, int threads);

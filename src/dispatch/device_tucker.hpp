@@ -22,12 +22,9 @@ namespace spt::dispatch {
 // mode).
 // The chain's estimate must be below this fraction of F-COO's: per unit of
 // estimated work the chained kernel (a warp per slice unit, Kronecker rows
-// through shared memory) ran slower than F-COO's flat stream on the H100
-// (2026-11-26, benchmarks/results/gpu-h100-tucker-chain-2026-11-26.jsonl,
-// sweep times at ranks 8 and 16): chain won at estimate ratios 0.03-0.2
-// (coads-climatology 2.5-5.7x, flights-2001 1.6-1.8x, mathsx at rank 16
-// 1.3x), tied or lost up to 1.5x at 0.22-0.44 (email-eu-day, mathsx at
-// rank 8, kinship, fb15k237).
+// through shared memory) ran slower than F-COO's flat stream; chain won
+// below this ratio and tied or lost above it (measurements:
+// docs/design-measurements.md, "kTuckerChainAdvantage").
 constexpr double kTuckerChainAdvantage = 0.2;
 
 struct TuckerTtmcEstimate {
