@@ -8,10 +8,11 @@ mode, and the HB-CSF tree root) takes the smaller of the runs' medians
 base, new and new / base, then per kernel the median and worst ratio.
 """
 import glob
-import json
 import os
 import statistics
 import sys
+
+from bench_records import records
 
 KERNELS = {
     "gpu_mttkrp_coo": "COO (sorted)",
@@ -25,25 +26,19 @@ KERNELS = {
 
 def cases(paths):
     best = {}
-    for path in paths:
-        with open(path) as f:
-            for line in f:
-                line = line.strip()
-                if not line.startswith("{"):
-                    continue
-                r = json.loads(line)
-                name = KERNELS.get(r.get("bench"))
-                if name is None:
-                    continue
-                if r["bench"] == "cpd_iter":
-                    if r.get("backend") != "cuda":
-                        continue
-                    name += " " + r.get("format", "")
-                    ms = 1e3 * r["seconds_per_iter_median"]
-                else:
-                    ms = r["kernel_ms_median"]
-                key = (r["tensor"], name, r["rank"], r.get("mode", -1), r.get("tree_root", -1))
-                best[key] = min(best.get(key, ms), ms)
+    for r in records(paths):
+        name = KERNELS.get(r.get("bench"))
+        if name is None:
+            continue
+        if r["bench"] == "cpd_iter":
+            if r.get("backend") != "cuda":
+                continue
+            name += " " + r.get("format", "")
+            ms = 1e3 * r["seconds_per_iter_median"]
+        else:
+            ms = r["kernel_ms_median"]
+        key = (r["tensor"], name, r["rank"], r.get("mode", -1), r.get("tree_root", -1))
+        best[key] = min(best.get(key, ms), ms)
     return best
 
 

@@ -11,27 +11,22 @@ figure on a loaded machine) and their new / base. Last, per format and
 thread count, the median and worst of each ratio.
 """
 import glob
-import json
 import os
 import statistics
 import sys
 
+from bench_records import records
+
 
 def cases(paths):
     runs = {}
-    for path in paths:
-        with open(path) as f:
-            for line in f:
-                line = line.strip()
-                if not line.startswith("{"):
-                    continue
-                r = json.loads(line)
-                if r.get("bench") != "mttkrp":
-                    continue
-                key = (r["tensor"], r["format"], r["threads"], r["mode"])
-                nan = float("nan")
-                runs.setdefault(key, []).append((r["ms_median"], r.get("cpu_ms_median", nan), r["ms_min"],
-                                                 r.get("cpu_ms_min", nan)))
+    nan = float("nan")
+    for r in records(paths):
+        if r.get("bench") != "mttkrp":
+            continue
+        key = (r["tensor"], r["format"], r["threads"], r["mode"])
+        runs.setdefault(key, []).append((r["ms_median"], r.get("cpu_ms_median", nan), r["ms_min"],
+                                         r.get("cpu_ms_min", nan)))
     return runs
 
 
