@@ -66,7 +66,7 @@ typedef enum spt_fcoo_operation {
 
 /** The threadlen rule (see the file comment) for a tensor of `nnz`
  *  nonzeros whose products have `rank` columns (0 = 16) of `dtype`, on a
- *  GPU with `multiprocessors` multiprocessors (0 = assume an H100's 132),
+ *  GPU with `multiprocessors` multiprocessors (0 = the default, 132),
  *  into *threadlen: 8, 16 or 32.
  *  Errors: SPT_ERR_INVALID_ARGUMENT (NULL threadlen, unknown dtype,
  *  negative multiprocessors). Thread safe. */
@@ -80,7 +80,7 @@ typedef struct spt_fcoo_options {
   spt_fcoo_operation operation; /**< the operation the layout serves (default SPT_FCOO_MTTKRP) */
   uint32_t mode;                /**< the mode of that operation (default 0) */
   uint32_t threadlen;           /**< nonzeros per partition: 8, 16 or 32; 0 (default) = spt_fcoo_suggest_threadlen
-                                     for rank 16 and the context's CUDA device if one is in use, else an H100 */
+                                     for rank 16 and the context's CUDA device if one is in use, else 132 SMs */
 } spt_fcoo_options;
 
 /** Fill `opts` with the defaults (operation SPT_FCOO_MTTKRP, mode 0,

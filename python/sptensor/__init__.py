@@ -999,7 +999,7 @@ _FCOO_OPERATION_NAMES = {v: k for k, v in _FCOO_OPERATIONS.items()}
 def fcoo_suggest_threadlen(nnz, rank=16, dtype=np.float64, multiprocessors=0):
     """The F-COO partition length (8, 16 or 32) the library's rule picks for
     nnz nonzeros and rank-column products on a GPU with `multiprocessors`
-    multiprocessors (0 = an H100's 132)."""
+    multiprocessors (0 = the default, 132)."""
     tl = ctypes.c_uint32()
     _lib.check(_lib.lib().spt_fcoo_suggest_threadlen(int(nnz), int(rank), _dtype_code(dtype), int(multiprocessors),
                                                      ctypes.byref(tl)), "spt_fcoo_suggest_threadlen")

@@ -39,7 +39,7 @@ SPT_API spt_status spt_fcoo_suggest_threadlen(spt_nnz nnz, spt_index rank, spt_d
   return guarded("spt_fcoo_suggest_threadlen", [&] {
     require_not_null(threadlen, "threadlen");
     check_dtype(dtype);
-    require(multiprocessors >= 0, "multiprocessors is ", multiprocessors, ": pass a count, or 0 for an H100's 132");
+    require(multiprocessors >= 0, "multiprocessors is ", multiprocessors, ": pass a count, or 0 for the default of 132");
     *threadlen = fcoo::suggested_threadlen(nnz, uint64_t(rank ? rank : 16) * dtype_size(dtype), multiprocessors);
   });
 }

@@ -85,13 +85,13 @@ constexpr spt_nnz kFewSlices = 64;
 constexpr spt_nnz kFewSlicesMinNnz = spt_nnz(1) << 17;
 
 // The threadlen rule (documented in include/sptensor/fcoo.h), for output
-// rows of `row_bytes` on a GPU with `multiprocessors` SMs (0 = 132, an H100).
+// rows of `row_bytes` on a GPU with `multiprocessors` SMs (0 = the default, 132).
 // `nonempty_slices`: of the F-COO's index mode when known (0 = unknown: the
 // few-slices case above is not applied).
 uint32_t suggested_threadlen(spt_nnz nnz, uint64_t row_bytes, int multiprocessors, spt_nnz nonempty_slices = 0);
 
 // Build the F-COO of x for `op` in `mode` with partitions of `threadlen`
-// (8, 16 or 32; 0 = suggested_threadlen for rank 16 on an H100). x is not
+// (8, 16 or 32; 0 = suggested_threadlen for rank 16 on 132 SMs). x is not
 // modified. Throws INVALID_ARGUMENT (order < 2, mode, op, threadlen, nnz >=
 // 2^32) and OUT_OF_MEMORY.
 spt_fcoo_s from_coo(const spt_coo_s& x, spt_fcoo_operation op, uint32_t mode, uint32_t threadlen, int threads);
