@@ -297,21 +297,6 @@ int plugin_cp_als(const spt_plugin_device_coo* x, const spt_plugin_cp_als_args* 
   });
 }
 
-// Env SPT_CUDA_HICOO_WINDOW_REUSE: nonzeros per touched output row from
-// which a HiCOO block accumulates in a shared-memory window (a plain
-// decimal number >= 1; unset, empty or unparsable = the measured default,
-// spt::cuda::kHicooWindowReuse). Read at each upload: a tensor keeps the
-// classification of its upload. A tuning knob, and lets the tests drive
-// every block through the window.
-uint64_t hicoo_window_reuse() {
-  const char* env = std::getenv("SPT_CUDA_HICOO_WINDOW_REUSE");
-  if (!env || !*env) return spt::cuda::kHicooWindowReuse;
-  char* end = nullptr;
-  const unsigned long long v = std::strtoull(env, &end, 10);
-  return (end && *end == 0 && v >= 1) ? v : spt::cuda::kHicooWindowReuse;
-}
-
-
 int plugin_hicoo_upload(int device, const spt_plugin_hicoo* x, spt_plugin_device_hicoo** out, char* message,
                         size_t message_len) {
   return guarded(message, message_len, [&]() -> int {
@@ -360,7 +345,8 @@ int plugin_hicoo_upload(int device, const spt_plugin_hicoo* x, spt_plugin_device
     view.einds = x->einds;
     view.values = x->values;
     view.value_size = value_size;
-    SPT_CUDA_TRY(spt::cuda::hicoo_upload(view, copy->block, &copy->ref, hicoo_window_reuse()),
+    const uint64_t window_reuse = x->window_reuse ? x->window_reuse : spt::cuda::kHicooWindowReuse;
+    SPT_CUDA_TRY(spt::cuda::hicoo_upload(view, copy->block, &copy->ref, window_reuse),
                  "copying the HiCOO tensor to the device");
     *out = copy.release();
     return kOk;

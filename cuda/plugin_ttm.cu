@@ -64,22 +64,10 @@ bool indices_below(const uint32_t* ind, uint64_t n, uint64_t rows) {
   return n == 0 || m < rows;
 }
 
-// The variant under AUTO: env, else the rule; kInvalidArgument with a
-// message for an env value that names no variant.
-int resolve_variant(uint64_t rank, uint64_t nfibers, uint64_t nnz, uint64_t longest, TtmVariant* out, char* message,
-                    size_t message_len) {
-  const int env = spt::cuda::ttm_variant_from_env(out);
-  if (env < 0) {
-    write_message(message, message_len,
-                  std::string("SPT_CUDA_TTM_VARIANT=") + std::getenv("SPT_CUDA_TTM_VARIANT") +
-                      " names no SpTTM kernel (naive, fine, coalesced, rank_blocked or shared)");
-    return kInvalidArgument;
-  }
-  if (env == 0) {
-    const double mean = nfibers ? double(nnz) / double(nfibers) : 0.0;
-    *out = spt::cuda::choose_ttm_variant(rank, nfibers, mean, longest);
-  }
-  return kOk;
+// The variant under AUTO: the rule (cuda/ttm.cu, choose_ttm_variant).
+TtmVariant rule_variant(uint64_t rank, uint64_t nfibers, uint64_t nnz, uint64_t longest) {
+  const double mean = nfibers ? double(nnz) / double(nfibers) : 0.0;
+  return spt::cuda::choose_ttm_variant(rank, nfibers, mean, longest);
 }
 
 int check_matrix(const spt_plugin_matrix* m, const char* name, char* message, size_t message_len) {
@@ -301,10 +289,7 @@ int plugin_ttm_choose_variant(uint64_t rank, uint64_t nfibers, uint64_t nnz, uin
                               char* message, size_t message_len) {
   return guarded(message, message_len, [&]() -> int {
     if (!variant || rank == 0) return kInvalidArgument;
-    TtmVariant v = TtmVariant::coalesced;
-    if (int status = resolve_variant(rank, nfibers, nnz, max_fiber_length, &v, message, message_len); status != kOk)
-      return status;
-    *variant = static_cast<int>(v);
+    *variant = static_cast<int>(rule_variant(rank, nfibers, nnz, max_fiber_length));
     return kOk;
   });
 }
@@ -331,9 +316,7 @@ int plugin_ttm_fibers(int device, const spt_plugin_ttm_fibers* x, const spt_plug
     const int requested = launch ? launch->variant : SPT_PLUGIN_TTM_AUTO;
     TtmVariant variant = TtmVariant::coalesced;
     if (requested == SPT_PLUGIN_TTM_AUTO) {
-      if (int status = resolve_variant(u->cols, x->nfibers, x->nnz, longest, &variant, message, message_len);
-          status != kOk)
-        return status;
+      variant = rule_variant(u->cols, x->nfibers, x->nnz, longest);
     } else if (requested >= SPT_PLUGIN_TTM_NAIVE && requested <= SPT_PLUGIN_TTM_SHARED) {
       variant = static_cast<TtmVariant>(requested);
     } else {

@@ -6,36 +6,10 @@
 // not depend on the launch shape, and matches the CPU kernel's summation
 // order. The kernels differ in how threads map to (fiber, column) and in
 // how U and the nonzeros are read, as in the dissertation's §7.3.
-#include <cstdlib>
-#include <cstring>
-
 #include "ttm.cuh"
 #include "vector_pack.cuh"
 
 namespace spt::cuda {
-
-const char* ttm_variant_name(TtmVariant v) {
-  switch (v) {
-    case TtmVariant::naive: return "naive";
-    case TtmVariant::fine: return "fine";
-    case TtmVariant::coalesced: return "coalesced";
-    case TtmVariant::rank_blocked: return "rank_blocked";
-    case TtmVariant::shared: return "shared";
-  }
-  return "?";
-}
-
-bool parse_ttm_variant(const char* name, TtmVariant* out) {
-  if (!name) return false;
-  for (TtmVariant v : {TtmVariant::naive, TtmVariant::fine, TtmVariant::coalesced, TtmVariant::rank_blocked,
-                       TtmVariant::shared}) {
-    if (std::strcmp(name, ttm_variant_name(v)) == 0) {
-      *out = v;
-      return true;
-    }
-  }
-  return false;
-}
 
 // The rule. What the dissertation measured (§7.6.3, "GPU Optimization
 // Comparison", P100, single precision, times averaged over all modes of 11
@@ -71,12 +45,6 @@ TtmVariant choose_ttm_variant(uint64_t rank, uint64_t nfibers, double mean_fiber
   if (skewed) return TtmVariant::shared;
   if ((mean >= 64.0 && rank <= 32) || (mean >= 12.0 && rank <= 16)) return TtmVariant::coalesced;
   return TtmVariant::rank_blocked;
-}
-
-int ttm_variant_from_env(TtmVariant* out) {
-  const char* env = std::getenv("SPT_CUDA_TTM_VARIANT");
-  if (!env || !*env) return 0;
-  return parse_ttm_variant(env, out) ? 1 : -1;
 }
 
 namespace {

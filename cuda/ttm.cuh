@@ -39,22 +39,11 @@ enum class TtmVariant : int {
 // double), and the multiple the device leading dimensions are padded to.
 constexpr uint32_t kTtmRankBlock = 4;
 
-// "naive", "fine", "coalesced", "rank_blocked", "shared" ("?" otherwise).
-const char* ttm_variant_name(TtmVariant v);
-
-// Parses one of the names above; false for anything else.
-bool parse_ttm_variant(const char* name, TtmVariant* out);
-
 // The rule that picks a kernel for a problem (reasoning in ttm.cu, from the
 // dissertation's §7.6.3 measurements): rank R, number of fibers, their mean
-// and maximum length. Pure; the environment override is
-// ttm_variant_from_env.
+// and maximum length. Pure.
 TtmVariant choose_ttm_variant(uint64_t rank, uint64_t nfibers, double mean_fiber_length, uint64_t max_fiber_length);
 
-// Env SPT_CUDA_TTM_VARIANT: 0 when unset or empty (use the rule), 1 with
-// *out set when it names a variant, -1 when it names none (the caller
-// reports the value).
-int ttm_variant_from_env(TtmVariant* out);
 
 // Leading dimension of U and Y on the device for rank R.
 inline uint64_t ttm_padded_ld(uint64_t rank) { return (rank + kTtmRankBlock - 1) / kTtmRankBlock * kTtmRankBlock; }

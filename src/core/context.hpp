@@ -19,6 +19,9 @@ struct spt_context_s {
   spt_log_fn log = nullptr;
   void* log_data = nullptr;
   std::string last_error;
+  // The GPU SpTTM kernel forced by the tests (an SPT_PLUGIN_TTM_* value of
+  // src/dispatch/plugin_abi.h; 0 = the plugin's rule). Not in the C API.
+  int gpu_ttm_variant = 0;
 };
 
 namespace spt {

@@ -56,6 +56,9 @@ struct spt_hicoo_s {
   uint32_t block_bits = 7;       // B = 2^block_bits, 1..8
   uint32_t superblock_bits = 7;  // L = 2^superblock_bits, block_bits..31
   spt::HicooStrategy strategy = spt::HicooStrategy::automatic;  // caller's MTTKRP choice
+  // GPU kernel threshold forced by the tests (spt_plugin_hicoo.window_reuse;
+  // 0 = the plugin's); not in the C API. Read at the device upload.
+  uint32_t gpu_window_reuse = 0;
 
   spt::buffer<spt_nnz> bptr;                   // n_b + 1: block b holds nonzeros [bptr[b], bptr[b+1])
   std::vector<spt::buffer<uint32_t>> binds;    // per mode, n_b block indices

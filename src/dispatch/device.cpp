@@ -278,6 +278,7 @@ int device_copy(const CudaPlugin& cuda, int device, const spt_hicoo_s& x, Device
     view.nnz = x.nnz;
     view.num_blocks = x.num_blocks();
     view.block_bits = x.block_bits;
+    view.window_reuse = x.gpu_window_reuse;
     view.dims = x.dims.data();
     view.bptr = x.bptr.data();
     view.binds = binds.data();
@@ -391,8 +392,8 @@ bool fcoo_on_device(const spt_context_s& ctx, const char* kernel, const spt_fcoo
 
 // x's device cache (made here when missing or stale) with the GPU format
 // model's choice per mode for rows of `rank` columns (made on the first
-// device MTTKRP and again when the row width changes; SPT_CUDA_MTTKRP_FORMAT
-// is read then). The caller holds the device-cache mutex.
+// device MTTKRP and again when the row width changes). The caller holds the
+// device-cache mutex.
 std::shared_ptr<DeviceCooCache> cache_with_choices(const spt_context_s& ctx, const spt_coo_s& x, spt_index rank) {
   auto cache = std::static_pointer_cast<DeviceCooCache>(x.device_cache);
   if (cache && !cache->matches(x)) cache.reset();

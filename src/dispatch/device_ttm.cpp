@@ -98,7 +98,7 @@ bool ttm_on_device(const spt_context_s& ctx, const spt_coo_s& x, uint32_t mode, 
   const spt_plugin_matrix um{const_cast<T*>(u.data), u.rows, u.cols, u.ld};
   spt_plugin_matrix om{out.values.get<T>().data(), fibers, rank, rank};
   spt_plugin_ttm_launch launch{};
-  launch.variant = SPT_PLUGIN_TTM_AUTO;
+  launch.variant = ctx.gpu_ttm_variant;
   char buffer[512] = {0};
   const int status = cuda.table->ttm_fibers(ctx.device, &view, &um, &om, &launch, buffer, sizeof buffer);
   if (status == SPT_OK)

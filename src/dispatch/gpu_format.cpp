@@ -1,6 +1,5 @@
 #include "dispatch/gpu_format.hpp"
 
-#include <cstdlib>
 #include <cstring>
 
 #include "core/buffer.hpp"
@@ -50,17 +49,10 @@ std::vector<spt_nnz> nonempty_slices_per_mode(const spt_coo_s& x, int threads) {
 
 std::vector<GpuMttkrpChoice> gpu_mttkrp_choices(const spt_coo_s& x, const std::vector<spt_nnz>& nonempty_slices,
                                                 uint64_t row_bytes, int multiprocessors) {
-  const char* env = std::getenv("SPT_CUDA_MTTKRP_FORMAT");
-  const bool force_coo = env && std::strcmp(env, "coo") == 0;
-  const bool force_fcoo = env && std::strcmp(env, "fcoo") == 0;
-  const bool force_hbcsf = env && std::strcmp(env, "hbcsf") == 0;
   std::vector<GpuMttkrpChoice> out(x.order());
   for (uint32_t m = 0; m < x.order(); ++m) {
     const spt_nnz slices = m < nonempty_slices.size() ? nonempty_slices[m] : 0;
-    out[m].format = force_coo     ? GpuMttkrpFormat::coo
-                    : force_fcoo  ? GpuMttkrpFormat::fcoo
-                    : force_hbcsf ? GpuMttkrpFormat::hbcsf
-                                  : gpu_mttkrp_format(x.nnz, slices, row_bytes, x.order());
+    out[m].format = gpu_mttkrp_format(x.nnz, slices, row_bytes, x.order());
     out[m].fcoo_threadlen = fcoo::suggested_threadlen(x.nnz, row_bytes, multiprocessors, slices);
   }
   return out;

@@ -74,9 +74,9 @@ std::vector<spt_nnz> nonempty_slices_per_mode(const spt_coo_s& x, int threads);
 
 // The per-mode choice for x from its slice counts (nonempty_slices_per_mode;
 // may be empty below kGpuFcooMinNnz nonzeros), for output rows of
-// `row_bytes` on a GPU with `multiprocessors` SMs (0 = 132). Env
-// SPT_CUDA_MTTKRP_FORMAT = coo | fcoo | hbcsf | auto (unset/empty/other =
-// auto) forces one format for every mode (the threadlen rule still applies).
+// `row_bytes` on a GPU with `multiprocessors` SMs (0 = 132). A caller who
+// wants another format builds its handle (spt_fcoo_from_coo,
+// spt_hbcsf_from_coo) or sets spt_cpd_options.format.
 std::vector<GpuMttkrpChoice> gpu_mttkrp_choices(const spt_coo_s& x, const std::vector<spt_nnz>& nonempty_slices,
                                                 uint64_t row_bytes, int multiprocessors);
 

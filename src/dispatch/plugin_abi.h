@@ -32,6 +32,8 @@
  * below says which). 7 = adds tucker_hooi_hbcsf (the Tucker TTMc by
  * chained TTMs on B-CSF / HB-CSF trees). 8 = cp_als's on_sweep hook gets
  * the rounding noise of <X, M> and may answer SPT_PLUGIN_EXACT_INNER.
+ * 9 = spt_plugin_hicoo.window_reuse (was reserved) replaces the plugin's
+ * environment variable for the window threshold.
  */
 #ifndef SPT_DISPATCH_PLUGIN_ABI_H
 #define SPT_DISPATCH_PLUGIN_ABI_H
@@ -43,7 +45,7 @@
 extern "C" {
 #endif
 
-#define SPT_PLUGIN_ABI_VERSION 8u
+#define SPT_PLUGIN_ABI_VERSION 9u
 #define SPT_CUDA_PLUGIN_ENTRY_NAME "spt_cuda_plugin_entry"
 #define SPT_CUDA_PLUGIN_FILE_NAME "libsptensor_cuda.so"
 
@@ -76,14 +78,17 @@ typedef struct spt_plugin_coo {
  * B^order (B = 2^block_bits, 1 <= block_bits <= 8); block b holds nonzeros
  * [bptr[b], bptr[b+1]) and has coordinate binds[m][b] (= coordinate >>
  * block_bits) in mode m; nonzero k has element index einds[m][k] (=
- * coordinate & (B-1)) and value values[k]. */
+ * coordinate & (B-1)) and value values[k]. window_reuse: nonzeros per
+ * touched output row from which a block accumulates in a shared-memory
+ * window (0 = the plugin's threshold; the library passes 0, tests pass 1 to
+ * drive every block with enough nonzeros through the window). */
 typedef struct spt_plugin_hicoo {
   uint32_t order;
   int dtype;                    /* SPT_PLUGIN_FLOAT32 or SPT_PLUGIN_FLOAT64 */
   uint64_t nnz;
   uint64_t num_blocks;
   uint32_t block_bits;
-  uint32_t reserved;
+  uint32_t window_reuse;        /* 0 = the plugin's threshold */
   const uint32_t *dims;         /* order entries */
   const uint64_t *bptr;         /* num_blocks + 1 entries */
   const uint32_t *const *binds; /* order arrays of num_blocks */
@@ -261,8 +266,8 @@ typedef struct spt_plugin_device_hls spt_plugin_device_hls;
 
 /* [v6-ttm-types-begin] */
 /* The GPU SpTTM kernels (dissertation §7.3; cuda/ttm.cuh describes each).
- * AUTO = the plugin's rule (cuda/ttm.cu, choose_ttm_variant), which env
- * SPT_CUDA_TTM_VARIANT=naive|fine|coalesced|rank_blocked|shared overrides. */
+ * AUTO = the plugin's rule (cuda/ttm.cu, choose_ttm_variant); the library
+ * always asks for AUTO, tests and benchmarks force each variant. */
 #define SPT_PLUGIN_TTM_AUTO 0
 #define SPT_PLUGIN_TTM_NAIVE 1
 #define SPT_PLUGIN_TTM_FINE 2
@@ -534,9 +539,8 @@ typedef struct spt_plugin_table {
   /* [v6-ttm-begin] */
   /* The SpTTM kernel ttm_fibers runs under SPT_PLUGIN_TTM_AUTO for rank R
    * and nfibers fibers holding nnz nonzeros, the longest max_fiber_length:
-   * env SPT_CUDA_TTM_VARIANT when set, else the rule. Host only (no device
-   * needed). Errors: INVALID_ARGUMENT (NULL variant, R = 0, or an env value
-   * that names no variant; the message says which). */
+   * the rule. Host only (no device needed). Errors: INVALID_ARGUMENT (NULL
+   * variant, R = 0). */
   int (*ttm_choose_variant)(uint64_t rank, uint64_t nfibers, uint64_t nnz, uint64_t max_fiber_length, int *variant,
                             char *message, size_t message_len);
 
@@ -547,7 +551,7 @@ typedef struct spt_plugin_table {
    * kernel launch->variant runs (AUTO: ttm_choose_variant's pick), out is
    * copied back. launch may be NULL (= AUTO, nothing reported).
    * Synchronous. Errors: INVALID_ARGUMENT (NULL arrays, inconsistent
-   * fiber_ptr, an index >= u->rows, shapes, unknown variant or env value),
+   * fiber_ptr, an index >= u->rows, shapes, unknown variant),
    * UNSUPPORTED (R >= 2^31), OUT_OF_MEMORY (the copies do not fit the free
    * device memory, capped by SPT_CUDA_MEMORY_LIMIT), DEVICE. */
   int (*ttm_fibers)(int device, const spt_plugin_ttm_fibers *x, const spt_plugin_matrix *u, spt_plugin_matrix *out,

@@ -613,28 +613,14 @@ TEST(GpuFormatModel, RuleSlicesAndOverride) {
     return want;
   };
   {
-    ScopedEnv unset("SPT_CUDA_MTTKRP_FORMAT", nullptr);
+    // The environment does not change the choice: the library reads no
+    // tuning variable.
+    ScopedEnv old_override("SPT_CUDA_MTTKRP_FORMAT", "hbcsf");
     EXPECT_EQ(dispatch::gpu_mttkrp_choices(x, slices, 128, 132),
               with(GpuMttkrpFormat::fcoo, GpuMttkrpFormat::coo, GpuMttkrpFormat::coo));
   }
-  {
-    ScopedEnv coo("SPT_CUDA_MTTKRP_FORMAT", "coo");
-    EXPECT_EQ(dispatch::gpu_mttkrp_choices(x, slices, 128, 132),
-              with(GpuMttkrpFormat::coo, GpuMttkrpFormat::coo, GpuMttkrpFormat::coo));
-  }
-  {
-    ScopedEnv fcoo("SPT_CUDA_MTTKRP_FORMAT", "fcoo");
-    EXPECT_EQ(dispatch::gpu_mttkrp_choices(x, slices, 128, 132),
-              with(GpuMttkrpFormat::fcoo, GpuMttkrpFormat::fcoo, GpuMttkrpFormat::fcoo));
-  }
-  {
-    ScopedEnv hbcsf("SPT_CUDA_MTTKRP_FORMAT", "hbcsf");
-    EXPECT_EQ(dispatch::gpu_mttkrp_choices(x, slices, 128, 132),
-              with(GpuMttkrpFormat::hbcsf, GpuMttkrpFormat::hbcsf, GpuMttkrpFormat::hbcsf));
-  }
   // The order-4 tensor of the HB-CSF tests: HB-CSF, COO, F-COO, F-COO.
   {
-    ScopedEnv unset("SPT_CUDA_MTTKRP_FORMAT", nullptr);
     const spt_coo_s y = hbcsf_format_tensor(SPT_FLOAT64);
     const std::vector<dispatch::GpuMttkrpChoice> got = dispatch::gpu_mttkrp_choices(y, dispatch::nonempty_slices_per_mode(y, 2), 128, 132);
     ASSERT_EQ(got.size(), 4u);
@@ -649,7 +635,6 @@ TEST(GpuFormatModel, RuleSlicesAndOverride) {
 // x: every mode equals the reference, and the log gives `choice` (the
 // model's per-mode formats).
 void check_per_mode_formats(const spt_coo_s& tensor, const std::string& choice) {
-  ScopedEnv unset("SPT_CUDA_MTTKRP_FORMAT", nullptr);
   std::vector<std::string> log;
   spt_context* ctx = nullptr;
   ASSERT_EQ(spt_context_create(&ctx), SPT_OK);
@@ -703,7 +688,6 @@ TEST(GpuFormatModel, MttkrpOnHbcsfWhereChosenMatchesReference) {
 TYPED_TEST(CudaCpAls, HbcsfModesRunOnFcooInTheSweep) {
   SKIP_WITHOUT_DEVICE();
   using T = TypeParam;
-  ScopedEnv unset("SPT_CUDA_MTTKRP_FORMAT", nullptr);
   const spt_coo_s x = hbcsf_format_tensor(dtype_of<T>());
   const spt_index rank = sizeof(T) == 8 ? 16 : 32;  // 128-byte rows either way
   const auto init = positive_init<T>(x.dims, rank, 22);
@@ -721,7 +705,6 @@ TYPED_TEST(CudaCpAls, HbcsfModesRunOnFcooInTheSweep) {
 TYPED_TEST(CudaCpAls, MixedFormatsMatchCpu) {
   SKIP_WITHOUT_DEVICE();
   using T = TypeParam;
-  ScopedEnv unset("SPT_CUDA_MTTKRP_FORMAT", nullptr);
   const spt_coo_s x = mixed_format_tensor(dtype_of<T>());
   const auto init = positive_init<T>(x.dims, 16, 21);
   const CpdRun gpu = run_cpd<T>(SPT_BACKEND_CUDA, x, init, 16, 10, 0.0);
@@ -949,9 +932,15 @@ void check_hicoo_all_modes(const std::vector<spt_hicoo_s>& hs, const spt_coo_s& 
   }
 }
 
-std::vector<spt_hicoo_s> make_hicoos(const spt_coo_s& x, std::initializer_list<uint32_t> block_sizes) {
+// One HiCOO per block size; window_reuse forces the GPU kernel's
+// shared-memory window threshold (0 = the plugin's).
+std::vector<spt_hicoo_s> make_hicoos(const spt_coo_s& x, std::initializer_list<uint32_t> block_sizes,
+                                     uint32_t window_reuse = 0) {
   std::vector<spt_hicoo_s> hs;
-  for (uint32_t b : block_sizes) hs.push_back(make_hicoo(x, b));
+  for (uint32_t b : block_sizes) {
+    hs.push_back(make_hicoo(x, b));
+    hs.back().gpu_window_reuse = window_reuse;
+  }
   return hs;
 }
 
@@ -964,7 +953,7 @@ const spt_nnz kHicooRanks[] = {1, 8, 16, 32, 33, 64};
 // Orders 2..6 (the standard skewed shapes) plus orders 7 and 8 (the
 // kernel's limit), block sizes 2, 16 and 128, each with the default window
 // rule (global atomics with running sums nearly everywhere) and with
-// SPT_CUDA_HICOO_WINDOW_REUSE=1 (every block with max(8, B/4) nonzeros
+// window_reuse 1 (every block with max(8, B/4) nonzeros
 // through the shared-memory output window, staged factor windows where
 // they fit and the block has >= B nonzeros).
 TYPED_TEST(CudaHicooMttkrp, RandomTensorsOrders2To8) {
@@ -983,11 +972,10 @@ TYPED_TEST(CudaHicooMttkrp, RandomTensorsOrders2To8) {
   specs.push_back(eight);
   for (const RandomTensorSpec& spec : specs) {
     const spt_coo_s x = random_coo(dtype_of<T>(), spec);
-    for (const char* reuse : {static_cast<const char*>(nullptr), "1"}) {
+    for (uint32_t reuse : {0u, 1u}) {
       // Default rule (hardly any block hot enough for the window), then
       // the window for every block with enough nonzeros.
-      ScopedEnv window("SPT_CUDA_HICOO_WINDOW_REUSE", reuse);
-      const std::vector<spt_hicoo_s> hs = make_hicoos(x, {2u, 16u, 128u});
+      const std::vector<spt_hicoo_s> hs = make_hicoos(x, {2u, 16u, 128u}, reuse);
       for (spt_nnz rank : kHicooRanks)
         check_hicoo_all_modes<T>(hs, x, rank, spec.seed * 7 + rank,
                                  cat("order ", x.order(), " nnz ", x.nnz, reuse ? " window" : ""));
@@ -1005,9 +993,8 @@ TYPED_TEST(CudaHicooMttkrp, HeavySlicesAndBlockSizes) {
   using T = TypeParam;
   for (const RandomTensorSpec& spec : heavy_and_skewed_specs()) {
     const spt_coo_s x = random_coo(dtype_of<T>(), spec);
-    for (const char* reuse : {static_cast<const char*>(nullptr), "1"}) {
-      ScopedEnv window("SPT_CUDA_HICOO_WINDOW_REUSE", reuse);
-      const std::vector<spt_hicoo_s> hs = make_hicoos(x, {8u, 64u, 256u});
+    for (uint32_t reuse : {0u, 1u}) {
+      const std::vector<spt_hicoo_s> hs = make_hicoos(x, {8u, 64u, 256u}, reuse);
       for (spt_nnz rank : kHicooRanks)
         check_hicoo_all_modes<T>(hs, x, rank, 99 + rank,
                                  cat("dims ", x.dims[0], "x", x.dims[1], "...", reuse ? " window" : ""));

@@ -1,6 +1,6 @@
 // The GPU SpTTM family (cuda/ttm.cuh, cuda/plugin_ttm.cu,
-// src/dispatch/device_ttm.cpp): every SpTTM kernel forced through env
-// SPT_CUDA_TTM_VARIANT (and checked to be the one that ran) against the
+// src/dispatch/device_ttm.cpp): every SpTTM kernel forced through the
+// context's test-only gpu_ttm_variant (and checked to be the one that ran) against the
 // reference kernel computed in float64, on random tensors of orders 3..6 in
 // every mode with ranks 1, 7, 16, 33 and 130, and on pathological shapes
 // (one enormous fiber, all-singleton fibers, very short modes with repeated
@@ -9,7 +9,7 @@
 // plugin loads, no device needed), the AUTO choice, SsTTM (one and two
 // dense modes, grouped and ungrouped fibers), the public API (spt_ttm,
 // spt_scoo_ttm, spt_ttm_chain with backend CUDA against CPU), AUTO's small-
-// problem rule, out-of-memory and bad-env behaviour, and the CPU-only
+// problem rule, out-of-memory and unknown-variant behaviour, and the CPU-only
 // behaviour (CUDA forced is SPT_ERR_DEVICE, AUTO runs on the CPU).
 // GPU tests skip with the reason when no device is usable.
 #include <gtest/gtest.h>
@@ -167,13 +167,13 @@ TtmOracle ttm_oracle(const spt_coo_s& x, uint32_t mode, const DenseMatrix<T>& u)
   return o;
 }
 
-// SpTTM through the dispatcher with backend CUDA and `variant` forced by
-// env (nullptr = the rule); the log (verbosity 2) goes to *log.
+// SpTTM through the dispatcher with backend CUDA and `variant` forced
+// (SPT_PLUGIN_TTM_*; AUTO = the rule); the log (verbosity 2) goes to *log.
 template <typename T>
-spt_scoo_s gpu_ttm(const spt_coo_s& x, uint32_t mode, const DenseMatrix<T>& u, const char* variant,
+spt_scoo_s gpu_ttm(const spt_coo_s& x, uint32_t mode, const DenseMatrix<T>& u, int variant,
                    std::vector<std::string>* log) {
-  ScopedEnv env("SPT_CUDA_TTM_VARIANT", variant);
   spt_context_s ctx;
+  ctx.gpu_ttm_variant = variant;
   ctx.backend = SPT_BACKEND_CUDA;
   ctx.threads = 2;
   ctx.verbosity = 2;
@@ -194,7 +194,7 @@ void check_all_variants(const spt_coo_s& x, const std::vector<spt_nnz>& ranks, c
       for (int v = 0; v < 5; ++v) {
         const std::string label = cat(what, " mode ", mode, " rank ", rank, " variant ", kVariants[v]);
         std::vector<std::string> log;
-        const spt_scoo_s got = gpu_ttm(x, mode, u, kVariants[v], &log);
+        const spt_scoo_s got = gpu_ttm(x, mode, u, v + 1, &log);
         if (o.cpu.nfibers > 0) {
           EXPECT_EQ(logged_variant(log), v + 1) << label << ": the forced variant did not run";
         }
@@ -243,11 +243,10 @@ spt_coo_s enormous_fiber(spt_dtype dtype, spt_nnz length) {
 
 // The rule through the plugin's entry (host only: runs wherever the plugin
 // loads, with or without a device).
-TEST(CudaTtmRule, PicksAValidVariantAndFollowsTheEnv) {
+TEST(CudaTtmRule, PicksAValidVariantIgnoringTheEnvironment) {
   const dispatch::CudaPlugin& cuda = dispatch::cuda_plugin();
   if (!cuda.table) GTEST_SKIP() << "the CUDA plugin is not loaded: " << cuda.reason;
   ASSERT_NE(cuda.table->ttm_choose_variant, nullptr);
-  ScopedEnv clear("SPT_CUDA_TTM_VARIANT", nullptr);
   char message[512] = {0};
   auto choose = [&](uint64_t rank, uint64_t fibers, uint64_t nnz, uint64_t longest) {
     int v = -1;
@@ -276,15 +275,14 @@ TEST(CudaTtmRule, PicksAValidVariantAndFollowsTheEnv) {
   EXPECT_EQ(choose(32, 1000, 15000, 160), SPT_PLUGIN_TTM_RANK_BLOCKED);    // ... at R 32
   EXPECT_EQ(choose(16, 1000, 1500, 3), SPT_PLUGIN_TTM_RANK_BLOCKED);       // short fibers
   EXPECT_EQ(choose(130, 1000, 1500, 3), SPT_PLUGIN_TTM_RANK_BLOCKED);
-  // Env override, and a value naming no kernel.
-  for (int v = 0; v < 5; ++v) {
-    ScopedEnv force("SPT_CUDA_TTM_VARIANT", kVariants[v]);
-    EXPECT_EQ(choose(16, 1000, 1500, 3), v + 1) << kVariants[v];
+  // The environment does not change the pick: the library reads no tuning
+  // variable.
+  {
+    ScopedEnv old_override("SPT_CUDA_TTM_VARIANT", "naive");
+    EXPECT_EQ(choose(16, 1000, 1500, 3), SPT_PLUGIN_TTM_RANK_BLOCKED);
   }
-  ScopedEnv bogus("SPT_CUDA_TTM_VARIANT", "fastest");
   int v = -1;
-  EXPECT_EQ(cuda.table->ttm_choose_variant(16, 10, 10, 1, &v, message, sizeof message), SPT_ERR_INVALID_ARGUMENT);
-  EXPECT_NE(std::string(message).find("SPT_CUDA_TTM_VARIANT=fastest"), std::string::npos) << message;
+  EXPECT_EQ(cuda.table->ttm_choose_variant(16, 10, 10, 1, nullptr, message, sizeof message), SPT_ERR_INVALID_ARGUMENT);
   EXPECT_EQ(cuda.table->ttm_choose_variant(0, 10, 10, 1, &v, message, sizeof message), SPT_ERR_INVALID_ARGUMENT);
 }
 
@@ -459,10 +457,10 @@ TYPED_TEST(CudaTtm, PresortedInputKeepsItsFiberOrder) {
   const DenseMatrix<T> u = random_matrix<T>(x.dims[1], 16, 9);
   const TtmOracle o = ttm_oracle(x, 1, u);
   ASSERT_EQ(o.cpu.fiber_order, (std::vector<uint32_t>{3, 0, 2}));
-  for (const char* v : kVariants) {
+  for (int v = 0; v < 5; ++v) {
     std::vector<std::string> log;
-    const spt_scoo_s got = gpu_ttm(x, 1, u, v, &log);
-    ASSERT_TRUE(same_scoo<T>(o.cpu, got, o.want, o.scale, tol<T>())) << v;
+    const spt_scoo_s got = gpu_ttm(x, 1, u, v + 1, &log);
+    ASSERT_TRUE(same_scoo<T>(o.cpu, got, o.want, o.scale, tol<T>())) << kVariants[v];
   }
 }
 
@@ -481,7 +479,7 @@ TYPED_TEST(CudaTtm, AutoVariantMatchesReference) {
         const DenseMatrix<T> u = random_matrix<T>(x.dims[mode], rank, 3 + mode);
         const TtmOracle o = ttm_oracle(x, mode, u);
         std::vector<std::string> log;
-        const spt_scoo_s got = gpu_ttm(x, mode, u, nullptr, &log);
+        const spt_scoo_s got = gpu_ttm(x, mode, u, SPT_PLUGIN_TTM_AUTO, &log);
         const std::string label = cat("order ", x.order(), " mode ", mode, " rank ", rank);
         ASSERT_TRUE(same_scoo<T>(o.cpu, got, o.want, o.scale, tol<T>())) << label;
         // The fiber statistics the rule saw.
@@ -642,8 +640,8 @@ TEST(CudaTtmApi, SmallProblemsStayOnTheCpuUnderAuto) {
 
 // SPT_CUDA_MEMORY_LIMIT makes the operands not fit: AUTO runs the CPU
 // kernel with a note, CUDA forced is a DEVICE error naming the memory; a
-// bad SPT_CUDA_TTM_VARIANT likewise falls back / fails with its name.
-TEST(CudaTtmApi, OutOfMemoryAndBadEnvFallBackUnderAutoAndFailUnderCuda) {
+// variant the plugin does not know likewise falls back / fails naming it.
+TEST(CudaTtmApi, OutOfMemoryAndUnknownVariantFallBackUnderAutoAndFailUnderCuda) {
   SKIP_WITHOUT_DEVICE();
   RandomTensorSpec spec;
   spec.dims = {40, 30, 20};
@@ -653,10 +651,10 @@ TEST(CudaTtmApi, OutOfMemoryAndBadEnvFallBackUnderAutoAndFailUnderCuda) {
   const TtmOracle o = ttm_oracle(x, 0, u);
   for (int which = 0; which < 2; ++which) {
     ScopedEnv limit("SPT_CUDA_MEMORY_LIMIT", which == 0 ? "1000" : nullptr);
-    ScopedEnv variant("SPT_CUDA_TTM_VARIANT", which == 1 ? "fastest" : nullptr);
-    const std::string expected = which == 0 ? "the CUDA device is out of memory" : "SPT_CUDA_TTM_VARIANT=fastest";
+    const std::string expected = which == 0 ? "the CUDA device is out of memory" : "unknown SpTTM variant 99";
     std::vector<std::string> log;
     spt_context_s ctx;
+    ctx.gpu_ttm_variant = which == 1 ? 99 : SPT_PLUGIN_TTM_AUTO;
     ctx.backend = SPT_BACKEND_AUTO;
     ctx.verbosity = 1;
     ctx.log = record_log_line;
@@ -673,7 +671,7 @@ TEST(CudaTtmApi, OutOfMemoryAndBadEnvFallBackUnderAutoAndFailUnderCuda) {
       ADD_FAILURE() << "SpTTM with CUDA forced should fail: " << expected;
     } catch (const Error& e) {
       EXPECT_EQ(e.code(), SPT_ERR_DEVICE) << e.what();
-      EXPECT_NE(std::string(e.what()).find(which == 0 ? "out of memory" : "SPT_CUDA_TTM_VARIANT"), std::string::npos)
+      EXPECT_NE(std::string(e.what()).find(which == 0 ? "out of memory" : "unknown SpTTM variant"), std::string::npos)
           << e.what();
     }
   }
