@@ -32,7 +32,7 @@ for round in $(seq 1 "${ROUNDS:-2}"); do
   for side in base new; do
     dir=build-gpu
     [ "$side" = base ] && dir=build-base
-    SPT_PLUGIN_PATH="$PWD/$dir/libsptensor_cuda.so" "$dir/benchmarks/bench_gpu" "${args[@]}" \
+    SPT_PLUGIN_PATH="$PWD/$dir" "$dir/benchmarks/bench_gpu" "${args[@]}" \
       --json "$out/$side-$round.jsonl" "$@" > "$out/$side-$round.log" 2>&1 \
       || { tail -20 "$out/$side-$round.log"; exit 1; }
   done

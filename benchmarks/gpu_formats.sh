@@ -33,7 +33,7 @@ targets="sptensor_cuda $(ninja -C $b -t targets all | grep -oE '^bench_gpu[a-z_]
 [ $tests = ON ] && targets="$targets $(ninja -C $b -t targets all | grep -oE '^test_cuda[a-z_]*:' | tr -d : | sort -u | tr '\n' ' ')"
 ninja -C $b -j16 $targets > "$out/build.log" 2>&1 || { grep -E "error|FAILED" -A3 "$out/build.log" | head -40; exit 1; }
 echo "build OK $(date -u +%T)"
-export SPT_PLUGIN_PATH=$PWD/$b/libsptensor_cuda.so OMP_NUM_THREADS=16
+export SPT_PLUGIN_PATH=$PWD/$b OMP_NUM_THREADS=16
 unxz_to() { python3 -c "import lzma,shutil,sys; shutil.copyfileobj(lzma.open(sys.argv[1]), open(sys.argv[2],'wb'))" "$1" "$2"; }
 mkdir -p .data/plain
 if [ $tests = ON ]; then

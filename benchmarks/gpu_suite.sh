@@ -33,7 +33,7 @@ fi
 
 # The plugin sits beside libsptensor.so in the build dir; statically linked
 # test and benchmark executables find it through SPT_PLUGIN_PATH.
-export SPT_PLUGIN_PATH="$PWD/$build/libsptensor_cuda.so"
+export SPT_PLUGIN_PATH="$PWD/$build"
 export OMP_NUM_THREADS=${OMP_NUM_THREADS:-16}
 unxz_to() {  # the GPU machine's build may lack liblzma: unpack with Python
   python3 -c "import lzma,shutil,sys; shutil.copyfileobj(lzma.open(sys.argv[1]), open(sys.argv[2],'wb'))" "$1" "$2"

@@ -86,8 +86,6 @@ typedef struct spt_cp_apr_options {
                                               I_n x R of the tensor's dtype, any layout; only read */
   spt_cp_apr_callback callback;          /**< optional */
   void *callback_data;                   /**< passed to callback */
-  /* Added after 0.1 (callers built against the shorter struct pass a smaller
-   * struct_size and get the default). */
   spt_tensor_format format;              /**< storage Phi runs on: SPT_TENSOR_FORMAT_COO (mode-grouped copies),
                                               _HICOO (one HiCOO copy, suggested block and superblock sizes),
                                               or _AUTO (default): HiCOO when it compresses -- block ratio

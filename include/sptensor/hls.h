@@ -96,9 +96,8 @@ typedef struct spt_hls_options {
   uint32_t dense_threshold; /**< a tile with at least this many occupied cells is dense (0 = default: 78, times slab_depth for order 4) */
   uint32_t slab_depth;      /**< order 4: tile depth along the highest non-root mode, 1, 2, 4, 8 or 16 (0 = default 4); validated but unused for order 3 */
   uint64_t precision;       /**< an spt_hls_precision value: the GPU dense-tile arithmetic (default
-                                 SPT_HLS_PRECISION_AUTO), stored on the handle. Added after the first release;
-                                 64 bits wide so that it starts after the first release's 24 bytes (a caller
-                                 built against that header passes struct_size 24 and gets AUTO) */
+                                 SPT_HLS_PRECISION_AUTO), stored on the handle; 64 bits wide, so it starts
+                                 on an 8-byte boundary right after the 24 bytes before it */
 } spt_hls_options;
 
 /** Fill `opts` with the defaults (root_mode 0, dense_threshold 0 = the

@@ -66,8 +66,8 @@ module sptensor
   ! --------------------------------------------------------------------------
   ! Version of the header this module mirrors (sptensor.h SPT_VERSION_*).
   ! --------------------------------------------------------------------------
-  integer(c_int), parameter, public :: SPT_VERSION_MAJOR = 0
-  integer(c_int), parameter, public :: SPT_VERSION_MINOR = 1
+  integer(c_int), parameter, public :: SPT_VERSION_MAJOR = 1
+  integer(c_int), parameter, public :: SPT_VERSION_MINOR = 0
   integer(c_int), parameter, public :: SPT_VERSION_PATCH = 0
 
   ! Other numeric #defines of the headers.

@@ -44,11 +44,11 @@ extern "C" {
 /* Version                                                                  */
 /* ------------------------------------------------------------------------ */
 
-#define SPT_VERSION_MAJOR 0 /**< major version of this header (the SONAME number) */
-#define SPT_VERSION_MINOR 1 /**< minor version of this header (compatible additions) */
+#define SPT_VERSION_MAJOR 1 /**< major version of this header (the SONAME number) */
+#define SPT_VERSION_MINOR 0 /**< minor version of this header (compatible additions) */
 #define SPT_VERSION_PATCH 0 /**< patch version of this header (fixes only) */
 
-/** Version string of the loaded library, e.g. "0.1.0". Never NULL; static
+/** Version string of the loaded library, e.g. "1.0.0". Never NULL; static
  *  storage, do not free. Thread safe. */
 SPT_API const char *spt_version(void);
 
@@ -124,7 +124,7 @@ typedef enum spt_layout {
 typedef enum spt_backend {
   SPT_BACKEND_AUTO = 0,      /**< the CUDA device when the plugin finds one, else the CPU */
   SPT_BACKEND_CPU = 1,       /**< OpenMP kernels */
-  SPT_BACKEND_CUDA = 2,      /**< NVIDIA GPU through the plugin libsptensor_cuda.so (kernels
+  SPT_BACKEND_CUDA = 2,      /**< NVIDIA GPU through the plugin libsptensor_cuda.so.MAJOR (kernels
                                   without a GPU version run on the CPU) */
   SPT_BACKEND_REFERENCE = 3,  /**< sequential reference kernels (slow; for testing) */
   SPT_BACKEND_MAX_ENUM = 0x7FFFFFFF /**< not a value: makes every 32-bit int representable (checked at run time) */
@@ -170,7 +170,7 @@ SPT_API spt_status spt_context_set_threads(spt_context *ctx, int threads);
 /** Threads that kernels will use (resolved, never 0). */
 SPT_API spt_status spt_context_get_threads(const spt_context *ctx, int *threads);
 
-/** Choose the backend. The CUDA plugin (libsptensor_cuda.so) is looked for
+/** Choose the backend. The CUDA plugin (libsptensor_cuda.so.MAJOR) is looked for
  *  once per process: in env SPT_PLUGIN_PATH (its directory or the file), then
  *  beside libsptensor.so, then on the loader path. AUTO uses the context's
  *  CUDA device when the plugin and the device exist, else the CPU, quietly
@@ -712,8 +712,6 @@ typedef struct spt_cpd_options {
   const spt_matrix *const *init_factors; /**< with SPT_CPD_INIT_USER: order matrices dims[m] x rank */
   spt_cpd_callback callback; /**< optional */
   void *callback_data;       /**< passed to callback */
-  /* Fields below were added in 0.2; callers built against 0.1 pass a smaller
-   * struct_size and get the defaults. */
   spt_tensor_format format;  /**< storage the MTTKRPs run on: AUTO (default), COO, CSF, HICOO or FCOO;
                                   HBCSF and HLS give SPT_ERR_UNSUPPORTED (one handle serves one mode) */
   spt_csf_policy csf_policy; /**< with format CSF (or AUTO choosing CSF): trees to keep (default AUTO) */
@@ -746,9 +744,7 @@ SPT_API spt_status spt_cpd_options_init_size(spt_cpd_options *opts, size_t struc
  *  The MTTKRPs run on opts->format: COO as given, or a CSF or HiCOO copy
  *  built for the call (csf_policy MEMOIZED: one CSF tree with intermediates
  *  kept across a sweep); AUTO chooses as spt_suggest_format does. The
- *  result is the same to rounding. Options from a caller built against 0.1
- *  (smaller struct_size) get format, csf_policy and memo_budget_bytes at
- *  their defaults.
+ *  result is the same to rounding.
  *  When the context's backend resolves to CUDA (CUDA forced, or AUTO with a
  *  device) and opts->format is COO or AUTO, the whole loop runs on the GPU
  *  (factors stay on the device; same numerics, fit agreeing with the CPU to
@@ -803,16 +799,14 @@ typedef struct spt_read_options {
   const spt_index *dims;     /**< NULL = infer (max index); else `order` dims that indices must respect */
   spt_duplicates duplicates; /**< default SPT_DUPLICATES_KEEP */
   int reject_nonfinite;      /**< non-zero: NaN/Inf values are a parse error */
-  /* Added in 0.2 (older callers pass a smaller struct_size and get the default). */
   int copy_binary;           /**< non-zero: read a .sptb file by copy; copying is the default since map_binary
                                   was added, so this only overrides map_binary */
-  /* Added after 0.2 (older callers pass a smaller struct_size and get the default, 0). */
   int64_t map_binary;        /**< non-zero: load an uncompressed .sptb file zero-copy from a read-only mapping
                                   of the file. Faster and lighter, but if the file is truncated or rewritten in
                                   place while the tensor lives, touching the tensor raises SIGBUS and kills the
                                   process. Use only for files nothing else writes. Default 0 (read by copy).
-                                  64-bit so that it starts after the 0.2 struct's tail padding, which older
-                                  callers may pass uninitialised. */
+                                  64-bit: it starts on an 8-byte boundary, after any tail padding a struct
+                                  ending at copy_binary had. */
 } spt_read_options;
 
 /** Fill `opts` with defaults (the whole struct of this release). */

@@ -1,6 +1,6 @@
 """sptensor: Python interface to libsptensor (sparse tensors, CP and Tucker).
 
-A thin ctypes layer over the library's stable C ABI (libsptensor.so.0);
+A thin ctypes layer over the library's stable C ABI (libsptensor.so.1);
 nothing is compiled at install time. Results come back as numpy arrays.
 
     import numpy as np, sptensor
@@ -24,7 +24,7 @@ from ._lib import (DeviceError, FileIOError, InvalidArgumentError, LibraryNotFou
                    OutOfMemoryError, OverflowSizeError, ParseError, ReadOnlyError, SptensorError, UnsupportedError,
                    library_path)
 
-__version__ = "0.1.0"
+__version__ = "1.0.0"
 
 __all__ = [
     "Context", "Tensor", "HiCOO", "CSF", "CPResult", "TuckerResult",
@@ -67,7 +67,7 @@ def _dtype_code(dtype):
 
 
 def library_version():
-    """Version string of the loaded libsptensor, e.g. "0.1.0"."""
+    """Version string of the loaded libsptensor, e.g. "1.0.0"."""
     return _lib.lib().spt_version().decode()
 
 

@@ -24,7 +24,7 @@ import subprocess
 import sys
 import threading
 
-SONAME = "libsptensor.so.0"  # the ABI this package is written against
+SONAME = "libsptensor.so.1"  # the ABI this package is written against
 ABI_MAJOR = 0
 
 # --- constants of include/sptensor/sptensor.h ---------------------------------
@@ -554,7 +554,7 @@ def lib():
             "Build and install it (from the libsptensor source tree):\n"
             "  cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release && cmake --build build\n"
             "  cmake --install build --prefix /usr/local   # then: sudo ldconfig\n"
-            "or point the package at it:  export SPTENSOR_LIBRARY=/path/to/libsptensor.so.0 (or its directory)\n"
+            "or point the package at it:  export SPTENSOR_LIBRARY=/path/to/libsptensor.so.1 (or its directory)\n"
             "Tried:\n" + ("\n".join(tried) if tried else "  (no candidates)"))
 
 

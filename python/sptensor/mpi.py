@@ -123,7 +123,7 @@ _mpipath = None
 
 
 def _candidates():
-    name = "libsptensor_mpi.so.0"
+    name = "libsptensor_mpi.so.1"
     env = os.environ.get("SPTENSOR_MPI_LIBRARY")
     if env:
         yield os.path.join(env, name) if os.path.isdir(env) else env
@@ -160,7 +160,7 @@ def mpilib():
                 continue
             _mpilib, _mpipath = handle, path
             return _mpilib
-        raise LibraryNotFoundError("sptensor.mpi: libsptensor_mpi.so.0 was not found or is too old (build "
+        raise LibraryNotFoundError("sptensor.mpi: libsptensor_mpi.so.1 was not found or is too old (build "
                                    "libsptensor with MPI, or set SPTENSOR_MPI_LIBRARY). Tried:\n" + "\n".join(tried))
 
 

@@ -1,6 +1,6 @@
 /*
  * The internal function table between libsptensor.so (the core) and a
- * device plugin (libsptensor_cuda.so). Plain C so that either side can be
+ * device plugin (libsptensor_cuda.so.1). Plain C so that either side can be
  * built by any compiler (g++ for the core, nvcc for the plugin); no C++
  * types, no exceptions and no heap ownership cross it.
  *
@@ -47,7 +47,6 @@ extern "C" {
 
 #define SPT_PLUGIN_ABI_VERSION 9u
 #define SPT_CUDA_PLUGIN_ENTRY_NAME "spt_cuda_plugin_entry"
-#define SPT_CUDA_PLUGIN_FILE_NAME "libsptensor_cuda.so"
 
 /* Value types, same numbers as spt_dtype. */
 #define SPT_PLUGIN_FLOAT32 1
@@ -400,7 +399,7 @@ typedef struct spt_plugin_cp_als_args {
 typedef struct spt_plugin_table {
   uint32_t abi_version; /* SPT_PLUGIN_ABI_VERSION of the plugin's build */
   uint32_t struct_size; /* sizeof(spt_plugin_table) of the plugin's build */
-  const char *description; /* e.g. "libsptensor_cuda 0.1.0, CUDA runtime 13000"; static storage */
+  const char *description; /* e.g. "libsptensor_cuda (CUDA runtime 13000, statically linked)"; static storage */
 
   /* Number of usable devices in *count (0 when there is no driver or no
    * device: then OK is still returned and `message` says why). */

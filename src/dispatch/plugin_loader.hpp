@@ -1,4 +1,4 @@
-// Finding and loading the CUDA plugin (libsptensor_cuda.so) with dlopen.
+// Finding and loading the CUDA plugin (libsptensor_cuda.so.1) with dlopen.
 //
 // The plugin is loaded at most once per process, on first need (the first
 // kernel call or backend query of a context whose backend is AUTO or CUDA),
@@ -6,9 +6,9 @@
 // handles call back into it until they are freed).
 //
 // Search order: env SPT_PLUGIN_PATH (a directory holding
-// libsptensor_cuda.so, or the file itself), then the directory that holds
+// libsptensor_cuda.so.1, or the file itself), then the directory that holds
 // libsptensor.so (found with dladdr), then the default loader path
-// (dlopen("libsptensor_cuda.so"): LD_LIBRARY_PATH, RUNPATH, ld.so.cache).
+// (dlopen("libsptensor_cuda.so.1"): LD_LIBRARY_PATH, RUNPATH, ld.so.cache).
 #pragma once
 
 #include <string>

@@ -6,8 +6,8 @@ lib="$1"
 header="$2"
 fail=0
 soname=$(readelf -d "$lib" | sed -n 's/.*Library soname: \[\(.*\)\].*/\1/p')
-if [ "$soname" != "libsptensor.so.0" ]; then
-  echo "SONAME is '$soname', expected libsptensor.so.0"; fail=1
+if [ "$soname" != "libsptensor.so.1" ]; then
+  echo "SONAME is '$soname', expected libsptensor.so.1"; fail=1
 fi
 exported=$(nm -D --defined-only "$lib" | awk '$2 ~ /^[TDBRVW]$/ {print $3}' | sort -u)
 stray=$(echo "$exported" | grep -v '^spt_' | grep -vE '^(_init|_fini|_edata|_end|__bss_start)$' || true)

@@ -122,7 +122,7 @@ library=$(find "$libdir" -maxdepth 1 -name 'libsptensor.so.*.*' | head -n 1)
 
 echo "== SONAME"
 soname=$(readelf -d "$library" | sed -n 's/.*Library soname: \[\(.*\)\].*/\1/p')
-[[ "$soname" == "libsptensor.so.0" ]] || fail "SONAME of $library is '$soname', expected libsptensor.so.0"
+[[ "$soname" == "libsptensor.so.1" ]] || fail "SONAME of $library is '$soname', expected libsptensor.so.1"
 echo "SONAME $soname"
 
 echo "== relocatable package files"

@@ -650,7 +650,7 @@ class Discovery(unittest.TestCase):
         code = ("import sptensor\n"
                 "try:\n    sptensor.library_version()\n"
                 "except sptensor.LibraryNotFoundError as e:\n    print('NOTFOUND', e)\n")
-        r = self.run_python(code, {"SPTENSOR_LIBRARY": "/nonexistent/libsptensor.so.0"})
+        r = self.run_python(code, {"SPTENSOR_LIBRARY": "/nonexistent/libsptensor.so.1"})
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertIn("NOTFOUND", r.stdout)
         self.assertIn("SPTENSOR_LIBRARY", r.stdout)
@@ -664,7 +664,7 @@ class Discovery(unittest.TestCase):
         if subprocess.run(["sh", "-c", "command -v pkg-config"], capture_output=True).returncode == 0:
             with tempfile.TemporaryDirectory() as d:
                 with open(os.path.join(d, "sptensor.pc"), "w") as f:
-                    f.write(f"libdir={libdir}\nName: sptensor\nDescription: test\nVersion: 0.1.0\nLibs: -lsptensor\n")
+                    f.write(f"libdir={libdir}\nName: sptensor\nDescription: test\nVersion: 1.0.0\nLibs: -lsptensor\n")
                 r = self.run_python(code, {"PKG_CONFIG_PATH": d})
                 self.assertEqual(r.returncode, 0, r.stderr)
                 self.assertTrue(r.stdout.startswith(libdir), r.stdout)
