@@ -308,11 +308,12 @@ __device__ __forceinline__ uint32_t position_in_window(uint32_t my_end, uint64_t
 // out_level coordinate instead of its root row. With the leaves' own mode
 // as output (out_level = order - 1) each leaf adds value x the segment's
 // product of rows into its own row (one atomic row per leaf).
-template <typename T, int V, int L, bool kNonRoot>
+template <typename T, int V, int L, bool kNonRoot, bool kOneLeafInFlight = false>
 __device__ __forceinline__ void hbcsf_bcsf_leaves_body(const HbcsfArgs<T>& a, uint64_t warp) {
-  const uint64_t begin = warp * a.leaf_chunk;
-  if (begin >= a.bcsf_nnz) return;  // uniform per warp
-  const uint64_t end = min(begin + a.leaf_chunk, a.bcsf_nnz);
+  if (warp * a.leaf_chunk >= a.bcsf_nnz) return;  // uniform per warp
+  // Leaf and segment positions fit 32 bits (nnz < 2^32, checked at upload).
+  const uint32_t begin = uint32_t(warp * a.leaf_chunk);
+  const uint32_t end = uint32_t(min(warp * a.leaf_chunk + a.leaf_chunk, a.bcsf_nnz));
   const uint32_t lane = threadIdx.x % 32;
   const uint32_t team_first = lane / L * L, lane_in_team = lane % L;
   const uint32_t units = a.rank / V;
@@ -322,10 +323,10 @@ __device__ __forceinline__ void hbcsf_bcsf_leaves_body(const HbcsfArgs<T>& a, ui
   const bool leaf_out = kNonRoot && out_level == leaf_level;
   const T* leaf_factor = a.F[leaf_level];  // null when leaf_out (not read)
   const uint32_t* fiber_ind = a.node_ind[fiber_level - 1];
-  const uint64_t first_segment = warp_find_segment(a.segment_ptr, a.segments, uint32_t(begin));
+  const uint32_t first_segment = uint32_t(warp_find_segment(a.segment_ptr, a.segments, begin));
   // Leaves whose factor rows a team loads before using any of them: with
   // short fibers each leaf otherwise waited for its row in turn.
-  constexpr int kPrefetch = kNonRoot ? 1 : (L < 2 ? L : 2);
+  constexpr int kPrefetch = kNonRoot || kOneLeafInFlight ? 1 : (L < 2 ? L : 2);
   for (uint32_t c0 = 0; c0 < units; c0 += L) {
     const uint32_t u = c0 + lane_in_team;
     const bool column = u < units;
@@ -335,7 +336,7 @@ __device__ __forceinline__ void hbcsf_bcsf_leaves_body(const HbcsfArgs<T>& a, ui
     Pack<T, V> seg_sum = splat<T, V>(T(0));
     Pack<T, V> prefix = splat<T, V>(T(1));
     uint32_t acc_row = kNoRow;
-    uint64_t cur_seg = ~uint64_t(0);  // the segment seg_sum belongs to
+    uint32_t cur_seg = ~uint32_t(0);  // the segment seg_sum belongs to
     uint32_t cur_row = kNoRow, cur_fiber = 0;
     // The product of the factor rows of the current segment's levels 0..N-2
     // but out_level (level 0 = the root row, read for non-root outputs
@@ -382,13 +383,13 @@ __device__ __forceinline__ void hbcsf_bcsf_leaves_body(const HbcsfArgs<T>& a, ui
         add_into(acc, seg_sum);
       }
     };
-    uint64_t window = first_segment;
-    for (uint64_t base = begin; base < end; base += 32) {
-      const uint64_t z = base + lane;
+    uint32_t window = first_segment;
+    for (uint32_t base = begin; base < end; base = end - base > 32 ? base + 32 : end) {
+      const uint32_t z = base + lane;
       const bool valid = z < end;
       const T my_val = valid ? __ldg(a.bcsf_val + z) : T(0);
       const uint32_t my_leaf = valid ? __ldg(a.leaf_ind + z) : 0u;
-      const uint64_t g = window + lane;
+      const uint32_t g = window + lane;
       const bool in_range = g < a.segments;
       const uint32_t my_end = in_range ? __ldg(a.segment_ptr + g + 1) : 0xffffffffu;
       const uint32_t my_row = in_range ? __ldg(a.segment_row + g) : kNoRow;
@@ -415,7 +416,7 @@ __device__ __forceinline__ void hbcsf_bcsf_leaves_body(const HbcsfArgs<T>& a, ui
 #pragma unroll
         for (int k = 0; k < kPrefetch; ++k) {
           if (o[k] == 32u || !column) continue;
-          const uint64_t seg = window + o[k];
+          const uint32_t seg = window + o[k];
           if (leaf_out) {  // each leaf its own output row
             if (seg != cur_seg) {
               cur_seg = seg;
@@ -430,7 +431,7 @@ __device__ __forceinline__ void hbcsf_bcsf_leaves_body(const HbcsfArgs<T>& a, ui
             continue;
           }
           if (seg != cur_seg) {
-            if (cur_seg != ~uint64_t(0)) finish_segment();
+            if (cur_seg != ~uint32_t(0)) finish_segment();
             cur_seg = seg;
             cur_row = row[k];
             cur_fiber = fiber[k];
@@ -443,7 +444,7 @@ __device__ __forceinline__ void hbcsf_bcsf_leaves_body(const HbcsfArgs<T>& a, ui
       // The next batch's window: the segment of its first leaf.
       window += __popc(__ballot_sync(kFullMask, my_end <= uint32_t(base + 32)));
     }
-    if (column && !leaf_out && cur_seg != ~uint64_t(0)) {
+    if (column && !leaf_out && cur_seg != ~uint32_t(0)) {
       finish_segment();
       write_pack<T, V>(out, acc_row, a.rank, u, acc, true);
     }
@@ -508,16 +509,21 @@ __device__ __forceinline__ void hbcsf_csl_chunks_body(const HbcsfArgs<T>& a, uin
   }
 }
 
+enum CslMapping : int { kCslWarpPerSlice = 0, kCslGroupPerSlice = 1, kCslChunks = 2 };
+
 // The whole HB-CSF MTTKRP in one launch: blocks [0, coo_blocks) run the
 // COO group, the next csl_blocks the CSL group, the rest the B-CSF group
 // by leaves (the branch is uniform per block; no body uses a barrier).
 // One launch instead of three to seven: on small tensors the launches and
 // their tails cost more than the work.
 // kCsl: how the CSL group is mapped (CslMapping).
-enum CslMapping : int { kCslWarpPerSlice = 0, kCslGroupPerSlice = 1, kCslChunks = 2 };
-
-template <typename T, int V, int L, int kCsl>
-__global__ void __launch_bounds__(kThreads) hbcsf_fused_kernel(const HbcsfArgs<T> a) {
+// kManyLeaves: the build for launches with many B-CSF leaves (float32
+// vectors of 4 columns): 4 resident blocks per SM (64 registers, where the
+// compensated row sums need more) and one leaf row in flight per team
+// instead of two. Many waves of blocks gain more from the fourth block than
+// from the prefetch; a launch of a wave or two loses (kManyLeavesFrom).
+template <typename T, int V, int L, int kCsl, bool kManyLeaves = false>
+__global__ void __launch_bounds__(kThreads, kManyLeaves ? 4 : 1) hbcsf_fused_kernel(const HbcsfArgs<T> a) {
   const uint64_t block = blockIdx.x;
   if (block < a.coo_blocks) {
     hbcsf_coo_body<T, V, L>(a, block, a.coo_blocks);
@@ -528,7 +534,7 @@ __global__ void __launch_bounds__(kThreads) hbcsf_fused_kernel(const HbcsfArgs<T
       hbcsf_csl_body<T, V, L, kCsl == kCslWarpPerSlice>(a, block - a.coo_blocks, a.csl_blocks);
   } else {
     const uint64_t first = uint64_t(a.coo_blocks) + a.csl_blocks;
-    hbcsf_bcsf_leaves_body<T, V, L, false>(a, (block - first) * kWarps + threadIdx.x / 32);
+    hbcsf_bcsf_leaves_body<T, V, L, false, kManyLeaves>(a, (block - first) * kWarps + threadIdx.x / 32);
   }
 }
 
@@ -710,6 +716,12 @@ cudaError_t launch_all(HbcsfArgs<T> a, const DeviceHbcsfRef& x, int multiprocess
   return cudaSuccess;
 }
 
+// B-CSF leaves from which the fused launch takes its kManyLeaves build:
+// between the measured tensors that lost (a few hundred thousand leaves)
+// and won (tens of millions) with it (docs/design-measurements.md,
+// "HB-CSF fused kernel occupancy").
+constexpr uint64_t kManyLeavesFrom = uint64_t(1) << 21;
+
 // The fused launch (hbcsf_fused_kernel): the COO and CSL groups' blocks as
 // in launch_coo_csl, then enough blocks for the B-CSF leaves in chunks of
 // a.leaf_chunk.
@@ -754,9 +766,21 @@ cudaError_t launch_fused(HbcsfArgs<T> a, const DeviceHbcsfRef& x, int multiproce
     return cudaSuccess;
   }
   if (blocks > 0x7fffffffull) return cudaErrorInvalidConfiguration;
-  if (csl_chunks) hbcsf_fused_kernel<T, V, L, kCslChunks><<<unsigned(blocks), kThreads, 0, stream>>>(a);
-  else if (warp_per_slice) hbcsf_fused_kernel<T, V, L, kCslWarpPerSlice><<<unsigned(blocks), kThreads, 0, stream>>>(a);
-  else hbcsf_fused_kernel<T, V, L, kCslGroupPerSlice><<<unsigned(blocks), kThreads, 0, stream>>>(a);
+  const unsigned grid = unsigned(blocks);
+  bool many_leaves = false;
+  if constexpr (sizeof(T) == 4 && V == 4 && L >= 4) {
+    many_leaves = x.bcsf_nnz >= kManyLeavesFrom;
+    if (many_leaves) {
+      if (csl_chunks) hbcsf_fused_kernel<T, V, L, kCslChunks, true><<<grid, kThreads, 0, stream>>>(a);
+      else if (warp_per_slice) hbcsf_fused_kernel<T, V, L, kCslWarpPerSlice, true><<<grid, kThreads, 0, stream>>>(a);
+      else hbcsf_fused_kernel<T, V, L, kCslGroupPerSlice, true><<<grid, kThreads, 0, stream>>>(a);
+    }
+  }
+  if (!many_leaves) {
+    if (csl_chunks) hbcsf_fused_kernel<T, V, L, kCslChunks><<<grid, kThreads, 0, stream>>>(a);
+    else if (warp_per_slice) hbcsf_fused_kernel<T, V, L, kCslWarpPerSlice><<<grid, kThreads, 0, stream>>>(a);
+    else hbcsf_fused_kernel<T, V, L, kCslGroupPerSlice><<<grid, kThreads, 0, stream>>>(a);
+  }
   if (cudaError_t err = cudaGetLastError(); err != cudaSuccess) return err;
   p.launches = 1;
   p.bcsf_blocks = bcsf_blocks;

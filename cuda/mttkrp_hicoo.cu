@@ -348,6 +348,7 @@ cudaError_t hicoo_upload(const HostHicooView& x, void* block, DeviceHicooRef* ou
   // Per mode, next_dense[n][b]: the first block >= b dense in mode n (a
   // 256-bit set of the block's mode-n element indices counts its rows).
   std::vector<uint32_t> next_dense(size_t(x.order) * x.num_blocks);
+  uint64_t dense_blocks[kHicooMaxOrder] = {};
   for (uint32_t n = 0; n < x.order; ++n) {
     uint32_t next = static_cast<uint32_t>(x.num_blocks);
     for (uint64_t b = x.num_blocks; b-- > 0;) {
@@ -358,8 +359,10 @@ cudaError_t hicoo_upload(const HostHicooView& x, void* block, DeviceHicooRef* ou
       }
       const uint64_t rows = __builtin_popcountll(seen[0]) + __builtin_popcountll(seen[1]) +
                             __builtin_popcountll(seen[2]) + __builtin_popcountll(seen[3]);
-      if (hicoo_block_is_dense(x.bptr[b + 1] - x.bptr[b], rows, x.block_bits, window_reuse))
+      if (hicoo_block_is_dense(x.bptr[b + 1] - x.bptr[b], rows, x.block_bits, window_reuse)) {
         next = static_cast<uint32_t>(b);
+        ++dense_blocks[n];
+      }
       next_dense[size_t(n) * x.num_blocks + b] = next;
     }
   }
@@ -380,7 +383,10 @@ cudaError_t hicoo_upload(const HostHicooView& x, void* block, DeviceHicooRef* ou
   r.block_bits = x.block_bits;
   r.nnz = x.nnz;
   r.num_blocks = x.num_blocks;
-  for (uint32_t m = 0; m < x.order; ++m) r.dims[m] = x.dims[m];
+  for (uint32_t m = 0; m < x.order; ++m) {
+    r.dims[m] = x.dims[m];
+    r.dense_blocks[m] = dense_blocks[m];
+  }
   r.bptr = reinterpret_cast<const uint64_t*>(base);
   r.binds = reinterpret_cast<const uint32_t*>(base + l.binds);
   r.next_dense = reinterpret_cast<const uint32_t*>(base + l.next_dense);
@@ -425,7 +431,10 @@ cudaError_t launch_mttkrp_hicoo(const DeviceHicooRef& x, const T* const* factors
   const size_t window = (size_t(rank) << x.block_bits) * sizeof(T);
   const size_t with_output = kBitmapBytes + (size_t(rank) << x.block_bits) * sizeof(double);
   const size_t with_factors = with_output + size_t(x.order - 1) * window;
-  const bool shared_output = use != HicooSharedUse::atomics_only && with_output <= kSharedBudget;
+  // No block dense in this mode: no window, and no shared memory to hold
+  // one (it would cost resident blocks and the grid sized from them).
+  const bool shared_output =
+      use != HicooSharedUse::atomics_only && x.dense_blocks[mode] > 0 && with_output <= kSharedBudget;
   const bool staged = shared_output && use == HicooSharedUse::automatic && with_factors <= kSharedBudget;
   a.shared_output = shared_output ? 1u : 0u;
   a.stage_threshold = staged ? (1u << x.block_bits) : kNever;

@@ -45,6 +45,7 @@ struct DeviceHicooRef {
   // order * num_blocks: next_dense[n * num_blocks + b] = the first block
   // >= b that is dense in mode n (hicoo_block_is_dense), or num_blocks.
   const uint32_t* next_dense = nullptr;
+  uint64_t dense_blocks[kHicooMaxOrder] = {};  // per mode: blocks dense in that mode
   const uint8_t* einds = nullptr;        // order * nnz
   const void* values = nullptr;
 };
