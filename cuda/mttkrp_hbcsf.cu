@@ -65,6 +65,7 @@
 // format (nnz < 2^32); row offsets into factors and output are 64-bit.
 #include <algorithm>
 #include <cmath>
+#include <type_traits>
 #include <vector>
 
 #include "mttkrp_hbcsf.cuh"
@@ -311,9 +312,12 @@ __device__ __forceinline__ uint32_t position_in_window(uint32_t my_end, uint64_t
 template <typename T, int V, int L, bool kNonRoot, bool kOneLeafInFlight = false>
 __device__ __forceinline__ void hbcsf_bcsf_leaves_body(const HbcsfArgs<T>& a, uint64_t warp) {
   if (warp * a.leaf_chunk >= a.bcsf_nnz) return;  // uniform per warp
-  // Leaf and segment positions fit 32 bits (nnz < 2^32, checked at upload).
-  const uint32_t begin = uint32_t(warp * a.leaf_chunk);
-  const uint32_t end = uint32_t(min(warp * a.leaf_chunk + a.leaf_chunk, a.bcsf_nnz));
+  // Leaf and segment positions: they fit 32 bits (nnz < 2^32, checked at
+  // upload), which the one-leaf build needs to stay within 64 registers;
+  // the other build ran slower with them.
+  using Pos = std::conditional_t<kOneLeafInFlight, uint32_t, uint64_t>;
+  const Pos begin = Pos(warp * a.leaf_chunk);
+  const Pos end = Pos(min(warp * a.leaf_chunk + a.leaf_chunk, a.bcsf_nnz));
   const uint32_t lane = threadIdx.x % 32;
   const uint32_t team_first = lane / L * L, lane_in_team = lane % L;
   const uint32_t units = a.rank / V;
@@ -323,7 +327,7 @@ __device__ __forceinline__ void hbcsf_bcsf_leaves_body(const HbcsfArgs<T>& a, ui
   const bool leaf_out = kNonRoot && out_level == leaf_level;
   const T* leaf_factor = a.F[leaf_level];  // null when leaf_out (not read)
   const uint32_t* fiber_ind = a.node_ind[fiber_level - 1];
-  const uint32_t first_segment = uint32_t(warp_find_segment(a.segment_ptr, a.segments, begin));
+  const Pos first_segment = Pos(warp_find_segment(a.segment_ptr, a.segments, uint32_t(begin)));
   // Leaves whose factor rows a team loads before using any of them: with
   // short fibers each leaf otherwise waited for its row in turn.
   constexpr int kPrefetch = kNonRoot || kOneLeafInFlight ? 1 : (L < 2 ? L : 2);
@@ -336,7 +340,7 @@ __device__ __forceinline__ void hbcsf_bcsf_leaves_body(const HbcsfArgs<T>& a, ui
     Pack<T, V> seg_sum = splat<T, V>(T(0));
     Pack<T, V> prefix = splat<T, V>(T(1));
     uint32_t acc_row = kNoRow;
-    uint32_t cur_seg = ~uint32_t(0);  // the segment seg_sum belongs to
+    Pos cur_seg = ~Pos(0);  // the segment seg_sum belongs to
     uint32_t cur_row = kNoRow, cur_fiber = 0;
     // The product of the factor rows of the current segment's levels 0..N-2
     // but out_level (level 0 = the root row, read for non-root outputs
@@ -383,13 +387,14 @@ __device__ __forceinline__ void hbcsf_bcsf_leaves_body(const HbcsfArgs<T>& a, ui
         add_into(acc, seg_sum);
       }
     };
-    uint32_t window = first_segment;
-    for (uint32_t base = begin; base < end; base = end - base > 32 ? base + 32 : end) {
-      const uint32_t z = base + lane;
+    Pos window = first_segment;
+    // (32-bit positions: no base + 32 past end, which could wrap.)
+    for (Pos base = begin; base < end; base = kOneLeafInFlight && end - base <= 32 ? end : base + 32) {
+      const Pos z = base + lane;
       const bool valid = z < end;
       const T my_val = valid ? __ldg(a.bcsf_val + z) : T(0);
       const uint32_t my_leaf = valid ? __ldg(a.leaf_ind + z) : 0u;
-      const uint32_t g = window + lane;
+      const Pos g = window + lane;
       const bool in_range = g < a.segments;
       const uint32_t my_end = in_range ? __ldg(a.segment_ptr + g + 1) : 0xffffffffu;
       const uint32_t my_row = in_range ? __ldg(a.segment_row + g) : kNoRow;
@@ -416,7 +421,7 @@ __device__ __forceinline__ void hbcsf_bcsf_leaves_body(const HbcsfArgs<T>& a, ui
 #pragma unroll
         for (int k = 0; k < kPrefetch; ++k) {
           if (o[k] == 32u || !column) continue;
-          const uint32_t seg = window + o[k];
+          const Pos seg = window + o[k];
           if (leaf_out) {  // each leaf its own output row
             if (seg != cur_seg) {
               cur_seg = seg;
@@ -431,7 +436,7 @@ __device__ __forceinline__ void hbcsf_bcsf_leaves_body(const HbcsfArgs<T>& a, ui
             continue;
           }
           if (seg != cur_seg) {
-            if (cur_seg != ~uint32_t(0)) finish_segment();
+            if (cur_seg != ~Pos(0)) finish_segment();
             cur_seg = seg;
             cur_row = row[k];
             cur_fiber = fiber[k];
@@ -444,7 +449,7 @@ __device__ __forceinline__ void hbcsf_bcsf_leaves_body(const HbcsfArgs<T>& a, ui
       // The next batch's window: the segment of its first leaf.
       window += __popc(__ballot_sync(kFullMask, my_end <= uint32_t(base + 32)));
     }
-    if (column && !leaf_out && cur_seg != ~uint32_t(0)) {
+    if (column && !leaf_out && cur_seg != ~Pos(0)) {
       finish_segment();
       write_pack<T, V>(out, acc_row, a.rank, u, acc, true);
     }

@@ -47,6 +47,14 @@ extern "C" {
 
 #define SPT_PLUGIN_ABI_VERSION 9u
 #define SPT_CUDA_PLUGIN_ENTRY_NAME "spt_cuda_plugin_entry"
+/* The plugin's file carries the library's major version (the SONAME
+ * number), as cuda/CMakeLists.txt names it: a library loads only a plugin of
+ * its own major release, and two releases can be installed side by side.
+ * Expands SPT_VERSION_MAJOR of sptensor/sptensor.h, which a user of the name
+ * includes. */
+#define SPT_PLUGIN_STR2(x) #x
+#define SPT_PLUGIN_STR(x) SPT_PLUGIN_STR2(x)
+#define SPT_CUDA_PLUGIN_FILE_NAME "libsptensor_cuda.so." SPT_PLUGIN_STR(SPT_VERSION_MAJOR)
 
 /* Value types, same numbers as spt_dtype. */
 #define SPT_PLUGIN_FLOAT32 1

@@ -85,13 +85,6 @@ bool try_load(const std::string& candidate, CudaPlugin& plugin, std::string& not
   return true;
 }
 
-// The plugin's file carries the library's major version (the SONAME
-// number), as cuda/CMakeLists.txt names it: a library loads only a plugin
-// of its own major release, and two releases can be installed side by side.
-#define SPT_PLUGIN_STR2(x) #x
-#define SPT_PLUGIN_STR(x) SPT_PLUGIN_STR2(x)
-#define SPT_CUDA_PLUGIN_FILE_NAME "libsptensor_cuda.so." SPT_PLUGIN_STR(SPT_VERSION_MAJOR)
-
 CudaPlugin load() {
   CudaPlugin plugin;
   std::string notes;
