@@ -523,12 +523,14 @@ enum CslMapping : int { kCslWarpPerSlice = 0, kCslGroupPerSlice = 1, kCslChunks 
 // their tails cost more than the work.
 // kCsl: how the CSL group is mapped (CslMapping).
 // kManyLeaves: the build for launches with many B-CSF leaves (float32
-// vectors of 4 columns): 4 resident blocks per SM (64 registers, where the
-// compensated row sums need more) and one leaf row in flight per team
-// instead of two. Many waves of blocks gain more from the fourth block than
-// from the prefetch; a launch of a wave or two loses (kManyLeavesFrom).
-template <typename T, int V, int L, int kCsl, bool kManyLeaves = false>
-__global__ void __launch_bounds__(kThreads, kManyLeaves ? 4 : 1) hbcsf_fused_kernel(const HbcsfArgs<T> a) {
+// vectors of 4 columns; hbcsf_fused_many_leaves_kernel): 4 resident blocks
+// per SM (64 registers, where the compensated row sums need more) and one
+// leaf row in flight per team instead of two. Many waves of blocks gain
+// more from the fourth block than from the prefetch; a launch of a wave or
+// two loses (kManyLeavesFrom). The other build keeps ptxas's own register
+// choice (an explicit minimum of one block let it take 110 registers).
+template <typename T, int V, int L, int kCsl, bool kManyLeaves>
+__device__ __forceinline__ void hbcsf_fused_body(const HbcsfArgs<T>& a) {
   const uint64_t block = blockIdx.x;
   if (block < a.coo_blocks) {
     hbcsf_coo_body<T, V, L>(a, block, a.coo_blocks);
@@ -541,6 +543,16 @@ __global__ void __launch_bounds__(kThreads, kManyLeaves ? 4 : 1) hbcsf_fused_ker
     const uint64_t first = uint64_t(a.coo_blocks) + a.csl_blocks;
     hbcsf_bcsf_leaves_body<T, V, L, false, kManyLeaves>(a, (block - first) * kWarps + threadIdx.x / 32);
   }
+}
+
+template <typename T, int V, int L, int kCsl>
+__global__ void __launch_bounds__(kThreads) hbcsf_fused_kernel(const HbcsfArgs<T> a) {
+  hbcsf_fused_body<T, V, L, kCsl, false>(a);
+}
+
+template <typename T, int V, int L, int kCsl>
+__global__ void __launch_bounds__(kThreads, 4) hbcsf_fused_many_leaves_kernel(const HbcsfArgs<T> a) {
+  hbcsf_fused_body<T, V, L, kCsl, true>(a);
 }
 
 // B-CSF group: a team of team_warps warps per unit of units_list (see the
@@ -776,9 +788,10 @@ cudaError_t launch_fused(HbcsfArgs<T> a, const DeviceHbcsfRef& x, int multiproce
   if constexpr (sizeof(T) == 4 && V == 4 && L >= 4) {
     many_leaves = x.bcsf_nnz >= kManyLeavesFrom;
     if (many_leaves) {
-      if (csl_chunks) hbcsf_fused_kernel<T, V, L, kCslChunks, true><<<grid, kThreads, 0, stream>>>(a);
-      else if (warp_per_slice) hbcsf_fused_kernel<T, V, L, kCslWarpPerSlice, true><<<grid, kThreads, 0, stream>>>(a);
-      else hbcsf_fused_kernel<T, V, L, kCslGroupPerSlice, true><<<grid, kThreads, 0, stream>>>(a);
+      if (csl_chunks) hbcsf_fused_many_leaves_kernel<T, V, L, kCslChunks><<<grid, kThreads, 0, stream>>>(a);
+      else if (warp_per_slice)
+        hbcsf_fused_many_leaves_kernel<T, V, L, kCslWarpPerSlice><<<grid, kThreads, 0, stream>>>(a);
+      else hbcsf_fused_many_leaves_kernel<T, V, L, kCslGroupPerSlice><<<grid, kThreads, 0, stream>>>(a);
     }
   }
   if (!many_leaves) {
