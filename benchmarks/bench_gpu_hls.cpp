@@ -114,11 +114,12 @@ spt_coo* synthetic_tensor(spt_context* ctx, spt_dtype dtype, uint64_t nnz) {
 
 // The matrix's values as float64, row-major.
 std::vector<double> values_of(spt_matrix* m) {
-  spt_dtype dt;
-  spt_nnz rows, cols;
-  spt_layout layout;
-  spt_nnz ld;
-  check(spt_matrix_info(m, &dt, &rows, &cols, &layout, &ld), nullptr, "spt_matrix_info");
+  spt_matrix_summary info;
+  info.struct_size = sizeof info;
+  check(spt_matrix_info(nullptr, m, &info), nullptr, "spt_matrix_info");
+  const spt_dtype dt = info.dtype;
+  const spt_nnz rows = info.rows, cols = info.cols, ld = info.ld;
+  const spt_layout layout = info.layout;
   void* data = nullptr;
   check(spt_matrix_data(m, &data), nullptr, "spt_matrix_data");
   std::vector<double> v(rows * cols);
@@ -132,10 +133,10 @@ std::vector<double> values_of(spt_matrix* m) {
 
 // A copy of m in dtype (row-major).
 MatrixPtr converted(spt_context* ctx, spt_matrix* m, spt_dtype dtype) {
-  spt_dtype dt;
-  spt_nnz rows, cols, ld;
-  spt_layout layout;
-  check(spt_matrix_info(m, &dt, &rows, &cols, &layout, &ld), ctx, "spt_matrix_info");
+  spt_matrix_summary info;
+  info.struct_size = sizeof info;
+  check(spt_matrix_info(ctx, m, &info), ctx, "spt_matrix_info");
+  const spt_nnz rows = info.rows, cols = info.cols;
   const std::vector<double> v = values_of(m);
   spt_matrix* out = nullptr;
   check(spt_matrix_create(ctx, dtype, rows, cols, SPT_ROW_MAJOR, &out), ctx, "spt_matrix_create");
@@ -458,8 +459,11 @@ int main(int argc, char** argv) {
       tensors.push_back(std::move(t));
     }
     for (Tensor& t : tensors) {
-      spt_dtype dt;
-      check(spt_coo_info(t.x.get(), &dt, &t.order, &t.nnz), env.ctx, "spt_coo_info");
+      spt_coo_summary info;
+      info.struct_size = sizeof info;
+      check(spt_coo_info(env.ctx, t.x.get(), &info), env.ctx, "spt_coo_info");
+      t.order = info.order;
+      t.nnz = info.nnz;
       t.dims.resize(t.order);
       check(spt_coo_dims(t.x.get(), t.dims.data()), env.ctx, "spt_coo_dims");
       bench.run(t);

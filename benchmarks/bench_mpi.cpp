@@ -165,9 +165,11 @@ void run_one(const Options& o, BenchEnv& env, spt_mpi_tensor* x, const std::stri
   spt_ktensor_history(local, &count, &fits, &seconds);
   std::vector<double> ms;
   for (int i = 0; i < count; ++i) ms.push_back(seconds[i] * 1e3);
-  uint32_t order = 0;
-  spt_nnz nnz = 0;
-  spt_mpi_tensor_info(x, nullptr, &order, &nnz, nullptr);
+  spt_mpi_tensor_summary info;
+  info.struct_size = sizeof info;
+  spt_mpi_tensor_info(env.ctx, x, &info);
+  const uint32_t order = info.order;
+  const spt_nnz nnz = info.global_nnz;
   if (g_rank == 0) {
     std::string grid;
     for (uint32_t m = 0; m < order; ++m) grid += (m ? "x" : "") + std::to_string(s.grid[m]);

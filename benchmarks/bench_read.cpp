@@ -90,7 +90,11 @@ Timing time_reads(spt_context* ctx, const std::string& path, int reps) {
     if (spt_read(ctx, path.c_str(), nullptr, &x) != SPT_OK) die("reading " + path, ctx);
     auto t1 = std::chrono::steady_clock::now();
     ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
-    spt_coo_info(x, nullptr, &t.order, &t.nnz);
+    spt_coo_summary info;
+    info.struct_size = sizeof info;
+    spt_coo_info(ctx, x, &info);
+    t.order = info.order;
+    t.nnz = info.nnz;
     spt_coo_free(x);
   }
   std::sort(ms.begin(), ms.end());

@@ -145,10 +145,12 @@ double median_ms_of(int reps, const std::function<void()>& call) {
 
 void bench_hicoo(const Env& env, const Options& o, spt_coo* y, const std::vector<const spt_matrix*>& factors,
                  const std::vector<spt_index>& dims, const std::string& method) {
-  spt_dtype dtype;
-  uint32_t order = 0;
-  spt_nnz nnz = 0;
-  check(spt_coo_info(y, &dtype, &order, &nnz), env.ctx, "info");
+  spt_coo_summary info;
+  info.struct_size = sizeof info;
+  check(spt_coo_info(env.ctx, y, &info), env.ctx, "info");
+  const spt_dtype dtype = info.dtype;
+  const uint32_t order = info.order;
+  const spt_nnz nnz = info.nnz;
   spt_hicoo* raw = nullptr;
   const double t0 = now_seconds();
   check(spt_hicoo_from_coo(env.ctx, y, nullptr, &raw), env.ctx, "spt_hicoo_from_coo");
@@ -197,10 +199,12 @@ void run(const Options& o) {
 
   spt_coo* raw = read_tensor(env.ctx, o.file, o.dtype == "float64" ? SPT_FLOAT64 : SPT_FLOAT32);
   std::unique_ptr<spt_coo, decltype(&spt_coo_free)> x(raw, spt_coo_free);
-  uint32_t order = 0;
-  spt_nnz nnz = 0;
-  spt_dtype dtype;
-  check(spt_coo_info(x.get(), &dtype, &order, &nnz), env.ctx, "info");
+  spt_coo_summary info;
+  info.struct_size = sizeof info;
+  check(spt_coo_info(env.ctx, x.get(), &info), env.ctx, "info");
+  const uint32_t order = info.order;
+  const spt_nnz nnz = info.nnz;
+  const spt_dtype dtype = info.dtype;
   std::vector<spt_index> dims(order);
   check(spt_coo_dims(x.get(), dims.data()), env.ctx, "dims");
   std::fprintf(stderr, "%s: order %u, nnz %llu, %d threads\n", o.tensor.c_str(), order,

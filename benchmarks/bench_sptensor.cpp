@@ -302,7 +302,11 @@ int main(int argc, char** argv) {
     spt_coo* x = read_file(env, o, o.path);
     std::unique_ptr<spt_coo, spt_status (*)(spt_coo*)> tensor(x, spt_coo_free);
     Shape s;
-    check(spt_coo_info(x, nullptr, &s.order, &s.nnz), env.ctx, "spt_coo_info");
+    spt_coo_summary info;
+    info.struct_size = sizeof info;
+    check(spt_coo_info(env.ctx, x, &info), env.ctx, "spt_coo_info");
+    s.order = info.order;
+    s.nnz = info.nnz;
     s.dims.resize(s.order);
     check(spt_coo_dims(x, s.dims.data()), env.ctx, "spt_coo_dims");
     std::fprintf(stderr, "bench_sptensor: loaded order %u, nnz %llu in %.2f s\n", s.order,

@@ -66,9 +66,11 @@ int run(const Args& a) {
   int threads = 0;
   spt_context_get_threads(ctx, &threads);
   spt_coo* x = read_tensor(ctx, a.file, a.dtype);
-  uint32_t order = 0;
-  spt_nnz nnz = 0;
-  spt_coo_info(x, nullptr, &order, &nnz);
+  spt_coo_summary info;
+  info.struct_size = sizeof info;
+  spt_coo_info(ctx, x, &info);
+  const uint32_t order = info.order;
+  const spt_nnz nnz = info.nnz;
   std::vector<spt_index> dims(order);
   spt_coo_dims(x, dims.data());
   const size_t vsize = a.dtype == SPT_FLOAT32 ? 4 : 8;

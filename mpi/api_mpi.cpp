@@ -1,5 +1,6 @@
 // The extern "C" layer of libsptensor_mpi: argument checks, guarded() (no
 // exception crosses the ABI), and the collective entry points in mpi/.
+#include <cstring>
 #include <memory>
 
 #include "api/guard.hpp"
@@ -59,14 +60,17 @@ SPT_MPI_API spt_status spt_mpi_tensor_free(spt_mpi_tensor* x) {
   return SPT_OK;
 }
 
-SPT_MPI_API spt_status spt_mpi_tensor_info(const spt_mpi_tensor* x, spt_dtype* dtype, uint32_t* order,
-                                           spt_nnz* global_nnz, spt_nnz* local_nnz) {
-  return guarded("spt_mpi_tensor_info", [&] {
+SPT_MPI_API spt_status spt_mpi_tensor_info(spt_context* ctx, const spt_mpi_tensor* x, spt_mpi_tensor_summary* info) {
+  return guarded(ctx, "spt_mpi_tensor_info", [&] {
     require_not_null(x, "x");
-    if (dtype) *dtype = x->local.dtype();
-    if (order) *order = x->local.order();
-    if (global_nnz) *global_nnz = x->global_nnz;
-    if (local_nnz) *local_nnz = x->local.nnz;
+    require_not_null(info, "info");
+    spt_mpi_tensor_summary s;
+    std::memset(&s, 0, sizeof(s));
+    s.dtype = x->local.dtype();
+    s.order = x->local.order();
+    s.global_nnz = x->global_nnz;
+    s.local_nnz = x->local.nnz;
+    write_info(info, s, sizeof(spt_mpi_tensor_summary), "spt_mpi_tensor_summary");
   });
 }
 

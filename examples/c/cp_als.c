@@ -27,12 +27,11 @@ int main(int argc, char **argv) {
   spt_ktensor *model = NULL;
   spt_cpd_options opts;
   spt_format_advice advice;
+  spt_coo_summary info;
   char reason[512];
   spt_status status;
   double fit = 0;
   int iterations = 0, converged = 0, failed = 1;
-  uint32_t order = 0;
-  spt_nnz nnz = 0;
   spt_index rank = 8, r;
   const double *lambda = NULL;
 
@@ -48,8 +47,9 @@ int main(int argc, char **argv) {
   spt_context_set_seed(ctx, 42); /* reproducible random initialisation */
 
   if (spt_read(ctx, argv[1], NULL, &x) < 0) goto done;
-  spt_coo_info(x, NULL, &order, &nnz);
-  printf("%s: order %u, %llu nonzeros\n", argv[1], order, (unsigned long long)nnz);
+  info.struct_size = sizeof info; /* every *_summary: set struct_size first */
+  if (spt_coo_info(ctx, x, &info) < 0) goto done;
+  printf("%s: order %u, %llu nonzeros\n", argv[1], info.order, (unsigned long long)info.nnz);
 
   /* Which format (COO, CSF, HiCOO) and why; spt_cpd_als with format AUTO
    * makes the same choice, so this call is only informative. */

@@ -20,11 +20,14 @@ int main(int argc, char **argv) {
   spt_coo *x = NULL;
   spt_ttensor *model = NULL;
   spt_tucker_options opts;
+  spt_coo_summary info;
+  spt_ttensor_summary result;
+  spt_matrix_summary shape;
   spt_index ranks[MAX_ORDER], core_dims[MAX_ORDER], dims[MAX_ORDER];
   uint32_t order = 0, m;
   spt_index rank = 4;
-  double fit = 0, largest = 0, worst = 0;
-  int iterations = 0, failed = 1;
+  double largest = 0, worst = 0;
+  int failed = 1;
   spt_nnz core_size = 1, k;
   const double *core = NULL;
 
@@ -36,7 +39,9 @@ int main(int argc, char **argv) {
   if (spt_context_create(&ctx) < 0) return 1;
 
   if (spt_read(ctx, argv[1], NULL, &x) < 0) goto done;
-  spt_coo_info(x, NULL, &order, NULL);
+  info.struct_size = sizeof info; /* every *_summary: set struct_size first */
+  if (spt_coo_info(ctx, x, &info) < 0) goto done;
+  order = info.order;
   if (order > MAX_ORDER) {
     fprintf(stderr, "this example handles orders up to %d\n", MAX_ORDER);
     goto done;
@@ -51,10 +56,11 @@ int main(int argc, char **argv) {
   opts.tol = 1e-6;
   if (spt_tucker_hooi(ctx, x, &opts, &model) < 0) goto done;
 
-  spt_ttensor_info(model, NULL, NULL, &fit, &iterations);
+  result.struct_size = sizeof result;
+  if (spt_ttensor_info(ctx, model, &result) < 0) goto done;
   spt_ttensor_core_dims(model, core_dims, NULL);
   spt_ttensor_core(model, (const void **)&core); /* first index fastest */
-  printf("fit %.6f after %d iterations; core", fit, iterations);
+  printf("fit %.6f after %d iterations; core", result.fit, result.iterations);
   for (m = 0; m < order; ++m) {
     printf("%s%u", m ? " x " : " ", core_dims[m]);
     core_size *= core_dims[m];
@@ -66,10 +72,13 @@ int main(int argc, char **argv) {
   /* U_m' U_m = I: copy each factor out (column-major) and check. */
   for (m = 0; m < order; ++m) {
     const spt_matrix *u = NULL;
-    spt_nnz rows = 0, cols = 0, i, a, b;
+    spt_nnz rows, cols, i, a, b;
     double *buf;
     spt_ttensor_factor(model, m, &u);
-    spt_matrix_info(u, NULL, &rows, &cols, NULL, NULL);
+    shape.struct_size = sizeof shape;
+    if (spt_matrix_info(ctx, u, &shape) < 0) goto done;
+    rows = shape.rows;
+    cols = shape.cols;
     buf = malloc(sizeof(double) * rows * cols);
     if (!buf || spt_matrix_copy_out(u, SPT_COL_MAJOR, buf, rows) < 0) {
       free(buf);
@@ -84,7 +93,7 @@ int main(int argc, char **argv) {
     free(buf);
   }
   printf("max |U'U - I| over all factors: %.2e\n", worst);
-  failed = !(fit > 0 && fit <= 1 && worst < 1e-8);
+  failed = !(result.fit > 0 && result.fit <= 1 && worst < 1e-8);
 
 done:
   if (failed) fprintf(stderr, "error: %s\n", spt_last_error(ctx));

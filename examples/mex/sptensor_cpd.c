@@ -44,7 +44,7 @@ void mexFunction(int nlhs, mxArray *plhs[], int nrhs, const mxArray *prhs[]) {
     spt_mex_usage(&h, "usage: [lambda, U, info] = sptensor_cpd(subs, vals, dims, R [, opts])");
   spt_mex_context(&h, opts);
   spt_mex_tensor(&h, prhs[0], prhs[1], prhs[2]);
-  spt_mex_check(&h, spt_coo_info(h.coo, NULL, &order, NULL), "querying the tensor");
+  order = spt_mex_tensor_summary(&h).order;
   rank = (spt_index)spt_mex_scalar(&h, prhs[3], "R", 1, 1);
 
   spt_mex_check(&h, spt_cpd_options_init(&o), "initialising options");

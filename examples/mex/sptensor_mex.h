@@ -197,6 +197,15 @@ static inline void spt_mex_tensor(spt_mex_handles *h, const mxArray *subs, const
                 "building the tensor from SUBS and VALS");
 }
 
+/* What h->coo holds (order, nonzero count, dtype): spt_coo_info into a
+ * summary whose struct_size is set first, as every spt_X_info wants. */
+static inline spt_coo_summary spt_mex_tensor_summary(spt_mex_handles *h) {
+  spt_coo_summary s;
+  s.struct_size = sizeof s;
+  spt_mex_check(h, spt_coo_info(h->ctx, h->coo, &s), "querying the tensor");
+  return s;
+}
+
 /* Wraps a column-major double matrix in place (no copy). The library only
  * reads factor inputs; the const cast is for spt_matrix_wrap's signature,
  * which also serves outputs. */
@@ -218,9 +227,13 @@ static inline spt_matrix *spt_mex_wrap(spt_mex_handles *h, const mxArray *a, con
 /* A new I x R double mxArray holding a copy of a library matrix (one copy,
  * written straight into MATLAB's memory in column-major order). */
 static inline mxArray *spt_mex_matrix_out(spt_mex_handles *h, const spt_matrix *m) {
-  spt_nnz rows = 0, cols = 0;
+  spt_matrix_summary s;
+  spt_nnz rows, cols;
   mxArray *out;
-  spt_mex_check(h, spt_matrix_info(m, NULL, &rows, &cols, NULL, NULL), "querying a factor");
+  s.struct_size = sizeof s;
+  spt_mex_check(h, spt_matrix_info(h->ctx, m, &s), "querying a factor");
+  rows = s.rows;
+  cols = s.cols;
   out = mxCreateDoubleMatrix((mwSize)rows, (mwSize)cols, mxREAL);
   spt_mex_check(h, spt_matrix_copy_out(m, SPT_COL_MAJOR, mxGetPr(out), rows ? rows : 1), "copying a factor");
   return out;

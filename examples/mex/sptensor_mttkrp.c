@@ -27,7 +27,7 @@ void mexFunction(int nlhs, mxArray *plhs[], int nrhs, const mxArray *prhs[]) {
   if (nrhs < 5 || nrhs > 6 || nlhs > 1) spt_mex_usage(&h, "usage: M = sptensor_mttkrp(subs, vals, dims, U, n [, opts])");
   spt_mex_context(&h, nrhs > 5 ? prhs[5] : NULL);
   spt_mex_tensor(&h, prhs[0], prhs[1], prhs[2]);
-  spt_mex_check(&h, spt_coo_info(h.coo, NULL, &order, NULL), "querying the tensor");
+  order = spt_mex_tensor_summary(&h).order;
   if (order > SPT_MEX_MAX_HANDLES) spt_mex_usage(&h, "too many modes for this example gateway");
   spt_mex_check(&h, spt_coo_dims(h.coo, dims), "querying dims");
   mode = (uint32_t)spt_mex_scalar(&h, prhs[4], "N", 1, 1);

@@ -18,7 +18,7 @@
 void mexFunction(int nlhs, mxArray *plhs[], int nrhs, const mxArray *prhs[]) {
   spt_mex_handles h = {0};
   char *path;
-  spt_dtype dtype;
+  spt_coo_summary summary;
   uint32_t order, m;
   spt_nnz nnz, k;
   spt_index *dims;
@@ -31,8 +31,9 @@ void mexFunction(int nlhs, mxArray *plhs[], int nrhs, const mxArray *prhs[]) {
   path = mxArrayToString(prhs[0]);
   spt_mex_check(&h, spt_read(h.ctx, path, NULL, &h.coo), "reading the tensor");
   mxFree(path);
-  spt_mex_check(&h, spt_coo_info(h.coo, &dtype, &order, &nnz), "querying the tensor");
-  (void)dtype; /* float64: spt_read's default */
+  summary = spt_mex_tensor_summary(&h); /* dtype float64: spt_read's default */
+  order = summary.order;
+  nnz = summary.nnz;
 
   /* Subscripts: the library keeps 0-based uint32 per mode; MATLAB wants
    * 1-based doubles, so this one conversion is the only copy. */

@@ -31,8 +31,8 @@ void mexFunction(int nlhs, mxArray *plhs[], int nrhs, const mxArray *prhs[]) {
   uint32_t order, m;
   mwSize count_ranks, total = 1;
   const double *r;
-  double fit = 0;
-  int iterations = 0, count = 0;
+  spt_ttensor_summary result;
+  int count = 0;
   const double *fits = NULL;
   const void *core = NULL;
   const char *info_fields[] = {"fit", "iterations", "fits"};
@@ -41,7 +41,7 @@ void mexFunction(int nlhs, mxArray *plhs[], int nrhs, const mxArray *prhs[]) {
     spt_mex_usage(&h, "usage: [G, U, info] = sptensor_tucker(subs, vals, dims, ranks [, opts])");
   spt_mex_context(&h, opts);
   spt_mex_tensor(&h, prhs[0], prhs[1], prhs[2]);
-  spt_mex_check(&h, spt_coo_info(h.coo, NULL, &order, NULL), "querying the tensor");
+  order = spt_mex_tensor_summary(&h).order;
   if (order > SPT_MEX_MAX_HANDLES) spt_mex_usage(&h, "too many modes for this example gateway");
   count_ranks = mxGetNumberOfElements(prhs[3]);
   if (!spt_mex_is_real_double(prhs[3]) || (count_ranks != 1 && count_ranks != order))
@@ -86,11 +86,12 @@ void mexFunction(int nlhs, mxArray *plhs[], int nrhs, const mxArray *prhs[]) {
     }
   }
   if (nlhs > 2) {
-    spt_mex_check(&h, spt_ttensor_info(h.ttensor, NULL, NULL, &fit, &iterations), "reading the result");
+    result.struct_size = sizeof result;
+    spt_mex_check(&h, spt_ttensor_info(h.ctx, h.ttensor, &result), "reading the result");
     spt_mex_check(&h, spt_ttensor_history(h.ttensor, &count, &fits, NULL), "reading the history");
     plhs[2] = mxCreateStructMatrix(1, 1, 3, info_fields);
-    mxSetField(plhs[2], 0, "fit", mxCreateDoubleScalar(fit));
-    mxSetField(plhs[2], 0, "iterations", mxCreateDoubleScalar(iterations));
+    mxSetField(plhs[2], 0, "fit", mxCreateDoubleScalar(result.fit));
+    mxSetField(plhs[2], 0, "iterations", mxCreateDoubleScalar(result.iterations));
     mxSetField(plhs[2], 0, "fits", spt_mex_row(fits, (mwSize)count));
   }
   spt_mex_free_all(&h);

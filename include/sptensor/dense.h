@@ -55,9 +55,25 @@ SPT_API spt_status spt_dense_create_copy(spt_context *ctx, spt_dtype dtype, uint
 /** Free a dense tensor; NULL is a no-op. Always returns SPT_OK. */
 SPT_API spt_status spt_dense_free(spt_dense *t);
 
-/** Value type, order and element count (prod dims). Any output may be NULL.
- *  Errors: SPT_ERR_INVALID_ARGUMENT (t NULL). */
-SPT_API spt_status spt_dense_info(const spt_dense *t, spt_dtype *dtype, uint32_t *order, spt_nnz *count);
+/** What a dense tensor holds (spt_dense_info). Set struct_size =
+ *  sizeof(spt_dense_summary) before the call; later versions may append
+ *  fields. */
+typedef struct spt_dense_summary {
+  size_t struct_size; /**< set by the caller */
+  spt_dtype dtype;    /**< out: value type */
+  uint32_t order;     /**< out: number of modes (spt_dense_dims gives the dims) */
+  spt_nnz count;      /**< out: number of elements, prod(dims) */
+} spt_dense_summary;
+
+/** Describe a dense tensor into *info: value type, order and element
+ *  count. Only info->struct_size bytes are written (struct_size is kept: a
+ *  newer caller's longer struct keeps its tail). Nothing is allocated and
+ *  nothing in *info needs freeing. ctx (may be NULL) receives the error
+ *  message.
+ *  Errors: SPT_ERR_INVALID_ARGUMENT (NULL t or info, info->struct_size
+ *  smaller than sizeof(spt_dense_summary) of this release, e.g. 0).
+ *  Thread safe: may run concurrently with other readers of t. */
+SPT_API spt_status spt_dense_info(spt_context *ctx, const spt_dense *t, spt_dense_summary *info);
 
 /** Copy the dims (order entries) into `dims`.
  *  Errors: SPT_ERR_INVALID_ARGUMENT (t or dims NULL). */

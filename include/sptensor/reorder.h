@@ -96,9 +96,28 @@ SPT_API spt_status spt_permutation_create(spt_context *ctx, uint32_t order, cons
 /** Free a permutation. NULL is ignored. Returns SPT_OK. */
 SPT_API spt_status spt_permutation_free(spt_permutation *perm);
 
-/** Number of modes and (if dims is not NULL) the `order` mode sizes.
- *  Any output may be NULL. Errors: INVALID_ARGUMENT (perm NULL). */
-SPT_API spt_status spt_permutation_info(const spt_permutation *perm, uint32_t *order, spt_index *dims);
+/** What a permutation holds (spt_permutation_info). Set struct_size =
+ *  sizeof(spt_permutation_summary) before the call; later versions may
+ *  append fields. */
+typedef struct spt_permutation_summary {
+  size_t struct_size; /**< set by the caller */
+  uint32_t order;     /**< out: number of modes (spt_permutation_dims gives the mode sizes) */
+} spt_permutation_summary;
+
+/** Describe a permutation into *info. Only info->struct_size bytes are
+ *  written (struct_size is kept: a newer caller's longer struct keeps its
+ *  tail). Nothing is allocated and nothing in *info needs freeing. ctx (may
+ *  be NULL) receives the error message.
+ *  Errors: INVALID_ARGUMENT (NULL perm or info, info->struct_size smaller
+ *  than sizeof(spt_permutation_summary) of this release, e.g. 0).
+ *  Thread safe: a permutation is never modified, so any number of threads
+ *  may describe it at once. */
+SPT_API spt_status spt_permutation_info(spt_context *ctx, const spt_permutation *perm, spt_permutation_summary *info);
+
+/** The `order` mode sizes (labels per mode) into the caller's
+ *  dims[0..order-1] (order from spt_permutation_info).
+ *  Errors: INVALID_ARGUMENT (perm or dims NULL). Thread safe. */
+SPT_API spt_status spt_permutation_dims(const spt_permutation *perm, spt_index *dims);
 
 /** Copy mode `mode`'s permutation (out[old] = new + index_base) into `out`,
  *  which holds `out_len` >= dims[mode] entries.

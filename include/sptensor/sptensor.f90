@@ -19,7 +19,10 @@
 !  - bind(c) derived types with exactly the C layout for the option and
 !    info structs (spt_cpd_options, spt_read_options, spt_write_options,
 !    spt_tucker_options, spt_cp_apr_options, spt_X_options and spt_X_summary
-!    of every format X = csf, hicoo, fcoo, hbcsf, hls, ...).
+!    of every format X = csf, hicoo, fcoo, hbcsf, hls, ..., and the
+!    spt_X_summary of every core object X = coo, scoo, matrix, ktensor,
+!    ttensor, dense, permutation). Set info%struct_size = c_sizeof(info)
+!    before an spt_X_info call.
 !  - Interfaces to the C functions under their C names. They return the
 !    spt_status (integer(c_int)) as a function result. Conventions of the C
 !    API carry over unchanged: `mode` arguments are 0-based, strings passed
@@ -412,6 +415,68 @@ module sptensor
     integer(c_int32_t) :: tree_for_mode(16) = 0
   end type spt_csf_summary
 
+  ! The core objects' info structs (spt_coo_info, spt_scoo_info,
+  ! spt_matrix_info, spt_ktensor_info, spt_ttensor_info, spt_dense_info,
+  ! spt_permutation_info): set struct_size = c_sizeof(info) before the call.
+  type, bind(c), public :: spt_coo_summary
+    integer(c_size_t) :: struct_size = 0
+    integer(c_int) :: dtype = 0
+    integer(c_int32_t) :: order = 0
+    integer(c_int64_t) :: nnz = 0
+    integer(c_int) :: read_only = 0           ! 1 for a view (spt_coo_create_view)
+  end type spt_coo_summary
+
+  type, bind(c), public :: spt_scoo_summary
+    integer(c_size_t) :: struct_size = 0
+    integer(c_int) :: dtype = 0
+    integer(c_int32_t) :: order = 0
+    integer(c_int32_t) :: dense_mode = 0      ! the lowest dense mode (0-based)
+    integer(c_int32_t) :: dense_mode_count = 0
+    integer(c_int64_t) :: nfibers = 0
+    integer(c_int64_t) :: block_length = 0    ! values per fiber
+  end type spt_scoo_summary
+
+  type, bind(c), public :: spt_matrix_summary
+    integer(c_size_t) :: struct_size = 0
+    integer(c_int) :: dtype = 0
+    integer(c_int) :: layout = 0              ! SPT_ROW_MAJOR / SPT_COL_MAJOR
+    integer(c_int64_t) :: rows = 0
+    integer(c_int64_t) :: cols = 0
+    integer(c_int64_t) :: ld = 0
+    integer(c_int) :: wrapped = 0             ! 1 for spt_matrix_wrap / sptf_matrix_wrap
+  end type spt_matrix_summary
+
+  type, bind(c), public :: spt_ktensor_summary
+    integer(c_size_t) :: struct_size = 0
+    integer(c_int) :: dtype = 0
+    integer(c_int32_t) :: order = 0
+    integer(c_int32_t) :: rank = 0
+    integer(c_int) :: iterations = 0
+    real(c_double) :: fit = 0
+    integer(c_int) :: converged = 0
+  end type spt_ktensor_summary
+
+  type, bind(c), public :: spt_ttensor_summary
+    integer(c_size_t) :: struct_size = 0
+    integer(c_int) :: dtype = 0
+    integer(c_int32_t) :: order = 0
+    real(c_double) :: fit = 0
+    integer(c_int) :: iterations = 0
+    integer(c_int) :: converged = 0
+  end type spt_ttensor_summary
+
+  type, bind(c), public :: spt_dense_summary
+    integer(c_size_t) :: struct_size = 0
+    integer(c_int) :: dtype = 0
+    integer(c_int32_t) :: order = 0
+    integer(c_int64_t) :: count = 0           ! prod(dims)
+  end type spt_dense_summary
+
+  type, bind(c), public :: spt_permutation_summary
+    integer(c_size_t) :: struct_size = 0
+    integer(c_int32_t) :: order = 0
+  end type spt_permutation_summary
+
   ! spt_hicoo_stats' statistics (reason as in spt_format_advice).
   type, bind(c), public :: spt_hicoo_statistics
     integer(c_size_t) :: struct_size = 0
@@ -593,13 +658,10 @@ module sptensor
       type(c_ptr), value :: m
       integer(c_int) :: st
     end function
-    function spt_matrix_info(m, dtype, rows, cols, layout, ld) bind(c, name="spt_matrix_info") result(st)
-      import :: c_ptr, c_int, c_int64_t
-      type(c_ptr), value :: m
-      integer(c_int), intent(out) :: dtype
-      integer(c_int64_t), intent(out) :: rows, cols
-      integer(c_int), intent(out) :: layout
-      integer(c_int64_t), intent(out) :: ld
+    function spt_matrix_info(ctx, m, info) bind(c, name="spt_matrix_info") result(st)
+      import :: spt_matrix_summary, c_ptr, c_int
+      type(c_ptr), value :: ctx, m
+      type(spt_matrix_summary), intent(inout) :: info
       integer(c_int) :: st
     end function
     function spt_matrix_data(m, data) bind(c, name="spt_matrix_data") result(st)
@@ -673,12 +735,10 @@ module sptensor
       type(c_ptr), value :: x
       integer(c_int) :: st
     end function
-    function spt_coo_info(x, dtype, order, nnz) bind(c, name="spt_coo_info") result(st)
-      import :: c_ptr, c_int, c_int32_t, c_int64_t
-      type(c_ptr), value :: x
-      integer(c_int), intent(out) :: dtype
-      integer(c_int32_t), intent(out) :: order
-      integer(c_int64_t), intent(out) :: nnz
+    function spt_coo_info(ctx, x, info) bind(c, name="spt_coo_info") result(st)
+      import :: spt_coo_summary, c_ptr, c_int
+      type(c_ptr), value :: ctx, x
+      type(spt_coo_summary), intent(inout) :: info
       integer(c_int) :: st
     end function
     ! dtype stored in the binary file x was read from (0: not a binary file).
@@ -811,11 +871,10 @@ module sptensor
       type(c_ptr), value :: k
       integer(c_int) :: st
     end function
-    function spt_ktensor_info(k, dtype, order, rank) bind(c, name="spt_ktensor_info") result(st)
-      import :: c_ptr, c_int, c_int32_t
-      type(c_ptr), value :: k
-      integer(c_int), intent(out) :: dtype
-      integer(c_int32_t), intent(out) :: order, rank
+    function spt_ktensor_info(ctx, k, info) bind(c, name="spt_ktensor_info") result(st)
+      import :: spt_ktensor_summary, c_ptr, c_int
+      type(c_ptr), value :: ctx, k
+      type(spt_ktensor_summary), intent(inout) :: info
       integer(c_int) :: st
     end function
     function spt_ktensor_dims(k, dims) bind(c, name="spt_ktensor_dims") result(st)
@@ -918,13 +977,10 @@ module sptensor
       type(c_ptr), value :: t
       integer(c_int) :: st
     end function
-    function spt_ttensor_info(t, dtype, order, fit, iterations) bind(c, name="spt_ttensor_info") result(st)
-      import :: c_ptr, c_int, c_int32_t, c_double
-      type(c_ptr), value :: t
-      integer(c_int), intent(out) :: dtype
-      integer(c_int32_t), intent(out) :: order
-      real(c_double), intent(out) :: fit
-      integer(c_int), intent(out) :: iterations
+    function spt_ttensor_info(ctx, t, info) bind(c, name="spt_ttensor_info") result(st)
+      import :: spt_ttensor_summary, c_ptr, c_int
+      type(c_ptr), value :: ctx, t
+      type(spt_ttensor_summary), intent(inout) :: info
       integer(c_int) :: st
     end function
     ! full_dims: c_null_ptr, or c_loc of `order` spt_index values.
@@ -1067,12 +1123,10 @@ module sptensor
       type(c_ptr), value :: y
       integer(c_int) :: st
     end function
-    function spt_scoo_info(y, dtype, order, dense_mode, nfibers) bind(c, name="spt_scoo_info") result(st)
-      import :: c_ptr, c_int, c_int32_t, c_int64_t
-      type(c_ptr), value :: y
-      integer(c_int), intent(out) :: dtype
-      integer(c_int32_t), intent(out) :: order, dense_mode
-      integer(c_int64_t), intent(out) :: nfibers
+    function spt_scoo_info(ctx, y, info) bind(c, name="spt_scoo_info") result(st)
+      import :: spt_scoo_summary, c_ptr, c_int
+      type(c_ptr), value :: ctx, y
+      type(spt_scoo_summary), intent(inout) :: info
       integer(c_int) :: st
     end function
     function spt_scoo_dims(y, dims) bind(c, name="spt_scoo_dims") result(st)
@@ -1317,12 +1371,10 @@ module sptensor
       type(c_ptr), value :: t
       integer(c_int) :: st
     end function
-    function spt_dense_info(t, dtype, order, count) bind(c, name="spt_dense_info") result(st)
-      import :: c_ptr, c_int, c_int32_t, c_int64_t
-      type(c_ptr), value :: t
-      integer(c_int), intent(out) :: dtype
-      integer(c_int32_t), intent(out) :: order
-      integer(c_int64_t), intent(out) :: count
+    function spt_dense_info(ctx, t, info) bind(c, name="spt_dense_info") result(st)
+      import :: spt_dense_summary, c_ptr, c_int
+      type(c_ptr), value :: ctx, t
+      type(spt_dense_summary), intent(inout) :: info
       integer(c_int) :: st
     end function
     function spt_dense_dims(t, dims) bind(c, name="spt_dense_dims") result(st)
@@ -1396,12 +1448,16 @@ module sptensor
       type(c_ptr), value :: perm
       integer(c_int) :: st
     end function
-    ! dims: c_null_ptr, or c_loc of room for `order` entries.
-    function spt_permutation_info(perm, order, dims) bind(c, name="spt_permutation_info") result(st)
+    function spt_permutation_info(ctx, perm, info) bind(c, name="spt_permutation_info") result(st)
+      import :: spt_permutation_summary, c_ptr, c_int
+      type(c_ptr), value :: ctx, perm
+      type(spt_permutation_summary), intent(inout) :: info
+      integer(c_int) :: st
+    end function
+    function spt_permutation_dims(perm, dims) bind(c, name="spt_permutation_dims") result(st)
       import :: c_ptr, c_int, c_int32_t
       type(c_ptr), value :: perm
-      integer(c_int32_t), intent(out) :: order
-      type(c_ptr), value :: dims
+      integer(c_int32_t), intent(out) :: dims(*)
       integer(c_int) :: st
     end function
     function spt_permutation_get(perm, mode, out, out_len, index_base) bind(c, name="spt_permutation_get") result(st)
@@ -1883,20 +1939,20 @@ contains
     type(c_ptr), intent(in) :: k
     real(c_double), intent(out) :: lambda(:)
     integer(c_int) :: st
-    integer(c_int) :: dtype
-    integer(c_int32_t) :: order, rank
+    type(spt_ktensor_summary) :: info
     type(c_ptr) :: p
     real(c_double), pointer :: l(:)
-    st = spt_ktensor_info(k, dtype, order, rank)
+    info%struct_size = c_sizeof(info)
+    st = spt_ktensor_info(c_null_ptr, k, info)
     if (st /= SPT_OK) return
-    if (dtype /= SPT_FLOAT64 .or. size(lambda) < rank) then
+    if (info%dtype /= SPT_FLOAT64 .or. size(lambda) < info%rank) then
       st = SPT_ERR_INVALID_ARGUMENT
       return
     end if
     st = spt_ktensor_lambda(k, p)
     if (st /= SPT_OK) return
-    call c_f_pointer(p, l, [rank])
-    lambda(1:rank) = l
+    call c_f_pointer(p, l, [info%rank])
+    lambda(1:info%rank) = l
   end function
 
   !> Copy factor `mode` (0-based) of a float64 ktensor (or any float64
@@ -1917,15 +1973,15 @@ contains
     type(c_ptr), intent(in) :: m
     real(c_double), intent(out), contiguous, target :: a(:, :)
     integer(c_int) :: st
-    integer(c_int) :: dtype, layout
-    integer(c_int64_t) :: rows, cols, ld
-    st = spt_matrix_info(m, dtype, rows, cols, layout, ld)
+    type(spt_matrix_summary) :: info
+    info%struct_size = c_sizeof(info)
+    st = spt_matrix_info(c_null_ptr, m, info)
     if (st /= SPT_OK) return
-    if (dtype /= SPT_FLOAT64 .or. size(a, 1) /= rows .or. size(a, 2) /= cols) then
+    if (info%dtype /= SPT_FLOAT64 .or. size(a, 1) /= info%rows .or. size(a, 2) /= info%cols) then
       st = SPT_ERR_INVALID_ARGUMENT
       return
     end if
-    st = spt_matrix_copy_out(m, SPT_COL_MAJOR, c_loc(a), int(max(1_c_int64_t, rows), c_int64_t))
+    st = spt_matrix_copy_out(m, SPT_COL_MAJOR, c_loc(a), int(max(1_c_int64_t, info%rows), c_int64_t))
   end function
 
   !> Fill opts with the reordering defaults (C macro spt_reorder_options_init).

@@ -266,11 +266,30 @@ SPT_API spt_status spt_matrix_wrap(spt_context *ctx, spt_dtype dtype, spt_nnz ro
 /** Free a matrix (wrapped memory is not freed). NULL is ignored. */
 SPT_API spt_status spt_matrix_free(spt_matrix *m);
 
-/** Shape and storage of a matrix. Any output pointer may be NULL. */
-SPT_API spt_status spt_matrix_info(const spt_matrix *m, spt_dtype *dtype, spt_nnz *rows, spt_nnz *cols,
-                                   spt_layout *layout, spt_nnz *ld);
+/** What a matrix holds (spt_matrix_info). Set struct_size =
+ *  sizeof(spt_matrix_summary) before the call; later versions may append
+ *  fields. */
+typedef struct spt_matrix_summary {
+  size_t struct_size; /**< set by the caller */
+  spt_dtype dtype;    /**< out: value type */
+  spt_layout layout;  /**< out: SPT_ROW_MAJOR or SPT_COL_MAJOR */
+  spt_nnz rows;       /**< out: number of rows */
+  spt_nnz cols;       /**< out: number of columns */
+  spt_nnz ld;         /**< out: leading dimension (elements between rows, or columns for column-major) */
+  int wrapped;        /**< out: 1 when the matrix wraps caller memory (spt_matrix_wrap), else 0 */
+} spt_matrix_summary;
 
-/** Borrowed pointer to the matrix's storage (layout and ld per spt_matrix_info). */
+/** Describe a matrix into *info: shape, layout, leading dimension, value
+ *  type. Only info->struct_size bytes are written (struct_size is kept: a
+ *  newer caller's longer struct keeps its tail). Nothing is allocated and
+ *  nothing in *info needs freeing. ctx (may be NULL) receives the error
+ *  message.
+ *  Errors: SPT_ERR_INVALID_ARGUMENT (NULL m or info, info->struct_size
+ *  smaller than sizeof(spt_matrix_summary) of this release, e.g. 0).
+ *  Thread safe: may run concurrently with other readers of m. */
+SPT_API spt_status spt_matrix_info(spt_context *ctx, const spt_matrix *m, spt_matrix_summary *info);
+
+/** Borrowed pointer to the matrix's storage (layout and ld per spt_matrix_info's summary). */
 SPT_API spt_status spt_matrix_data(spt_matrix *m, void **data);
 
 /** Copy the matrix into caller memory in the caller's layout and ld. */
@@ -385,8 +404,26 @@ SPT_API spt_status spt_coo_append(spt_context *ctx, spt_coo *x, spt_nnz n, const
  *  dtype NULL). Thread safety: only reads x. */
 SPT_API spt_status spt_coo_file_dtype(const spt_coo *x, spt_dtype *dtype);
 
-/** Order, dtype and nonzero count. Any output pointer may be NULL. */
-SPT_API spt_status spt_coo_info(const spt_coo *x, spt_dtype *dtype, uint32_t *order, spt_nnz *nnz);
+/** What a COO tensor holds (spt_coo_info). Set struct_size =
+ *  sizeof(spt_coo_summary) before the call; later versions may append
+ *  fields. */
+typedef struct spt_coo_summary {
+  size_t struct_size; /**< set by the caller */
+  spt_dtype dtype;    /**< out: value type */
+  uint32_t order;     /**< out: number of modes (spt_coo_dims gives the dims) */
+  spt_nnz nnz;        /**< out: stored nonzeros (a repeated coordinate counts each time it is stored) */
+  int read_only;      /**< out: 1 for a read-only view of caller arrays (spt_coo_create_view), else 0 */
+} spt_coo_summary;
+
+/** Describe a COO tensor into *info: value type, order, nonzero count and
+ *  whether it is a read-only view. Only info->struct_size bytes are
+ *  written (struct_size is kept: a newer caller's longer struct keeps its
+ *  tail). Nothing is allocated and nothing in *info needs freeing. ctx (may
+ *  be NULL) receives the error message.
+ *  Errors: SPT_ERR_INVALID_ARGUMENT (NULL x or info, info->struct_size
+ *  smaller than sizeof(spt_coo_summary) of this release, e.g. 0).
+ *  Thread safe: may run concurrently with other readers of x. */
+SPT_API spt_status spt_coo_info(spt_context *ctx, const spt_coo *x, spt_coo_summary *info);
 
 /** Copy the dims (order entries) into `dims`. */
 SPT_API spt_status spt_coo_dims(const spt_coo *x, spt_index *dims);
@@ -440,11 +477,27 @@ typedef struct spt_scoo_s spt_scoo;
 
 /** Free a semi-sparse tensor. NULL is ignored. Returns SPT_OK. */
 SPT_API spt_status spt_scoo_free(spt_scoo *y);
-/** dtype, order, dense mode and number of fibers. Outputs may be NULL.
- *  With several dense modes, *dense_mode is the lowest one; use
- *  spt_scoo_dense_modes to get them all. */
-SPT_API spt_status spt_scoo_info(const spt_scoo *y, spt_dtype *dtype, uint32_t *order, uint32_t *dense_mode,
-                                 spt_nnz *nfibers);
+/** What a semi-sparse tensor holds (spt_scoo_info). Set struct_size =
+ *  sizeof(spt_scoo_summary) before the call; later versions may append
+ *  fields. */
+typedef struct spt_scoo_summary {
+  size_t struct_size;        /**< set by the caller */
+  spt_dtype dtype;           /**< out: value type */
+  uint32_t order;            /**< out: number of modes, dense ones included */
+  uint32_t dense_mode;       /**< out: the lowest dense mode (the only one for spt_ttm results) */
+  uint32_t dense_mode_count; /**< out: number of dense modes (>= 1; spt_scoo_dense_modes lists them) */
+  spt_nnz nfibers;           /**< out: number of stored fibers (dense blocks) */
+  spt_nnz block_length;      /**< out: values per fiber: the product of the dense modes' dims */
+} spt_scoo_summary;
+
+/** Describe a semi-sparse tensor into *info. Only info->struct_size bytes
+ *  are written (struct_size is kept: a newer caller's longer struct keeps
+ *  its tail). Nothing is allocated and nothing in *info needs freeing. ctx
+ *  (may be NULL) receives the error message.
+ *  Errors: SPT_ERR_INVALID_ARGUMENT (NULL y or info, info->struct_size
+ *  smaller than sizeof(spt_scoo_summary) of this release, e.g. 0).
+ *  Thread safe: may run concurrently with other readers of y. */
+SPT_API spt_status spt_scoo_info(spt_context *ctx, const spt_scoo *y, spt_scoo_summary *info);
 /** Copy the dims (order entries; a dense mode has its dense size) into `dims`. */
 SPT_API spt_status spt_scoo_dims(const spt_scoo *y, spt_index *dims);
 /** The dense modes of y, ascending: *count receives how many there are
@@ -597,8 +650,28 @@ SPT_API spt_status spt_ktensor_create(spt_context *ctx, spt_dtype dtype, uint32_
                                       spt_index rank, spt_ktensor **out);
 /** Free a Kruskal tensor and its factors. NULL is ignored. Returns SPT_OK. */
 SPT_API spt_status spt_ktensor_free(spt_ktensor *k);
-/** dtype, order and rank. Outputs may be NULL. */
-SPT_API spt_status spt_ktensor_info(const spt_ktensor *k, spt_dtype *dtype, uint32_t *order, spt_index *rank);
+/** What a Kruskal tensor holds (spt_ktensor_info). Set struct_size =
+ *  sizeof(spt_ktensor_summary) before the call; later versions may append
+ *  fields. fit, iterations and converged are those of spt_ktensor_result
+ *  (0 for a ktensor no decomposition produced). */
+typedef struct spt_ktensor_summary {
+  size_t struct_size; /**< set by the caller */
+  spt_dtype dtype;    /**< out: value type */
+  uint32_t order;     /**< out: number of modes (spt_ktensor_dims gives the dims) */
+  spt_index rank;     /**< out: number of components (columns of every factor, entries of lambda) */
+  int iterations;     /**< out: sweeps (CP-ALS) or outer iterations (CP-APR) done */
+  double fit;         /**< out: final fit (CP-ALS) or Poisson log-likelihood (CP-APR) */
+  int converged;      /**< out: 1 when the decomposition met its tolerance, else 0 */
+} spt_ktensor_summary;
+
+/** Describe a Kruskal tensor into *info. Only info->struct_size bytes are
+ *  written (struct_size is kept: a newer caller's longer struct keeps its
+ *  tail). Nothing is allocated and nothing in *info needs freeing. ctx (may
+ *  be NULL) receives the error message.
+ *  Errors: SPT_ERR_INVALID_ARGUMENT (NULL k or info, info->struct_size
+ *  smaller than sizeof(spt_ktensor_summary) of this release, e.g. 0).
+ *  Thread safe: may run concurrently with other readers of k. */
+SPT_API spt_status spt_ktensor_info(spt_context *ctx, const spt_ktensor *k, spt_ktensor_summary *info);
 /** Copy the dims (order entries) into `dims`. */
 SPT_API spt_status spt_ktensor_dims(const spt_ktensor *k, spt_index *dims);
 /** Borrowed lambda (rank entries of the dtype); writable. */

@@ -64,6 +64,15 @@ module sptensor_mpi
     type(c_ptr) :: callback_data = c_null_ptr
   end type spt_mpi_cpd_options
 
+  ! spt_mpi_tensor_info's output: set struct_size = c_sizeof(info) first.
+  type, bind(c), public :: spt_mpi_tensor_summary
+    integer(c_size_t) :: struct_size = 0
+    integer(c_int) :: dtype = 0
+    integer(c_int32_t) :: order = 0
+    integer(c_int64_t) :: global_nnz = 0
+    integer(c_int64_t) :: local_nnz = 0
+  end type spt_mpi_tensor_summary
+
   ! spt_mpi_cpd_stats (set struct_size = c_sizeof(stats) before
   ! spt_mpi_ktensor_stats). grid(n+1) is mode n's process count.
   type, bind(c), public :: spt_mpi_cpd_stats
@@ -186,12 +195,10 @@ module sptensor_mpi
       type(c_ptr), value :: x
       integer(c_int) :: st
     end function
-    function spt_mpi_tensor_info(x, dtype, order, global_nnz, local_nnz) bind(c, name="spt_mpi_tensor_info") result(st)
-      import :: c_ptr, c_int, c_int32_t, c_int64_t
-      type(c_ptr), value :: x
-      integer(c_int), intent(out) :: dtype
-      integer(c_int32_t), intent(out) :: order
-      integer(c_int64_t), intent(out) :: global_nnz, local_nnz
+    function spt_mpi_tensor_info(ctx, x, info) bind(c, name="spt_mpi_tensor_info") result(st)
+      import :: spt_mpi_tensor_summary, c_ptr, c_int
+      type(c_ptr), value :: ctx, x
+      type(spt_mpi_tensor_summary), intent(inout) :: info
       integer(c_int) :: st
     end function
     function spt_mpi_tensor_dims(x, dims) bind(c, name="spt_mpi_tensor_dims") result(st)

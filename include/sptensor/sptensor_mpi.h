@@ -121,11 +121,26 @@ SPT_MPI_API spt_status spt_mpi_read(MPI_Comm comm, spt_context *ctx, const char 
 /** Free a distributed tensor (local; not collective). NULL is ignored. */
 SPT_MPI_API spt_status spt_mpi_tensor_free(spt_mpi_tensor *x);
 
-/** Dtype, order, global nonzero count (all ranks) and this rank's nonzero
- *  count. Any output pointer may be NULL. Local; thread safe on a shared
- *  read-only handle. */
-SPT_MPI_API spt_status spt_mpi_tensor_info(const spt_mpi_tensor *x, spt_dtype *dtype, uint32_t *order,
-                                           spt_nnz *global_nnz, spt_nnz *local_nnz);
+/** What a distributed tensor holds (spt_mpi_tensor_info). Set struct_size
+ *  = sizeof(spt_mpi_tensor_summary) before the call; later versions may
+ *  append fields. */
+typedef struct spt_mpi_tensor_summary {
+  size_t struct_size; /**< set by the caller */
+  spt_dtype dtype;    /**< out: value type */
+  uint32_t order;     /**< out: number of modes (spt_mpi_tensor_dims gives the global dims) */
+  spt_nnz global_nnz; /**< out: nonzeros over all ranks */
+  spt_nnz local_nnz;  /**< out: nonzeros this rank holds */
+} spt_mpi_tensor_summary;
+
+/** Local (not collective). Describe a distributed tensor into *info. Only
+ *  info->struct_size bytes are written (struct_size is kept: a newer
+ *  caller's longer struct keeps its tail). Nothing is allocated and nothing
+ *  in *info needs freeing. ctx (may be NULL: the message then goes to
+ *  spt_mpi_thread_last_error) receives the error message.
+ *  Errors: SPT_ERR_INVALID_ARGUMENT (NULL x or info, info->struct_size
+ *  smaller than sizeof(spt_mpi_tensor_summary) of this release, e.g. 0).
+ *  Thread safe on a shared read-only handle. */
+SPT_MPI_API spt_status spt_mpi_tensor_info(spt_context *ctx, const spt_mpi_tensor *x, spt_mpi_tensor_summary *info);
 
 /** Global dims into `dims` (order entries). Local. */
 SPT_MPI_API spt_status spt_mpi_tensor_dims(const spt_mpi_tensor *x, spt_index *dims);

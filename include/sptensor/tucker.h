@@ -152,11 +152,28 @@ SPT_API spt_status spt_tucker_hooi(spt_context *ctx, const spt_coo *x, const spt
 /** Free a Tucker tensor; NULL is a no-op. Returns SPT_OK. */
 SPT_API spt_status spt_ttensor_free(spt_ttensor *t);
 
-/** What a Tucker tensor holds: value type, order, final fit and HOOI
- *  sweeps done (0 and 0 for a tensor not produced by HOOI). Any output may
- *  be NULL. Errors: SPT_ERR_INVALID_ARGUMENT (t NULL). */
-SPT_API spt_status spt_ttensor_info(const spt_ttensor *t, spt_dtype *dtype, uint32_t *order, double *fit,
-                                    int *iterations);
+/** What a Tucker tensor holds (spt_ttensor_info). Set struct_size =
+ *  sizeof(spt_ttensor_summary) before the call; later versions may append
+ *  fields. fit, iterations and converged are 0 for a tensor not produced
+ *  by HOOI. */
+typedef struct spt_ttensor_summary {
+  size_t struct_size; /**< set by the caller */
+  spt_dtype dtype;    /**< out: value type */
+  uint32_t order;     /**< out: number of modes (spt_ttensor_core_dims gives core and tensor dims) */
+  double fit;         /**< out: final fit of HOOI */
+  int iterations;     /**< out: HOOI sweeps done */
+  int converged;      /**< out: 1 when HOOI met opts->tol (status SPT_OK), else 0 */
+} spt_ttensor_summary;
+
+/** Describe a Tucker tensor into *info: value type, order, final fit, HOOI
+ *  sweeps done and whether HOOI converged. Only info->struct_size bytes are
+ *  written (struct_size is kept: a newer caller's longer struct keeps its
+ *  tail). Nothing is allocated and nothing in *info needs freeing. ctx (may
+ *  be NULL) receives the error message.
+ *  Errors: SPT_ERR_INVALID_ARGUMENT (NULL t or info, info->struct_size
+ *  smaller than sizeof(spt_ttensor_summary) of this release, e.g. 0).
+ *  Thread safe: may run concurrently with other readers of t. */
+SPT_API spt_status spt_ttensor_info(spt_context *ctx, const spt_ttensor *t, spt_ttensor_summary *info);
 
 /** Core dimensions R_1..R_N into `dims` (order entries) and, if `full_dims`
  *  is not NULL, the tensor dimensions I_1..I_N into it.

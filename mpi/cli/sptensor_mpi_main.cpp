@@ -190,9 +190,11 @@ int run(const Args& a) {
   const double t0 = MPI_Wtime();
   if (spt_mpi_read(MPI_COMM_WORLD, ctx, a.file.c_str(), &ro, &x) < 0) return error("reading failed");
   const double read_seconds = MPI_Wtime() - t0;
-  uint32_t order = 0;
-  spt_nnz nnz = 0;
-  spt_mpi_tensor_info(x, nullptr, &order, &nnz, nullptr);
+  spt_mpi_tensor_summary info;
+  info.struct_size = sizeof info;
+  spt_mpi_tensor_info(ctx, x, &info);  // local; cannot fail for a handle spt_mpi_read returned
+  const uint32_t order = info.order;
+  const spt_nnz nnz = info.global_nnz;
   std::vector<spt_index> dims(order);
   spt_mpi_tensor_dims(x, dims.data());
 

@@ -270,10 +270,9 @@ def _index_columns(getter, h, modes, count):
 def _copy_matrix(h, dtype):
     """A C-ordered numpy copy of a (borrowed) spt_matrix."""
     L = _lib.lib()
-    rows, cols = ctypes.c_uint64(), ctypes.c_uint64()
-    _lib.check(L.spt_matrix_info(h, None, ctypes.byref(rows), ctypes.byref(cols), None, None), "spt_matrix_info")
-    out = np.empty((rows.value, cols.value), dtype=dtype)
-    _lib.check(L.spt_matrix_copy_out(h, _lib.SPT_ROW_MAJOR, out.ctypes.data, max(cols.value, 1)),
+    s = _lib.summary("spt_matrix_info", _lib.MatrixSummary, h)
+    out = np.empty((s.rows, s.cols), dtype=dtype)
+    _lib.check(L.spt_matrix_copy_out(h, _lib.SPT_ROW_MAJOR, out.ctypes.data, max(s.cols, 1)),
                "spt_matrix_copy_out")
     return out
 
@@ -305,15 +304,13 @@ class Tensor(_Owned):
         self._keepalive = keepalive
         self._free = _lib.lib().spt_coo_free
         L = _lib.lib()
-        dtype, order, nnz = ctypes.c_int(), ctypes.c_uint32(), ctypes.c_uint64()
-        _lib.check(L.spt_coo_info(self._h, ctypes.byref(dtype), ctypes.byref(order), ctypes.byref(nnz)),
-                   "spt_coo_info")
-        dims = (ctypes.c_uint32 * order.value)()
+        s = _lib.summary("spt_coo_info", _lib.CooSummary, self._h)
+        dims = (ctypes.c_uint32 * s.order)()
         _lib.check(L.spt_coo_dims(self._h, dims), "spt_coo_dims")
         self.shape = tuple(int(d) for d in dims)
-        self.nnz = int(nnz.value)
-        self.order = int(order.value)
-        self.dtype = _NP_DTYPES[dtype.value]
+        self.nnz = int(s.nnz)
+        self.order = int(s.order)
+        self.dtype = _NP_DTYPES[s.dtype]
 
 
     def __repr__(self):
@@ -776,8 +773,7 @@ def tucker(tensor, ranks, max_iters=50, tol=1e-4, init="hosvd", seed=0, ttmc="au
         _lib.check(L.spt_tucker_hooi(c._h, tensor._h, ctypes.byref(opts), ctypes.byref(t)), "spt_tucker_hooi",
                    c._h)
     try:
-        fit, iters = ctypes.c_double(), ctypes.c_int()
-        _lib.check(L.spt_ttensor_info(t, None, None, ctypes.byref(fit), ctypes.byref(iters)), "spt_ttensor_info")
+        result = _lib.summary("spt_ttensor_info", _lib.TtensorSummary, t, c._h)
         core_dims = (ctypes.c_uint32 * order)()
         _lib.check(L.spt_ttensor_core_dims(t, core_dims, None), "spt_ttensor_core_dims")
         cdims = tuple(int(d) for d in core_dims)
@@ -792,7 +788,7 @@ def tucker(tensor, ranks, max_iters=50, tol=1e-4, init="hosvd", seed=0, ttmc="au
             _lib.check(L.spt_ttensor_factor(t, m, ctypes.byref(f)), "spt_ttensor_factor")
             factors.append(_copy_matrix(f, tensor.dtype))
         fits, seconds = _history(L.spt_ttensor_history, t)
-        return TuckerResult(core, factors, fit.value, iters.value, fits, seconds)
+        return TuckerResult(core, factors, result.fit, result.iterations, fits, seconds)
     finally:
         L.spt_ttensor_free(t)
 
@@ -847,18 +843,16 @@ class SemiSparse(_Owned):
         L = _lib.lib()
         self._h = handle
         self._free = L.spt_scoo_free
-        dtype, order, dense_mode, nfib = ctypes.c_int(), ctypes.c_uint32(), ctypes.c_uint32(), ctypes.c_uint64()
-        _lib.check(L.spt_scoo_info(handle, ctypes.byref(dtype), ctypes.byref(order), ctypes.byref(dense_mode),
-                                   ctypes.byref(nfib)), "spt_scoo_info")
-        dims = (ctypes.c_uint32 * order.value)()
+        s = _lib.summary("spt_scoo_info", _lib.ScooSummary, handle)
+        dims = (ctypes.c_uint32 * s.order)()
         _lib.check(L.spt_scoo_dims(handle, dims), "spt_scoo_dims")
         count = ctypes.c_uint32()
-        modes = (ctypes.c_uint32 * order.value)()
+        modes = (ctypes.c_uint32 * s.order)()
         _lib.check(L.spt_scoo_dense_modes(handle, ctypes.byref(count), modes), "spt_scoo_dense_modes")
         self.shape = tuple(int(d) for d in dims)
-        self.order = int(order.value)
-        self.dtype = _NP_DTYPES[dtype.value]
-        self.nfibers = int(nfib.value)
+        self.order = int(s.order)
+        self.dtype = _NP_DTYPES[s.dtype]
+        self.nfibers = int(s.nfibers)
         self.dense_modes = tuple(int(m) for m in modes[:count.value])
         self.sparse_modes = tuple(m for m in range(self.order) if m not in self.dense_modes)
 
@@ -1282,11 +1276,10 @@ class Permutation(_Owned):
         L = _lib.lib()
         self._h = handle
         self._free = L.spt_permutation_free
-        order = ctypes.c_uint32()
-        _lib.check(L.spt_permutation_info(handle, ctypes.byref(order), None), "spt_permutation_info")
-        dims = (ctypes.c_uint32 * order.value)()
-        _lib.check(L.spt_permutation_info(handle, ctypes.byref(order), dims), "spt_permutation_info")
-        self.order = int(order.value)
+        order = _lib.summary("spt_permutation_info", _lib.PermutationSummary, handle).order
+        dims = (ctypes.c_uint32 * order)()
+        _lib.check(L.spt_permutation_dims(handle, dims), "spt_permutation_dims")
+        self.order = int(order)
         self.shape = tuple(int(d) for d in dims)
 
 

@@ -241,6 +241,86 @@ class HlsSummary(ctypes.Structure):
          ("precision", i32), ("threshold_calibrated", u32)]
 
 
+class CooSummary(ctypes.Structure):
+    """spt_coo_summary (sptensor.h)."""
+    _fields_ = [
+        ("struct_size", size_t),
+        ("dtype", i32),
+        ("order", u32),
+        ("nnz", u64),
+        ("read_only", i32),
+    ]
+
+
+class ScooSummary(ctypes.Structure):
+    """spt_scoo_summary (sptensor.h)."""
+    _fields_ = [
+        ("struct_size", size_t),
+        ("dtype", i32),
+        ("order", u32),
+        ("dense_mode", u32),
+        ("dense_mode_count", u32),
+        ("nfibers", u64),
+        ("block_length", u64),
+    ]
+
+
+class MatrixSummary(ctypes.Structure):
+    """spt_matrix_summary (sptensor.h)."""
+    _fields_ = [
+        ("struct_size", size_t),
+        ("dtype", i32),
+        ("layout", i32),
+        ("rows", u64),
+        ("cols", u64),
+        ("ld", u64),
+        ("wrapped", i32),
+    ]
+
+
+class KtensorSummary(ctypes.Structure):
+    """spt_ktensor_summary (sptensor.h)."""
+    _fields_ = [
+        ("struct_size", size_t),
+        ("dtype", i32),
+        ("order", u32),
+        ("rank", u32),
+        ("iterations", i32),
+        ("fit", f64),
+        ("converged", i32),
+    ]
+
+
+class TtensorSummary(ctypes.Structure):
+    """spt_ttensor_summary (tucker.h)."""
+    _fields_ = [
+        ("struct_size", size_t),
+        ("dtype", i32),
+        ("order", u32),
+        ("fit", f64),
+        ("iterations", i32),
+        ("converged", i32),
+    ]
+
+
+class DenseSummary(ctypes.Structure):
+    """spt_dense_summary (dense.h)."""
+    _fields_ = [
+        ("struct_size", size_t),
+        ("dtype", i32),
+        ("order", u32),
+        ("count", u64),
+    ]
+
+
+class PermutationSummary(ctypes.Structure):
+    """spt_permutation_summary (reorder.h)."""
+    _fields_ = [
+        ("struct_size", size_t),
+        ("order", u32),
+    ]
+
+
 CSF_SUMMARY_MAX_ORDER = 16
 
 
@@ -343,14 +423,14 @@ SIGNATURES = {
     "spt_context_backend_info": (i32, [vp, ctypes.POINTER(BackendInfo)]),
     "spt_matrix_wrap": (i32, [vp, i32, u64, u64, i32, vp, u64, pvp]),
     "spt_matrix_free": (i32, [vp]),
-    "spt_matrix_info": (i32, [vp, pi32, pu64, pu64, pi32, pu64]),
+    "spt_matrix_info": (i32, [vp, vp, ctypes.POINTER(MatrixSummary)]),
     "spt_matrix_copy_out": (i32, [vp, i32, vp, u64]),
     "spt_coo_create_from_arrays": (i32, [vp, i32, u32, pu32, u64, vp, u64, i32, vp, i32, pvp]),
     "spt_coo_create_view": (i32, [vp, i32, u32, pu32, u64, vp, u64, vp, pvp]),
     "spt_coo_copy": (i32, [vp, vp, pvp]),
     "spt_coo_convert_dtype": (i32, [vp, vp, i32, pvp]),
     "spt_coo_free": (i32, [vp]),
-    "spt_coo_info": (i32, [vp, pi32, pu32, pu64]),
+    "spt_coo_info": (i32, [vp, vp, ctypes.POINTER(CooSummary)]),
     "spt_coo_dims": (i32, [vp, pu32]),
     "spt_coo_file_dtype": (i32, [vp, pi32]),
     "spt_coo_indices": (i32, [vp, u32, pvp]),
@@ -368,7 +448,7 @@ SIGNATURES = {
     "spt_cpd_als_csf": (i32, [vp, vp, ctypes.POINTER(CpdOptions), pvp]),
     "spt_suggest_format": (i32, [vp, vp, u32, ctypes.POINTER(FormatAdvice)]),
     "spt_ktensor_free": (i32, [vp]),
-    "spt_ktensor_info": (i32, [vp, pi32, pu32, pu32]),
+    "spt_ktensor_info": (i32, [vp, vp, ctypes.POINTER(KtensorSummary)]),
     "spt_ktensor_dims": (i32, [vp, pu32]),
     "spt_ktensor_lambda": (i32, [vp, pvp]),
     "spt_ktensor_factor": (i32, [vp, u32, pvp]),
@@ -377,7 +457,7 @@ SIGNATURES = {
     "spt_tucker_options_init_size": (i32, [ctypes.POINTER(TuckerOptions), size_t]),
     "spt_tucker_hooi": (i32, [vp, vp, ctypes.POINTER(TuckerOptions), pvp]),
     "spt_ttensor_free": (i32, [vp]),
-    "spt_ttensor_info": (i32, [vp, pi32, pu32, pf64, pi32]),
+    "spt_ttensor_info": (i32, [vp, vp, ctypes.POINTER(TtensorSummary)]),
     "spt_ttensor_core_dims": (i32, [vp, pu32, pu32]),
     "spt_ttensor_core": (i32, [vp, pvp]),
     "spt_ttensor_factor": (i32, [vp, u32, pvp]),
@@ -405,7 +485,7 @@ SIGNATURES = {
     "spt_scoo_ttm": (i32, [vp, vp, u32, vp, pvp]),
     "spt_ttm_chain": (i32, [vp, vp, u32, pu32, pvp, pvp]),
     "spt_scoo_free": (i32, [vp]),
-    "spt_scoo_info": (i32, [vp, pi32, pu32, pu32, pu64]),
+    "spt_scoo_info": (i32, [vp, vp, ctypes.POINTER(ScooSummary)]),
     "spt_scoo_dims": (i32, [vp, pu32]),
     "spt_scoo_dense_modes": (i32, [vp, pu32, pu32]),
     "spt_scoo_indices": (i32, [vp, u32, pvp]),
@@ -439,7 +519,7 @@ SIGNATURES = {
     # dense tensors (dense.h)
     "spt_dense_create_copy": (i32, [vp, i32, u32, pu32, vp, pvp]),
     "spt_dense_free": (i32, [vp]),
-    "spt_dense_info": (i32, [vp, pi32, pu32, pu64]),
+    "spt_dense_info": (i32, [vp, vp, ctypes.POINTER(DenseSummary)]),
     "spt_dense_dims": (i32, [vp, pu32]),
     "spt_dense_data_const": (i32, [vp, pvp]),
     "spt_dense_norm": (i32, [vp, vp, pf64]),
@@ -458,7 +538,8 @@ SIGNATURES = {
     "spt_reorder_compute": (i32, [vp, vp, ctypes.POINTER(ReorderOptions), pvp]),
     "spt_permutation_create": (i32, [vp, u32, pu32, pvp, i32, pvp]),
     "spt_permutation_free": (i32, [vp]),
-    "spt_permutation_info": (i32, [vp, pu32, pu32]),
+    "spt_permutation_info": (i32, [vp, vp, ctypes.POINTER(PermutationSummary)]),
+    "spt_permutation_dims": (i32, [vp, pu32]),
     "spt_permutation_get": (i32, [vp, u32, pu32, u64, i32]),
     "spt_permutation_inverse": (i32, [vp, vp, pvp]),
     "spt_coo_relabeled_copy": (i32, [vp, vp, vp, pvp]),
@@ -576,6 +657,16 @@ def init_options(init_size_name, struct_type):
         raise RuntimeError(f"{init_size_name}: options layout mismatch: library wrote {opts.struct_size} bytes, "
                            f"the Python mirror has {ctypes.sizeof(struct_type)}")
     return opts
+
+
+def summary(info_name, struct_type, handle, ctx=None):
+    """A struct_type filled by spt_X_info(ctx, handle, &s) with s.struct_size
+    = ctypes.sizeof(struct_type), as every spt_X_info wants; raises the
+    matching SptensorError on failure."""
+    s = struct_type()
+    s.struct_size = ctypes.sizeof(struct_type)
+    check(getattr(lib(), info_name)(ctx, handle, ctypes.byref(s)), info_name, ctx)
+    return s
 
 
 # --- errors -----------------------------------------------------------------------

@@ -71,6 +71,17 @@ class MpiCpdOptions(ctypes.Structure):
     ]
 
 
+class MpiTensorSummary(ctypes.Structure):
+    """spt_mpi_tensor_summary (sptensor_mpi.h)."""
+    _fields_ = [
+        ("struct_size", size_t),
+        ("dtype", i32),
+        ("order", u32),
+        ("global_nnz", u64),
+        ("local_nnz", u64),
+    ]
+
+
 class MpiCpdStats(ctypes.Structure):
     """spt_mpi_cpd_stats (sptensor_mpi.h)."""
     _fields_ = [
@@ -107,7 +118,7 @@ SIGNATURES = {
     "spt_mpi_cpd_als_fcomm": (i32, [fint, vp, vp, ctypes.POINTER(MpiCpdOptions), pvp]),
     "spt_mpi_ktensor_gather_fcomm": (i32, [fint, vp, vp, i32, pvp]),
     "spt_mpi_tensor_free": (i32, [vp]),
-    "spt_mpi_tensor_info": (i32, [vp, pi32, pu32, pu64, pu64]),
+    "spt_mpi_tensor_info": (i32, [vp, vp, ctypes.POINTER(MpiTensorSummary)]),
     "spt_mpi_tensor_dims": (i32, [vp, pu32]),
     "spt_mpi_tensor_local": (i32, [vp, pvp]),
     "spt_mpi_cpd_options_init_size": (i32, [ctypes.POINTER(MpiCpdOptions), size_t]),
@@ -193,15 +204,16 @@ class DistTensor(_Owned):
         self._h = handle
         self._free = L.spt_mpi_tensor_free
         self.comm = comm
-        dtype, order, gnnz, lnnz = ctypes.c_int(), ctypes.c_uint32(), ctypes.c_uint64(), ctypes.c_uint64()
-        _lib.check(L.spt_mpi_tensor_info(handle, ctypes.byref(dtype), ctypes.byref(order), ctypes.byref(gnnz),
-                                         ctypes.byref(lnnz)), "spt_mpi_tensor_info")
-        dims = (ctypes.c_uint32 * order.value)()
+        c = _ctx(None)
+        s = MpiTensorSummary()
+        s.struct_size = ctypes.sizeof(s)
+        _check(L.spt_mpi_tensor_info(c._h, handle, ctypes.byref(s)), "spt_mpi_tensor_info", c)  # local
+        dims = (ctypes.c_uint32 * s.order)()
         _lib.check(L.spt_mpi_tensor_dims(handle, dims), "spt_mpi_tensor_dims")
-        self.dtype = _NP_DTYPES[dtype.value]
-        self.order = int(order.value)
-        self.nnz = int(gnnz.value)
-        self.local_nnz = int(lnnz.value)
+        self.dtype = _NP_DTYPES[s.dtype]
+        self.order = int(s.order)
+        self.nnz = int(s.global_nnz)
+        self.local_nnz = int(s.local_nnz)
         self.shape = tuple(int(d) for d in dims)
 
     def __repr__(self):

@@ -1,8 +1,10 @@
 // C ABI: COO tensor construction, views, copies and accessors.
 #include <algorithm>
+#include <cstring>
 #include <memory>
 
 #include "api/guard.hpp"
+#include "api/options_init.hpp"
 #include "core/coo.hpp"
 
 using namespace spt;
@@ -151,12 +153,17 @@ SPT_API spt_status spt_coo_append(spt_context* ctx, spt_coo* x, spt_nnz n, const
   });
 }
 
-SPT_API spt_status spt_coo_info(const spt_coo* x, spt_dtype* dtype, uint32_t* order, spt_nnz* nnz) {
-  return guarded("spt_coo_info", [&] {
+SPT_API spt_status spt_coo_info(spt_context* ctx, const spt_coo* x, spt_coo_summary* info) {
+  return guarded(ctx, "spt_coo_info", [&] {
     require_not_null(x, "x");
-    if (dtype) *dtype = x->dtype();
-    if (order) *order = x->order();
-    if (nnz) *nnz = x->nnz;
+    require_not_null(info, "info");
+    spt_coo_summary s;
+    std::memset(&s, 0, sizeof(s));
+    s.dtype = x->dtype();
+    s.order = x->order();
+    s.nnz = x->nnz;
+    s.read_only = x->read_only ? 1 : 0;
+    write_info(info, s, sizeof(spt_coo_summary), "spt_coo_summary");
   });
 }
 

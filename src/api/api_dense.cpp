@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "api/guard.hpp"
+#include "api/options_init.hpp"
 #include "core/coo.hpp"
 #include "core/dense_tensor.hpp"
 #include "core/ttensor.hpp"
@@ -116,12 +117,16 @@ SPT_API spt_status spt_dense_free(spt_dense* t) {
   return SPT_OK;
 }
 
-SPT_API spt_status spt_dense_info(const spt_dense* t, spt_dtype* dtype, uint32_t* order, spt_nnz* count) {
-  return guarded("spt_dense_info", [&] {
+SPT_API spt_status spt_dense_info(spt_context* ctx, const spt_dense* t, spt_dense_summary* info) {
+  return guarded(ctx, "spt_dense_info", [&] {
     require_not_null(t, "dense tensor");
-    if (dtype) *dtype = t->dtype();
-    if (order) *order = t->order();
-    if (count) *count = t->count();
+    require_not_null(info, "info");
+    spt_dense_summary s;
+    std::memset(&s, 0, sizeof(s));
+    s.dtype = t->dtype();
+    s.order = t->order();
+    s.count = t->count();
+    write_info(info, s, sizeof(spt_dense_summary), "spt_dense_summary");
   });
 }
 

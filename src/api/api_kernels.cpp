@@ -5,10 +5,12 @@
 // context's backend through SPT_DISPATCH.
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <memory>
 #include <vector>
 
 #include "api/guard.hpp"
+#include "api/options_init.hpp"
 #include "core/coo.hpp"
 #include "core/csr.hpp"
 #include "core/ktensor.hpp"
@@ -317,14 +319,19 @@ SPT_API spt_status spt_scoo_free(spt_scoo* y) {
   return SPT_OK;
 }
 
-SPT_API spt_status spt_scoo_info(const spt_scoo* y, spt_dtype* dtype, uint32_t* order, uint32_t* dense_mode,
-                                 spt_nnz* nfibers) {
-  return guarded("spt_scoo_info", [&] {
+SPT_API spt_status spt_scoo_info(spt_context* ctx, const spt_scoo* y, spt_scoo_summary* info) {
+  return guarded(ctx, "spt_scoo_info", [&] {
     require_not_null(y, "y");
-    if (dtype) *dtype = y->dtype();
-    if (order) *order = y->order();
-    if (dense_mode) *dense_mode = y->dense_mode;
-    if (nfibers) *nfibers = y->nfibers;
+    require_not_null(info, "info");
+    spt_scoo_summary s;
+    std::memset(&s, 0, sizeof(s));
+    s.dtype = y->dtype();
+    s.order = y->order();
+    s.dense_mode = y->dense_mode;
+    s.dense_mode_count = static_cast<uint32_t>(y->dense_modes.size());
+    s.nfibers = y->nfibers;
+    s.block_length = y->block_size();
+    write_info(info, s, sizeof(spt_scoo_summary), "spt_scoo_summary");
   });
 }
 

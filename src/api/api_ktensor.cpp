@@ -1,9 +1,11 @@
 // C ABI: Kruskal tensors (accessors; norm and inner product live with their
 // kernels).
 #include <algorithm>
+#include <cstring>
 #include <memory>
 
 #include "api/guard.hpp"
+#include "api/options_init.hpp"
 #include "core/coo.hpp"
 #include "core/ktensor.hpp"
 
@@ -28,12 +30,19 @@ SPT_API spt_status spt_ktensor_free(spt_ktensor* k) {
   return SPT_OK;
 }
 
-SPT_API spt_status spt_ktensor_info(const spt_ktensor* k, spt_dtype* dtype, uint32_t* order, spt_index* rank) {
-  return guarded("spt_ktensor_info", [&] {
+SPT_API spt_status spt_ktensor_info(spt_context* ctx, const spt_ktensor* k, spt_ktensor_summary* info) {
+  return guarded(ctx, "spt_ktensor_info", [&] {
     require_not_null(k, "ktensor");
-    if (dtype) *dtype = k->dtype();
-    if (order) *order = k->order();
-    if (rank) *rank = k->rank;
+    require_not_null(info, "info");
+    spt_ktensor_summary s;
+    std::memset(&s, 0, sizeof(s));
+    s.dtype = k->dtype();
+    s.order = k->order();
+    s.rank = k->rank;
+    s.iterations = k->iterations;
+    s.fit = k->fit;
+    s.converged = k->converged;
+    write_info(info, s, sizeof(spt_ktensor_summary), "spt_ktensor_summary");
   });
 }
 

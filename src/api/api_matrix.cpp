@@ -3,6 +3,7 @@
 #include <memory>
 
 #include "api/guard.hpp"
+#include "api/options_init.hpp"
 #include "core/matrix.hpp"
 
 using namespace spt;
@@ -77,15 +78,19 @@ SPT_API spt_status spt_matrix_free(spt_matrix* m) {
   return SPT_OK;
 }
 
-SPT_API spt_status spt_matrix_info(const spt_matrix* m, spt_dtype* dtype, spt_nnz* rows, spt_nnz* cols,
-                                   spt_layout* layout, spt_nnz* ld) {
-  return guarded("spt_matrix_info", [&] {
+SPT_API spt_status spt_matrix_info(spt_context* ctx, const spt_matrix* m, spt_matrix_summary* info) {
+  return guarded(ctx, "spt_matrix_info", [&] {
     require_not_null(m, "matrix");
-    if (dtype) *dtype = m->dtype();
-    if (rows) *rows = m->rows;
-    if (cols) *cols = m->cols;
-    if (layout) *layout = m->layout;
-    if (ld) *ld = m->ld;
+    require_not_null(info, "info");
+    spt_matrix_summary s;
+    std::memset(&s, 0, sizeof(s));
+    s.dtype = m->dtype();
+    s.layout = m->layout;
+    s.rows = m->rows;
+    s.cols = m->cols;
+    s.ld = m->ld;
+    s.wrapped = m->wrapped ? 1 : 0;
+    write_info(info, s, sizeof(spt_matrix_summary), "spt_matrix_summary");
   });
 }
 

@@ -1,6 +1,7 @@
 // C ABI: index reordering (sptensor/reorder.h). The methods live in
 // src/reorder; this layer validates handles and converts errors.
 #include <algorithm>
+#include <cstring>
 #include <memory>
 
 #include "api/guard.hpp"
@@ -94,12 +95,23 @@ SPT_API spt_status spt_permutation_free(spt_permutation* perm) {
   return SPT_OK;
 }
 
-SPT_API spt_status spt_permutation_info(const spt_permutation* perm, uint32_t* order, spt_index* dims) {
-  return guarded("spt_permutation_info", [&] {
+SPT_API spt_status spt_permutation_info(spt_context* ctx, const spt_permutation* perm,
+                                        spt_permutation_summary* info) {
+  return guarded(ctx, "spt_permutation_info", [&] {
     require_not_null(perm, "perm");
-    if (order) *order = perm->order();
-    if (dims)
-      for (uint32_t m = 0; m < perm->order(); ++m) dims[m] = perm->dim(m);
+    require_not_null(info, "info");
+    spt_permutation_summary s;
+    std::memset(&s, 0, sizeof(s));
+    s.order = perm->order();
+    write_info(info, s, sizeof(spt_permutation_summary), "spt_permutation_summary");
+  });
+}
+
+SPT_API spt_status spt_permutation_dims(const spt_permutation* perm, spt_index* dims) {
+  return guarded("spt_permutation_dims", [&] {
+    require_not_null(perm, "perm");
+    require_not_null(dims, "dims");
+    for (uint32_t m = 0; m < perm->order(); ++m) dims[m] = perm->dim(m);
   });
 }
 

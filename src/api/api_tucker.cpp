@@ -1,5 +1,6 @@
 // C ABI: Tucker-HOOI options and driver, and Tucker tensor accessors.
 #include <algorithm>
+#include <cstring>
 #include <memory>
 
 #include "algo/tucker_hooi.hpp"
@@ -50,14 +51,18 @@ SPT_API spt_status spt_ttensor_free(spt_ttensor* t) {
   return SPT_OK;
 }
 
-SPT_API spt_status spt_ttensor_info(const spt_ttensor* t, spt_dtype* dtype, uint32_t* order, double* fit,
-                                    int* iterations) {
-  return guarded("spt_ttensor_info", [&] {
+SPT_API spt_status spt_ttensor_info(spt_context* ctx, const spt_ttensor* t, spt_ttensor_summary* info) {
+  return guarded(ctx, "spt_ttensor_info", [&] {
     require_not_null(t, "ttensor");
-    if (dtype) *dtype = t->dtype();
-    if (order) *order = t->order();
-    if (fit) *fit = t->fit;
-    if (iterations) *iterations = t->iterations;
+    require_not_null(info, "info");
+    spt_ttensor_summary s;
+    std::memset(&s, 0, sizeof(s));
+    s.dtype = t->dtype();
+    s.order = t->order();
+    s.fit = t->fit;
+    s.iterations = t->iterations;
+    s.converged = t->converged;
+    write_info(info, s, sizeof(spt_ttensor_summary), "spt_ttensor_summary");
   });
 }
 

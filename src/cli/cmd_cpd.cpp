@@ -136,10 +136,12 @@ void write_text_matrix(const std::string& path, spt_dtype dtype, const void* dat
 }
 
 void write_model(spt_context* ctx, spt_ktensor* k, const std::string& prefix) {
-  spt_dtype dtype;
-  uint32_t order;
-  spt_index rank;
-  check(spt_ktensor_info(k, &dtype, &order, &rank), ctx, "querying the model");
+  spt_ktensor_summary info;
+  info.struct_size = sizeof info;
+  check(spt_ktensor_info(ctx, k, &info), ctx, "querying the model");
+  const spt_dtype dtype = info.dtype;
+  const uint32_t order = info.order;
+  const spt_index rank = info.rank;
   void* lambda = nullptr;
   check(spt_ktensor_lambda(k, &lambda), ctx, "querying lambda");
   write_text_matrix(prefix + ".lambda.txt", dtype, lambda, rank, 1);
@@ -147,8 +149,10 @@ void write_model(spt_context* ctx, spt_ktensor* k, const std::string& prefix) {
   for (uint32_t m = 0; m < order; ++m) {
     spt_matrix* factor = nullptr;
     check(spt_ktensor_factor(k, m, &factor), ctx, "querying factor " + std::to_string(m + 1));
-    spt_nnz rows = 0, cols = 0;
-    check(spt_matrix_info(factor, nullptr, &rows, &cols, nullptr, nullptr), ctx, "querying factor shape");
+    spt_matrix_summary shape;
+    shape.struct_size = sizeof shape;
+    check(spt_matrix_info(ctx, factor, &shape), ctx, "querying factor shape");
+    const spt_nnz rows = shape.rows, cols = shape.cols;
     std::vector<unsigned char> buffer(static_cast<size_t>(rows * cols) * value_bytes);
     check(spt_matrix_copy_out(factor, SPT_ROW_MAJOR, buffer.data(), cols), ctx, "copying factor");
     write_text_matrix(factor_path(prefix, m), dtype, buffer.data(), rows, cols);

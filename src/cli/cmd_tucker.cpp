@@ -107,8 +107,10 @@ void write_core(const std::string& path, const T* core, const std::vector<spt_in
 
 template <typename T>
 void write_factor(const std::string& path, const spt_matrix* factor, spt_context* ctx) {
-  spt_nnz rows = 0, cols = 0;
-  check(spt_matrix_info(factor, nullptr, &rows, &cols, nullptr, nullptr), ctx, "querying factor shape");
+  spt_matrix_summary shape;
+  shape.struct_size = sizeof shape;
+  check(spt_matrix_info(ctx, factor, &shape), ctx, "querying factor shape");
+  const spt_nnz rows = shape.rows, cols = shape.cols;
   std::vector<T> data(static_cast<size_t>(rows * cols));
   check(spt_matrix_copy_out(factor, SPT_ROW_MAJOR, data.data(), cols), ctx, "copying a factor");
   std::FILE* f = std::fopen(path.c_str(), "w");
@@ -201,9 +203,11 @@ int run_tucker(const ParsedArgs& args) {
   check(st, ctx.get(), "Tucker-HOOI failed");
   TtensorPtr model(raw);
 
-  double fit = 0;
-  int done = 0;
-  check(spt_ttensor_info(model.get(), nullptr, nullptr, &fit, &done), ctx.get(), "querying the result");
+  spt_ttensor_summary result;
+  result.struct_size = sizeof result;
+  check(spt_ttensor_info(ctx.get(), model.get(), &result), ctx.get(), "querying the result");
+  const double fit = result.fit;
+  const int done = result.iterations;
   // Sweep times from the history; the rest of the total is set-up
   // (initialisation and the per-mode sorted copies).
   int count = 0;

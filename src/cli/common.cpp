@@ -104,7 +104,12 @@ CooPtr read_tensor(spt_context* ctx, const ParsedArgs& args, const std::string& 
 
 TensorShape shape_of(const spt_coo* x) {
   TensorShape s;
-  check(spt_coo_info(x, &s.dtype, &s.order, &s.nnz), nullptr, "querying the tensor");
+  spt_coo_summary info;
+  info.struct_size = sizeof info;
+  check(spt_coo_info(nullptr, x, &info), nullptr, "querying the tensor");
+  s.dtype = info.dtype;
+  s.order = info.order;
+  s.nnz = info.nnz;
   s.dims.resize(s.order);
   check(spt_coo_dims(x, s.dims.data()), nullptr, "querying the tensor dims");
   return s;

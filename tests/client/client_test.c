@@ -79,6 +79,7 @@ static void test_read_and_cpd(const char *path) {
   spt_coo *x = NULL;
   spt_ktensor *k = NULL;
   spt_cpd_options opts;
+  spt_coo_summary info;
   uint32_t order = 0;
   spt_nnz nnz = 0;
   spt_index dims[3] = {0, 0, 0};
@@ -90,7 +91,10 @@ static void test_read_and_cpd(const char *path) {
   CHECK_OK(spt_context_create(&ctx));
   CHECK_OK(spt_context_set_threads(ctx, 2));
   CHECK_OK(spt_read(ctx, path, NULL, &x));
-  CHECK_OK(spt_coo_info(x, NULL, &order, &nnz));
+  info.struct_size = sizeof info;
+  CHECK_OK(spt_coo_info(ctx, x, &info));
+  order = info.order;
+  nnz = info.nnz;
   CHECK(order == 3, "order of %s: got %u, expected 3", path, (unsigned)order);
   CHECK(nnz == 1992, "nnz of %s: got %llu, expected 1992", path, (unsigned long long)nnz);
   if (order != 3) goto done;

@@ -48,6 +48,9 @@ program cpd_check
   integer(c_int) :: st, dtype, iters, converged
   integer(c_int32_t) :: order, krank, m
   integer(c_int64_t) :: nnz
+  type(spt_coo_summary) :: xinfo
+  type(spt_ktensor_summary) :: kinfo
+  type(spt_ttensor_summary) :: tinfo
   integer(c_int32_t) :: dims(3)
   real(dp) :: fit, norm_x, norm_y
   type(spt_cpd_options) :: copts
@@ -89,8 +92,16 @@ program cpd_check
   call check(ropts%struct_size == c_sizeof(ropts), 'read options struct_size')
   call check(ropts%dtype == SPT_FLOAT64 .and. ropts%index_base == 1, 'read option defaults')
   call expect_status(sptf_read(ctx, path, x, ropts), SPT_OK, 'sptf_read')
-  call expect_status(spt_coo_info(x, dtype, order, nnz), SPT_OK, 'spt_coo_info')
+  xinfo%struct_size = c_sizeof(xinfo)
+  call expect_status(spt_coo_info(ctx, x, xinfo), SPT_OK, 'spt_coo_info')
+  dtype = xinfo%dtype
+  order = xinfo%order
+  nnz = xinfo%nnz
   call check(dtype == SPT_FLOAT64 .and. order == 3 .and. nnz == 1992, 'nations: float64, order 3, 1992 nonzeros')
+  call check(xinfo%struct_size == c_sizeof(xinfo) .and. xinfo%read_only == 0, 'coo summary: struct_size kept, owning')
+  xinfo%struct_size = 0
+  call expect_status(spt_coo_info(ctx, x, xinfo), SPT_ERR_INVALID_ARGUMENT, 'spt_coo_info with struct_size 0')
+  call check(index(sptf_last_error(ctx), 'struct_size') > 0, 'struct_size 0 is named: ' // sptf_last_error(ctx))
   call expect_status(spt_coo_dims(x, dims), SPT_OK, 'spt_coo_dims')
   call check(all(dims == [14, 55, 14]), 'nations dims 14 x 55 x 14')
   call expect_status(spt_coo_norm(ctx, x, norm_x), SPT_OK, 'spt_coo_norm')
@@ -119,8 +130,13 @@ program cpd_check
   print '(a,f14.10,a,f14.10)', 'fortran fit ', fit, '   cli fit ', cli_fit
   call check(abs(fit - cli_fit) <= 1e-8_dp, 'CP-ALS fit equals the CLI''s')
   call check(iters == 8 .and. converged == 0, '8 iterations, not converged')
-  call expect_status(spt_ktensor_info(k, dtype, order, krank), SPT_OK, 'spt_ktensor_info')
+  kinfo%struct_size = c_sizeof(kinfo)
+  call expect_status(spt_ktensor_info(ctx, k, kinfo), SPT_OK, 'spt_ktensor_info')
+  krank = kinfo%rank
+  order = kinfo%order
   call check(krank == rank .and. order == 3, 'ktensor rank and order')
+  call check(abs(kinfo%fit - fit) <= 0 .and. kinfo%iterations == 8 .and. kinfo%converged == 0, &
+             'ktensor summary has spt_ktensor_result''s fit, iterations, converged')
   call check_model_against_files()
   call check_mttkrp()
   call check_float32()
@@ -133,7 +149,11 @@ program cpd_check
   topts%tol = 0
   call expect_status(spt_tucker_hooi(ctx, x, topts, t), SPT_WARN_NOT_CONVERGED, 'spt_tucker_hooi')
   if (c_associated(t)) then
-    call expect_status(spt_ttensor_info(t, dtype, order, fit, iters), SPT_OK, 'spt_ttensor_info')
+    tinfo%struct_size = c_sizeof(tinfo)
+    call expect_status(spt_ttensor_info(ctx, t, tinfo), SPT_OK, 'spt_ttensor_info')
+    fit = tinfo%fit
+    call check(tinfo%order == 3 .and. tinfo%iterations == 5 .and. tinfo%converged == 0, &
+               'Tucker summary: order 3, 5 sweeps, not converged')
     print '(a,f14.10,a,f14.10)', 'fortran tucker fit ', fit, '   cli tucker fit ', cli_tucker_fit
     call check(abs(fit - cli_tucker_fit) <= 1e-8_dp, 'Tucker fit equals the CLI''s')
     call check_tucker_core()

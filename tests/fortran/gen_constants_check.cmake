@@ -13,7 +13,9 @@ set(SPT_FORTRAN_BOUND_STRUCTS
   spt_cpd_options spt_read_options spt_write_options spt_tucker_options spt_cp_apr_options spt_hicoo_options
   spt_backend_info spt_format_advice spt_csf_summary spt_hicoo_statistics spt_hicoo_mode_statistics
   spt_reorder_options spt_hbcsf_options spt_hbcsf_summary spt_hls_options spt_hls_summary
-  spt_csf_options spt_fcoo_options spt_fcoo_summary spt_hicoo_summary)
+  spt_csf_options spt_fcoo_options spt_fcoo_summary spt_hicoo_summary
+  spt_coo_summary spt_scoo_summary spt_matrix_summary spt_ktensor_summary spt_ttensor_summary spt_dense_summary
+  spt_permutation_summary)
 
 function(spt_fortran_gen_constants_check header_dir out_c out_f90)
   file(READ ${header_dir}/sptensor/sptensor.h main_text)

@@ -42,7 +42,7 @@ program kernels_check
   call expect_status(spt_context_create(ctx), SPT_OK, 'spt_context_create')
   call expect_status(spt_context_set_threads(ctx, 2_c_int), SPT_OK, 'spt_context_set_threads')
   call expect_status(sptf_read(ctx, path, x), SPT_OK, 'sptf_read')
-  call expect_status(spt_coo_info(x, dtype, order, nnz), SPT_OK, 'spt_coo_info')
+  call coo_shape(x, dtype, order, nnz, 'spt_coo_info')
   call expect_status(spt_coo_dims(x, dims), SPT_OK, 'spt_coo_dims')
   call check(order == 3 .and. all(dims == [14, 55, 14]), 'nations read')
   call expect_status(spt_coo_norm(ctx, x, norm_x), SPT_OK, 'spt_coo_norm')
@@ -76,7 +76,20 @@ program kernels_check
 
 contains
 
-
+  ! The fields of spt_coo_info's summary (struct_size set here), checked.
+  subroutine coo_shape(y, dt, o, n, what)
+    type(c_ptr), intent(in) :: y
+    integer(c_int), intent(out) :: dt
+    integer(c_int32_t), intent(out) :: o
+    integer(c_int64_t), intent(out) :: n
+    character(*), intent(in) :: what
+    type(spt_coo_summary) :: s
+    s%struct_size = c_sizeof(s)
+    call expect_status(spt_coo_info(ctx, y, s), SPT_OK, what)
+    dt = s%dtype
+    o = s%order
+    n = s%nnz
+  end subroutine
 
   logical function close_to(a, b, rel)
     real(dp), intent(in) :: a(:), b(:)
@@ -108,7 +121,7 @@ contains
     integer(c_int32_t) :: o
     type(c_ptr) :: q
     out = 0
-    call expect_status(spt_coo_info(y, dt, o, n), SPT_OK, 'spt_coo_info (densify)')
+    call coo_shape(y, dt, o, n, 'spt_coo_info (densify)')
     if (o /= 3 .or. n == 0) return
     call expect_status(spt_coo_indices(y, 0_c_int32_t, q), SPT_OK, 'indices')
     call c_f_pointer(q, j1, [n])
@@ -164,7 +177,7 @@ contains
     end do
     ! Y = X x_2 v2: order 2 (modes 1 and 3 kept).
     call expect_status(spt_ttv(ctx, x, 1_c_int32_t, c_loc(v2), 55_c_int64_t, y), SPT_OK, 'spt_ttv')
-    call expect_status(spt_coo_info(y, dtype, o, n), SPT_OK, 'ttv info')
+    call coo_shape(y, dtype, o, n, 'ttv info')
     call expect_status(spt_coo_dims(y, ydims), SPT_OK, 'ttv dims')
     call check(o == 2 .and. all(ydims == [14, 14]), 'ttv result is 14 x 14')
     do j = 1, 14
@@ -207,6 +220,7 @@ contains
     integer(c_int32_t) :: o, dense_mode, ydims(3), count
     integer(c_int32_t), target :: modes(3)
     integer(c_int64_t) :: nfib
+    type(spt_scoo_summary) :: ys
     real(dp), pointer :: blocks(:, :)
     integer(c_int32_t), pointer :: f1(:), f3(:)
     integer :: i, k, r, s
@@ -225,7 +239,13 @@ contains
       end do
     end do
     call expect_status(spt_ttm(ctx, x, 1_c_int32_t, mu2, y), SPT_OK, 'spt_ttm')
-    call expect_status(spt_scoo_info(y, dtype, o, dense_mode, nfib), SPT_OK, 'spt_scoo_info')
+    ys%struct_size = c_sizeof(ys)
+    call expect_status(spt_scoo_info(ctx, y, ys), SPT_OK, 'spt_scoo_info')
+    o = ys%order
+    dense_mode = ys%dense_mode
+    nfib = ys%nfibers
+    call check(ys%dtype == SPT_FLOAT64 .and. ys%dense_mode_count == 1 .and. ys%block_length == 4, &
+               'TTM summary: float64, one dense mode, blocks of 4')
     call expect_status(spt_scoo_dims(y, ydims), SPT_OK, 'spt_scoo_dims')
     call check(o == 3 .and. dense_mode == 1 .and. all(ydims == [14, 4, 14]), 'TTM result: 14 x 4 x 14, dense mode 1')
     ! Fibers (one per (i, k)) read through the accessors: blocks(R, nfibers).
@@ -539,13 +559,18 @@ contains
     integer(c_int) :: dt
     integer(c_int32_t) :: o, ddims(3), cdims(3)
     integer(c_int64_t) :: elements, n
+    type(spt_dense_summary) :: ds
     real(dp), pointer :: a(:, :, :), core(:, :, :), core2(:, :, :)
     real(dp), allocatable, target :: small(:, :, :)
     real(dp) :: nrm
     type(spt_tucker_options) :: topts
     integer(c_int32_t), target :: tranks(3) = [2, 3, 2]
     call expect_status(spt_dense_from_coo(ctx, x, 0_c_int64_t, d), SPT_OK, 'spt_dense_from_coo')
-    call expect_status(spt_dense_info(d, dt, o, elements), SPT_OK, 'spt_dense_info')
+    ds%struct_size = c_sizeof(ds)
+    call expect_status(spt_dense_info(ctx, d, ds), SPT_OK, 'spt_dense_info')
+    dt = ds%dtype
+    o = ds%order
+    elements = ds%count
     call expect_status(spt_dense_dims(d, ddims), SPT_OK, 'spt_dense_dims')
     call check(dt == SPT_FLOAT64 .and. o == 3 .and. elements == 14 * 55 * 14 .and. all(ddims == dims), 'dense info')
     call expect_status(spt_dense_data_const(d, p), SPT_OK, 'spt_dense_data_const')
@@ -555,7 +580,7 @@ contains
     call check(abs(nrm - norm_x) <= 1e-12_dp * norm_x, 'dense norm equals the COO norm')
     call expect_status(spt_dense_from_coo(ctx, x, 1000_c_int64_t, d2), SPT_ERR_OUT_OF_MEMORY, 'dense max_bytes honoured')
     call expect_status(spt_dense_to_coo(ctx, d, c), SPT_OK, 'spt_dense_to_coo')
-    call expect_status(spt_coo_info(c, dt, o, n), SPT_OK, 'info')
+    call coo_shape(c, dt, o, n, 'info')
     call check(n == count(abs(dense) > 0), 'to_coo keeps the nonzeros')
     call expect_status(spt_coo_free(c), SPT_OK, 'free')
     ! A Fortran array copied in: element (i,j,k) lands where C expects it.
@@ -566,7 +591,7 @@ contains
     call expect_status(spt_dense_create_copy(ctx, SPT_FLOAT64, 3_c_int32_t, [2_c_int32_t, 3_c_int32_t, 4_c_int32_t], &
                                              c_loc(small), d2), SPT_OK, 'spt_dense_create_copy')
     call expect_status(spt_dense_to_coo(ctx, d2, c), SPT_OK, 'dense to coo')
-    call expect_status(spt_coo_info(c, dt, o, n), SPT_OK, 'info')
+    call coo_shape(c, dt, o, n, 'info')
     call check(n == 2, 'two nonzeros')
     call expect_status(spt_coo_indices(c, 0_c_int32_t, p), SPT_OK, 'indices')
     call c_f_pointer(p, i1, [n])
@@ -610,6 +635,7 @@ contains
     type(c_ptr) :: perm, inv, y, z, k, mf, user
     integer(c_int32_t) :: o, i
     integer(c_int32_t), target :: pdims(3)
+    type(spt_permutation_summary) :: ps
     integer(c_int32_t), allocatable, target :: labels(:), labels2(:)
     real(dp), allocatable :: relabeled(:, :, :), back(:, :, :)
     real(dp), allocatable, target :: f(:, :), f0(:, :)
@@ -621,7 +647,10 @@ contains
     call check(ropts%struct_size == c_sizeof(ropts) .and. ropts%method == SPT_REORDER_LEXI .and. &
                ropts%iterations == 3, 'reorder option defaults')
     call expect_status(spt_reorder_compute(ctx, x, c_loc(ropts), perm), SPT_OK, 'spt_reorder_compute (LEXI)')
-    call expect_status(spt_permutation_info(perm, o, c_loc(pdims)), SPT_OK, 'spt_permutation_info')
+    ps%struct_size = c_sizeof(ps)
+    call expect_status(spt_permutation_info(ctx, perm, ps), SPT_OK, 'spt_permutation_info')
+    o = ps%order
+    call expect_status(spt_permutation_dims(perm, pdims), SPT_OK, 'spt_permutation_dims')
     call check(o == 3 .and. all(pdims == dims), 'permutation order and dims')
     ok = .true.
     do m = 0, 2
@@ -701,6 +730,7 @@ contains
     type(spt_csf_summary) :: cs
     type(spt_csf_options), target :: copts
     type(spt_hicoo_summary) :: his
+    type(spt_matrix_summary) :: msum
     type(spt_hicoo_statistics) :: hs
     type(spt_hicoo_mode_statistics) :: hms
     character(kind=c_char), target :: reason(2048)
@@ -724,7 +754,7 @@ contains
     call expect_status(spt_coo_free(y), SPT_OK, 'free')
     call expect_status(spt_elementwise_scalar(ctx, SPT_OP_DIV, x, 0.0_dp, y), SPT_ERR_INVALID_ARGUMENT, 'X / 0 rejected')
     call expect_status(spt_coo_convert_dtype(ctx, x, SPT_FLOAT32, y), SPT_OK, 'spt_coo_convert_dtype')
-    call expect_status(spt_coo_info(y, dt, o, n), SPT_OK, 'info')
+    call coo_shape(y, dt, o, n, 'info')
     call check(dt == SPT_FLOAT32 .and. n == nnz, 'float32 copy')
     call expect_status(spt_coo_free(y), SPT_OK, 'free')
     ! Append to a copy: one more nonzero.
@@ -735,7 +765,7 @@ contains
       call expect_status(spt_coo_append(ctx, y, 1_c_int64_t, c_loc(sub), 1_c_int64_t, 1_c_int, c_loc(val), &
                                         SPT_COO_DEFAULT), SPT_OK, 'spt_coo_append')
     end block
-    call expect_status(spt_coo_info(y, dt, o, n), SPT_OK, 'info')
+    call coo_shape(y, dt, o, n, 'info')
     call check(n == nnz + 1, 'append adds a nonzero')
     call expect_status(spt_coo_free(y), SPT_OK, 'free')
     ! CSR unfolding in mode 1: row sums equal the loop.
@@ -765,8 +795,14 @@ contains
     end block
     call expect_status(spt_matrix_free(kr), SPT_OK, 'free')
     call expect_status(spt_kronecker(ctx, ma, mb, kr), SPT_OK, 'spt_kronecker')
-    call expect_status(spt_matrix_info(kr, dt, rows, cols, it, n), SPT_OK, 'info')
-    call check(rows == 12 .and. cols == 4, 'Kronecker 12 x 4')
+    msum%struct_size = c_sizeof(msum)
+    call expect_status(spt_matrix_info(ctx, kr, msum), SPT_OK, 'info')
+    call check(msum%rows == 12 .and. msum%cols == 4 .and. msum%dtype == SPT_FLOAT64 .and. msum%wrapped == 0, &
+               'Kronecker 12 x 4, owned float64')
+    msum%struct_size = c_sizeof(msum)
+    call expect_status(spt_matrix_info(ctx, ma, msum), SPT_OK, 'info (wrapped)')
+    call check(msum%wrapped == 1 .and. msum%layout == SPT_COL_MAJOR .and. msum%ld == 3, &
+               'a wrapped Fortran array: column-major, ld = size(a, 1)')
     call expect_status(spt_matrix_free(kr), SPT_OK, 'free')
     call expect_status(spt_matrix_free(ma), SPT_OK, 'free')
     call expect_status(spt_matrix_free(mb), SPT_OK, 'free')

@@ -28,6 +28,7 @@ program mpi_cpd_check
   integer(c_int32_t) :: order
   integer(c_int32_t), target :: dims(3)
   integer(c_int64_t) :: global_nnz, local_nnz, total_nnz
+  type(spt_mpi_tensor_summary) :: xinfo
   real(dp) :: fit, serial_fit, coarse_fit, local_fit
   type(spt_mpi_cpd_options) :: mopts
   type(spt_cpd_options) :: copts
@@ -52,7 +53,12 @@ program mpi_cpd_check
 
   ! --- read in parallel ------------------------------------------------------
   call expect_status(sptf_mpi_read(comm, ctx, path, x), SPT_OK, 'sptf_mpi_read')
-  call expect_status(spt_mpi_tensor_info(x, dtype, order, global_nnz, local_nnz), SPT_OK, 'spt_mpi_tensor_info')
+  xinfo%struct_size = c_sizeof(xinfo)
+  call expect_status(spt_mpi_tensor_info(ctx, x, xinfo), SPT_OK, 'spt_mpi_tensor_info')
+  dtype = xinfo%dtype
+  order = xinfo%order
+  global_nnz = xinfo%global_nnz
+  local_nnz = xinfo%local_nnz
   call expect_status(spt_mpi_tensor_dims(x, dims), SPT_OK, 'spt_mpi_tensor_dims')
   call check(dtype == SPT_FLOAT64 .and. order == 3 .and. global_nnz == 1992 .and. all(dims == [14, 55, 14]), &
              'distributed nations: float64, 14 x 55 x 14, 1992 nonzeros')
@@ -60,10 +66,10 @@ program mpi_cpd_check
   call check(total_nnz == global_nnz, 'every nonzero is on exactly one rank')
   call expect_status(spt_mpi_tensor_local(x, local), SPT_OK, 'spt_mpi_tensor_local')
   block
-    integer(c_int64_t) :: n
-    integer(c_int32_t) :: o
-    call expect_status(spt_coo_info(local, dtype, o, n), SPT_OK, 'spt_coo_info (local part)')
-    call check(n == local_nnz, 'the local part is a COO tensor of the local nonzeros')
+    type(spt_coo_summary) :: linfo
+    linfo%struct_size = c_sizeof(linfo)
+    call expect_status(spt_coo_info(ctx, local, linfo), SPT_OK, 'spt_coo_info (local part)')
+    call check(linfo%nnz == local_nnz .and. linfo%order == 3, 'the local part is a COO tensor of the local nonzeros')
   end block
 
   ! --- distributed CP-ALS ------------------------------------------------------
@@ -202,7 +208,7 @@ contains
     integer(c_int32_t), pointer :: idx(:)
     real(dp), pointer :: v(:)
     type(c_ptr) :: p, y, ky, kyl
-    integer(c_int32_t) :: o
+    type(spt_mpi_tensor_summary) :: yinfo
     integer :: m
     n = global_nnz
     allocate(all_subs(n, 3), all_vals(n))
@@ -232,8 +238,10 @@ contains
     call expect_status(spt_mpi_tensor_create_fcomm(int(comm, c_int), ctx, SPT_FLOAT64, 3_c_int32_t, c_loc(dims), mine, &
                                                    c_loc(subs), int(size(subs, 1), c_int64_t), 1_c_int, c_loc(vals), &
                                                    SPT_COO_DEFAULT, y), SPT_OK, 'spt_mpi_tensor_create_fcomm')
-    call expect_status(spt_mpi_tensor_info(y, dtype, o, n, e), SPT_OK, 'info')
-    call check(n == global_nnz .and. e == mine, 'tensor from local arrays: global and local counts')
+    yinfo%struct_size = c_sizeof(yinfo)
+    call expect_status(spt_mpi_tensor_info(ctx, y, yinfo), SPT_OK, 'info')
+    call check(yinfo%global_nnz == global_nnz .and. yinfo%local_nnz == mine, &
+               'tensor from local arrays: global and local counts')
     call expect_status(spt_mpi_cpd_als_fcomm(int(comm, c_int), ctx, y, mopts, ky), SPT_WARN_NOT_CONVERGED, &
                        'spt_mpi_cpd_als_fcomm (tensor from local arrays)')
     call expect_status(spt_mpi_ktensor_local(ky, kyl), SPT_OK, 'local')

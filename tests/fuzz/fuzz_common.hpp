@@ -61,9 +61,11 @@ inline void check_status(spt_status s) {
 
 // A tensor a reader returned: indices inside dims, nnz as reported.
 inline void check_tensor(const spt_coo* x) {
-  uint32_t order = 0;
-  spt_nnz nnz = 0;
-  FUZZ_CHECK(spt_coo_info(x, nullptr, &order, &nnz) == SPT_OK);
+  spt_coo_summary info;
+  info.struct_size = sizeof info;
+  FUZZ_CHECK(spt_coo_info(nullptr, x, &info) == SPT_OK);
+  const uint32_t order = info.order;
+  const spt_nnz nnz = info.nnz;
   FUZZ_CHECK(order >= 1);
   spt_index dims[64];
   if (order > 64) return;

@@ -17,9 +17,11 @@ namespace {
 using Entry = std::pair<std::vector<spt_index>, double>;
 
 std::vector<Entry> entries(const spt_coo* x) {
-  uint32_t order = 0;
-  spt_nnz nnz = 0;
-  spt_coo_info(x, nullptr, &order, &nnz);
+  spt_coo_summary info;
+  info.struct_size = sizeof info;
+  spt_coo_info(nullptr, x, &info);
+  const uint32_t order = info.order;
+  const spt_nnz nnz = info.nnz;
   std::vector<const spt_index*> ind(order);
   for (uint32_t m = 0; m < order; ++m) spt_coo_indices(x, m, &ind[m]);
   const void* v = nullptr;
@@ -34,8 +36,10 @@ std::vector<Entry> entries(const spt_coo* x) {
 }
 
 std::vector<double> mttkrp_values(spt_matrix* out) {
-  spt_nnz rows = 0, cols = 0;
-  spt_matrix_info(out, nullptr, &rows, &cols, nullptr, nullptr);
+  spt_matrix_summary info;
+  info.struct_size = sizeof info;
+  spt_matrix_info(nullptr, out, &info);
+  const spt_nnz rows = info.rows, cols = info.cols;
   std::vector<double> v(rows * cols);
   spt_matrix_copy_out(out, SPT_ROW_MAJOR, v.data(), cols);
   return v;

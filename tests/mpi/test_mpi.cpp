@@ -80,6 +80,21 @@ int g_checks = 0;
 spt_context* g_ctx = nullptr;
 const char* spt_thread_error_text() { return spt_last_error(g_ctx); }
 
+// The spt_X_info summaries, struct_size set (a failing call is a failed check).
+spt_coo_summary coo_info(const spt_coo* x) {
+  spt_coo_summary s{};
+  s.struct_size = sizeof s;
+  CHECK_OK(spt_coo_info(g_ctx, x, &s));
+  return s;
+}
+
+spt_mpi_tensor_summary tensor_info(const spt_mpi_tensor* x) {
+  spt_mpi_tensor_summary s{};
+  s.struct_size = sizeof s;
+  CHECK_OK(spt_mpi_tensor_info(g_ctx, x, &s));
+  return s;
+}
+
 void note(const char* fmt, const std::string& a) {
   if (g_rank == 0) {
     std::printf(fmt, a.c_str());
@@ -255,8 +270,7 @@ std::vector<spt_matrix*> user_factors(const spt_index* dims, uint32_t order, spt
 }
 
 void cpd_suite(const spt_mpi_tensor* x, const spt_coo* whole, const std::string& name, spt_index rank, int iters) {
-  uint32_t order = 0;
-  spt_coo_info(whole, nullptr, &order, nullptr);
+  const uint32_t order = coo_info(whole).order;
   const uint64_t seed = 7;
   const Serial ref = serial_cpd(whole, rank, iters, seed, nullptr);
   for (const auto& g : grids_for(g_size, order)) {
@@ -291,10 +305,35 @@ void compare_read(const char* path, const spt_mpi_tensor* x, spt_coo** whole_out
   CHECK_OK(spt_read(g_ctx, path, nullptr, &serial));
   spt_coo* gathered = nullptr;
   CHECK_OK(spt_mpi_tensor_gather(MPI_COMM_WORLD, g_ctx, x, 0, &gathered));
-  spt_nnz global = 0, local = 0, serial_nnz = 0;
-  uint32_t order = 0;
-  spt_mpi_tensor_info(x, nullptr, &order, &global, &local);
-  spt_coo_info(serial, nullptr, nullptr, &serial_nnz);
+  const spt_mpi_tensor_summary info = tensor_info(x);
+  const spt_nnz global = info.global_nnz, local = info.local_nnz, serial_nnz = coo_info(serial).nnz;
+  const uint32_t order = info.order;
+  CHECK(info.dtype == SPT_FLOAT64 && info.struct_size == sizeof info, "%s: summary dtype %d, struct_size %zu", path,
+        static_cast<int>(info.dtype), info.struct_size);
+  // The info contract (local, no collective): NULL or a short struct_size
+  // is INVALID_ARGUMENT with a message; a longer struct keeps its tail.
+  {
+    spt_mpi_tensor_summary bad{};
+    CHECK(spt_mpi_tensor_info(g_ctx, nullptr, &bad) == SPT_ERR_INVALID_ARGUMENT, "%s: NULL x accepted", path);
+    CHECK(spt_mpi_tensor_info(g_ctx, x, nullptr) == SPT_ERR_INVALID_ARGUMENT, "%s: NULL info accepted", path);
+    bad.struct_size = 0;
+    CHECK(spt_mpi_tensor_info(g_ctx, x, &bad) == SPT_ERR_INVALID_ARGUMENT, "%s: struct_size 0 accepted", path);
+    CHECK(std::strstr(spt_last_error(g_ctx), "struct_size") != nullptr, "%s: message '%s'", path,
+          spt_last_error(g_ctx));
+    bad.struct_size = sizeof bad - 1;
+    CHECK(spt_mpi_tensor_info(nullptr, x, &bad) == SPT_ERR_INVALID_ARGUMENT, "%s: short struct accepted", path);
+    CHECK(std::strstr(spt_mpi_thread_last_error(), "spt_mpi_tensor_info") != nullptr, "%s: thread message '%s'",
+          path, spt_mpi_thread_last_error());
+    struct {
+      spt_mpi_tensor_summary s;
+      unsigned char tail[8];
+    } longer;
+    std::memset(&longer, 0x5a, sizeof longer);
+    longer.s.struct_size = sizeof longer;
+    CHECK(spt_mpi_tensor_info(g_ctx, x, &longer.s) == SPT_OK && longer.s.struct_size == sizeof longer &&
+              longer.s.global_nnz == global && longer.s.local_nnz == local && longer.tail[7] == 0x5a,
+          "%s: a longer summary struct is not filled as this release's", path);
+  }
   CHECK(global == serial_nnz, "%s: %llu nonzeros in parallel, %llu serially", path,
         static_cast<unsigned long long>(global), static_cast<unsigned long long>(serial_nnz));
   std::vector<spt_index> d1(order), d2(order);
@@ -397,8 +436,11 @@ void test_float32(const std::string& path) {
     double fit = 0.0;
     spt_dtype dtype = SPT_FLOAT64;
     if (mk && spt_mpi_ktensor_local(mk, &local) == SPT_OK) {
-      spt_ktensor_result(local, &fit, nullptr, nullptr);
-      spt_ktensor_info(local, &dtype, nullptr, nullptr);
+      spt_ktensor_summary ks{};
+      ks.struct_size = sizeof ks;
+      CHECK_OK(spt_ktensor_info(g_ctx, local, &ks));
+      fit = ks.fit;
+      dtype = ks.dtype;
     }
     CHECK(dtype == SPT_FLOAT32, "float32 run gave a %s model", dtype == SPT_FLOAT64 ? "float64" : "?");
     CHECK(rel(fit, serial_fit) < 1e-4, "float32 %s: fit %.8g vs serial %.8g", coarse ? "coarse" : "medium", fit,
@@ -449,9 +491,7 @@ void test_binary_copies(const std::string& tns_path, const spt_coo* whole, const
   spt_coo* gathered = nullptr;
   if (x) CHECK_OK(spt_mpi_tensor_gather(MPI_COMM_WORLD, g_ctx, x, 0, &gathered));
   if (g_rank == 0 && gathered && serial) {
-    spt_nnz n = 0, m = 0;
-    spt_coo_info(gathered, nullptr, nullptr, &n);
-    spt_coo_info(serial, nullptr, nullptr, &m);
+    const spt_nnz n = coo_info(gathered).nnz, m = coo_info(serial).nnz;
     const void *a = nullptr, *b = nullptr;
     spt_coo_values(gathered, &a);
     spt_coo_values(serial, &b);
@@ -490,8 +530,7 @@ void test_synthetic(const std::string& dir) {
 
     // The same tensor from rank-local arrays (rank r passes every r-th nonzero).
     if (whole) {
-      spt_nnz n = 0;
-      spt_coo_info(whole, nullptr, nullptr, &n);
+      const spt_nnz n = coo_info(whole).nnz;
       std::vector<spt_index> ind;
       std::vector<double> val;
       const void* vals = nullptr;
@@ -509,16 +548,14 @@ void test_synthetic(const std::string& dir) {
       CHECK_OK(spt_mpi_tensor_create(MPI_COMM_WORLD, g_ctx, SPT_FLOAT64, c.order, nullptr, mine.size(), ind.data(),
                                      mine.size(), 0, val.data(), 0, &y));
       if (y) {
-        spt_nnz global = 0;
-        spt_mpi_tensor_info(y, nullptr, nullptr, &global, nullptr);
+        const spt_nnz global = tensor_info(y).global_nnz;
         CHECK(global == n, "%s: create gave %llu nonzeros", c.name, static_cast<unsigned long long>(global));
         // The skewed draws repeat coordinates, and ranks get entries of one
         // coordinate apart: the fit is still the summed tensor's.
         spt_coo* summed = nullptr;
         CHECK_OK(spt_coo_copy(g_ctx, whole, &summed));
         CHECK_OK(spt_coo_coalesce(g_ctx, summed, SPT_DUPLICATES_SUM));
-        spt_nnz distinct = 0;
-        spt_coo_info(summed, nullptr, nullptr, &distinct);
+        const spt_nnz distinct = coo_info(summed).nnz;
         if (c.order == 5) CHECK(distinct < n, "%s: expected repeated coordinates", c.name);
         const Serial ref = serial_cpd(summed, 3, 6, 5, nullptr);
         compare_cpd(y, whole, std::string(c.name) + " from arrays", 3, 6, 5, SPT_MPI_MEDIUM_GRAINED, {}, nullptr, ref);

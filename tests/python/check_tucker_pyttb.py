@@ -62,6 +62,18 @@ class TuckerOptions(ctypes.Structure):
     ]
 
 
+class TtensorSummary(ctypes.Structure):
+    """spt_ttensor_summary (tucker.h)."""
+    _fields_ = [
+        ("struct_size", ctypes.c_size_t),
+        ("dtype", ctypes.c_int),
+        ("order", ctypes.c_uint32),
+        ("fit", ctypes.c_double),
+        ("iterations", ctypes.c_int),
+        ("converged", ctypes.c_int),
+    ]
+
+
 def load_library(path):
     lib = ctypes.CDLL(path)
     vp, u32, u64, i32 = ctypes.c_void_p, ctypes.c_uint32, ctypes.c_uint64, ctypes.c_int
@@ -75,8 +87,7 @@ def load_library(path):
         "spt_tucker_options_init": [ctypes.POINTER(TuckerOptions)],
         "spt_tucker_hooi": [vp, vp, ctypes.POINTER(TuckerOptions), pvp],
         "spt_ttensor_free": [vp],
-        "spt_ttensor_info": [vp, ctypes.POINTER(i32), ctypes.POINTER(u32), ctypes.POINTER(ctypes.c_double),
-                             ctypes.POINTER(i32)],
+        "spt_ttensor_info": [vp, vp, ctypes.POINTER(TtensorSummary)],
         "spt_ttensor_factor": [vp, u32, pvp],
     }
     for name, argtypes in sigs.items():
@@ -110,11 +121,11 @@ def run_sptensor(lib, subs, vals, shape, ranks, iters, init_factors):
             opts.init_factors = ctypes.cast(ptrs, ctypes.POINTER(ctypes.c_void_p))
         check(lib, lib.spt_tucker_hooi(None, x, ctypes.byref(opts), ctypes.byref(t)), "spt_tucker_hooi",
               (SPT_OK, SPT_WARN_NOT_CONVERGED))
-        fit = ctypes.c_double()
-        iterations = ctypes.c_int()
-        check(lib, lib.spt_ttensor_info(t, None, None, ctypes.byref(fit), ctypes.byref(iterations)), "info")
+        summary = TtensorSummary()
+        summary.struct_size = ctypes.sizeof(summary)
+        check(lib, lib.spt_ttensor_info(None, t, ctypes.byref(summary)), "info")
         factors = copy_factors(lib, lib.spt_ttensor_factor, t, shape, ranks)
-        return fit.value, iterations.value, factors
+        return summary.fit, summary.iterations, factors
     finally:
         lib.spt_ttensor_free(t)
         for m in wrapped:

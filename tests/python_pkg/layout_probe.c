@@ -89,6 +89,29 @@ int main(void) {
   F(spt_csf_summary, policy); F(spt_csf_summary, trees); F(spt_csf_summary, bytes);
   F(spt_csf_summary, mode_order); F(spt_csf_summary, tree_for_mode);
 
+  S(spt_coo_summary);
+  F(spt_coo_summary, struct_size); F(spt_coo_summary, dtype); F(spt_coo_summary, order); F(spt_coo_summary, nnz);
+  F(spt_coo_summary, read_only);
+  S(spt_scoo_summary);
+  F(spt_scoo_summary, struct_size); F(spt_scoo_summary, dtype); F(spt_scoo_summary, order);
+  F(spt_scoo_summary, dense_mode); F(spt_scoo_summary, dense_mode_count); F(spt_scoo_summary, nfibers);
+  F(spt_scoo_summary, block_length);
+  S(spt_matrix_summary);
+  F(spt_matrix_summary, struct_size); F(spt_matrix_summary, dtype); F(spt_matrix_summary, layout);
+  F(spt_matrix_summary, rows); F(spt_matrix_summary, cols); F(spt_matrix_summary, ld); F(spt_matrix_summary, wrapped);
+  S(spt_ktensor_summary);
+  F(spt_ktensor_summary, struct_size); F(spt_ktensor_summary, dtype); F(spt_ktensor_summary, order);
+  F(spt_ktensor_summary, rank); F(spt_ktensor_summary, iterations); F(spt_ktensor_summary, fit);
+  F(spt_ktensor_summary, converged);
+  S(spt_ttensor_summary);
+  F(spt_ttensor_summary, struct_size); F(spt_ttensor_summary, dtype); F(spt_ttensor_summary, order);
+  F(spt_ttensor_summary, fit); F(spt_ttensor_summary, iterations); F(spt_ttensor_summary, converged);
+  S(spt_dense_summary);
+  F(spt_dense_summary, struct_size); F(spt_dense_summary, dtype); F(spt_dense_summary, order);
+  F(spt_dense_summary, count);
+  S(spt_permutation_summary);
+  F(spt_permutation_summary, struct_size); F(spt_permutation_summary, order);
+
   S(spt_backend_info);
   F(spt_backend_info, struct_size); F(spt_backend_info, requested); F(spt_backend_info, backend);
   F(spt_backend_info, cuda_available); F(spt_backend_info, device); F(spt_backend_info, device_count);

@@ -682,6 +682,10 @@ class Layouts(unittest.TestCase):
         "spt_hls_options": _lib.HlsOptions, "spt_hls_summary": _lib.HlsSummary,
         "spt_csf_options": _lib.CsfOptions, "spt_fcoo_options": _lib.FcooOptions,
         "spt_fcoo_summary": _lib.FcooSummary, "spt_hicoo_summary": _lib.HicooSummary,
+        "spt_coo_summary": _lib.CooSummary, "spt_scoo_summary": _lib.ScooSummary,
+        "spt_matrix_summary": _lib.MatrixSummary, "spt_ktensor_summary": _lib.KtensorSummary,
+        "spt_ttensor_summary": _lib.TtensorSummary, "spt_dense_summary": _lib.DenseSummary,
+        "spt_permutation_summary": _lib.PermutationSummary,
     }
 
     def test_options_init_sizes(self):

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "common/format_options.hpp"
+#include "common/summaries.hpp"
 #include "sptensor/sptensor.h"
 
 namespace fs = std::filesystem;
@@ -487,9 +488,7 @@ TEST_F(BadInput, AppendOutsideDimsLeavesTensorUnchanged) {
   const double val[] = {9};
   expect(spt_coo_append(ctx_, x_, 1, ind, 1, 0, val, 0), SPT_ERR_INVALID_ARGUMENT,
          {"index 4 in mode 2", "outside dims[2] = 2"});
-  spt_nnz nnz = 0;
-  spt_coo_info(x_, nullptr, nullptr, &nnz);
-  EXPECT_EQ(nnz, 5u);
+  EXPECT_EQ(spt_test::info_of(x_).nnz, 5u);
 }
 
 TEST_F(BadInput, AppendNanRejected) {
@@ -497,9 +496,7 @@ TEST_F(BadInput, AppendNanRejected) {
   const double val[] = {std::numeric_limits<double>::infinity()};
   expect(spt_coo_append(ctx_, x_, 1, ind, 1, 0, val, SPT_COO_REJECT_NONFINITE), SPT_ERR_INVALID_ARGUMENT,
          {"not finite"});
-  spt_nnz nnz = 0;
-  spt_coo_info(x_, nullptr, nullptr, &nnz);
-  EXPECT_EQ(nnz, 5u);
+  EXPECT_EQ(spt_test::info_of(x_).nnz, 5u);
 }
 
 TEST_F(BadInput, SortModeOrderNotAPermutation) {
@@ -520,15 +517,20 @@ TEST_F(BadInput, ConvertToUnknownDtype) {
 }
 
 TEST_F(BadInput, NullHandlesInAccessors) {
-  spt_nnz nnz = 0;
-  expect_thread(spt_coo_info(nullptr, nullptr, nullptr, &nnz), SPT_ERR_INVALID_ARGUMENT,
-                {"spt_coo_info", "x must not be NULL"});
+  spt_coo_summary coo_info{};
+  coo_info.struct_size = sizeof coo_info;
+  expect(spt_coo_info(ctx_, nullptr, &coo_info), SPT_ERR_INVALID_ARGUMENT, {"spt_coo_info", "x must not be NULL"});
+  expect(spt_coo_info(ctx_, x_, nullptr), SPT_ERR_INVALID_ARGUMENT, {"spt_coo_info", "info must not be NULL"});
   expect_thread(spt_coo_dims(x_, nullptr), SPT_ERR_INVALID_ARGUMENT, {"spt_coo_dims", "dims must not be NULL"});
   const spt_index* ind = nullptr;
   expect_thread(spt_coo_indices(x_, 3, &ind), SPT_ERR_INVALID_ARGUMENT, {"mode 3 out of range"});
-  expect_thread(spt_matrix_info(nullptr, nullptr, nullptr, nullptr, nullptr, nullptr), SPT_ERR_INVALID_ARGUMENT,
-                {"spt_matrix_info"});
-  expect_thread(spt_ktensor_info(nullptr, nullptr, nullptr, nullptr), SPT_ERR_INVALID_ARGUMENT, {"ktensor"});
+  expect_thread(spt_matrix_info(nullptr, nullptr, nullptr), SPT_ERR_INVALID_ARGUMENT, {"spt_matrix_info"});
+  expect_thread(spt_ktensor_info(nullptr, nullptr, nullptr), SPT_ERR_INVALID_ARGUMENT, {"spt_ktensor_info", "ktensor"});
+  expect_thread(spt_scoo_info(nullptr, nullptr, nullptr), SPT_ERR_INVALID_ARGUMENT, {"spt_scoo_info"});
+  expect_thread(spt_ttensor_info(nullptr, nullptr, nullptr), SPT_ERR_INVALID_ARGUMENT, {"spt_ttensor_info"});
+  expect_thread(spt_dense_info(nullptr, nullptr, nullptr), SPT_ERR_INVALID_ARGUMENT, {"spt_dense_info"});
+  expect_thread(spt_permutation_info(nullptr, nullptr, nullptr), SPT_ERR_INVALID_ARGUMENT,
+                {"spt_permutation_info"});
   expect_thread(spt_hicoo_info(nullptr, nullptr, nullptr), SPT_ERR_INVALID_ARGUMENT, {"spt_hicoo_info"});
   expect_thread(spt_csf_info(nullptr, nullptr, nullptr), SPT_ERR_INVALID_ARGUMENT, {"spt_csf_info"});
   expect_thread(spt_fcoo_info(nullptr, nullptr, nullptr), SPT_ERR_INVALID_ARGUMENT, {"spt_fcoo_info"});
@@ -990,9 +992,7 @@ TEST_F(BadInput, AppendCountNear2To63IsOverflowNotInternal) {
   const spt_nnz n = (spt_nnz(1) << 63) - 1;
   expect(spt_coo_append(ctx_, x_, n, ind, n, 0, val, 0), SPT_ERR_OVERFLOW, {"spt_coo_append", "largest possible"});
   EXPECT_EQ(message_.find("internal"), std::string::npos) << message_;
-  spt_nnz nnz = 0;
-  ASSERT_EQ(spt_coo_info(x_, nullptr, nullptr, &nnz), SPT_OK);
-  EXPECT_EQ(nnz, 5u);
+  EXPECT_EQ(spt_test::info_of(x_).nnz, 5u);
   // Just below 2^64 in total with the 5 nonzeros already there.
   expect(spt_coo_append(ctx_, x_, ~spt_nnz(0) - 2, ind, ~spt_nnz(0) - 2, 0, val, 0), SPT_ERR_OVERFLOW, {});
   EXPECT_EQ(message_.find("internal"), std::string::npos) << message_;

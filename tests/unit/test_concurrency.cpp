@@ -48,8 +48,10 @@ struct Results {
   } while (0)
 
 void append_matrix(Results& r, spt_matrix* m) {
-  spt_nnz rows = 0, cols = 0;
-  spt_matrix_info(m, nullptr, &rows, &cols, nullptr, nullptr);
+  spt_matrix_summary info;
+  info.struct_size = sizeof info;
+  spt_matrix_info(nullptr, m, &info);
+  const spt_nnz rows = info.rows, cols = info.cols;
   std::vector<double> buf(rows * cols);
   spt_matrix_copy_out(m, SPT_ROW_MAJOR, buf.data(), cols);
   r.values.insert(r.values.end(), buf.begin(), buf.end());
@@ -68,8 +70,10 @@ Results work(const std::string& path, const spt_coo* shared, int threads_per_cal
     WORK_CHECK(spt_read(ctx, path.c_str(), nullptr, &own) == SPT_OK, spt_last_error(ctx));
     x = own;
   }
-  uint32_t order = 0;
-  spt_coo_info(x, nullptr, &order, nullptr);
+  spt_coo_summary info;
+  info.struct_size = sizeof info;
+  WORK_CHECK(spt_coo_info(ctx, x, &info) == SPT_OK, spt_last_error(ctx));
+  const uint32_t order = info.order;
   std::vector<spt_index> dims(order);
   spt_coo_dims(x, dims.data());
   double norm = 0;
@@ -90,9 +94,8 @@ Results work(const std::string& path, const spt_coo* shared, int threads_per_cal
   WORK_CHECK(spt_csf_from_coo(ctx, x, spt::test::CsfOptions(SPT_CSF_ALLMODE), &c) == SPT_OK, spt_last_error(ctx));
   spt_coo* back = nullptr;
   WORK_CHECK(spt_hicoo_to_coo(ctx, h, &back) == SPT_OK, spt_last_error(ctx));
-  spt_nnz nnz_back = 0;
-  spt_coo_info(back, nullptr, nullptr, &nnz_back);
-  r.values.push_back(static_cast<double>(nnz_back));
+  WORK_CHECK(spt_coo_info(ctx, back, &info) == SPT_OK, spt_last_error(ctx));
+  r.values.push_back(static_cast<double>(info.nnz));
   spt_coo_free(back);
 
   for (uint32_t mode = 0; mode < order; ++mode) {

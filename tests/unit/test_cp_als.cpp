@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "algo/normal_equations.hpp"
+#include "common/summaries.hpp"
 #include "core/context.hpp"
 #include "kernels/dense.hpp"
 #include "sptensor/sptensor.h"
@@ -128,10 +129,10 @@ CooPtr random_tensor(spt_dtype dtype, const std::vector<spt_index>& dims, spt_nn
 // Read back a ktensor into a Model (values converted to double).
 Model read_model(spt_ktensor* k) {
   Model model;
-  spt_dtype dtype;
-  uint32_t order;
-  spt_index rank;
-  EXPECT_EQ(spt_ktensor_info(k, &dtype, &order, &rank), SPT_OK);
+  const spt_ktensor_summary info = spt_test::info_of(k);
+  const spt_dtype dtype = info.dtype;
+  const uint32_t order = info.order;
+  const spt_index rank = info.rank;
   model.dims.resize(order);
   EXPECT_EQ(spt_ktensor_dims(k, model.dims.data()), SPT_OK);
   model.rank = rank;
@@ -157,10 +158,10 @@ Model read_model(spt_ktensor* k) {
 
 // The byte image of a ktensor's lambda and factors (for reproducibility).
 std::string ktensor_bytes(spt_ktensor* k) {
-  spt_dtype dtype;
-  uint32_t order;
-  spt_index rank;
-  spt_ktensor_info(k, &dtype, &order, &rank);
+  const spt_ktensor_summary info = spt_test::info_of(k);
+  const spt_dtype dtype = info.dtype;
+  const uint32_t order = info.order;
+  const spt_index rank = info.rank;
   const size_t size = dtype == SPT_FLOAT64 ? 8 : 4;
   std::vector<spt_index> dims(order);
   spt_ktensor_dims(k, dims.data());
@@ -223,10 +224,10 @@ struct Nonzeros {
 
 Nonzeros nonzeros_of(const spt_coo* x) {
   Nonzeros nz;
-  uint32_t order;
-  spt_nnz nnz;
-  spt_dtype dtype;
-  spt_coo_info(x, &dtype, &order, &nnz);
+  const spt_coo_summary info = spt_test::info_of(x);
+  const uint32_t order = info.order;
+  const spt_nnz nnz = info.nnz;
+  const spt_dtype dtype = info.dtype;
   const void* values = nullptr;
   spt_coo_values(x, &values);
   std::vector<const spt_index*> ind(order);
@@ -408,9 +409,7 @@ TEST(CpAls, Float32Works) {
   const spt_status status = spt_cpd_als(ctx.get(), x.get(), &opts, &k);
   ASSERT_GE(status, 0) << spt_last_error(ctx.get());
   KtensorPtr holder(k);
-  spt_dtype dtype;
-  ASSERT_EQ(spt_ktensor_info(k, &dtype, nullptr, nullptr), SPT_OK);
-  EXPECT_EQ(dtype, SPT_FLOAT32);
+  EXPECT_EQ(spt_test::info_of(k).dtype, SPT_FLOAT32);
   double fit;
   ASSERT_EQ(spt_ktensor_result(k, &fit, nullptr, nullptr), SPT_OK);
   EXPECT_GT(fit, 0.999);

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "algo/cp_apr.hpp"
+#include "common/summaries.hpp"
 #include "core/hicoo.hpp"
 #include "kernels/kernels.hpp"
 #include "common/test_util.hpp"
@@ -209,8 +210,7 @@ TEST(CpApr, LogLikelihoodNonDecreasingAndMatchesAccessor) {
   EXPECT_NEAR(fit, ll[count - 1], 1e-12 * std::fabs(fit));
   EXPECT_NEAR(direct, fit, 1e-10 * std::fabs(fit));
   // Factors are nonnegative with unit 1-norm columns, lambda sorted.
-  spt_index rank = 0;
-  spt_ktensor_info(k, nullptr, nullptr, &rank);
+  const spt_index rank = spt_test::info_of(k).rank;
   const double* lambda = k->lambda.ptr<double>();
   for (spt_index r = 1; r < rank; ++r) EXPECT_GE(lambda[r - 1], lambda[r]);
   for (uint32_t m = 0; m < 3; ++m)

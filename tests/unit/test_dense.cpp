@@ -8,6 +8,7 @@
 #include <cstring>
 #include <vector>
 
+#include "common/summaries.hpp"
 #include "common/test_util.hpp"
 #include "sptensor/sptensor.h"
 
@@ -23,19 +24,18 @@ TEST(Dense, CreateIsZeroFilledAndReportsShape) {
   const spt_index dims[] = {3, 1, 4, 2};
   spt_dense* t = nullptr;
   ASSERT_EQ(spt_dense_create(nullptr, SPT_FLOAT32, 4, dims, &t), SPT_OK) << spt_thread_last_error();
-  spt_dtype dt;
-  uint32_t order = 0;
-  spt_nnz count = 0;
-  ASSERT_EQ(spt_dense_info(t, &dt, &order, &count), SPT_OK);
-  EXPECT_EQ(dt, SPT_FLOAT32);
-  EXPECT_EQ(order, 4u);
-  EXPECT_EQ(count, 24u);
+  spt_dense_summary info{};
+  info.struct_size = sizeof info;
+  ASSERT_EQ(spt_dense_info(nullptr, t, &info), SPT_OK);
+  EXPECT_EQ(info.dtype, SPT_FLOAT32);
+  EXPECT_EQ(info.order, 4u);
+  EXPECT_EQ(info.count, 24u);
   spt_index got[4];
   ASSERT_EQ(spt_dense_dims(t, got), SPT_OK);
   for (int m = 0; m < 4; ++m) EXPECT_EQ(got[m], dims[m]);
   const void* data = nullptr;
   ASSERT_EQ(spt_dense_data_const(t, &data), SPT_OK);
-  for (spt_nnz i = 0; i < count; ++i) EXPECT_EQ(static_cast<const float*>(data)[i], 0.0f);
+  for (spt_nnz i = 0; i < info.count; ++i) EXPECT_EQ(static_cast<const float*>(data)[i], 0.0f);
   double norm = -1;
   ASSERT_EQ(spt_dense_norm(nullptr, t, &norm), SPT_OK);
   EXPECT_EQ(norm, 0.0);
@@ -59,7 +59,9 @@ TEST(Dense, ArgumentErrorsAndOverflow) {
   EXPECT_EQ(spt_dense_create(nullptr, SPT_FLOAT64, 3, bytes_overflow, &t), SPT_ERR_OVERFLOW);
   EXPECT_EQ(t, nullptr);
   EXPECT_EQ(spt_dense_create_copy(nullptr, SPT_FLOAT64, 2, dims, nullptr, &t), SPT_ERR_INVALID_ARGUMENT);
-  EXPECT_EQ(spt_dense_info(nullptr, nullptr, nullptr, nullptr), SPT_ERR_INVALID_ARGUMENT);
+  spt_dense_summary info{};
+  info.struct_size = sizeof info;
+  EXPECT_EQ(spt_dense_info(nullptr, nullptr, &info), SPT_ERR_INVALID_ARGUMENT);
   EXPECT_EQ(spt_dense_data(nullptr, nullptr), SPT_ERR_INVALID_ARGUMENT);
   double norm;
   EXPECT_EQ(spt_dense_norm(nullptr, nullptr, &norm), SPT_ERR_INVALID_ARGUMENT);
@@ -91,8 +93,7 @@ void check_layout_and_round_trip() {
 
   spt_coo* x = nullptr;
   ASSERT_EQ(spt_dense_to_coo(nullptr, t, &x), SPT_OK) << spt_thread_last_error();
-  spt_nnz nnz = 0;
-  ASSERT_EQ(spt_coo_info(x, nullptr, nullptr, &nnz), SPT_OK);
+  const spt_nnz nnz = spt_test::info_of(x).nnz;
   EXPECT_EQ(nnz, 10u);  // (0,0,0) = 0 and (1,2,0) set to 0 are dropped
   const spt_index* ind[3];
   for (uint32_t m = 0; m < 3; ++m) ASSERT_EQ(spt_coo_indices(x, m, &ind[m]), SPT_OK);
@@ -143,9 +144,7 @@ void check_densify_random() {
     ASSERT_EQ(spt_dense_from_coo(nullptr, &x, 0, &t), SPT_OK) << spt_thread_last_error();
     const void* data = nullptr;
     ASSERT_EQ(spt_dense_data_const(t, &data), SPT_OK);
-    spt_nnz count = 0;
-    ASSERT_EQ(spt_dense_info(t, nullptr, nullptr, &count), SPT_OK);
-    ASSERT_EQ(count, total);
+    ASSERT_EQ(spt_test::info_of(t).count, total);
     for (uint64_t i = 0; i < total; ++i)
       ASSERT_TRUE(close(want[i], static_cast<const T*>(data)[i], tolerance<T>())) << "offset " << i;
     // A limit one byte short of the size is refused, with nothing written.
@@ -188,13 +187,10 @@ TEST(Dense, TuckerCoreAsDense) {
   ASSERT_GE(spt_tucker_hooi(nullptr, &x, &o, &tt), 0) << spt_thread_last_error();
   spt_dense* core = nullptr;
   ASSERT_EQ(spt_ttensor_core_dense(nullptr, tt, &core), SPT_OK) << spt_thread_last_error();
-  spt_dtype dt;
-  uint32_t order = 0;
-  spt_nnz count = 0;
-  ASSERT_EQ(spt_dense_info(core, &dt, &order, &count), SPT_OK);
-  EXPECT_EQ(dt, SPT_FLOAT64);
-  EXPECT_EQ(order, 3u);
-  EXPECT_EQ(count, 24u);
+  const spt_dense_summary info = spt_test::info_of(core);
+  EXPECT_EQ(info.dtype, SPT_FLOAT64);
+  EXPECT_EQ(info.order, 3u);
+  EXPECT_EQ(info.count, 24u);
   spt_index cd[3];
   ASSERT_EQ(spt_dense_dims(core, cd), SPT_OK);
   for (int m = 0; m < 3; ++m) EXPECT_EQ(cd[m], ranks[m]);

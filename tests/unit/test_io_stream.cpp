@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "common/read_fixture.hpp"
+#include "common/summaries.hpp"
 #include "core/error.hpp"
 #include "io/spt_binary.hpp"
 #include "sptensor/sptensor.h"
@@ -60,11 +61,7 @@ class IoStream : public spt::test::ReadFixture {
   }
 
   spt_nnz nnz() const {
-    spt_dtype d;
-    uint32_t order = 0;
-    spt_nnz n = 0;
-    EXPECT_EQ(spt_coo_info(x_, &d, &order, &n), SPT_OK);
-    return n;
+    return spt_test::info_of(x_).nnz;
   }
 
   // A FIFO fed by `write_all` on a thread (joined by the returned guard).

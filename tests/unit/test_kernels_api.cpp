@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "common/summaries.hpp"
 #include "sptensor/sptensor.h"
 
 namespace {
@@ -43,10 +44,9 @@ spt_matrix* mat(spt_dtype dtype, spt_nnz rows, spt_nnz cols, std::vector<double>
 }
 
 double at(const spt_matrix* m, spt_nnz i, spt_nnz j) {
-  spt_nnz rows, cols;
-  spt_layout layout;
-  spt_dtype dtype;
-  spt_matrix_info(m, &dtype, &rows, &cols, &layout, nullptr);
+  const spt_matrix_summary info = spt_test::info_of(m);
+  const spt_nnz rows = info.rows, cols = info.cols;
+  const spt_dtype dtype = info.dtype;
   std::vector<double> out(rows * cols);
   std::vector<float> outf(rows * cols);
   if (dtype == SPT_FLOAT64) {
@@ -127,11 +127,8 @@ TEST(KernelsApi, TtvAndTtm) {
   EXPECT_EQ(spt_ttv(nullptr, x, 2, nullptr, 2, &y), SPT_ERR_INVALID_ARGUMENT);
   EXPECT_EQ(y, nullptr);
   ASSERT_EQ(spt_ttv(nullptr, x, 2, v, 2, &y), SPT_OK);
-  spt_nnz nnz = 0;
-  uint32_t order = 0;
-  spt_coo_info(y, nullptr, &order, &nnz);
-  EXPECT_EQ(order, 2u);
-  EXPECT_EQ(nnz, 4u);
+  EXPECT_EQ(spt_test::info_of(y).order, 2u);
+  EXPECT_EQ(spt_test::info_of(y).nnz, 4u);
   const void* vals = nullptr;
   spt_coo_values(y, &vals);
   EXPECT_EQ(static_cast<const double*>(vals)[3], 40.0);
@@ -154,14 +151,15 @@ TEST(KernelsApi, TtvAndTtm) {
   EXPECT_EQ(spt_ttm(nullptr, x, 9, u, &z), SPT_ERR_INVALID_ARGUMENT);
   EXPECT_EQ(spt_ttm(nullptr, x, 1, nullptr, &z), SPT_ERR_INVALID_ARGUMENT);
   ASSERT_EQ(spt_ttm(nullptr, x, 1, u, &z), SPT_OK);
-  spt_dtype dt;
-  uint32_t dense = 9;
-  spt_nnz nf = 0;
-  ASSERT_EQ(spt_scoo_info(z, &dt, &order, &dense, &nf), SPT_OK);
-  EXPECT_EQ(dt, SPT_FLOAT64);
-  EXPECT_EQ(order, 3u);
-  EXPECT_EQ(dense, 1u);
-  EXPECT_EQ(nf, 4u);
+  spt_scoo_summary zs{};
+  zs.struct_size = sizeof zs;
+  ASSERT_EQ(spt_scoo_info(nullptr, z, &zs), SPT_OK);
+  EXPECT_EQ(zs.dtype, SPT_FLOAT64);
+  EXPECT_EQ(zs.order, 3u);
+  EXPECT_EQ(zs.dense_mode, 1u);
+  EXPECT_EQ(zs.dense_mode_count, 1u);
+  EXPECT_EQ(zs.nfibers, 4u);
+  EXPECT_EQ(zs.block_length, 3u);
   spt_index zd[3];
   ASSERT_EQ(spt_scoo_dims(z, zd), SPT_OK);
   EXPECT_EQ(zd[1], 3u);
@@ -174,8 +172,7 @@ TEST(KernelsApi, TtvAndTtm) {
   EXPECT_EQ(static_cast<const double*>(zv)[3], 12.0);  // fiber (0,*,1) = 3 * U(1,:)
   spt_coo* back = nullptr;
   ASSERT_EQ(spt_scoo_to_coo(nullptr, z, &back), SPT_OK);
-  spt_coo_info(back, nullptr, nullptr, &nnz);
-  EXPECT_EQ(nnz, 12u);  // 4 fibers x 3, none zero
+  EXPECT_EQ(spt_test::info_of(back).nnz, 12u);  // 4 fibers x 3, none zero
   double n = 0;
   ASSERT_EQ(spt_coo_norm(nullptr, back, &n), SPT_OK);
   // squares: 1+4+9, 144+225+324, 256+400+576, 4+16+36
@@ -193,9 +190,7 @@ TEST(KernelsApi, ScooToCooDropsZeros) {
   ASSERT_EQ(spt_ttm(nullptr, x, 1, u, &z), SPT_OK);
   spt_coo* back = nullptr;
   ASSERT_EQ(spt_scoo_to_coo(nullptr, z, &back), SPT_OK);
-  spt_nnz nnz = 0;
-  spt_coo_info(back, nullptr, nullptr, &nnz);
-  EXPECT_EQ(nnz, 2u);  // X(0,0,0) and X(1,0,1) times U(0,0)
+  EXPECT_EQ(spt_test::info_of(back).nnz, 2u);  // X(0,0,0) and X(1,0,1) times U(0,0)
   spt_coo_free(back);
   spt_scoo_free(z);
   spt_matrix_free(u);
@@ -224,9 +219,7 @@ TEST(KernelsApi, ElementwiseValidates) {
   EXPECT_TRUE(mentions("division by zero")) << last();
   EXPECT_EQ(spt_elementwise_scalar(nullptr, SPT_OP_DIV, x32, 1e-60, &z), SPT_ERR_INVALID_ARGUMENT);  // 0 in float32
   ASSERT_EQ(spt_elementwise_scalar(nullptr, SPT_OP_ADD, x, 1.0, &z), SPT_OK);
-  spt_nnz nnz = 0;
-  spt_coo_info(z, nullptr, nullptr, &nnz);
-  EXPECT_EQ(nnz, 4u);  // pattern kept: implicit zeros are not shifted
+  EXPECT_EQ(spt_test::info_of(z).nnz, 4u);  // pattern kept: implicit zeros are not shifted
   spt_coo_free(z);
   spt_coo_free(other);
   spt_coo_free(x32);
@@ -277,9 +270,7 @@ TEST(KernelsApi, SortAndCoalesceOnViewsAreReadOnly) {
   EXPECT_EQ(i0[0], 0u);
   EXPECT_EQ(i0[1], 2u);
   ASSERT_EQ(spt_coo_coalesce(nullptr, copy, SPT_DUPLICATES_SUM), SPT_OK);
-  spt_nnz nnz = 0;
-  spt_coo_info(copy, nullptr, nullptr, &nnz);
-  EXPECT_EQ(nnz, 2u);
+  EXPECT_EQ(spt_test::info_of(copy).nnz, 2u);
   spt_coo_values(copy, &v);
   EXPECT_EQ(static_cast<const double*>(v)[1], 4.0);  // (2,1): 1 + 3
   ASSERT_EQ(spt_coo_coalesce(nullptr, copy, SPT_DUPLICATES_REJECT), SPT_OK);
@@ -339,10 +330,8 @@ TEST(KernelsApi, KhatriRaoKroneckerInner) {
   spt_matrix_free(out);
   EXPECT_EQ(spt_kronecker(nullptr, a, f32, &out), SPT_ERR_INVALID_ARGUMENT);
   ASSERT_EQ(spt_kronecker(nullptr, a, b3, &out), SPT_OK);
-  spt_nnz rows, cols;
-  spt_matrix_info(out, nullptr, &rows, &cols, nullptr, nullptr);
-  EXPECT_EQ(rows, 4u);
-  EXPECT_EQ(cols, 6u);
+  EXPECT_EQ(spt_test::info_of(out).rows, 4u);
+  EXPECT_EQ(spt_test::info_of(out).cols, 6u);
   EXPECT_EQ(at(out, 3, 5), 4.0 * 6.0);  // A(1,1) * B3(1,2)
   spt_matrix_free(out);
 

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "common/format_options.hpp"
+#include "common/summaries.hpp"
 #include "sptensor/sptensor.h"
 
 namespace {
@@ -66,10 +67,10 @@ class NumericalEdges : public ::testing::Test {
   // Every lambda and factor entry finite.
   void expect_model_finite() {
     ASSERT_NE(k_, nullptr);
-    uint32_t order = 0;
-    spt_index rank = 0;
-    spt_dtype dtype = SPT_FLOAT64;
-    spt_ktensor_info(k_, &dtype, &order, &rank);
+    const spt_ktensor_summary info = spt_test::info_of(k_);
+    const uint32_t order = info.order;
+    const spt_index rank = info.rank;
+    const spt_dtype dtype = info.dtype;
     void* lambda = nullptr;
     spt_ktensor_lambda(k_, &lambda);
     for (spt_index r = 0; r < rank; ++r) {
@@ -79,8 +80,7 @@ class NumericalEdges : public ::testing::Test {
     for (uint32_t m = 0; m < order; ++m) {
       spt_matrix* f = nullptr;
       spt_ktensor_factor(k_, m, &f);
-      spt_nnz rows = 0, cols = 0;
-      spt_matrix_info(f, nullptr, &rows, &cols, nullptr, nullptr);
+      const spt_nnz rows = spt_test::info_of(f).rows, cols = spt_test::info_of(f).cols;
       std::vector<double> buf(rows * cols);
       if (dtype == SPT_FLOAT64) {
         spt_matrix_copy_out(f, SPT_ROW_MAJOR, buf.data(), cols);
@@ -231,7 +231,7 @@ TEST_F(NumericalEdges, RepeatedCoordinatesMeanTheirSumEverywhere) {
     o.max_iters = 5;
     spt_ttensor* t = nullptr;
     ASSERT_GE(spt_tucker_hooi(ctx_, i ? dup : sum, &o, &t), 0) << spt_last_error(ctx_);
-    spt_ttensor_info(t, nullptr, nullptr, &tucker_fit[i], nullptr);
+    tucker_fit[i] = spt_test::info_of(t).fit;
     spt_ttensor_free(t);
   }
   EXPECT_NEAR(tucker_fit[1], tucker_fit[0], 1e-9);

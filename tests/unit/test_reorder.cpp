@@ -75,10 +75,12 @@ PermPtr compute(spt_context* ctx, const spt_coo_s& x, const spt_reorder_options&
 }
 
 Perms extract(const spt_permutation* p) {
-  uint32_t order = 0;
-  EXPECT_EQ(spt_permutation_info(p, &order, nullptr), SPT_OK);
+  spt_permutation_summary info{};
+  info.struct_size = sizeof info;
+  EXPECT_EQ(spt_permutation_info(nullptr, p, &info), SPT_OK);
+  const uint32_t order = info.order;
   std::vector<spt_index> dims(order);
-  EXPECT_EQ(spt_permutation_info(p, nullptr, dims.data()), SPT_OK);
+  EXPECT_EQ(spt_permutation_dims(p, dims.data()), SPT_OK);
   Perms out(order);
   for (uint32_t m = 0; m < order; ++m) {
     out[m].resize(dims[m]);
@@ -688,7 +690,12 @@ TEST(Reorder, InvalidArgumentsAreRejected) {
   EXPECT_EQ(spt_permutation_get(p.get(), 2, buf, 6, 0), SPT_ERR_INVALID_ARGUMENT);
   EXPECT_EQ(spt_permutation_get(p.get(), 2, nullptr, 7, 0), SPT_ERR_INVALID_ARGUMENT);
   EXPECT_EQ(spt_permutation_get(nullptr, 0, buf, 7, 0), SPT_ERR_INVALID_ARGUMENT);
-  EXPECT_EQ(spt_permutation_info(nullptr, nullptr, nullptr), SPT_ERR_INVALID_ARGUMENT);
+  spt_permutation_summary info{};
+  info.struct_size = sizeof info;
+  EXPECT_EQ(spt_permutation_info(nullptr, nullptr, &info), SPT_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(spt_permutation_info(nullptr, p.get(), nullptr), SPT_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(spt_permutation_dims(nullptr, buf), SPT_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(spt_permutation_dims(p.get(), nullptr), SPT_ERR_INVALID_ARGUMENT);
   EXPECT_EQ(spt_permutation_free(nullptr), SPT_OK);
 
   // Shape mismatches leave the tensor untouched.

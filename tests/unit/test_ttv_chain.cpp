@@ -10,6 +10,7 @@
 #include <cstring>
 #include <vector>
 
+#include "common/summaries.hpp"
 #include "common/test_util.hpp"
 #include "kernels/kernels.hpp"
 #include "sptensor/sptensor.h"
@@ -168,10 +169,9 @@ void check_against_repeated_ttv() {
         cur = next;
       }
       std::vector<double> want(x.dims[keep], 0.0);
-      spt_nnz nnz = 0;
+      const spt_nnz nnz = spt_test::info_of(cur).nnz;
       const spt_index* ind = nullptr;
       const void* vals = nullptr;
-      spt_coo_info(cur, nullptr, nullptr, &nnz);
       spt_coo_indices(cur, 0, &ind);
       spt_coo_values(cur, &vals);
       for (spt_nnz e = 0; e < nnz; ++e) want[ind[e]] += static_cast<const T*>(vals)[e];

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "algo/tucker_hooi.hpp"
+#include "common/summaries.hpp"
 #include "common/test_util.hpp"
 #include "kernels/kernels.hpp"
 #include "kernels/sort.hpp"
@@ -417,11 +418,9 @@ TEST(TuckerHooi, Float32RecoversPlantedTensor) {
     o.init = init;
     spt_ttensor* t = nullptr;
     ASSERT_GE(spt_tucker_hooi(nullptr, &p.x, &o, &t), 0) << spt_thread_last_error();
-    spt_dtype dtype;
-    double fit;
-    ASSERT_EQ(spt_ttensor_info(t, &dtype, nullptr, &fit, nullptr), SPT_OK);
-    EXPECT_EQ(dtype, SPT_FLOAT32);
-    EXPECT_GT(fit, 0.999);
+    const spt_ttensor_summary info = spt_test::info_of(t);
+    EXPECT_EQ(info.dtype, SPT_FLOAT32);
+    EXPECT_GT(info.fit, 0.999);
     EXPECT_LT(reconstruction_error<float>(*t, p.full), 1e-3);
     spt_ttensor_free(t);
   }
@@ -527,11 +526,12 @@ TEST(TuckerHooi, AccessorsAndCallback) {
   spt_ttensor* t = nullptr;
   ASSERT_EQ(spt_tucker_hooi(nullptr, &p.x, &o, &t), SPT_WARN_NOT_CONVERGED);
   EXPECT_EQ(calls, 1);
-  uint32_t order = 0;
-  int iterations = 0;
-  ASSERT_EQ(spt_ttensor_info(t, nullptr, &order, nullptr, &iterations), SPT_OK);
-  EXPECT_EQ(order, 3u);
-  EXPECT_EQ(iterations, 1);
+  spt_ttensor_summary info{};
+  info.struct_size = sizeof info;
+  ASSERT_EQ(spt_ttensor_info(nullptr, t, &info), SPT_OK);
+  EXPECT_EQ(info.order, 3u);
+  EXPECT_EQ(info.iterations, 1);
+  EXPECT_EQ(info.converged, 0);  // stopped by the callback
   spt_index core_dims[3], full_dims[3];
   ASSERT_EQ(spt_ttensor_core_dims(t, core_dims, full_dims), SPT_OK);
   EXPECT_EQ(std::vector<spt_index>(core_dims, core_dims + 3), ranks);
@@ -546,10 +546,11 @@ TEST(TuckerHooi, AccessorsAndCallback) {
   EXPECT_NEAR(g2, x2, 1e-9 * x2);
   const spt_matrix* f = nullptr;
   ASSERT_EQ(spt_ttensor_factor(t, 2, &f), SPT_OK);
-  spt_nnz rows = 0, cols = 0;
-  ASSERT_EQ(spt_matrix_info(f, nullptr, &rows, &cols, nullptr, nullptr), SPT_OK);
-  EXPECT_EQ(rows, 6u);
-  EXPECT_EQ(cols, 2u);
+  spt_matrix_summary shape{};
+  shape.struct_size = sizeof shape;
+  ASSERT_EQ(spt_matrix_info(nullptr, f, &shape), SPT_OK);
+  EXPECT_EQ(shape.rows, 6u);
+  EXPECT_EQ(shape.cols, 2u);
   EXPECT_EQ(spt_ttensor_factor(t, 3, &f), SPT_ERR_INVALID_ARGUMENT);
   // Signs: the largest-magnitude entry of every column is positive.
   for (uint32_t m = 0; m < 3; ++m) {
@@ -637,7 +638,9 @@ TEST(TuckerHooi, RejectsBadArguments) {
   EXPECT_EQ(spt_tucker_hooi(nullptr, &zeros, &o, &t), SPT_ERR_INVALID_ARGUMENT);
 
   // Accessors.
-  EXPECT_EQ(spt_ttensor_info(nullptr, nullptr, nullptr, nullptr, nullptr), SPT_ERR_INVALID_ARGUMENT);
+  spt_ttensor_summary info{};
+  info.struct_size = sizeof info;
+  EXPECT_EQ(spt_ttensor_info(nullptr, nullptr, &info), SPT_ERR_INVALID_ARGUMENT);
   EXPECT_EQ(spt_ttensor_core(nullptr, nullptr), SPT_ERR_INVALID_ARGUMENT);
   EXPECT_EQ(spt_ttensor_core_dims(nullptr, nullptr, nullptr), SPT_ERR_INVALID_ARGUMENT);
   EXPECT_EQ(spt_ttensor_factor(nullptr, 0, nullptr), SPT_ERR_INVALID_ARGUMENT);
