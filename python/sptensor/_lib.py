@@ -25,7 +25,7 @@ import sys
 import threading
 
 SONAME = "libsptensor.so.1"  # the ABI this package is written against
-ABI_MAJOR = 0
+ABI_MAJOR = 1
 
 # --- constants of include/sptensor/sptensor.h ---------------------------------
 SPT_OK = 0
