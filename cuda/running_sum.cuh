@@ -1,10 +1,10 @@
 // Running sums of the GPU kernels: RunningSum<T> accumulates products of T.
 //
 // float64 sums are plain doubles. float32 sums are compensated float32
-// pairs: `sum` holds the rounded total and `lost` what its roundings
-// dropped, so the error stays within about one float32 rounding of the sum
-// plus a term quadratic in the unit roundoff, however many terms are added,
-// as a double sum's would, at six float32 additions per term. A
+// pairs (Kahan summation): `sum` holds the rounded total and `lost` what
+// its roundings dropped, so the error stays within about two float32
+// roundings of the sum of the terms' magnitudes however many terms are
+// added, as a double sum's would, at four float32 additions per term. A
 // double running sum costs a float-to-double conversion per term, which the
 // GPU issues at a small fraction of its float32 rate. The expressions below
 // rely on IEEE float semantics (no fast-math reassociation in this plugin's
@@ -21,14 +21,10 @@ struct CompensatedFloat {
   CompensatedFloat() = default;
   __device__ __forceinline__ CompensatedFloat(float x) : sum(x), lost(0.0f) {}  // NOLINT: a sum of one term
 
-  // Knuth's TwoSum: t + error == sum + x exactly; the errors are summed
-  // apart (Ogita, Rump and Oishi's Sum2). Only `sum += x` is on the loop's
-  // critical path (Kahan's update chains four additions through `lost`).
   __device__ __forceinline__ CompensatedFloat& operator+=(float x) {
-    const float t = sum + x;
-    const float z = t - sum;
-    const float error = (sum - (t - z)) + (x - z);
-    lost -= error;
+    const float y = x - lost;
+    const float t = sum + y;
+    lost = (t - sum) - y;
     sum = t;
     return *this;
   }
