@@ -26,6 +26,8 @@ configure_and_build "$base_src" build-base "$out/build-base.log" || exit 1
 configure_and_build . build-gpu "$out/build-new.log" || exit 1
 echo "gpu_before_after: both trees built"
 
+# bench_gpu appends to --json files: start from empty ones.
+rm -f "$out"/base-*.jsonl "$out"/new-*.jsonl
 args=(--ranks "${RANKS:-16,32}" --repeats "${REPEATS:-10}" --cpd "${CPD:-3}")
 [ -n "${SYNTHETIC-20000000}" ] && args+=(--synthetic "${SYNTHETIC-20000000}")
 for round in $(seq 1 "${ROUNDS:-2}"); do
