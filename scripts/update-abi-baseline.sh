@@ -12,7 +12,10 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 build=${1:-build}
-lib=$(ls "$build"/libsptensor.so.[0-9]* 2> /dev/null | head -1 || true)
+# The library the development link names (a build folder may still hold an
+# older major version's files).
+lib=$(readlink -f "$build/libsptensor.so" 2> /dev/null || true)
+[[ -f $lib ]] || lib=$(ls "$build"/libsptensor.so.[0-9]* 2> /dev/null | sort -V | tail -1 || true)
 if [[ -z $lib ]]; then
   echo "no libsptensor.so.N in $build: build it first (cmake --build $build --target sptensor)" >&2
   exit 1
