@@ -833,7 +833,9 @@ void deep_mttkrp(const TreeOperands<T>& op, const CsfTree& tree, MatRef<T> out, 
   T* const part = folded ? static_cast<T*>(std::align(kVectorBytes, (part_store.size() - pad) * sizeof(T), part_start,
                                                       part_space))
                          : nullptr;
-  std::vector<uint16_t> count(folded ? checked_mul(static_cast<uint64_t>(copies), rows, "MTTKRP fold counts") : 0);
+  const uint64_t count_stride = fold_count_stride(rows);
+  std::vector<uint16_t> count(folded ? checked_mul(static_cast<uint64_t>(copies), count_stride, "MTTKRP fold counts")
+                                     : 0);
   // Output at the leaves: folding every row each kFoldEvery fibers costs
   // rows / (kFoldEvery * leaves per fiber) row folds per leaf, the counts a
   // decrement and test per leaf and a branch mispredicted per fold; fibers
@@ -867,8 +869,9 @@ void deep_mttkrp(const TreeOperands<T>& op, const CsfTree& tree, MatRef<T> out, 
     Walker walk(op, cover, sums.data() + t * sums_per_thread, prefixes.data() + t * prefixes_per_thread, dst,
                 dst_ld);
     if constexpr (folded) {
-      std::fill(count.begin() + t * rows, count.begin() + (t + 1) * rows, static_cast<uint16_t>(kFoldEvery));
-      walk.fold_rows(part + t * slab, count.data() + t * rows, rows, by_fiber);
+      uint16_t* const left = count.data() + t * count_stride;
+      std::fill(left, left + rows, static_cast<uint16_t>(kFoldEvery));
+      walk.fold_rows(part + t * slab, left, rows, by_fiber);
     }
     // Round-robin, not dynamic: which thread's private output a task adds
     // into decides the rounding, and results must repeat bit for bit for a
