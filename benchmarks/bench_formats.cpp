@@ -191,15 +191,23 @@ void bench_mttkrp(Env& env, const Options& o, const Shape& s, spt_coo* x, const 
   if (csf) {
     spt_csf* raw = nullptr;
     double t0 = now_seconds();
+#ifdef SPT_BENCH_CSF_CREATE  // trees before the options struct (cpu_f32_before_after.sh's base side)
+    check(spt_csf_create(env.ctx, x, policy, &raw), env.ctx, "spt_csf_create");
+#else
     spt_csf_options csf_opts;
     spt_csf_options_init(&csf_opts);
     csf_opts.policy = policy;
     check(spt_csf_from_coo(env.ctx, x, &csf_opts, &raw), env.ctx, "spt_csf_from_coo");
+#endif
     build_ms = (now_seconds() - t0) * 1e3;
     tree.reset(raw);
     spt_csf_summary info;
     info.struct_size = sizeof(info);
+#ifdef SPT_BENCH_CSF_CREATE
+    check(spt_csf_info(raw, &info), env.ctx, "spt_csf_info");
+#else
     check(spt_csf_info(env.ctx, raw, &info), env.ctx, "spt_csf_info");
+#endif
     // An MTTKRP reads one tree: count the average tree, not all of them.
     format_bytes = static_cast<double>(info.bytes) / std::max<uint32_t>(1, info.trees);
   }

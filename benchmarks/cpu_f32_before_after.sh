@@ -8,9 +8,10 @@
 # reuse; with SKIP_BUILD=1 their benchmarks/bench_formats are used as they
 # are), bench_formats only, both from this tree's
 # benchmarks/bench_formats.cpp (copied into BASE_SRC: the same harness on
-# both sides; it records CPU time too). Then, ROUNDS times, for each tensor and
-# thread count, bench_formats runs once per tree, the order of the two
-# trees swapped every round (base-new, new-base, ...):
+# both sides; it records CPU time too; a tree from before spt_csf_from_coo
+# builds it with -DSPT_BENCH_CSF_CREATE). Then, ROUNDS times, for each
+# tensor and thread count, bench_formats runs once per tree, the order of
+# the two trees swapped every round (base-new, new-base, ...):
 #   bench_formats T --rank RANK --reps REPS --threads N --dtype float32
 #                   --formats FORMATS --only mttkrp
 # with OMP_WAIT_POLICY=passive OPENBLAS_NUM_THREADS=1. Writes the JSON lines
@@ -29,7 +30,11 @@ base_src="${BASE_SRC:?BASE_SRC=the other source tree}"
 mkdir -p "$out"
 jobs=$(nproc 2>/dev/null || echo 2)
 build() {  # SRC BUILD LOG
-  cmake -S "$1" -B "$2" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSPT_WITH_CUDA=OFF > "$3" 2>&1 || { tail -30 "$3"; return 1; }
+  # A tree from before spt_csf_from_coo: the harness takes the older calls.
+  local flags=""
+  grep -q "spt_csf_create(" "$1/include/sptensor/csf.h" && flags="-DSPT_BENCH_CSF_CREATE"
+  cmake -S "$1" -B "$2" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSPT_WITH_CUDA=OFF -DCMAKE_CXX_FLAGS="$flags" > "$3" 2>&1 ||
+    { tail -30 "$3"; return 1; }
   ninja -C "$2" -j"$jobs" bench_formats >> "$3" 2>&1 || { grep -E "error|FAILED" -A3 "$3" | head -40; return 1; }
 }
 base_build="${BASE_BUILD:-$base_src/build-cpu-base}"

@@ -142,22 +142,28 @@ CsfTree build_csf_tree(const kernels::Exec& exec, const spt_coo_s& x, const std:
   resize_named(depth, n, [] { return std::string("CSF: the node depth of each nonzero (nnz)"); });
   // counts[c * leaf + l]: nodes opened on level l by chunk c.
   std::vector<spt_nnz> counts(static_cast<size_t>(threads + 1) * leaf, 0);
+  const spt_index* leaf_ind = t.fids[leaf].data();
+  std::vector<char> repeats(threads, 0);  // per chunk: a leaf index repeats the one before it in its fiber
   ParallelErrors errors;  // per-chunk buffers below may fail to allocate
 #pragma omp parallel for num_threads(threads) schedule(static, 1)
   for (int c = 0; c < threads; ++c) {
     errors.run([&] {
       std::vector<spt_nnz> local(leaf, 0);
+      bool repeat = false;
       for (spt_nnz k = chunk_begin(n, c, threads); k < chunk_begin(n, c + 1, threads); ++k) {
         uint32_t d = 0;
         if (k > 0)
           while (d < leaf && ind[d][k] == ind[d][k - 1]) ++d;
         depth[k] = d;
+        repeat = repeat || (k > 0 && d == leaf && leaf_ind[k] == leaf_ind[k - 1]);
         for (uint32_t l = d; l < leaf; ++l) ++local[l];
       }
       for (uint32_t l = 0; l < leaf; ++l) counts[static_cast<size_t>(c + 1) * leaf + l] = local[l];
+      repeats[c] = repeat;
     });
   }
   errors.rethrow();
+  t.leaf_repeats = std::find(repeats.begin(), repeats.end(), 1) != repeats.end();
   // Exclusive prefix over chunks: counts[c*leaf + l] = first node of chunk c on level l.
   for (int c = 0; c < threads; ++c)
     for (uint32_t l = 0; l < leaf; ++l)

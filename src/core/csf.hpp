@@ -30,6 +30,9 @@ struct CsfTree {
   std::vector<buffer<spt_index>> fids;   // per level: node indices in mode_order[level]; leaf level has nnz
   std::vector<buffer<spt_nnz>> fptr;     // per non-leaf level: nodes + 1 child offsets
   ValueStore vals;                       // leaf values (nnz)
+  // Some fiber holds a leaf index twice (a repeated coordinate); true
+  // unless the builder saw none.
+  bool leaf_repeats = true;
 
   uint32_t levels() const { return static_cast<uint32_t>(mode_order.size()); }
   spt_nnz nodes(uint32_t level) const { return fids[level].size(); }

@@ -5,6 +5,8 @@
 // counterpart is test_cuda_float32.cpp.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <array>
 #include <cmath>
 #include <random>
 #include <string>
@@ -116,6 +118,77 @@ TEST(Float32Accuracy, CsfLongFibers) {
                                  MatRef<float>{out.ptr<float>(), out.rows, out.cols, out.ld});
         EXPECT_LE(f32::relative_error(want, &out), f32::kMaxRelativeError)
             << "policy " << policy << " mode " << mode << " threads " << threads;
+      }
+    }
+    spt_csf_free(c);
+  }
+}
+
+// CSF one-mode with the output mode at the leaves (mode 1 of these dims:
+// the shortest mode is the root, the longest the leaves): the float32
+// output rows must be folded into double before they hold more than 64
+// additions, whether the rows are few next to a fiber's leaves (all rows
+// folded every 64 fibers) or many (a count per row), and repeated
+// coordinates (adjacent leaves of one row) must not slip past the fold.
+// Every term is t = 1 + 2^-17 (values t, factors 1): float32 sums of up to
+// 127 terms are exact, longer ones drop about 2^-17 per term, and the rows
+// here take thousands of terms (with repeats, one coordinate 3,000 times),
+// so each row must come out exact but for the final rounding.
+TEST(Float32Accuracy, CsfOutputAtTheLeaves) {
+  struct Case {
+    const char* what;
+    std::vector<spt_index> dims;
+    double density;
+    bool repeats;
+  };
+  const Case cases[] = {{"few rows per fiber leaf", {50, 400, 60}, 0.5, false},
+                        {"few rows per fiber leaf, repeats", {50, 400, 60}, 0.5, true},
+                        {"many rows per fiber leaf, repeats", {20, 2000, 200}, 0.005, true}};
+  const float t = 1.0f + std::ldexp(1.0f, -17);
+  for (const Case& k : cases) {
+    std::mt19937_64 rng(11);
+    std::bernoulli_distribution present(k.density);
+    std::vector<std::array<spt_index, 3>> coords;
+    for (spt_index i = 0; i < k.dims[0]; ++i)
+      for (spt_index l = 0; l < k.dims[2]; ++l)
+        for (spt_index j = 0; j < k.dims[1]; ++j) {
+          if (j < 10 || present(rng)) coords.push_back({i, j, l});  // rows 0-9 in every fiber
+          if (k.repeats && j == 11 && i % 2 == 0) coords.push_back({i, j, l});
+        }
+    for (int r = 0; k.repeats && r < 3000; ++r) coords.push_back({3, 7, 5});
+    std::shuffle(coords.begin(), coords.end(), rng);
+    spt_coo_s x;
+    x.init_owned(SPT_FLOAT32, k.dims, coords.size());
+    for (size_t p = 0; p < coords.size(); ++p) {
+      for (uint32_t m = 0; m < 3; ++m) x.mutable_ind(m)[p] = coords[p][m];
+      x.mutable_values<float>()[p] = t;
+    }
+    spt_context* ctx = cpu_context(2);
+    spt_csf* c = nullptr;
+    ASSERT_EQ(spt_csf_from_coo(ctx, &x, spt::test::CsfOptions(SPT_CSF_ONEMODE), &c), SPT_OK) << spt_last_error(ctx);
+    spt_context_free(ctx);
+    ASSERT_EQ(c->tree_for_mode(1).level_of(1), 2u) << k.what;
+    EXPECT_EQ(c->tree_for_mode(1).leaf_repeats, k.repeats) << k.what;
+    // A rank with a fixed-size loop and one without.
+    for (spt_nnz rank : {16, 10}) {
+      std::vector<DenseMatrix<float>> factors;
+      for (uint32_t m = 0; m < 3; ++m) {
+        factors.emplace_back(k.dims[m], rank);
+        std::fill(factors.back().values.begin(), factors.back().values.end(), 1.0f);
+      }
+      const auto refs = crefs(factors);
+      const DenseMatrix<double> want = f32::exact_mttkrp(x, factors, 1);
+      for (int threads : {1, 2, 3}) {
+        spt_matrix_s out;
+        init_matrix(out, SPT_FLOAT32, x.dims[1], rank, SPT_ROW_MAJOR);
+        kernels::cpu::mttkrp_csf(kernels::Exec{threads}, *c, refs.data(), 1,
+                                 MatRef<float>{out.ptr<float>(), out.rows, out.cols, out.ld});
+        double worst = 0;
+        for (spt_nnz i = 0; i < want.rows; ++i)
+          for (spt_nnz r = 0; r < rank; ++r)
+            if (want(i, r) > 0)
+              worst = std::max(worst, std::fabs(double(out.at<float>(i, r)) - want(i, r)) / want(i, r));
+        EXPECT_LE(worst, 1e-7) << k.what << ", rank " << rank << ", threads " << threads;
       }
     }
     spt_csf_free(c);

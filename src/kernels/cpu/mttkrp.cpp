@@ -110,7 +110,8 @@ void mttkrp_privatized_fold(const Operands<T>& op, MatRef<T> out, int threads) {
   const spt_nnz slab = rows * rank;
   buffer<T> part(checked_mul(static_cast<uint64_t>(threads), slab, "MTTKRP private buffers"));
   buffer<double> wide(checked_mul(static_cast<uint64_t>(threads), slab, "MTTKRP double sums"));
-  std::vector<uint16_t> count(checked_mul(static_cast<uint64_t>(threads), rows, "MTTKRP fold counts"), 0);
+  const uint64_t count_stride = fold_count_stride(rows);
+  std::vector<uint16_t> count(checked_mul(static_cast<uint64_t>(threads), count_stride, "MTTKRP fold counts"), 0);
   typename ProductRow<T, RK>::Scratch scratch(threads, rank);
   parallel_team(threads, [&](int t, int team) {
 #pragma omp for schedule(static)
@@ -120,7 +121,7 @@ void mttkrp_privatized_fold(const Operands<T>& op, MatRef<T> out, int threads) {
     }
     T* __restrict f = part.data() + t * slab;
     double* __restrict w = wide.data() + t * slab;
-    uint16_t* __restrict c = count.data() + static_cast<size_t>(t) * rows;
+    uint16_t* __restrict c = count.data() + static_cast<size_t>(t) * count_stride;
     ProductRow<T, RK> product(scratch, t);
     T* row = product.get();
 #pragma omp for schedule(static) nowait

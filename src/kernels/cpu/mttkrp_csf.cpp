@@ -40,6 +40,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <memory>
 #include <type_traits>
 #include <vector>
 
@@ -85,6 +86,10 @@ constexpr int kMaxAccumulators = 8;
 // float32 sums cover at most this many terms before they are folded into
 // double. float64: no fold.
 constexpr spt_nnz kFoldEvery = 64;
+// Output at the leaves: while there are at most this many rows per leaf of
+// an average fiber, all rows are folded every kFoldEvery fibers instead of
+// counting additions per row.
+constexpr spt_nnz kFiberRowsPerLeaf = 4;
 
 template <typename T>
 constexpr bool kFolds = !std::is_same_v<T, double>;
@@ -390,14 +395,19 @@ class TreeWalker {
 
   spt_nnz rank() const { return RK > 0 ? RK : op_.rank; }
 
-  // float32 private copies: the output rows are summed in `part` (rank
-  // T per row) for at most kFoldEvery additions per row, then folded into
-  // dst's double rows. `left` holds per row the additions left before the
-  // next fold (kFoldEvery to start with): a count down, so each addition
-  // costs one decrement and a test for zero.
-  void fold_rows(T* part, uint16_t* left) {
+  // float32 private copies: the output rows (`rows` of them) are summed in
+  // `part` (rank T per row) for at most kFoldEvery additions per row, then
+  // folded into dst's double rows. `left` holds per row the additions left
+  // before the next fold (kFoldEvery to start with): a count down, so each
+  // addition costs one decrement and a test for zero. With `by_fiber`
+  // (output at the leaves of a tree without repeated coordinates only) the
+  // leaves count fibers instead: a fiber adds to each row at most once, so
+  // every row is folded each kFoldEvery fibers and a leaf costs no count.
+  void fold_rows(T* part, uint16_t* left, spt_nnz rows, bool by_fiber) {
     part_ = part;
     left_ = left;
+    rows_ = rows;
+    by_fiber_ = by_fiber;
   }
 
   // acc = sum over nodes c in [b, e) of level l of A_l(fid_l[c],:) .* (sum
@@ -498,6 +508,12 @@ class TreeWalker {
       }
       return;
     }
+    if constexpr (kFolds<T> && !Atomic && RK >= kVectorBytes / static_cast<int>(sizeof(T))) {
+      if (l + 1 == op_.leaf && op_.target == op_.leaf && part_ != nullptr) {
+        fibers_to_leaf_rows(l, b, e, prefix);
+        return;
+      }
+    }
     const T* __restrict a = op_.base[l];
     const spt_nnz ld = op_.ld[l];
     const spt_nnz* __restrict p = op_.ptr[l];
@@ -558,31 +574,109 @@ class TreeWalker {
           std::memcpy(o + (base + j) * W, &acc, sizeof(Vec));
         }
       }
+      if (__builtin_expect(--left[i] == 0, 0)) fold_part_row_call(i);
+    }
+  }
+
+  // float32 private rows, output at the leaves, one fiber: row f[c] +=
+  // v[c] * prefix for each leaf c in [b, e).
+  void leaves_to_rows(spt_nnz b, spt_nnz e, const T* __restrict prefix) const {
+    const spt_nnz R = rank();
+    T* __restrict part = part_;
+    const auto add = [&](spt_index i, T x) {
+      T* __restrict w = part + static_cast<spt_nnz>(i) * R;
+#pragma omp simd
+      for (spt_nnz r = 0; r < R; ++r) w[r] += x * prefix[r];
+    };
+    if (by_fiber_) {
+      spt_nnz fibers = fibers_;
+      leaves_by_fiber(b, e, fibers, add);
+      fibers_ = fibers;
+    } else {
+      leaves_counted(b, e, left_, add);
+    }
+  }
+
+  // float32 private rows, output at the leaves, level l = leaf - 1 (fixed
+  // ranks of at least one vector): nodes [b, e) are fibers; a fiber's
+  // prefix (prefix .* its factor row) is formed in registers and each of
+  // its leaves adds v * that prefix to its row, so neither the prefix nor
+  // the walk through the leaf level goes through memory.
+  void fibers_to_leaf_rows(uint32_t l, spt_nnz b, spt_nnz e, const T* __restrict prefix) const {
+    constexpr int W = kVectorBytes / static_cast<int>(sizeof(T));
+    static_assert(RK >= W && RK % W == 0, "fixed ranks of at least one vector");
+    typedef T Vec __attribute__((vector_size(kVectorBytes)));
+    constexpr int NV = RK / W;
+    const spt_index* __restrict f = op_.fid[l];
+    const spt_nnz* __restrict p = op_.ptr[l];
+    const T* __restrict a = op_.base[l];
+    const spt_nnz ld = op_.ld[l];
+    T* __restrict part = part_;
+    Vec above[NV];
+#pragma GCC unroll 16
+    for (int j = 0; j < NV; ++j) std::memcpy(&above[j], prefix + j * W, sizeof(Vec));
+    // Calls leaves(first leaf, end, add) per fiber, add(i, x) adding x * the
+    // fiber's prefix to row i (aligned rows: deep_mttkrp).
+    const auto each_fiber = [&](auto&& leaves) {
+      for (spt_nnz c = b; c < e; ++c) {
+        const T* __restrict row = a + static_cast<spt_nnz>(f[c]) * ld;
+        Vec pre[NV];
+#pragma GCC unroll 16
+        for (int j = 0; j < NV; ++j) {
+          std::memcpy(&pre[j], row + j * W, sizeof(Vec));
+          pre[j] *= above[j];
+        }
+        leaves(p[c], p[c + 1], [&](spt_index i, T x) {
+          Vec* __restrict w = reinterpret_cast<Vec*>(part + static_cast<spt_nnz>(i) * RK);
+#pragma GCC unroll 16
+          for (int j = 0; j < NV; ++j) w[j] += x * pre[j];
+        });
+      }
+    };
+    if (by_fiber_) {
+      spt_nnz fibers = fibers_;
+      each_fiber([&](spt_nnz kb, spt_nnz ke, auto&& add) { leaves_by_fiber(kb, ke, fibers, add); });
+      fibers_ = fibers;
+    } else {
+      uint16_t* __restrict left = left_;
+      each_fiber([&](spt_nnz kb, spt_nnz ke, auto&& add) { leaves_counted(kb, ke, left, add); });
+    }
+  }
+
+  // The leaves [b, e) of one fiber, add(f[c], v[c]) each (it adds v[c]
+  // times the fiber's prefix to float32 row f[c]), every row folded first
+  // once `fibers` counts kFoldEvery fibers (fold_rows, by_fiber). Inlined,
+  // so the caller's prefix stays in registers.
+  template <typename Add>
+  [[gnu::always_inline]] void leaves_by_fiber(spt_nnz b, spt_nnz e, spt_nnz& fibers, Add&& add) const {
+    const spt_index* __restrict f = op_.fid[op_.leaf];
+    const T* __restrict v = op_.val;
+    if (__builtin_expect(++fibers > kFoldEvery, 0)) {
+      fold_every_row();
+      fibers = 1;
+    }
+    for (spt_nnz c = b; c < e; ++c) add(f[c], v[c]);
+  }
+
+  // As leaves_by_fiber, each row folded when its count down `left` ends.
+  template <typename Add>
+  [[gnu::always_inline]] void leaves_counted(spt_nnz b, spt_nnz e, uint16_t* __restrict left, Add&& add) const {
+    const spt_index* __restrict f = op_.fid[op_.leaf];
+    const T* __restrict v = op_.val;
+    for (spt_nnz c = b; c < e; ++c) {
+      const spt_index i = f[c];
+      add(i, v[c]);
       if (__builtin_expect(--left[i] == 0, 0)) fold_part_row(i);
     }
   }
 
-  // float32 private rows, output at the leaves: row f[c] += v[c] * prefix
-  // for each leaf, as add_row, with the loop's pointers in locals.
-  void leaves_to_rows(spt_nnz b, spt_nnz e, const T* __restrict prefix) const {
-    const spt_nnz R = rank();
-    const spt_index* __restrict f = op_.fid[op_.leaf];
-    const T* __restrict v = op_.val;
-    T* __restrict part = part_;
-    uint16_t* __restrict left = left_;
-    for (spt_nnz c = b; c < e; ++c) {
-      const spt_index i = f[c];
-      const T x = v[c];
-      T* __restrict w = part + static_cast<spt_nnz>(i) * R;
-#pragma omp simd
-      for (spt_nnz r = 0; r < R; ++r) w[r] += x * prefix[r];
-      if (__builtin_expect(--left[i] == 0, 0)) fold_part_row(i);
-    }
+  [[gnu::noinline]] void fold_every_row() const {
+    for (spt_nnz i = 0; i < rows_; ++i) fold_part_row(static_cast<spt_index>(i));
   }
 
   // The float32 row i of part_ into dst's double row; zeroed, its count
   // down restarted.
-  [[gnu::noinline]] void fold_part_row(spt_index i) const {
+  [[gnu::always_inline]] void fold_part_row(spt_index i) const {
     T* __restrict w = part_ + static_cast<spt_nnz>(i) * rank();
     double* __restrict o = dst_ + static_cast<spt_nnz>(i) * dst_ld_;
 #pragma omp simd
@@ -592,6 +686,9 @@ class TreeWalker {
     }
     left_[i] = static_cast<uint16_t>(kFoldEvery);
   }
+
+  // fold_part_row out of line, for loops that keep other values in registers.
+  [[gnu::noinline]] void fold_part_row_call(spt_index i) const { fold_part_row(i); }
 
   // dst row i += scale * src (the product in S, the sum in double).
   template <typename S>
@@ -607,7 +704,7 @@ class TreeWalker {
       T* __restrict w = part_ + static_cast<spt_nnz>(i) * rank();
 #pragma omp simd
       for (spt_nnz r = 0; r < rank(); ++r) w[r] += static_cast<T>(scale * src[r]);
-      if (__builtin_expect(--left_[i] == 0, 0)) fold_part_row(i);
+      if (__builtin_expect(--left_[i] == 0, 0)) fold_part_row_call(i);
     } else {
 #pragma omp simd
       for (spt_nnz r = 0; r < rank(); ++r) o[r] += scale * src[r];
@@ -622,6 +719,9 @@ class TreeWalker {
   const RankCover<T>& cover_;  // vector offsets for a run-time rank (empty for R < W)
   T* part_ = nullptr;          // fold_rows
   uint16_t* left_ = nullptr;
+  spt_nnz rows_ = 0;
+  bool by_fiber_ = false;
+  mutable spt_nnz fibers_ = 0;  // by_fiber: fibers since every row was folded
 };
 
 // Bounds of the level-1 node ranges of the tasks, about nnz / tasks leaves each.
@@ -725,8 +825,25 @@ void deep_mttkrp(const TreeOperands<T>& op, const CsfTree& tree, MatRef<T> out, 
   const int copies = Atomic ? (direct ? 0 : 1) : (direct ? threads - 1 : threads);
   buffer<double> wide(checked_mul(static_cast<uint64_t>(copies), slab, "MTTKRP private buffers"));
   constexpr bool folded = !direct && !Atomic;
-  buffer<T> part(folded ? checked_mul(static_cast<uint64_t>(copies), slab, "MTTKRP private buffers") : 0);
-  std::vector<uint16_t> count(folded ? checked_mul(static_cast<uint64_t>(copies), rows, "MTTKRP fold counts") : 0);
+  // float32 rows at vector alignment (the leaf loops load and add them as vectors).
+  constexpr size_t pad = kVectorBytes / sizeof(T);
+  buffer<T> part_store(folded ? checked_mul(static_cast<uint64_t>(copies), slab, "MTTKRP private buffers") + pad : 0);
+  void* part_start = part_store.data();
+  size_t part_space = part_store.size() * sizeof(T);
+  T* const part = folded ? static_cast<T*>(std::align(kVectorBytes, (part_store.size() - pad) * sizeof(T), part_start,
+                                                      part_space))
+                         : nullptr;
+  const uint64_t count_stride = fold_count_stride(rows);
+  std::vector<uint16_t> count(folded ? checked_mul(static_cast<uint64_t>(copies), count_stride, "MTTKRP fold counts")
+                                     : 0);
+  // Output at the leaves: folding every row each kFoldEvery fibers costs
+  // rows / (kFoldEvery * leaves per fiber) row folds per leaf, the counts a
+  // decrement and test per leaf and a branch mispredicted per fold; fibers
+  // are cheaper while a fiber has at least about a quarter as many leaves
+  // as there are rows. Repeated coordinates (two additions to a row in one
+  // fiber) take the counts.
+  const bool by_fiber = op.target == op.leaf && !tree.leaf_repeats &&
+                        rows <= kFiberRowsPerLeaf * (tree.nnz() / std::max<spt_nnz>(1, tree.nodes(op.leaf - 1)));
   parallel_team(threads, [&](int t, int team) {
     // Copies in use: a smaller team than asked leaves some out.
     const spt_nnz used = Atomic ? copies : (direct ? team - 1 : team);
@@ -752,8 +869,9 @@ void deep_mttkrp(const TreeOperands<T>& op, const CsfTree& tree, MatRef<T> out, 
     Walker walk(op, cover, sums.data() + t * sums_per_thread, prefixes.data() + t * prefixes_per_thread, dst,
                 dst_ld);
     if constexpr (folded) {
-      std::fill(count.begin() + t * rows, count.begin() + (t + 1) * rows, static_cast<uint16_t>(kFoldEvery));
-      walk.fold_rows(part.data() + t * slab, count.data() + t * rows);
+      uint16_t* const left = count.data() + t * count_stride;
+      std::fill(left, left + rows, static_cast<uint16_t>(kFoldEvery));
+      walk.fold_rows(part + t * slab, left, rows, by_fiber);
     }
     // Round-robin, not dynamic: which thread's private output a task adds
     // into decides the rounding, and results must repeat bit for bit for a

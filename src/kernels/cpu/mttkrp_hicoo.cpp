@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "core/buffer.hpp"
+#include "kernels/cpu/mttkrp_parallel.hpp"
 #include "kernels/kernels.hpp"
 
 namespace spt::kernels::cpu {
@@ -112,7 +113,8 @@ class RowSumsStore {
     const int own_f = wide ? copies - (first_is_out ? 1 : 0) : 0;
     w_.resize(checked_mul(static_cast<uint64_t>(own_w), slab, "HiCOO MTTKRP double sums"));
     f_.resize(checked_mul(static_cast<uint64_t>(own_f), slab, "HiCOO MTTKRP private sums"));
-    if (wide) count_.resize(checked_mul(static_cast<uint64_t>(copies), rows_, "HiCOO MTTKRP counts"));
+    const uint64_t count_stride = fold_count_stride(rows_);
+    if (wide) count_.resize(checked_mul(static_cast<uint64_t>(copies), count_stride, "HiCOO MTTKRP counts"));
     sums_.resize(copies);
     int wi = 0, fi = 0;
     for (int c = 0; c < copies; ++c) {
@@ -120,7 +122,7 @@ class RowSumsStore {
       s.rank = rank_;
       if constexpr (wide) {
         s.w = w_.data() + (wi++) * slab;
-        s.count = count_.data() + c * rows_;
+        s.count = count_.data() + c * count_stride;
         if (c == 0 && first_is_out) {
           s.f = out.data;
           s.f_ld = out.ld;

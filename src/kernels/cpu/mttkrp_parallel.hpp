@@ -1,10 +1,12 @@
 // Pieces the CPU MTTKRPs share: the parallel region with its team, each
-// thread's product row, and the rows of runs split between tasks.
+// thread's product row, the spacing of per-thread fold counts, and the rows
+// of runs split between tasks.
 #pragma once
 
 #include <omp.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <vector>
 
 #include "core/buffer.hpp"
@@ -21,6 +23,12 @@ void parallel_team(int threads, Body&& body) {
 #pragma omp parallel num_threads(threads)
   body(omp_get_thread_num(), omp_get_num_threads());
 }
+
+// Entries from one thread's fold counts (one per output row) to the next
+// thread's: the rows plus a cache line, so no two threads share a line
+// (each updates its counts at every addition; on a small output all
+// threads' counts would otherwise sit in one or two lines).
+inline uint64_t fold_count_stride(uint64_t rows) { return rows + 64 / sizeof(uint16_t); }
 
 // The row a thread forms a nonzero's product in: a fixed-size array for a
 // compile-time rank RK, else the thread's part of a threads x rank buffer
