@@ -528,7 +528,7 @@ enum CslMapping : int { kCslWarpPerSlice = 0, kCslGroupPerSlice = 1, kCslChunks 
 // leaf row in flight per team instead of two. Many waves of blocks gain
 // more from the fourth block than from the prefetch; a launch of a wave or
 // two loses (kManyLeavesFrom). The other build keeps ptxas's own register
-// choice (an explicit minimum of one block let it take 110 registers).
+// choice (naming a minimum of one block let ptxas double its registers).
 template <typename T, int V, int L, int kCsl, bool kManyLeaves>
 __device__ __forceinline__ void hbcsf_fused_body(const HbcsfArgs<T>& a) {
   const uint64_t block = blockIdx.x;
