@@ -987,7 +987,7 @@ cudaError_t hls_calibrate(uint32_t order, uint32_t slab_depth, uint32_t rank, Hl
   // Dense: 128 sub-tiles per multiprocessor, in root groups of 8 sub-tiles
   // (1 tile of 16 for D = 16): 8 dense tasks of 16 sub-tiles each per
   // multiprocessor, enough blocks to fill the device as a large tensor
-  // would (16.9K sub-tiles, 69 MB of values on an H100).
+  // would.
   const uint32_t tiles_per_group = std::max<uint32_t>(1, 8 / D);
   const uint64_t groups =
       std::clamp<uint64_t>(uint64_t(multiprocessors) * 128 / (tiles_per_group * D), 256, 8192);

@@ -733,6 +733,23 @@ cudaError_t launch_all(HbcsfArgs<T> a, const DeviceHbcsfRef& x, int multiprocess
   return cudaSuccess;
 }
 
+// One fused launch for the CSL mapping `csl` (CslMapping); kManyLeaves:
+// hbcsf_fused_many_leaves_kernel, built only for float32 vectors of 4
+// columns and teams of 4 or more lanes.
+template <typename T, int V, int L, bool kManyLeaves>
+void launch_fused_kernel(int csl, unsigned grid, cudaStream_t stream, const HbcsfArgs<T>& a) {
+  if constexpr (kManyLeaves && sizeof(T) == 4 && V == 4 && L >= 4) {
+    if (csl == kCslChunks) hbcsf_fused_many_leaves_kernel<T, V, L, kCslChunks><<<grid, kThreads, 0, stream>>>(a);
+    else if (csl == kCslWarpPerSlice)
+      hbcsf_fused_many_leaves_kernel<T, V, L, kCslWarpPerSlice><<<grid, kThreads, 0, stream>>>(a);
+    else hbcsf_fused_many_leaves_kernel<T, V, L, kCslGroupPerSlice><<<grid, kThreads, 0, stream>>>(a);
+  } else {
+    if (csl == kCslChunks) hbcsf_fused_kernel<T, V, L, kCslChunks><<<grid, kThreads, 0, stream>>>(a);
+    else if (csl == kCslWarpPerSlice) hbcsf_fused_kernel<T, V, L, kCslWarpPerSlice><<<grid, kThreads, 0, stream>>>(a);
+    else hbcsf_fused_kernel<T, V, L, kCslGroupPerSlice><<<grid, kThreads, 0, stream>>>(a);
+  }
+}
+
 // B-CSF leaves from which the fused launch takes its kManyLeaves build:
 // between the measured tensors that lost (a few hundred thousand leaves)
 // and won (tens of millions) with it (docs/design-measurements.md,
@@ -784,21 +801,11 @@ cudaError_t launch_fused(HbcsfArgs<T> a, const DeviceHbcsfRef& x, int multiproce
   }
   if (blocks > 0x7fffffffull) return cudaErrorInvalidConfiguration;
   const unsigned grid = unsigned(blocks);
+  const int csl = csl_chunks ? kCslChunks : warp_per_slice ? kCslWarpPerSlice : kCslGroupPerSlice;
   bool many_leaves = false;
-  if constexpr (sizeof(T) == 4 && V == 4 && L >= 4) {
-    many_leaves = x.bcsf_nnz >= kManyLeavesFrom;
-    if (many_leaves) {
-      if (csl_chunks) hbcsf_fused_many_leaves_kernel<T, V, L, kCslChunks><<<grid, kThreads, 0, stream>>>(a);
-      else if (warp_per_slice)
-        hbcsf_fused_many_leaves_kernel<T, V, L, kCslWarpPerSlice><<<grid, kThreads, 0, stream>>>(a);
-      else hbcsf_fused_many_leaves_kernel<T, V, L, kCslGroupPerSlice><<<grid, kThreads, 0, stream>>>(a);
-    }
-  }
-  if (!many_leaves) {
-    if (csl_chunks) hbcsf_fused_kernel<T, V, L, kCslChunks><<<grid, kThreads, 0, stream>>>(a);
-    else if (warp_per_slice) hbcsf_fused_kernel<T, V, L, kCslWarpPerSlice><<<grid, kThreads, 0, stream>>>(a);
-    else hbcsf_fused_kernel<T, V, L, kCslGroupPerSlice><<<grid, kThreads, 0, stream>>>(a);
-  }
+  if constexpr (sizeof(T) == 4 && V == 4 && L >= 4) many_leaves = x.bcsf_nnz >= kManyLeavesFrom;
+  if (many_leaves) launch_fused_kernel<T, V, L, true>(csl, grid, stream, a);
+  else launch_fused_kernel<T, V, L, false>(csl, grid, stream, a);
   if (cudaError_t err = cudaGetLastError(); err != cudaSuccess) return err;
   p.launches = 1;
   p.bcsf_blocks = bcsf_blocks;

@@ -33,8 +33,8 @@
 // tensors measured this beat the shared window unless a block has
 // thousands of nonzeros per output row (see kHicooWindowReuse).
 //
-// Shared-memory rule: at most 64 KB per thread block (3 blocks of 256
-// threads per H100 SM, 227 KB): the output window (B x R doubles, for
+// Shared-memory rule: at most 64 KB per thread block (so 3 blocks of 256
+// threads fit a multiprocessor's 227 KB on sm_90): the output window (B x R doubles, for
 // float32 too) gets it first; the N-1 factor windows (B x R values of T)
 // are staged only when window + factor windows fit. With B = 128 (the CPU
 // rule's B for order 3) that is: float32 rank 16 order 3 staged (32 KB),

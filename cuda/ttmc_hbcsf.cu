@@ -45,7 +45,7 @@ constexpr uint32_t kMaxPositions = kHbcsfMaxOrder - 1;
 // up to rank 22, order 4 up to rank 8). 16 rather than 8: ptxas then gives
 // the register kernels 64 (float) / 80 (double) registers instead of 48 /
 // 64, and rows of 257..512 columns avoid a read-modify-write of the output
-// row per fiber segment. To be checked on the H100 (bench_gpu_tucker).
+// row per fiber segment (bench_gpu_tucker times the kernels).
 constexpr uint32_t kRegCols = 16;
 // Default dynamic shared memory a block may take without opting in.
 constexpr size_t kSharedLimit = 48 * 1024;
