@@ -312,11 +312,16 @@ int main(int argc, char** argv) {
     spt_coo* x = read_tensor(env.ctx, o.path, o.dtype);
     std::unique_ptr<spt_coo, spt_status (*)(spt_coo*)> tensor(x, spt_coo_free);
     Shape s;
+#ifdef SPT_BENCH_OLD_COO_INFO  // trees before the summary structs (cpu_f32_before_after.sh's base side)
+    spt_dtype stored_dtype;
+    check(spt_coo_info(x, &stored_dtype, &s.order, &s.nnz), env.ctx, "spt_coo_info");
+#else
     spt_coo_summary info;
     info.struct_size = sizeof info;
     check(spt_coo_info(env.ctx, x, &info), env.ctx, "spt_coo_info");
     s.order = info.order;
     s.nnz = info.nnz;
+#endif
     s.dims.resize(s.order);
     check(spt_coo_dims(x, s.dims.data()), env.ctx, "spt_coo_dims");
     std::fprintf(stderr, "bench_formats: %s order %u nnz %llu (%s, %d threads)\n", o.tensor.c_str(), s.order,

@@ -33,6 +33,8 @@ build() {  # SRC BUILD LOG
   # A tree from before spt_csf_from_coo: the harness takes the older calls.
   local flags=""
   grep -q "spt_csf_create(" "$1/include/sptensor/csf.h" && flags="-DSPT_BENCH_CSF_CREATE"
+  # A tree from before the summary structs: spt_coo_info(x, &dtype, &order, &nnz).
+  grep -q "spt_coo_info(const spt_coo \*x" "$1/include/sptensor/sptensor.h" && flags="$flags -DSPT_BENCH_OLD_COO_INFO"
   cmake -S "$1" -B "$2" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSPT_WITH_CUDA=OFF -DCMAKE_CXX_FLAGS="$flags" > "$3" 2>&1 ||
     { tail -30 "$3"; return 1; }
   ninja -C "$2" -j"$jobs" bench_formats >> "$3" 2>&1 || { grep -E "error|FAILED" -A3 "$3" | head -40; return 1; }
