@@ -108,20 +108,22 @@ template <typename T, int RK>
 void mttkrp_privatized_fold(const Operands<T>& op, MatRef<T> out, int threads) {
   const spt_nnz rows = out.rows, rank = op.rank;
   const spt_nnz slab = rows * rank;
-  buffer<T> part(checked_mul(static_cast<uint64_t>(threads), slab, "MTTKRP private buffers"));
-  buffer<double> wide(checked_mul(static_cast<uint64_t>(threads), slab, "MTTKRP double sums"));
-  const uint64_t count_stride = fold_count_stride(rows);
-  std::vector<uint16_t> count(checked_mul(static_cast<uint64_t>(threads), count_stride, "MTTKRP fold counts"), 0);
+  // Each thread's copies on their own cache lines (see CacheLineSlabs).
+  CacheLineSlabs<T> part(threads, slab, "MTTKRP private buffers");
+  CacheLineSlabs<double> wide(threads, slab, "MTTKRP double sums");
+  CacheLineSlabs<uint16_t> count(threads, rows, "MTTKRP fold counts");
   typename ProductRow<T, RK>::Scratch scratch(threads, rank);
   parallel_team(threads, [&](int t, int team) {
 #pragma omp for schedule(static)
-    for (spt_nnz e = 0; e < static_cast<spt_nnz>(team) * slab; ++e) {
-      part[e] = T(0);
-      wide[e] = 0.0;
-    }
-    T* __restrict f = part.data() + t * slab;
-    double* __restrict w = wide.data() + t * slab;
-    uint16_t* __restrict c = count.data() + static_cast<size_t>(t) * count_stride;
+    for (spt_nnz i = 0; i < rows; ++i)
+      for (int p = 0; p < team; ++p) {
+        std::fill(part[p] + i * rank, part[p] + (i + 1) * rank, T(0));
+        std::fill(wide[p] + i * rank, wide[p] + (i + 1) * rank, 0.0);
+      }
+    T* __restrict f = part[t];
+    double* __restrict w = wide[t];
+    uint16_t* __restrict c = count[t];
+    std::fill(c, c + rows, uint16_t{0});
     ProductRow<T, RK> product(scratch, t);
     T* row = product.get();
 #pragma omp for schedule(static) nowait
@@ -148,8 +150,8 @@ void mttkrp_privatized_fold(const Operands<T>& op, MatRef<T> out, int threads) {
       for (spt_nnz r = 0; r < (RK > 0 ? RK : rank); ++r) {
         double sum = 0.0;
         for (int p = 0; p < team; ++p) {
-          const spt_nnz at = p * slab + i * rank + r;
-          sum += wide[at] + static_cast<double>(part[at]);
+          const spt_nnz at = i * rank + r;
+          sum += wide[p][at] + static_cast<double>(part[p][at]);
         }
         o[r] = static_cast<T>(sum);
       }
@@ -163,14 +165,16 @@ template <typename T, int RK>
 void mttkrp_privatized(const Operands<T>& op, MatRef<T> out, int threads) {
   const spt_nnz rows = out.rows, rank = op.rank;
   const spt_nnz slab = rows * rank;
-  buffer<T> priv(checked_mul(static_cast<uint64_t>(threads - 1), slab, "MTTKRP private buffers"));
+  // Each thread's copy on its own cache lines (see CacheLineSlabs).
+  CacheLineSlabs<T> priv(threads - 1, slab, "MTTKRP private buffers");
   typename ProductRow<T, RK>::Scratch scratch(threads, rank);
   parallel_team(threads, [&](int t, int team) {
 #pragma omp for schedule(static)
     for (spt_nnz i = 0; i < rows; ++i) std::fill(out.row(i), out.row(i) + rank, T(0));
 #pragma omp for schedule(static)
-    for (spt_nnz e = 0; e < static_cast<spt_nnz>(team - 1) * slab; ++e) priv[e] = T(0);
-    T* dst = t == 0 ? out.data : priv.data() + (t - 1) * slab;
+    for (spt_nnz i = 0; i < rows; ++i)
+      for (int p = 0; p + 1 < team; ++p) std::fill(priv[p] + i * rank, priv[p] + (i + 1) * rank, T(0));
+    T* dst = t == 0 ? out.data : priv[t - 1];
     const spt_nnz dst_ld = t == 0 ? out.ld : rank;
     ProductRow<T, RK> product(scratch, t);
     T* row = product.get();
@@ -187,7 +191,7 @@ void mttkrp_privatized(const Operands<T>& op, MatRef<T> out, int threads) {
       for (spt_nnz i = 0; i < rows; ++i) {
         T* __restrict o = out.row(i);
         for (int p = 0; p + 1 < team; ++p) {
-          const T* __restrict s = priv.data() + p * slab + i * rank;
+          const T* __restrict s = priv[p] + i * rank;
 #pragma omp simd
           for (spt_nnz r = 0; r < (RK > 0 ? RK : rank); ++r) o[r] += s[r];
         }

@@ -819,23 +819,18 @@ void deep_mttkrp(const TreeOperands<T>& op, const CsfTree& tree, MatRef<T> out, 
   const uint32_t levels = op.leaf + 1;
   const size_t sums_per_thread = static_cast<size_t>(Walker::sum_rows(levels)) * R;
   const size_t prefixes_per_thread = static_cast<size_t>(levels) * R;
-  buffer<double> sums(static_cast<size_t>(threads) * sums_per_thread);
-  buffer<T> prefixes(static_cast<size_t>(threads) * prefixes_per_thread);
+  // Every thread's arrays on their own cache lines (see CacheLineSlabs);
+  // float32 rows so at vector alignment too (the leaf loops load and add
+  // them as vectors).
+  static_assert(kVectorBytes <= CacheLineSlabs<T>::kLine, "cache-line slabs are vector aligned");
+  CacheLineSlabs<double> sums(threads, sums_per_thread, "MTTKRP running sums");
+  CacheLineSlabs<T> prefixes(threads, prefixes_per_thread, "MTTKRP prefix rows");
   const RankCover<T> cover(RK > 0 ? 0 : R);
   const int copies = Atomic ? (direct ? 0 : 1) : (direct ? threads - 1 : threads);
-  buffer<double> wide(checked_mul(static_cast<uint64_t>(copies), slab, "MTTKRP private buffers"));
+  CacheLineSlabs<double> wide(copies, slab, "MTTKRP private buffers");
   constexpr bool folded = !direct && !Atomic;
-  // float32 rows at vector alignment (the leaf loops load and add them as vectors).
-  constexpr size_t pad = kVectorBytes / sizeof(T);
-  buffer<T> part_store(folded ? checked_mul(static_cast<uint64_t>(copies), slab, "MTTKRP private buffers") + pad : 0);
-  void* part_start = part_store.data();
-  size_t part_space = part_store.size() * sizeof(T);
-  T* const part = folded ? static_cast<T*>(std::align(kVectorBytes, (part_store.size() - pad) * sizeof(T), part_start,
-                                                      part_space))
-                         : nullptr;
-  const uint64_t count_stride = fold_count_stride(rows);
-  std::vector<uint16_t> count(folded ? checked_mul(static_cast<uint64_t>(copies), count_stride, "MTTKRP fold counts")
-                                     : 0);
+  CacheLineSlabs<T> part(folded ? copies : 0, slab, "MTTKRP private buffers");
+  CacheLineSlabs<uint16_t> count(folded ? copies : 0, rows, "MTTKRP fold counts");
   // Output at the leaves: folding every row each kFoldEvery fibers costs
   // rows / (kFoldEvery * leaves per fiber) row folds per leaf, the counts a
   // decrement and test per leaf and a branch mispredicted per fold; fibers
@@ -850,10 +845,11 @@ void deep_mttkrp(const TreeOperands<T>& op, const CsfTree& tree, MatRef<T> out, 
 #pragma omp for schedule(static)
     for (spt_nnz i = 0; i < rows; ++i) std::fill(out.row(i), out.row(i) + R, T(0));
 #pragma omp for schedule(static)
-    for (spt_nnz e = 0; e < used * slab; ++e) {
-      wide[e] = 0.0;
-      if constexpr (folded) part[e] = T(0);
-    }
+    for (spt_nnz i = 0; i < rows; ++i)
+      for (spt_nnz q = 0; q < used; ++q) {
+        std::fill(wide[q] + i * R, wide[q] + (i + 1) * R, 0.0);
+        if constexpr (folded) std::fill(part[q] + i * R, part[q] + (i + 1) * R, T(0));
+      }
     double* dst = nullptr;
     spt_nnz dst_ld = R;
     if constexpr (direct) {
@@ -861,17 +857,16 @@ void deep_mttkrp(const TreeOperands<T>& op, const CsfTree& tree, MatRef<T> out, 
         dst = out.data;
         dst_ld = out.ld;
       } else {
-        dst = wide.data() + (t - 1) * slab;
+        dst = wide[t - 1];
       }
     } else {
-      dst = wide.data() + (Atomic ? 0 : t * slab);
+      dst = wide[Atomic ? 0 : t];
     }
-    Walker walk(op, cover, sums.data() + t * sums_per_thread, prefixes.data() + t * prefixes_per_thread, dst,
-                dst_ld);
+    Walker walk(op, cover, sums[t], prefixes[t], dst, dst_ld);
     if constexpr (folded) {
-      uint16_t* const left = count.data() + t * count_stride;
+      uint16_t* const left = count[t];
       std::fill(left, left + rows, static_cast<uint16_t>(kFoldEvery));
-      walk.fold_rows(part + t * slab, left, rows, by_fiber);
+      walk.fold_rows(part[t], left, rows, by_fiber);
     }
     // Round-robin, not dynamic: which thread's private output a task adds
     // into decides the rounding, and results must repeat bit for bit for a
@@ -892,8 +887,8 @@ void deep_mttkrp(const TreeOperands<T>& op, const CsfTree& tree, MatRef<T> out, 
         for (spt_nnz r = 0; r < R; ++r) {
           double sum = o[r];
           for (spt_nnz q = 0; q < used; ++q) {
-            sum += wide[q * slab + i * R + r];
-            if constexpr (folded) sum += static_cast<double>(part[q * slab + i * R + r]);
+            sum += wide[q][i * R + r];
+            if constexpr (folded) sum += static_cast<double>(part[q][i * R + r]);
           }
           o[r] = static_cast<T>(sum);
         }

@@ -106,34 +106,33 @@ struct RowSums {
 template <typename T>
 class RowSumsStore {
  public:
-  RowSumsStore(MatRef<T> out, int copies, bool first_is_out, int threads) : rows_(out.rows), rank_(out.cols) {
-    constexpr bool wide = !std::is_same_v<T, double>;
-    const uint64_t slab = checked_mul(static_cast<uint64_t>(rows_), rank_, "HiCOO MTTKRP sums");
-    const int own_w = wide ? copies : copies - (first_is_out ? 1 : 0);
-    const int own_f = wide ? copies - (first_is_out ? 1 : 0) : 0;
-    w_.resize(checked_mul(static_cast<uint64_t>(own_w), slab, "HiCOO MTTKRP double sums"));
-    f_.resize(checked_mul(static_cast<uint64_t>(own_f), slab, "HiCOO MTTKRP private sums"));
-    const uint64_t count_stride = fold_count_stride(rows_);
-    if (wide) count_.resize(checked_mul(static_cast<uint64_t>(copies), count_stride, "HiCOO MTTKRP counts"));
+  RowSumsStore(MatRef<T> out, int copies, bool first_is_out, int threads)
+      : rows_(out.rows),
+        rank_(out.cols),
+        w_(wide ? copies : copies - (first_is_out ? 1 : 0), checked_mul(rows_, rank_, "HiCOO MTTKRP sums"),
+           "HiCOO MTTKRP double sums"),
+        f_(wide ? copies - (first_is_out ? 1 : 0) : 0, checked_mul(rows_, rank_, "HiCOO MTTKRP sums"),
+           "HiCOO MTTKRP private sums"),
+        count_(wide ? copies : 0, rows_, "HiCOO MTTKRP counts") {
     sums_.resize(copies);
     int wi = 0, fi = 0;
     for (int c = 0; c < copies; ++c) {
       RowSums<T>& s = sums_[c];
       s.rank = rank_;
       if constexpr (wide) {
-        s.w = w_.data() + (wi++) * slab;
-        s.count = count_.data() + c * count_stride;
+        s.w = w_[wi++];
+        s.count = count_[c];
         if (c == 0 && first_is_out) {
           s.f = out.data;
           s.f_ld = out.ld;
         } else {
-          s.f = f_.data() + (fi++) * slab;
+          s.f = f_[fi++];
           s.f_ld = rank_;
         }
       } else if (c == 0 && first_is_out) {
         s.w = out.data;  // rows ld = rank: callers pass a compact `out` for this
       } else {
-        s.w = w_.data() + (wi++) * slab;
+        s.w = w_[wi++];
       }
     }
     // Zero everything (out too: it may be copy 0).
@@ -164,10 +163,12 @@ class RowSumsStore {
   }
 
  private:
+  static constexpr bool wide = !std::is_same_v<T, double>;
   spt_nnz rows_, rank_;
-  buffer<double> w_;
-  buffer<T> f_;
-  std::vector<uint16_t> count_;
+  // Each copy's rows on their own cache lines (see CacheLineSlabs).
+  CacheLineSlabs<double> w_;
+  CacheLineSlabs<T> f_;
+  CacheLineSlabs<uint16_t> count_;
   std::vector<RowSums<T>> sums_;
 };
 

@@ -1,10 +1,11 @@
 // Pieces the CPU MTTKRPs share: the parallel region with its team, each
-// thread's product row, the spacing of per-thread fold counts, and the rows
+// thread's product row, per-thread arrays on their own cache lines, and the rows
 // of runs split between tasks.
 #pragma once
 
 #include <omp.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -24,11 +25,32 @@ void parallel_team(int threads, Body&& body) {
   body(omp_get_thread_num(), omp_get_num_threads());
 }
 
-// Entries from one thread's fold counts (one per output row) to the next
-// thread's: the rows plus a cache line, so no two threads share a line
-// (each updates its counts at every addition; on a small output all
-// threads' counts would otherwise sit in one or two lines).
-inline uint64_t fold_count_stride(uint64_t rows) { return rows + 64 / sizeof(uint16_t); }
+// `copies` arrays of `count` Us each (one per thread), each starting on its
+// own cache line and padded to whole lines, so no two threads' arrays share
+// a line: a thread's last rows and the next thread's first rows otherwise
+// do when the arrays are packed back to back, and on a small output every
+// addition (or fold) to those rows moves the line between cores.
+// Uninitialised; `what` names the arrays in an overflow error.
+template <typename U>
+class CacheLineSlabs {
+ public:
+  static constexpr size_t kLine = 64;
+  CacheLineSlabs(uint64_t copies, uint64_t count, const char* what)
+      : stride_(round_up(checked_mul(std::max<uint64_t>(count, 1), sizeof(U), what)) / sizeof(U)),
+        store_(checked_add(checked_mul(copies, stride_, what), kLine / sizeof(U), what)) {
+    static_assert(kLine % sizeof(U) == 0, "whole elements per cache line");
+    const uintptr_t at = reinterpret_cast<uintptr_t>(store_.data());
+    first_ = store_.data() + (round_up(at) - at) / sizeof(U);
+  }
+  U* operator[](uint64_t c) { return first_ + c * stride_; }
+  uint64_t stride() const { return stride_; }
+
+ private:
+  static uint64_t round_up(uint64_t bytes) { return (bytes + kLine - 1) / kLine * kLine; }
+  uint64_t stride_;
+  buffer<U> store_;
+  U* first_ = nullptr;
+};
 
 // The row a thread forms a nonzero's product in: a fixed-size array for a
 // compile-time rank RK, else the thread's part of a threads x rank buffer
@@ -38,14 +60,13 @@ class ProductRow {
  public:
   class Scratch {
    public:
-    Scratch(int threads, spt_nnz rank) : rank_(rank), rows_(RK > 0 ? 0 : static_cast<size_t>(threads) * rank) {}
+    Scratch(int threads, spt_nnz rank) : rows_(RK > 0 ? 0 : threads, rank, "MTTKRP product rows") {}
 
    private:
     friend class ProductRow;
-    spt_nnz rank_;
-    buffer<T> rows_;
+    CacheLineSlabs<T> rows_;  // each thread's row on its own cache lines
   };
-  ProductRow(Scratch& s, int t) : ptr_(RK > 0 ? fixed_ : s.rows_.data() + static_cast<size_t>(t) * s.rank_) {}
+  ProductRow(Scratch& s, int t) : ptr_(RK > 0 ? fixed_ : s.rows_[t]) {}
   ProductRow(const ProductRow&) = delete;
   ProductRow& operator=(const ProductRow&) = delete;
   T* get() { return ptr_; }
