@@ -552,8 +552,8 @@ __global__ void __launch_bounds__(kThreads) hbcsf_csl_nonroot_kernel(const Hbcsf
 
 // The COO and CSL groups' non-root launches (one each); records them in p.
 template <typename T, int V, int L>
-cudaError_t launch_nonroot_coo_csl(const HbcsfArgs<T>& a, const DeviceHbcsfRef& x, int multiprocessors, cudaStream_t stream,
-                                   HbcsfLaunchPlan& p) {
+cudaError_t launch_nonroot_coo_csl(const HbcsfArgs<T>& a, const DeviceHbcsfRef& x, int multiprocessors,
+                                   cudaStream_t stream, HbcsfLaunchPlan& p) {
   constexpr uint64_t kGroupsPerBlock = kThreads / L;
   if (a.coo_nnz > 0) {
     const unsigned grid = grid_for(a.coo_nnz, kGroupsPerBlock, multiprocessors);
