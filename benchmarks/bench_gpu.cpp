@@ -31,9 +31,8 @@
 // slice_split_nnz 512), built once (host conversion timed) and uploaded
 // once, and the plain B-CSF of the same mode for comparison; per rank the
 // kernel launch alone (cuda/mttkrp_hbcsf.cu: one fused launch, B-CSF by
-// leaf chunks), the paper's mapping by slice units (COO, CSL and one
-// launch per unit bin, timed together: units_kernel_ms_median), bytes = the format's arrays + factors
-// read once + output written once; the whole spt_mttkrp_hbcsf path
+// leaf chunks), bytes = the format's arrays + factors read once + output
+// written once; the whole spt_mttkrp_hbcsf path
 // (backend CUDA), and the error against the CPU.
 // "One tree plus a second kernel" (bench "gpu_mttkrp_hbcsf_nonroot"): every
 // mode but the shortest from the HB-CSF rooted at the shortest mode
@@ -616,11 +615,8 @@ void run_tensor(const Bench& b, const std::string& name, const spt_coo_s& x) {
       }
       if (hbcsf_ok) {
         const spt_hbcsf_s& h = hbcsf[mode];
-        auto time_hbcsf = [&](const HbcsfDevice& d, bool by_units, spt::cuda::HbcsfLaunchPlan* plan) {
+        auto time_hbcsf = [&](const HbcsfDevice& d, spt::cuda::HbcsfLaunchPlan* plan) {
           return time_launch([&] {
-            if (by_units)
-              return spt::cuda::launch_mttkrp_hbcsf_units<float>(d.ref, d_factors.data(), rank, d_out,
-                                                                 b.multiprocessors, 0, plan);
             return spt::cuda::launch_mttkrp_hbcsf<float>(d.ref, d_factors.data(), rank, d_out, b.multiprocessors, 0,
                                                          plan);
           });
@@ -634,22 +630,9 @@ void run_tensor(const Bench& b, const std::string& name, const spt_coo_s& x) {
             bnum += double(bgpu[i] - cpu_reference[i]) * (bgpu[i] - cpu_reference[i]);
           return std::sqrt(bnum / std::max(den, 1e-300));
         };
-        const double plain_ms = median(time_hbcsf(bcsf_dev[mode], false, nullptr));
-        // The paper's mapping by slice units (checked too).
-        const double units_ms = median(time_hbcsf(hbcsf_dev[mode], true, nullptr));
-        const double units_err = hbcsf_error();
-        // The leaf-chunk rule against fixed chunks (leaves per warp).
-        std::string chunk_text, chunk_json;
-        for (uint64_t chunk : {64ull, 256ull, 1024ull, 4096ull, 16384ull}) {
-          const double cms = median(time_launch([&] {
-            return spt::cuda::launch_mttkrp_hbcsf_chunked<float>(hbcsf_dev[mode].ref, d_factors.data(), rank, d_out,
-                                                                 b.multiprocessors, 0, chunk, nullptr);
-          }));
-          chunk_text += " c" + std::to_string(chunk) + " " + std::to_string(cms).substr(0, 6);
-          chunk_json += (chunk_json.empty() ? "\"" : ",\"") + std::to_string(chunk) + "\":" + std::to_string(cms);
-        }
+        const double plain_ms = median(time_hbcsf(bcsf_dev[mode], nullptr));
         spt::cuda::HbcsfLaunchPlan plan;
-        const std::vector<double> btimes = time_hbcsf(hbcsf_dev[mode], false, &plan);  // checked
+        const std::vector<double> btimes = time_hbcsf(hbcsf_dev[mode], &plan);  // checked
         const double hbcsf_err = hbcsf_error();
         spt_context_s bctx;
         bctx.backend = SPT_BACKEND_CUDA;
@@ -667,30 +650,30 @@ void run_tensor(const Bench& b, const std::string& name, const spt_coo_s& x) {
         for (uint32_t m = 0; m < order; ++m) bbytes += double(x.dims[m]) * rank * sizeof(float);
         const double bbw = bbytes / (bms * 1e-3);
         std::printf("%-24s mode %u rank %2d  HB-CSF %7.3f ms  %6.1f GB/s = %5.1f%% of 3 TB/s  (COO sorted %7.3f ms)  "
-                    "plain B-CSF %7.3f ms  by units %7.3f ms (err %.1e)  api %7.3f ms  err %.1e  "
-                    "[L %u, %u launches, %llu B-CSF blocks, %llu leaves per warp]  chunk sweep:%s\n",
-                    name.c_str(), mode, rank, bms, bbw / 1e9, 100 * bbw / kCopyBandwidth, ms, plain_ms, units_ms,
-                    units_err, median(bapi), hbcsf_err, plan.lanes, plan.launches,
-                    (unsigned long long)plan.bcsf_blocks, (unsigned long long)plan.leaf_chunk, chunk_text.c_str());
+                    "plain B-CSF %7.3f ms  api %7.3f ms  err %.1e  "
+                    "[L %u, %u launches, %llu B-CSF blocks, %llu leaves per warp]\n",
+                    name.c_str(), mode, rank, bms, bbw / 1e9, 100 * bbw / kCopyBandwidth, ms, plain_ms,
+                    median(bapi), hbcsf_err, plan.lanes, plan.launches, (unsigned long long)plan.bcsf_blocks,
+                    (unsigned long long)plan.leaf_chunk);
         if (b.json)
           std::fprintf(b.json,
                        "{\"bench\":\"gpu_mttkrp_hbcsf\",\"tensor\":\"%s\",\"order\":%u,\"nnz\":%llu,\"mode\":%u,"
                        "\"rank\":%d,\"dtype\":\"float32\",\"kernel_ms_median\":%.5f,\"kernel_ms_min\":%.5f,"
                        "\"repeats\":%d,\"bytes\":%.0f,\"gbytes_per_s\":%.2f,\"fraction_of_3TBps\":%.4f,"
                        "\"api_ms_median\":%.4f,\"rel_err_vs_cpu\":%.3e,\"coo_sorted_kernel_ms_median\":%.5f,"
-                       "\"plain_bcsf_kernel_ms_median\":%.5f,\"units_kernel_ms_median\":%.5f,"
-                       "\"units_rel_err_vs_cpu\":%.3e,\"coo_nnz\":%llu,\"csl_nnz\":%llu,\"bcsf_nnz\":%llu,"
+                       "\"plain_bcsf_kernel_ms_median\":%.5f,"
+                       "\"coo_nnz\":%llu,\"csl_nnz\":%llu,\"bcsf_nnz\":%llu,"
                        "\"segments\":%llu,\"split_fibers\":%llu,\"units\":%llu,\"split_slices\":%llu,"
-                       "\"launches\":%u,\"lanes\":%u,\"leaf_chunk\":%llu,\"leaf_chunk_sweep_ms\":{%s},"
+                       "\"launches\":%u,\"lanes\":%u,\"leaf_chunk\":%llu,"
                        "\"convert_s\":%.3f,\"device\":\"%s\"}\n",
                        name.c_str(), order, (unsigned long long)nnz, mode, rank, bms,
                        *std::min_element(btimes.begin(), btimes.end()), b.repeats, bbytes, bbw / 1e9,
-                       bbw / kCopyBandwidth, median(bapi), hbcsf_err, ms, plain_ms, units_ms, units_err,
+                       bbw / kCopyBandwidth, median(bapi), hbcsf_err, ms, plain_ms,
                        (unsigned long long)h.coo_nnz(),
                        (unsigned long long)h.csl_nnz(), (unsigned long long)h.bcsf_nnz(),
                        (unsigned long long)h.segments(), (unsigned long long)h.split_fibers,
                        (unsigned long long)h.units(), (unsigned long long)h.split_slices, plan.launches, plan.lanes,
-                       (unsigned long long)plan.leaf_chunk, chunk_json.c_str(), hbcsf_convert_s[mode],
+                       (unsigned long long)plan.leaf_chunk, hbcsf_convert_s[mode],
                        b.device.c_str());
         if (mode != tree_root) {
           // This mode from the one tree rooted at tree_root (atomic rows):

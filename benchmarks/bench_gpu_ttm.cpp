@@ -1,5 +1,5 @@
 // GPU SpTTM benchmark: for each .tns file, mode and rank, the kernel time of
-// each of the five GPU SpTTM kernels (cuda/ttm.cuh: naive, fine,
+// each of the GPU SpTTM kernels the rule picks from (cuda/ttm.cuh:
 // coalesced, rank_blocked, shared), of the rule's choice (variant "auto",
 // key "chosen"), and of the OpenMP CPU SpTTM on the same pre-sorted tensor.
 // One JSON line per (tensor, mode, rank, variant); keys of
@@ -43,7 +43,18 @@ namespace {
 
 using namespace spt_bench;
 
-const char* const kVariantNames[] = {"auto", "naive", "fine", "coalesced", "rank_blocked", "shared"};  // SPT_PLUGIN_TTM_*
+// The variants timed, by SPT_PLUGIN_TTM_* number, and their names.
+const int kVariants[] = {SPT_PLUGIN_TTM_AUTO, SPT_PLUGIN_TTM_COALESCED, SPT_PLUGIN_TTM_RANK_BLOCKED,
+                         SPT_PLUGIN_TTM_SHARED};
+const char* variant_name(int v) {
+  switch (v) {
+    case SPT_PLUGIN_TTM_AUTO: return "auto";
+    case SPT_PLUGIN_TTM_COALESCED: return "coalesced";
+    case SPT_PLUGIN_TTM_RANK_BLOCKED: return "rank_blocked";
+    case SPT_PLUGIN_TTM_SHARED: return "shared";
+    default: return "?";
+  }
+}
 
 std::vector<long> parse_list(const char* s) {
   std::vector<long> v;
@@ -145,9 +156,8 @@ void run_tensor(const Options& o, BenchEnv& env, const spt::dispatch::CudaPlugin
       if (cuda.table && cuda.table->ttm_choose_variant) {
         int v = 0;
         char message[512] = {0};
-        if (cuda.table->ttm_choose_variant(rank, fibers, x.nnz, longest, &v, message, sizeof message) == SPT_OK &&
-            v >= 1 && v <= 5)
-          rule_pick = kVariantNames[v];
+        if (cuda.table->ttm_choose_variant(rank, fibers, x.nnz, longest, &v, message, sizeof message) == SPT_OK)
+          rule_pick = variant_name(v);
       }
       auto emit = [&](const std::string& backend, const std::string& variant, const std::string& chosen,
                       const std::vector<double>& ms, const std::vector<double>& call_ms) {
@@ -191,7 +201,7 @@ void run_tensor(const Options& o, BenchEnv& env, const spt::dispatch::CudaPlugin
       std::vector<T> out(std::max<uint64_t>(fibers * rank, 1));
       const spt_plugin_matrix um{u_data, x.dims[mode], rank, rank};
       spt_plugin_matrix om{out.data(), fibers, rank, rank};
-      for (int variant = 0; variant <= 5; ++variant) {
+      for (const int variant : kVariants) {
         std::vector<double> ms, call_ms;
         std::string chosen;
         bool failed = false;
@@ -204,17 +214,17 @@ void run_tensor(const Options& o, BenchEnv& env, const spt::dispatch::CudaPlugin
           const double t1 = now_seconds();
           if (status != SPT_OK) {
             std::fprintf(stderr, "bench_gpu_ttm: %s mode %u rank %llu variant %s: %s\n", path.c_str(), mode,
-                         static_cast<unsigned long long>(rank), kVariantNames[variant], message);
+                         static_cast<unsigned long long>(rank), variant_name(variant), message);
             failed = true;
             break;
           }
-          chosen = launch.variant_used >= 1 && launch.variant_used <= 5 ? kVariantNames[launch.variant_used] : "?";
+          chosen = variant_name(launch.variant_used);
           if (i >= o.warmup) {
             ms.push_back(launch.kernel_ms);
             call_ms.push_back((t1 - t0) * 1e3);
           }
         }
-        if (!failed) emit("cuda", kVariantNames[variant], chosen, ms, call_ms);
+        if (!failed) emit("cuda", variant_name(variant), chosen, ms, call_ms);
       }
     }
   }

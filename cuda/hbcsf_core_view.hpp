@@ -62,10 +62,6 @@ inline CoreHbcsfView host_view_of(const spt_hbcsf_s& h) {
   v.unit_row = h.unit_row.data();
   v.unit_segment_ptr = h.unit_segment_ptr.data();
   v.unit_split = h.unit_split.data();
-  v.bins = h.bins();
-  v.slice_bin_min_nnz = h.params.slice_bin_min_nnz;
-  v.bin_ptr = h.bin_ptr.data();
-  v.bin_units = h.bin_units.data();
   return c;
 }
 

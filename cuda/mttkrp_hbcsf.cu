@@ -1,8 +1,8 @@
 // B-CSF / HB-CSF MTTKRP on the GPU (Nisa et al., §IV-V; layout in
 // src/core/hbcsf.hpp; the CPU kernel src/kernels/cpu/mttkrp_hbcsf.cpp is
 // the executable specification: same tasks, same sums). A fiber segment's
-// sum (at most fiber_threshold leaves) is in T; the sums over a slice, a
-// unit or a chunk are RunningSums (compensated for float32,
+// sum (at most fiber_threshold leaves) is in T; the sums over a slice or a
+// chunk are RunningSums (compensated for float32,
 // cuda/running_sum.cuh), rounded to T once per store or atomic.
 //
 // Output scheme: the caller zeroes the output (mttkrp_with_device_operands
@@ -16,27 +16,21 @@
 //    the default launch, when the longest slice has kCslChunksFromSlice
 //    nonzeros or more, equal chunks of nonzeros per warp instead, with
 //    running row sums added atomically (as the B-CSF leaves below);
-//  - B-CSF, two mappings:
-//    - by leaves (the default, launch_mttkrp_hbcsf): each warp owns an
-//      equal share of consecutive leaves (nonzeros) and keeps segment and
-//      running row sums, rows added with atomicAdd when the root row
-//      changes;
-//    - by slice units (the paper's, launch_mttkrp_hbcsf_units): the units
-//      of an unsplit slice (unit_split = 0) are the only writer of their
-//      row -> a plain store; the units of a split slice add their partial
-//      rows with atomicAdd onto the zeroed row.
-// The default runs all three groups in one launch (block ranges); the
-// paper's mapping launches COO, CSL, then one launch per non-empty unit bin.
+//  - B-CSF: each warp owns an equal share of consecutive leaves (nonzeros)
+//    and keeps segment and running row sums, rows added with atomicAdd
+//    when the root row changes.
+// All three groups run in one launch (block ranges).
 //
-// Why leaves and not units: by units the B-CSF group took about twice the
-// sorted COO kernel's time on a large Zipf tensor and several times it on
-// small tensors (docs/design-measurements.md, "HB-CSF by leaves"): a unit
-// is a chain of dependent loads per lane group (segment bounds, leaves,
-// ancestors) and a few big units leave most of the GPU idle. A first
-// version by equal chunks of segments was slower than by units on the Zipf
-// tensor: a heavy slice's 128-leaf fibers piled into a few warps. Equal chunks of leaves give every warp the same work,
-// load leaves and segment bounds coalesced (passed by shuffles) and need no
-// barrier. Measured numbers: benchmarks/results/README.md (HB-CSF sections).
+// Why leaves and not the paper's slice units (a team of warps per unit,
+// units binned by size, one launch per bin): by units the B-CSF group was
+// slower than the sorted COO kernel on large and small tensors alike
+// (docs/design-measurements.md, "HB-CSF by leaves"): a unit is a chain of
+// dependent loads per lane group (segment bounds, leaves, ancestors) and a
+// few big units leave most of the GPU idle. Equal chunks of segments were
+// slower still: a heavy slice's long fibers piled into a few warps. Equal
+// chunks of leaves give every warp the same work, load leaves and segment
+// bounds coalesced (passed by shuffles) and need no barrier. The units
+// mapping is in the git history; numbers in docs/performance.md.
 //
 // Lane groups: L consecutive lanes of a warp cover the rank columns in
 // vectors of V (4 floats or 2 doubles, one 16-byte access, when the rank is
@@ -47,22 +41,6 @@
 // (a warp per slice), or one fiber segment; at rank 16 in float32 a warp
 // runs 8 of them at once.
 //
-// B-CSF work units (the paper's mapping): a team of 1, 2, 4 or 8 warps
-// per unit (chosen per bin from the bin's nonzero limit: about 64 nonzeros
-// per warp), 256-thread
-// blocks holding 8 / team teams. The team's lane groups take the unit's
-// fiber segments round robin; per segment a group sums value x leaf-factor
-// row over the segment's leaves, multiplies by the factor rows of the
-// fiber's ancestors (climbing node_parent for order >= 4) and adds the
-// result to its register sum; the team's sums meet in shared memory (block-
-// wide barriers) and the team's first lane group writes the row.
-// Reducing through warp shuffles and per-team named barriers instead was
-// slower (docs/design-measurements.md, "HB-CSF unit reduction"), so the
-// block keeps its shared barriers. A lane group's leaves are a chain of
-// dependent loads: short chains (many groups per unit; the leaf loop
-// unrolled by 4 so that several rows are in flight) keep the kernel from
-// being latency bound. All index and offset arithmetic is 32-bit as in the
-// format (nnz < 2^32); row offsets into factors and output are 64-bit.
 #include <algorithm>
 #include <cmath>
 #include <type_traits>
@@ -103,12 +81,6 @@ struct HbcsfArgs {
   const uint32_t* segment_ptr;
   const uint32_t* leaf_ind;
   const T* bcsf_val;
-  const uint32_t* unit_row;
-  const uint32_t* unit_segment_ptr;
-  const uint8_t* unit_split;
-  const uint32_t* units_list;  // this launch's units (a bin's slice of bin_units)
-  uint64_t units_count;
-  uint32_t team_warps;  // 1, 2, 4 or 8
   // The fused launch (hbcsf_fused_kernel).
   uint64_t segments, bcsf_nnz;
   const uint32_t* segment_row;
@@ -155,8 +127,8 @@ __device__ __forceinline__ Pack<A, V> convert(const Pack<T, V>& p) {
   return r;
 }
 
-// Store (sole writer of the row) or add atomically (a split slice's unit),
-// rounding a wider sum to T once.
+// Store (sole writer of the row) or add atomically (rows shared between
+// warps), rounding a wider sum to T once.
 template <typename T, int V, typename A>
 __device__ __forceinline__ void write_pack(T* out, uint32_t row, uint32_t rank, uint32_t u, const Pack<A, V>& p,
                                            bool atomic) {
@@ -185,11 +157,6 @@ __device__ __forceinline__ void hbcsf_coo_body(const HbcsfArgs<T>& a, uint64_t b
   }
 }
 
-template <typename T, int V, int L>
-__global__ void __launch_bounds__(kThreads) hbcsf_coo_kernel(const HbcsfArgs<T> a) {
-  hbcsf_coo_body<T, V, L>(a, blockIdx.x, gridDim.x);
-}
-
 // Sum a value over the 32 / L lane groups of a warp: afterwards every lane
 // holds the sum over the lanes with its index within the group. All 32
 // lanes must call it (warp-uniform).
@@ -201,7 +168,7 @@ __device__ __forceinline__ void warp_sum_groups(Pack<T, V>& p) {
     for (int e = 0; e < V; ++e) p.v[e] += shfl_xor(0xffffffffu, p.v[e], offset);
 }
 
-// CSL group, two mappings (launch_all picks by the mean slice length):
+// CSL group, two mappings (launch_fused picks by the mean slice length):
 //  - kWarp: warp s handles slice s (grid-stride): its 32 / L lane groups
 //    take the slice's nonzeros round robin, the group sums meet through
 //    shuffles and the first group stores the row (long slices: short
@@ -239,11 +206,6 @@ __device__ __forceinline__ void hbcsf_csl_body(const HbcsfArgs<T>& a, uint64_t b
       if (column && group == 0) write_pack<T, V>(output_copy(a.out), row, a.rank, u, acc, false);
     }
   }
-}
-
-template <typename T, int V, int L, bool kWarp>
-__global__ void __launch_bounds__(kThreads) hbcsf_csl_kernel(const HbcsfArgs<T> a) {
-  hbcsf_csl_body<T, V, L, kWarp>(a, blockIdx.x, gridDim.x);
 }
 
 // The first segment of the leaf range starting at leaf `z`: the largest g
@@ -555,77 +517,6 @@ __global__ void __launch_bounds__(kThreads, 4) hbcsf_fused_many_leaves_kernel(co
   hbcsf_fused_body<T, V, L, kCsl, true>(a);
 }
 
-// B-CSF group: a team of team_warps warps per unit of units_list (see the
-// top of the file). Every thread of a block runs the same number of
-// iterations of both loops (the unit loop steps by whole blocks, the column
-// loop by L up to the rank), so the barriers are uniform; threads of a team
-// without a unit (the grid's tail) only take part in them.
-template <typename T, int V, int L>
-__global__ void __launch_bounds__(kThreads) hbcsf_bcsf_kernel(const HbcsfArgs<T> a) {
-  __shared__ Pack<RunningSum<T>, V> partial[kThreads];
-  const uint32_t team_threads = 32u * a.team_warps;
-  const uint32_t teams_per_block = kThreads / team_threads;
-  const uint32_t team = threadIdx.x / team_threads;
-  const uint32_t in_team = threadIdx.x % team_threads;
-  const uint32_t group = in_team / L, lane = in_team % L;
-  const uint32_t groups_per_team = team_threads / L;
-  const uint32_t units = a.rank / V;
-  const uint32_t leaf_level = a.order - 1;
-  const T* leaf_factor = a.F[leaf_level];
-  for (uint64_t base = uint64_t(blockIdx.x) * teams_per_block; base < a.units_count;
-       base += uint64_t(gridDim.x) * teams_per_block) {
-    const uint64_t slot = base + team;
-    const bool active = slot < a.units_count;
-    uint32_t gb = 0, ge = 0, row = 0;
-    bool split = false;
-    if (active) {
-      const uint32_t unit = __ldg(a.units_list + slot);
-      gb = __ldg(a.unit_segment_ptr + unit);
-      ge = __ldg(a.unit_segment_ptr + unit + 1);
-      row = __ldg(a.unit_row + unit);
-      split = __ldg(a.unit_split + unit) != 0;
-    }
-    for (uint32_t c0 = 0; c0 < units; c0 += L) {
-      const uint32_t u = c0 + lane;
-      const bool column = u < units;
-      Pack<RunningSum<T>, V> acc = splat<RunningSum<T>, V>(T(0));
-      if (column) {
-        for (uint32_t g = gb + group; g < ge; g += groups_per_team) {
-          Pack<T, V> s = splat<T, V>(T(0));  // one segment: at most fiber_threshold leaves
-          const uint32_t zb = __ldg(a.segment_ptr + g), ze = __ldg(a.segment_ptr + g + 1);
-#pragma unroll 4
-          for (uint32_t z = zb; z < ze; ++z) {
-            const T v = __ldg(a.bcsf_val + z);
-            const Pack<T, V> f = row_pack<T, V>(leaf_factor, __ldg(a.leaf_ind + z), a.rank, u);
-#pragma unroll
-            for (int e = 0; e < V; ++e) s.v[e] += v * f.v[e];
-          }
-          // The fiber's ancestors: level N-2 (the segment itself) up to 1.
-          uint32_t node = g;
-          for (uint32_t l = leaf_level - 1; l >= 1; --l) {
-            mul_into(s, row_pack<T, V>(a.F[l], __ldg(a.node_ind[l - 1] + node), a.rank, u));
-            if (l >= 2) node = __ldg(a.node_parent[l - 2] + node);
-          }
-          add_into(acc, s);
-        }
-      }
-      if (groups_per_team == 1) {  // uniform: one warp of 32 lanes per unit
-        if (active && column) write_pack<T, V>(output_copy(a.out), row, a.rank, u, acc, split);
-      } else {
-        partial[threadIdx.x] = acc;
-        __syncthreads();
-        if (active && column && group == 0) {
-          Pack<RunningSum<T>, V> sum = splat<RunningSum<T>, V>(T(0));
-          const uint32_t first = team * team_threads + lane;
-          for (uint32_t k = 0; k < groups_per_team; ++k) add_into(sum, partial[first + k * L]);
-          write_pack<T, V>(output_copy(a.out), row, a.rank, u, sum, split);
-        }
-        __syncthreads();  // partial is reused by the next column chunk
-      }
-    }
-  }
-}
-
 // The fused launch maps the CSL group by chunks of nonzeros when its
 // longest slice has at least this many nonzeros (CSL slices hold at most
 // slice_split_nnz, 512 by default): a lane group or warp per slice then
@@ -653,34 +544,20 @@ unsigned grid_for(uint64_t work, uint64_t per_block, int multiprocessors) {
   return static_cast<unsigned>(std::max<uint64_t>(1, std::min(want, cap)));
 }
 
-// Warps per B-CSF unit for a bin of units of at most `limit` nonzeros:
-// about 64 nonzeros per warp, 1..8 warps (a power of two). A lane group's
-// leaves are a chain of dependent loads, so short chains (many groups per
-// unit) beat fewer, longer ones; 128 nonzeros per warp and teams narrower
-// than a warp were both slower (docs/design-measurements.md,
-// "team_warps_for").
-uint32_t team_warps_for(uint64_t limit) {
-  uint32_t w = 1;
-  while (w < uint32_t(kWarps) && uint64_t(w) * 64 < limit) w *= 2;
-  return w;
-}
-
 // The non-root kernels (defined with the non-root launch below).
 template <typename T, int V, int L>
 __global__ void __launch_bounds__(kThreads) hbcsf_coo_nonroot_kernel(const HbcsfArgs<T> a);
 template <typename T, int V, int L, bool kWarp>
 __global__ void __launch_bounds__(kThreads) hbcsf_csl_nonroot_kernel(const HbcsfArgs<T> a);
 
-// The COO and CSL groups' launches (one each), root or non-root kernels;
-// records them in p.
-template <typename T, int V, int L, bool kNonRoot>
-cudaError_t launch_coo_csl(const HbcsfArgs<T>& a, const DeviceHbcsfRef& x, int multiprocessors, cudaStream_t stream,
-                           HbcsfLaunchPlan& p) {
+// The COO and CSL groups' non-root launches (one each); records them in p.
+template <typename T, int V, int L>
+cudaError_t launch_nonroot_coo_csl(const HbcsfArgs<T>& a, const DeviceHbcsfRef& x, int multiprocessors,
+                                   cudaStream_t stream, HbcsfLaunchPlan& p) {
   constexpr uint64_t kGroupsPerBlock = kThreads / L;
   if (a.coo_nnz > 0) {
     const unsigned grid = grid_for(a.coo_nnz, kGroupsPerBlock, multiprocessors);
-    if constexpr (kNonRoot) hbcsf_coo_nonroot_kernel<T, V, L><<<grid, kThreads, 0, stream>>>(a);
-    else hbcsf_coo_kernel<T, V, L><<<grid, kThreads, 0, stream>>>(a);
+    hbcsf_coo_nonroot_kernel<T, V, L><<<grid, kThreads, 0, stream>>>(a);
     if (cudaError_t err = cudaGetLastError(); err != cudaSuccess) return err;
     p.launches++;
     p.coo_groups = uint64_t(grid) * kGroupsPerBlock;
@@ -691,45 +568,11 @@ cudaError_t launch_coo_csl(const HbcsfArgs<T>& a, const DeviceHbcsfRef& x, int m
     p.csl_warp_per_slice = warp_per_slice;
     const unsigned grid = warp_per_slice ? grid_for(a.csl_slices, kWarps, multiprocessors)
                                          : grid_for(a.csl_slices, kGroupsPerBlock, multiprocessors);
-    if constexpr (kNonRoot) {
-      if (warp_per_slice) hbcsf_csl_nonroot_kernel<T, V, L, true><<<grid, kThreads, 0, stream>>>(a);
-      else hbcsf_csl_nonroot_kernel<T, V, L, false><<<grid, kThreads, 0, stream>>>(a);
-    } else {
-      if (warp_per_slice) hbcsf_csl_kernel<T, V, L, true><<<grid, kThreads, 0, stream>>>(a);
-      else hbcsf_csl_kernel<T, V, L, false><<<grid, kThreads, 0, stream>>>(a);
-    }
+    if (warp_per_slice) hbcsf_csl_nonroot_kernel<T, V, L, true><<<grid, kThreads, 0, stream>>>(a);
+    else hbcsf_csl_nonroot_kernel<T, V, L, false><<<grid, kThreads, 0, stream>>>(a);
     if (cudaError_t err = cudaGetLastError(); err != cudaSuccess) return err;
     p.launches++;
   }
-  return cudaSuccess;
-}
-
-template <typename T, int V, int L>
-cudaError_t launch_all(HbcsfArgs<T> a, const DeviceHbcsfRef& x, int multiprocessors, cudaStream_t stream,
-                       HbcsfLaunchPlan* plan) {
-  HbcsfLaunchPlan p;
-  p.lanes = L;
-  p.vector = V;
-  if (cudaError_t err = launch_coo_csl<T, V, L, false>(a, x, multiprocessors, stream, p); err != cudaSuccess)
-    return err;
-  const uint32_t bins = x.bin_ptr.empty() ? 0 : static_cast<uint32_t>(x.bin_ptr.size() - 1);
-  for (uint32_t b = 0; b < bins; ++b) {
-    const uint32_t first = x.bin_ptr[b], end = x.bin_ptr[b + 1];
-    if (end <= first) continue;
-    // Bin b's limit; the last bin holds the rest (taken as twice the
-    // previous limit: units are cut at slice_split_nnz).
-    const uint64_t limit = uint64_t(x.slice_bin_min_nnz) << std::min<uint32_t>(b, 32);
-    a.team_warps = team_warps_for(limit);
-    a.units_list = x.bin_units + first;
-    a.units_count = end - first;
-    const uint64_t teams_per_block = kWarps / a.team_warps;
-    const unsigned grid = grid_for(a.units_count, teams_per_block, multiprocessors);
-    hbcsf_bcsf_kernel<T, V, L><<<grid, kThreads, 0, stream>>>(a);
-    if (cudaError_t err = cudaGetLastError(); err != cudaSuccess) return err;
-    p.launches++;
-    p.bcsf_blocks += grid;
-  }
-  if (plan) *plan = p;
   return cudaSuccess;
 }
 
@@ -757,7 +600,7 @@ void launch_fused_kernel(int csl, unsigned grid, cudaStream_t stream, const Hbcs
 constexpr uint64_t kManyLeavesFrom = uint64_t(1) << 21;
 
 // The fused launch (hbcsf_fused_kernel): the COO and CSL groups' blocks as
-// in launch_coo_csl, then enough blocks for the B-CSF leaves in chunks of
+// in launch_nonroot_coo_csl, then enough blocks for the B-CSF leaves in chunks of
 // a.leaf_chunk.
 template <typename T, int V, int L>
 cudaError_t launch_fused(HbcsfArgs<T> a, const DeviceHbcsfRef& x, int multiprocessors, cudaStream_t stream,
@@ -765,7 +608,6 @@ cudaError_t launch_fused(HbcsfArgs<T> a, const DeviceHbcsfRef& x, int multiproce
   HbcsfLaunchPlan p;
   p.lanes = L;
   p.vector = V;
-  p.leaf_mapped = true;
   constexpr uint64_t kGroupsPerBlock = kThreads / L;
   a.coo_blocks = a.coo_nnz > 0 ? grid_for(a.coo_nnz, kGroupsPerBlock, multiprocessors) : 0;
   p.coo_groups = uint64_t(a.coo_blocks) * kGroupsPerBlock;
@@ -813,23 +655,16 @@ cudaError_t launch_fused(HbcsfArgs<T> a, const DeviceHbcsfRef& x, int multiproce
   return cudaSuccess;
 }
 
-template <typename T, int V, int L>
-cudaError_t launch_root(const HbcsfArgs<T>& a, const DeviceHbcsfRef& x, bool by_units, int multiprocessors,
-                        cudaStream_t stream, HbcsfLaunchPlan* plan) {
-  if (by_units) return launch_all<T, V, L>(a, x, multiprocessors, stream, plan);
-  return launch_fused<T, V, L>(a, x, multiprocessors, stream, plan);
-}
-
 template <typename T, int V>
-cudaError_t launch_for_lanes(const HbcsfArgs<T>& a, const DeviceHbcsfRef& x, int lanes, bool by_units,
-                             int multiprocessors, cudaStream_t stream, HbcsfLaunchPlan* plan) {
+cudaError_t launch_for_lanes(const HbcsfArgs<T>& a, const DeviceHbcsfRef& x, int lanes, int multiprocessors,
+                             cudaStream_t stream, HbcsfLaunchPlan* plan) {
   switch (lanes) {
-    case 1: return launch_root<T, V, 1>(a, x, by_units, multiprocessors, stream, plan);
-    case 2: return launch_root<T, V, 2>(a, x, by_units, multiprocessors, stream, plan);
-    case 4: return launch_root<T, V, 4>(a, x, by_units, multiprocessors, stream, plan);
-    case 8: return launch_root<T, V, 8>(a, x, by_units, multiprocessors, stream, plan);
-    case 16: return launch_root<T, V, 16>(a, x, by_units, multiprocessors, stream, plan);
-    case 32: return launch_root<T, V, 32>(a, x, by_units, multiprocessors, stream, plan);
+    case 1: return launch_fused<T, V, 1>(a, x, multiprocessors, stream, plan);
+    case 2: return launch_fused<T, V, 2>(a, x, multiprocessors, stream, plan);
+    case 4: return launch_fused<T, V, 4>(a, x, multiprocessors, stream, plan);
+    case 8: return launch_fused<T, V, 8>(a, x, multiprocessors, stream, plan);
+    case 16: return launch_fused<T, V, 16>(a, x, multiprocessors, stream, plan);
+    case 32: return launch_fused<T, V, 32>(a, x, multiprocessors, stream, plan);
     default: return cudaErrorInvalidValue;
   }
 }
@@ -910,7 +745,7 @@ cudaError_t launch_nonroot_all(HbcsfArgs<T> a, const DeviceHbcsfRef& x, int mult
   HbcsfLaunchPlan p;
   p.lanes = L;
   p.vector = V;
-  if (cudaError_t err = launch_coo_csl<T, V, L, true>(a, x, multiprocessors, stream, p); err != cudaSuccess)
+  if (cudaError_t err = launch_nonroot_coo_csl<T, V, L>(a, x, multiprocessors, stream, p); err != cudaSuccess)
     return err;
   if (a.bcsf_nnz > 0) {
     const uint64_t warps = (a.bcsf_nnz + a.leaf_chunk - 1) / a.leaf_chunk;
@@ -920,7 +755,6 @@ cudaError_t launch_nonroot_all(HbcsfArgs<T> a, const DeviceHbcsfRef& x, int mult
     if (cudaError_t err = cudaGetLastError(); err != cudaSuccess) return err;
     p.launches++;
     p.bcsf_blocks = grid;
-    p.leaf_mapped = true;
     p.leaf_chunk = a.leaf_chunk;
   }
   if (plan) *plan = p;
@@ -974,10 +808,6 @@ cudaError_t make_args(const DeviceHbcsfRef& x, const T* const* factors, uint32_t
   a.segment_ptr = x.segment_ptr;
   a.leaf_ind = x.leaf_ind;
   a.bcsf_val = static_cast<const T*>(x.bcsf_val);
-  a.unit_row = x.unit_row;
-  a.unit_segment_ptr = x.unit_segment_ptr;
-  a.unit_split = x.unit_split;
-  a.team_warps = 1;
   return cudaSuccess;
 }
 
@@ -1016,7 +846,7 @@ struct Offsets {
   size_t coo_ind[kHbcsfMaxOrder], coo_val;
   size_t csl_slice_ind, csl_slice_ptr, csl_ind[kHbcsfMaxOrder], csl_val;
   size_t node_ind[kHbcsfMaxOrder], node_parent[kHbcsfMaxOrder];
-  size_t segment_ptr, leaf_ind, bcsf_val, unit_row, unit_segment_ptr, unit_split, bin_units, segment_row;
+  size_t segment_ptr, leaf_ind, bcsf_val, unit_row, unit_segment_ptr, unit_split, segment_row;
 };
 
 // The root row of each fiber segment (DeviceHbcsfRef::segment_row), from
@@ -1054,7 +884,6 @@ Layout make_layout(const HostHbcsfView& x, Offsets& o) {
   o.unit_row = l.add(x.unit_row, x.units * u4);
   o.unit_segment_ptr = l.add(x.unit_segment_ptr, (x.units + 1) * u4);
   o.unit_split = l.add(x.unit_split, x.units);
-  o.bin_units = l.add(x.bin_units, x.units * u4);
   o.segment_row = l.add(nullptr, x.segments * u4);  // filled by hbcsf_upload
   l.total = std::max<size_t>(l.total, 1);
   return l;
@@ -1069,8 +898,8 @@ size_t hbcsf_copy_bytes(const HostHbcsfView& x) {
 }
 
 cudaError_t hbcsf_upload(const HostHbcsfView& x, void* block, DeviceHbcsfRef* out) {
-  if (x.order < 3 || x.order > kHbcsfMaxOrder || !out || !block || !x.node_count || x.bins < 1 || !x.bin_ptr ||
-      x.bin_ptr[x.bins] != x.units || x.segments != x.node_count[x.order - 3])
+  if (x.order < 3 || x.order > kHbcsfMaxOrder || !out || !block || !x.node_count ||
+      x.segments != x.node_count[x.order - 3])
     return cudaErrorInvalidValue;
   Offsets o{};
   const Layout l = make_layout(x, o);
@@ -1111,22 +940,19 @@ cudaError_t hbcsf_upload(const HostHbcsfView& x, void* block, DeviceHbcsfRef* ou
   r.unit_row = u32(o.unit_row);
   r.unit_segment_ptr = u32(o.unit_segment_ptr);
   r.unit_split = reinterpret_cast<const uint8_t*>(base + o.unit_split);
-  r.bin_units = u32(o.bin_units);
   r.segment_row = u32(o.segment_row);
   for (uint64_t k = 0; k < x.csl_slices; ++k)
     r.csl_max_slice = std::max<uint64_t>(r.csl_max_slice, x.csl_slice_ptr[k + 1] - x.csl_slice_ptr[k]);
-  r.slice_bin_min_nnz = x.slice_bin_min_nnz;
-  r.bin_ptr.assign(x.bin_ptr, x.bin_ptr + x.bins + 1);
   *out = std::move(r);
   return cudaSuccess;
 }
 
 // Leaves per warp: the power of two nearest to max(sqrt(leaves) / 6,
 // 4 x the mean segment length), within [64, 4096], fitted to a sweep of
-// chunks (bench_gpu records it as leaf_chunk_sweep_ms): the best chunk grew
-// with the tensor (per-warp costs, the segment search, the window loads and
-// the row flushes, against too few warps to hide latency) and with the
-// fibers; a rule by the number of resident warps alone missed both ends
+// chunks (the sweep is in the git history of benchmarks/bench_gpu.cpp):
+// the best chunk grew with the tensor (per-warp costs, the segment search,
+// the window loads and the row flushes, against too few warps to hide
+// latency) and with the fibers; a rule by the number of resident warps alone missed both ends
 // (docs/design-measurements.md, "hbcsf_leaf_chunk").
 uint64_t hbcsf_leaf_chunk(const DeviceHbcsfRef& x, int multiprocessors) {
   (void)multiprocessors;  // the fit did not need it (one GPU model measured)
@@ -1139,7 +965,6 @@ uint64_t hbcsf_leaf_chunk(const DeviceHbcsfRef& x, int multiprocessors) {
 
 namespace {
 
-// The root MTTKRP by leaf chunks (default) or by the paper's slice units.
 // Runs launch() with a.out on copies of `out` when the float32 rows of
 // `mode` take many atomic additions (output_copies.cuh), then sums them
 // into out. Root rows of split slices and every non-root row are added
@@ -1156,12 +981,12 @@ cudaError_t with_output_copies(const DeviceHbcsfRef& x, uint32_t mode, uint32_t 
 }
 
 template <typename T>
-cudaError_t launch_root_mttkrp(const DeviceHbcsfRef& x, const T* const* factors, uint32_t rank, T* out, bool by_units,
-                               uint64_t leaf_chunk, int multiprocessors, cudaStream_t stream, HbcsfLaunchPlan* plan) {
+cudaError_t launch_root_mttkrp(const DeviceHbcsfRef& x, const T* const* factors, uint32_t rank, T* out,
+                               int multiprocessors, cudaStream_t stream, HbcsfLaunchPlan* plan) {
   HbcsfArgs<T> a;
   if (cudaError_t err = make_args<T>(x, factors, 0, rank, out, a); err != cudaSuccess) return err;
-  a.leaf_chunk = leaf_chunk > 0 ? (leaf_chunk + 31) / 32 * 32 : hbcsf_leaf_chunk(x, multiprocessors);
-  if (!by_units && x.segments > 0 && !x.segment_row) return cudaErrorInvalidValue;
+  a.leaf_chunk = hbcsf_leaf_chunk(x, multiprocessors);
+  if (x.segments > 0 && !x.segment_row) return cudaErrorInvalidValue;
   // Vectors and lane groups as in the COO and HiCOO kernels: V = 4 floats
   // or 2 doubles (one 16-byte access) when the rank allows (rows stay
   // 16-byte aligned: they start at multiples of rank elements of 256-byte
@@ -1171,8 +996,8 @@ cudaError_t launch_root_mttkrp(const DeviceHbcsfRef& x, const T* const* factors,
   bool vectorised = false;
   const int lanes = lanes_for(rank, wide, vectorised);
   return with_output_copies<T>(x, x.mode_order[0], rank, out, multiprocessors, stream, a, [&] {
-    return vectorised ? launch_for_lanes<T, wide>(a, x, lanes, by_units, multiprocessors, stream, plan)
-                      : launch_for_lanes<T, 1>(a, x, lanes, by_units, multiprocessors, stream, plan);
+    return vectorised ? launch_for_lanes<T, wide>(a, x, lanes, multiprocessors, stream, plan)
+                      : launch_for_lanes<T, 1>(a, x, lanes, multiprocessors, stream, plan);
   });
 }
 
@@ -1181,20 +1006,7 @@ cudaError_t launch_root_mttkrp(const DeviceHbcsfRef& x, const T* const* factors,
 template <typename T>
 cudaError_t launch_mttkrp_hbcsf(const DeviceHbcsfRef& x, const T* const* factors, uint32_t rank, T* out,
                                 int multiprocessors, cudaStream_t stream, HbcsfLaunchPlan* plan) {
-  return launch_root_mttkrp<T>(x, factors, rank, out, false, 0, multiprocessors, stream, plan);
-}
-
-template <typename T>
-cudaError_t launch_mttkrp_hbcsf_chunked(const DeviceHbcsfRef& x, const T* const* factors, uint32_t rank, T* out,
-                                        int multiprocessors, cudaStream_t stream, uint64_t leaf_chunk,
-                                        HbcsfLaunchPlan* plan) {
-  return launch_root_mttkrp<T>(x, factors, rank, out, false, leaf_chunk, multiprocessors, stream, plan);
-}
-
-template <typename T>
-cudaError_t launch_mttkrp_hbcsf_units(const DeviceHbcsfRef& x, const T* const* factors, uint32_t rank, T* out,
-                                      int multiprocessors, cudaStream_t stream, HbcsfLaunchPlan* plan) {
-  return launch_root_mttkrp<T>(x, factors, rank, out, true, 0, multiprocessors, stream, plan);
+  return launch_root_mttkrp<T>(x, factors, rank, out, multiprocessors, stream, plan);
 }
 
 template <typename T>
@@ -1232,13 +1044,5 @@ template cudaError_t launch_mttkrp_hbcsf<float>(const DeviceHbcsfRef&, const flo
                                                 cudaStream_t, HbcsfLaunchPlan*);
 template cudaError_t launch_mttkrp_hbcsf<double>(const DeviceHbcsfRef&, const double* const*, uint32_t, double*,
                                                  int, cudaStream_t, HbcsfLaunchPlan*);
-template cudaError_t launch_mttkrp_hbcsf_chunked<float>(const DeviceHbcsfRef&, const float* const*, uint32_t, float*,
-                                                        int, cudaStream_t, uint64_t, HbcsfLaunchPlan*);
-template cudaError_t launch_mttkrp_hbcsf_chunked<double>(const DeviceHbcsfRef&, const double* const*, uint32_t,
-                                                         double*, int, cudaStream_t, uint64_t, HbcsfLaunchPlan*);
-template cudaError_t launch_mttkrp_hbcsf_units<float>(const DeviceHbcsfRef&, const float* const*, uint32_t, float*,
-                                                      int, cudaStream_t, HbcsfLaunchPlan*);
-template cudaError_t launch_mttkrp_hbcsf_units<double>(const DeviceHbcsfRef&, const double* const*, uint32_t,
-                                                       double*, int, cudaStream_t, HbcsfLaunchPlan*);
 
 }  // namespace spt::cuda

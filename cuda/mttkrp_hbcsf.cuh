@@ -8,7 +8,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <vector>
 
 namespace spt::cuda {
 
@@ -45,15 +44,11 @@ struct HostHbcsfView {
   const uint32_t* unit_row = nullptr;
   const uint32_t* unit_segment_ptr = nullptr;  // units + 1
   const uint8_t* unit_split = nullptr;
-  uint32_t bins = 0;
-  uint32_t slice_bin_min_nnz = 1;
-  const uint32_t* bin_ptr = nullptr;    // bins + 1
-  const uint32_t* bin_units = nullptr;  // units
 };
 
 // The device copy: one allocation holding every array of HostHbcsfView
-// (each at a 256-byte aligned offset); the bin pointers stay on the host
-// (the launch loop reads them).
+// (each at a 256-byte aligned offset). The units are read by the TTMc
+// kernels (ttmc_hbcsf.cuh) and give each segment its root row at upload.
 struct DeviceHbcsfRef {
   uint32_t order = 0;
   uint32_t mode_order[kHbcsfMaxOrder] = {};  // level -> mode
@@ -73,14 +68,11 @@ struct DeviceHbcsfRef {
   const uint32_t* unit_row = nullptr;
   const uint32_t* unit_segment_ptr = nullptr;
   const uint8_t* unit_split = nullptr;
-  const uint32_t* bin_units = nullptr;
   // segments entries, made at upload from the units: the root-level row
   // (slice coordinate) of each fiber segment, so that kernels mapping work
   // by leaves need no unit lookup.
   const uint32_t* segment_row = nullptr;
   uint64_t csl_max_slice = 0;  // nonzeros of the longest CSL slice, made at upload
-  uint32_t slice_bin_min_nnz = 1;
-  std::vector<uint32_t> bin_ptr;  // host copy, bins + 1
 };
 
 // Bytes of the device copy (hbcsf_upload's `block`).
@@ -95,12 +87,11 @@ cudaError_t hbcsf_upload(const HostHbcsfView& x, void* block, DeviceHbcsfRef* ou
 struct HbcsfLaunchPlan {
   uint32_t vector = 1;        // columns per vector access
   uint32_t lanes = 0;         // lanes per group (vectors of rank columns in flight)
-  uint32_t launches = 0;      // kernel launches (fused: 1; by units: COO, CSL, one per non-empty bin)
-  bool leaf_mapped = false;  // B-CSF by leaf chunks (fused launch), else by slice units
-  uint64_t leaf_chunk = 0;   // B-CSF leaves per warp (leaf-mapped)
+  uint32_t launches = 0;      // kernel launches (root: 1, fused; non-root: COO, CSL, B-CSF)
+  uint64_t leaf_chunk = 0;   // B-CSF leaves per warp
   uint64_t coo_groups = 0;    // lane groups of the COO launch
   bool csl_warp_per_slice = false;  // CSL: a warp per slice (else a lane group per slice)
-  uint64_t bcsf_blocks = 0;   // thread blocks over all bin launches
+  uint64_t bcsf_blocks = 0;   // thread blocks of the B-CSF group
 };
 
 // out (dims[mode_order[0]] x rank, device, ld = rank) += MTTKRP of x with
@@ -110,7 +101,8 @@ struct HbcsfLaunchPlan {
 // plain stores), the CSL group as the paper (a warp or lane group per
 // slice) unless one slice is long (then as the B-CSF group), the B-CSF
 // group mapped by equal chunks of leaves per warp with segment and running
-// row sums, rows added atomically (see cuda/mttkrp_hbcsf.cu for why not by slice units).
+// row sums, rows added atomically (see cuda/mttkrp_hbcsf.cu for why not by
+// the paper's slice units).
 // Asynchronous on `stream`; returns the launch error. `multiprocessors`
 // sizes the grid; *plan (optional) receives the mapping.
 template <typename T>
@@ -120,22 +112,6 @@ cudaError_t launch_mttkrp_hbcsf(const DeviceHbcsfRef& x, const T* const* factors
 // B-CSF leaves per warp of launch_mttkrp_hbcsf for x on `multiprocessors`
 // SMs (a multiple of 32; see hbcsf_leaf_chunk in the .cu for the rule).
 uint64_t hbcsf_leaf_chunk(const DeviceHbcsfRef& x, int multiprocessors);
-
-// launch_mttkrp_hbcsf with `leaf_chunk` leaves per warp instead of the
-// rule's (rounded up to a multiple of 32; 0 = the rule): for the
-// benchmark's sweep.
-template <typename T>
-cudaError_t launch_mttkrp_hbcsf_chunked(const DeviceHbcsfRef& x, const T* const* factors, uint32_t rank, T* out,
-                                        int multiprocessors, cudaStream_t stream, uint64_t leaf_chunk,
-                                        HbcsfLaunchPlan* plan = nullptr);
-
-// The same product with the paper's B-CSF mapping (§IV-B: a team of 1-8
-// warps per slice unit, units binned by size, one launch per non-empty
-// bin after the COO and CSL launches; rows of unsplit units stored, of
-// split slices added atomically). Kept to measure against the default.
-template <typename T>
-cudaError_t launch_mttkrp_hbcsf_units(const DeviceHbcsfRef& x, const T* const* factors, uint32_t rank, T* out,
-                                      int multiprocessors, cudaStream_t stream, HbcsfLaunchPlan* plan = nullptr);
 
 // out (dims[mode] x rank, device, ld = rank) += MTTKRP of x in `mode`, any
 // mode of the tensor (the tree stays rooted at mode_order[0]): for a

@@ -407,9 +407,7 @@ std::string hbcsf_view_problem(const spt_plugin_hbcsf& x) {
   if (!x.segment_ptr || x.segment_ptr[x.segments] != x.bcsf_nnz) return "segment_ptr does not end at bcsf_nnz";
   if (x.bcsf_nnz > 0 && (!x.leaf_ind || !x.bcsf_val)) return "NULL B-CSF leaves";
   if (!x.unit_segment_ptr || x.unit_segment_ptr[x.units] != x.segments) return "unit_segment_ptr does not end at segments";
-  if (x.units > 0 && (!x.unit_row || !x.unit_split || !x.bin_units)) return "NULL unit arrays";
-  if (x.bins < 1 || !x.bin_ptr || x.bin_ptr[x.bins] != x.units) return "bin_ptr does not end at units";
-  if (x.slice_bin_min_nnz < 1) return "slice_bin_min_nnz must be >= 1";
+  if (x.units > 0 && (!x.unit_row || !x.unit_split)) return "NULL unit arrays";
   return {};
 }
 
@@ -455,10 +453,6 @@ int plugin_hbcsf_upload(int device, const spt_plugin_hbcsf* x, spt_plugin_device
     view.unit_row = x->unit_row;
     view.unit_segment_ptr = x->unit_segment_ptr;
     view.unit_split = x->unit_split;
-    view.bins = x->bins;
-    view.slice_bin_min_nnz = x->slice_bin_min_nnz;
-    view.bin_ptr = x->bin_ptr;
-    view.bin_units = x->bin_units;
     SPT_CUDA_TRY(cudaSetDevice(device), "cudaSetDevice");
     const size_t bytes = spt::cuda::hbcsf_copy_bytes(view);
     const size_t available = free_memory(device);

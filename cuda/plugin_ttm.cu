@@ -1,6 +1,6 @@
 // The CUDA plugin's SpTTM entries (table section [v6-ttm], contracts in
 // src/dispatch/plugin_abi.h): the variant rule, SpTTM on mode-n fibers
-// (five kernels, cuda/ttm.cuh) and the semi-sparse TTM (SsTTM).
+// (three kernels, cuda/ttm.cuh) and the semi-sparse TTM (SsTTM).
 //
 // Nothing is cached: each call validates the host arrays (an index past
 // U's rows would otherwise fault on the device), checks that its one
@@ -317,7 +317,7 @@ int plugin_ttm_fibers(int device, const spt_plugin_ttm_fibers* x, const spt_plug
     TtmVariant variant = TtmVariant::coalesced;
     if (requested == SPT_PLUGIN_TTM_AUTO) {
       variant = rule_variant(u->cols, x->nfibers, x->nnz, longest);
-    } else if (requested >= SPT_PLUGIN_TTM_NAIVE && requested <= SPT_PLUGIN_TTM_SHARED) {
+    } else if (requested >= SPT_PLUGIN_TTM_COALESCED && requested <= SPT_PLUGIN_TTM_SHARED) {
       variant = static_cast<TtmVariant>(requested);
     } else {
       write_message(message, message_len, "unknown SpTTM variant " + std::to_string(requested));

@@ -1,4 +1,5 @@
-// GPU SpTTM kernels (five variants) and SsTTM; contracts in ttm.cuh.
+// GPU SpTTM kernels (coalesced, rank-blocked, shared-memory) and SsTTM;
+// contracts in ttm.cuh.
 //
 // Every SpTTM kernel walks the fibers with a grid-stride loop (64-bit
 // fiber and nonzero offsets, so any nnz works), accumulates a column of a
@@ -11,33 +12,24 @@
 
 namespace spt::cuda {
 
-// The rule. What the dissertation measured (§7.6.3, "GPU Optimization
-// Comparison", P100, single precision, times averaged over all modes of 11
-// real tensors, each variant on top of the previous one):
-//   R = 16: fine-grained 53% faster than naive, coalesced +29%, rank
-//           blocking +7%, shared memory +40%;
-//   R = 32: +74% (fine), +37% (coalesced), -20% (rank blocking: the fiber's
-//           indices and values are re-read per block of columns, which the
-//           text names as the reason it pays only at small R), +43% (shared).
-// and "the best speedup of GPU-SpTTM is mostly obtained by GPU-SpTTM-SM",
-// while modes whose fiber lengths vary a lot (large standard deviation)
-// run slowest (load imbalance between threads).
-// Our kernels did not follow that average, so the rule follows our
-// measurements (docs/design-measurements.md, "choose_ttm_variant"):
+// The rule. The dissertation found the shared-memory kernel best on
+// average over its tensors, with rank blocking paying only at small R; our
+// kernels did not follow that average, so the rule follows our
+// measurements (both in docs/design-measurements.md, "choose_ttm_variant"):
 //  - skewed fibers in a moderate number of fibers (the longest at least 64
-//    nonzeros and 64x the mean, at most 300,000 fibers): the shared-memory
-//    kernel (it stages a batch of fibers' nonzeros and sweeps the columns
-//    with the whole block, so a long fiber does not stall a warp per
-//    fiber); with over a million short fibers the staging lost to rank
-//    blocking;
+//    nonzeros and 64 times the mean, at most 300,000 fibers): the
+//    shared-memory kernel (it stages a batch of fibers' nonzeros and sweeps
+//    the columns with the whole block, so a long fiber does not stall a
+//    warp per fiber); with over a million short fibers the staging lost to
+//    rank blocking;
 //  - long fibers at small R (mean >= 64 and R <= 32, or mean >= 12 and
 //    R <= 16): the coalesced kernel (a warp per fiber, lanes over the
 //    columns);
 //  - everything else (short fibers, wider ranks): rank blocking (aligned
 //    16-byte loads of 4 columns per thread).
-// Naive and fine-grained won only on tensors of a few thousand nonzeros
-// (microsecond kernels); they stay selectable for benchmarks and tests.
-// bench_gpu_ttm prints every variant next to the rule's pick.
+// The dissertation's naive and fine-grained kernels won only on tiny
+// tensors (microsecond kernels), so they are not built (git history).
+// bench_gpu_ttm prints every kernel next to the rule's pick.
 TtmVariant choose_ttm_variant(uint64_t rank, uint64_t nfibers, double mean_fiber_length, uint64_t max_fiber_length) {
   if (nfibers == 0) return TtmVariant::rank_blocked;
   const double mean = mean_fiber_length > 1.0 ? mean_fiber_length : 1.0;
@@ -49,8 +41,7 @@ TtmVariant choose_ttm_variant(uint64_t rank, uint64_t nfibers, double mean_fiber
 
 namespace {
 
-constexpr int kThreads = 256;  // threads per block of every kernel but naive
-constexpr int kNaiveThreads = 128;
+constexpr int kThreads = 256;  // threads per block of every kernel
 
 template <typename T>
 struct TtmArgs {
@@ -64,40 +55,6 @@ struct TtmArgs {
   T* __restrict__ y;
   uint64_t ldy;
 };
-
-// Naive (Alg. 13): thread = fiber; for every nonzero, the whole U row is
-// added into the fiber's output row in global memory (stride-R accesses
-// across a warp, R read-modify-writes per nonzero).
-template <typename T>
-__global__ void __launch_bounds__(kNaiveThreads) ttm_naive_kernel(TtmArgs<T> a) {
-  const uint64_t stride = uint64_t(gridDim.x) * blockDim.x;
-  for (uint64_t f = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x; f < a.nfibers; f += stride) {
-    T* row = a.y + f * a.ldy;
-    for (uint32_t r = 0; r < a.rank; ++r) row[r] = T(0);
-    const uint64_t end = a.fptr[f + 1];
-    for (uint64_t k = a.fptr[f]; k < end; ++k) {
-      const T v = a.val[k];
-      const T* urow = a.u + uint64_t(a.ind[k]) * a.ldu;
-      for (uint32_t r = 0; r < a.rank; ++r) row[r] += v * urow[r];
-    }
-  }
-}
-
-// Fine-grained (Alg. 14): block (32 fibers along x, up to 8 columns along
-// y); thread (x, y) computes columns y, y + blockDim.y, ... of fiber x. A
-// warp spans 32 fibers at one column: U reads are not coalesced.
-template <typename T>
-__global__ void __launch_bounds__(kThreads) ttm_fine_kernel(TtmArgs<T> a) {
-  const uint64_t stride = uint64_t(gridDim.x) * blockDim.x;
-  for (uint64_t f = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x; f < a.nfibers; f += stride) {
-    const uint64_t begin = a.fptr[f], end = a.fptr[f + 1];
-    for (uint32_t r = threadIdx.y; r < a.rank; r += blockDim.y) {
-      T acc = T(0);
-      for (uint64_t k = begin; k < end; ++k) acc += a.val[k] * a.u[uint64_t(a.ind[k]) * a.ldu + r];
-      a.y[f * a.ldy + r] = acc;
-    }
-  }
-}
 
 // Coalesced (§7.3.3): block (W lanes along x over columns, 256/W fibers
 // along y), W = min(32, R rounded up to a power of two): consecutive lanes
@@ -273,17 +230,6 @@ cudaError_t launch_ttm(TtmVariant variant, const DeviceTtmFibersRef& x, const T*
   if (x.nfibers == 0) return cudaSuccess;
   TtmArgs<T> a{x.nfibers, x.fiber_ptr, x.ind, static_cast<const T*>(x.values), u, ldu, rank, y, ldy};
   switch (variant) {
-    case TtmVariant::naive: {
-      const unsigned grid = grid_for((x.nfibers + kNaiveThreads - 1) / kNaiveThreads, multiprocessors);
-      ttm_naive_kernel<T><<<grid, kNaiveThreads, 0, stream>>>(a);
-      break;
-    }
-    case TtmVariant::fine: {
-      const dim3 block(32, rank < 8 ? rank : 8);
-      const unsigned grid = grid_for((x.nfibers + 31) / 32, multiprocessors);
-      ttm_fine_kernel<T><<<grid, block, 0, stream>>>(a);
-      break;
-    }
     case TtmVariant::coalesced:
     case TtmVariant::shared: {
       const uint32_t w = pow2_at_least(rank, 32);

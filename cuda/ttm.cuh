@@ -1,6 +1,6 @@
-// GPU SpTTM family (dissertation ch. 7): the five SpTTM kernels of §7.3
-// (naive, fine-grained, coalesced, rank-blocked, shared-memory) and the
-// semi-sparse TTM (SsTTM, §7.4), float32 and float64, any rank R >= 1.
+// GPU SpTTM family (dissertation ch. 7): the SpTTM kernels of §7.3 that the
+// rule picks (coalesced, rank-blocked, shared-memory) and the semi-sparse
+// TTM (SsTTM, §7.4), float32 and float64, any rank R >= 1.
 // Called by the plugin (cuda/plugin_ttm.cu); the host prepares the inputs
 // (src/dispatch/device_ttm.cpp).
 //
@@ -28,8 +28,6 @@ namespace spt::cuda {
 // The SpTTM kernels. The numbers are the plugin ABI's SPT_PLUGIN_TTM_*
 // (src/dispatch/plugin_abi.h).
 enum class TtmVariant : int {
-  naive = 1,         // one thread per fiber, all R columns (Alg. 13)
-  fine = 2,          // one thread per (fiber, column): fibers along x (Alg. 14)
   coalesced = 3,     // lanes over columns, sub-warp per fiber: coalesced U rows (§7.3.3)
   rank_blocked = 4,  // a thread owns kTtmRankBlock consecutive columns, vector loads (§7.3.4)
   shared = 5,        // a block stages its fibers' (index, value) in shared memory (§7.3.5)

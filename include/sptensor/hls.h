@@ -28,7 +28,7 @@
  * stacked 16^3 sub-tiles (sub-tile s = the in-tile coordinate along that
  * mode), each with its own 4096-bit bitmap, values sub-tile by sub-tile.
  *
- * The default dense_threshold is the paper's tuned A100 MTTKRP value, 78
+ * The default dense_threshold is the paper's tuned MTTKRP value, 78
  * occupied cells per 16^3 tile (1.9% density), scaled by D for order 4
  * (78 D: the same density). A tile counts its distinct occupied cells.
  *

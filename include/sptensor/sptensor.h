@@ -203,8 +203,8 @@ typedef struct spt_backend_info {
   int device_count;             /**< CUDA devices found (0 without plugin, driver or device) */
   char device_name[256];        /**< name of the context's device ("" when none) */
   uint64_t device_total_memory; /**< bytes */
-  int compute_capability_major; /**< e.g. 9 for an H100 (0 when none) */
-  int compute_capability_minor; /**< e.g. 0 for an H100 (0 when none) */
+  int compute_capability_major; /**< e.g. 9 for compute capability 9.0 (0 when none) */
+  int compute_capability_minor; /**< e.g. 0 for compute capability 9.0 (0 when none) */
   char plugin_path[1024];       /**< file the CUDA plugin was loaded from ("" when none) */
   char reason[1024];            /**< why CUDA is not used ("" when backend is CUDA) */
 } spt_backend_info;

@@ -337,10 +337,10 @@ spt_tensor_format cp_apr_choose_format(spt_context_s& ctx, const spt_coo_s& x, s
     // AUTO: HiCOO when it compresses (block ratio alpha_b below eq. 4.11's
     // break-even, i.e. blocks hold several nonzeros each), else COO. With
     // several nonzeros per block the HiCOO Phi reads cached blocked factor
-    // rows: in bench_cp_apr (2 threads) it ran 1.3-3x faster than the COO
-    // groups on modes whose other factors do not fit in cache, and within
-    // about 20% (either way) elsewhere, in one copy instead of N (5-9x less
-    // memory on the benchmark tensors). With about one nonzero per block it
+    // rows: in bench_cp_apr it beat the COO groups on modes whose other
+    // factors do not fit in cache and was about even elsewhere, in one copy
+    // instead of N (docs/design-measurements.md, "CP-APR format choice").
+    // With about one nonzero per block it
     // is COO plus per-block overhead. (The c_b >= 0.01 test of the MTTKRP
     // advice is not used: it passes one-nonzero blocks whenever B <= 64.)
     const hicoo::Stats st = hicoo::compute_stats(*h, threads);

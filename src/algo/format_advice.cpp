@@ -21,9 +21,9 @@ FormatAdvice advise_format(spt_context_s& ctx, const spt_coo_s& x, spt_index ran
   if (x.nnz < kAdviceSmallNnz) {
     // Everything is in cache; what matters is per-call overhead, and
     // HiCOO's direct strategy has the least (no private copies, no
-    // atomics): 2-19x faster than COO and CSF at 16 threads on the small
-    // benchmark tensors, within noise at 2 threads. Its conversion costs
-    // well under a millisecond here.
+    // atomics): it beat COO and CSF at 16 threads on the small benchmark
+    // tensors and tied at 2 threads, and converts in a negligible time
+    // here (docs/design-measurements.md, "kAdviceSmallNnz").
     a.hicoo = std::make_unique<spt_hicoo_s>(hicoo::from_coo(x, hicoo::Params{}, exec.threads));
     a.hicoo_stats = hicoo::compute_stats(*a.hicoo, exec.threads);
     a.have_hicoo_stats = true;

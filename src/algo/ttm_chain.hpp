@@ -19,8 +19,9 @@
 // (the CPU one-shot kernel reuses partial Kronecker rows along its sort, so
 // its work is W(o), far below the textbook one-shot nnz * P, which is also
 // reported as kronecker_row_flops). The paths therefore differ by the
-// contraction order, which matters: on flights-2001 the best order does
-// half the work of the fixed one, on email-eu-day 30% less (rank 8).
+// contraction order, which matters: the best order saved a large share of
+// the fixed order's work on the benchmark tensors (docs/design-measurements.md,
+// "TTM chain order").
 //
 // Choosing the chain order. G_j depends only on the SET of modes in the
 // prefix, so the distinct counts D({n} + S) of every subset S of the other

@@ -14,9 +14,9 @@
 // own route); for a tall Y_(n) (I_n > P) the eigenpairs of the P x P Gram
 // Y_(n)^T Y_(n) and u_r = Y_(n) v_r / s_r, with gesdd (economy SVD) as the
 // fallback when s_R is too small next to s_1 for that to be accurate.
-// gesdd alone was ~25x slower on mathsx-user-tag-week (176436 x 256, rank
-// 16: 9.5 s of a 10 s sweep), since it forms all P columns of U after a QR
-// of Y_(n). All routes give the same subspace, and the sign rule
+// gesdd alone took nearly the whole sweep on a tall unfolding
+// (docs/design-measurements.md, "Tucker singular vectors"), since it forms
+// all P columns of U after a QR of Y_(n). All routes give the same subspace, and the sign rule
 // (largest-magnitude entry of each vector positive) makes the vectors equal
 // up to rounding wherever the singular values are distinct.
 //

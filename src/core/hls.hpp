@@ -42,7 +42,7 @@ namespace spt::hls {
 constexpr uint32_t kTileShift = 4;           // 16 coordinates per tile edge
 constexpr uint32_t kCellsPerSubtile = 4096;  // 16^3
 constexpr uint32_t kWordsPerSubtile = kCellsPerSubtile / 64;
-constexpr uint32_t kDefaultThreshold = 78;   // the paper's A100 MTTKRP value per 16^3 (1.9%)
+constexpr uint32_t kDefaultThreshold = 78;   // the paper's tuned MTTKRP value per 16^3 (1.9%)
 constexpr uint32_t kDefaultSlabDepth = 4;
 // What SPT_HLS_PRECISION_AUTO resolves to: tf32. fp16 was slightly faster
 // and as accurate (both keep 10 mantissa bits; bf16 was far less

@@ -126,10 +126,6 @@ int upload_hbcsf_copy(const CudaPlugin& cuda, int device, const spt_hbcsf_s& h,
   v.unit_row = h.unit_row.data();
   v.unit_segment_ptr = h.unit_segment_ptr.data();
   v.unit_split = h.unit_split.data();
-  v.bins = h.bins();
-  v.slice_bin_min_nnz = h.params.slice_bin_min_nnz;
-  v.bin_ptr = h.bin_ptr.data();
-  v.bin_units = h.bin_units.data();
   spt_plugin_device_hbcsf* raw = nullptr;
   char buffer[512] = {0};
   const int status = cuda.table->hbcsf_upload(device, &v, &raw, buffer, sizeof buffer);
@@ -232,7 +228,7 @@ struct DeviceHbcsfCache {
 
   static std::vector<const void*> arrays_of(const spt_hbcsf_s& h) {
     return {h.coo_val.data(), h.csl_val.data(), h.bcsf_val.data(), h.csl_slice_ptr.data(), h.segment_ptr.data(),
-            h.leaf_ind.data(), h.unit_row.data(), h.unit_segment_ptr.data(), h.bin_units.data(),
+            h.leaf_ind.data(), h.unit_row.data(), h.unit_segment_ptr.data(),
             h.coo_ind.empty() ? nullptr : h.coo_ind[0].data(), h.node_ind.empty() ? nullptr : h.node_ind[0].data()};
   }
   explicit DeviceHbcsfCache(const spt_hbcsf_s& h)

@@ -38,8 +38,8 @@ using CpAlsSweepHook = std::function<SweepNext(int iteration, double inner, doub
 
 // The AUTO backend's size rule for a whole CP-ALS: true when the tensor is
 // so small that the CPU's sweep (with `threads` threads) beats the GPU's
-// fixed cost of about 0.3 ms per sweep (kernel launches and one host
-// round trip per mode), fitted to where the GPU lost (measurements:
+// fixed cost per sweep (kernel launches and one host round trip per
+// mode), fitted to where the GPU lost (measurements:
 // docs/design-measurements.md, "cp_als_prefers_cpu"):
 // sum(dims) * R <= 2^14 (the dense per-mode work) and nnz * R <= 2^20 *
 // threads (the MTTKRPs). A forced CUDA backend ignores it.

@@ -33,7 +33,11 @@
  * chained TTMs on B-CSF / HB-CSF trees). 8 = cp_als's on_sweep hook gets
  * the rounding noise of <X, M> and may answer SPT_PLUGIN_EXACT_INNER.
  * 9 = spt_plugin_hicoo.window_reuse (was reserved) replaces the plugin's
- * environment variable for the window threshold.
+ * environment variable for the window threshold. 10 = spt_plugin_hbcsf
+ * loses bins, slice_bin_min_nnz, bin_ptr and bin_units (only the B-CSF
+ * mapping by slice units read them; the plugin maps B-CSF by leaves), and
+ * the SpTTM kernels SPT_PLUGIN_TTM_NAIVE and SPT_PLUGIN_TTM_FINE are gone
+ * (the rule never picked them).
  */
 #ifndef SPT_DISPATCH_PLUGIN_ABI_H
 #define SPT_DISPATCH_PLUGIN_ABI_H
@@ -45,7 +49,7 @@
 extern "C" {
 #endif
 
-#define SPT_PLUGIN_ABI_VERSION 9u
+#define SPT_PLUGIN_ABI_VERSION 10u
 #define SPT_CUDA_PLUGIN_ENTRY_NAME "spt_cuda_plugin_entry"
 /* The plugin's file carries the library's major version (the SONAME
  * number), as cuda/CMakeLists.txt names it: a library loads only a plugin of
@@ -144,9 +148,7 @@ typedef struct spt_plugin_fcoo {
  *       (bcsf_nnz); work unit u covers segments [unit_segment_ptr[u],
  *       unit_segment_ptr[u+1]) of one slice, writes output row unit_row[u],
  *       and unit_split[u] = 1 when its slice has several units (partial
- *       rows that must be added); bins: bin_ptr[b..b+1] into bin_units
- *       (bin b < bins-1 holds units of at most slice_bin_min_nnz * 2^b
- *       nonzeros). bcsf_slice_ind / bcsf_slice_ptr and node_ptr describe
+ *       rows that must be added). bcsf_slice_ind / bcsf_slice_ptr and node_ptr describe
  *       the tree from the top (a plugin may ignore them). */
 typedef struct spt_plugin_hbcsf {
   uint32_t order;                      /* 3 .. 255 */
@@ -182,10 +184,6 @@ typedef struct spt_plugin_hbcsf {
   const uint32_t *unit_row;            /* units */
   const uint32_t *unit_segment_ptr;    /* units + 1 */
   const uint8_t *unit_split;           /* units */
-  uint32_t bins;                       /* >= 1 */
-  uint32_t slice_bin_min_nnz;          /* the first bin's nonzero limit */
-  const uint32_t *bin_ptr;             /* bins + 1 */
-  const uint32_t *bin_units;           /* units */
 } spt_plugin_hbcsf;
 
 /* The two products fcoo_multiply computes. */
@@ -272,12 +270,12 @@ typedef struct spt_plugin_device_hls spt_plugin_device_hls;
 /* [v6-hls-types-end] */
 
 /* [v6-ttm-types-begin] */
-/* The GPU SpTTM kernels (dissertation §7.3; cuda/ttm.cuh describes each).
- * AUTO = the plugin's rule (cuda/ttm.cu, choose_ttm_variant); the library
- * always asks for AUTO, tests and benchmarks force each variant. */
+/* The GPU SpTTM kernels (dissertation §7.3; cuda/ttm.cuh describes each):
+ * the ones the plugin's rule picks (cuda/ttm.cu, choose_ttm_variant). AUTO
+ * = the rule; the library always asks for AUTO, the tests force each
+ * kernel to check it on every input shape. 1 and 2 (the dissertation's
+ * naive and fine-grained kernels, which the rule never picked) are gone. */
 #define SPT_PLUGIN_TTM_AUTO 0
-#define SPT_PLUGIN_TTM_NAIVE 1
-#define SPT_PLUGIN_TTM_FINE 2
 #define SPT_PLUGIN_TTM_COALESCED 3
 #define SPT_PLUGIN_TTM_RANK_BLOCKED 4
 #define SPT_PLUGIN_TTM_SHARED 5

@@ -1,5 +1,5 @@
 // XXH64 (Yann Collet's 64-bit xxHash, from its published specification):
-// fast (> 10 GB/s per core) and strong enough to catch corrupted or
+// fast (well above disk speed per core) and strong enough to catch corrupted or
 // truncated binary tensor files. Streaming, so non-contiguous sections can
 // be hashed one after another.
 #pragma once

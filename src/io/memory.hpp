@@ -1,7 +1,7 @@
 // Page-fault relief for large fresh arrays. Filling newly allocated memory
 // costs one page fault per 4 KiB page, which on virtual machines can be
-// slower than the copy itself (measured: 45 ms to first-touch 41 MB on the
-// 2-core dev VM, 6 ms with huge pages). Asking for transparent huge pages
+// slower than the copy itself (docs/design-measurements.md, "Huge pages
+// for fresh arrays"). Asking for transparent huge pages
 // before the first touch cuts the faults 512-fold. A hint only: without
 // THP support it does nothing.
 #pragma once

@@ -1,6 +1,7 @@
 // The GPU SpTTM family (cuda/ttm.cuh, cuda/plugin_ttm.cu,
-// src/dispatch/device_ttm.cpp): every SpTTM kernel forced through the
-// context's test-only gpu_ttm_variant (and checked to be the one that ran) against the
+// src/dispatch/device_ttm.cpp): every SpTTM kernel the rule can pick
+// (coalesced, rank-blocked, shared-memory) forced through the context's
+// test-only gpu_ttm_variant (and checked to be the one that ran) against the
 // reference kernel computed in float64, on random tensors of orders 3..6 in
 // every mode with ranks 1, 7, 16, 33 and 130, and on pathological shapes
 // (one enormous fiber, all-singleton fibers, very short modes with repeated
@@ -21,6 +22,7 @@
 #include <memory>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/cuda_test_util.hpp"
@@ -40,7 +42,10 @@ namespace {
 
 using kernels::Exec;
 
-const char* const kVariants[] = {"naive", "fine", "coalesced", "rank_blocked", "shared"};  // SPT_PLUGIN_TTM_1..5
+// The kernels the rule picks, by SPT_PLUGIN_TTM_* number.
+const std::pair<int, const char*> kVariants[] = {{SPT_PLUGIN_TTM_COALESCED, "coalesced"},
+                                                 {SPT_PLUGIN_TTM_RANK_BLOCKED, "rank_blocked"},
+                                                 {SPT_PLUGIN_TTM_SHARED, "shared"}};
 const spt_nnz kRanks[] = {1, 7, 16, 33, 130};
 
 
@@ -191,12 +196,12 @@ void check_all_variants(const spt_coo_s& x, const std::vector<spt_nnz>& ranks, c
     for (spt_nnz rank : ranks) {
       const DenseMatrix<T> u = random_matrix<T>(x.dims[mode], rank, 100 + mode + 7 * rank);
       const TtmOracle o = ttm_oracle(x, mode, u);
-      for (int v = 0; v < 5; ++v) {
-        const std::string label = cat(what, " mode ", mode, " rank ", rank, " variant ", kVariants[v]);
+      for (const auto& [variant, name] : kVariants) {
+        const std::string label = cat(what, " mode ", mode, " rank ", rank, " variant ", name);
         std::vector<std::string> log;
-        const spt_scoo_s got = gpu_ttm(x, mode, u, v + 1, &log);
+        const spt_scoo_s got = gpu_ttm(x, mode, u, variant, &log);
         if (o.cpu.nfibers > 0) {
-          EXPECT_EQ(logged_variant(log), v + 1) << label << ": the forced variant did not run";
+          EXPECT_EQ(logged_variant(log), variant) << label << ": the forced variant did not run";
         }
         ASSERT_TRUE(same_scoo<T>(o.cpu, got, o.want, o.scale, tol<T>())) << label;
       }
@@ -260,11 +265,12 @@ TEST(CudaTtmRule, PicksAValidVariantIgnoringTheEnvironment) {
         const uint64_t nnz = fibers * mean;
         for (uint64_t longest : {mean, mean * 100, nnz}) {
           const int v = choose(rank, fibers, nnz, fibers ? longest : 0);
-          EXPECT_GE(v, SPT_PLUGIN_TTM_NAIVE) << rank << " " << fibers << " " << mean << " " << longest;
+          EXPECT_GE(v, SPT_PLUGIN_TTM_COALESCED) << rank << " " << fibers << " " << mean << " " << longest;
           EXPECT_LE(v, SPT_PLUGIN_TTM_SHARED) << rank << " " << fibers << " " << mean << " " << longest;
         }
       }
-  // The regimes of cuda/ttm.cu's rule (fitted on the H100 measurements).
+  // The regimes of cuda/ttm.cu's rule (docs/design-measurements.md,
+  // "choose_ttm_variant").
   EXPECT_EQ(choose(16, 1000, 5000, 4000), SPT_PLUGIN_TTM_SHARED);          // skewed: one fiber of 4000
   EXPECT_EQ(choose(64, 1000, 5000, 4000), SPT_PLUGIN_TTM_SHARED);
   EXPECT_EQ(choose(16, 1000, 5000, 63), SPT_PLUGIN_TTM_RANK_BLOCKED);      // the longest < 64
@@ -330,6 +336,10 @@ TEST(CudaTtmPlugin, EntriesRejectInconsistentInput) {
   launch.variant = 9;
   EXPECT_EQ(run(&launch), SPT_ERR_INVALID_ARGUMENT);
   EXPECT_NE(std::string(message).find("unknown SpTTM variant"), std::string::npos) << message;
+  for (int removed : {1, 2}) {  // the naive and fine-grained kernels are not built
+    launch.variant = removed;
+    EXPECT_EQ(run(&launch), SPT_ERR_INVALID_ARGUMENT) << removed;
+  }
   spt_plugin_matrix wide{u.data(), 4, uint64_t(1) << 31, uint64_t(1) << 31};
   EXPECT_EQ(cuda.table->ttm_fibers(0, &x, &wide, &om, nullptr, message, sizeof message), SPT_ERR_UNSUPPORTED);
   // A consistent call: runs on a device, else fails as a device error.
@@ -337,7 +347,8 @@ TEST(CudaTtmPlugin, EntriesRejectInconsistentInput) {
   const int status = run(&launch);
   if (have_device()) {
     ASSERT_EQ(status, SPT_OK) << message;
-    EXPECT_GE(launch.variant_used, SPT_PLUGIN_TTM_NAIVE);
+    EXPECT_GE(launch.variant_used, SPT_PLUGIN_TTM_COALESCED);
+    EXPECT_LE(launch.variant_used, SPT_PLUGIN_TTM_SHARED);
     for (int r = 0; r < 5; ++r) {
       EXPECT_DOUBLE_EQ(out[r], 3.0);      // 1 * U(0, r) + 2 * U(3, r)
       EXPECT_DOUBLE_EQ(out[5 + r], 3.0);  // 3 * U(1, r)
@@ -457,10 +468,10 @@ TYPED_TEST(CudaTtm, PresortedInputKeepsItsFiberOrder) {
   const DenseMatrix<T> u = random_matrix<T>(x.dims[1], 16, 9);
   const TtmOracle o = ttm_oracle(x, 1, u);
   ASSERT_EQ(o.cpu.fiber_order, (std::vector<uint32_t>{3, 0, 2}));
-  for (int v = 0; v < 5; ++v) {
+  for (const auto& [variant, name] : kVariants) {
     std::vector<std::string> log;
-    const spt_scoo_s got = gpu_ttm(x, 1, u, v + 1, &log);
-    ASSERT_TRUE(same_scoo<T>(o.cpu, got, o.want, o.scale, tol<T>())) << kVariants[v];
+    const spt_scoo_s got = gpu_ttm(x, 1, u, variant, &log);
+    ASSERT_TRUE(same_scoo<T>(o.cpu, got, o.want, o.scale, tol<T>())) << name;
   }
 }
 

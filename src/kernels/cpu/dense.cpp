@@ -154,8 +154,9 @@ void cholesky_solve_rows_impl(const Exec& exec, ConstMatRef<T> lower, MatRef<T> 
   const T* lt = upper.data();
   // Rows go kSolveBlock at a time through a transposed scratch block, so
   // every step of the substitution is one vector operation across the
-  // block's rows instead of a short, dependent scalar chain per row (about
-  // 10x faster for R = 16); each row still sees exactly the operations
+  // block's rows instead of a short, dependent scalar chain per row (much
+  // faster at small R: docs/design-measurements.md, "Blocked triangular
+  // solve"); each row still sees exactly the operations
   // above, in the same order. A last partial block runs row by row.
   const spt_nnz blocks = rows.rows / kSolveBlock;
   const int threads = block_count(rows.rows, exec.threads, kMinRowsPerBlock / 4);
