@@ -64,9 +64,7 @@ struct spt_plugin_device_hicoo {
 // An F-COO tensor on the device: struct spt_plugin_device_fcoo, in
 // plugin_copies.cuh (plugin_tucker.cu reads it too).
 
-namespace {
-
-using namespace spt_plugin;
+namespace spt_plugin {
 
 
 int plugin_device_count(int* count, char* message, size_t message_len) {
@@ -283,9 +281,6 @@ int check_cp_als_request(uint32_t order, const uint32_t* dims, int device, int d
   }
   return kOk;
 }
-
-int plugin_cp_als_mixed(const spt_plugin_device_coo* x, const spt_plugin_device_fcoo* const* per_mode,
-                        const spt_plugin_cp_als_args* args, char* message, size_t message_len);
 
 // CP-ALS on COO alone: the mixed run with no F-COO mode.
 int plugin_cp_als(const spt_plugin_device_coo* x, const spt_plugin_cp_als_args* args, char* message,
@@ -763,49 +758,26 @@ int plugin_cp_als_mixed(const spt_plugin_device_coo* x, const spt_plugin_device_
   });
 }
 
+}  // namespace spt_plugin
+
+namespace {
+
 #define SPT_STR2(x) #x
 #define SPT_STR(x) SPT_STR2(x)
+
+// The table, filled from the entry lists in their order (entry `name` is
+// spt_plugin::plugin_<name>, declared in plugin_entries.cuh).
+#define SPT_PLUGIN_FILL(name, params) spt_plugin::plugin_##name,
+#define SPT_PLUGIN_FILL_FAMILY(family) SPT_PLUGIN_##family##_ENTRIES(SPT_PLUGIN_FILL, SPT_PLUGIN_FILL)
 
 const spt_plugin_table table = {
     SPT_PLUGIN_ABI_VERSION,
     sizeof(spt_plugin_table),
     "libsptensor_cuda (CUDA runtime " SPT_STR(CUDART_VERSION) ", statically linked)",
-    plugin_device_count,
-    plugin_device_info,
-    plugin_coo_upload,
-    plugin_coo_release,
-    plugin_mttkrp,
-    plugin_cp_als,
-    plugin_hicoo_upload,
-    plugin_hicoo_release,
-    plugin_mttkrp_hicoo,
-    plugin_fcoo_upload,
-    plugin_fcoo_release,
-    plugin_fcoo_multiply,
-    plugin_cp_als_fcoo,
-    plugin_hbcsf_upload,
-    plugin_hbcsf_release,
-    plugin_mttkrp_hbcsf,
-    /* [v6-hls-begin] (entries defined in plugin_hls.cu, declared in plugin_entries.cuh) */
-    spt_plugin::plugin_hls_upload,
-    spt_plugin::plugin_hls_release,
-    spt_plugin::plugin_hls_multiply,
-    spt_plugin::plugin_hls_calibrate,
-    /* [v6-hls-end] */
-    /* [v6-ttm-begin] (plugin_ttm.cu) */
-    plugin_ttm_choose_variant,
-    plugin_ttm_fibers,
-    plugin_scoo_ttm,
-    /* [v6-ttm-end] */
-    /* [v6-tucker-begin] (plugin_tucker.cu) */
-    spt_plugin::plugin_tucker_hooi_fcoo,
-    spt_plugin::plugin_tucker_hooi_hls,
-    /* [v6-tucker-end] */
-    plugin_cp_als_mixed,
-    /* [v7-chain-begin] (plugin_tucker.cu) */
-    spt_plugin::plugin_tucker_hooi_hbcsf,
-    /* [v7-chain-end] */
-};
+    SPT_PLUGIN_FAMILIES(SPT_PLUGIN_FILL_FAMILY)};
+
+#undef SPT_PLUGIN_FILL_FAMILY
+#undef SPT_PLUGIN_FILL
 
 }  // namespace
 

@@ -1,5 +1,5 @@
-// The CUDA plugin's HLS entries (table section [v6-hls], contracts in
-// src/dispatch/plugin_abi.h): upload / release of an HLS device copy, the
+// The CUDA plugin's HLS entries (family HLS of the entry lists in
+// src/dispatch/plugin_abi.h, with their contracts): upload / release of an HLS device copy, the
 // MTTKRP and TTMc on it (cuda/hls.cuh: dense tiles on tensor cores in the
 // chosen precision, sparse nonzeros on CUDA cores), and the dense-threshold
 // calibration.

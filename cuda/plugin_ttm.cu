@@ -1,5 +1,5 @@
-// The CUDA plugin's SpTTM entries (table section [v6-ttm], contracts in
-// src/dispatch/plugin_abi.h): the variant rule, SpTTM on mode-n fibers
+// The CUDA plugin's SpTTM entries (family TTM of the entry lists in
+// src/dispatch/plugin_abi.h, with their contracts): the variant rule, SpTTM on mode-n fibers
 // (three kernels, cuda/ttm.cuh) and the semi-sparse TTM (SsTTM).
 //
 // Nothing is cached: each call validates the host arrays (an index past

@@ -1,11 +1,10 @@
-// The CUDA plugin's Tucker-HOOI entries (table section [v6-tucker],
-// contracts in src/dispatch/plugin_abi.h): check the per-mode copies and the
+// The CUDA plugin's Tucker-HOOI entries (family WHOLE_RUN of
+// the entry lists in src/dispatch/plugin_abi.h, with their contracts): check the per-mode copies and the
 // arguments, check that the working set fits the free device memory, and
 // run the sweeps of cuda/tucker_hooi.cu with each mode's TTMc on that mode's
 // copy: tucker_hooi_fcoo on an op-MTTKRP F-COO (the Kronecker product of
 // cuda/fcoo.cuh), tucker_hooi_hls on an HLS rooted at the mode (the HLS
-// TTMc of cuda/hls.cuh in EXACT precision), tucker_hooi_hbcsf (section
-// [v7-chain]) on an HB-CSF rooted at the mode (chained TTMs fused per fiber,
+// TTMc of cuda/hls.cuh in EXACT precision), tucker_hooi_hbcsf on an HB-CSF rooted at the mode (chained TTMs fused per fiber,
 // cuda/ttmc_hbcsf.cuh).
 #include <cuda_runtime_api.h>
 
@@ -87,7 +86,7 @@ int tucker_hls_typed(const spt_plugin_device_hls* const* per_mode, uint32_t orde
   return spt::cuda::run_tucker_hooi<T>(order, per_mode[0]->dims_by_mode.data(), ttmc, args, sms, error);
 }
 
-// The chained-TTM TTMc (table section [v7-chain]): mode n's TTMc on the
+// The chained-TTM TTMc (entry tucker_hooi_hbcsf): mode n's TTMc on the
 // HB-CSF rooted at n; factors and ranks by mode, as the kernels take them.
 template <typename T>
 int tucker_hbcsf_typed(const spt_plugin_device_hbcsf* const* per_mode, uint32_t order,
@@ -239,7 +238,6 @@ int plugin_tucker_hooi_hls(const spt_plugin_device_hls* const* per_mode, uint32_
   });
 }
 
-/* [v7-chain-begin] */
 int plugin_tucker_hooi_hbcsf(const spt_plugin_device_hbcsf* const* per_mode, uint32_t order,
                              const spt_plugin_tucker_args* args, char* message, size_t message_len) {
   return guarded(message, message_len, [&]() -> int {
@@ -295,6 +293,5 @@ int plugin_tucker_hooi_hbcsf(const spt_plugin_device_hbcsf* const* per_mode, uin
     return status;
   });
 }
-/* [v7-chain-end] */
 
 }  // namespace spt_plugin

@@ -1,7 +1,10 @@
 // Kernels that have a device (CUDA plugin) implementation, as the
-// dispatcher sees them. SPT_DISPATCH (dispatch.hpp) detects at compile time
-// whether DeviceKernels has a member named like the kernel; if so and the
-// context's effective backend is CUDA it calls it first.
+// dispatcher sees them: DeviceKernels declares, for float and double, every
+// entry of the kernel lists (src/kernels/kernels.hpp) marked DEVICE, with
+// the kernel's parameters after a leading context instead of an Exec; the
+// dispatcher (dispatch.hpp) calls them for the same entries. The
+// definitions live in src/dispatch/device*.cpp; an entry marked DEVICE
+// without one fails to link.
 //
 // Each member returns true when the kernel ran on the device and false when
 // the caller must run the CPU kernel instead: with backend AUTO a device
@@ -20,6 +23,7 @@
 #include "core/hicoo.hpp"
 #include "core/ktensor.hpp"
 #include "core/matrix.hpp"
+#include "kernels/kernels.hpp"
 
 namespace spt::dispatch {
 
@@ -61,67 +65,66 @@ class SmallCpAlsOnHost {
   spt_backend saved_;
 };
 
+// What each device kernel adds to the contract of the kernels.hpp kernel of
+// the same name. Device failures, unless said otherwise: a fall back to the
+// CPU under AUTO (a note in the log), SPT_ERR_DEVICE under CUDA.
+//
+// mttkrp: the tensor's device copy is made on first use and cached on x
+// (see device_cache in coo.hpp); factors and out are copied for each call.
+// The GPU format model (gpu_format.hpp) may run a mode on an F-COO or
+// HB-CSF copy made from x.
+//
+// mttkrp_hicoo: the GPU HiCOO kernel (cuda/mttkrp_hicoo.cu). The tensor's
+// device copy is made on first use and cached on x
+// (spt_hicoo_s::device_cache); factors and out are copied for each call.
+// Orders above the plugin's limit (8) run on the CPU (a verbose note).
+//
+// mttkrp_hbcsf, mttkrp_hbcsf_mode: the GPU B-CSF / HB-CSF kernels
+// (cuda/mttkrp_hbcsf.cu) on the one tree h: the root mode runs the format's
+// kernels, any other mode the non-root kernels (atomic rows). The handle's
+// device copy is made on first use and cached on h
+// (spt_hbcsf_s::device_cache); factors and out are copied for each call.
+// Orders above the plugin's limit (8) run on the CPU (a verbose note).
+// mttkrp_hbcsf_mode throws SPT_ERR_INVALID_ARGUMENT for a mode out of range.
+//
+// mttkrp_fcoo, ttmc_fcoo, ttm_fcoo: the GPU F-COO kernels (cuda/fcoo.cu).
+// The tensor's device copy is made on first use and cached on x; factors
+// and out are copied per call. More than 7 product modes (order 9+), or a
+// TTMc output of 2^31 or more columns, run on the CPU (a verbose note).
+//
+// mttkrp_hls, ttmc_hls (src/dispatch/device_hls.cpp): the GPU HLS kernels
+// (cuda/hls.cu: dense tiles on tensor cores in h.precision, sparse
+// nonzeros on CUDA cores). The handle's device copy is made on first use
+// and cached on h (spt_hls_s::device_cache); factors and out are copied per
+// call. A TTMc output of 2^31 or more columns runs on the CPU (a verbose
+// note).
+//
+// ttm (src/dispatch/device_ttm.cpp): out is exactly the CPU kernel's
+// semi-sparse result (same fibers in the same order, dims, dense mode,
+// fiber_order; values equal up to rounding). The host finds the
+// mode-`mode` fibers as the CPU kernel does (a sorted copy unless x is
+// sorted with `mode` last) and the plugin computes the fibers on the GPU
+// with one of the SpTTM kernels (cuda/ttm.cuh; the rule in cuda/ttm.cu, env
+// SPT_CUDA_TTM_VARIANT overrides it). Operands are copied per call, nothing
+// is cached. Under AUTO a problem below 2^16 multiply-adds (nnz * R) runs
+// on the CPU (verbose note). Arguments the CPU kernel rejects are left to
+// it (false).
+//
+// scoo_ttm (SsTTM; block layout in src/core/scoo.hpp): the host groups y's
+// fibers as the CPU kernel does (no sort when y.fiber_order ends with
+// `mode`), builds the same output shell, and the plugin computes every
+// group's block on the GPU. Invalid arguments throw the CPU kernel's
+// errors. Small problems (nfibers * block * R < 2^16) under AUTO and
+// failures as for ttm.
+
+// DeviceKernels' declaration of a list entry: DEVICE entries only.
+#define SPT_DEVICE_KERNEL_DEVICE(ret, name, params) static bool name(const spt_context_s& ctx, SPT_EXPAND params);
+#define SPT_DEVICE_KERNEL_HOST(ret, name, params)
+#define SPT_DECLARE_DEVICE_KERNEL(where, ret, name, params) SPT_DEVICE_KERNEL_##where(ret, name, params)
+
 struct DeviceKernels {
-  // Same contract as kernels::mttkrp (see kernels.hpp). The tensor's device
-  // copy is made on first use and cached on x (see device_cache in coo.hpp);
-  // factors and out are copied for each call.
-  static bool mttkrp(const spt_context_s& ctx, const spt_coo_s& x, const ConstMatRef<float>* factors, uint32_t mode,
-                     MatRef<float> out);
-  static bool mttkrp(const spt_context_s& ctx, const spt_coo_s& x, const ConstMatRef<double>* factors, uint32_t mode,
-                     MatRef<double> out);
-
-  // Same contract as kernels::mttkrp_hicoo (see kernels.hpp), on the GPU
-  // HiCOO kernel (cuda/mttkrp_hicoo.cu). The tensor's device copy is made on
-  // first use and cached on x (spt_hicoo_s::device_cache); factors and out
-  // are copied for each call. Orders above the plugin's limit (8) run on the
-  // CPU (a verbose note); a device failure falls back to the CPU under AUTO
-  // (a note in the log) and throws SPT_ERR_DEVICE under CUDA.
-  static bool mttkrp_hicoo(const spt_context_s& ctx, const spt_hicoo_s& x, const ConstMatRef<float>* factors,
-                           uint32_t mode, MatRef<float> out);
-  static bool mttkrp_hicoo(const spt_context_s& ctx, const spt_hicoo_s& x, const ConstMatRef<double>* factors,
-                           uint32_t mode, MatRef<double> out);
-
-  // Same contract as kernels::mttkrp_hbcsf (see kernels.hpp: out =
-  // the MTTKRP in h's root mode, overwritten), on the GPU B-CSF / HB-CSF
-  // kernels (cuda/mttkrp_hbcsf.cu). The handle's device copy is made on
-  // first use and cached on h (spt_hbcsf_s::device_cache); factors and out
-  // are copied for each call. Orders above the plugin's limit (8) run on the
-  // CPU (a verbose note); a device failure falls back to the CPU under AUTO
-  // (a note in the log) and throws SPT_ERR_DEVICE under CUDA.
-  static bool mttkrp_hbcsf(const spt_context_s& ctx, const spt_hbcsf_s& h, const ConstMatRef<float>* factors,
-                           MatRef<float> out);
-  static bool mttkrp_hbcsf(const spt_context_s& ctx, const spt_hbcsf_s& h, const ConstMatRef<double>* factors,
-                           MatRef<double> out);
-  // The MTTKRP of h in any `mode` < order (out: dims[mode] x rank,
-  // overwritten; factors by mode, factors[mode] not read) on the GPU, from
-  // the one tree h (rooted at h.root()): the root runs the format's kernels
-  // (as mttkrp_hbcsf), any other mode the non-root kernels of
-  // cuda/mttkrp_hbcsf.cu (atomic rows); spt_mttkrp_hbcsf in a non-root mode.
-  // Returns false when it did not run (no GPU kernel for this order, or a
-  // device failure under AUTO): the caller then runs the CPU kernel
-  // kernels::cpu::mttkrp_hbcsf_mode (src/kernels/cpu/mttkrp_hbcsf_mode.hpp).
-  // Throws SPT_ERR_INVALID_ARGUMENT for a mode out of range, SPT_ERR_DEVICE
-  // for a device failure under CUDA.
-  static bool mttkrp_hbcsf_mode(const spt_context_s& ctx, const spt_hbcsf_s& h, const ConstMatRef<float>* factors,
-                                uint32_t mode, MatRef<float> out);
-  static bool mttkrp_hbcsf_mode(const spt_context_s& ctx, const spt_hbcsf_s& h, const ConstMatRef<double>* factors,
-                                uint32_t mode, MatRef<double> out);
-
-  // Same contracts as kernels::mttkrp_fcoo / ttmc_fcoo / ttm_fcoo, on the
-  // GPU F-COO kernels (cuda/fcoo.cu). The tensor's device copy is made on
-  // first use and cached on x; factors and out are copied per call. More
-  // than 7 product modes (order 9+), or a TTMc output of 2^31 or more
-  // columns, run on the CPU (a verbose note); device failures as above.
-  static bool mttkrp_fcoo(const spt_context_s& ctx, const spt_fcoo_s& x, const ConstMatRef<float>* factors,
-                          MatRef<float> out);
-  static bool mttkrp_fcoo(const spt_context_s& ctx, const spt_fcoo_s& x, const ConstMatRef<double>* factors,
-                          MatRef<double> out);
-  static bool ttmc_fcoo(const spt_context_s& ctx, const spt_fcoo_s& x, const ConstMatRef<float>* factors,
-                        MatRef<float> out);
-  static bool ttmc_fcoo(const spt_context_s& ctx, const spt_fcoo_s& x, const ConstMatRef<double>* factors,
-                        MatRef<double> out);
-  static bool ttm_fcoo(const spt_context_s& ctx, const spt_fcoo_s& x, ConstMatRef<float> u, spt_scoo_s& out);
-  static bool ttm_fcoo(const spt_context_s& ctx, const spt_fcoo_s& x, ConstMatRef<double> u, spt_scoo_s& out);
+  SPT_TYPED_KERNELS(float, SPT_DECLARE_DEVICE_KERNEL)
+  SPT_TYPED_KERNELS(double, SPT_DECLARE_DEVICE_KERNEL)
 
   // A whole CP-ALS of x on the device (plugin entry cp_als): factors,
   // Grams and workspace stay there for the whole decomposition; the host
@@ -143,56 +146,7 @@ struct DeviceKernels {
   static bool cp_als(const spt_context_s& ctx, const spt_coo_s& x, const spt_cpd_options& opts, spt_ktensor_s& k,
                      const std::function<void()>& initialise, const CpAlsSweepHook& on_sweep);
 
-  // [hls-begin] HLS on the device (src/dispatch/device_hls.cpp)
-  // Same contracts as kernels::mttkrp_hls / ttmc_hls (see kernels.hpp: the
-  // product in h's root mode, out overwritten; factors by mode, the root's
-  // not read), on the GPU HLS kernels (cuda/hls.cu: dense tiles on tensor
-  // cores in h.precision, sparse nonzeros on CUDA cores). The handle's
-  // device copy is made on first use and cached on h
-  // (spt_hls_s::device_cache); factors and out are copied per call. A TTMc
-  // output of 2^31 or more columns runs on the CPU (a verbose note); a
-  // device failure falls back to the CPU under AUTO (a note in the log) and
-  // throws SPT_ERR_DEVICE under CUDA.
-  static bool mttkrp_hls(const spt_context_s& ctx, const spt_hls_s& h, const ConstMatRef<float>* factors,
-                         MatRef<float> out);
-  static bool mttkrp_hls(const spt_context_s& ctx, const spt_hls_s& h, const ConstMatRef<double>* factors,
-                         MatRef<double> out);
-  static bool ttmc_hls(const spt_context_s& ctx, const spt_hls_s& h, const ConstMatRef<float>* factors,
-                       MatRef<float> out);
-  static bool ttmc_hls(const spt_context_s& ctx, const spt_hls_s& h, const ConstMatRef<double>* factors,
-                       MatRef<double> out);
-  // [hls-end]
-
-  // [ttm-begin] GPU SpTTM family (src/dispatch/device_ttm.cpp)
-  // Same contract as kernels::ttm (see kernels.hpp): out is exactly the CPU
-  // kernel's semi-sparse result (same fibers in the same order, dims, dense
-  // mode, fiber_order; values equal up to rounding). The host finds the
-  // mode-`mode` fibers as the CPU kernel does (a sorted copy unless x is
-  // sorted with `mode` last) and the plugin computes the fibers on the GPU
-  // with one of the five SpTTM kernels (cuda/ttm.cuh; the rule in
-  // cuda/ttm.cu, env SPT_CUDA_TTM_VARIANT overrides it). Operands are
-  // copied per call, nothing is cached. Under AUTO a problem below 2^16
-  // multiply-adds (nnz * R) runs on the CPU (verbose note); a device failure
-  // falls back to the CPU under AUTO (a note) and throws SPT_ERR_DEVICE
-  // under CUDA. Arguments the CPU kernel rejects are left to it (false).
-  static bool ttm(const spt_context_s& ctx, const spt_coo_s& x, uint32_t mode, ConstMatRef<float> u,
-                  spt_scoo_s& out);
-  static bool ttm(const spt_context_s& ctx, const spt_coo_s& x, uint32_t mode, ConstMatRef<double> u,
-                  spt_scoo_s& out);
-
-  // Same contract as kernels::scoo_ttm (SsTTM; block layout in
-  // src/core/scoo.hpp): the host groups y's fibers as the CPU kernel does
-  // (no sort when y.fiber_order ends with `mode`), builds the same output
-  // shell, and the plugin computes every group's block on the GPU. Invalid
-  // arguments throw the CPU kernel's errors. Small problems (nfibers *
-  // block * R < 2^16) under AUTO and failures as for ttm.
-  static bool scoo_ttm(const spt_context_s& ctx, const spt_scoo_s& y, uint32_t mode, ConstMatRef<float> u,
-                       spt_scoo_s& out);
-  static bool scoo_ttm(const spt_context_s& ctx, const spt_scoo_s& y, uint32_t mode, ConstMatRef<double> u,
-                       spt_scoo_s& out);
-  // [ttm-end]
-
-  // [tucker-begin] GPU Tucker-HOOI (src/dispatch/device_tucker.cpp)
+  // GPU Tucker-HOOI (src/dispatch/device_tucker.cpp).
   // End-of-sweep hook of a device Tucker-HOOI: gets the sweep number
   // (1-based), ||G||^2 and the sweep's seconds; returns true to run another
   // sweep. May throw; the error reaches the caller.
@@ -241,7 +195,6 @@ struct DeviceKernels {
   static bool tucker_hooi(const spt_context_s& ctx, const spt_coo_s& x, const std::vector<spt_index>& ranks,
                           spt_tucker_ttmc method, int max_iters, const std::vector<MatRef<double>>& factors,
                           double* core, const TuckerSweepHook& on_sweep);
-  // [tucker-end]
 };
 
 }  // namespace spt::dispatch

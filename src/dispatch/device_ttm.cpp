@@ -1,10 +1,10 @@
 // The GPU SpTTM family as the dispatcher sees it (DeviceKernels::ttm and
-// ::scoo_ttm, declared in device.hpp [ttm]): the host prepares exactly
+// ::scoo_ttm, declared from the kernel list in device.hpp): the host prepares exactly
 // what the CPU kernels prepare (src/kernels/cpu/ttm.cpp, ttm_chain.cpp) -
 // the mode-n fibers (sorted copy unless pre-sorted) or the SsTTM groups,
 // and the output shell (same fibers, order, dims, dense modes,
 // fiber_order) - and the plugin computes the values (ttm_fibers /
-// scoo_ttm, plugin_abi.h [v6-ttm]). Operands are copied per call; nothing
+// scoo_ttm, family TTM of plugin_abi.h). Operands are copied per call; nothing
 // is cached on the tensors (an SpTTM reads each nonzero once, so a cached
 // copy would only pay off across repeated TTMs of one tensor in one mode).
 //

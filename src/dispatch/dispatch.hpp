@@ -4,9 +4,9 @@
 //
 // Order of choice for one call:
 //  1. the effective backend is CUDA (forced, or AUTO with a device) and the
-//     kernel has a device implementation (a member of DeviceKernels,
-//     device.hpp; detected at compile time): run it there. It returns false
-//     when AUTO fell back (device out of memory), then go on;
+//     kernel has a device implementation (its list entry in kernels.hpp is
+//     marked DEVICE; DeviceKernels, device.hpp): run it there. It returns
+//     false when AUTO fell back (device out of memory), then go on;
 //  2. the effective backend is REFERENCE: the sequential reference kernel;
 //  3. otherwise the OpenMP CPU kernel (kernels without a device version run
 //     here under CUDA too, on host data).
@@ -17,6 +17,7 @@
 
 #include "core/context.hpp"
 #include "dispatch/device.hpp"
+#include "kernels/dense.hpp"
 #include "kernels/kernels.hpp"
 
 namespace spt::dispatch {
@@ -28,33 +29,66 @@ inline kernels::Exec exec_for(const spt_context_s& ctx) {
 
 inline bool use_reference(const spt_context_s& ctx) { return effective_backend(ctx) == SPT_BACKEND_REFERENCE; }
 
-// Runs `device(DeviceKernels{})` when that call exists and the context runs
-// on CUDA, else `reference` or `cpu` with the Exec for ctx.
-template <typename Device, typename Reference, typename Cpu>
-decltype(auto) run(const spt_context_s& ctx, Device&& device, Reference&& reference, Cpu&& cpu) {
-  const spt_backend backend = effective_backend(ctx);
-  if constexpr (std::is_invocable_v<Device&, DeviceKernels>) {
-    static_assert(std::is_void_v<decltype(cpu(std::declval<const kernels::Exec&>()))>,
-                  "device kernels are only wired for kernels that return void");
-    if (backend == SPT_BACKEND_CUDA && device(DeviceKernels{})) return;
+// One struct per entry of the kernel lists (kernels.hpp, dense.hpp), named
+// like the kernel: reference(exec, args...) and cpu(exec, args...) call the
+// host backends; device(ctx, args...) calls DeviceKernels for an entry
+// marked DEVICE and, for one marked HOST, is the "not compiled for the
+// device" stub: it returns false, so the host backend runs the kernel
+// (under a CUDA backend too, on host data). on_device tells which.
+namespace kernel_entries {
+
+#define SPT_DEVICE_SLOT_DEVICE(name)                                  \
+  static constexpr bool on_device = true;                             \
+  template <typename... Args>                                         \
+  static bool device(const spt_context_s& ctx, Args&... args) {       \
+    return DeviceKernels::name(ctx, args...);                         \
   }
-  const kernels::Exec exec = backend == SPT_BACKEND_REFERENCE ? kernels::Exec{1} : kernels::Exec{thread_count(ctx)};
-  if (backend == SPT_BACKEND_REFERENCE) return reference(exec);
-  return cpu(exec);
+#define SPT_DEVICE_SLOT_HOST(name)                        \
+  static constexpr bool on_device = false;                \
+  template <typename... Args>                             \
+  static bool device(const spt_context_s&, Args&...) {       \
+    return false;                                         \
+  }
+#define SPT_DISPATCH_ENTRY(where, ret, name, params)                               \
+  struct name {                                                                     \
+    SPT_DEVICE_SLOT_##where(name)                                                   \
+    template <typename... Args>                                                     \
+    static decltype(auto) reference(const kernels::Exec& exec, Args&&... args) {    \
+      return kernels::reference::name(exec, std::forward<Args>(args)...);           \
+    }                                                                               \
+    template <typename... Args>                                                     \
+    static decltype(auto) cpu(const kernels::Exec& exec, Args&&... args) {          \
+      return kernels::cpu::name(exec, std::forward<Args>(args)...);                 \
+    }                                                                               \
+  };
+// A list names each typed kernel once; its float and double rows stamp one
+// struct, so the typed lists are stamped with one value type only.
+SPT_TYPED_KERNELS(float, SPT_DISPATCH_ENTRY)
+SPT_GENERIC_KERNELS(SPT_DISPATCH_ENTRY)
+SPT_DENSE_TYPED_KERNELS(float, SPT_DISPATCH_ENTRY)
+
+#undef SPT_DISPATCH_ENTRY
+#undef SPT_DEVICE_SLOT_HOST
+#undef SPT_DEVICE_SLOT_DEVICE
+
+}  // namespace kernel_entries
+
+// Runs kernel Entry (a kernel_entries struct) with args on the backend the
+// context chooses (see the top of this file).
+template <typename Entry, typename... Args>
+decltype(auto) run(const spt_context_s& ctx, Args&&... args) {
+  const spt_backend backend = effective_backend(ctx);
+  if constexpr (Entry::on_device) {
+    static_assert(std::is_void_v<decltype(Entry::cpu(std::declval<const kernels::Exec&>(), args...))>,
+                  "device kernels are only wired for kernels that return void");
+    if (backend == SPT_BACKEND_CUDA && Entry::device(ctx, args...)) return;
+  }
+  if (backend == SPT_BACKEND_REFERENCE) return Entry::reference(kernels::Exec{1}, std::forward<Args>(args)...);
+  return Entry::cpu(kernels::Exec{thread_count(ctx)}, std::forward<Args>(args)...);
 }
 
 }  // namespace spt::dispatch
 
-// Call kernel `name` of the backend chosen by context `ctx` (an spt_context_s&).
-// The first lambda is SFINAE-friendly: it is invocable only when
-// DeviceKernels::name(ctx, args...) exists.
-#define SPT_DISPATCH(ctx, name, ...)                                                                               \
-  ::spt::dispatch::run(                                                                                            \
-      (ctx),                                                                                                       \
-      [&](auto device_kernels_) -> decltype(decltype(device_kernels_)::name((ctx), __VA_ARGS__)) {                 \
-        return decltype(device_kernels_)::name((ctx), __VA_ARGS__);                                                \
-      },                                                                                                           \
-      [&](const ::spt::kernels::Exec& exec_) -> decltype(auto) {                                                   \
-        return ::spt::kernels::reference::name(exec_, __VA_ARGS__);                                                \
-      },                                                                                                           \
-      [&](const ::spt::kernels::Exec& exec_) -> decltype(auto) { return ::spt::kernels::cpu::name(exec_, __VA_ARGS__); })
+// Call kernel `name` (an entry of the kernel lists) of the backend chosen by
+// context `ctx` (an spt_context_s&). Each argument is evaluated once.
+#define SPT_DISPATCH(ctx, name, ...) ::spt::dispatch::run<::spt::dispatch::kernel_entries::name>((ctx), __VA_ARGS__)

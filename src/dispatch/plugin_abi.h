@@ -8,9 +8,8 @@
  * returns a pointer to a static table. The core refuses the plugin (with a
  * message in spt_context_backend_info) unless table->abi_version equals
  * SPT_PLUGIN_ABI_VERSION and table->struct_size >= sizeof(spt_plugin_table).
- * Bump SPT_PLUGIN_ABI_VERSION on any change to a signature or a struct here;
- * appending a function pointer at the end of spt_plugin_table is compatible
- * (struct_size tells the core whether it is there) but bumping is simpler.
+ * Bump SPT_PLUGIN_ABI_VERSION on any change to a signature, a struct or
+ * the order of the entry lists here (adding an entry included).
  *
  * Every function returns an spt_status value (0 = OK; SPT_ERR_OUT_OF_MEMORY
  * for a device allocation failure, which the dispatcher may turn into a CPU
@@ -33,11 +32,14 @@
  * chained TTMs on B-CSF / HB-CSF trees). 8 = cp_als's on_sweep hook gets
  * the rounding noise of <X, M> and may answer SPT_PLUGIN_EXACT_INNER.
  * 9 = spt_plugin_hicoo.window_reuse (was reserved) replaces the plugin's
- * environment variable for the window threshold. 10 = spt_plugin_hbcsf
- * loses bins, slice_bin_min_nnz, bin_ptr and bin_units (only the B-CSF
- * mapping by slice units read them; the plugin maps B-CSF by leaves), and
- * the SpTTM kernels SPT_PLUGIN_TTM_NAIVE and SPT_PLUGIN_TTM_FINE are gone
- * (the rule never picked them).
+ * environment variable for the window threshold. 10 = the table is
+ * generated from per-family entry lists (SPT_PLUGIN_FAMILIES below): the
+ * same entries and signatures as 9, reordered by family (devices, COO,
+ * HiCOO, F-COO, HB-CSF, HLS, SpTTM, whole decompositions);
+ * spt_plugin_hbcsf loses bins, slice_bin_min_nnz, bin_ptr and bin_units
+ * (only the B-CSF mapping by slice units read them; the plugin maps B-CSF
+ * by leaves), and the SpTTM kernels SPT_PLUGIN_TTM_NAIVE and
+ * SPT_PLUGIN_TTM_FINE are gone (the rule never picked them).
  */
 #ifndef SPT_DISPATCH_PLUGIN_ABI_H
 #define SPT_DISPATCH_PLUGIN_ABI_H
@@ -210,7 +212,6 @@ typedef struct spt_plugin_device_fcoo spt_plugin_device_fcoo;
 /* Opaque device copy of a B-CSF / HB-CSF tensor (owned by the plugin). */
 typedef struct spt_plugin_device_hbcsf spt_plugin_device_hbcsf;
 
-/* [v6-hls-types-begin] */
 /* An HLS tensor in host memory (src/core/hls.hpp documents every array;
  * docs/formats/hls.md the format). "Level" l = 0..order-1 is mode modes[l]:
  * level 0 the root (the output mode of the MTTKRP / TTMc), levels 1.. the
@@ -267,9 +268,7 @@ typedef struct spt_plugin_hls {
 
 /* Opaque device copy of an HLS tensor (owned by the plugin). */
 typedef struct spt_plugin_device_hls spt_plugin_device_hls;
-/* [v6-hls-types-end] */
 
-/* [v6-ttm-types-begin] */
 /* The GPU SpTTM kernels (dissertation §7.3; cuda/ttm.cuh describes each):
  * the ones the plugin's rule picks (cuda/ttm.cu, choose_ttm_variant). AUTO
  * = the rule; the library always asks for AUTO, the tests force each
@@ -325,9 +324,7 @@ typedef struct spt_plugin_scoo_groups {
   const uint32_t *ind;       /* nfibers (NULL when nfibers = 0) */
   const void *values;        /* nfibers * a_len * b_len values of dtype (NULL when nfibers = 0) */
 } spt_plugin_scoo_groups;
-/* [v6-ttm-types-end] */
 
-/* [v6-tucker-types-begin] */
 /* One Tucker-HOOI run on the device (pyttb tucker_als numerics, exactly the
  * core's CPU loop in src/algo/tucker_hooi.cpp): per mode n the TTMc Y_(n) =
  * X_(n) kron_{m != n} U_m (F-COO Kronecker product, lowest other mode
@@ -360,7 +357,6 @@ typedef struct spt_plugin_tucker_args {
    * normal, 2 = verbose), e.g. the SVD fallback. */
   void (*note)(void *hook_data, int level, const char *message);
 } spt_plugin_tucker_args;
-/* [v6-tucker-types-end] */
 
 /* What cp_als's per-iteration hook returns. */
 #define SPT_PLUGIN_CONTINUE 0 /* run the next sweep */
@@ -402,232 +398,280 @@ typedef struct spt_plugin_cp_als_args {
   void (*note)(void *hook_data, int level, const char *message);
 } spt_plugin_cp_als_args;
 
+/* The function table, generated from one list per family of entries.
+ *
+ * A family list SPT_PLUGIN_<FAMILY>_ENTRIES(ENTRY, RELEASE) names each entry
+ * once, with its parameters:
+ *  - ENTRY(name, (parameters)): returns an spt_status value (int) and takes
+ *    (char *message, size_t message_len) last;
+ *  - RELEASE(name, (parameters)): frees a device copy, returns nothing and
+ *    never fails (NULL ignored; errors at process exit are ignored).
+ * SPT_PLUGIN_FAMILIES(FAMILY) lists the families in table order. The
+ * struct below, the plugin's declarations of its entries and its table fill
+ * (cuda/plugin_entries.cuh, cuda/plugin.cu) and the "not compiled" stubs
+ * (SPT_PLUGIN_STUB_*) are all stamped from these lists.
+ *
+ * Layout (fixed for an ABI version): uint32_t abi_version, uint32_t
+ * struct_size, const char *description, then one function pointer per
+ * entry, in the order of SPT_PLUGIN_FAMILIES and of each family's list, no
+ * other members. */
+
+/* Devices.
+ * device_count: the number of usable devices in *count (0 when there is no
+ *   driver or no device: then OK is still returned and `message` says why).
+ * device_info: the properties of device `device` (0-based). */
+#define SPT_PLUGIN_DEVICE_ENTRIES(ENTRY, RELEASE)                         \
+  ENTRY(device_count, (int *count, char *message, size_t message_len)) \
+  ENTRY(device_info, (int device, spt_plugin_device_info *info, char *message, size_t message_len))
+
+/* COO.
+ * coo_upload: copy tensor x to device `device`; *out receives the device
+ *   copy. Checks that the copy fits the free device memory first
+ *   (SPT_ERR_OUT_OF_MEMORY; the plugin's "free" is capped by env
+ *   SPT_CUDA_MEMORY_LIMIT, as for every upload below).
+ * coo_release: free a COO device copy.
+ * mttkrp: out (dims[mode] x R) = MTTKRP of the device tensor x with the
+ *   host factor matrices factors[m] (dims[m] x R, m != mode; factors[mode]
+ *   is ignored), all of x's dtype. Factors are copied to the device, the
+ *   product runs there and out is copied back (overwritten). Synchronous. */
+#define SPT_PLUGIN_COO_ENTRIES(ENTRY, RELEASE)                                                              \
+  ENTRY(coo_upload,                                                                                         \
+        (int device, const spt_plugin_coo *x, spt_plugin_device_coo **out, char *message, size_t message_len)) \
+  RELEASE(coo_release, (spt_plugin_device_coo * x))                                                        \
+  ENTRY(mttkrp, (const spt_plugin_device_coo *x, const spt_plugin_matrix *factors, uint32_t mode,          \
+                 spt_plugin_matrix *out, char *message, size_t message_len))
+
+/* HiCOO.
+ * hicoo_upload: copy HiCOO tensor x to device `device` (*out receives the
+ *   copy), checking first that it fits the free device memory
+ *   (SPT_ERR_OUT_OF_MEMORY). SPT_ERR_UNSUPPORTED for an order outside the
+ *   plugin's range (2..8) or 2^32 or more blocks.
+ * hicoo_release: free a HiCOO device copy.
+ * mttkrp_hicoo: as mttkrp, on a device HiCOO tensor. */
+#define SPT_PLUGIN_HICOO_ENTRIES(ENTRY, RELEASE)                                                          \
+  ENTRY(hicoo_upload, (int device, const spt_plugin_hicoo *x, spt_plugin_device_hicoo **out, char *message, \
+                       size_t message_len))                                                               \
+  RELEASE(hicoo_release, (spt_plugin_device_hicoo * x))                                                  \
+  ENTRY(mttkrp_hicoo, (const spt_plugin_device_hicoo *x, const spt_plugin_matrix *factors, uint32_t mode, \
+                       spt_plugin_matrix *out, char *message, size_t message_len))
+
+/* F-COO.
+ * fcoo_upload: copy F-COO tensor x to device `device` (*out receives the
+ *   copy), checking first that it fits the free device memory
+ *   (SPT_ERR_OUT_OF_MEMORY). SPT_ERR_UNSUPPORTED for more product modes
+ *   than the kernels take (7).
+ * fcoo_release: free an F-COO device copy.
+ * fcoo_multiply: out (output_rows x out->cols, overwritten) = the segmented
+ *   product `kind` (SPT_PLUGIN_FCOO_HADAMARD or _KRONECKER) of the device
+ *   tensor x with factors[j] (host, x's dtype; j over x's product modes in
+ *   order, num_product_modes entries; rows = dims of that mode). HADAMARD:
+ *   every factor has out->cols columns; KRONECKER: out->cols = the product
+ *   of their columns (< 2^31). Factors and out are copied per call.
+ *   Synchronous. */
+#define SPT_PLUGIN_FCOO_ENTRIES(ENTRY, RELEASE)                                                                \
+  ENTRY(fcoo_upload,                                                                                           \
+        (int device, const spt_plugin_fcoo *x, spt_plugin_device_fcoo **out, char *message, size_t message_len)) \
+  RELEASE(fcoo_release, (spt_plugin_device_fcoo * x))                                                         \
+  ENTRY(fcoo_multiply, (const spt_plugin_device_fcoo *x, int kind, const spt_plugin_matrix *factors,          \
+                        spt_plugin_matrix *out, char *message, size_t message_len))
+
+/* B-CSF / HB-CSF.
+ * hbcsf_upload: copy B-CSF / HB-CSF tensor x to device `device` (*out
+ *   receives the copy), checking first that it fits the free device memory
+ *   (SPT_ERR_OUT_OF_MEMORY). SPT_ERR_UNSUPPORTED for an order outside the
+ *   plugin's range (3..8); SPT_ERR_INVALID_ARGUMENT for inconsistent counts
+ *   or NULL arrays.
+ * hbcsf_release: free a B-CSF / HB-CSF device copy.
+ * mttkrp_hbcsf: as mttkrp, on a device B-CSF / HB-CSF tensor, in any mode <
+ *   order (SPT_ERR_INVALID_ARGUMENT otherwise). The root (mode_order[0]) is
+ *   the fast one: the format's own kernels, plain stores. Any other mode
+ *   runs the non-root kernels on the same tree (every output row added
+ *   atomically; factors[root] is read then). */
+#define SPT_PLUGIN_HBCSF_ENTRIES(ENTRY, RELEASE)                                                          \
+  ENTRY(hbcsf_upload, (int device, const spt_plugin_hbcsf *x, spt_plugin_device_hbcsf **out, char *message, \
+                       size_t message_len))                                                               \
+  RELEASE(hbcsf_release, (spt_plugin_device_hbcsf * x))                                                  \
+  ENTRY(mttkrp_hbcsf, (const spt_plugin_device_hbcsf *x, const spt_plugin_matrix *factors, uint32_t mode, \
+                       spt_plugin_matrix *out, char *message, size_t message_len))
+
+/* HLS (tensor cores).
+ * hls_upload: copy HLS tensor x to device `device` (*out receives the
+ *   copy), checking first that it fits the free device memory
+ *   (SPT_ERR_OUT_OF_MEMORY). SPT_ERR_UNSUPPORTED for an order other than 3
+ *   or 4; SPT_ERR_INVALID_ARGUMENT for inconsistent counts, a slab depth
+ *   that is not a power of two up to 16, or NULL arrays.
+ * hls_release: free an HLS device copy.
+ * hls_multiply: out (dims[root] x out->cols, overwritten) = the product
+ *   `kind` (SPT_PLUGIN_HLS_MTTKRP or _TTMC) of the device tensor x in its
+ *   root mode, the dense tiles in `precision` (SPT_PLUGIN_HLS_FP16 ..
+ *   _EXACT). factors: BY MODE (order entries; factors[root] ignored), host,
+ *   x's dtype, dims[m] rows. MTTKRP: every factor has out->cols (= R)
+ *   columns; TTMC: R_m >= 1 columns each and out->cols = prod_{m != root}
+ *   R_m (< 2^31), column = Kolda's unfolding (lowest other mode fastest).
+ *   Factors and out are copied per call. Synchronous. Errors:
+ *   INVALID_ARGUMENT (kind, precision, shapes), OUT_OF_MEMORY, DEVICE.
+ * hls_calibrate: time the fused HLS MTTKRP (float32, `rank`, `precision`)
+ *   on device `device` on synthetic all-dense and all-sparse tensors of
+ *   `order` (3 or 4) and `slab_depth`, and report the seconds per dense
+ *   (sub-)tile and per sparse nonzero: a tile with n occupied cells is
+ *   worth storing dense when n * *seconds_per_sparse_nnz >
+ *   *seconds_per_dense_tile. Allocates and frees a few MB of device memory;
+ *   takes tens of milliseconds. Synchronous. Errors: INVALID_ARGUMENT
+ *   (order, slab depth, rank 0, precision, NULL outputs), OUT_OF_MEMORY,
+ *   DEVICE. */
+#define SPT_PLUGIN_HLS_ENTRIES(ENTRY, RELEASE)                                                                   \
+  ENTRY(hls_upload,                                                                                              \
+        (int device, const spt_plugin_hls *x, spt_plugin_device_hls **out, char *message, size_t message_len))   \
+  RELEASE(hls_release, (spt_plugin_device_hls * x))                                                             \
+  ENTRY(hls_multiply, (const spt_plugin_device_hls *x, int kind, int precision, const spt_plugin_matrix *factors, \
+                       spt_plugin_matrix *out, char *message, size_t message_len))                               \
+  ENTRY(hls_calibrate, (int device, uint32_t order, uint32_t slab_depth, uint32_t rank, int precision,          \
+                        double *seconds_per_dense_tile, double *seconds_per_sparse_nnz, char *message,          \
+                        size_t message_len))
+
+/* The SpTTM family (COO TTM, semi-sparse TTM).
+ * ttm_choose_variant: the SpTTM kernel ttm_fibers runs under
+ *   SPT_PLUGIN_TTM_AUTO for rank R and nfibers fibers holding nnz nonzeros,
+ *   the longest max_fiber_length: the rule. Host only (no device needed).
+ *   Errors: INVALID_ARGUMENT (NULL variant, R = 0).
+ * ttm_fibers: SpTTM on device `device`: out (x->nfibers x R, host, x's
+ *   dtype, overwritten) row f = sum_{k in fiber f} values[k] * U(ind[k], :),
+ *   U = *u (host, rows = dims[n], R = u->cols columns, x's dtype). The
+ *   fibers and U are copied to the device for this call (nothing is
+ *   cached), the kernel launch->variant runs (AUTO: ttm_choose_variant's
+ *   pick), out is copied back. launch may be NULL (= AUTO, nothing
+ *   reported). Synchronous. Errors: INVALID_ARGUMENT (NULL arrays,
+ *   inconsistent fiber_ptr, an index >= u->rows, shapes, unknown variant),
+ *   UNSUPPORTED (R >= 2^31), OUT_OF_MEMORY (the copies do not fit the free
+ *   device memory), DEVICE.
+ * scoo_ttm: SsTTM on device `device`: out (y->ngroups x a_len * R * b_len,
+ *   host, y's dtype, overwritten), row g = the block of group g:
+ *     out[g][i_a + a_len (r + R i_b)] = sum_{k in group g} in[f_k][i_a + a_len i_b] * U(ind[f_k], r)
+ *   (f_k = perm[k] or k), U = *u (host, R = u->cols). Inputs copied per
+ *   call; kernel_ms (may be NULL) receives the kernel's device time.
+ *   Synchronous. Errors as ttm_fibers. */
+#define SPT_PLUGIN_TTM_ENTRIES(ENTRY, RELEASE)                                                                    \
+  ENTRY(ttm_choose_variant, (uint64_t rank, uint64_t nfibers, uint64_t nnz, uint64_t max_fiber_length,           \
+                             int *variant, char *message, size_t message_len))                                   \
+  ENTRY(ttm_fibers, (int device, const spt_plugin_ttm_fibers *x, const spt_plugin_matrix *u,                      \
+                     spt_plugin_matrix *out, spt_plugin_ttm_launch *launch, char *message, size_t message_len))   \
+  ENTRY(scoo_ttm, (int device, const spt_plugin_scoo_groups *y, const spt_plugin_matrix *u, spt_plugin_matrix *out, \
+                   double *kernel_ms, char *message, size_t message_len))
+
+/* Whole decompositions on the device (the dispatcher's algorithms run them
+ * whole; each family above gives their copies).
+ * cp_als: CP-ALS of the device tensor x (see spt_plugin_cp_als_args).
+ *   Checks first that its factors and workspace fit the free device memory
+ *   (SPT_ERR_OUT_OF_MEMORY, nothing run). Errors: OUT_OF_MEMORY, DEVICE,
+ *   INVALID_ARGUMENT, UNSUPPORTED (a rank above the plugin's limit, 6144),
+ *   NUMERICAL (non-finite normal equations or factor columns, eigen-solver
+ *   failure; the message matches the CPU's).
+ * cp_als_fcoo: as cp_als, on F-COO: per_mode[m] is the op-MTTKRP F-COO of
+ *   mode m of one tensor (order entries, same device and dtype); each
+ *   sweep's MTTKRP in mode m runs on per_mode[m].
+ * cp_als_mixed: as cp_als, on the device COO tensor x, except that the
+ *   MTTKRP in mode m runs on per_mode[m] when it is not NULL (the op-MTTKRP
+ *   F-COO of mode m of the same tensor, same device and dtype) and on x
+ *   otherwise (sorted by the mode when it fits). per_mode has x's order
+ *   entries.
+ * tucker_hooi_fcoo: Tucker-HOOI of one tensor on the device (see
+ *   spt_plugin_tucker_args): per_mode[m] is the op-MTTKRP F-COO of mode m
+ *   of the tensor (order entries, same device and dtype; order 2..8); each
+ *   sweep's TTMc in mode m runs on per_mode[m]. Checks first that the
+ *   factors, Y_(n), the Gram matrices, the core and the solver workspace
+ *   fit the free device memory (SPT_ERR_OUT_OF_MEMORY, nothing run).
+ *   Errors: OUT_OF_MEMORY, DEVICE, INVALID_ARGUMENT, UNSUPPORTED (sizes
+ *   above the 32-bit limits of cuBLAS/cuSOLVER), NUMERICAL (an eigen or
+ *   singular value solver did not converge; the message matches the
+ *   CPU's).
+ * tucker_hooi_hls: as tucker_hooi_fcoo, with each TTMc on an HLS copy
+ *   (orders 3 and 4): per_mode[n] is the HLS of the same tensor rooted at
+ *   mode n (order entries; same device, dtype and dims), and the TTMc of
+ *   mode n runs on it with the HLS kernels (cuda/hls.cuh) in
+ *   SPT_PLUGIN_HLS_EXACT: the dense tiles on CUDA cores in the tensor's
+ *   type, no rounding, so the run matches the F-COO one and the CPU's
+ *   within the same tolerances (a device HLS copy carries no precision:
+ *   hls_upload takes none). The HLS kernels' scratch workspace is allocated
+ *   once for the run and counted in the memory check. Errors as
+ *   tucker_hooi_fcoo; UNSUPPORTED for an order other than 3 or 4.
+ * tucker_hooi_hbcsf: as tucker_hooi_fcoo, with each TTMc on a B-CSF /
+ *   HB-CSF tree (hbcsf_upload's copies; orders 3..8): per_mode[n] is the
+ *   HB-CSF of the same tensor rooted at mode n (mode_order[0] = n; order
+ *   entries, same device, dtype and dims). The TTMc of mode n runs on
+ *   per_mode[n] fused per fiber (cuda/ttmc_hbcsf.cuh): per fiber segment
+ *   the TTM in the leaf mode (R_leaf values), then its Kronecker product
+ *   with the ancestors' factor rows into the slice's row; the COO and CSL
+ *   groups take the per-nonzero Kronecker product. Same column order and
+ *   results as tucker_hooi_fcoo (to rounding). Errors as tucker_hooi_fcoo;
+ *   UNSUPPORTED for an order outside 3..8 or a leaf mode's rank above 4096
+ *   (the kernels stage R_leaf values per warp in shared memory);
+ *   INVALID_ARGUMENT when a copy is not rooted at its mode or the copies
+ *   disagree. */
+#define SPT_PLUGIN_WHOLE_RUN_ENTRIES(ENTRY, RELEASE)                                                            \
+  ENTRY(cp_als, (const spt_plugin_device_coo *x, const spt_plugin_cp_als_args *args, char *message,            \
+                 size_t message_len))                                                                          \
+  ENTRY(cp_als_fcoo, (const spt_plugin_device_fcoo *const *per_mode, uint32_t order,                           \
+                      const spt_plugin_cp_als_args *args, char *message, size_t message_len))                  \
+  ENTRY(cp_als_mixed, (const spt_plugin_device_coo *x, const spt_plugin_device_fcoo *const *per_mode,          \
+                       const spt_plugin_cp_als_args *args, char *message, size_t message_len))                 \
+  ENTRY(tucker_hooi_fcoo, (const spt_plugin_device_fcoo *const *per_mode, uint32_t order,                      \
+                           const spt_plugin_tucker_args *args, char *message, size_t message_len))             \
+  ENTRY(tucker_hooi_hls, (const spt_plugin_device_hls *const *per_mode, uint32_t order,                        \
+                          const spt_plugin_tucker_args *args, char *message, size_t message_len))              \
+  ENTRY(tucker_hooi_hbcsf, (const spt_plugin_device_hbcsf *const *per_mode, uint32_t order,                    \
+                            const spt_plugin_tucker_args *args, char *message, size_t message_len))
+
+/* The families, in table order. */
+#define SPT_PLUGIN_FAMILIES(FAMILY) \
+  FAMILY(DEVICE)                    \
+  FAMILY(COO)                       \
+  FAMILY(HICOO)                     \
+  FAMILY(FCOO)                      \
+  FAMILY(HBCSF)                     \
+  FAMILY(HLS)                       \
+  FAMILY(TTM)                       \
+  FAMILY(WHOLE_RUN)
+
+#define SPT_PLUGIN_TABLE_FIELD_ENTRY(name, params) int(*name) params;
+#define SPT_PLUGIN_TABLE_FIELD_RELEASE(name, params) void(*name) params;
+#define SPT_PLUGIN_TABLE_FIELDS(family) \
+  SPT_PLUGIN_##family##_ENTRIES(SPT_PLUGIN_TABLE_FIELD_ENTRY, SPT_PLUGIN_TABLE_FIELD_RELEASE)
+
 typedef struct spt_plugin_table {
-  uint32_t abi_version; /* SPT_PLUGIN_ABI_VERSION of the plugin's build */
-  uint32_t struct_size; /* sizeof(spt_plugin_table) of the plugin's build */
+  uint32_t abi_version;    /* SPT_PLUGIN_ABI_VERSION of the plugin's build */
+  uint32_t struct_size;    /* sizeof(spt_plugin_table) of the plugin's build */
   const char *description; /* e.g. "libsptensor_cuda (CUDA runtime 13000, statically linked)"; static storage */
-
-  /* Number of usable devices in *count (0 when there is no driver or no
-   * device: then OK is still returned and `message` says why). */
-  int (*device_count)(int *count, char *message, size_t message_len);
-
-  /* Properties of device `device` (0-based). */
-  int (*device_info)(int device, spt_plugin_device_info *info, char *message, size_t message_len);
-
-  /* Copy tensor x to device `device`; *out receives the device copy. Checks
-   * that the copy fits the free device memory first (SPT_ERR_OUT_OF_MEMORY). */
-  int (*coo_upload)(int device, const spt_plugin_coo *x, spt_plugin_device_coo **out, char *message,
-                    size_t message_len);
-
-  /* Free a device copy (NULL ignored). Never fails (errors at process exit
-   * are ignored). */
-  void (*coo_release)(spt_plugin_device_coo *x);
-
-  /* out (dims[mode] x R) = MTTKRP of the device tensor x with the host
-   * factor matrices factors[m] (dims[m] x R, m != mode; factors[mode] is
-   * ignored), all of x's dtype. Factors are copied to the device, the
-   * product runs there and out is copied back (overwritten). Synchronous. */
-  int (*mttkrp)(const spt_plugin_device_coo *x, const spt_plugin_matrix *factors, uint32_t mode,
-                spt_plugin_matrix *out, char *message, size_t message_len);
-
-  /* Version 2. CP-ALS of the device tensor x (see spt_plugin_cp_als_args).
-   * Checks first that its factors and workspace fit the free device memory
-   * (SPT_ERR_OUT_OF_MEMORY, nothing run; the plugin's "free" is capped by
-   * env SPT_CUDA_MEMORY_LIMIT, as for coo_upload). Errors: OUT_OF_MEMORY, DEVICE,
-   * INVALID_ARGUMENT, UNSUPPORTED (a rank above the plugin's limit, 6144),
-   * NUMERICAL (non-finite normal equations or factor
-   * columns, eigen-solver failure; the message matches the CPU's). */
-  int (*cp_als)(const spt_plugin_device_coo *x, const spt_plugin_cp_als_args *args, char *message,
-                size_t message_len);
-
-  /* Version 3. Copy HiCOO tensor x to device `device` (*out receives the
-   * copy), checking first that it fits the free device memory
-   * (SPT_ERR_OUT_OF_MEMORY, capped by SPT_CUDA_MEMORY_LIMIT as for
-   * coo_upload). SPT_ERR_UNSUPPORTED for an order outside the plugin's
-   * range (2..8) or 2^32 or more blocks. */
-  int (*hicoo_upload)(int device, const spt_plugin_hicoo *x, spt_plugin_device_hicoo **out, char *message,
-                      size_t message_len);
-
-  /* Free a HiCOO device copy (NULL ignored). Never fails. */
-  void (*hicoo_release)(spt_plugin_device_hicoo *x);
-
-  /* As mttkrp, on a device HiCOO tensor. */
-  int (*mttkrp_hicoo)(const spt_plugin_device_hicoo *x, const spt_plugin_matrix *factors, uint32_t mode,
-                      spt_plugin_matrix *out, char *message, size_t message_len);
-
-  /* Version 4. Copy F-COO tensor x to device `device` (*out receives the
-   * copy), checking first that it fits the free device memory
-   * (SPT_ERR_OUT_OF_MEMORY, capped by SPT_CUDA_MEMORY_LIMIT).
-   * SPT_ERR_UNSUPPORTED for more product modes than the kernels take (7). */
-  int (*fcoo_upload)(int device, const spt_plugin_fcoo *x, spt_plugin_device_fcoo **out, char *message,
-                     size_t message_len);
-
-  /* Free an F-COO device copy (NULL ignored). Never fails. */
-  void (*fcoo_release)(spt_plugin_device_fcoo *x);
-
-  /* out (output_rows x out->cols, overwritten) = the segmented product
-   * `kind` (SPT_PLUGIN_FCOO_HADAMARD or _KRONECKER) of the device tensor x
-   * with factors[j] (host, x's dtype; j over x's product modes in order,
-   * num_product_modes entries; rows = dims of that mode). HADAMARD: every
-   * factor has out->cols columns; KRONECKER: out->cols = the product of
-   * their columns (< 2^31). Factors and out are copied per call.
-   * Synchronous. */
-  int (*fcoo_multiply)(const spt_plugin_device_fcoo *x, int kind, const spt_plugin_matrix *factors,
-                       spt_plugin_matrix *out, char *message, size_t message_len);
-
-  /* As cp_als, on F-COO: per_mode[m] is the op-MTTKRP F-COO of mode m of
-   * one tensor (order entries, same device and dtype); each sweep's MTTKRP
-   * in mode m runs on per_mode[m]. */
-  int (*cp_als_fcoo)(const spt_plugin_device_fcoo *const *per_mode, uint32_t order,
-                     const spt_plugin_cp_als_args *args, char *message, size_t message_len);
-
-  /* Version 5. Copy B-CSF / HB-CSF tensor x to device `device` (*out
-   * receives the copy), checking first that it fits the free device memory
-   * (SPT_ERR_OUT_OF_MEMORY, capped by SPT_CUDA_MEMORY_LIMIT).
-   * SPT_ERR_UNSUPPORTED for an order outside the plugin's range (3..8);
-   * SPT_ERR_INVALID_ARGUMENT for inconsistent counts or NULL arrays. */
-  int (*hbcsf_upload)(int device, const spt_plugin_hbcsf *x, spt_plugin_device_hbcsf **out, char *message,
-                      size_t message_len);
-
-  /* Free a B-CSF / HB-CSF device copy (NULL ignored). Never fails. */
-  void (*hbcsf_release)(spt_plugin_device_hbcsf *x);
-
-  /* As mttkrp, on a device B-CSF / HB-CSF tensor, in any mode < order
-   * (SPT_ERR_INVALID_ARGUMENT otherwise). The root (mode_order[0]) is the
-   * fast one: the format's own kernels, plain stores. Any other mode runs
-   * the non-root kernels on the same tree (every output row added
-   * atomically; factors[root] is read then). A plugin built before non-root
-   * support refuses other modes with SPT_ERR_INVALID_ARGUMENT (the table did
-   * not change, only the accepted modes grew). */
-  int (*mttkrp_hbcsf)(const spt_plugin_device_hbcsf *x, const spt_plugin_matrix *factors, uint32_t mode,
-                      spt_plugin_matrix *out, char *message, size_t message_len);
-
-  /* Version 6: HLS on the device (tensor cores). */
-  /* [v6-hls-begin] */
-  /* Copy HLS tensor x to device `device` (*out receives the copy), checking
-   * first that it fits the free device memory (SPT_ERR_OUT_OF_MEMORY, capped
-   * by SPT_CUDA_MEMORY_LIMIT). SPT_ERR_UNSUPPORTED for an order other than
-   * 3 or 4; SPT_ERR_INVALID_ARGUMENT for inconsistent counts, a slab depth
-   * that is not a power of two up to 16, or NULL arrays. */
-  int (*hls_upload)(int device, const spt_plugin_hls *x, spt_plugin_device_hls **out, char *message,
-                    size_t message_len);
-
-  /* Free an HLS device copy (NULL ignored). Never fails. */
-  void (*hls_release)(spt_plugin_device_hls *x);
-
-  /* out (dims[root] x out->cols, overwritten) = the product `kind`
-   * (SPT_PLUGIN_HLS_MTTKRP or _TTMC) of the device tensor x in its root
-   * mode, the dense tiles in `precision` (SPT_PLUGIN_HLS_FP16 .. _EXACT).
-   * factors: BY MODE (order entries; factors[root] ignored), host, x's
-   * dtype, dims[m] rows. MTTKRP: every factor has out->cols (= R)
-   * columns; TTMC: R_m >= 1 columns each and out->cols = prod_{m != root}
-   * R_m (< 2^31), column = Kolda's unfolding (lowest other mode fastest).
-   * Factors and out are copied per call. Synchronous. Errors:
-   * INVALID_ARGUMENT (kind, precision, shapes), OUT_OF_MEMORY, DEVICE. */
-  int (*hls_multiply)(const spt_plugin_device_hls *x, int kind, int precision, const spt_plugin_matrix *factors,
-                      spt_plugin_matrix *out, char *message, size_t message_len);
-
-  /* Time the fused HLS MTTKRP (float32, `rank`, `precision`) on device
-   * `device` on synthetic all-dense and all-sparse tensors of `order` (3 or
-   * 4) and `slab_depth`, and report the seconds per dense (sub-)tile and
-   * per sparse nonzero: a tile with n occupied cells is worth storing dense
-   * when n * *seconds_per_sparse_nnz > *seconds_per_dense_tile. Allocates
-   * and frees a few MB of device memory; takes tens of milliseconds.
-   * Synchronous. Errors: INVALID_ARGUMENT (order, slab depth, rank 0,
-   * precision, NULL outputs), OUT_OF_MEMORY, DEVICE. */
-  int (*hls_calibrate)(int device, uint32_t order, uint32_t slab_depth, uint32_t rank, int precision,
-                       double *seconds_per_dense_tile, double *seconds_per_sparse_nnz, char *message,
-                       size_t message_len);
-  /* [v6-hls-end] */
-
-  /* Version 6: GPU SpTTM family (COO TTM variants, semi-sparse TTM). */
-  /* [v6-ttm-begin] */
-  /* The SpTTM kernel ttm_fibers runs under SPT_PLUGIN_TTM_AUTO for rank R
-   * and nfibers fibers holding nnz nonzeros, the longest max_fiber_length:
-   * the rule. Host only (no device needed). Errors: INVALID_ARGUMENT (NULL
-   * variant, R = 0). */
-  int (*ttm_choose_variant)(uint64_t rank, uint64_t nfibers, uint64_t nnz, uint64_t max_fiber_length, int *variant,
-                            char *message, size_t message_len);
-
-  /* SpTTM on device `device`: out (x->nfibers x R, host, x's dtype,
-   * overwritten) row f = sum_{k in fiber f} values[k] * U(ind[k], :), U =
-   * *u (host, rows = dims[n], R = u->cols columns, x's dtype). The fibers
-   * and U are copied to the device for this call (nothing is cached), the
-   * kernel launch->variant runs (AUTO: ttm_choose_variant's pick), out is
-   * copied back. launch may be NULL (= AUTO, nothing reported).
-   * Synchronous. Errors: INVALID_ARGUMENT (NULL arrays, inconsistent
-   * fiber_ptr, an index >= u->rows, shapes, unknown variant),
-   * UNSUPPORTED (R >= 2^31), OUT_OF_MEMORY (the copies do not fit the free
-   * device memory, capped by SPT_CUDA_MEMORY_LIMIT), DEVICE. */
-  int (*ttm_fibers)(int device, const spt_plugin_ttm_fibers *x, const spt_plugin_matrix *u, spt_plugin_matrix *out,
-                    spt_plugin_ttm_launch *launch, char *message, size_t message_len);
-
-  /* SsTTM on device `device`: out (y->ngroups x a_len * R * b_len, host,
-   * y's dtype, overwritten), row g = the block of group g:
-   *   out[g][i_a + a_len (r + R i_b)] = sum_{k in group g} in[f_k][i_a + a_len i_b] * U(ind[f_k], r)
-   * (f_k = perm[k] or k), U = *u (host, R = u->cols). Inputs copied per
-   * call; kernel_ms (may be NULL) receives the kernel's device time.
-   * Synchronous. Errors as ttm_fibers. */
-  int (*scoo_ttm)(int device, const spt_plugin_scoo_groups *y, const spt_plugin_matrix *u, spt_plugin_matrix *out,
-                  double *kernel_ms, char *message, size_t message_len);
-  /* [v6-ttm-end] */
-
-  /* Version 6: GPU Tucker-HOOI. */
-  /* [v6-tucker-begin] */
-  /* Tucker-HOOI of one tensor on the device (see spt_plugin_tucker_args):
-   * per_mode[m] is the op-MTTKRP F-COO of mode m of the tensor (order
-   * entries, same device and dtype; order 2..8); each sweep's TTMc in mode m
-   * runs on per_mode[m]. Checks first that the factors, Y_(n), the Gram
-   * matrices, the core and the solver workspace fit the free device memory
-   * (SPT_ERR_OUT_OF_MEMORY, nothing run; capped by SPT_CUDA_MEMORY_LIMIT).
-   * Errors: OUT_OF_MEMORY, DEVICE, INVALID_ARGUMENT, UNSUPPORTED (sizes
-   * above the 32-bit limits of cuBLAS/cuSOLVER), NUMERICAL (an eigen or
-   * singular value solver did not converge; the message matches the
-   * CPU's). */
-  int (*tucker_hooi_fcoo)(const spt_plugin_device_fcoo *const *per_mode, uint32_t order,
-                          const spt_plugin_tucker_args *args, char *message, size_t message_len);
-
-  /* As tucker_hooi_fcoo, with each TTMc on an HLS copy (orders 3 and 4):
-   * per_mode[n] is the HLS of the same tensor rooted at mode n (order
-   * entries; same device, dtype and dims), and the TTMc of mode n runs on
-   * it with the HLS kernels (cuda/hls.cuh) in SPT_PLUGIN_HLS_EXACT: the
-   * dense tiles on CUDA cores in the tensor's type, no rounding, so the run
-   * matches the F-COO one and the CPU's within the same tolerances (a
-   * device HLS copy carries no precision: hls_upload takes none). The HLS
-   * kernels' scratch workspace is allocated once for the run and counted in
-   * the memory check. Errors as tucker_hooi_fcoo; UNSUPPORTED for an order
-   * other than 3 or 4. */
-  int (*tucker_hooi_hls)(const spt_plugin_device_hls *const *per_mode, uint32_t order,
-                         const spt_plugin_tucker_args *args, char *message, size_t message_len);
-  /* [v6-tucker-end] */
-
-  /* Version 6: CP-ALS with a format per mode. As cp_als, on the device COO
-   * tensor x, except that the MTTKRP in mode m runs on per_mode[m] when it
-   * is not NULL (the op-MTTKRP F-COO of mode m of the same tensor, same
-   * device and dtype) and on x otherwise (sorted by the mode when it fits).
-   * per_mode has x's order entries. */
-  int (*cp_als_mixed)(const spt_plugin_device_coo *x, const spt_plugin_device_fcoo *const *per_mode,
-                      const spt_plugin_cp_als_args *args, char *message, size_t message_len);
-
-  /* Version 7: the GPU Tucker TTMc by chained TTMs. */
-  /* [v7-chain-begin] */
-  /* As tucker_hooi_fcoo, with each TTMc on a B-CSF / HB-CSF tree
-   * (hbcsf_upload's copies; orders 3..8): per_mode[n] is the HB-CSF of the
-   * same tensor rooted at mode n (mode_order[0] = n; order entries, same
-   * device, dtype and dims). The TTMc of mode n runs on per_mode[n] fused
-   * per fiber (cuda/ttmc_hbcsf.cuh): per fiber segment the TTM in the leaf
-   * mode (R_leaf values), then its Kronecker product with the ancestors'
-   * factor rows into the slice's row; the COO and CSL groups take the
-   * per-nonzero Kronecker product. Same column order and results as
-   * tucker_hooi_fcoo (to rounding). Errors as tucker_hooi_fcoo;
-   * UNSUPPORTED for an order outside 3..8 or a leaf mode's rank above 4096
-   * (the kernels stage R_leaf values per warp in shared memory);
-   * INVALID_ARGUMENT when a copy is not rooted at its mode or the copies
-   * disagree. */
-  int (*tucker_hooi_hbcsf)(const spt_plugin_device_hbcsf *const *per_mode, uint32_t order,
-                           const spt_plugin_tucker_args *args, char *message, size_t message_len);
-  /* [v7-chain-end] */
+  SPT_PLUGIN_FAMILIES(SPT_PLUGIN_TABLE_FIELDS)
 } spt_plugin_table;
+
+/* "Not compiled" stubs, for a plugin (or a test) that does not build a
+ * family: SPT_PLUGIN_<FAMILY>_ENTRIES(SPT_PLUGIN_STUB_ENTRY,
+ * SPT_PLUGIN_STUB_RELEASE) defines spt_plugin_stub_<name> for each entry
+ * (a status entry answers SPT_ERR_UNSUPPORTED, -5, with "<name> is not
+ * compiled into this plugin" in `message`; a release does nothing, no copy
+ * of that kind being possible), and SPT_PLUGIN_STUB_FILL_FAMILY(FAMILY)
+ * lists them in table order for the table's initialiser. The dispatcher
+ * treats UNSUPPORTED as "run it on the CPU" under AUTO and as an error
+ * under a forced CUDA backend, as for any input the GPU kernels lack. */
+static inline void spt_plugin_write_not_compiled(const char *entry, char *message, size_t message_len) {
+  static const char tail[] = " is not compiled into this plugin";
+  size_t n = 0, i;
+  if (!message || message_len == 0) return;
+  for (i = 0; entry[i] && n + 1 < message_len; ++i) message[n++] = entry[i];
+  for (i = 0; tail[i] && n + 1 < message_len; ++i) message[n++] = tail[i];
+  message[n] = '\0';
+}
+#define SPT_PLUGIN_STUB_ENTRY(name, params)                      \
+  static int spt_plugin_stub_##name params {                     \
+    spt_plugin_write_not_compiled(#name, message, message_len); \
+    return -5;                                                   \
+  }
+#define SPT_PLUGIN_STUB_RELEASE(name, params) \
+  static void spt_plugin_stub_##name params {}
+#define SPT_PLUGIN_STUB_FILL_ENTRY(name, params) spt_plugin_stub_##name,
+#define SPT_PLUGIN_STUB_FAMILY(family) SPT_PLUGIN_##family##_ENTRIES(SPT_PLUGIN_STUB_ENTRY, SPT_PLUGIN_STUB_RELEASE)
+#define SPT_PLUGIN_STUB_FILL_FAMILY(family) \
+  SPT_PLUGIN_##family##_ENTRIES(SPT_PLUGIN_STUB_FILL_ENTRY, SPT_PLUGIN_STUB_FILL_ENTRY)
 
 /* The one symbol a plugin exports. `core_abi_version` is the core's
  * SPT_PLUGIN_ABI_VERSION (a plugin may use it to adapt or to refuse by

@@ -21,25 +21,26 @@ enum class ColumnNorm {
   max_abs  // max_i |a(i,r)|
 };
 
-#define SPT_DENSE_TYPED_KERNELS(T)                                                                              \
-  /* out (R x R, full symmetric) = a^T a for a (I x R) */                                                       \
-  void gram(const Exec& exec, ConstMatRef<T> a, MatRef<T> out);                                                 \
-  /* norms[r] = chosen norm of column r of a; NaN/Inf in a give a non-finite norm */                            \
-  void column_norms(const Exec& exec, ConstMatRef<T> a, ColumnNorm kind, double* norms);                        \
-  /* a(:, r) /= divisors[r]; a zero divisor leaves its column unchanged */                                      \
-  void divide_columns(const Exec& exec, MatRef<T> a, const T* divisors);                                        \
-  /* dots[r] = sum_i a(i,r) * b(i,r) (same shapes), accumulated in double */                                    \
-  void column_dots(const Exec& exec, ConstMatRef<T> a, ConstMatRef<T> b, double* dots);                         \
-  /* rows <- rows * inverse(L L^T), L (R x R) lower triangular with nonzero diagonal (only the lower */          \
-  /* triangle of `lower` is read): each row is solved by forward then backward substitution */                  \
-  void cholesky_solve_rows(const Exec& exec, ConstMatRef<T> lower, MatRef<T> rows);                             \
-  /* rows <- rows * s, s is R x R (e.g. a pseudo-inverse) */                                                    \
-  void multiply_rows(const Exec& exec, ConstMatRef<T> s, MatRef<T> rows);
+// The dense kernel list, in the form of kernels.hpp's lists.
+#define SPT_DENSE_TYPED_KERNELS(T, X)                                                                   \
+  /* out (R x R, full symmetric) = a^T a for a (I x R) */                                               \
+  X(HOST, void, gram, (ConstMatRef<T> a, MatRef<T> out))                                                \
+  /* norms[r] = chosen norm of column r of a; NaN/Inf in a give a non-finite norm */                    \
+  X(HOST, void, column_norms, (ConstMatRef<T> a, ColumnNorm kind, double* norms))                       \
+  /* a(:, r) /= divisors[r]; a zero divisor leaves its column unchanged */                              \
+  X(HOST, void, divide_columns, (MatRef<T> a, const T* divisors))                                       \
+  /* dots[r] = sum_i a(i,r) * b(i,r) (same shapes), accumulated in double */                            \
+  X(HOST, void, column_dots, (ConstMatRef<T> a, ConstMatRef<T> b, double* dots))                        \
+  /* rows <- rows * inverse(L L^T), L (R x R) lower triangular with nonzero diagonal (only the lower */ \
+  /* triangle of `lower` is read): each row is solved by forward then backward substitution */          \
+  X(HOST, void, cholesky_solve_rows, (ConstMatRef<T> lower, MatRef<T> rows))                            \
+  /* rows <- rows * s, s is R x R (e.g. a pseudo-inverse) */                                            \
+  X(HOST, void, multiply_rows, (ConstMatRef<T> s, MatRef<T> rows))
 
-#define SPT_DECLARE_DENSE_BACKEND(backend) \
-  namespace backend {                      \
-  SPT_DENSE_TYPED_KERNELS(float)           \
-  SPT_DENSE_TYPED_KERNELS(double)          \
+#define SPT_DECLARE_DENSE_BACKEND(backend)           \
+  namespace backend {                                \
+  SPT_DENSE_TYPED_KERNELS(float, SPT_DECLARE_KERNEL)  \
+  SPT_DENSE_TYPED_KERNELS(double, SPT_DECLARE_KERNEL) \
   }
 
 SPT_DECLARE_DENSE_BACKEND(reference)

@@ -14,10 +14,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <random>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -32,7 +34,6 @@
 #include "dispatch/dispatch.hpp"
 #include "dispatch/gpu_format.hpp"
 #include "dispatch/plugin_loader.hpp"
-#include "kernels/cpu/mttkrp_hbcsf_mode.hpp"
 #include "kernels/kernels.hpp"
 #include "kernels/sort.hpp"
 
@@ -101,6 +102,62 @@ TEST(CudaPlugin, VersionMismatchRefused) {
   EXPECT_EQ(spt_context_set_backend(ctx, SPT_BACKEND_CUDA), SPT_ERR_DEVICE);
   EXPECT_NE(std::string(spt_last_error(ctx)).find("interface version 999"), std::string::npos) << spt_last_error(ctx);
   spt_context_free(ctx);
+}
+
+// A table of "not compiled" stubs, stamped from the entry lists as a
+// plugin without a family would stamp that family.
+namespace stub_plugin {
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wunused-parameter"
+SPT_PLUGIN_FAMILIES(SPT_PLUGIN_STUB_FAMILY)
+#pragma GCC diagnostic pop
+const spt_plugin_table table = {SPT_PLUGIN_ABI_VERSION, sizeof(spt_plugin_table), "stubs",
+                                SPT_PLUGIN_FAMILIES(SPT_PLUGIN_STUB_FILL_FAMILY)};
+}  // namespace stub_plugin
+
+// The table's documented layout (plugin_abi.h): abi_version, struct_size,
+// description, then one function pointer per entry of the lists, in list
+// order, and nothing else.
+TEST(CudaPlugin, TableLayoutFollowsTheEntryLists) {
+  std::vector<std::string> names;
+  std::vector<size_t> offsets;
+#define SPT_TEST_ENTRY(name, params)  \
+  names.push_back(#name);             \
+  offsets.push_back(offsetof(spt_plugin_table, name));
+#define SPT_TEST_FAMILY(family) SPT_PLUGIN_##family##_ENTRIES(SPT_TEST_ENTRY, SPT_TEST_ENTRY)
+  SPT_PLUGIN_FAMILIES(SPT_TEST_FAMILY)
+#undef SPT_TEST_FAMILY
+#undef SPT_TEST_ENTRY
+  const size_t header = offsetof(spt_plugin_table, description) + sizeof(const char*);
+  EXPECT_EQ(offsetof(spt_plugin_table, abi_version), 0u);
+  EXPECT_EQ(offsetof(spt_plugin_table, struct_size), sizeof(uint32_t));
+  using Entry = int (*)();
+  ASSERT_EQ(names.size(), 27u);
+  for (size_t i = 0; i < offsets.size(); ++i) EXPECT_EQ(offsets[i], header + i * sizeof(Entry)) << names[i];
+  EXPECT_EQ(sizeof(spt_plugin_table), header + names.size() * sizeof(Entry));
+  EXPECT_EQ(names.front(), "device_count");
+  EXPECT_EQ(names[2], "coo_upload");
+  EXPECT_EQ(names.back(), "tucker_hooi_hbcsf");
+  EXPECT_EQ(std::set<std::string>(names.begin(), names.end()).size(), names.size());
+}
+
+// The stubs answer UNSUPPORTED and name the entry (truncated to the
+// buffer, always terminated); a release stub ignores its argument.
+TEST(CudaPlugin, NotCompiledStubsSayWhich) {
+  const spt_plugin_table& t = stub_plugin::table;
+  EXPECT_EQ(t.struct_size, sizeof(spt_plugin_table));
+  char message[128] = {0};
+  int count = 7;
+  EXPECT_EQ(t.device_count(&count, message, sizeof message), SPT_ERR_UNSUPPORTED);
+  EXPECT_STREQ(message, "device_count is not compiled into this plugin");
+  EXPECT_EQ(count, 7);
+  EXPECT_EQ(t.mttkrp_hbcsf(nullptr, nullptr, 0, nullptr, message, sizeof message), SPT_ERR_UNSUPPORTED);
+  EXPECT_STREQ(message, "mttkrp_hbcsf is not compiled into this plugin");
+  char small[8];
+  EXPECT_EQ(t.tucker_hooi_hls(nullptr, 0, nullptr, small, sizeof small), SPT_ERR_UNSUPPORTED);
+  EXPECT_STREQ(small, "tucker_");
+  EXPECT_EQ(t.hls_calibrate(0, 3, 1, 16, 1, nullptr, nullptr, nullptr, 0), SPT_ERR_UNSUPPORTED);
+  t.coo_release(nullptr);
 }
 
 TEST(CudaPlugin, CpuAndReferenceSayWhyNotCuda) {
@@ -1831,6 +1888,57 @@ TYPED_TEST(CudaHbcsfMttkrp, CpuModeKernelMatchesReference) {
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), SPT_ERR_INVALID_ARGUMENT);
   }
+}
+
+// spt_mttkrp_hbcsf's kernel for any mode (mttkrp_hbcsf_mode) through the
+// dispatcher on each backend: the reference kernel (REFERENCE: the tree
+// decoded to COO) against the float64 COO reference, then the OpenMP kernel
+// (CPU) and, when a device is present, the GPU kernel (CUDA forced) against
+// the reference kernel's output. Every mode of trees rooted at every mode,
+// HB-CSF and plain B-CSF; outputs are poisoned first.
+TYPED_TEST(CudaHbcsfMttkrp, ModeKernelEveryBackendMatchesReferenceKernel) {
+  using T = TypeParam;
+  spt_context_s reference_ctx, cpu_ctx, cuda_ctx;
+  reference_ctx.backend = SPT_BACKEND_REFERENCE;
+  cpu_ctx.backend = SPT_BACKEND_CPU;
+  cpu_ctx.threads = 3;
+  cuda_ctx.backend = SPT_BACKEND_CUDA;
+  const bool device = have_device();
+  int checked = 0;
+  for (const RandomTensorSpec& spec : standard_specs()) {
+    if (spec.dims.size() < 3 || spec.dims.size() > 6) continue;
+    const spt_coo_s x = random_coo(dtype_of<T>(), spec);
+    const spt_nnz rank = 7;
+    const auto factors = random_factors<T>(x.dims, rank, 90 + spec.seed);
+    const std::vector<ConstMatRef<T>> refs = crefs(factors);
+    for (uint32_t root = 0; root < x.order(); ++root)
+      for (uint32_t flags : {0u, uint32_t(SPT_HBCSF_PLAIN_BCSF)}) {
+        const spt_hbcsf_s h = make_hbcsf(x, root, kHbcsfConfigs[1], flags);
+        for (uint32_t mode = 0; mode < x.order(); ++mode) {
+          const std::string what =
+              cat("order ", x.order(), flags ? " B-CSF" : " HB-CSF", " root ", root, " mode ", mode);
+          const DenseMatrix<double> scale = reference_mttkrp(x, factors, mode, /*absolute=*/true);
+          DenseMatrix<T> reference(x.dims[mode], rank);
+          for (auto& v : reference.values) v = T(12345);
+          SPT_DISPATCH(reference_ctx, mttkrp_hbcsf_mode, h, refs.data(), mode, reference.ref());
+          expect_close_to_reference(reference_mttkrp(x, factors, mode), scale, reference, what + " reference");
+          DenseMatrix<double> want(x.dims[mode], rank);
+          for (size_t i = 0; i < want.values.size(); ++i) want.values[i] = double(reference.values[i]);
+          std::vector<spt_context_s*> backends{&cpu_ctx};
+          if (device) backends.push_back(&cuda_ctx);
+          for (spt_context_s* ctx : backends) {
+            DenseMatrix<T> out(x.dims[mode], rank);
+            for (auto& v : out.values) v = T(12345);
+            SPT_DISPATCH(*ctx, mttkrp_hbcsf_mode, h, refs.data(), mode, out.ref());
+            expect_close_to_reference(want, scale, out,
+                                      what + (ctx == &cuda_ctx ? " CUDA" : " CPU") + " against the reference kernel");
+          }
+          if (::testing::Test::HasFailure()) return;
+          ++checked;
+        }
+      }
+  }
+  EXPECT_GT(checked, 0);
 }
 
 // A mode out of range is refused before any work (no device needed).

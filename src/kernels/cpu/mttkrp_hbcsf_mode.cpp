@@ -1,5 +1,9 @@
-// CPU B-CSF / HB-CSF MTTKRP in any mode of one tree (see
-// mttkrp_hbcsf_mode.hpp). Non-root modes, one task per GPU work item of
+// CPU B-CSF / HB-CSF MTTKRP in any mode of one tree (contract: kernels.hpp,
+// mttkrp_hbcsf_mode): the host counterpart of launch_mttkrp_hbcsf_nonroot
+// (cuda/mttkrp_hbcsf.cu), same tasks and the same tree walk, so that "one
+// tree plus a second kernel for the non-root modes" can be checked without a
+// GPU and run where the GPU kernel cannot (orders above 8, no device). The
+// root mode runs mttkrp_hbcsf. Non-root modes, one task per GPU work item of
 // launch_mttkrp_hbcsf_nonroot: a COO nonzero, a CSL slice, a B-CSF work
 // unit (its segments in turn: the product of the root row and the rows of
 // the levels above the leaves except the output level, then either one add
@@ -8,14 +12,13 @@
 // between tasks: each element is added with an OpenMP atomic, into a double
 // copy of the output (rounded to T once at the end) so that float32 sums
 // keep double accuracy.
-#include "kernels/cpu/mttkrp_hbcsf_mode.hpp"
-
 #include <omp.h>
 
 #include <algorithm>
 #include <vector>
 
 #include "core/error.hpp"
+#include "kernels/kernels.hpp"
 
 namespace spt::kernels::cpu {
 
