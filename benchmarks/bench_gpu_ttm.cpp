@@ -37,7 +37,7 @@
 #include "dispatch/plugin_abi.h"
 #include "dispatch/plugin_loader.hpp"
 #include "kernels/kernels.hpp"
-#include "kernels/sort.hpp"
+#include "core/sort.hpp"
 
 namespace {
 

@@ -45,7 +45,7 @@
 #include "core/coo.hpp"
 #include "core/ttensor.hpp"
 #include "dispatch/dispatch.hpp"
-#include "kernels/sort.hpp"
+#include "core/sort.hpp"
 #include "kernels/ttm_chain.hpp"
 #include "sptensor/sptensor.h"
 #include "sptensor/tucker.h"

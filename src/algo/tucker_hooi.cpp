@@ -49,7 +49,7 @@
 #include "algo/ttm_chain.hpp"
 #include "core/random.hpp"
 #include "dispatch/dispatch.hpp"
-#include "kernels/sort.hpp"
+#include "core/sort.hpp"
 #include "kernels/ttmc.hpp"
 
 namespace spt {

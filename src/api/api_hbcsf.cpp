@@ -13,7 +13,7 @@
 #include "core/hbcsf.hpp"
 #include "core/matrix.hpp"
 #include "dispatch/dispatch.hpp"
-#include "kernels/cpu/mttkrp_hbcsf_mode.hpp"
+#include "dispatch/mttkrp_hbcsf_mode.hpp"
 
 using namespace spt;
 
@@ -129,21 +129,12 @@ SPT_API spt_status spt_mttkrp_hbcsf(spt_context* ctx, const spt_hbcsf* h, const 
     const spt_context_s& c = resolve(ctx);
     handle_mttkrp(*h, mode, factors, out, "mode", [&](const auto* refs, auto out_ref) {
       // The root: the per-group kernels. Another mode: the non-root
-      // kernels (device, else OpenMP; REFERENCE runs the OpenMP kernel on
-      // its one thread, there being no separate reference kernel).
+      // kernels (dispatch/mttkrp_hbcsf_mode.hpp).
       if (mode == h->root()) {
         SPT_DISPATCH(c, mttkrp_hbcsf, *h, refs, out_ref);
         return;
       }
-      const auto on_host = [&](const kernels::Exec& exec) {
-        kernels::cpu::mttkrp_hbcsf_mode(exec, *h, refs, mode, out_ref);
-      };
-      dispatch::run(
-          c,
-          [&](auto device) -> decltype(decltype(device)::mttkrp_hbcsf_mode(c, *h, refs, mode, out_ref)) {
-            return decltype(device)::mttkrp_hbcsf_mode(c, *h, refs, mode, out_ref);
-          },
-          on_host, on_host);
+      dispatch::mttkrp_hbcsf_mode(c, *h, refs, mode, out_ref);
     });
   });
 }

@@ -17,7 +17,7 @@
 #include "core/matrix.hpp"
 #include "core/scoo.hpp"
 #include "dispatch/dispatch.hpp"
-#include "kernels/sort.hpp"
+#include "core/sort.hpp"
 
 using namespace spt;
 

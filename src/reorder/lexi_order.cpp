@@ -3,9 +3,9 @@
 #include <algorithm>
 
 #include "core/error.hpp"
-#include "kernels/sort.hpp"
+#include "core/sort.hpp"
 #include "reorder/partition_refinement.hpp"
-#include "reorder/radix_sort.hpp"
+#include "core/radix_sort.hpp"
 
 namespace spt::reorder {
 
@@ -70,7 +70,7 @@ void refine_packed(const spt_coo_s& x, uint32_t n, int threads, buffer<uint64_t>
     for (uint32_t m : others) key = (key << width[m]) | ind[m][k];
     key_data[k] = (key << width[n]) | ind[n][k];
   }
-  radix_sort(keys, scratch, width[n], total_bits, threads);
+  sorting::radix_sort(keys, scratch, width[n], total_bits, threads);
 
   const int shift = width[n];
   const uint64_t column_mask = shift == 0 ? 0 : (~uint64_t(0) >> (64 - shift));

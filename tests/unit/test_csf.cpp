@@ -24,7 +24,7 @@
 #include "common/format_options.hpp"
 #include "core/csf.hpp"
 #include "kernels/kernels.hpp"
-#include "kernels/sort.hpp"
+#include "core/sort.hpp"
 #include "sptensor/sptensor.h"
 
 namespace spt::test {

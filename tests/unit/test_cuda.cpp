@@ -23,6 +23,7 @@
 
 #include "algo/cp_als.hpp"
 #include "common/cuda_test_util.hpp"
+#include "common/format_invariants.hpp"
 #include "common/format_options.hpp"
 #include "common/test_util.hpp"
 #include "core/context.hpp"
@@ -34,7 +35,7 @@
 #include "dispatch/plugin_loader.hpp"
 #include "kernels/cpu/mttkrp_hbcsf_mode.hpp"
 #include "kernels/kernels.hpp"
-#include "kernels/sort.hpp"
+#include "core/sort.hpp"
 
 namespace spt::test {
 namespace {

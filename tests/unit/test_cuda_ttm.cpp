@@ -32,7 +32,7 @@
 #include "dispatch/plugin_abi.h"
 #include "dispatch/plugin_loader.hpp"
 #include "kernels/kernels.hpp"
-#include "kernels/sort.hpp"
+#include "core/sort.hpp"
 #include "sptensor/sptensor.h"
 
 namespace spt::test {

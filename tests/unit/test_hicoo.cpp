@@ -20,7 +20,7 @@
 #include "core/ktensor.hpp"
 #include "core/hicoo.hpp"
 #include "kernels/kernels.hpp"
-#include "kernels/sort.hpp"
+#include "core/sort.hpp"
 #include "sptensor/sptensor.h"
 
 namespace spt::test {

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "kernels/kernels.hpp"
-#include "kernels/sort.hpp"
+#include "core/sort.hpp"
 #include "common/test_util.hpp"
 
 namespace spt::test {

@@ -24,7 +24,7 @@
 #include "core/scoo.hpp"
 #include "core/ttensor.hpp"
 #include "kernels/kernels.hpp"
-#include "kernels/sort.hpp"
+#include "core/sort.hpp"
 #include "kernels/ttm_chain.hpp"
 #include "kernels/ttmc.hpp"
 #include "sptensor/sptensor.h"

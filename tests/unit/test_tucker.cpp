@@ -16,7 +16,7 @@
 #include "common/summaries.hpp"
 #include "common/test_util.hpp"
 #include "kernels/kernels.hpp"
-#include "kernels/sort.hpp"
+#include "core/sort.hpp"
 #include "kernels/ttmc.hpp"
 #include "sptensor/tucker.h"
 
