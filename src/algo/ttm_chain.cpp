@@ -7,10 +7,10 @@
 #include <memory>
 #include <numeric>
 
+#include "core/radix_sort.hpp"
 #include "core/sort.hpp"
 #include "kernels/ttm_chain.hpp"
 #include "kernels/ttmc.hpp"
-#include "core/radix_sort.hpp"
 
 namespace spt {
 

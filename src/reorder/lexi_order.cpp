@@ -3,9 +3,9 @@
 #include <algorithm>
 
 #include "core/error.hpp"
+#include "core/radix_sort.hpp"
 #include "core/sort.hpp"
 #include "reorder/partition_refinement.hpp"
-#include "core/radix_sort.hpp"
 
 namespace spt::reorder {
 
@@ -93,7 +93,7 @@ void refine_compared(const spt_coo_s& x, uint32_t n, int threads, PartitionRefin
   std::vector<uint32_t> mode_order;
   for (uint32_t m = 0; m < order; ++m)
     if (m != n) mode_order.push_back(m);
-  const buffer<spt_nnz> sorted = sorting::sort_permutation(kernels::Exec{threads}, x, mode_order);
+  const buffer<spt_nnz> sorted = sorting::sort_permutation(Exec{threads}, x, mode_order);
   auto same_row = [&](spt_nnz a, spt_nnz b) {
     for (uint32_t m = 0; m < order; ++m)
       if (m != n && x.ind[m][a] != x.ind[m][b]) return false;

@@ -30,12 +30,12 @@
 #include "core/fcoo.hpp"
 #include "core/hbcsf.hpp"
 #include "core/hicoo.hpp"
+#include "core/sort.hpp"
 #include "dispatch/dispatch.hpp"
 #include "dispatch/gpu_format.hpp"
 #include "dispatch/plugin_loader.hpp"
 #include "kernels/cpu/mttkrp_hbcsf_mode.hpp"
 #include "kernels/kernels.hpp"
-#include "core/sort.hpp"
 
 namespace spt::test {
 namespace {

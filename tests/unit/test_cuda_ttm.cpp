@@ -28,11 +28,11 @@
 #include "core/context.hpp"
 #include "core/error.hpp"
 #include "core/scoo.hpp"
+#include "core/sort.hpp"
 #include "dispatch/dispatch.hpp"
 #include "dispatch/plugin_abi.h"
 #include "dispatch/plugin_loader.hpp"
 #include "kernels/kernels.hpp"
-#include "core/sort.hpp"
 #include "sptensor/sptensor.h"
 
 namespace spt::test {

@@ -18,8 +18,8 @@
 #include "core/coo.hpp"
 #include "core/fcoo.hpp"
 #include "core/scoo.hpp"
-#include "kernels/kernels.hpp"
 #include "core/sort.hpp"
+#include "kernels/kernels.hpp"
 #include "sptensor/sptensor.h"
 
 namespace spt::test {

@@ -23,8 +23,8 @@
 #include "core/coo.hpp"
 #include "core/hbcsf.hpp"
 #include "core/matrix.hpp"
-#include "kernels/kernels.hpp"
 #include "core/sort.hpp"
+#include "kernels/kernels.hpp"
 #include "sptensor/sptensor.h"
 
 namespace spt::test {

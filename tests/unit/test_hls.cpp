@@ -25,8 +25,8 @@
 #include "core/coo.hpp"
 #include "core/hls.hpp"
 #include "core/matrix.hpp"
-#include "kernels/kernels.hpp"
 #include "core/sort.hpp"
+#include "kernels/kernels.hpp"
 #include "sptensor/sptensor.h"
 
 namespace spt::test {

@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "kernels/kernels.hpp"
 #include "core/sort.hpp"
+#include "kernels/kernels.hpp"
 #include "common/test_util.hpp"
 
 namespace spt::test {

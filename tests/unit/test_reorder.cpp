@@ -18,10 +18,10 @@
 #include "common/test_util.hpp"
 #include "core/coo.hpp"
 #include "core/ktensor.hpp"
+#include "core/radix_sort.hpp"
 #include "reorder/bfs_mcs.hpp"
 #include "reorder/lexi_order.hpp"
 #include "reorder/permutation.hpp"
-#include "core/radix_sort.hpp"
 #include "reorder/random_order.hpp"
 #include "sptensor/sptensor.h"
 
