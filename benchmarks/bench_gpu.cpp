@@ -71,7 +71,8 @@
 #include "kernels/kernels.hpp"
 #include "mttkrp.cuh"
 #include "fcoo.cuh"
-#include "hbcsf_core_view.hpp"
+#include "dispatch/plugin_hbcsf.hpp"
+#include "hbcsf_abi_view.cuh"
 #include "mttkrp_hbcsf.cuh"
 #include "mttkrp_hicoo.cuh"
 
@@ -157,8 +158,8 @@ struct HbcsfDevice {
 };
 
 HbcsfDevice upload_hbcsf(const spt_hbcsf_s& h) {
-  const spt::cuda::CoreHbcsfView c = spt::cuda::host_view_of(h);
-  const spt::cuda::HostHbcsfView& v = c.view;
+  const spt::dispatch::PluginHbcsf p = spt::dispatch::plugin_view_of(h);
+  const spt::cuda::HostHbcsfView v = spt::cuda::host_view_of(p.view);
   HbcsfDevice d;
   CHECK(cudaMalloc(&d.block, spt::cuda::hbcsf_copy_bytes(v)));
   CHECK(spt::cuda::hbcsf_upload(v, d.block, &d.ref));

@@ -34,10 +34,10 @@
 #include "bench_common.hpp"
 #include "core/coo.hpp"
 #include "core/scoo.hpp"
+#include "core/sort.hpp"
 #include "dispatch/plugin_abi.h"
 #include "dispatch/plugin_loader.hpp"
 #include "kernels/kernels.hpp"
-#include "kernels/sort.hpp"
 
 namespace {
 

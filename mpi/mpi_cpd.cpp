@@ -34,20 +34,17 @@
 #include <random>
 
 #include "algo/cp_als.hpp"
+#include "algo/dense_steps.hpp"
 #include "algo/mttkrp_operands.hpp"
 #include "algo/normal_equations.hpp"
 #include "algo/summed_norm.hpp"
 #include "core/random.hpp"
-#include "dispatch/dispatch.hpp"
-#include "kernels/dense.hpp"
 #include "mpi_objects.hpp"
 #include "mpi_util.hpp"
 
 namespace spt::mpi {
 
 namespace {
-
-using kernels::ColumnNorm;
 
 // ---------------------------------------------------------------------------
 // Distribution
@@ -500,7 +497,7 @@ spt_status run_cpd(MPI_Comm comm, spt_context_s& ctx, const spt_mpi_tensor_s& x,
   // sums add up to the global norm.
   double distinct = 0.0;
   collective(comm, [&] {
-    const kernels::SummedStats stats = SPT_DISPATCH(ctx, summed_stats, *d.blocks[0]);
+    const SummedStats stats = algo::summed_stats(ctx, *d.blocks[0]);
     norm_x_squared = stats.norm_squared;
     distinct = static_cast<double>(stats.distinct);
   });
@@ -591,7 +588,7 @@ spt_status run_cpd(MPI_Comm comm, spt_context_s& ctx, const spt_mpi_tensor_s& x,
   };
   auto owned_gram = [&](uint32_t m, MatRef<T> o) {
     if (o.rows) {
-      SPT_DISPATCH(ctx, gram, ConstMatRef<T>{o.data, o.rows, o.cols, o.ld}, grams[m].ref());
+      algo::gram(ctx, ConstMatRef<T>{o.data, o.rows, o.cols, o.ld}, grams[m].ref());
     } else {
       std::fill(grams[m].values.begin(), grams[m].values.end(), T(0));
     }
@@ -687,9 +684,9 @@ spt_status run_cpd(MPI_Comm comm, spt_context_s& ctx, const spt_mpi_tensor_s& x,
         lambda[r] = iteration == 0 ? norm : std::max(norm, T(1));
       }
       local.run([&] {
-        if (o.rows) SPT_DISPATCH(ctx, divide_columns, o, lambda.data());
+        if (o.rows) algo::divide_columns(ctx, o, lambda.data());
         for (size_t k = 0; k < ms.owned.size(); ++k) std::memcpy(F[n].row(ms.owned[k]), o.row(k), sizeof(T) * R);
-        if (o.rows) SPT_DISPATCH(ctx, gram, ConstMatRef<T>{o.data, o.rows, o.cols, o.ld}, grams[n].ref());
+        if (o.rows) algo::gram(ctx, ConstMatRef<T>{o.data, o.rows, o.cols, o.ld}, grams[n].ref());
         else std::fill(grams[n].values.begin(), grams[n].values.end(), T(0));
       });
       lap(time_other);
@@ -765,7 +762,7 @@ spt_status run_cpd(MPI_Comm comm, spt_context_s& ctx, const spt_mpi_tensor_s& x,
       divisors[r] = static_cast<T>(std::sqrt(sq[r]));
       lambda[r] *= divisors[r];
     }
-    if (o.rows) SPT_DISPATCH(ctx, divide_columns, o, divisors.data());
+    if (o.rows) algo::divide_columns(ctx, o, divisors.data());
     for (size_t k = 0; k < d.modes[m].owned.size(); ++k)
       std::memcpy(F[m].row(d.modes[m].owned[k]), o.row(k), sizeof(T) * R);
   }

@@ -2,7 +2,7 @@
 # as strict C99 and as C++ against the shared library.
 add_test(NAME abi_exports
   COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/abi/check_exports.sh $<TARGET_FILE:sptensor>
-          ${PROJECT_SOURCE_DIR}/include/sptensor/sptensor.h)
+          ${PROJECT_SOURCE_DIR}/include/sptensor/sptensor.h ${PROJECT_SOURCE_DIR}/abi/libsptensor.internal)
 
 add_executable(abi_header_c99 ${CMAKE_CURRENT_SOURCE_DIR}/abi/header_c99.c)
 set_target_properties(abi_header_c99 PROPERTIES C_STANDARD 99 C_STANDARD_REQUIRED ON C_EXTENSIONS OFF)

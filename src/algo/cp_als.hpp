@@ -11,6 +11,7 @@
 #include "core/coo.hpp"
 #include "core/csf.hpp"
 #include "core/ktensor.hpp"
+#include "util/internal_api.hpp"
 
 namespace spt {
 
@@ -25,7 +26,7 @@ constexpr size_t kCpdOptionsSize01 = offsetof(spt_cpd_options, format);
 spt_cpd_options normalized_cpd_options(const spt_cpd_options& given);
 
 // Check normalised opts against a tensor's dims / nnz / dtype.
-void validate_cpd_options(const std::vector<spt_index>& dims, spt_nnz nnz, spt_dtype dtype,
+SPT_INTERNAL_API void validate_cpd_options(const std::vector<spt_index>& dims, spt_nnz nnz, spt_dtype dtype,
                           const spt_cpd_options& opts);
 
 // Check opts against x (rank, iteration count, tolerance, init factors),

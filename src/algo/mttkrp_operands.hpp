@@ -8,6 +8,7 @@
 #include "core/coo.hpp"
 #include "core/csf.hpp"
 #include "core/fcoo.hpp"
+#include "util/internal_api.hpp"
 
 namespace spt::algo {
 
@@ -62,7 +63,7 @@ class FcooOperand final : public MttkrpOperand<T> {
 // advise_format (src/algo/format_advice.hpp) and logs its reason at
 // verbosity 1; a HiCOO built for the advice is reused.
 template <typename T>
-std::unique_ptr<MttkrpOperand<T>> make_mttkrp_operand(spt_context_s& ctx, const spt_coo_s& x,
+SPT_INTERNAL_API std::unique_ptr<MttkrpOperand<T>> make_mttkrp_operand(spt_context_s& ctx, const spt_coo_s& x,
                                                        const spt_cpd_options& opts);
 
 }  // namespace spt::algo

@@ -10,11 +10,12 @@
 
 #include "core/context.hpp"
 #include "core/matrix.hpp"
+#include "util/internal_api.hpp"
 
 namespace spt {
 
 template <typename T>
-class NormalEquations {
+class SPT_INTERNAL_API NormalEquations {
  public:
   // Workspaces for rank R are allocated here, once, not per solve.
   explicit NormalEquations(spt_index rank);

@@ -4,12 +4,13 @@
 
 #include "core/context.hpp"
 #include "core/coo.hpp"
+#include "util/internal_api.hpp"
 
 namespace spt::algo {
 
 // Logs at verbosity 1, when distinct < entries, that `algorithm` sums the
 // entries - distinct repeated entries into their coordinates.
-void note_repeats(const spt_context_s& ctx, const char* algorithm, spt_nnz entries, spt_nnz distinct);
+SPT_INTERNAL_API void note_repeats(const spt_context_s& ctx, const char* algorithm, spt_nnz entries, spt_nnz distinct);
 
 // ||x||^2 with repeated coordinates summed (the backend's summed_stats
 // kernel); notes the repeats for `algorithm`.

@@ -7,10 +7,10 @@
 #include <memory>
 #include <numeric>
 
-#include "kernels/sort.hpp"
+#include "core/radix_sort.hpp"
+#include "core/sort.hpp"
 #include "kernels/ttm_chain.hpp"
 #include "kernels/ttmc.hpp"
-#include "reorder/radix_sort.hpp"
 
 namespace spt {
 
@@ -154,7 +154,7 @@ std::vector<spt_nnz> subset_distinct_counts(const kernels::Exec& exec, const spt
       for (size_t q = 0; q < modes.size(); ++q) key |= static_cast<uint64_t>(x.ind[modes[q]][e]) << shift[q];
       keys[e] = key;
     }
-    reorder::radix_sort(keys, scratch, 0, used, threads);
+    sorting::radix_sort(keys, scratch, 0, used, threads);
     spt_nnz distinct = n > 0 ? 1 : 0;
 #pragma omp parallel for num_threads(threads) schedule(static) reduction(+ : distinct)
     for (spt_nnz e = 1; e < n; ++e) distinct += keys[e] != keys[e - 1];

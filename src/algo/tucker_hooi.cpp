@@ -48,8 +48,8 @@
 #include "algo/summed_norm.hpp"
 #include "algo/ttm_chain.hpp"
 #include "core/random.hpp"
+#include "core/sort.hpp"
 #include "dispatch/dispatch.hpp"
-#include "kernels/sort.hpp"
 #include "kernels/ttmc.hpp"
 
 namespace spt {

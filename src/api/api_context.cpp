@@ -143,7 +143,7 @@ SPT_API spt_status spt_context_backend_info(const spt_context* ctx, spt_backend_
     spt_backend_info full{};
     full.struct_size = info->struct_size;
     full.requested = c.backend;
-    full.backend = effective_backend(c);
+    full.backend = dispatch::effective_backend(c);
     full.cuda_available = cuda.usable() ? 1 : 0;
     full.device = c.device;
     full.device_count = static_cast<int>(cuda.devices.size());

@@ -23,7 +23,7 @@ namespace {
 
 // Multiprocessors of the context's device when it runs on CUDA (0 = unknown).
 int context_multiprocessors(const spt_context_s& ctx) {
-  if (effective_backend(ctx) != SPT_BACKEND_CUDA) return 0;
+  if (dispatch::effective_backend(ctx) != SPT_BACKEND_CUDA) return 0;
   const dispatch::CudaPlugin& cuda = dispatch::cuda_plugin();
   if (ctx.device < 0 || ctx.device >= static_cast<int>(cuda.devices.size())) return 0;
   return cuda.devices[ctx.device].multiprocessors;

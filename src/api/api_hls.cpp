@@ -76,7 +76,8 @@ SPT_API spt_status spt_hls_from_coo(spt_context* ctx, const spt_coo* x, const sp
         b.precision == SPT_HLS_PRECISION_AUTO ? hls::kAutoPrecision : b.precision;
     const uint32_t order = x->order();
     bool calibrated = false;
-    if (b.params.dense_threshold == 0 && (order == 3 || order == 4) && effective_backend(c) == SPT_BACKEND_CUDA) {
+    if (b.params.dense_threshold == 0 && (order == 3 || order == 4) &&
+        dispatch::effective_backend(c) == SPT_BACKEND_CUDA) {
       // Validate first: a bad option is an error, not a measurement.
       hls::validate_params(b.params, order);
       const uint32_t depth =

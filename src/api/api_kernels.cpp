@@ -16,8 +16,8 @@
 #include "core/ktensor.hpp"
 #include "core/matrix.hpp"
 #include "core/scoo.hpp"
+#include "core/sort.hpp"
 #include "dispatch/dispatch.hpp"
-#include "kernels/sort.hpp"
 
 using namespace spt;
 

@@ -13,11 +13,6 @@
 
 namespace spt {
 
-// Record "out of memory" without allocating, for when recording a message
-// itself ran out of memory (the text fits std::string's inline buffer).
-// Defined in core/context.cpp.
-void record_out_of_memory(spt_context* ctx) noexcept;
-
 // Records the message `compose()` builds. Building and storing it allocate;
 // when memory is exhausted that throws (compose with std::string operations:
 // cat()'s string streams would silently truncate the text instead), and the

@@ -7,7 +7,6 @@
 #include <cstring>
 #include <strings.h>
 
-#include "dispatch/plugin_loader.hpp"
 #include "util/printable.hpp"
 
 namespace spt {
@@ -27,12 +26,6 @@ int thread_count(const spt_context_s& ctx) {
   // process): never more than the processors we may run on.
   const int n = std::min({omp_get_max_threads(), omp_get_num_procs(), SPT_MAX_THREADS});
   return n > 0 ? n : 1;
-}
-
-spt_backend effective_backend(const spt_context_s& ctx) {
-  if (ctx.backend != SPT_BACKEND_AUTO) return ctx.backend;
-  const dispatch::CudaPlugin& cuda = dispatch::cuda_plugin();
-  return cuda.usable() && ctx.device < static_cast<int>(cuda.devices.size()) ? SPT_BACKEND_CUDA : SPT_BACKEND_CPU;
 }
 
 void log(const spt_context_s& ctx, int level, const std::string& message) {

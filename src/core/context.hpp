@@ -7,6 +7,7 @@
 #include <string>
 
 #include "sptensor/sptensor.h"
+#include "util/internal_api.hpp"
 
 struct spt_context_s {
   int threads = 0;  // 0 = default (thread_count: OpenMP's, capped at the processors)
@@ -27,27 +28,27 @@ struct spt_context_s {
 namespace spt {
 
 // The caller's context, or a per-thread default one when ctx is NULL.
-spt_context_s& resolve(spt_context* ctx);
-const spt_context_s& resolve(const spt_context* ctx);
+SPT_INTERNAL_API spt_context_s& resolve(spt_context* ctx);
+SPT_INTERNAL_API const spt_context_s& resolve(const spt_context* ctx);
 
 // Threads kernels should use for this context (>= 1).
-int thread_count(const spt_context_s& ctx);
-
-// Backend that kernels run on: CPU, CUDA or REFERENCE. AUTO resolves to CUDA
-// when the CUDA plugin is loaded and the context's device exists, else to
-// the CPU (the first call loads the plugin, see dispatch/plugin_loader.hpp).
-spt_backend effective_backend(const spt_context_s& ctx);
+SPT_INTERNAL_API int thread_count(const spt_context_s& ctx);
 
 // Send a message to the log callback when `level` <= verbosity.
-void log(const spt_context_s& ctx, int level, const std::string& message);
+SPT_INTERNAL_API void log(const spt_context_s& ctx, int level, const std::string& message);
 
 // Report progress in [0,1] for `stage` to the progress callback, if any.
-void progress(const spt_context_s& ctx, const char* stage, double fraction);
+SPT_INTERNAL_API void progress(const spt_context_s& ctx, const char* stage, double fraction);
 
 // Record an error message on the context (if any) and the calling thread.
-void record_error(spt_context* ctx, const std::string& message);
+SPT_INTERNAL_API void record_error(spt_context* ctx, const std::string& message);
+
+// Record "out of memory" without allocating, for when recording a message
+// itself ran out of memory (the text fits std::string's inline buffer).
+SPT_INTERNAL_API void record_out_of_memory(spt_context* ctx) noexcept;
+
 void clear_thread_error();
-const char* thread_error();
+SPT_INTERNAL_API const char* thread_error();
 
 // Parse an SPT_BACKEND value ("auto", "cpu", "cuda", "reference").
 bool parse_backend(const char* text, spt_backend* out);

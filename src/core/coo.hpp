@@ -13,6 +13,7 @@
 
 #include "core/buffer.hpp"
 #include "core/dtype.hpp"
+#include "util/internal_api.hpp"
 
 struct spt_coo_s {
   std::vector<spt_index> dims;
@@ -63,7 +64,7 @@ struct spt_coo_s {
   }
 
   // Set up an owning tensor of the given shape with n (uninitialised) nonzeros.
-  void init_owned(spt_dtype dtype, const std::vector<spt_index>& dims, spt_nnz n);
+  SPT_INTERNAL_API void init_owned(spt_dtype dtype, const std::vector<spt_index>& dims, spt_nnz n);
   // Change the number of nonzeros of an owning tensor, keeping the first
   // min(old, n) entries.
   void resize(spt_nnz n);
@@ -71,7 +72,7 @@ struct spt_coo_s {
   // zero-copy backing.
   void refresh();
   // Copy zero-copy backed arrays into own_ind/own_val (no-op otherwise).
-  void make_owned();
+  SPT_INTERNAL_API void make_owned();
   // Mark contents changed (forget sortedness and device copies).
   void touched() {
     sorted_by.clear();
@@ -93,13 +94,13 @@ void check_caller_arrays(uint32_t order, spt_nnz nnz, spt_nnz ld, spt_dtype dtyp
 void validate_order(uint64_t order);
 
 // Validate dims: order (1..SPT_MAX_ORDER) entries, each >= 1.
-void validate_dims(uint32_t order, const spt_index* dims);
+SPT_INTERNAL_API void validate_dims(uint32_t order, const spt_index* dims);
 
 // Copy caller coordinates (mode-major, stride ld, base 0/1) and values into
 // x's storage starting at nonzero `offset`, validating every index against
 // x.dims (or growing dims when grow is set) and values when
 // reject_nonfinite. On error, x's dims are unchanged.
-void copy_in_nonzeros(spt_coo_s& x, spt_nnz offset, spt_nnz n, const spt_index* indices, spt_nnz ld,
+SPT_INTERNAL_API void copy_in_nonzeros(spt_coo_s& x, spt_nnz offset, spt_nnz n, const spt_index* indices, spt_nnz ld,
                       int index_base, const void* values, bool reject_nonfinite, bool grow_dims);
 
 // "nonzero first+k (0-based coordinate (i, j, ...))" of x's nonzero k, for

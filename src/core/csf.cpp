@@ -14,8 +14,7 @@
 #include <numeric>
 
 #include "core/parallel_errors.hpp"
-#include "kernels/kernels.hpp"
-#include "kernels/sort.hpp"
+#include "core/sort.hpp"
 
 namespace spt {
 
@@ -107,7 +106,7 @@ uint32_t csf_shortest_mode(const std::vector<spt_index>& dims) {
   return static_cast<uint32_t>(std::min_element(dims.begin(), dims.end()) - dims.begin());
 }
 
-CsfTree build_csf_tree(const kernels::Exec& exec, const spt_coo_s& x, const std::vector<uint32_t>& mode_order) {
+CsfTree build_csf_tree(const Exec& exec, const spt_coo_s& x, const std::vector<uint32_t>& mode_order) {
   const uint32_t order = x.order();
   require(order >= 2, "CSF needs a tensor of order >= 2, got order ", order);
   sorting::check_mode_order(order, mode_order);
@@ -239,12 +238,12 @@ bool csf_auto_picks_allmode(const spt_coo_s& x, const CsfTree& onemode) {
   return csf_allmode_bytes_estimate(onemode, x.order()) <= kAutoAllmodeBudget * double(coo_bytes);
 }
 
-void build_csf(const kernels::Exec& exec, const spt_coo_s& x, spt_csf_policy policy, spt_csf_s& out) {
+void build_csf(const Exec& exec, const spt_coo_s& x, spt_csf_policy policy, spt_csf_s& out) {
   CsfTree none;  // build the first tree here
   build_csf(exec, x, policy, out, std::move(none));
 }
 
-void build_csf(const kernels::Exec& exec, const spt_coo_s& x, spt_csf_policy policy, spt_csf_s& out,
+void build_csf(const Exec& exec, const spt_coo_s& x, spt_csf_policy policy, spt_csf_s& out,
                CsfTree&& first) {
   const uint32_t order = x.order();
   require(order >= 2, "CSF needs a tensor of order >= 2, got order ", order);

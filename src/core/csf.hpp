@@ -62,9 +62,7 @@ struct spt_csf_s {
 
 namespace spt {
 
-namespace kernels {
-struct Exec;
-}
+struct Exec;  // core/exec.hpp
 
 // Mode order of a tree rooted at `root`: root first, then the other modes
 // by increasing length (ties by mode number), as SPLATT's default
@@ -76,17 +74,17 @@ uint32_t csf_shortest_mode(const std::vector<spt_index>& dims);
 
 // Build one tree of x (order >= 2; any dtype; x is not modified) in
 // `mode_order` (a permutation of the modes).
-CsfTree build_csf_tree(const kernels::Exec& exec, const spt_coo_s& x, const std::vector<uint32_t>& mode_order);
+CsfTree build_csf_tree(const Exec& exec, const spt_coo_s& x, const std::vector<uint32_t>& mode_order);
 
 // Build a CSF handle with `policy`. AUTO keeps one tree per mode (ALLMODE:
 // every MTTKRP at a root, race-free and cheapest) when the trees are
 // estimated to fit in kAutoAllmodeBudget x the COO's bytes, else ONEMODE.
 // Throws INVALID_ARGUMENT for order < 2 or an unknown policy.
 constexpr double kAutoAllmodeBudget = 4.0;
-void build_csf(const kernels::Exec& exec, const spt_coo_s& x, spt_csf_policy policy, spt_csf_s& out);
+void build_csf(const Exec& exec, const spt_coo_s& x, spt_csf_policy policy, spt_csf_s& out);
 // The same, taking over `first` as the ONEMODE tree (shortest mode at the
 // root) when it has that mode order (e.g. built earlier for format advice).
-void build_csf(const kernels::Exec& exec, const spt_coo_s& x, spt_csf_policy policy, spt_csf_s& out,
+void build_csf(const Exec& exec, const spt_coo_s& x, spt_csf_policy policy, spt_csf_s& out,
                CsfTree&& first);
 
 // Decode the handle's first tree into a new owning COO: the same dims,

@@ -9,7 +9,7 @@
 #include "core/coo.hpp"
 #include "core/error.hpp"
 #include "core/scoo.hpp"
-#include "kernels/sort.hpp"
+#include "core/sort.hpp"
 
 spt_nnz spt_fcoo_s::segment_of(spt_nnz k) const {
   // Segment of the group's first nonzero, plus the segment starts after it
@@ -82,7 +82,7 @@ spt_fcoo_s from_coo(const spt_coo_s& x, spt_fcoo_operation op, uint32_t mode, ui
   // (neighbouring nonzeros share factor rows).
   std::vector<uint32_t> sort_order = f.index_modes;
   sort_order.insert(sort_order.end(), f.product_modes.begin(), f.product_modes.end());
-  kernels::Exec exec;
+  Exec exec;
   exec.threads = std::max(threads, 1);
   const buffer<spt_nnz> perm = sorting::sort_permutation(exec, x, sort_order);
   const spt_nnz n = x.nnz;
@@ -201,51 +201,6 @@ void ttm_result_shell(const spt_fcoo_s& f, uint64_t rank, spt_scoo_s& out) {
   for (size_t j = 0; j < f.index_modes.size(); ++j) out.ind[f.index_modes[j]] = f.segment_ind[j];
   out.values.set_dtype(f.dtype());
   out.values.assign_zero(checked_mul(f.segments, rank, "the TTM result size (fibers x R)"));
-}
-
-void validate(const spt_fcoo_s& f) {
-  const uint32_t order = f.order();
-  require(order >= 2 && f.mode < order, "F-COO: bad order or mode");
-  require(f.threadlen == 8 || f.threadlen == 16 || f.threadlen == 32, "F-COO: bad threadlen ", f.threadlen);
-  require(f.index_modes.size() + f.product_modes.size() == order, "F-COO: modes do not add up to the order");
-  require(f.product_ind.size() == f.product_modes.size(), "F-COO: one index array per product mode expected");
-  require(f.val.size() == f.nnz, "F-COO: ", f.val.size(), " values for ", f.nnz, " nonzeros");
-  require(f.bf.size() == (f.nnz + 31) / 32, "F-COO: bit-flag array has the wrong length");
-  require(f.sf.size() == (f.partitions() + 31) / 32, "F-COO: start-flag array has the wrong length");
-  require(f.group_first_segment.size() == f.groups(), "F-COO: group table has the wrong length");
-  require(f.nnz == 0 || f.starts_segment(0), "F-COO: the first nonzero must start a segment");
-  spt_nnz starts = 0;
-  for (spt_nnz k = 0; k < f.nnz; ++k) starts += f.starts_segment(k) ? 1 : 0;
-  require(starts == f.segments, "F-COO: ", starts, " flagged segment starts, ", f.segments, " segments recorded");
-  for (spt_nnz p = 0; p < f.partitions(); ++p)
-    require(((f.sf[p >> 5] >> (p & 31)) & 1u) == (f.starts_segment(p * f.threadlen) ? 1u : 0u),
-            "F-COO: start flag of partition ", p, " disagrees with the bit flags");
-  const spt_nnz group_nnz = spt_nnz(f.threadlen) * 32;
-  spt_nnz segment = 0;  // segment of nonzero k: starts in (0, k]
-  for (spt_nnz k = 0; k < f.nnz; ++k) {
-    if (k > 0 && f.starts_segment(k)) ++segment;
-    if (k % group_nnz == 0)
-      require(f.group_first_segment[k / group_nnz] == segment, "F-COO: group ", k / group_nnz, " records segment ",
-              f.group_first_segment[k / group_nnz], ", the flags say ", segment);
-  }
-  for (size_t j = 0; j < f.product_modes.size(); ++j)
-    for (spt_nnz k = 0; k < f.nnz; ++k)
-      require(f.product_ind[j][k] < f.dims[f.product_modes[j]], "F-COO: index out of range");
-  for (size_t j = 0; j < f.index_modes.size(); ++j) {
-    require(f.segment_ind[j].size() == f.segments, "F-COO: segment coordinates have the wrong length");
-    for (spt_nnz s = 0; s < f.segments; ++s)
-      require(f.segment_ind[j][s] < f.dims[f.index_modes[j]], "F-COO: segment coordinate out of range");
-  }
-  for (spt_nnz s = 1; s < f.segments; ++s) {
-    bool increasing = false;
-    for (size_t j = 0; j < f.index_modes.size(); ++j) {
-      if (f.segment_ind[j][s] != f.segment_ind[j][s - 1]) {
-        increasing = f.segment_ind[j][s] > f.segment_ind[j][s - 1];
-        break;
-      }
-    }
-    require(increasing, "F-COO: segment ", s, " does not follow segment ", s - 1, " in sorted order");
-  }
 }
 
 }  // namespace spt::fcoo

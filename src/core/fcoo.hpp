@@ -119,9 +119,4 @@ std::vector<ConstMatRef<T>> product_mode_factors(const spt_fcoo_s& f, const Cons
   return p;
 }
 
-// Check every invariant of a handle (flags, group table, segment
-// coordinates strictly increasing, indices within dims); throws
-// INVALID_ARGUMENT naming the first violation. For tests and fuzzers.
-void validate(const spt_fcoo_s& f);
-
 }  // namespace spt::fcoo

@@ -18,7 +18,7 @@
 #include "core/coo.hpp"
 #include "core/csf.hpp"
 #include "core/error.hpp"
-#include "kernels/sort.hpp"
+#include "core/sort.hpp"
 
 namespace spt::hbcsf {
 
@@ -223,7 +223,7 @@ spt_hbcsf_s from_coo(const spt_coo_s& x, uint32_t root, const Params& params, in
          " nonzeros (at most 2^32 - 1 are supported)");
   if (order > 255) fail(SPT_ERR_UNSUPPORTED, "B-CSF / HB-CSF supports orders up to 255, got ", order);
   validate_params(params);
-  const kernels::Exec exec{std::max(threads, 1)};
+  const Exec exec{std::max(threads, 1)};
   spt_hbcsf_s h;
   h.dims = x.dims;
   h.nnz = x.nnz;
@@ -287,118 +287,8 @@ spt_coo_s to_coo(const spt_hbcsf_s& h, int threads) {
         }
     require(k == h.nnz, "internal: HB-CSF decoded ", k, " nonzeros, expected ", h.nnz);
   });
-  sorting::sort_in_place(kernels::Exec{std::max(threads, 1)}, y, h.mode_order);
+  sorting::sort_in_place(Exec{std::max(threads, 1)}, y, h.mode_order);
   return y;
-}
-
-void validate(const spt_hbcsf_s& h) {
-  const uint32_t order = h.order();
-  require(order >= 3 && h.mode_order.size() == order, "order/mode_order mismatch");
-  const spt_index root_dim = h.dims[h.root()];
-  auto check_ptr = [](const buffer<uint32_t>& p, spt_nnz entries, spt_nnz target, const char* what) {
-    require(p.size() == entries + 1, what, ": ", p.size(), " pointers for ", entries, " entries");
-    require(p.front() == 0 && p.back() == target, what, ": must run from 0 to ", target);
-    for (size_t i = 0; i + 1 < p.size(); ++i) require(p[i] <= p[i + 1], what, ": not monotone at ", i);
-  };
-  auto check_ind = [&](const buffer<uint32_t>& ind, uint32_t level, const char* what) {
-    for (uint32_t c : ind) require(c < h.dims[h.mode_order[level]], what, ": index ", c, " out of range");
-  };
-  require(h.coo_nnz() + h.csl_nnz() + h.bcsf_nnz() == h.nnz, "group nonzeros do not add up to nnz");
-  std::vector<uint8_t> row_used(root_dim, 0);
-  auto claim_row = [&](uint32_t r, const char* what) {
-    require(r < root_dim, what, ": row ", r, " out of range");
-    require(!row_used[r], what, ": row ", r, " is in two slices");
-    row_used[r] = 1;
-  };
-  // COO.
-  for (uint32_t l = 0; l < order; ++l) {
-    require(h.coo_ind[l].size() == h.coo_nnz(), "coo_ind size");
-    check_ind(h.coo_ind[l], l, "coo_ind");
-  }
-  for (uint32_t r : h.coo_ind[0]) claim_row(r, "COO group");
-  // CSL.
-  check_ptr(h.csl_slice_ptr, h.csl_slices(), h.csl_nnz(), "csl_slice_ptr");
-  for (spt_nnz s = 0; s < h.csl_slices(); ++s) {
-    claim_row(h.csl_slice_ind[s], "CSL group");
-    require(h.csl_slice_ptr[s + 1] - h.csl_slice_ptr[s] >= 2, "CSL slice ", s, " has fewer than 2 nonzeros");
-    require(h.csl_slice_ptr[s + 1] - h.csl_slice_ptr[s] <= h.params.slice_split_nnz, "CSL slice ", s,
-            " is heavier than slice_split_nnz (belongs in B-CSF)");
-  }
-  for (uint32_t l = 1; l < order; ++l) check_ind(h.csl_ind[l - 1], l, "csl_ind");
-  // B-CSF.
-  check_ptr(h.bcsf_slice_ptr, h.bcsf_slices(), h.node_ind[0].size(), "bcsf_slice_ptr");
-  for (uint32_t r : h.bcsf_slice_ind) claim_row(r, "B-CSF group");
-  for (uint32_t l = 1; l <= order - 2; ++l) check_ind(h.node_ind[l - 1], l, "node_ind");
-  for (uint32_t l = 1; l + 2 < order; ++l)
-    check_ptr(h.node_ptr[l - 1], h.node_ind[l - 1].size(), h.node_ind[l].size(), "node_ptr");
-  for (uint32_t l = 2; l <= order - 2; ++l) {
-    require(h.node_parent[l - 2].size() == h.node_ind[l - 1].size(), "node_parent size");
-    // The parent array must agree with the child pointers of the level above.
-    for (spt_nnz p = 0; p < h.node_ind[l - 2].size(); ++p)
-      for (spt_nnz c = h.node_ptr[l - 2][p]; c < h.node_ptr[l - 2][p + 1]; ++c)
-        require(h.node_parent[l - 2][c] == p, "node_parent disagrees with node_ptr at level ", l);
-  }
-  check_ptr(h.segment_ptr, h.node_ind[order - 3].size(), h.bcsf_nnz(), "segment_ptr");
-  check_ind(h.leaf_ind, order - 1, "leaf_ind");
-  for (spt_nnz g = 0; g < h.segments(); ++g) {
-    const uint32_t len = h.segment_ptr[g + 1] - h.segment_ptr[g];
-    require(len >= 1 && len <= h.params.fiber_threshold, "segment ", g, " has ", len, " leaves (threshold ",
-            h.params.fiber_threshold, ")");
-  }
-  // Units: consecutive ranges of segments within one slice.
-  check_ptr(h.unit_segment_ptr, h.units(), h.segments(), "unit_segment_ptr");
-  require(h.unit_split.size() == h.units(), "unit_split size");
-  // The slice of each segment, from the tree.
-  std::vector<uint32_t> segment_slice(h.segments());
-  {
-    std::vector<uint32_t> level_slice(h.node_ind[0].size());
-    for (spt_nnz s = 0; s < h.bcsf_slices(); ++s)
-      for (spt_nnz n = h.bcsf_slice_ptr[s]; n < h.bcsf_slice_ptr[s + 1]; ++n) level_slice[n] = uint32_t(s);
-    for (uint32_t l = 2; l <= order - 2; ++l) {
-      std::vector<uint32_t> next(h.node_ind[l - 1].size());
-      for (spt_nnz n = 0; n < next.size(); ++n) next[n] = level_slice[h.node_parent[l - 2][n]];
-      level_slice.swap(next);
-    }
-    segment_slice.assign(level_slice.begin(), level_slice.end());
-  }
-  for (spt_nnz u = 0; u < h.units(); ++u) {
-    const uint32_t b = h.unit_segment_ptr[u], e = h.unit_segment_ptr[u + 1];
-    require(e > b, "unit ", u, " is empty");
-    for (uint32_t g = b; g < e; ++g)
-      require(h.bcsf_slice_ind[segment_slice[g]] == h.unit_row[u], "unit ", u, " crosses a slice boundary");
-    const uint32_t nz = h.segment_ptr[e] - h.segment_ptr[b];
-    require(e - b == 1 || nz <= h.params.slice_split_nnz, "unit ", u, " has ", nz, " nonzeros over the limit");
-    const bool shares = (u > 0 && h.unit_row[u - 1] == h.unit_row[u]) ||
-                        (u + 1 < h.units() && h.unit_row[u + 1] == h.unit_row[u]);
-    require(h.unit_split[u] == (shares ? 1 : 0), "unit_split[", u, "] is wrong");
-  }
-  require(h.bins() >= 1, "no bins");
-  check_ptr(h.bin_ptr, h.bins(), h.units(), "bin_ptr");
-  std::vector<uint8_t> seen(h.units(), 0);
-  for (uint32_t u : h.bin_units) {
-    require(u < h.units() && !seen[u], "bin_units is not a permutation");
-    seen[u] = 1;
-  }
-  // HB partition: every slice in the right group.
-  if (!(h.params.flags & SPT_HBCSF_PLAIN_BCSF)) {
-    // A B-CSF slice must have a fiber with >= 2 leaves: some segment of it
-    // has >= 2 leaves, or a fiber was split (consecutive segments with the
-    // same coordinate and parent).
-    std::vector<uint8_t> has_long(h.bcsf_slices(), 0);
-    for (spt_nnz g = 0; g < h.segments(); ++g)
-      if (h.segment_ptr[g + 1] - h.segment_ptr[g] >= 2) has_long[segment_slice[g]] = 1;
-    for (spt_nnz g = 1; g < h.segments(); ++g) {
-      const uint32_t fl = order - 3;
-      const bool same_parent = order == 3 ? segment_slice[g] == segment_slice[g - 1]
-                                          : h.node_parent[order - 4][g] == h.node_parent[order - 4][g - 1];
-      if (same_parent && h.node_ind[fl][g] == h.node_ind[fl][g - 1]) has_long[segment_slice[g]] = 1;
-    }
-    std::vector<spt_nnz> slice_nnz(h.bcsf_slices(), 0);
-    for (spt_nnz g = 0; g < h.segments(); ++g) slice_nnz[segment_slice[g]] += h.segment_ptr[g + 1] - h.segment_ptr[g];
-    for (spt_nnz s = 0; s < h.bcsf_slices(); ++s)
-      require(has_long[s] || slice_nnz[s] > h.params.slice_split_nnz, "B-CSF slice ", s,
-              " has only singleton fibers and fits one unit (belongs in COO or CSL)");
-  }
 }
 
 }  // namespace spt::hbcsf

@@ -142,9 +142,4 @@ spt_hbcsf_s from_coo(const spt_coo_s& x, uint32_t root, const Params& params, in
 // The COO the handle encodes, sorted in mode_order (stable for repeats).
 spt_coo_s to_coo(const spt_hbcsf_s& h, int threads);
 
-// Check every invariant (pointers monotone and in range, groups disjoint
-// and classified correctly, segments within the threshold, units within
-// one slice, bins); throws INVALID_ARGUMENT naming the first violation.
-void validate(const spt_hbcsf_s& h);
-
 }  // namespace spt::hbcsf

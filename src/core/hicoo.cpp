@@ -7,7 +7,7 @@
 // lookup tables and (key, position) words are sorted by a parallel LSD radix
 // sort over the key bits only; coordinates are then decoded from the sorted
 // keys (no random gathers of the index arrays). Wider keys fall back to the
-// comparison Morton sort of kernels/sort.hpp on a copy. The input is never
+// comparison Morton sort of core/sort.hpp on a copy. The input is never
 // modified.
 #include "core/hicoo.hpp"
 
@@ -20,7 +20,7 @@
 #include <numeric>
 #include <sstream>
 
-#include "kernels/sort.hpp"
+#include "core/sort.hpp"
 
 namespace spt {
 
@@ -543,7 +543,7 @@ spt_hicoo_s from_coo(const spt_coo_s& x, const Params& p, int threads) {
       radix_sort(items, 0, codec.total_bits(), [](const KeyPos& e) { return e.key; }, threads);
       fill_blocks<T>(h, values, PairSource{&items, &codec, block_low}, threads);
     } else {
-      const kernels::Exec exec{threads};
+      const Exec exec{threads};
       const spt_coo_s sorted = sorting::permuted_copy(exec, x, sorting::morton_permutation(exec, x));
       fill_blocks<T>(h, sorted.values<T>(), SortedCooSource{&sorted, h.block_bits}, threads);
     }

@@ -24,7 +24,7 @@
 
 #include "core/coo.hpp"
 #include "core/error.hpp"
-#include "kernels/sort.hpp"
+#include "core/sort.hpp"
 
 namespace spt::hls {
 
@@ -360,76 +360,8 @@ spt_coo_s to_coo(const spt_hls_s& h, int threads) {
       v[dense_nnz + z] = sval[z];
     }
   });
-  sorting::sort_in_place(kernels::Exec{threads}, y, h.modes);
+  sorting::sort_in_place(Exec{threads}, y, h.modes);
   return y;
-}
-
-void validate(const spt_hls_s& h) {
-  const uint32_t order = h.order();
-  require(order == 3 || order == 4, "order must be 3 or 4");
-  require(h.modes.size() == order && h.bits.size() == order && h.tile_bits.size() == order, "level arrays");
-  const uint32_t W = h.words_per_tile();
-  const uint64_t dt = h.dense_tiles();
-  require(h.d_bitmap.size() == dt * W, "d_bitmap size");
-  require(h.d_val_ptr.size() == dt + 1 && h.d_val_ptr[0] == 0 && h.d_val_ptr[dt] == h.dense_nnz(), "d_val_ptr ends");
-  for (uint64_t d = 0; d < dt; ++d) {
-    if (d > 0) require(h.d_tile[d - 1] < h.d_tile[d], "dense tiles not strictly sorted at ", d);
-    uint64_t pop = 0;
-    for (uint32_t w = 0; w < W; ++w) pop += uint64_t(__builtin_popcountll(h.d_bitmap[d * W + w]));
-    require(h.d_val_ptr[d + 1] - h.d_val_ptr[d] == pop, "dense tile ", d, ": ", pop, " bits set, ",
-            h.d_val_ptr[d + 1] - h.d_val_ptr[d], " values");
-    require(pop >= h.dense_threshold, "dense tile ", d, " has ", pop, " cells, under the threshold ",
-            h.dense_threshold);
-    for (uint32_t l = 0; l < order; ++l)
-      require((uint64_t(h.unpack_tile(h.d_tile[d], l)) << h.shift[l]) < h.dims[h.modes[l]], "dense tile ", d,
-              " out of range");
-  }
-  require(h.d_root_ptr.size() == h.d_root_tile.size() + 1 && h.d_root_ptr.front() == 0 && h.d_root_ptr.back() == dt,
-          "d_root_ptr");
-  uint32_t below_root = 0;
-  for (uint32_t l = 1; l < order; ++l) below_root += h.tile_bits[l];
-  for (uint64_t g = 0; g < h.d_root_tile.size(); ++g) {
-    require(h.d_root_ptr[g] < h.d_root_ptr[g + 1], "empty root group ", g);
-    for (uint64_t d = h.d_root_ptr[g]; d < h.d_root_ptr[g + 1]; ++d)
-      require((below_root == 64 ? 0 : h.d_tile[d] >> below_root) == h.d_root_tile[g], "root group ", g, " mixes tiles");
-  }
-  // Sparse part: sorted, in range, outside dense tiles, in tiles under the threshold.
-  std::vector<uint64_t> sparse_tile(h.sparse_nnz());
-  std::vector<uint64_t> sparse_cell(h.sparse_nnz());
-  for (uint64_t z = 0; z < h.sparse_nnz(); ++z) {
-    if (z > 0) require(h.s_ind[z - 1] <= h.s_ind[z], "sparse part not sorted at ", z);
-    uint64_t t = 0;
-    for (uint32_t l = 0; l < order; ++l) {
-      const uint32_t c = h.unpack(h.s_ind[z], l);
-      require(c < h.dims[h.modes[l]], "sparse nonzero ", z, " out of range");
-      t = (t << h.tile_bits[l]) | (c >> h.shift[l]);
-    }
-    require(!std::binary_search(h.d_tile.begin(), h.d_tile.end(), t), "sparse nonzero ", z, " lies in a dense tile");
-    sparse_tile[z] = t;
-    sparse_cell[z] = h.s_ind[z];
-  }
-  std::vector<std::pair<uint64_t, uint64_t>> tc(h.sparse_nnz());
-  for (uint64_t z = 0; z < tc.size(); ++z) tc[z] = {sparse_tile[z], sparse_cell[z]};
-  std::sort(tc.begin(), tc.end());
-  tc.erase(std::unique(tc.begin(), tc.end()), tc.end());
-  uint64_t sparse_tiles = 0;
-  for (uint64_t i = 0; i < tc.size();) {
-    uint64_t j = i;
-    while (j < tc.size() && tc[j].first == tc[i].first) ++j;
-    require(j - i < h.dense_threshold, "a sparse tile has ", j - i, " cells, at or over the threshold");
-    ++sparse_tiles;
-    i = j;
-  }
-  require(sparse_tiles + dt == h.tiles, "tile count: ", sparse_tiles, " sparse + ", dt, " dense != ", h.tiles);
-  require(h.s_row_ptr.size() == h.s_row.size() + 1 && h.s_row_ptr.front() == 0 &&
-              h.s_row_ptr.back() == h.sparse_nnz(),
-          "s_row_ptr");
-  for (uint64_t r = 0; r < h.s_row.size(); ++r) {
-    require(h.s_row_ptr[r] < h.s_row_ptr[r + 1], "empty sparse row ", r);
-    if (r > 0) require(h.s_row[r - 1] < h.s_row[r], "sparse rows not sorted");
-    for (uint64_t z = h.s_row_ptr[r]; z < h.s_row_ptr[r + 1]; ++z)
-      require(h.unpack(h.s_ind[z], 0) == h.s_row[r], "sparse row ", r, " holds a nonzero of another row");
-  }
 }
 
 }  // namespace spt::hls

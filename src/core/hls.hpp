@@ -138,9 +138,4 @@ spt_hls_s from_coo(const spt_coo_s& x, const Params& params, int threads);
 // lexicographically in level order (stable).
 spt_coo_s to_coo(const spt_hls_s& h, int threads);
 
-// Check every invariant (sorted tiles, bitmap popcounts against offsets,
-// dense tiles over the threshold, sparse nonzeros outside dense tiles and
-// in range, row tables); throws INVALID_ARGUMENT naming the first violation.
-void validate(const spt_hls_s& h);
-
 }  // namespace spt::hls

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/matrix.hpp"
+#include "util/internal_api.hpp"
 
 struct spt_ktensor_s {
   std::vector<spt_index> dims;
@@ -31,6 +32,6 @@ struct spt_ktensor_s {
 namespace spt {
 
 // Set up k with lambda = 1 and zero factors.
-void init_ktensor(spt_ktensor_s& k, spt_dtype dtype, const std::vector<spt_index>& dims, spt_index rank);
+SPT_INTERNAL_API void init_ktensor(spt_ktensor_s& k, spt_dtype dtype, const std::vector<spt_index>& dims, spt_index rank);
 
 }  // namespace spt

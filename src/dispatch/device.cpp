@@ -9,6 +9,7 @@
 #include "core/scoo.hpp"
 #include "dispatch/device_common.hpp"
 #include "dispatch/gpu_format.hpp"
+#include "dispatch/plugin_hbcsf.hpp"
 #include "dispatch/plugin_loader.hpp"
 
 namespace spt::dispatch {
@@ -84,51 +85,10 @@ int upload_fcoo_copy(const CudaPlugin& cuda, int device, const spt_fcoo_s& x,
 
 int upload_hbcsf_copy(const CudaPlugin& cuda, int device, const spt_hbcsf_s& h,
                       std::shared_ptr<spt_plugin_device_hbcsf>& out, std::string& message) {
-  const uint32_t order = h.order();
-  auto pointers = [](const std::vector<buffer<uint32_t>>& arrays) {
-    std::vector<const uint32_t*> p;
-    for (const auto& a : arrays) p.push_back(a.data());
-    return p;
-  };
-  const std::vector<const uint32_t*> coo_ind = pointers(h.coo_ind), csl_ind = pointers(h.csl_ind),
-                                     node_ind = pointers(h.node_ind), node_ptr = pointers(h.node_ptr),
-                                     node_parent = pointers(h.node_parent);
-  std::vector<uint64_t> node_count;
-  for (const auto& a : h.node_ind) node_count.push_back(a.size());
-  spt_plugin_hbcsf v{};
-  v.order = order;
-  v.dtype = h.dtype() == SPT_FLOAT32 ? SPT_PLUGIN_FLOAT32 : SPT_PLUGIN_FLOAT64;
-  v.nnz = h.nnz;
-  v.dims = h.dims.data();
-  v.mode_order = h.mode_order.data();
-  v.coo_nnz = h.coo_nnz();
-  v.coo_ind = coo_ind.data();
-  v.coo_val = h.coo_val.data();
-  v.csl_slices = h.csl_slices();
-  v.csl_nnz = h.csl_nnz();
-  v.csl_slice_ind = h.csl_slice_ind.data();
-  v.csl_slice_ptr = h.csl_slice_ptr.data();
-  v.csl_ind = csl_ind.data();
-  v.csl_val = h.csl_val.data();
-  v.bcsf_slices = h.bcsf_slices();
-  v.bcsf_slice_ind = h.bcsf_slice_ind.data();
-  v.bcsf_slice_ptr = h.bcsf_slice_ptr.data();
-  v.node_count = node_count.data();
-  v.node_ind = node_ind.data();
-  v.node_ptr = node_ptr.data();
-  v.node_parent = node_parent.data();
-  v.segments = h.segments();
-  v.segment_ptr = h.segment_ptr.data();
-  v.bcsf_nnz = h.bcsf_nnz();
-  v.leaf_ind = h.leaf_ind.data();
-  v.bcsf_val = h.bcsf_val.data();
-  v.units = h.units();
-  v.unit_row = h.unit_row.data();
-  v.unit_segment_ptr = h.unit_segment_ptr.data();
-  v.unit_split = h.unit_split.data();
+  const PluginHbcsf v = plugin_view_of(h);
   spt_plugin_device_hbcsf* raw = nullptr;
   char buffer[512] = {0};
-  const int status = cuda.table->hbcsf_upload(device, &v, &raw, buffer, sizeof buffer);
+  const int status = cuda.table->hbcsf_upload(device, &v.view, &raw, buffer, sizeof buffer);
   return detail::own_upload(status, raw, cuda.table->hbcsf_release, buffer, out, message);
 }
 

@@ -25,7 +25,7 @@
 #include "dispatch/device_common.hpp"
 #include "dispatch/dispatch.hpp"
 #include "dispatch/plugin_loader.hpp"
-#include "kernels/sort.hpp"
+#include "core/sort.hpp"
 #include "kernels/ttm_fibers.hpp"
 #include "kernels/ttm_chain.hpp"
 

@@ -17,6 +17,7 @@
 
 #include "core/context.hpp"
 #include "dispatch/device.hpp"
+#include "dispatch/plugin_loader.hpp"
 #include "kernels/dense.hpp"
 #include "kernels/kernels.hpp"
 

@@ -112,4 +112,10 @@ const CudaPlugin& cuda_plugin() {
   return *plugin;
 }
 
+spt_backend effective_backend(const spt_context_s& ctx) {
+  if (ctx.backend != SPT_BACKEND_AUTO) return ctx.backend;
+  const CudaPlugin& cuda = cuda_plugin();
+  return cuda.usable() && ctx.device < static_cast<int>(cuda.devices.size()) ? SPT_BACKEND_CUDA : SPT_BACKEND_CPU;
+}
+
 }  // namespace spt::dispatch

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "core/context.hpp"
 #include "dispatch/plugin_abi.h"
 
 namespace spt::dispatch {
@@ -35,5 +36,11 @@ struct CudaPlugin {
 // The process-wide plugin state; the first call searches and loads (thread
 // safe), later calls return the cached result.
 const CudaPlugin& cuda_plugin();
+
+// Backend that kernels run on: CPU, CUDA or REFERENCE. AUTO resolves to CUDA
+// when the CUDA plugin is loaded and the context's device exists, else to
+// the CPU (the first call loads the plugin). Here, not in core, because it
+// reads the plugin state.
+spt_backend effective_backend(const spt_context_s& ctx);
 
 }  // namespace spt::dispatch

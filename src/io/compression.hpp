@@ -12,12 +12,13 @@
 
 #include "core/buffer.hpp"
 #include "io/output_file.hpp"
+#include "util/internal_api.hpp"
 
 namespace spt::io {
 
 // Compression of a byte prefix (at least the first 6 bytes when available):
 // SPT_COMPRESS_GZIP, _XZ, _ZSTD, or SPT_COMPRESS_NONE.
-spt_compression detect_compression(const unsigned char* head, size_t n);
+SPT_INTERNAL_API spt_compression detect_compression(const unsigned char* head, size_t n);
 
 const char* compression_name(spt_compression c);
 

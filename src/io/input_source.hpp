@@ -19,10 +19,11 @@
 #include "core/buffer.hpp"
 #include "io/compression.hpp"
 #include "sptensor/sptensor.h"
+#include "util/internal_api.hpp"
 
 namespace spt::io {
 
-class InputSource {
+class SPT_INTERNAL_API InputSource {
  public:
   // Opens `path`; `threads` is used by the xz decoder.
   InputSource(const std::string& path, int threads);

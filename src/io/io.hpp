@@ -8,6 +8,7 @@
 
 #include "core/context.hpp"
 #include "core/coo.hpp"
+#include "util/internal_api.hpp"
 
 namespace spt::io {
 
@@ -35,7 +36,7 @@ void default_read_options(spt_read_options* opts);
 void default_write_options(spt_write_options* opts);
 
 // Validated conversions from the public option structs (NULL = defaults).
-ReadOptions read_options_from(const spt_read_options* opts);
+SPT_INTERNAL_API ReadOptions read_options_from(const spt_read_options* opts);
 WriteOptions write_options_from(const spt_write_options* opts);
 
 // Format a write to `path` resolves to under `opts` (extension rules), and
@@ -43,7 +44,7 @@ WriteOptions write_options_from(const spt_write_options* opts);
 spt_file_format resolve_write_format(const std::string& path, const WriteOptions& opts);
 spt_compression resolve_write_compression(const std::string& path, const WriteOptions& opts);
 
-spt_coo_s read_tensor(const spt_context_s& ctx, const std::string& path, const ReadOptions& opts);
+SPT_INTERNAL_API spt_coo_s read_tensor(const spt_context_s& ctx, const std::string& path, const ReadOptions& opts);
 void write_tensor(const spt_context_s& ctx, const spt_coo_s& x, const std::string& path, const WriteOptions& opts);
 
 }  // namespace spt::io

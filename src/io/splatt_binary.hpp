@@ -17,13 +17,14 @@
 #include "io/input_source.hpp"
 #include "io/io.hpp"
 #include "io/output_file.hpp"
+#include "util/internal_api.hpp"
 
 namespace spt::io {
 
 constexpr size_t kSplattHeaderBytes = 20;
 
 // True when the first bytes look like a SPLATT binary header (coord or CSF).
-bool looks_like_splatt_bin(const unsigned char* head, size_t n);
+SPT_INTERNAL_API bool looks_like_splatt_bin(const unsigned char* head, size_t n);
 // The file size the header of `in` declares (peeked, not consumed), or the
 // fixed header size when it is not a valid coordinate header. Bounds how
 // much of a compressed or piped .bin is decoded into memory.
@@ -42,10 +43,10 @@ struct SplattHeader {
 // Reads and checks the header (magic, widths, dims, sizes against the
 // file's length). SPT_ERR_PARSE / SPT_ERR_UNSUPPORTED / SPT_ERR_OVERFLOW
 // naming the file.
-SplattHeader read_splatt_header(InputSource& in);
+SPT_INTERNAL_API SplattHeader read_splatt_header(InputSource& in);
 // Nonzeros [begin, end) as an owned tensor of opts.dtype, checked as
 // read_splatt_bin checks them; errors name positions in the file.
-spt_coo_s read_splatt_bin_range(const spt_context_s& ctx, InputSource& in, const SplattHeader& h,
+SPT_INTERNAL_API spt_coo_s read_splatt_bin_range(const spt_context_s& ctx, InputSource& in, const SplattHeader& h,
                                 const ReadOptions& opts, uint64_t begin, uint64_t end);
 void write_splatt_bin(const spt_context_s& ctx, const spt_coo_s& x, Sink& out);
 

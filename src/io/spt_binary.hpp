@@ -30,6 +30,7 @@
 #include "io/input_source.hpp"
 #include "io/io.hpp"
 #include "io/output_file.hpp"
+#include "util/internal_api.hpp"
 
 namespace spt::io {
 
@@ -38,7 +39,7 @@ constexpr uint32_t kSptbVersion = 1;
 
 constexpr uint64_t kSptbChecksumBlockBytes = uint64_t(1) << 18;  // 256 KiB
 
-bool looks_like_sptb(const unsigned char* head, size_t n);
+SPT_INTERNAL_API bool looks_like_sptb(const unsigned char* head, size_t n);
 // The file size a header (its first n bytes) declares, when its order, nnz,
 // dtype and payload size agree; else the header size (reading then fails
 // with the header's problem). Bounds how much of a compressed or piped
@@ -63,21 +64,21 @@ struct SptbHeader {
 // Reads and checks the header (magic, version, endianness, dtype, order,
 // sizes against the file's length) and the dims. SPT_ERR_PARSE or
 // SPT_ERR_UNSUPPORTED naming the file.
-SptbHeader read_sptb_header(InputSource& in);
+SPT_INTERNAL_API SptbHeader read_sptb_header(InputSource& in);
 // The digests of checksum blocks [first, last) of the payload, read by copy
 // (never mapped); a file that shrank since it was opened is SPT_ERR_IO.
-std::vector<uint64_t> sptb_block_digests(const spt_context_s& ctx, InputSource& in, const SptbHeader& h,
+SPT_INTERNAL_API std::vector<uint64_t> sptb_block_digests(const spt_context_s& ctx, InputSource& in, const SptbHeader& h,
                                          uint64_t first, uint64_t last);
 // SPT_ERR_PARSE ("wrong checksum") unless the digests of all blocks, in
 // order, give the stored checksum.
-void verify_sptb_checksum(const SptbHeader& h, const std::vector<uint64_t>& digests, const std::string& path);
+SPT_INTERNAL_API void verify_sptb_checksum(const SptbHeader& h, const std::vector<uint64_t>& digests, const std::string& path);
 // Nonzeros [begin, end) of the file as an owned tensor of opts.dtype with
 // the file's dims (the caller's dims when given), checked as read_spt_bin
 // checks them (indices in range, finite values when asked; errors name the
 // nonzero's position in the file) except for the checksum. Reads only that
 // share, by copy straight into the arrays (never mapped); a file that
 // shrank since it was opened is SPT_ERR_IO.
-spt_coo_s read_spt_bin_range(const spt_context_s& ctx, InputSource& in, const SptbHeader& h, const ReadOptions& opts,
+SPT_INTERNAL_API spt_coo_s read_spt_bin_range(const spt_context_s& ctx, InputSource& in, const SptbHeader& h, const ReadOptions& opts,
                              uint64_t begin, uint64_t end);
 
 

@@ -16,6 +16,7 @@
 #include "core/coo.hpp"
 #include "io/compression.hpp"
 #include "io/io.hpp"
+#include "util/internal_api.hpp"
 
 namespace spt::io {
 
@@ -58,7 +59,7 @@ spt_coo_s read_tns_text_stream(const spt_context_s& ctx, const std::function<siz
                                TextLayout* layout);
 
 // The same for `size` bytes of text in memory.
-spt_coo_s read_tns_text(const spt_context_s& ctx, const char* data, size_t size, const std::string& path,
+SPT_INTERNAL_API spt_coo_s read_tns_text(const spt_context_s& ctx, const char* data, size_t size, const std::string& path,
                         const ReadOptions& opts, TextLayout* layout);
 
 // 1-based line number of entry k (0-based, in file order) of a text parsed

@@ -10,6 +10,7 @@
 #pragma once
 
 #include "core/coo.hpp"
+#include "core/exec.hpp"
 #include "core/csf.hpp"
 #include "core/csr.hpp"
 #include "core/fcoo.hpp"
@@ -22,25 +23,11 @@
 
 namespace spt::kernels {
 
-// How the CPU MTTKRP resolves write conflicts on output rows. `automatic`
-// picks: race-free row ranges when the tensor is sorted with `mode` first,
-// else per-thread private outputs when they are small next to the work,
-// else atomics. Forcing one is for tests and benchmarks (forcing
-// sorted_rows on a tensor not sorted by the mode falls back to automatic).
-enum class MttkrpStrategy { automatic, privatized, atomic, sorted_rows };
-
-// How a kernel may execute.
-struct Exec {
-  int threads = 1;
-  MttkrpStrategy mttkrp_strategy = MttkrpStrategy::automatic;
-};
-
-// A tensor is the sum of its entries: entries that repeat a coordinate add
-// up. The statistics of that summed tensor, whatever the storage holds.
-struct SummedStats {
-  double norm_squared = 0.0;  // squared Frobenius norm, accumulated in double
-  spt_nnz distinct = 0;       // distinct coordinates (nnz minus the repeats)
-};
+// Exec, MttkrpStrategy and SummedStats live in core (core/exec.hpp): the
+// format builders and sorts take them too. The kernels name them as before.
+using spt::Exec;
+using spt::MttkrpStrategy;
+using spt::SummedStats;
 
 // The kernel lists. Each entry is X(where, return type, name, (parameters
 // after the leading `const Exec& exec`)); `where` is DEVICE for a kernel

@@ -12,7 +12,7 @@
 #include "core/coo.hpp"
 #include "core/scoo.hpp"
 #include "kernels/kernels.hpp"
-#include "kernels/sort.hpp"
+#include "core/sort.hpp"
 #include "kernels/ttm_chain.hpp"
 
 namespace spt::kernels {

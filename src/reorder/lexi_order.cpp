@@ -3,9 +3,9 @@
 #include <algorithm>
 
 #include "core/error.hpp"
-#include "kernels/sort.hpp"
+#include "core/radix_sort.hpp"
+#include "core/sort.hpp"
 #include "reorder/partition_refinement.hpp"
-#include "reorder/radix_sort.hpp"
 
 namespace spt::reorder {
 
@@ -70,7 +70,7 @@ void refine_packed(const spt_coo_s& x, uint32_t n, int threads, buffer<uint64_t>
     for (uint32_t m : others) key = (key << width[m]) | ind[m][k];
     key_data[k] = (key << width[n]) | ind[n][k];
   }
-  radix_sort(keys, scratch, width[n], total_bits, threads);
+  sorting::radix_sort(keys, scratch, width[n], total_bits, threads);
 
   const int shift = width[n];
   const uint64_t column_mask = shift == 0 ? 0 : (~uint64_t(0) >> (64 - shift));
@@ -93,7 +93,7 @@ void refine_compared(const spt_coo_s& x, uint32_t n, int threads, PartitionRefin
   std::vector<uint32_t> mode_order;
   for (uint32_t m = 0; m < order; ++m)
     if (m != n) mode_order.push_back(m);
-  const buffer<spt_nnz> sorted = sorting::sort_permutation(kernels::Exec{threads}, x, mode_order);
+  const buffer<spt_nnz> sorted = sorting::sort_permutation(Exec{threads}, x, mode_order);
   auto same_row = [&](spt_nnz a, spt_nnz b) {
     for (uint32_t m = 0; m < order; ++m)
       if (m != n && x.ind[m][a] != x.ind[m][b]) return false;

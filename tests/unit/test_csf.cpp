@@ -23,8 +23,8 @@
 #include "common/test_util.hpp"
 #include "common/format_options.hpp"
 #include "core/csf.hpp"
+#include "core/sort.hpp"
 #include "kernels/kernels.hpp"
-#include "kernels/sort.hpp"
 #include "sptensor/sptensor.h"
 
 namespace spt::test {

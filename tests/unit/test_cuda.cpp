@@ -25,17 +25,18 @@
 
 #include "algo/cp_als.hpp"
 #include "common/cuda_test_util.hpp"
+#include "common/format_invariants.hpp"
 #include "common/format_options.hpp"
 #include "common/test_util.hpp"
 #include "core/context.hpp"
 #include "core/fcoo.hpp"
 #include "core/hbcsf.hpp"
 #include "core/hicoo.hpp"
+#include "core/sort.hpp"
 #include "dispatch/dispatch.hpp"
 #include "dispatch/gpu_format.hpp"
 #include "dispatch/plugin_loader.hpp"
 #include "kernels/kernels.hpp"
-#include "kernels/sort.hpp"
 
 namespace spt::test {
 namespace {

@@ -34,7 +34,8 @@
 #ifdef SPT_TEST_CUDA_KERNELS
 #include <cuda_runtime_api.h>
 
-#include "hbcsf_core_view.hpp"
+#include "dispatch/plugin_hbcsf.hpp"
+#include "hbcsf_abi_view.cuh"
 #include "ttmc_hbcsf.cuh"
 #endif
 
@@ -217,8 +218,8 @@ struct DeviceBuffer {
 
 // Uploads h as the plugin does (cuda/plugin.cu plugin_hbcsf_upload).
 void upload(const spt_hbcsf_s& h, DeviceBuffer& block, cuda::DeviceHbcsfRef& ref) {
-  const cuda::CoreHbcsfView c = cuda::host_view_of(h);
-  const cuda::HostHbcsfView& v = c.view;
+  const dispatch::PluginHbcsf p = dispatch::plugin_view_of(h);
+  const cuda::HostHbcsfView v = cuda::host_view_of(p.view);
   const size_t bytes = cuda::hbcsf_copy_bytes(v);
   ASSERT_GT(bytes, 0u);
   ASSERT_EQ(cudaMalloc(&block.p, bytes), cudaSuccess);

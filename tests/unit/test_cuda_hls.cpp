@@ -42,6 +42,7 @@
 #include <vector>
 
 #include "common/cuda_test_util.hpp"
+#include "common/format_invariants.hpp"
 #include "common/format_options.hpp"
 #include "common/test_util.hpp"
 #include "core/context.hpp"

@@ -30,11 +30,11 @@
 #include "core/context.hpp"
 #include "core/error.hpp"
 #include "core/scoo.hpp"
+#include "core/sort.hpp"
 #include "dispatch/dispatch.hpp"
 #include "dispatch/plugin_abi.h"
 #include "dispatch/plugin_loader.hpp"
 #include "kernels/kernels.hpp"
-#include "kernels/sort.hpp"
 #include "sptensor/sptensor.h"
 
 namespace spt::test {

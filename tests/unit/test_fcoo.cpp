@@ -12,13 +12,14 @@
 #include <map>
 #include <vector>
 
+#include "common/format_invariants.hpp"
 #include "common/test_util.hpp"
 #include "common/format_options.hpp"
 #include "core/coo.hpp"
 #include "core/fcoo.hpp"
 #include "core/scoo.hpp"
+#include "core/sort.hpp"
 #include "kernels/kernels.hpp"
-#include "kernels/sort.hpp"
 #include "sptensor/sptensor.h"
 
 namespace spt::test {

@@ -17,13 +17,14 @@
 #include <string>
 #include <vector>
 
+#include "common/format_invariants.hpp"
 #include "common/test_util.hpp"
 #include "common/format_options.hpp"
 #include "core/coo.hpp"
 #include "core/hbcsf.hpp"
 #include "core/matrix.hpp"
+#include "core/sort.hpp"
 #include "kernels/kernels.hpp"
-#include "kernels/sort.hpp"
 #include "sptensor/sptensor.h"
 
 namespace spt::test {

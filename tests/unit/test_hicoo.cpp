@@ -19,8 +19,8 @@
 #include "core/context.hpp"
 #include "core/ktensor.hpp"
 #include "core/hicoo.hpp"
+#include "core/sort.hpp"
 #include "kernels/kernels.hpp"
-#include "kernels/sort.hpp"
 #include "sptensor/sptensor.h"
 
 namespace spt::test {
@@ -135,7 +135,7 @@ TEST_P(HicooVsReference, ConversionRoundTripAndMortonOrder) {
   const spt_coo_s before = copy_coo(x, x.dtype());
   typed([&](auto tag) {
     using T = typename decltype(tag)::type;
-    // Morton order as the comparison sort of kernels/sort.hpp defines it.
+    // Morton order as the comparison sort of core/sort.hpp defines it.
     const spt_coo_s morton = sorting::permuted_copy(Exec{1}, x, sorting::morton_permutation(Exec{1}, x));
     for (uint32_t block : {2u, 8u, 256u})
       for (int threads : kThreadCounts) {

@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "core/sort.hpp"
 #include "kernels/kernels.hpp"
-#include "kernels/sort.hpp"
 #include "common/test_util.hpp"
 
 namespace spt::test {

@@ -18,10 +18,10 @@
 #include "common/test_util.hpp"
 #include "core/coo.hpp"
 #include "core/ktensor.hpp"
+#include "core/radix_sort.hpp"
 #include "reorder/bfs_mcs.hpp"
 #include "reorder/lexi_order.hpp"
 #include "reorder/permutation.hpp"
-#include "reorder/radix_sort.hpp"
 #include "reorder/random_order.hpp"
 #include "sptensor/sptensor.h"
 
@@ -399,7 +399,7 @@ TEST(Reorder, RadixSortIsAStableSortOnABitRange) {
         std::stable_sort(want.begin(), want.end(), [low](uint64_t a, uint64_t b) { return (a >> low) < (b >> low); });
         for (int threads : {1, 3}) {
           buffer<uint64_t> got = keys, scratch;
-          reorder::radix_sort(got, scratch, low, bits, threads);
+          sorting::radix_sort(got, scratch, low, bits, threads);
           EXPECT_TRUE(std::equal(want.begin(), want.end(), got.begin(), got.end()))
               << "bits [" << low << ", " << bits << "), " << n << " keys, " << threads << " threads";
         }

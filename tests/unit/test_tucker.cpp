@@ -15,8 +15,8 @@
 #include "algo/tucker_hooi.hpp"
 #include "common/summaries.hpp"
 #include "common/test_util.hpp"
+#include "core/sort.hpp"
 #include "kernels/kernels.hpp"
-#include "kernels/sort.hpp"
 #include "kernels/ttmc.hpp"
 #include "sptensor/tucker.h"
 

@@ -5,7 +5,7 @@
 #include <algorithm>
 
 #include "kernels/kernels.hpp"
-#include "kernels/sort.hpp"
+#include "core/sort.hpp"
 
 namespace spt::kernels::cpu {
 

@@ -28,7 +28,7 @@
 #include "core/buffer.hpp"
 #include "kernels/cpu/mttkrp_parallel.hpp"
 #include "kernels/kernels.hpp"
-#include "kernels/sort.hpp"
+#include "core/sort.hpp"
 
 namespace spt::kernels::cpu {
 

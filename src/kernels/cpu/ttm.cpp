@@ -10,7 +10,7 @@
 
 #include "kernels/kernels.hpp"
 #include "kernels/ttm_fibers.hpp"
-#include "kernels/sort.hpp"
+#include "core/sort.hpp"
 
 namespace spt::kernels::cpu {
 

@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "kernels/kernels.hpp"
-#include "kernels/sort.hpp"
+#include "core/sort.hpp"
 #include "kernels/ttm_chain.hpp"
 #include "kernels/ttmc.hpp"
 #include "kernels/ttm_fibers.hpp"

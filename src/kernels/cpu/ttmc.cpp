@@ -3,7 +3,7 @@
 // ascending order, which performs exactly the steps below.
 //
 // Race-free by construction: the nonzeros are viewed sorted with `mode`
-// first (kernels/sort.hpp SortedView; no copy when the caller pre-sorted in
+// first (core/sort.hpp SortedView; no copy when the caller pre-sorted in
 // ttmc_sort_order), and threads take whole output rows (runs of equal i_mode)
 // with dynamic scheduling, since skewed tensors have very unequal rows.
 //

@@ -4,7 +4,7 @@
 #include <algorithm>
 
 #include "kernels/kernels.hpp"
-#include "kernels/sort.hpp"
+#include "core/sort.hpp"
 
 namespace spt::kernels::cpu {
 

@@ -6,7 +6,7 @@
 // differing bit across modes, so it never needs a key wider than 64 bits.
 // Every sort orders (key, original position) pairs, which makes it stable
 // and deterministic for any thread count.
-#include "kernels/sort.hpp"
+#include "core/sort.hpp"
 
 #include <omp.h>
 

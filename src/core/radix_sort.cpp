@@ -1,11 +1,11 @@
-#include "reorder/radix_sort.hpp"
+#include "core/radix_sort.hpp"
 
 #include <omp.h>
 
 #include <algorithm>
 #include <vector>
 
-namespace spt::reorder {
+namespace spt::sorting {
 
 namespace {
 
@@ -108,4 +108,4 @@ void radix_sort(buffer<uint64_t>& keys, buffer<uint64_t>& scratch, int low_bit, 
   else sort_parallel(keys, scratch, digit, passes, threads);
 }
 
-}  // namespace spt::reorder
+}  // namespace spt::sorting

@@ -1,6 +1,7 @@
 // Parallel sorting, grouping and duplicate handling for COO tensors (OpenMP).
-// Used by spt_coo_sort / sort_morton / coalesce and by the CPU kernels that
-// need sorted input (TTV, TTM, elementwise, unfolding). All functions run
+// In core because the format builders (CSF, HiCOO, F-COO, HB-CSF, HLS) sort
+// their input. Used by spt_coo_sort / sort_morton / coalesce and by the CPU
+// kernels that need sorted input (TTV, TTM, elementwise, unfolding). All functions run
 // their parallel regions with exec.threads threads and never throw from
 // inside them.
 #pragma once
@@ -9,12 +10,9 @@
 
 #include "core/buffer.hpp"
 #include "core/coo.hpp"
-#include "kernels/kernels.hpp"
+#include "core/exec.hpp"
 
 namespace spt::sorting {
-
-using kernels::Exec;
-using kernels::SummedStats;
 
 // The identity mode order 0, 1, ..., order-1.
 std::vector<uint32_t> natural_order(uint32_t order);

@@ -8,7 +8,7 @@
 
 #include "core/buffer.hpp"
 
-namespace spt::reorder {
+namespace spt::sorting {
 
 // Stable sort of `keys` by bits [low_bit, high_bit) (0 <= low_bit <=
 // high_bit <= 64); bits outside the range are ignored, so keys equal in it
@@ -19,4 +19,4 @@ namespace spt::reorder {
 // throws from inside them.
 void radix_sort(buffer<uint64_t>& keys, buffer<uint64_t>& scratch, int low_bit, int high_bit, int threads);
 
-}  // namespace spt::reorder
+}  // namespace spt::sorting
