@@ -46,7 +46,6 @@ void progress(const spt_context_s& ctx, const char* stage, double fraction);
 
 // Record an error message on the context (if any) and the calling thread.
 void record_error(spt_context* ctx, const std::string& message);
-void clear_thread_error();
 const char* thread_error();
 
 // Parse an SPT_BACKEND value ("auto", "cpu", "cuda", "reference").

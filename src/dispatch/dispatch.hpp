@@ -26,8 +26,6 @@ inline kernels::Exec exec_for(const spt_context_s& ctx) {
   return kernels::Exec{thread_count(ctx)};
 }
 
-inline bool use_reference(const spt_context_s& ctx) { return effective_backend(ctx) == SPT_BACKEND_REFERENCE; }
-
 // Runs `device(DeviceKernels{})` when that call exists and the context runs
 // on CUDA, else `reference` or `cpu` with the Exec for ctx.
 template <typename Device, typename Reference, typename Cpu>
