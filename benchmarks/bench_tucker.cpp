@@ -275,7 +275,7 @@ void all_orders(Env& env, const Options& o, const spt_coo_s& x, unsigned rank) {
       for (uint32_t m : chain) text += std::to_string(m);
       Record r = base_record(env, o, x, "ttmc_order", "chain");
       r.integer("mode", mode).integer("rank", rank).str("chain", text).num("est_flops", w);
-      r.raw("rule_choice", chain == chosen ? "true" : "false");
+      r.boolean("rule_choice", chain == chosen);
       finish(r, env);
     } while (std::next_permutation(chain.begin(), chain.end()));
   }
