@@ -67,10 +67,22 @@ ParsedArgs parse_args(const CommandSpec& spec, int argc, char** argv, int first)
   }
   app.add_flag("-h,--help", out.help);
   app.add_option("arguments", out.positionals);
-  // CLI11 skips argv[0], the program's name: hand it the command's.
-  const int given = argc - first;
+  // CLI11 takes the arguments last first. An empty inline value ("--threads=")
+  // goes in as an empty argument, so the typed getter words the error.
+  int options_end = first;  // arguments from a "--" on are positional
+  while (options_end < argc && std::string(argv[options_end]) != "--") ++options_end;
+  std::vector<std::string> args;
+  for (int i = argc - 1; i >= first; --i) {
+    const std::string arg = argv[i];
+    if (i < options_end && arg.size() > 3 && starts_with(arg, "--") && arg.find('=') == arg.size() - 1) {
+      args.push_back("");
+      args.push_back(arg.substr(0, arg.size() - 1));
+    } else {
+      args.push_back(arg);
+    }
+  }
   try {
-    app.parse(given + 1, argv + first - 1);
+    app.parse(args);
   } catch (const CLI::ParseError& e) {
     if (asks_for_help(argc, argv, first)) {
       out.help = true;
