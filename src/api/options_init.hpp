@@ -30,19 +30,26 @@ void write_options_defaults(Options* opts, size_t struct_size, Options defaults,
 
 namespace spt {
 
-// The CP-ALS defaults, one source for spt_cpd_options and the MPI library's
-// spt_mpi_cpd_options (which adds its own fields): rank 10, at most 50
-// sweeps, tol 1e-4, random initial factors from seed 0, no callback.
-template <typename CpdOptions>
-void set_cpd_defaults(CpdOptions& d) {
-  d.rank = 10;
-  d.max_iters = 50;
-  d.tol = 1e-4;
-  d.init = SPT_CPD_INIT_RANDOM;
+// The defaults every decomposition's options share: seed 0, no user
+// factors, no callback.
+template <typename Options>
+void set_run_defaults(Options& d) {
   d.seed = 0;
   d.init_factors = nullptr;
   d.callback = nullptr;
   d.callback_data = nullptr;
+}
+
+// The CP-ALS defaults, one source for spt_cpd_options and the MPI library's
+// spt_mpi_cpd_options (which adds its own fields): rank 10, at most 50
+// sweeps, tol 1e-4, random initial factors.
+template <typename CpdOptions>
+void set_cpd_defaults(CpdOptions& d) {
+  set_run_defaults(d);
+  d.rank = 10;
+  d.max_iters = 50;
+  d.tol = 1e-4;
+  d.init = SPT_CPD_INIT_RANDOM;
 }
 
 }  // namespace spt
