@@ -1,6 +1,6 @@
 // Helpers shared by the benchmark drivers: error checks, timing, medians,
 // host description and JSON Lines records (keys of ../shared/DESIGN.md
-// "Benchmarks", emitted in insertion order).
+// "Benchmarks", emitted in insertion order, written by nlohmann::json).
 #pragma once
 
 #include <sys/stat.h>
@@ -15,7 +15,10 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "sptensor/sptensor.h"
 
@@ -81,45 +84,34 @@ inline std::string tensor_stem(const std::string& path) {
   return name;
 }
 
-inline std::string json_string(const std::string& s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') out += '\\';
-    if (static_cast<unsigned char>(c) < 0x20) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\u%04x", c);
-      out += buf;
-      continue;
-    }
-    out += c;
-  }
-  return out + "\"";
-}
-
-inline std::string json_number(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.6g", v);
-  return buf;
-}
-
-// One JSON Lines record; keys are emitted in insertion order.
+// One JSON Lines record; keys are emitted in insertion order. Measurements
+// keep 6 significant digits (plenty for timings, and lines stay short);
+// a non-finite number is written as null.
 class Record {
  public:
-  Record& str(const std::string& k, const std::string& v) { return raw(k, json_string(v)); }
-  Record& num(const std::string& k, double v) { return raw(k, json_number(v)); }
-  Record& integer(const std::string& k, long long v) { return raw(k, std::to_string(v)); }
-  Record& null(const std::string& k) { return raw(k, "null"); }
-  Record& raw(const std::string& k, const std::string& v) {
-    body_ += (body_.empty() ? "" : ", ") + json_string(k) + ": " + v;
-    return *this;
-  }
-  void print() const {
-    std::printf("{%s}\n", body_.c_str());
-    std::fflush(stdout);
+  Record& str(const std::string& k, const std::string& v) { return set(k, v); }
+  Record& num(const std::string& k, double v) { return set(k, six_digits(v)); }
+  Record& integer(const std::string& k, long long v) { return set(k, v); }
+  Record& boolean(const std::string& k, bool v) { return set(k, v); }
+  Record& null(const std::string& k) { return set(k, nullptr); }
+  std::string text() const { return body_.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace); }
+  void print(FILE* to = stdout) const {
+    std::fprintf(to, "%s\n", text().c_str());
+    std::fflush(to);
   }
 
  private:
-  std::string body_;
+  template <typename V>
+  Record& set(const std::string& k, V&& v) {
+    body_[k] = std::forward<V>(v);
+    return *this;
+  }
+  static double six_digits(double v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.6g", v);
+    return std::strtod(buf, nullptr);
+  }
+  nlohmann::ordered_json body_ = nlohmann::ordered_json::object();
 };
 
 // Parses "float32" / "float64" into *out; false for anything else.

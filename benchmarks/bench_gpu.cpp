@@ -339,7 +339,7 @@ void run_tensor(const Bench& b, const std::string& name, const spt_coo_s& x) {
   };
   // The rule depends on the rank (row bytes) and the mode's slice count (the
   // format model's choice, below); the sweep times every threadlen.
-  const std::vector<spt_nnz> mode_slices = spt::dispatch::nonempty_slices_per_mode(x, 16);
+  const std::vector<spt_nnz> mode_slices = spt::distinct_indices_per_mode(x, 16);
   auto choices_for = [&](int rank) {
     return spt::dispatch::gpu_mttkrp_choices(x, mode_slices, uint64_t(rank) * sizeof(float), b.multiprocessors);
   };

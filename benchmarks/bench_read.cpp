@@ -22,53 +22,13 @@
 #include <string>
 #include <vector>
 
+#include "bench_common.hpp"
 #include "io/input_source.hpp"
 #include "sptensor/sptensor.h"
 
 namespace fs = std::filesystem;
 
 namespace {
-
-std::string cpu_model() {
-  std::ifstream f("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(f, line)) {
-    if (line.rfind("model name", 0) == 0) {
-      auto p = line.find(':');
-      if (p != std::string::npos) {
-        std::string m = line.substr(p + 1);
-        m.erase(0, m.find_first_not_of(" \t"));
-        return m;
-      }
-    }
-  }
-  return "unknown";
-}
-
-std::string json_escape(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    if (c == '"' || c == '\\') out += '\\';
-    if (static_cast<unsigned char>(c) >= 0x20) out += c;
-  }
-  return out;
-}
-
-std::string utc_now() {
-  std::time_t t = std::time(nullptr);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
-  return buf;
-}
-
-std::string tensor_stem(const std::string& path) {
-  std::string name = fs::path(path).filename().string();
-  for (const char* ext : {".xz", ".gz", ".zst"})
-    if (name.size() > std::strlen(ext) && name.compare(name.size() - std::strlen(ext), std::strlen(ext), ext) == 0)
-      name.erase(name.size() - std::strlen(ext));
-  if (name.size() > 4 && name.compare(name.size() - 4, 4, ".tns") == 0) name.erase(name.size() - 4);
-  return name;
-}
 
 [[noreturn]] void die(const std::string& what, spt_context* ctx) {
   std::fprintf(stderr, "bench_read: %s: %s\n", what.c_str(), ctx ? spt_last_error(ctx) : "");
@@ -129,7 +89,7 @@ int main(int argc, char** argv) {
   spt_context_get_threads(ctx, &threads);
   const char* commit_env = std::getenv("SPT_COMMIT");
   const std::string commit = commit_env ? commit_env : "unknown";
-  const std::string device = cpu_model();
+  const std::string device = spt_bench::cpu_model();
 
   std::string tmpl = (fs::path(tmp_root) / "bench_read_XXXXXX").string();
   std::vector<char> buf(tmpl.begin(), tmpl.end());
@@ -138,7 +98,7 @@ int main(int argc, char** argv) {
   const fs::path dir = buf.data();
 
   for (const std::string& input : inputs) {
-    const std::string stem = tensor_stem(input);
+    const std::string stem = spt_bench::tensor_stem(input);
     const std::string text = (dir / (stem + ".tns")).string();
     const std::string xz = (dir / (stem + ".tns.xz")).string();
     const std::string sptb = (dir / (stem + ".sptb")).string();
@@ -169,16 +129,26 @@ int main(int argc, char** argv) {
       const uint64_t file_bytes = fs::file_size(v.path);
       Timing t = time_reads(ctx, v.path, reps);
       const double basis = static_cast<double>(v.text_basis ? text_bytes : file_bytes);
-      std::printf(
-          "{\"bench\":\"read\",\"format\":\"%s\",\"backend\":\"cpu\",\"device\":\"%s\",\"threads\":%d,"
-          "\"tensor\":\"%s\",\"order\":%u,\"nnz\":%llu,\"dtype\":\"float64\",\"ms_median\":%.3f,\"ms_min\":%.3f,"
-          "\"reps\":%d,\"mb_per_s\":%.1f,\"mb_per_s_basis\":\"%s\",\"file_bytes\":%llu,\"text_bytes\":%llu,"
-          "\"date\":\"%s\",\"commit\":\"%s\"}\n",
-          v.format, json_escape(device).c_str(), threads, json_escape(stem).c_str(), t.order,
-          static_cast<unsigned long long>(t.nnz), t.median_ms, t.min_ms, reps, basis / 1e6 / (t.median_ms / 1e3),
-          v.text_basis ? "uncompressed_text" : "file", static_cast<unsigned long long>(file_bytes),
-          static_cast<unsigned long long>(text_bytes), utc_now().c_str(), json_escape(commit).c_str());
-      std::fflush(stdout);
+      spt_bench::Record()
+          .str("bench", "read")
+          .str("format", v.format)
+          .str("backend", "cpu")
+          .str("device", device)
+          .integer("threads", threads)
+          .str("tensor", stem)
+          .integer("order", t.order)
+          .integer("nnz", static_cast<long long>(t.nnz))
+          .str("dtype", "float64")
+          .num("ms_median", t.median_ms)
+          .num("ms_min", t.min_ms)
+          .integer("reps", reps)
+          .num("mb_per_s", basis / 1e6 / (t.median_ms / 1e3))
+          .str("mb_per_s_basis", v.text_basis ? "uncompressed_text" : "file")
+          .integer("file_bytes", static_cast<long long>(file_bytes))
+          .integer("text_bytes", static_cast<long long>(text_bytes))
+          .str("date", spt_bench::utc_now())
+          .str("commit", commit)
+          .print();
     }
     fs::remove(text);
     fs::remove(xz);

@@ -115,15 +115,23 @@ struct Env {
   std::string device, date, commit;
 };
 
-// Common JSON keys of one record.
-std::string head(const Env& env, const Options& o, const char* bench, uint32_t order, spt_nnz nnz,
-                 const char* format = "coo") {
-  std::ostringstream s;
-  s << "{\"bench\":\"" << bench << "\",\"format\":\"" << format << "\",\"backend\":\"cpu\",\"device\":\"" << env.device
-    << "\",\"threads\":" << env.threads << ",\"ranks\":1,\"tensor\":\"" << o.tensor << "\",\"order\":" << order
-    << ",\"nnz\":" << nnz << ",\"dtype\":\"" << o.dtype << "\",\"date\":\"" << env.date << "\",\"commit\":\""
-    << env.commit << "\"";
-  return s.str();
+// A record with the keys every line carries.
+Record head(const Env& env, const Options& o, const char* bench, uint32_t order, spt_nnz nnz,
+            const char* format = "coo") {
+  Record r;
+  r.str("bench", bench)
+      .str("format", format)
+      .str("backend", "cpu")
+      .str("device", env.device)
+      .integer("threads", env.threads)
+      .integer("ranks", 1)
+      .str("tensor", o.tensor)
+      .integer("order", order)
+      .integer("nnz", static_cast<long long>(nnz))
+      .str("dtype", o.dtype)
+      .str("date", env.date)
+      .str("commit", env.commit);
+  return r;
 }
 
 spt_reorder_method method_of(const std::string& m) {
@@ -160,13 +168,21 @@ void bench_hicoo(const Env& env, const Options& o, spt_coo* y, const std::vector
   std::memset(&st, 0, sizeof st);
   st.struct_size = sizeof st;
   check(spt_hicoo_stats(env.ctx, h.get(), &st), env.ctx, "spt_hicoo_stats");
-  std::printf("%s,\"mode\":-1,\"rank\":0,\"reorder\":\"%s\",\"build_ms\":%.2f,\"block_size\":%u,"
-              "\"superblock_size\":%u,\"num_blocks\":%llu,\"block_ratio\":%.5f,\"mean_nnz_per_block\":%.3f,"
-              "\"geomean_nnz_per_block\":%.3f,\"slice_per_block\":%.5f,\"hicoo_bytes\":%llu,\"coo_bytes\":%llu}\n",
-              head(env, o, "hicoo_stats", order, nnz, "hicoo").c_str(), method.c_str(), build_ms, st.block_size,
-              st.superblock_size, static_cast<unsigned long long>(st.num_blocks), st.block_ratio,
-              st.mean_nnz_per_block, st.geomean_nnz_per_block, st.slice_per_block,
-              static_cast<unsigned long long>(st.hicoo_bytes), static_cast<unsigned long long>(st.coo_bytes));
+  head(env, o, "hicoo_stats", order, nnz, "hicoo")
+      .integer("mode", -1)
+      .integer("rank", 0)
+      .str("reorder", method)
+      .num("build_ms", build_ms)
+      .integer("block_size", st.block_size)
+      .integer("superblock_size", st.superblock_size)
+      .integer("num_blocks", static_cast<long long>(st.num_blocks))
+      .num("block_ratio", st.block_ratio)
+      .num("mean_nnz_per_block", st.mean_nnz_per_block)
+      .num("geomean_nnz_per_block", st.geomean_nnz_per_block)
+      .num("slice_per_block", st.slice_per_block)
+      .integer("hicoo_bytes", static_cast<long long>(st.hicoo_bytes))
+      .integer("coo_bytes", static_cast<long long>(st.coo_bytes))
+      .print();
   for (uint32_t mode = 0; mode < order; ++mode) {
     spt_matrix* out_raw = nullptr;
     check(spt_matrix_create(env.ctx, dtype, dims[mode], o.rank, SPT_ROW_MAJOR, &out_raw), env.ctx, "out");
@@ -176,11 +192,15 @@ void bench_hicoo(const Env& env, const Options& o, spt_coo* y, const std::vector
     };
     call();
     const double med = median_ms_of(o.reps, call);
-    std::printf("%s,\"mode\":%u,\"rank\":%u,\"reorder\":\"%s\",\"ms_median\":%.3f,\"reps\":%d,\"gflops\":%.3f,"
-                "\"gbps_effective\":null}\n",
-                head(env, o, "mttkrp", order, nnz, "hicoo").c_str(), mode, o.rank, method.c_str(), med, o.reps,
-                double(order) * double(nnz) * o.rank / (med * 1e-3) / 1e9);
-    std::fflush(stdout);
+    head(env, o, "mttkrp", order, nnz, "hicoo")
+        .integer("mode", mode)
+        .integer("rank", o.rank)
+        .str("reorder", method)
+        .num("ms_median", med)
+        .integer("reps", o.reps)
+        .num("gflops", double(order) * double(nnz) * o.rank / (med * 1e-3) / 1e9)
+        .null("gbps_effective")
+        .print();
   }
 }
 
@@ -263,11 +283,18 @@ void run(const Options& o) {
         ms.push_back((now_seconds() - t0) * 1e3);
         perm.reset(p);
       }
-      std::printf("%s,\"mode\":-1,\"rank\":0,\"method\":\"%s\",\"variant\":\"%s\",\"iterations\":%d,"
-                  "\"ms_median\":%.3f,\"ms_min\":%.3f,\"reps\":%d,\"gflops\":null,\"gbps_effective\":null}\n",
-                  head(env, o, "reorder", order, nnz).c_str(), step.c_str(), method.c_str(),
-                  step == "lexi" ? o.iterations : 0, median(ms), minimum(ms), o.order_reps);
-      std::fflush(stdout);
+      head(env, o, "reorder", order, nnz)
+          .integer("mode", -1)
+          .integer("rank", 0)
+          .str("method", step)
+          .str("variant", method)
+          .integer("iterations", step == "lexi" ? o.iterations : 0)
+          .num("ms_median", median(ms))
+          .num("ms_min", minimum(ms))
+          .integer("reps", o.order_reps)
+          .null("gflops")
+          .null("gbps_effective")
+          .print();
       check(spt_coo_relabel(env.ctx, y.get(), perm.get()), env.ctx, "relabel");
       for (uint32_t m = 0; m < order; ++m)
         check(spt_matrix_permute_rows(env.ctx, moved[m].get(), perm.get(), m), env.ctx, "permute rows");
@@ -291,11 +318,17 @@ void run(const Options& o) {
       }
       const double med = median(ms);
       const double flops = double(order) * double(nnz) * o.rank;
-      std::printf("%s,\"mode\":%u,\"rank\":%u,\"reorder\":\"%s\",\"ms_median\":%.3f,\"ms_min\":%.3f,\"reps\":%d,"
-                  "\"gflops\":%.3f,\"gbps_effective\":null,\"sort_ms\":%.2f}\n",
-                  head(env, o, "mttkrp", order, nnz).c_str(), mode, o.rank, method.c_str(), med, minimum(ms),
-                  o.reps, flops / (med * 1e-3) / 1e9, sort_ms);
-      std::fflush(stdout);
+      head(env, o, "mttkrp", order, nnz)
+          .integer("mode", mode)
+          .integer("rank", o.rank)
+          .str("reorder", method)
+          .num("ms_median", med)
+          .num("ms_min", minimum(ms))
+          .integer("reps", o.reps)
+          .num("gflops", flops / (med * 1e-3) / 1e9)
+          .null("gbps_effective")
+          .num("sort_ms", sort_ms)
+          .print();
     }
     if (o.hicoo) bench_hicoo(env, o, y.get(), pointers, dims, method);
   }

@@ -261,7 +261,7 @@ void bench_ttmc(Env& env, const Options& o, const spt_coo_s& x, unsigned rank) {
 void all_orders(Env& env, const Options& o, const spt_coo_s& x, unsigned rank) {
   const spt::kernels::Exec exec = spt::dispatch::exec_for(spt::resolve(env.ctx));
   const std::vector<spt_index> ranks = clamped_ranks(x, rank);
-  const std::vector<spt_nnz> distinct = spt::distinct_indices_per_mode(exec, x);
+  const std::vector<spt_nnz> distinct = spt::distinct_indices_per_mode(x, exec.threads);
   for (uint32_t mode = 0; mode < x.order(); ++mode) {
     std::vector<uint32_t> chain;
     for (uint32_t m = 0; m < x.order(); ++m)
@@ -275,7 +275,7 @@ void all_orders(Env& env, const Options& o, const spt_coo_s& x, unsigned rank) {
       for (uint32_t m : chain) text += std::to_string(m);
       Record r = base_record(env, o, x, "ttmc_order", "chain");
       r.integer("mode", mode).integer("rank", rank).str("chain", text).num("est_flops", w);
-      r.raw("rule_choice", chain == chosen ? "true" : "false");
+      r.boolean("rule_choice", chain == chosen);
       finish(r, env);
     } while (std::next_permutation(chain.begin(), chain.end()));
   }

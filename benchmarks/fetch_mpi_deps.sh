@@ -19,7 +19,8 @@ pkgs=(libopenblas0 libopenblas0-pthread libopenblas-dev libopenblas-pthread-dev 
       libtmglib3 libgfortran5 libgtest-dev libgmock-dev
       openmpi-bin openmpi-common libopenmpi3 libopenmpi-dev libhwloc15 libevent-core-2.1-7
       libevent-pthreads-2.1-7 libpmix2 libfabric1 libucx0 libibverbs1 librdmacm1 libnl-3-200
-      libnl-route-3-200 libpsm2-2 libpsm-infinipath1 libxnvctrl0 libmunge2 libltdl7 libnuma1)
+      libnl-route-3-200 libpsm2-2 libpsm-infinipath1 libxnvctrl0 libmunge2 libltdl7 libnuma1
+      libxxhash-dev libcli11-dev nlohmann-json3-dev)  # the kept header-only libraries (scripts/deps.sh)
 apt-cache show libopenblas0 > /dev/null 2>&1 || apt-get update > /dev/null
 (cd "$dest" && apt-get download "${pkgs[@]}" > /dev/null)
 # OpenBLAS's static library is never linked here: repack its -dev package without it.

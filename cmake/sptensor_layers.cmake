@@ -55,6 +55,9 @@ spt_add_layer(io
     io/tns_text_writer.cpp)
 target_compile_definitions(sptensor_io PRIVATE ${SPT_COMPRESSION_DEFS})
 target_link_libraries(sptensor_io PRIVATE ${SPT_COMPRESSION_LIBS})
+# Public to what links the internal archive (unit tests, fuzzers, benchmarks
+# include io/checksum.hpp); libsptensor itself exports no xxHash.
+target_include_directories(sptensor_io PUBLIC $<BUILD_INTERFACE:${SPT_XXHASH_INCLUDE_DIR}>)
 
 spt_add_layer(kernels
   DEPENDS core

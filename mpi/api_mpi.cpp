@@ -107,17 +107,10 @@ SPT_MPI_API spt_status spt_mpi_tensor_gather(MPI_Comm comm, spt_context* ctx, co
 SPT_MPI_API spt_status spt_mpi_cpd_options_init_size(spt_mpi_cpd_options* opts, size_t struct_size) {
   return guarded("spt_mpi_cpd_options_init", [&] {
     spt_mpi_cpd_options d{};
-    d.rank = 10;
-    d.max_iters = 50;
-    d.tol = 1e-4;
-    d.init = SPT_CPD_INIT_RANDOM;
-    d.seed = 0;
-    d.init_factors = nullptr;
+    set_cpd_defaults(d);
     d.format = SPT_TENSOR_FORMAT_AUTO;
     d.decomposition = SPT_MPI_MEDIUM_GRAINED;
     d.grid = nullptr;
-    d.callback = nullptr;
-    d.callback_data = nullptr;
     write_options_defaults(opts, struct_size, d, sizeof(spt_mpi_cpd_options));
   });
 }

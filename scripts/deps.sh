@@ -24,6 +24,19 @@ packages=(
   # octave-cli for the MEX example test (ctest mex_octave; ~80 MB download,
   # ~270 MB installed, 119 packages with --no-install-recommends)
   gfortran octave liboctave-dev
+  # Kept libraries used instead of hand-written code (docs/architecture.md,
+  # Dependencies): XXH64 for the .sptb checksums, the CLI's option parser,
+  # the benchmarks' JSON writer; versions below
+  libxxhash-dev libcli11-dev nlohmann-json3-dev
+)
+
+# The versions the kept libraries were built and tested against (Debian 12).
+# Installed as these versions when the archive has them; elsewhere the
+# archive's version is installed with a note (CMake checks the minimum).
+declare -A pinned=(
+  [libxxhash-dev]=0.8.1-1
+  [libcli11-dev]=2.1.2+ds-1
+  [nlohmann-json3-dev]=3.11.2-2
 )
 
 if ! command -v dpkg > /dev/null 2>&1; then
@@ -36,6 +49,9 @@ missing=()
 for p in "${packages[@]}"; do
   if ! dpkg -s "$p" 2> /dev/null | grep -q '^Status: install ok installed'; then
     missing+=("$p")
+  elif [[ -n ${pinned[$p]:-} ]]; then
+    have=$(dpkg-query -W -f '${Version}' "$p")
+    [[ $have == "${pinned[$p]}" ]] || echo "deps.sh: note: $p $have is installed; built and tested against ${pinned[$p]}"
   fi
 done
 
@@ -58,5 +74,15 @@ fi
 
 export DEBIAN_FRONTEND=noninteractive
 "${run_as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update
+# A pinned package as name=version when the archive offers that version.
+for i in "${!missing[@]}"; do
+  p=${missing[$i]}
+  [[ -n ${pinned[$p]:-} ]] || continue
+  if apt-cache madison "$p" 2> /dev/null | awk -F'|' '{gsub(/ /, "", $2); print $2}' | grep -qxF "${pinned[$p]}"; then
+    missing[$i]="$p=${pinned[$p]}"
+  else
+    echo "deps.sh: note: $p ${pinned[$p]} is not in this archive; installing its version (built and tested against ${pinned[$p]})"
+  fi
+done
 "${run_as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}"
 echo "deps.sh: done"

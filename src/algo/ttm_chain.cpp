@@ -22,21 +22,6 @@ const char* ttmc_path_name(TtmcPath path) {
   }
 }
 
-std::vector<spt_nnz> distinct_indices_per_mode(const kernels::Exec& exec, const spt_coo_s& x) {
-  const uint32_t order = x.order();
-  std::vector<spt_nnz> distinct(order, 0);
-  // One sequential pass per mode: a few ms even for millions of nonzeros,
-  // done once per decomposition.
-  (void)exec;
-  for (uint32_t m = 0; m < order; ++m) {
-    std::vector<unsigned char> used(x.dims[m], 0);
-    const spt_index* ind = x.ind[m];
-    for (spt_nnz k = 0; k < x.nnz; ++k) used[ind[k]] = 1;
-    distinct[m] = static_cast<spt_nnz>(std::count(used.begin(), used.end(), 1));
-  }
-  return distinct;
-}
-
 std::vector<uint32_t> ttmc_chain_order(uint32_t mode, const std::vector<spt_nnz>& distinct) {
   std::vector<uint32_t> chain;
   for (uint32_t m = 0; m < distinct.size(); ++m)
@@ -182,7 +167,7 @@ void prepare_ttmc_operands(const kernels::Exec& exec, const spt_coo_s& x, const 
                            TtmcPath requested, TtmcOperands& out) {
   const uint32_t order = x.order();
   require(ranks_in.size() == order, "one rank per mode expected");
-  const std::vector<spt_nnz> distinct = distinct_indices_per_mode(exec, x);
+  const std::vector<spt_nnz> distinct = distinct_indices_per_mode(x, exec.threads);
   const size_t value_size = dtype_size(x.dtype());
   const int threads = std::max(1, exec.threads);
   // Distinct counts of every mode subset, shared by all modes' searches.

@@ -90,9 +90,6 @@ std::vector<spt_nnz> subset_distinct_counts(const kernels::Exec& exec, const spt
 double chain_flops_from_subsets(spt_nnz nnz, const std::vector<spt_nnz>& counts, uint32_t mode,
                                 const std::vector<uint32_t>& chain, const std::vector<spt_index>& ranks);
 
-// Distinct indices used in each mode (one pass with a bitmap per mode).
-std::vector<spt_nnz> distinct_indices_per_mode(const kernels::Exec& exec, const spt_coo_s& x);
-
 // The chain's contraction order for TTMc in `mode` (rule above).
 std::vector<uint32_t> ttmc_chain_order(uint32_t mode, const std::vector<spt_nnz>& distinct);
 

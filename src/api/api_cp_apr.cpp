@@ -13,6 +13,7 @@ extern "C" {
 SPT_API spt_status spt_cp_apr_options_init_size(spt_cp_apr_options* opts, size_t struct_size) {
   return guarded("spt_cp_apr_options_init", [&] {
     spt_cp_apr_options d{};
+    set_run_defaults(d);
     d.rank = 10;
     d.max_outer_iters = 1000;
     d.max_inner_iters = 10;
@@ -21,10 +22,6 @@ SPT_API spt_status spt_cp_apr_options_init_size(spt_cp_apr_options* opts, size_t
     d.kappatol = 1e-10;
     d.epsilon = 1e-10;
     d.init = SPT_CP_APR_INIT_RANDOM;
-    d.seed = 0;
-    d.init_factors = nullptr;
-    d.callback = nullptr;
-    d.callback_data = nullptr;
     d.format = SPT_TENSOR_FORMAT_AUTO;
     write_options_defaults(opts, struct_size, d, offsetof(spt_cp_apr_options, format));
   });

@@ -13,14 +13,7 @@ extern "C" {
 SPT_API spt_status spt_cpd_options_init_size(spt_cpd_options* opts, size_t struct_size) {
   return guarded("spt_cpd_options_init", [&] {
     spt_cpd_options d{};
-    d.rank = 10;
-    d.max_iters = 50;
-    d.tol = 1e-4;
-    d.init = SPT_CPD_INIT_RANDOM;
-    d.seed = 0;
-    d.init_factors = nullptr;
-    d.callback = nullptr;
-    d.callback_data = nullptr;
+    set_cpd_defaults(d);
     write_options_defaults(opts, struct_size, d, kCpdOptionsSize01);
   });
 }

@@ -14,15 +14,12 @@ extern "C" {
 SPT_API spt_status spt_tucker_options_init_size(spt_tucker_options* opts, size_t struct_size) {
   return guarded("spt_tucker_options_init", [&] {
     spt_tucker_options d{};
+    set_run_defaults(d);
     d.ranks = nullptr;
     d.ranks_count = 0;
     d.max_iters = 50;
     d.tol = 1e-4;
     d.init = SPT_TUCKER_INIT_HOSVD;
-    d.seed = 0;
-    d.init_factors = nullptr;
-    d.callback = nullptr;
-    d.callback_data = nullptr;
     d.ttmc = SPT_TUCKER_TTMC_AUTO;
     write_options_defaults(opts, struct_size, d, kTuckerOptionsSize01);
   });

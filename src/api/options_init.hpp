@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "core/error.hpp"
+#include "sptensor/sptensor.h"
 
 namespace spt {
 
@@ -23,6 +24,32 @@ void write_options_defaults(Options* opts, size_t struct_size, Options defaults,
   const size_t n = std::min(struct_size, sizeof(Options));
   defaults.struct_size = n;
   std::memcpy(static_cast<void*>(opts), &defaults, n);
+}
+
+}  // namespace spt
+
+namespace spt {
+
+// The defaults every decomposition's options share: seed 0, no user
+// factors, no callback.
+template <typename Options>
+void set_run_defaults(Options& d) {
+  d.seed = 0;
+  d.init_factors = nullptr;
+  d.callback = nullptr;
+  d.callback_data = nullptr;
+}
+
+// The CP-ALS defaults, one source for spt_cpd_options and the MPI library's
+// spt_mpi_cpd_options (which adds its own fields): rank 10, at most 50
+// sweeps, tol 1e-4, random initial factors.
+template <typename CpdOptions>
+void set_cpd_defaults(CpdOptions& d) {
+  set_run_defaults(d);
+  d.rank = 10;
+  d.max_iters = 50;
+  d.tol = 1e-4;
+  d.init = SPT_CPD_INIT_RANDOM;
 }
 
 }  // namespace spt

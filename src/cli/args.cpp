@@ -5,6 +5,8 @@
 #include <cstdlib>
 #include <sstream>
 
+#include <CLI/CLI.hpp>
+
 namespace sptcli {
 
 namespace {
@@ -16,79 +18,85 @@ std::string option_label(const OptionSpec& o) {
   return label;
 }
 
-const OptionSpec* find_long(const CommandSpec& spec, const std::string& name) {
-  for (const auto& o : spec.options)
-    if (o.long_name == name) return &o;
-  return nullptr;
-}
-
-const OptionSpec* find_short(const CommandSpec& spec, char c) {
-  for (const auto& o : spec.options)
-    if (o.short_name == c) return &o;
-  return nullptr;
-}
-
 std::string see_help(const CommandSpec& spec) { return " (see 'sptensor " + spec.name + " --help')"; }
+
+bool starts_with(const std::string& s, const std::string& prefix) { return s.compare(0, prefix.size(), prefix) == 0; }
+
+// -h or --help among the options (before a "--"), whether or not the rest parses.
+bool asks_for_help(int argc, char** argv, int first) {
+  for (int i = first; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--") return false;
+    if (arg == "-h" || arg == "--help") return true;
+  }
+  return false;
+}
+
+// CLI11's message for a mistake it stops at, in this tool's words: an option
+// without its value (always the last argument, as the next one is taken as
+// the value whatever it is), or a flag given a value.
+std::string usage_message(const CommandSpec& spec, const CLI::ParseError& e) {
+  const std::string what = e.what();
+  for (const auto& o : spec.options) {
+    if (!o.value_name.empty() && starts_with(what, "--" + o.long_name + ":"))
+      return "option --" + o.long_name + " needs a value " + o.value_name + see_help(spec);
+    if (o.value_name.empty() && starts_with(what, o.long_name + " was given"))
+      return "option --" + o.long_name + " takes no value";
+  }
+  return what + see_help(spec);
+}
 
 }  // namespace
 
+// GNU-style parsing is CLI11's; this layer keeps the tool's contract: its own
+// --help text (the man page is generated from it), values kept as text for
+// the typed getters, the last of a repeated option wins, and usage errors
+// worded as before (unknown options first, in the order given).
 ParsedArgs parse_args(const CommandSpec& spec, int argc, char** argv, int first) {
   ParsedArgs out;
-  bool only_positionals = false;
-  std::vector<std::string> errors;  // report the first one unless --help is present
-
-  for (int i = first; i < argc; ++i) {
-    std::string arg = argv[i];
-    if (only_positionals || arg == "-" || arg.empty() || arg[0] != '-') {
-      out.positionals.push_back(arg);
-      continue;
-    }
-    if (arg == "--") {
-      only_positionals = true;
-      continue;
-    }
-    if (arg == "-h" || arg == "--help") {
-      out.help = true;
-      continue;
-    }
-    const OptionSpec* opt = nullptr;
-    std::string inline_value;
-    bool has_inline_value = false;
-    if (arg.rfind("--", 0) == 0) {
-      std::string name = arg.substr(2);
-      size_t eq = name.find('=');
-      if (eq != std::string::npos) {
-        inline_value = name.substr(eq + 1);
-        has_inline_value = true;
-        name = name.substr(0, eq);
-      }
-      opt = find_long(spec, name);
+  CLI::App app;
+  app.set_help_flag();
+  app.allow_extras();  // unknown options come back in remaining(), reported below
+  std::vector<std::string> values(spec.options.size());
+  std::vector<CLI::Option*> options;
+  for (size_t i = 0; i < spec.options.size(); ++i) {
+    const OptionSpec& o = spec.options[i];
+    const std::string names = (o.short_name ? std::string("-") + o.short_name + "," : std::string()) + "--" + o.long_name;
+    if (o.value_name.empty()) options.push_back(app.add_flag(names)->disable_flag_override());
+    else options.push_back(app.add_option(names, values[i])->multi_option_policy(CLI::MultiOptionPolicy::TakeLast));
+  }
+  app.add_flag("-h,--help", out.help);
+  app.add_option("arguments", out.positionals);
+  // CLI11 takes the arguments last first. An empty inline value ("--threads=")
+  // goes in as an empty argument, so the typed getter words the error.
+  int options_end = first;  // arguments from a "--" on are positional
+  while (options_end < argc && std::string(argv[options_end]) != "--") ++options_end;
+  std::vector<std::string> args;
+  for (int i = argc - 1; i >= first; --i) {
+    const std::string arg = argv[i];
+    if (i < options_end && arg.size() > 3 && starts_with(arg, "--") && arg.find('=') == arg.size() - 1) {
+      args.push_back("");
+      args.push_back(arg.substr(0, arg.size() - 1));
     } else {
-      opt = find_short(spec, arg[1]);
-      if (opt && arg.size() > 2) {  // -r16
-        inline_value = arg.substr(2);
-        has_inline_value = true;
-      }
-    }
-    if (!opt) {
-      errors.push_back("unknown option '" + arg + "'" + see_help(spec));
-      continue;
-    }
-    if (opt->value_name.empty()) {
-      if (has_inline_value) errors.push_back("option --" + opt->long_name + " takes no value");
-      out.values[opt->long_name] = "";
-      continue;
-    }
-    if (has_inline_value) {
-      out.values[opt->long_name] = inline_value;
-    } else if (i + 1 < argc) {
-      out.values[opt->long_name] = argv[++i];
-    } else {
-      errors.push_back("option --" + opt->long_name + " needs a value " + opt->value_name + see_help(spec));
+      args.push_back(arg);
     }
   }
+  try {
+    app.parse(args);
+  } catch (const CLI::ParseError& e) {
+    if (asks_for_help(argc, argv, first)) {
+      out.help = true;
+      return out;
+    }
+    for (const std::string& arg : app.remaining())
+      if (arg != "--") throw UsageError("unknown option '" + arg + "'" + see_help(spec));
+    throw UsageError(usage_message(spec, e));
+  }
   if (out.help) return out;
-  if (!errors.empty()) throw UsageError(errors.front());
+  for (const std::string& arg : app.remaining())
+    if (arg != "--") throw UsageError("unknown option '" + arg + "'" + see_help(spec));
+  for (size_t i = 0; i < spec.options.size(); ++i)
+    if (options[i]->count() > 0) out.values[spec.options[i].long_name] = values[i];
   if (out.positionals.size() != spec.positionals.size()) {
     std::string expected;
     for (const auto& p : spec.positionals) expected += (expected.empty() ? "" : " ") + p;

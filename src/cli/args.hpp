@@ -1,6 +1,7 @@
 // Command-line parsing for the `sptensor` tool: GNU-style options
-// (-r 4, --rank 4, --rank=4, flags), positional arguments, help text, and
-// typed getters that turn bad values into one-line usage errors.
+// (-r 4, --rank 4, --rank=4, flags; tokenised by CLI11), positional
+// arguments, help text, and typed getters that turn bad values into
+// one-line usage errors.
 #pragma once
 
 #include <cstdint>

@@ -48,7 +48,6 @@ void record_out_of_memory(spt_context* ctx) noexcept {
   if (ctx) ctx->last_error.assign(kMessage, sizeof(kMessage) - 1);
 }
 
-void clear_thread_error() { thread_last_error.clear(); }
 const char* thread_error() { return thread_last_error.c_str(); }
 
 bool parse_backend(const char* text, spt_backend* out) {

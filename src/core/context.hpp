@@ -47,7 +47,6 @@ SPT_INTERNAL_API void record_error(spt_context* ctx, const std::string& message)
 // itself ran out of memory (the text fits std::string's inline buffer).
 SPT_INTERNAL_API void record_out_of_memory(spt_context* ctx) noexcept;
 
-void clear_thread_error();
 SPT_INTERNAL_API const char* thread_error();
 
 // Parse an SPT_BACKEND value ("auto", "cpu", "cuda", "reference").

@@ -177,4 +177,25 @@ spt_coo_s copy_coo(const spt_coo_s& x, spt_dtype dtype) {
   return y;
 }
 
+std::vector<spt_nnz> distinct_indices_per_mode(const spt_coo_s& x, int threads) {
+  std::vector<spt_nnz> out(x.order(), 0);
+  for (uint32_t m = 0; m < x.order(); ++m) {
+    // One byte per index: a shared "seen" flag (relaxed atomic stores of the
+    // same value, so threads may race on it).
+    buffer<unsigned char> seen;
+    resize_named(seen, x.dims[m], [&] {
+      return cat("the non-empty slice flags of mode ", m, " (one byte per index, dims[", m, "] = ", x.dims[m], ")");
+    });
+    std::memset(seen.data(), 0, seen.size());
+    const spt_index* ind = x.ind[m];
+    const long long n = static_cast<long long>(x.nnz);
+#pragma omp parallel for num_threads(std::max(threads, 1)) schedule(static)
+    for (long long k = 0; k < n; ++k) __atomic_store_n(&seen[ind[k]], static_cast<unsigned char>(1), __ATOMIC_RELAXED);
+    spt_nnz count = 0;
+    for (spt_index i = 0; i < x.dims[m]; ++i) count += seen[i];
+    out[m] = count;
+  }
+  return out;
+}
+
 }  // namespace spt

@@ -112,4 +112,8 @@ std::string nonzero_position(const spt_coo_s& x, spt_nnz k, spt_nnz first = 0);
 // core/value_range.hpp).
 spt_coo_s copy_coo(const spt_coo_s& x, spt_dtype dtype);
 
+// Distinct indices used in each mode, i.e. its non-empty slices (one pass
+// over the mode's indices with a byte per index, on `threads` threads).
+std::vector<spt_nnz> distinct_indices_per_mode(const spt_coo_s& x, int threads);
+
 }  // namespace spt

@@ -43,8 +43,6 @@ struct spt_scoo_s {
     for (uint32_t d : dense_modes) b *= dims[d];
     return b;
   }
-  // Old name (one dense mode: the fiber length).
-  spt_nnz fiber_length() const { return block_size(); }
   // The sparse modes, ascending.
   std::vector<uint32_t> sparse_modes() const {
     std::vector<uint32_t> s;

@@ -361,7 +361,7 @@ std::shared_ptr<DeviceCooCache> cache_with_choices(const spt_context_s& ctx, con
   if (cache->choices.empty() || cache->row_bytes != row_bytes) {
     const CudaPlugin& cuda = cuda_plugin();
     const int sms = ctx.device < static_cast<int>(cuda.devices.size()) ? cuda.devices[ctx.device].multiprocessors : 0;
-    if (cache->slices.empty()) cache->slices = nonempty_slices_per_mode(x, thread_count(ctx));
+    if (cache->slices.empty()) cache->slices = distinct_indices_per_mode(x, thread_count(ctx));
     cache->choices = gpu_mttkrp_choices(x, cache->slices, row_bytes, sms);
     cache->row_bytes = row_bytes;
     cache->fcoo.resize(x.order());
@@ -554,7 +554,7 @@ bool cp_als_fcoo_on_device(const spt_context_s& ctx, const spt_coo_s& x, const s
   if (x.nnz >= (spt_nnz(1) << 32)) return cp_als_unsupported(ctx, "F-COO holds fewer than 2^32 nonzeros");
   const int sms = ctx.device < static_cast<int>(cuda.devices.size()) ? cuda.devices[ctx.device].multiprocessors : 0;
   // The threadlen per mode, by the rule with that mode's slice count.
-  const std::vector<spt_nnz> slices = nonempty_slices_per_mode(x, thread_count(ctx));
+  const std::vector<spt_nnz> slices = distinct_indices_per_mode(x, thread_count(ctx));
   std::vector<spt_fcoo_s> per_mode;
   uint64_t bytes = 0;
   std::string threadlens;

@@ -28,8 +28,6 @@ inline kernels::Exec exec_for(const spt_context_s& ctx) {
   return kernels::Exec{thread_count(ctx)};
 }
 
-inline bool use_reference(const spt_context_s& ctx) { return effective_backend(ctx) == SPT_BACKEND_REFERENCE; }
-
 // One struct per entry of the kernel lists (kernels.hpp, dense.hpp), named
 // like the kernel: reference(exec, args...) and cpu(exec, args...) call the
 // host backends; device(ctx, args...) calls DeviceKernels for an entry

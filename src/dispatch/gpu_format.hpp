@@ -68,11 +68,7 @@ struct GpuMttkrpChoice {
   }
 };
 
-// Non-empty slices of every mode (one pass over the indices per mode, on
-// `threads` threads).
-std::vector<spt_nnz> nonempty_slices_per_mode(const spt_coo_s& x, int threads);
-
-// The per-mode choice for x from its slice counts (nonempty_slices_per_mode;
+// The per-mode choice for x from its slice counts (distinct_indices_per_mode;
 // may be empty below kGpuFcooMinNnz nonzeros), for output rows of
 // `row_bytes` on a GPU with `multiprocessors` SMs (0 = 132). A caller who
 // wants another format builds its handle (spt_fcoo_from_coo,

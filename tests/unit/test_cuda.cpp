@@ -652,7 +652,7 @@ TEST(GpuFormatModel, RuleSlicesAndOverride) {
   EXPECT_EQ(dispatch::gpu_mttkrp_format(deep - 1, few, 128, 4), GpuMttkrpFormat::fcoo);
   // Non-empty slices, against a direct count.
   const spt_coo_s x = mixed_format_tensor(SPT_FLOAT64);
-  const std::vector<spt_nnz> slices = dispatch::nonempty_slices_per_mode(x, 3);
+  const std::vector<spt_nnz> slices = spt::distinct_indices_per_mode(x, 3);
   ASSERT_EQ(slices.size(), 3u);
   for (uint32_t m = 0; m < 3; ++m) {
     std::vector<char> seen(x.dims[m], 0);
@@ -680,7 +680,7 @@ TEST(GpuFormatModel, RuleSlicesAndOverride) {
   // The order-4 tensor of the HB-CSF tests: HB-CSF, COO, F-COO, F-COO.
   {
     const spt_coo_s y = hbcsf_format_tensor(SPT_FLOAT64);
-    const std::vector<dispatch::GpuMttkrpChoice> got = dispatch::gpu_mttkrp_choices(y, dispatch::nonempty_slices_per_mode(y, 2), 128, 132);
+    const std::vector<dispatch::GpuMttkrpChoice> got = dispatch::gpu_mttkrp_choices(y, spt::distinct_indices_per_mode(y, 2), 128, 132);
     ASSERT_EQ(got.size(), 4u);
     EXPECT_EQ(got[0].format, GpuMttkrpFormat::hbcsf);
     EXPECT_EQ(got[1].format, GpuMttkrpFormat::coo);

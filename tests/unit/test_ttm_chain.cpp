@@ -468,7 +468,7 @@ void check_ttmc_paths() {
       std::vector<uint32_t> asc = kernels::ttmc_other_modes(order, mode);
       chains.push_back(asc);
       chains.push_back(std::vector<uint32_t>(asc.rbegin(), asc.rend()));
-      chains.push_back(ttmc_chain_order(mode, distinct_indices_per_mode(Exec{1}, x)));
+      chains.push_back(ttmc_chain_order(mode, distinct_indices_per_mode(x, 1)));
       if (asc.size() >= 3) {
         std::vector<uint32_t> mixed = asc;
         std::swap(mixed[0], mixed[1]);

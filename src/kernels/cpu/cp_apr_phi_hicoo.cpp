@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "core/buffer.hpp"
+#include "kernels/cpu/mttkrp_parallel.hpp"
 #include "kernels/kernels.hpp"
 
 namespace spt::kernels::cpu {
@@ -39,20 +40,13 @@ constexpr int kPhiChunks = 16;
 // have at most that many slabs, too few tasks for the direct strategy.
 constexpr spt_nnz kPhiMinBlockRows = 16;
 
+// The MTTKRP's operands (the other modes multiplied into Pi, in increasing
+// order) plus A = factors[mode].
 template <typename T>
-struct PhiOperands {
-  const spt_hicoo_s* x = nullptr;
-  spt_nnz rank = 0;
-  uint32_t block_bits = 0;
-  const T* val = nullptr;
-  const uint32_t* out_binds = nullptr;  // block indices of the output mode
-  const uint8_t* out_einds = nullptr;   // element indices of the output mode
-  ConstMatRef<T> a;                     // factors[mode]
-  uint32_t n_other = 0;                 // modes multiplied into Pi (increasing order)
-  std::vector<const uint32_t*> binds;
-  std::vector<const uint8_t*> einds;
-  std::vector<const T*> base;
-  std::vector<spt_nnz> ld;
+struct PhiOperands : HicooOperands<T> {
+  ConstMatRef<T> a;
+  PhiOperands(const spt_hicoo_s& t, const ConstMatRef<T>* factors, uint32_t mode, spt_nnz rank_)
+      : HicooOperands<T>(t, factors, mode, rank_), a(factors[mode]) {}
 };
 
 // acc rows (ld = rank, double) += Phi contributions of the nonzeros in
@@ -153,57 +147,33 @@ template <typename T, int RK>
 void phi_privatized(const PhiOperands<T>& op, double eps, MatRef<T> phi, int threads) {
   const spt_hicoo_s& x = *op.x;
   const spt_nnz rank = op.rank, rows = phi.rows, slab = checked_mul(rows, rank, "CP-APR Phi accumulator");
-  buffer<double> priv(checked_mul(kPhiChunks, slab, "CP-APR Phi private accumulators"));
+  // Each chunk's accumulator on its own cache lines (see CacheLineSlabs).
+  CacheLineSlabs<double> priv(kPhiChunks, slab, "CP-APR Phi private accumulators");
   PhiScratch<T> ws(threads, op);
-#pragma omp parallel num_threads(threads)
-  {
-    const int t = omp_get_thread_num();
-#pragma omp for schedule(static)
-    for (spt_nnz i = 0; i < kPhiChunks * slab; ++i) priv[i] = 0.0;
+  parallel_team(threads, [&](int t, int) {
+    zero_rows_in_team(priv, kPhiChunks, rows, rank);
 #pragma omp for schedule(dynamic, 1)
     for (int c = 0; c < kPhiChunks; ++c) {
-      const spt_nnz lo = static_cast<spt_nnz>((static_cast<unsigned __int128>(x.nnz) * c) / kPhiChunks);
-      const spt_nnz hi = static_cast<spt_nnz>((static_cast<unsigned __int128>(x.nnz) * (c + 1)) / kPhiChunks);
+      const spt_nnz lo = equal_split(x.nnz, c, kPhiChunks), hi = equal_split(x.nnz, c + 1, kPhiChunks);
       if (lo == hi) continue;
-      const spt_nnz first = std::upper_bound(x.bptr.begin(), x.bptr.end(), lo) - x.bptr.begin() - 1;
-      const spt_nnz last = std::lower_bound(x.bptr.begin(), x.bptr.end(), hi) - x.bptr.begin();
-      phi_blocks<T, RK>(op, first, last, lo, hi, priv.data() + c * slab, eps, ws.blocked(t), ws.pi_row(t),
+      const BlockSpan blocks = blocks_holding(x.bptr, lo, hi);
+      phi_blocks<T, RK>(op, blocks.first, blocks.last, lo, hi, priv[c], eps, ws.blocked(t), ws.pi_row(t),
                         ws.pid_row(t));
     }
     // Chunk order is fixed: the sum is independent of the thread count.
-#pragma omp for schedule(static)
-    for (spt_nnz i = 0; i < rows; ++i)
-      for (spt_nnz r = 0; r < rank; ++r) {
-        double s = 0;
-        for (int c = 0; c < kPhiChunks; ++c) s += priv[c * slab + i * rank + r];
-        phi(i, r) = static_cast<T>(s);
-      }
-  }
+    reduce_copies_in_team<RK>(
+        phi, kPhiChunks, [](spt_nnz, spt_nnz) { return 0.0; },
+        [&](double& sum, spt_nnz c, spt_nnz i, spt_nnz r) { sum += priv[c][i * rank + r]; });
+  });
 }
 
 template <typename T>
 void phi_hicoo_impl(const Exec& exec, const spt_hicoo_s& x, uint32_t mode, const ConstMatRef<T>* factors, double eps,
                     MatRef<T> phi) {
-  PhiOperands<T> op;
-  op.x = &x;
-  op.rank = phi.cols;
-  op.block_bits = x.block_bits;
-  op.val = x.values<T>();
-  op.out_binds = x.binds[mode].data();
-  op.out_einds = x.einds[mode].data();
-  op.a = factors[mode];
-  for (uint32_t m = 0; m < x.order(); ++m) {
-    if (m == mode) continue;
-    op.binds.push_back(x.binds[m].data());
-    op.einds.push_back(x.einds[m].data());
-    op.base.push_back(factors[m].data);
-    op.ld.push_back(factors[m].ld);
-  }
-  op.n_other = static_cast<uint32_t>(op.binds.size());
+  const PhiOperands<T> op(x, factors, mode, phi.cols);
   if (op.rank == 0) return;
-  // Small tensors are not worth waking threads for (no effect on results).
-  const int threads =
-      static_cast<int>(std::max<spt_nnz>(1, std::min<spt_nnz>(std::max(exec.threads, 1), x.nnz / 2048 + 1)));
+  // No effect on results (see the top of this file).
+  const int threads = threads_for_nonzeros(exec, x.nnz);
   // Strategy, independent of the thread count and of L: the caller's forced
   // choice, else privatized for modes spanning few blocks (few slabs for
   // any L) when kPhiChunks private copies of Phi stay small next to the
@@ -215,17 +185,11 @@ void phi_hicoo_impl(const Exec& exec, const spt_hicoo_s& x, uint32_t mode, const
     const bool copies_cheap = spt_nnz(2) * kPhiChunks * x.dims[mode] <= x.nnz;
     strategy = block_rows < kPhiMinBlockRows && copies_cheap ? HicooStrategy::privatized : HicooStrategy::direct;
   }
-  auto run = [&](auto rk) {
+  with_rank(op.rank, [&](auto rk) {
     constexpr int RK = decltype(rk)::value;
     if (strategy == HicooStrategy::privatized) phi_privatized<T, RK>(op, eps, phi, threads);
     else phi_direct<T, RK>(op, x.schedule[mode], eps, phi, threads);
-  };
-  switch (op.rank) {
-    case 8: run(std::integral_constant<int, 8>{}); break;
-    case 16: run(std::integral_constant<int, 16>{}); break;
-    case 32: run(std::integral_constant<int, 32>{}); break;
-    default: run(std::integral_constant<int, 0>{}); break;
-  }
+  });
 }
 
 }  // namespace

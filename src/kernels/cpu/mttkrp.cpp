@@ -114,12 +114,8 @@ void mttkrp_privatized_fold(const Operands<T>& op, MatRef<T> out, int threads) {
   CacheLineSlabs<uint16_t> count(threads, rows, "MTTKRP fold counts");
   typename ProductRow<T, RK>::Scratch scratch(threads, rank);
   parallel_team(threads, [&](int t, int team) {
-#pragma omp for schedule(static)
-    for (spt_nnz i = 0; i < rows; ++i)
-      for (int p = 0; p < team; ++p) {
-        std::fill(part[p] + i * rank, part[p] + (i + 1) * rank, T(0));
-        std::fill(wide[p] + i * rank, wide[p] + (i + 1) * rank, 0.0);
-      }
+    zero_rows_in_team(part, team, rows, rank);
+    zero_rows_in_team(wide, team, rows, rank);
     T* __restrict f = part[t];
     double* __restrict w = wide[t];
     uint16_t* __restrict c = count[t];
@@ -144,18 +140,12 @@ void mttkrp_privatized_fold(const Operands<T>& op, MatRef<T> out, int threads) {
       }
     }
 #pragma omp barrier
-#pragma omp for schedule(static)
-    for (spt_nnz i = 0; i < rows; ++i) {
-      T* __restrict o = out.row(i);
-      for (spt_nnz r = 0; r < (RK > 0 ? RK : rank); ++r) {
-        double sum = 0.0;
-        for (int p = 0; p < team; ++p) {
+    reduce_copies_in_team<RK>(
+        out, team, [](spt_nnz, spt_nnz) { return 0.0; },
+        [&](double& sum, spt_nnz p, spt_nnz i, spt_nnz r) {
           const spt_nnz at = i * rank + r;
           sum += wide[p][at] + static_cast<double>(part[p][at]);
-        }
-        o[r] = static_cast<T>(sum);
-      }
-    }
+        });
   });
 }
 
@@ -171,9 +161,7 @@ void mttkrp_privatized(const Operands<T>& op, MatRef<T> out, int threads) {
   parallel_team(threads, [&](int t, int team) {
 #pragma omp for schedule(static)
     for (spt_nnz i = 0; i < rows; ++i) std::fill(out.row(i), out.row(i) + rank, T(0));
-#pragma omp for schedule(static)
-    for (spt_nnz i = 0; i < rows; ++i)
-      for (int p = 0; p + 1 < team; ++p) std::fill(priv[p] + i * rank, priv[p] + (i + 1) * rank, T(0));
+    zero_rows_in_team(priv, team - 1, rows, rank);
     T* dst = t == 0 ? out.data : priv[t - 1];
     const spt_nnz dst_ld = t == 0 ? out.ld : rank;
     ProductRow<T, RK> product(scratch, t);
@@ -246,8 +234,7 @@ void mttkrp_sorted_rows(const Operands<T>& op, MatRef<T> out, int threads) {
   const spt_nnz rank = op.rank, n = op.nnz;
   const int tasks = threads;
   std::vector<spt_nnz> bound(tasks + 1);
-  for (int c = 0; c <= tasks; ++c)
-    bound[c] = static_cast<spt_nnz>((static_cast<unsigned __int128>(n) * c) / tasks);
+  for (int c = 0; c <= tasks; ++c) bound[c] = equal_split(n, c, tasks);
   // Per task: [first-run sums | last-run sums], and which rows they belong to.
   buffer<double> edge(static_cast<size_t>(tasks) * 2 * rank);
   std::vector<spt_index> edge_row(2 * static_cast<size_t>(tasks));
@@ -295,17 +282,6 @@ void mttkrp_sorted_rows(const Operands<T>& op, MatRef<T> out, int threads) {
   store_edge_rows(edge.data(), edge_row, edge_used, out);
 }
 
-template <typename T, typename F>
-void with_rank(spt_nnz rank, F&& f) {
-  switch (rank) {
-    case 8: f(std::integral_constant<int, 8>{}); break;
-    case 16: f(std::integral_constant<int, 16>{}); break;
-    case 32: f(std::integral_constant<int, 32>{}); break;
-    case 64: f(std::integral_constant<int, 64>{}); break;
-    default: f(std::integral_constant<int, 0>{}); break;
-  }
-}
-
 template <typename T>
 void mttkrp_impl(const Exec& exec, const spt_coo_s& x, const ConstMatRef<T>* factors, uint32_t mode, MatRef<T> out) {
   Operands<T> op;
@@ -337,7 +313,7 @@ void mttkrp_impl(const Exec& exec, const spt_coo_s& x, const ConstMatRef<T>* fac
       strategy = MttkrpStrategy::privatized;
     else strategy = MttkrpStrategy::atomic;
   }
-  with_rank<T>(op.rank, [&](auto rk) {
+  with_rank(op.rank, [&](auto rk) {
     constexpr int RK = decltype(rk)::value;
     switch (strategy) {
       case MttkrpStrategy::sorted_rows: mttkrp_sorted_rows<T, RK>(op, out, threads); break;

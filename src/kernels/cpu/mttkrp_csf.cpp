@@ -844,12 +844,8 @@ void deep_mttkrp(const TreeOperands<T>& op, const CsfTree& tree, MatRef<T> out, 
     const spt_nnz used = Atomic ? copies : (direct ? team - 1 : team);
 #pragma omp for schedule(static)
     for (spt_nnz i = 0; i < rows; ++i) std::fill(out.row(i), out.row(i) + R, T(0));
-#pragma omp for schedule(static)
-    for (spt_nnz i = 0; i < rows; ++i)
-      for (spt_nnz q = 0; q < used; ++q) {
-        std::fill(wide[q] + i * R, wide[q] + (i + 1) * R, 0.0);
-        if constexpr (folded) std::fill(part[q] + i * R, part[q] + (i + 1) * R, T(0));
-      }
+    zero_rows_in_team(wide, used, rows, R);
+    if constexpr (folded) zero_rows_in_team(part, used, rows, R);
     double* dst = nullptr;
     spt_nnz dst_ld = R;
     if constexpr (direct) {
@@ -881,31 +877,14 @@ void deep_mttkrp(const TreeOperands<T>& op, const CsfTree& tree, MatRef<T> out, 
       }
     }
     if (used > 0) {
-#pragma omp for schedule(static)
-      for (spt_nnz i = 0; i < rows; ++i) {
-        T* __restrict o = out.row(i);
-        for (spt_nnz r = 0; r < R; ++r) {
-          double sum = o[r];
-          for (spt_nnz q = 0; q < used; ++q) {
+      reduce_copies_in_team<RK>(
+          out, used, [&](spt_nnz i, spt_nnz r) { return static_cast<double>(out.row(i)[r]); },
+          [&](double& sum, spt_nnz q, spt_nnz i, spt_nnz r) {
             sum += wide[q][i * R + r];
             if constexpr (folded) sum += static_cast<double>(part[q][i * R + r]);
-          }
-          o[r] = static_cast<T>(sum);
-        }
-      }
+          });
     }
   });
-}
-
-template <typename F>
-void with_rank(spt_nnz rank, F&& f) {
-  switch (rank) {
-    case 8: f(std::integral_constant<int, 8>{}); break;
-    case 16: f(std::integral_constant<int, 16>{}); break;
-    case 32: f(std::integral_constant<int, 32>{}); break;
-    case 64: f(std::integral_constant<int, 64>{}); break;
-    default: f(std::integral_constant<int, 0>{}); break;
-  }
 }
 
 template <typename T>

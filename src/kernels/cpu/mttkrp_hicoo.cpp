@@ -37,21 +37,6 @@ namespace spt::kernels::cpu {
 
 namespace {
 
-template <typename T>
-struct HicooOperands {
-  const spt_hicoo_s* x = nullptr;
-  spt_nnz rank = 0;
-  uint32_t block_bits = 0;
-  const T* val = nullptr;
-  const uint32_t* out_binds = nullptr;  // block indices of the output mode
-  const uint8_t* out_einds = nullptr;   // element indices of the output mode
-  uint32_t n_other = 0;                 // modes multiplied in
-  std::vector<const uint32_t*> binds;
-  std::vector<const uint8_t*> einds;
-  std::vector<const T*> base;
-  std::vector<spt_nnz> ld;
-};
-
 // Where a copy of the output sums (T = float: a float32 copy, plus per row a
 // count and a double row; T = double: the double rows alone). add() adds a
 // product row to row i. float32 rows are folded into their double row
@@ -153,13 +138,11 @@ class RowSumsStore {
   void finish(MatRef<T> out, int threads) {
     const int copies = static_cast<int>(sums_.size());
     if (std::is_same_v<T, double> && copies == 1 && sums_[0].w == reinterpret_cast<double*>(out.data)) return;
-#pragma omp parallel for num_threads(threads) schedule(static)
-    for (spt_nnz i = 0; i < rows_; ++i)
-      for (spt_nnz r = 0; r < rank_; ++r) {
-        double t = 0.0;
-        for (int c = 0; c < copies; ++c) t += sums_[c].total(i, r);
-        out(i, r) = static_cast<T>(t);
-      }
+    parallel_team(threads, [&](int, int) {
+      reduce_copies_in_team<0>(
+          out, copies, [](spt_nnz, spt_nnz) { return 0.0; },
+          [&](double& sum, spt_nnz c, spt_nnz i, spt_nnz r) { sum += sums_[c].total(i, r); });
+    });
   }
 
  private:
@@ -384,33 +367,19 @@ void mttkrp_privatized(const HicooOperands<T>& op, MatRef<T> out, int threads) {
     // fixed thread count (CP-ALS promises that); ranges are equal in nnz.
 #pragma omp for schedule(static, 1)
     for (int c = 0; c < tasks; ++c) {
-      const spt_nnz lo = static_cast<spt_nnz>((static_cast<unsigned __int128>(x.nnz) * c) / tasks);
-      const spt_nnz hi = static_cast<spt_nnz>((static_cast<unsigned __int128>(x.nnz) * (c + 1)) / tasks);
+      const spt_nnz lo = equal_split(x.nnz, c, tasks), hi = equal_split(x.nnz, c + 1, tasks);
       if (lo == hi) continue;
-      // Blocks holding nonzeros lo..hi-1.
-      const spt_nnz first = std::upper_bound(x.bptr.begin(), x.bptr.end(), lo) - x.bptr.begin() - 1;
-      const spt_nnz last = std::lower_bound(x.bptr.begin(), x.bptr.end(), hi) - x.bptr.begin();
+      const BlockSpan blocks = blocks_holding(x.bptr, lo, hi);
       if constexpr (RK > 0 && NO > 0) {
         if (compact_rows<T, RK, NO>(op, mine)) {
-          blocks_mttkrp_compact<T, RK, NO>(op, first, last, lo, hi, mine);
+          blocks_mttkrp_compact<T, RK, NO>(op, blocks.first, blocks.last, lo, hi, mine);
           continue;
         }
       }
-      blocks_mttkrp<T, RK, NO>(op, first, last, lo, hi, mine, ws.blocked(t), ws.row(t));
+      blocks_mttkrp<T, RK, NO>(op, blocks.first, blocks.last, lo, hi, mine, ws.blocked(t), ws.row(t));
     }
   }
   sums.finish(out, threads);
-}
-
-template <typename F>
-void with_rank(spt_nnz rank, F&& f) {
-  switch (rank) {
-    case 8: f(std::integral_constant<int, 8>{}); break;
-    case 16: f(std::integral_constant<int, 16>{}); break;
-    case 32: f(std::integral_constant<int, 32>{}); break;
-    case 64: f(std::integral_constant<int, 64>{}); break;
-    default: f(std::integral_constant<int, 0>{}); break;
-  }
 }
 
 template <typename F>
@@ -425,25 +394,9 @@ void with_other_modes(uint32_t n_other, F&& f) {
 template <typename T>
 void mttkrp_hicoo_impl(const Exec& exec, const spt_hicoo_s& x, const ConstMatRef<T>* factors, uint32_t mode,
                        MatRef<T> out) {
-  HicooOperands<T> op;
-  op.x = &x;
-  op.rank = out.cols;
-  op.block_bits = x.block_bits;
-  op.val = x.values<T>();
-  op.out_binds = x.binds[mode].data();
-  op.out_einds = x.einds[mode].data();
-  for (uint32_t m = 0; m < x.order(); ++m) {
-    if (m == mode) continue;
-    op.binds.push_back(x.binds[m].data());
-    op.einds.push_back(x.einds[m].data());
-    op.base.push_back(factors[m].data);
-    op.ld.push_back(factors[m].ld);
-  }
-  op.n_other = static_cast<uint32_t>(op.binds.size());
+  const HicooOperands<T> op(x, factors, mode, out.cols);
   if (op.rank == 0) return;
-
-  // Small tensors are not worth waking threads for.
-  const int threads = static_cast<int>(std::max<spt_nnz>(1, std::min<spt_nnz>(std::max(exec.threads, 1), x.nnz / 2048 + 1)));
+  const int threads = threads_for_nonzeros(exec, x.nnz);
   HicooStrategy strategy = exec.mttkrp_strategy == MttkrpStrategy::privatized ? HicooStrategy::privatized
                                                                               : hicoo::effective_strategy(x, mode, threads);
   with_rank(op.rank, [&](auto rk) {

@@ -1,6 +1,9 @@
-// Pieces the CPU MTTKRPs share: the parallel region with its team, each
-// thread's product row, per-thread arrays on their own cache lines, and the rows
-// of runs split between tasks.
+// Pieces the CPU MTTKRPs (and CP-APR's Phi) share: the fixed-rank
+// dispatch, the thread count for small tensors, equal splits of the
+// nonzeros, the HiCOO operands, the parallel region with its team,
+// per-thread arrays on their own cache lines and the zeroing and reduction
+// of privatised outputs, each thread's product row, and the rows of runs
+// split between tasks.
 #pragma once
 
 #include <omp.h>
@@ -8,13 +11,83 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 #include <vector>
 
 #include "core/buffer.hpp"
+#include "core/hicoo.hpp"
 #include "core/matrix.hpp"
+#include "kernels/kernels.hpp"
 #include "sptensor/sptensor.h"
 
 namespace spt::kernels::cpu {
+
+// Calls f(std::integral_constant<int, RK>{}) with RK = rank for the ranks
+// that get fixed-size row loops (8, 16, 32, 64), else RK = 0 (any rank).
+template <typename F>
+void with_rank(spt_nnz rank, F&& f) {
+  switch (rank) {
+    case 8: f(std::integral_constant<int, 8>{}); break;
+    case 16: f(std::integral_constant<int, 16>{}); break;
+    case 32: f(std::integral_constant<int, 32>{}); break;
+    case 64: f(std::integral_constant<int, 64>{}); break;
+    default: f(std::integral_constant<int, 0>{}); break;
+  }
+}
+
+// exec's threads, but no more than one per 2048 nonzeros: small tensors are
+// not worth waking threads for.
+inline int threads_for_nonzeros(const Exec& exec, spt_nnz nnz) {
+  return static_cast<int>(std::max<spt_nnz>(1, std::min<spt_nnz>(std::max(exec.threads, 1), nnz / 2048 + 1)));
+}
+
+// Where part `part` of `parts` equal ranges of n items begins (part = parts
+// gives n).
+inline spt_nnz equal_split(spt_nnz n, int part, int parts) {
+  return static_cast<spt_nnz>((static_cast<unsigned __int128>(n) * part) / parts);
+}
+
+// The blocks [first, last) holding items lo..hi-1 (lo < hi), where block b
+// holds items [bptr[b], bptr[b + 1]).
+struct BlockSpan {
+  spt_nnz first = 0, last = 0;
+};
+template <typename Offsets>
+BlockSpan blocks_holding(const Offsets& bptr, spt_nnz lo, spt_nnz hi) {
+  return {static_cast<spt_nnz>(std::upper_bound(bptr.begin(), bptr.end(), lo) - bptr.begin() - 1),
+          static_cast<spt_nnz>(std::lower_bound(bptr.begin(), bptr.end(), hi) - bptr.begin())};
+}
+
+// A HiCOO tensor's arrays for a kernel whose output is `mode`: the output
+// mode's block and element indices, and per other mode (increasing order)
+// its indices and factor matrix.
+template <typename T>
+struct HicooOperands {
+  const spt_hicoo_s* x = nullptr;
+  spt_nnz rank = 0;
+  uint32_t block_bits = 0;
+  const T* val = nullptr;
+  const uint32_t* out_binds = nullptr;  // block indices of the output mode
+  const uint8_t* out_einds = nullptr;   // element indices of the output mode
+  uint32_t n_other = 0;                 // modes multiplied in
+  std::vector<const uint32_t*> binds;
+  std::vector<const uint8_t*> einds;
+  std::vector<const T*> base;
+  std::vector<spt_nnz> ld;
+
+  HicooOperands(const spt_hicoo_s& t, const ConstMatRef<T>* factors, uint32_t mode, spt_nnz rank_)
+      : x(&t), rank(rank_), block_bits(t.block_bits), val(t.values<T>()), out_binds(t.binds[mode].data()),
+        out_einds(t.einds[mode].data()) {
+    for (uint32_t m = 0; m < t.order(); ++m) {
+      if (m == mode) continue;
+      binds.push_back(t.binds[m].data());
+      einds.push_back(t.einds[m].data());
+      base.push_back(factors[m].data);
+      ld.push_back(factors[m].ld);
+    }
+    n_other = static_cast<uint32_t>(binds.size());
+  }
+};
 
 // Runs body(t, team) on every thread of a parallel region of up to
 // `threads` (team: the threads it got). The body may hold worksharing
@@ -51,6 +124,35 @@ class CacheLineSlabs {
   buffer<U> store_;
   U* first_ = nullptr;
 };
+
+// Inside a parallel region: the team zeroes rows 0..rows-1 (`width` elements
+// each) of copies 0..copies-1 of `slabs`, rows split statically (each
+// thread first touches the rows it later reduces).
+template <typename U>
+void zero_rows_in_team(CacheLineSlabs<U>& slabs, spt_nnz copies, spt_nnz rows, spt_nnz width) {
+#pragma omp for schedule(static)
+  for (spt_nnz i = 0; i < rows; ++i)
+    for (spt_nnz c = 0; c < copies; ++c) std::fill(slabs[c] + i * width, slabs[c] + (i + 1) * width, U(0));
+}
+
+// Inside a parallel region: the team reduces private copies into `out`,
+// rows split statically. Each element starts from start(i, r) in double,
+// takes add(sum, c, i, r) for copies c = 0..copies-1 in that order (so the
+// rounding does not depend on the team), and is rounded to T once.
+// RK > 0: the rank, fixed at compile time.
+template <int RK, typename T, typename Start, typename Add>
+void reduce_copies_in_team(MatRef<T> out, spt_nnz copies, Start&& start, Add&& add) {
+  const spt_nnz rank = RK > 0 ? RK : out.cols;
+#pragma omp for schedule(static)
+  for (spt_nnz i = 0; i < out.rows; ++i) {
+    T* __restrict o = out.row(i);
+    for (spt_nnz r = 0; r < rank; ++r) {
+      double sum = start(i, r);
+      for (spt_nnz c = 0; c < copies; ++c) add(sum, c, i, r);
+      o[r] = static_cast<T>(sum);
+    }
+  }
+}
 
 // The row a thread forms a nonzero's product in: a fixed-size array for a
 // compile-time rank RK, else the thread's part of a threads x rank buffer
