@@ -1,8 +1,9 @@
 // The kernels' host view (HostHbcsfView, mttkrp_hbcsf.cuh) of the plugin's
 // B-CSF / HB-CSF struct (spt_plugin_hbcsf, plugin_abi.h). The dispatcher
 // builds that struct from a core tensor (src/dispatch/plugin_hbcsf.hpp, the
-// one place that does); the GPU tests and benchmarks that launch the
-// kernels directly convert it here. Header-only; the pointers are borrowed.
+// one place that does); the plugin's upload entry, and the GPU tests and
+// benchmarks that launch the kernels directly, convert it here. Header-only;
+// the pointers are borrowed.
 #pragma once
 
 #include "dispatch/plugin_abi.h"

@@ -26,6 +26,7 @@
 #include "plugin_entries.cuh"
 #include "mttkrp.cuh"
 #include "fcoo.cuh"
+#include "hbcsf_abi_view.cuh"
 #include "mttkrp_hbcsf.cuh"
 #include "mttkrp_hicoo.cuh"
 
@@ -422,32 +423,7 @@ int plugin_hbcsf_upload(int device, const spt_plugin_hbcsf* x, spt_plugin_device
       write_message(message, message_len, "hbcsf_upload: " + problem);
       return kInvalidArgument;
     }
-    spt::cuda::HostHbcsfView view;
-    view.order = x->order;
-    view.value_size = dtype_bytes(x->dtype);
-    view.dims = x->dims;
-    view.mode_order = x->mode_order;
-    view.coo_nnz = x->coo_nnz;
-    view.coo_ind = x->coo_ind;
-    view.coo_val = x->coo_val;
-    view.csl_slices = x->csl_slices;
-    view.csl_nnz = x->csl_nnz;
-    view.csl_slice_ind = x->csl_slice_ind;
-    view.csl_slice_ptr = x->csl_slice_ptr;
-    view.csl_ind = x->csl_ind;
-    view.csl_val = x->csl_val;
-    view.node_count = x->node_count;
-    view.node_ind = x->node_ind;
-    view.node_parent = x->node_parent;
-    view.segments = x->segments;
-    view.segment_ptr = x->segment_ptr;
-    view.bcsf_nnz = x->bcsf_nnz;
-    view.leaf_ind = x->leaf_ind;
-    view.bcsf_val = x->bcsf_val;
-    view.units = x->units;
-    view.unit_row = x->unit_row;
-    view.unit_segment_ptr = x->unit_segment_ptr;
-    view.unit_split = x->unit_split;
+    const spt::cuda::HostHbcsfView view = spt::cuda::host_view_of(*x);
     SPT_CUDA_TRY(cudaSetDevice(device), "cudaSetDevice");
     const size_t bytes = spt::cuda::hbcsf_copy_bytes(view);
     const size_t available = free_memory(device);
