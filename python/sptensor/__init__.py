@@ -13,6 +13,7 @@ matching Python exception: ValueError, OSError, MemoryError, ...), carrying
 ``status``, ``status_name`` and the library's ``message``.
 """
 import ctypes
+import numbers
 import os
 import threading
 from collections import namedtuple
@@ -56,6 +57,33 @@ def _choice(table, value, what):
     except KeyError:
         raise InvalidArgumentError(-1, "SPT_ERR_INVALID_ARGUMENT",
                                    f"unknown {what} {value!r}; expected one of {', '.join(table)}") from None
+
+
+_INT32_MAX = 2**31 - 1
+_UINT32_MAX = 2**32 - 1
+
+
+def _integer(value, name, minimum, maximum):
+    """value as an int, checked before it reaches a C field of a fixed width:
+    TypeError unless it is an integer (bool and float are refused, so 2.5 is
+    not silently truncated), InvalidArgumentError (a ValueError) outside
+    [minimum, maximum]."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be an integer, got {type(value).__name__} {value!r}")
+    v = int(value)
+    if not minimum <= v <= maximum:
+        raise InvalidArgumentError(-1, "SPT_ERR_INVALID_ARGUMENT",
+                                   f"{name} must be between {minimum} and {maximum}, got {v}")
+    return v
+
+
+def _rank(value, name="rank"):
+    return _integer(value, name, 1, _UINT32_MAX)
+
+
+def _iterations(value, name):
+    # The library checks the value's meaning; here only its type and width.
+    return _integer(value, name, -_INT32_MAX - 1, _INT32_MAX)
 
 
 def _dtype_code(dtype):
@@ -691,9 +719,10 @@ def cp_als(tensor, rank, max_iters=50, tol=1e-4, init="random", seed=0, format="
     converging within max_iters is not an error (``converged`` is False)."""
     c = _ctx(ctx)
     L = _lib.lib()
+    rank = _rank(rank)
     opts = _lib.init_options("spt_cpd_options_init_size", _lib.CpdOptions)
-    opts.rank = int(rank)
-    opts.max_iters = int(max_iters)
+    opts.rank = rank
+    opts.max_iters = _iterations(max_iters, "max_iters")
     opts.tol = float(tol)
     opts.seed = int(seed)
     opts.format = _choice(_FORMATS, format, "format")
@@ -741,13 +770,13 @@ def tucker(tensor, ranks, max_iters=50, tol=1e-4, init="hosvd", seed=0, ttmc="au
     L = _lib.lib()
     order = tensor.order
     if np.ndim(ranks) == 0:
-        ranks = [int(ranks)] * order
-    ranks = [int(r) for r in ranks]
+        ranks = [_rank(ranks, "ranks")] * order
+    ranks = [_rank(r, f"ranks[{m}]") for m, r in enumerate(ranks)]
     rank_array = (ctypes.c_uint32 * len(ranks))(*ranks)
     opts = _lib.init_options("spt_tucker_options_init_size", _lib.TuckerOptions)
     opts.ranks = rank_array
     opts.ranks_count = len(ranks)
-    opts.max_iters = int(max_iters)
+    opts.max_iters = _iterations(max_iters, "max_iters")
     opts.tol = float(tol)
     opts.seed = int(seed)
     opts.ttmc = {"auto": 0, "one_shot": 1, "chain": 2, "hls": 3}.get(str(ttmc).lower(), -1)
@@ -801,7 +830,7 @@ def suggest_format(tensor, rank, ctx=None):
     buf = ctypes.create_string_buffer(4096)
     a.reason = ctypes.cast(buf, ctypes.c_char_p)
     a.reason_capacity = len(buf)
-    _lib.check(_lib.lib().spt_suggest_format(c._h, tensor._h, int(rank), ctypes.byref(a)), "spt_suggest_format", c._h)
+    _lib.check(_lib.lib().spt_suggest_format(c._h, tensor._h, _rank(rank), ctypes.byref(a)), "spt_suggest_format", c._h)
     return {"format": _FORMAT_NAMES.get(a.format, a.format), "csf_policy": _CSF_POLICY_NAMES.get(a.csf_policy),
             "block_ratio": a.block_ratio, "slice_per_block": a.slice_per_block,
             "reason": buf.value.decode(errors="replace")}
@@ -1388,10 +1417,11 @@ def cp_apr(tensor, rank, max_outer_iters=1000, max_inner_iters=10, tol=1e-4, kap
     Returns an :class:`APRResult`."""
     c = _ctx(ctx)
     L = _lib.lib()
+    rank = _rank(rank)
     opts = _lib.init_options("spt_cp_apr_options_init_size", _lib.CpAprOptions)
-    opts.rank = int(rank)
-    opts.max_outer_iters = int(max_outer_iters)
-    opts.max_inner_iters = int(max_inner_iters)
+    opts.rank = rank
+    opts.max_outer_iters = _iterations(max_outer_iters, "max_outer_iters")
+    opts.max_inner_iters = _iterations(max_inner_iters, "max_inner_iters")
     opts.tol, opts.kappa, opts.kappatol, opts.epsilon = float(tol), float(kappa), float(kappatol), float(epsilon)
     opts.seed = int(seed)
     opts.format = _choice(_FORMATS, format, "format")

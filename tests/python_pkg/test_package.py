@@ -609,6 +609,33 @@ class Errors(unittest.TestCase):
         with self.assertRaises(sptensor.SptensorError):
             sptensor.coo(np.array([[0, 5]]), [1.0], shape=(2, 2))  # index outside dims
 
+    def test_counts_are_checked_by_name(self):
+        X = sptensor.read(NATIONS)
+        with self.assertRaises(ValueError) as cm:
+            sptensor.cp_als(X, -1)  # was an out-of-memory error (wrapped to 2^32 - 1)
+        self.assertIn("rank", str(cm.exception))
+        for bad in (2.5, True, "3", None):  # 2.5 used to run rank 2
+            with self.assertRaises(TypeError) as cm:
+                sptensor.cp_als(X, bad)
+            self.assertIn("rank", str(cm.exception))
+        with self.assertRaises(ValueError) as cm:
+            sptensor.cp_als(X, 2, max_iters=2**40)  # would wrap in the C int
+        self.assertIn("max_iters", str(cm.exception))
+        with self.assertRaises(TypeError) as cm:
+            sptensor.tucker(X, [3, 4.0, 5])
+        self.assertIn("ranks[1]", str(cm.exception))
+        with self.assertRaises(ValueError) as cm:
+            sptensor.tucker(X, [3, 0, 5])
+        self.assertIn("ranks[1]", str(cm.exception))
+        with self.assertRaises(TypeError) as cm:
+            sptensor.cp_apr(X, 2.0)
+        self.assertIn("rank", str(cm.exception))
+        with self.assertRaises(ValueError):
+            sptensor.suggest_format(X, -3)
+        # numpy integers are integers.
+        r = sptensor.cp_als(X, np.int64(2), max_iters=np.int32(2), tol=0.0)
+        self.assertEqual((r.weights.shape, r.iterations), ((2,), 2))
+
     def test_not_converged_is_not_an_error(self):
         X = sptensor.read(NATIONS)
         r = sptensor.cp_als(X, 3, max_iters=2, tol=0.0)
