@@ -41,7 +41,7 @@ except ImportError as e:  # pragma: no cover - depends on the installation
 
 from . import _lib
 from . import (InvalidArgumentError, LibraryNotFoundError, Tensor, CPResult, _Matrices, _Owned, _choice, _copy_matrix,
-               _ctx, _dtype_code, _history, _NP_DTYPES, _FORMATS, _DTYPES)
+               _ctx, _dtype_code, _history, _iterations, _NP_DTYPES, _FORMATS, _DTYPES, _rank)
 
 __all__ = ["DistTensor", "MPICPResult", "read", "tensor", "cp_als", "library_path"]
 
@@ -329,8 +329,9 @@ def cp_als(tensor, rank, max_iters=50, tol=1e-4, init="random", seed=0, format="
     if opts.struct_size != ctypes.sizeof(MpiCpdOptions):
         raise RuntimeError(f"spt_mpi_cpd_options layout mismatch: library {opts.struct_size} bytes, "
                            f"Python mirror {ctypes.sizeof(MpiCpdOptions)}")
-    opts.rank = int(rank)
-    opts.max_iters = int(max_iters)
+    rank = _rank(rank)
+    opts.rank = rank
+    opts.max_iters = _iterations(max_iters, "max_iters")
     opts.tol = float(tol)
     opts.seed = int(seed)
     opts.format = _choice(_FORMATS, format, "format")
