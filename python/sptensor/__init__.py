@@ -259,6 +259,8 @@ class _Matrices:
                                            f"init must be 'random' or a list of factor matrices, got {init!r}")
             opts.init = 0
             return
+        if _is_pyttb(init, "ktensor"):
+            init = init.factor_matrices  # as pyttb's cp_als: the factors, not the weights
         init = list(init)
         if len(init) != order:
             raise InvalidArgumentError(-1, "SPT_ERR_INVALID_ARGUMENT",
@@ -494,6 +496,20 @@ def from_pyttb(tensor, dtype=None, ctx=None):
                copy=True, ctx=ctx)
 
 
+def _is_pyttb(obj, kind):
+    """Whether obj is a pyttb `kind` (sptensor, ktensor, ...), without importing pyttb."""
+    return type(obj).__name__ == kind and type(obj).__module__.split(".")[0] == "pyttb"
+
+
+def _operand(tensor, ctx):
+    """The tensor a decomposition runs on: a pyttb.sptensor is copied into a
+    :class:`Tensor` (float64, as pyttb holds it); anything else is used as
+    given."""
+    if _is_pyttb(tensor, "sptensor"):
+        return from_pyttb(tensor, ctx=ctx)
+    return tensor
+
+
 def read(path, dtype=np.float64, index_base=1, format="auto", shape=None, duplicates="keep",
          reject_nonfinite=False, copy_binary=False, map_binary=False, ctx=None):
     """Read a tensor file: FROSTT .tns, extended (ParTI!) .tns, SPLATT .bin or
@@ -711,13 +727,15 @@ def cp_als(tensor, rank, max_iters=50, tol=1e-4, init="random", seed=0, format="
            memo_budget_bytes=0, ctx=None):
     """CP decomposition by alternating least squares (pyttb cp_als numerics).
 
-    tensor: Tensor or CSF. init: "random" (uniform [0,1), from `seed`; 0 =
-    the context's seed) or a list of `order` initial factor matrices
-    (shape[m] x rank). format: "auto", "coo", "csf", "hicoo", "fcoo" (storage the
+    tensor: Tensor, CSF or a pyttb.sptensor (copied). init: "random"
+    (uniform [0,1), from `seed`; 0 = the context's seed), a list of `order`
+    initial factor matrices (shape[m] x rank) or a pyttb.ktensor (its factor
+    matrices, as pyttb's cp_als). format: "auto", "coo", "csf", "hicoo", "fcoo" (storage the
     MTTKRPs run on; Tensor input only); csf_policy: "auto", "onemode",
     "twomode", "allmode", "memoized". Returns a :class:`CPResult`; not
     converging within max_iters is not an error (``converged`` is False)."""
     c = _ctx(ctx)
+    tensor = _operand(tensor, ctx)
     L = _lib.lib()
     rank = _rank(rank)
     opts = _lib.init_options("spt_cpd_options_init_size", _lib.CpdOptions)
@@ -760,13 +778,14 @@ def cp_als(tensor, rank, max_iters=50, tol=1e-4, init="random", seed=0, format="
 def tucker(tensor, ranks, max_iters=50, tol=1e-4, init="hosvd", seed=0, ttmc="auto", ctx=None):
     """Tucker decomposition by HOOI (pyttb tucker_als numerics).
 
-    ranks: one rank per mode (or an int for all modes). init: "hosvd"
+    tensor: Tensor or a pyttb.sptensor (copied). ranks: one rank per mode (or an int for all modes). init: "hosvd"
     (pyttb 'nvecs'), "random" or a list of `order` initial factors
     (shape[m] x ranks[m]; factors[0] is not read). ttmc: how each sweep
     forms Y_(n) ("auto", "one_shot", "chain" or "hls", the GPU only;
     spt_tucker_ttmc). Returns a :class:`TuckerResult` whose core has shape
     `ranks`."""
     c = _ctx(ctx)
+    tensor = _operand(tensor, ctx)
     L = _lib.lib()
     order = tensor.order
     if np.ndim(ranks) == 0:
@@ -825,6 +844,7 @@ def tucker(tensor, ranks, max_iters=50, tol=1e-4, init="hosvd", seed=0, ttmc="au
 def suggest_format(tensor, rank, ctx=None):
     """Which storage format a rank-`rank` CP-ALS on `tensor` should use here, and why (a dict)."""
     c = _ctx(ctx)
+    tensor = _operand(tensor, ctx)
     a = _lib.FormatAdvice()
     a.struct_size = ctypes.sizeof(a)
     buf = ctypes.create_string_buffer(4096)
@@ -1411,11 +1431,13 @@ def cp_apr(tensor, rank, max_outer_iters=1000, max_inner_iters=10, tol=1e-4, kap
            epsilon=1e-10, init="random", seed=0, format="auto", ctx=None):
     """Poisson CP decomposition of a nonnegative (count) tensor by CP-APR
     multiplicative updates (pyttb cp_apr(algorithm="mu") numerics; pyttb's
-    maxiters, maxinneriters, stoptol, kappa, kappatol, epsDivZero). init:
+    maxiters, maxinneriters, stoptol, kappa, kappatol, epsDivZero). tensor:
+    Tensor or a pyttb.sptensor (copied). init:
     "random" (from `seed`) or `order` nonnegative factors (shape[m] x rank).
     format: "auto", "coo" or "hicoo" (the storage the updates run on).
     Returns an :class:`APRResult`."""
     c = _ctx(ctx)
+    tensor = _operand(tensor, ctx)
     L = _lib.lib()
     rank = _rank(rank)
     opts = _lib.init_options("spt_cp_apr_options_init_size", _lib.CpAprOptions)

@@ -224,6 +224,25 @@ class Decompositions(unittest.TestCase):
         r2 = sptensor.cp_als(X.to_csf(), 4, max_iters=30, seed=7)
         self.assertAlmostEqual(r2.fit, r.fit, places=8)
 
+    def test_pyttb_objects_accepted(self):
+        try:
+            import pyttb  # noqa: F401
+        except ImportError:
+            self.skipTest("pyttb is not installed")
+        X = sptensor.read(NATIONS)
+        P = X.to_pyttb()
+        r = sptensor.cp_als(X, 3, max_iters=10, tol=0.0, seed=7)
+        rp = sptensor.cp_als(P, 3, max_iters=10, tol=0.0, seed=7)  # used to raise AttributeError
+        self.assertAlmostEqual(rp.fit, r.fit, places=12)
+        # A pyttb.ktensor as init: its factor matrices, as pyttb's cp_als.
+        rk = sptensor.cp_als(X, 3, max_iters=2, tol=0.0, init=r.to_pyttb())
+        rl = sptensor.cp_als(X, 3, max_iters=2, tol=0.0, init=[f.copy() for f in r.to_pyttb().factor_matrices])
+        self.assertAlmostEqual(rk.fit, rl.fit, places=12)
+        t = sptensor.tucker(X, [2, 3, 2], max_iters=5, tol=0.0)
+        tp = sptensor.tucker(P, [2, 3, 2], max_iters=5, tol=0.0)
+        self.assertAlmostEqual(tp.fit, t.fit, places=12)
+        self.assertEqual(sptensor.suggest_format(P, 4)["format"], sptensor.suggest_format(X, 4)["format"])
+
     def test_tucker_result(self):
         X = sptensor.read(NATIONS)
         t = sptensor.tucker(X, [3, 4, 5], max_iters=10)
