@@ -21,8 +21,8 @@ from collections import namedtuple
 import numpy as np
 
 from . import _lib
-from ._lib import (DeviceError, FileIOError, InvalidArgumentError, LibraryNotFoundError, NumericalError,
-                   OutOfMemoryError, OverflowSizeError, ParseError, ReadOnlyError, SptensorError, UnsupportedError,
+from ._lib import (DeviceError, FileIOError, FileMissingError, InvalidArgumentError, LibraryNotFoundError,
+                   NumericalError, OutOfMemoryError, OverflowSizeError, ParseError, ReadOnlyError, SptensorError, UnsupportedError,
                    library_path)
 
 __version__ = "1.0.0"
@@ -32,7 +32,7 @@ __all__ = [
     "coo", "from_pyttb", "read", "write", "mttkrp", "cp_als", "tucker", "suggest_format",
     "default_context", "set_backend", "get_backend", "backend_info", "set_threads",
     "library_version", "library_path",
-    "SptensorError", "InvalidArgumentError", "FileIOError", "ParseError", "OutOfMemoryError",
+    "SptensorError", "InvalidArgumentError", "FileIOError", "FileMissingError", "ParseError", "OutOfMemoryError",
     "UnsupportedError", "DeviceError", "NumericalError", "OverflowSizeError", "ReadOnlyError",
     "LibraryNotFoundError",
 ]
@@ -535,7 +535,13 @@ def read(path, dtype=np.float64, index_base=1, format="auto", shape=None, duplic
     opts.copy_binary = 1 if copy_binary else 0
     opts.map_binary = 1 if map_binary else 0
     h = ctypes.c_void_p()
-    _lib.check(_lib.lib().spt_read(c._h, os.fsencode(path), ctypes.byref(opts), ctypes.byref(h)), "spt_read", c._h)
+    try:
+        _lib.check(_lib.lib().spt_read(c._h, os.fsencode(path), ctypes.byref(opts), ctypes.byref(h)), "spt_read",
+                   c._h)
+    except FileIOError as e:
+        if os.path.lexists(path):
+            raise
+        raise FileMissingError(e.status, e.status_name, e.message, e.function) from None
     return Tensor(h)
 
 

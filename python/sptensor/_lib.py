@@ -694,6 +694,10 @@ class FileIOError(SptensorError, OSError):
     """SPT_ERR_IO."""
 
 
+class FileMissingError(FileIOError, FileNotFoundError):
+    """SPT_ERR_IO for a file that does not exist: also a FileNotFoundError."""
+
+
 class ParseError(SptensorError, ValueError):
     """SPT_ERR_PARSE (the message gives file:line)."""
 

@@ -603,6 +603,11 @@ class Errors(unittest.TestCase):
         self.assertIsInstance(e, OSError)
         self.assertEqual((e.status, e.status_name, e.function), (-2, "SPT_ERR_IO", "spt_read"))
         self.assertIn("/nonexistent/x.tns", e.message)
+        self.assertIsInstance(e, FileNotFoundError)  # a missing file, as open() reports it
+        with tempfile.TemporaryDirectory() as d:  # a directory exists: not a FileNotFoundError
+            with self.assertRaises(sptensor.FileIOError) as cm:
+                sptensor.read(d)
+            self.assertNotIsInstance(cm.exception, FileNotFoundError)
 
         with tempfile.TemporaryDirectory() as d:
             p = os.path.join(d, "bad.tns")
