@@ -22,8 +22,8 @@ import numpy as np
 
 from . import _lib
 from ._lib import (DeviceError, FileIOError, FileMissingError, InvalidArgumentError, LibraryNotFoundError,
-                   NumericalError, OutOfMemoryError, OverflowSizeError, ParseError, ReadOnlyError, SptensorError, UnsupportedError,
-                   library_path)
+                   NumericalError, OutOfMemoryError, OverflowSizeError, ParseError, ReadOnlyError, SptensorError,
+                   UnsupportedError, library_path)
 
 __version__ = "1.0.0"
 
