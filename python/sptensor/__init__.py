@@ -15,6 +15,7 @@ matching Python exception: ValueError, OSError, MemoryError, ...), carrying
 import ctypes
 import numbers
 import os
+import signal
 import threading
 from collections import namedtuple
 
@@ -84,6 +85,64 @@ def _rank(value, name="rank"):
 def _iterations(value, name):
     # The library checks the value's meaning; here only its type and width.
     return _integer(value, name, -_INT32_MAX - 1, _INT32_MAX)
+
+
+class _RunControl:
+    """The per-iteration callback of one decomposition run from Python.
+
+    Prints the iteration every `printitn` iterations (pyttb's printitn; 0 =
+    silent) and turns Ctrl-C into a stop at the end of the current
+    iteration: while the run is inside the library, SIGINT (in the main
+    thread) only sets a flag the callback returns to the library, which
+    stops and keeps the model so far; `finish` then raises
+    KeyboardInterrupt carrying that model as `.result`. Use as a context
+    manager around the C call."""
+
+    def __init__(self, fn_type, printitn, labels):
+        self.printitn = _integer(printitn, "printitn", 0, _INT32_MAX)
+        self.labels = labels
+        self.interrupted = False
+        self.iterations = 0
+        self._installed = False
+        self._previous = None
+        self.c_function = fn_type(self._each_iteration)
+
+    def _each_iteration(self, _data, iteration, value, change, _seconds):
+        try:
+            self.iterations = iteration
+            if self.printitn and iteration % self.printitn == 0:
+                print(f" Iter {iteration:2d}: {self.labels[0]} = {value:e} {self.labels[1]} = {change:7.1e}",
+                      flush=True)
+            return 1 if self.interrupted else 0
+        except BaseException:  # nothing may unwind into the library: stop instead
+            self.interrupted = True
+            return 1
+
+    def _on_sigint(self, _signum, _frame):
+        self.interrupted = True
+
+    def __enter__(self):
+        # Only the main thread may install handlers; one installed by non-Python
+        # code (getsignal: None) is left alone.
+        if threading.current_thread() is threading.main_thread() and signal.getsignal(signal.SIGINT) is not None:
+            self._previous = signal.signal(signal.SIGINT, self._on_sigint)
+            self._installed = True
+        return self
+
+    def __exit__(self, *exc):
+        if self._installed:
+            signal.signal(signal.SIGINT, self._previous)
+            self._installed = False
+        return False
+
+    def finish(self, what, result):
+        """result, or KeyboardInterrupt carrying it when Ctrl-C stopped the run."""
+        if self.interrupted:
+            e = KeyboardInterrupt(f"{what} stopped by Ctrl-C after {self.iterations} iterations; "
+                                  "the model so far is this exception's .result")
+            e.result = result
+            raise e
+        return result
 
 
 def _dtype_code(dtype):
@@ -730,7 +789,7 @@ iterations, fit and seconds per iteration."""
 
 
 def cp_als(tensor, rank, max_iters=50, tol=1e-4, init="random", seed=0, format="auto", csf_policy="auto",
-           memo_budget_bytes=0, ctx=None):
+           memo_budget_bytes=0, printitn=0, ctx=None):
     """CP decomposition by alternating least squares (pyttb cp_als numerics).
 
     tensor: Tensor, CSF or a pyttb.sptensor (copied). init: "random"
@@ -738,8 +797,11 @@ def cp_als(tensor, rank, max_iters=50, tol=1e-4, init="random", seed=0, format="
     initial factor matrices (shape[m] x rank) or a pyttb.ktensor (its factor
     matrices, as pyttb's cp_als). format: "auto", "coo", "csf", "hicoo", "fcoo" (storage the
     MTTKRPs run on; Tensor input only); csf_policy: "auto", "onemode",
-    "twomode", "allmode", "memoized". Returns a :class:`CPResult`; not
-    converging within max_iters is not an error (``converged`` is False)."""
+    "twomode", "allmode", "memoized". printitn: print the fit every printitn
+    iterations (0 = never), as pyttb. Returns a :class:`CPResult`; not
+    converging within max_iters is not an error (``converged`` is False).
+    Ctrl-C stops the run at the end of the current iteration and raises
+    KeyboardInterrupt with the model so far as its ``.result``."""
     c = _ctx(ctx)
     tensor = _operand(tensor, ctx)
     L = _lib.lib()
@@ -752,8 +814,10 @@ def cp_als(tensor, rank, max_iters=50, tol=1e-4, init="random", seed=0, format="
     opts.format = _choice(_FORMATS, format, "format")
     opts.csf_policy = _choice(_CSF_POLICIES, csf_policy, "CSF policy")
     opts.memo_budget_bytes = int(memo_budget_bytes)
+    control = _RunControl(_lib.CALLBACK, printitn, ("f", "f-delta"))
+    opts.callback = control.c_function
     k = ctypes.c_void_p()
-    with _Matrices() as mats:
+    with _Matrices() as mats, control:
         mats.set_init(c, opts, init, tensor.order, tensor.dtype)
         if isinstance(tensor, CSF):
             fn, name = L.spt_cpd_als_csf, "spt_cpd_als_csf"
@@ -776,20 +840,21 @@ def cp_als(tensor, rank, max_iters=50, tol=1e-4, init="random", seed=0, format="
             _lib.check(L.spt_ktensor_factor(k, m, ctypes.byref(f)), "spt_ktensor_factor")
             factors.append(_copy_matrix(f, tensor.dtype))
         fits, seconds = _history(L.spt_ktensor_history, k)
-        return CPResult(weights, factors, fit.value, iters.value, bool(conv.value), fits, seconds)
+        return control.finish("cp_als", CPResult(weights, factors, fit.value, iters.value, bool(conv.value), fits,
+                                                 seconds))
     finally:
         L.spt_ktensor_free(k)
 
 
-def tucker(tensor, ranks, max_iters=50, tol=1e-4, init="hosvd", seed=0, ttmc="auto", ctx=None):
+def tucker(tensor, ranks, max_iters=50, tol=1e-4, init="hosvd", seed=0, ttmc="auto", printitn=0, ctx=None):
     """Tucker decomposition by HOOI (pyttb tucker_als numerics).
 
     tensor: Tensor or a pyttb.sptensor (copied). ranks: one rank per mode (or an int for all modes). init: "hosvd"
     (pyttb 'nvecs'), "random" or a list of `order` initial factors
     (shape[m] x ranks[m]; factors[0] is not read). ttmc: how each sweep
     forms Y_(n) ("auto", "one_shot", "chain" or "hls", the GPU only;
-    spt_tucker_ttmc). Returns a :class:`TuckerResult` whose core has shape
-    `ranks`."""
+    spt_tucker_ttmc). printitn and Ctrl-C: as :func:`cp_als`. Returns a
+    :class:`TuckerResult` whose core has shape `ranks`."""
     c = _ctx(ctx)
     tensor = _operand(tensor, ctx)
     L = _lib.lib()
@@ -808,8 +873,10 @@ def tucker(tensor, ranks, max_iters=50, tol=1e-4, init="hosvd", seed=0, ttmc="au
     if opts.ttmc < 0:
         raise InvalidArgumentError(-1, "SPT_ERR_INVALID_ARGUMENT",
                                    f"ttmc must be 'auto', 'one_shot', 'chain' or 'hls', got {ttmc!r}")
+    control = _RunControl(_lib.CALLBACK, printitn, ("f", "f-delta"))
+    opts.callback = control.c_function
     t = ctypes.c_void_p()
-    with _Matrices() as mats:
+    with _Matrices() as mats, control:
         if isinstance(init, str):
             opts.init = {"hosvd": 0, "nvecs": 0, "random": 1}.get(init.lower(), -1)
             if opts.init < 0:
@@ -842,7 +909,7 @@ def tucker(tensor, ranks, max_iters=50, tol=1e-4, init="hosvd", seed=0, ttmc="au
             _lib.check(L.spt_ttensor_factor(t, m, ctypes.byref(f)), "spt_ttensor_factor")
             factors.append(_copy_matrix(f, tensor.dtype))
         fits, seconds = _history(L.spt_ttensor_history, t)
-        return TuckerResult(core, factors, result.fit, result.iterations, fits, seconds)
+        return control.finish("tucker", TuckerResult(core, factors, result.fit, result.iterations, fits, seconds))
     finally:
         L.spt_ttensor_free(t)
 
@@ -1434,14 +1501,15 @@ APRResult.to_pyttb = _cp_to_pyttb
 
 
 def cp_apr(tensor, rank, max_outer_iters=1000, max_inner_iters=10, tol=1e-4, kappa=0.01, kappatol=1e-10,
-           epsilon=1e-10, init="random", seed=0, format="auto", ctx=None):
+           epsilon=1e-10, init="random", seed=0, format="auto", printitn=0, ctx=None):
     """Poisson CP decomposition of a nonnegative (count) tensor by CP-APR
     multiplicative updates (pyttb cp_apr(algorithm="mu") numerics; pyttb's
     maxiters, maxinneriters, stoptol, kappa, kappatol, epsDivZero). tensor:
     Tensor or a pyttb.sptensor (copied). init:
     "random" (from `seed`) or `order` nonnegative factors (shape[m] x rank).
     format: "auto", "coo" or "hicoo" (the storage the updates run on).
-    Returns an :class:`APRResult`."""
+    printitn (the log-likelihood and KKT violation) and Ctrl-C: as
+    :func:`cp_als`. Returns an :class:`APRResult`."""
     c = _ctx(ctx)
     tensor = _operand(tensor, ctx)
     L = _lib.lib()
@@ -1453,8 +1521,10 @@ def cp_apr(tensor, rank, max_outer_iters=1000, max_inner_iters=10, tol=1e-4, kap
     opts.tol, opts.kappa, opts.kappatol, opts.epsilon = float(tol), float(kappa), float(kappatol), float(epsilon)
     opts.seed = int(seed)
     opts.format = _choice(_FORMATS, format, "format")
+    control = _RunControl(_lib.APR_CALLBACK, printitn, ("loglik", "kkt"))
+    opts.callback = control.c_function
     k = ctypes.c_void_p()
-    with _Matrices() as mats:
+    with _Matrices() as mats, control:
         mats.set_init(c, opts, init, tensor.order, tensor.dtype)
         _lib.check(L.spt_cp_apr(c._h, tensor._h, ctypes.byref(opts), ctypes.byref(k)), "spt_cp_apr", c._h)
     try:
@@ -1470,7 +1540,8 @@ def cp_apr(tensor, rank, max_outer_iters=1000, max_inner_iters=10, tol=1e-4, kap
             _lib.check(L.spt_ktensor_factor(k, m, ctypes.byref(f)), "spt_ktensor_factor")
             factors.append(_copy_matrix(f, tensor.dtype))
         lls, seconds = _history(L.spt_ktensor_history, k)
-        return APRResult(weights, factors, ll.value, iters.value, bool(conv.value), lls, seconds)
+        return control.finish("cp_apr", APRResult(weights, factors, ll.value, iters.value, bool(conv.value), lls,
+                                                  seconds))
     finally:
         L.spt_ktensor_free(k)
 

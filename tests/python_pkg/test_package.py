@@ -19,11 +19,16 @@ sizeof/offsetof).
 Exit status: 0 pass, 1 failure, 77 (ctest skip) when numpy is missing; a
 missing pyttb skips the pyttb cases, except with CI=true, where it fails.
 """
+import contextlib
 import ctypes
+import io
 import os
+import signal
 import subprocess
 import sys
 import tempfile
+import threading
+import time
 import unittest
 
 SKIP = 77
@@ -223,6 +228,38 @@ class Decompositions(unittest.TestCase):
         # Same seed, same result; CSF input gives the same model.
         r2 = sptensor.cp_als(X.to_csf(), 4, max_iters=30, seed=7)
         self.assertAlmostEqual(r2.fit, r.fit, places=8)
+
+    def test_printitn_prints_like_pyttb(self):
+        X = sptensor.read(NATIONS)
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            sptensor.cp_als(X, 3, max_iters=4, tol=0.0, printitn=2)
+            sptensor.tucker(X, [2, 2, 2], max_iters=3, tol=0.0, printitn=3)
+        lines = out.getvalue().splitlines()
+        self.assertEqual([l.split(":")[0] for l in lines], [" Iter  2", " Iter  4", " Iter  3"])
+        self.assertIn("f-delta", lines[0])
+        with self.assertRaises(TypeError):
+            sptensor.cp_als(X, 3, printitn=0.5)
+
+    def test_ctrl_c_stops_and_keeps_the_model(self):
+        if threading.current_thread() is not threading.main_thread():
+            self.skipTest("signals reach the main thread only")
+        X = sptensor.read(NATIONS)
+        before = signal.getsignal(signal.SIGINT)
+        for run in (lambda: sptensor.cp_als(X, 6, max_iters=2_000_000, tol=0.0),
+                    lambda: sptensor.tucker(X, [3, 3, 3], max_iters=2_000_000, tol=0.0)):
+            timer = threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT))
+            timer.start()
+            started = time.monotonic()
+            with self.assertRaises(KeyboardInterrupt) as cm:
+                run()
+            timer.join()
+            self.assertLess(time.monotonic() - started, 10.0)
+            r = cm.exception.result  # the model so far
+            self.assertGreater(r.iterations, 0)
+            self.assertLess(r.iterations, 2_000_000)
+            self.assertTrue(0.0 < r.fit < 1.0)
+            self.assertIs(signal.getsignal(signal.SIGINT), before)  # the caller's handler is back
 
     def test_pyttb_objects_accepted(self):
         try:
