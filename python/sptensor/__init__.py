@@ -788,6 +788,17 @@ TuckerResult.__doc__ = """Result of :func:`tucker`: core (dense array of shape r
 iterations, fit and seconds per iteration."""
 
 
+def _tucker_to_pyttb(self):
+    """The model as a pyttb.ttensor (needs pyttb): the core as a pyttb.tensor
+    and the factor matrices, in float64."""
+    import pyttb
+    return pyttb.ttensor(pyttb.tensor(np.asarray(self.core, dtype=np.float64)),
+                         [np.asarray(f, dtype=np.float64) for f in self.factors])
+
+
+TuckerResult.to_pyttb = _tucker_to_pyttb
+
+
 def cp_als(tensor, rank, max_iters=50, tol=1e-4, init="random", seed=0, format="auto", csf_policy="auto",
            memo_budget_bytes=0, printitn=0, ctx=None):
     """CP decomposition by alternating least squares (pyttb cp_als numerics).

@@ -278,6 +278,10 @@ class Decompositions(unittest.TestCase):
         t = sptensor.tucker(X, [2, 3, 2], max_iters=5, tol=0.0)
         tp = sptensor.tucker(P, [2, 3, 2], max_iters=5, tol=0.0)
         self.assertAlmostEqual(tp.fit, t.fit, places=12)
+        # TuckerResult.to_pyttb: a pyttb.ttensor of the same model.
+        T = t.to_pyttb()
+        M = np.einsum("abc,ia,jb,kc->ijk", t.core, *t.factors)
+        self.assertLess(np.abs(T.full().data - M).max(), 1e-12 * max(1.0, np.abs(M).max()))
         self.assertEqual(sptensor.suggest_format(P, 4)["format"], sptensor.suggest_format(X, 4)["format"])
 
     def test_tucker_result(self):
