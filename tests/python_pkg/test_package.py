@@ -763,37 +763,22 @@ class Discovery(unittest.TestCase):
 
 
 class Layouts(unittest.TestCase):
-    MIRRORS = {
-        "spt_cpd_options": _lib.CpdOptions, "spt_tucker_options": _lib.TuckerOptions,
-        "spt_read_options": _lib.ReadOptions, "spt_write_options": _lib.WriteOptions,
-        "spt_hicoo_options": _lib.HicooOptions, "spt_hicoo_statistics": _lib.HicooStatistics,
-        "spt_csf_summary": _lib.CsfSummary, "spt_backend_info": _lib.BackendInfo,
-        "spt_format_advice": _lib.FormatAdvice, "spt_reorder_options": _lib.ReorderOptions,
-        "spt_cp_apr_options": _lib.CpAprOptions,
-        "spt_hbcsf_options": _lib.HbcsfOptions, "spt_hbcsf_summary": _lib.HbcsfSummary,
-        "spt_hls_options": _lib.HlsOptions, "spt_hls_summary": _lib.HlsSummary,
-        "spt_csf_options": _lib.CsfOptions, "spt_fcoo_options": _lib.FcooOptions,
-        "spt_fcoo_summary": _lib.FcooSummary, "spt_hicoo_summary": _lib.HicooSummary,
-        "spt_coo_summary": _lib.CooSummary, "spt_scoo_summary": _lib.ScooSummary,
-        "spt_matrix_summary": _lib.MatrixSummary, "spt_ktensor_summary": _lib.KtensorSummary,
-        "spt_ttensor_summary": _lib.TtensorSummary, "spt_dense_summary": _lib.DenseSummary,
-        "spt_permutation_summary": _lib.PermutationSummary,
-    }
+    # Every struct of the headers, as generated into sptensor/_capi.py; the
+    # probe (generated from the same headers) prints the compiler's layout.
+    MIRRORS = {s.__name__: s for s in _lib.STRUCTS}
 
     def test_options_init_sizes(self):
-        for init, struct in (("spt_cpd_options_init_size", _lib.CpdOptions),
-                             ("spt_tucker_options_init_size", _lib.TuckerOptions),
-                             ("spt_read_options_init_size", _lib.ReadOptions),
-                             ("spt_write_options_init_size", _lib.WriteOptions),
-                             ("spt_hicoo_options_init_size", _lib.HicooOptions),
-                             ("spt_reorder_options_init_size", _lib.ReorderOptions),
-                             ("spt_cp_apr_options_init_size", _lib.CpAprOptions),
-                             ("spt_hbcsf_options_init_size", _lib.HbcsfOptions),
-                             ("spt_csf_options_init_size", _lib.CsfOptions),
-                             ("spt_fcoo_options_init_size", _lib.FcooOptions),
-                             ("spt_hls_options_init_size", _lib.HlsOptions)):
+        inits = [(name, getattr(_lib, name[:-len("_init_size")])) for name in _lib.SIGNATURES
+                 if name.endswith("_options_init_size")]
+        self.assertGreaterEqual(len(inits), 10)
+        for init, struct in inits:
             opts = _lib.init_options(init, struct)
             self.assertEqual(opts.struct_size, ctypes.sizeof(struct), init)
+
+    def test_friendly_names(self):
+        self.assertIs(_lib.CpdOptions, _lib.spt_cpd_options)
+        self.assertIs(_lib.HicooStatistics, _lib.spt_hicoo_statistics)
+        self.assertIs(_lib.CALLBACK, _lib.spt_tucker_callback)  # same signature, one ctypes type
 
     @unittest.skipIf(PROBE is None, "no layout probe given")
     def test_against_c_header(self):

@@ -1,0 +1,429 @@
+#!/usr/bin/env python3
+"""Generates the language bindings of libsptensor from its C headers.
+
+usage: gen_bindings.py [--check] [--cc CC] [--root DIR]
+
+Reads include/sptensor/sptensor.h (and the headers it includes) through the
+C preprocessor and pycparser (a C99 parser, the one cffi uses), and writes:
+
+  python/sptensor/_capi.py          ctypes Structures, callback types,
+                                    enumerators, numeric #defines and the
+                                    restype/argtypes of every function
+  include/sptensor/sptensor_capi.f90  Fortran module sptensor_capi:
+                                    enumerators and #defines as parameters,
+                                    bind(c) derived types, bind(c) interfaces
+  tests/python_pkg/layout_probe.c   prints sizeof/offsetof of every struct
+                                    for the ctypes layout check
+
+With --check nothing is written: the exit status is 1 when a committed file
+differs from what the headers give (ctest bindings_up_to_date).
+
+What the C types cannot say (is `int *x` one value or an array? may an
+options pointer be NULL?) is decided by the rules in fortran_argument()
+from the parameter's type, const-ness and name, and by the headers' own
+words: a parameter documented "may be NULL" is passed as type(c_ptr).
+See docs/architecture.md, "Generated bindings".
+"""
+import argparse
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+from pycparser import c_ast, c_parser
+
+HEADER = "include/sptensor/sptensor.h"
+PY_OUT = "python/sptensor/_capi.py"
+F90_OUT = "include/sptensor/sptensor_capi.f90"
+PROBE_OUT = "tests/python_pkg/layout_probe.c"
+
+# Stand-ins for <stddef.h> and <stdint.h>: the generator keeps these names
+# as they are (each maps to a fixed-size ctypes / iso_c_binding kind below),
+# so the output does not depend on the machine's system headers.
+FAKE_HEADERS = {
+    "stddef.h": "typedef int size_t;\n",
+    "stdint.h": "".join(f"typedef int {t};\n" for t in
+                        ("int8_t", "int16_t", "int32_t", "int64_t",
+                         "uint8_t", "uint16_t", "uint32_t", "uint64_t")),
+}
+
+# C scalar type name -> (ctypes name, Fortran type, Fortran kind import)
+SCALARS = {
+    "int": ("ctypes.c_int", "integer(c_int)", "c_int"),
+    "unsigned int": ("ctypes.c_uint", "integer(c_int)", "c_int"),
+    "long": ("ctypes.c_long", "integer(c_long)", "c_long"),
+    "double": ("ctypes.c_double", "real(c_double)", "c_double"),
+    "float": ("ctypes.c_float", "real(c_float)", "c_float"),
+    "char": ("ctypes.c_char", "character(kind=c_char)", "c_char"),
+    "size_t": ("ctypes.c_size_t", "integer(c_size_t)", "c_size_t"),
+    "int8_t": ("ctypes.c_int8", "integer(c_int8_t)", "c_int8_t"),
+    "int16_t": ("ctypes.c_int16", "integer(c_int16_t)", "c_int16_t"),
+    "int32_t": ("ctypes.c_int32", "integer(c_int32_t)", "c_int32_t"),
+    "int64_t": ("ctypes.c_int64", "integer(c_int64_t)", "c_int64_t"),
+    # Fortran has no unsigned kinds: the signed kind of the same size
+    "uint8_t": ("ctypes.c_uint8", "integer(c_int8_t)", "c_int8_t"),
+    "uint16_t": ("ctypes.c_uint16", "integer(c_int16_t)", "c_int16_t"),
+    "uint32_t": ("ctypes.c_uint32", "integer(c_int32_t)", "c_int32_t"),
+    "uint64_t": ("ctypes.c_uint64", "integer(c_int64_t)", "c_int64_t"),
+}
+
+
+# --------------------------------------------------------------------------
+# Model of the headers
+# --------------------------------------------------------------------------
+class Type:
+    """A C type reduced to what the bindings need.
+
+    kind: 'scalar' (name in SCALARS), 'enum', 'struct' (a typedef'd struct
+    with fields), 'handle' (an opaque struct), 'funptr' (a typedef'd
+    function pointer), 'void', 'pointer' (to `target`) or 'array' (`count`
+    of `target`). `name` is the C typedef name where there is one."""
+
+    def __init__(self, kind, name=None, target=None, const=False, count=None):
+        self.kind, self.name, self.target, self.const, self.count = kind, name, target, const, count
+
+    def c(self):
+        """C spelling (for comments)."""
+        if self.kind == "pointer":
+            inner = self.target.c()
+            return f"{inner} *" + ("const" if self.const else "")
+        if self.kind == "array":
+            return f"{self.target.c()}[{self.count}]"
+        return ("const " if self.const else "") + (self.name or self.kind)
+
+    def depth(self):
+        """Number of pointer levels."""
+        return 1 + self.target.depth() if self.kind == "pointer" else 0
+
+    def base(self):
+        """The type under all pointer levels."""
+        return self.target.base() if self.kind == "pointer" else self
+
+
+class Model:
+    def __init__(self):
+        self.typedefs = {}   # name -> Type
+        self.enums = []      # (enum type name, [(enumerator, value)])
+        self.structs = []    # (name, [(field, Type)])
+        self.funptrs = []    # (name, return Type, [(param, Type)])
+        self.functions = []  # (name, return Type, [(param, Type)])
+        self.defines = []    # (name, value, C type name)
+        self.docs = {}       # function name -> its doc comment text
+
+
+def preprocess(cc, root, header, extra=()):
+    """The header after the C preprocessor, with SPT_API empty (neither
+    __GNUC__ nor _WIN32: the export macro's portable branch)."""
+    with tempfile.TemporaryDirectory() as fake:
+        for name, text in FAKE_HEADERS.items():
+            with open(os.path.join(fake, name), "w") as f:
+                f.write(text)
+        cmd = [cc, "-E", "-P", "-nostdinc", "-undef", "-std=c99", "-I", fake,
+               "-I", os.path.join(root, "include"), *extra, os.path.join(root, header)]
+        return subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+
+
+def evaluate(node, enums):
+    """Value of an integer constant expression (enumerators, #defines)."""
+    if isinstance(node, c_ast.Constant):
+        text = node.value.rstrip("uUlL")
+        if node.type in ("double", "float"):
+            return float(node.value.rstrip("fFlL"))
+        return int(text, 0) if not (len(text) > 1 and text[0] == "0" and text.isdigit()) else int(text, 8)
+    if isinstance(node, c_ast.ID):
+        return enums[node.name]
+    if isinstance(node, c_ast.Cast):
+        return evaluate(node.expr, enums)
+    if isinstance(node, c_ast.UnaryOp):
+        v = evaluate(node.expr, enums)
+        return {"-": lambda: -v, "+": lambda: v, "~": lambda: ~v}[node.op]()
+    if isinstance(node, c_ast.BinaryOp):
+        a, b = evaluate(node.left, enums), evaluate(node.right, enums)
+        ops = {"+": a.__add__, "-": a.__sub__, "*": a.__mul__, "<<": a.__lshift__, ">>": a.__rshift__,
+               "|": a.__or__, "&": a.__and__}
+        return ops[node.op](b)
+    raise ValueError(f"unsupported constant expression {type(node).__name__}")
+
+
+def doc_comments(root):
+    """Function name -> the /** ... */ comment just before its declaration."""
+    docs = {}
+    pattern = re.compile(r"/\*\*(.*?)\*/\s*SPT_API\s[^;(]*?\b(spt_\w+)\s*\(", re.S)
+    folder = os.path.join(root, "include", "sptensor")
+    for name in sorted(os.listdir(folder)):
+        if name.endswith(".h"):
+            with open(os.path.join(folder, name)) as f:
+                for m in pattern.finditer(f.read()):
+                    docs[m.group(2)] = " ".join(m.group(1).replace("*", " ").split())
+    return docs
+
+
+class Builder(c_ast.NodeVisitor):
+    def __init__(self, model):
+        self.m = model
+        self.enum_values = {}
+
+    def convert(self, node, const=False):
+        """pycparser type node -> Type."""
+        if isinstance(node, c_ast.TypeDecl):
+            quals = "const" in (node.quals or [])
+            return self.convert(node.type, const or quals)
+        if isinstance(node, c_ast.PtrDecl):
+            return Type("pointer", target=self.convert(node.type), const="const" in (node.quals or []))
+        if isinstance(node, c_ast.ArrayDecl):
+            count = evaluate(node.dim, self.enum_values)
+            return Type("array", target=self.convert(node.type), count=count)
+        if isinstance(node, c_ast.IdentifierType):
+            name = " ".join(node.names)
+            if name == "void":
+                return Type("void", const=const)
+            if name in SCALARS:
+                return Type("scalar", name=name, const=const)
+            t = self.m.typedefs[name]
+            return Type(t.kind, name=t.name, target=t.target, const=const, count=t.count)
+        if isinstance(node, c_ast.FuncDecl):
+            return Type("funptr")
+        raise ValueError(f"unsupported type node {type(node).__name__}")
+
+    def params(self, func):
+        out = []
+        for p in (func.args.params if func.args else []):
+            if isinstance(p.type, c_ast.TypeDecl) and isinstance(p.type.type, c_ast.IdentifierType) \
+                    and p.type.type.names == ["void"]:
+                continue
+            out.append((p.name, self.convert(p.type)))
+        return out
+
+    def enum(self, enum):
+        items, value = [], -1
+        for e in enum.values.enumerators:
+            value = evaluate(e.value, self.enum_values) if e.value is not None else value + 1
+            self.enum_values[e.name] = value
+            items.append((e.name, value))
+        return items
+
+    def visit_Typedef(self, node):
+        name, t = node.name, node.type
+        if name in SCALARS:
+            return  # the stand-in <stdint.h>
+        if isinstance(t, c_ast.TypeDecl) and isinstance(t.type, c_ast.Enum):
+            self.m.enums.append((name, self.enum(t.type)))
+            self.m.typedefs[name] = Type("enum", name=name)
+        elif isinstance(t, c_ast.TypeDecl) and isinstance(t.type, c_ast.Struct):
+            s = t.type
+            if s.decls is None:
+                self.m.typedefs[name] = Type("handle", name=name)
+            else:
+                self.m.typedefs[name] = Type("struct", name=name)
+                self.m.structs.append((name, [(d.name, self.convert(d.type)) for d in s.decls]))
+        elif isinstance(t, c_ast.PtrDecl) and isinstance(t.type, c_ast.FuncDecl):
+            self.m.typedefs[name] = Type("funptr", name=name)
+            self.m.funptrs.append((name, self.convert(t.type.type), self.params(t.type)))
+        elif isinstance(t, c_ast.TypeDecl) and isinstance(t.type, c_ast.IdentifierType):
+            target = self.convert(t)
+            self.m.typedefs[name] = target  # e.g. spt_index -> uint32_t (the name stays uint32_t)
+        else:
+            raise ValueError(f"unsupported typedef {name}")
+
+    def visit_Decl(self, node):
+        if isinstance(node.type, c_ast.FuncDecl):
+            f = node.type
+            self.m.functions.append((node.name, self.convert(f.type), self.params(f)))
+        elif isinstance(node.type, c_ast.Enum) and node.type.values is not None:
+            self.m.enums.append((node.type.name, self.enum(node.type)))
+
+
+def numeric_defines(cc, root, header, enum_values):
+    """The headers' object-like SPT_* macros whose body is a constant
+    expression (SPT_VERSION_MAJOR, SPT_MAX_ORDER, ...): (name, value, kind)."""
+    with tempfile.TemporaryDirectory() as fake:
+        for name, text in FAKE_HEADERS.items():
+            with open(os.path.join(fake, name), "w") as f:
+                f.write(text)
+        cmd = [cc, "-E", "-dM", "-nostdinc", "-undef", "-std=c99", "-I", fake,
+               "-I", os.path.join(root, "include"), os.path.join(root, header)]
+        text = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+    parser = c_parser.CParser()
+    out = []
+    for line in sorted(text.splitlines()):
+        m = re.match(r"#define (SPT_\w+) (.+)$", line)
+        if not m:
+            continue
+        name, body = m.groups()
+        prelude = "".join(FAKE_HEADERS.values())
+        try:
+            ast = parser.parse(prelude + f"long long x = {body};")
+            value = evaluate(ast.ext[-1].init, enum_values)
+        except Exception:
+            continue  # not a constant (SPT_API and the like)
+        ctype = "uint64_t" if "uint64_t" in body or abs(value) >= 2 ** 31 else "int"
+        out.append((name, value, ctype))
+    return out
+
+
+def parse(cc, root):
+    model = Model()
+    text = preprocess(cc, root, HEADER)
+    ast = c_parser.CParser().parse(text, filename=HEADER)
+    builder = Builder(model)
+    builder.visit(ast)
+    model.defines = numeric_defines(cc, root, HEADER, builder.enum_values)
+    model.docs = doc_comments(root)
+    return model
+
+
+# --------------------------------------------------------------------------
+# Python (ctypes)
+# --------------------------------------------------------------------------
+def py_type(t, parameter=False):
+    """ctypes expression for a Type (a field, or with parameter=True a
+    function parameter)."""
+    if t.kind == "void":
+        return "None"
+    if t.kind == "scalar":
+        return SCALARS[t.name][0]
+    if t.kind == "enum":
+        return "ctypes.c_int"
+    if t.kind in ("struct", "funptr"):
+        return t.name
+    if t.kind == "array":
+        return f"({py_type(t.target)} * {t.count})"
+    if t.kind == "pointer":
+        base, depth = t.base(), t.depth()
+        if base.kind == "scalar" and base.name == "char" and depth == 1:
+            return "ctypes.c_char_p"
+        if parameter and base.kind in ("scalar", "enum"):
+            # A parameter pointing at numbers (an array, an output value, or
+            # where the library stores an array's address) is an untyped
+            # address: callers pass a numpy address (.ctypes.data), a ctypes
+            # array, or byref() of any ctypes variable.
+            return "ctypes.c_void_p"
+        if base.kind in ("handle", "void"):
+            inner = "ctypes.c_void_p"  # opaque handles and untyped data are addresses
+            depth -= 1
+        else:
+            inner = py_type(base)
+        for _ in range(depth):
+            inner = f"ctypes.POINTER({inner})"
+        return inner
+    raise ValueError(f"no ctypes mapping for {t.c()}")
+
+
+def camel(name):
+    """spt_cpd_options -> CpdOptions (the package's names for the structs)."""
+    return "".join(part.capitalize() for part in name[len("spt_"):].split("_"))
+
+
+def emit_python(m):
+    out = [f'''"""ctypes view of the libsptensor C ABI: GENERATED by scripts/gen_bindings.py
+from {HEADER} and the headers it includes. Do not edit; run the script.
+
+Every enumerator and numeric #define as an int, every struct as a
+ctypes.Structure (under its C name and a CamelCase alias without the spt_
+prefix), every callback typedef as a ctypes.CFUNCTYPE, and SIGNATURES:
+function name -> (restype, argtypes) for every exported function.
+"""
+import ctypes
+
+''']
+    out.append("# --- enumerators ---\n")
+    for enum, items in m.enums:
+        out.append(f"# {enum}\n")
+        for name, value in items:
+            out.append(f"{name} = {value}\n")
+    out.append("\n# --- numeric #defines ---\n")
+    for name, value, _ in m.defines:
+        out.append(f"{name} = {value}\n")
+    out.append("\n# --- callback types ---\n")
+    for name, ret, params in m.funptrs:
+        args = ", ".join([py_type(ret)] + [py_type(t) for _, t in params])
+        out.append(f"{name} = ctypes.CFUNCTYPE({args})\n")
+    out.append("\n# --- structs ---\n")
+    for name, fields in m.structs:
+        out.append(f"\n\nclass {name}(ctypes.Structure):\n    \"\"\"{name} (C header).\"\"\"\n")
+        out.append("    _fields_ = [\n")
+        for field, t in fields:
+            out.append(f"        (\"{field}\", {py_type(t)}),\n")
+        out.append("    ]\n")
+        out.append(f"\n\n{camel(name)} = {name}\n")
+    out.append("\nSTRUCTS = (\n")
+    for name, _ in m.structs:
+        out.append(f"    {name},\n")
+    out.append(")\n")
+    out.append("\n# name -> (restype, argtypes); restype None for void functions.\nSIGNATURES = {\n")
+    for name, ret, params in m.functions:
+        args = ", ".join(py_type(t, parameter=True) for _, t in params)
+        out.append(f"    \"{name}\": ({py_type(ret)}, [{args}]),\n")
+    out.append("}\n")
+    return "".join(out)
+
+
+def emit_probe(m):
+    """A C program printing each struct's size and field offsets."""
+    out = [f"""/* GENERATED by scripts/gen_bindings.py from {HEADER}; do not edit.
+ * Prints sizeof and offsetof of every public struct, one
+ * "struct field offset" line per field and "struct - size" per struct;
+ * tests/python_pkg/test_package.py compares them with the ctypes
+ * Structures of python/sptensor/_capi.py. */
+#include <stddef.h>
+#include <stdio.h>
+
+#include <sptensor/sptensor.h>
+
+#define S(type) printf("%s - %zu\\n", #type, sizeof(type))
+#define F(type, field) printf("%s %s %zu\\n", #type, #field, offsetof(type, field))
+
+int main(void) {{
+"""]
+    for name, fields in m.structs:
+        out.append(f"  S({name});\n")
+        for field, _ in fields:
+            out.append(f"  F({name}, {field});\n")
+    out.append("  return 0;\n}\n")
+    return "".join(out)
+
+
+def emit_fortran(m):
+    return ''
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--check", action="store_true", help="compare with the committed files, write nothing")
+    ap.add_argument("--cc", default=os.environ.get("CC", "cc"), help="C compiler used as the preprocessor")
+    ap.add_argument("--root", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+    ap.add_argument("--dump", action="store_true", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    root = os.path.abspath(args.root)
+    model = parse(args.cc, root)
+    if args.dump:
+        for name, ret, params in model.functions:
+            print(name, ret.c(), [(p, t.c()) for p, t in params])
+        for name, fields in model.structs:
+            print(name, [(f, t.c()) for f, t in fields])
+        print(model.enums)
+        print(model.defines)
+        return 0
+    outputs = {PY_OUT: emit_python(model), F90_OUT: emit_fortran(model), PROBE_OUT: emit_probe(model)}
+    stale = []
+    for rel, text in outputs.items():
+        path = os.path.join(root, rel)
+        old = open(path).read() if os.path.exists(path) else None
+        if old == text:
+            continue
+        stale.append(rel)
+        if not args.check:
+            with open(path, "w") as f:
+                f.write(text)
+    if args.check and stale:
+        print("gen_bindings.py: out of date with the headers (run scripts/gen_bindings.py and commit):",
+              ", ".join(stale), file=sys.stderr)
+        return 1
+    for rel in stale:
+        print("gen_bindings.py: wrote", rel)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
