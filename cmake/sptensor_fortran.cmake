@@ -1,4 +1,6 @@
-# Fortran interface (include/sptensor/sptensor.f90, module `sptensor`).
+# Fortran interface (include/sptensor/sptensor.f90, module `sptensor`, over
+# include/sptensor/sptensor_capi.f90, module `sptensor_capi`, generated from
+# the C headers by scripts/gen_bindings.py).
 #
 # SPT_WITH_FORTRAN: AUTO builds it when a Fortran compiler is found, ON
 # requires one, OFF skips it. Included from the top-level CMakeLists.txt
@@ -9,9 +11,11 @@
 #                          string/array helpers); static, because a .mod and
 #                          its object code are tied to one compiler version
 #                          and there is nothing here worth an ABI promise
-#   include/sptensor.mod   the compiled module (so `-I$prefix/include`, the
-#                          pkg-config Cflags, finds it)
-#   include/sptensor/sptensor.f90   the source, for other compilers
+#   include/sptensor.mod, include/sptensor_capi.mod   the compiled modules
+#                          (so `-I$prefix/include`, the pkg-config Cflags,
+#                          finds them)
+#   include/sptensor/sptensor_capi.f90, sptensor.f90   the sources, for
+#                          other compilers
 #   lib/pkgconfig/sptensor-fortran.pc   Requires: sptensor (pkgconfig/sptensor-fortran.pc.in)
 #   CMake target sptensor::sptensor_fortran (in sptensorTargets)
 #   with libsptensor_mpi also: libsptensor_mpi_fortran.a, include/sptensor_mpi.mod
@@ -34,7 +38,8 @@ message(STATUS "Fortran module (sptensor.mod, libsptensor_fortran.a): ${SPT_BUIL
 
 if(SPT_BUILD_FORTRAN)
   set(SPT_FORTRAN_MODULE_DIR ${PROJECT_BINARY_DIR}/fortran-modules)
-  add_library(sptensor_fortran STATIC ${PROJECT_SOURCE_DIR}/include/sptensor/sptensor.f90)
+  add_library(sptensor_fortran STATIC ${PROJECT_SOURCE_DIR}/include/sptensor/sptensor_capi.f90
+    ${PROJECT_SOURCE_DIR}/include/sptensor/sptensor.f90)
   add_library(sptensor::sptensor_fortran ALIAS sptensor_fortran)
   set_target_properties(sptensor_fortran PROPERTIES
     Fortran_MODULE_DIRECTORY ${SPT_FORTRAN_MODULE_DIR}
@@ -49,8 +54,10 @@ if(SPT_BUILD_FORTRAN)
 
   install(TARGETS sptensor_fortran EXPORT sptensorTargets
     ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
-  install(FILES ${SPT_FORTRAN_MODULE_DIR}/sptensor.mod DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
-  install(FILES ${PROJECT_SOURCE_DIR}/include/sptensor/sptensor.f90
+  install(FILES ${SPT_FORTRAN_MODULE_DIR}/sptensor.mod ${SPT_FORTRAN_MODULE_DIR}/sptensor_capi.mod
+    DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+  install(FILES ${PROJECT_SOURCE_DIR}/include/sptensor/sptensor_capi.f90
+    ${PROJECT_SOURCE_DIR}/include/sptensor/sptensor.f90
     DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/sptensor)
 
   configure_file(${PROJECT_SOURCE_DIR}/pkgconfig/sptensor-fortran.pc.in ${PROJECT_BINARY_DIR}/sptensor-fortran.pc @ONLY)

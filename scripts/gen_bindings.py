@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Generates the language bindings of libsptensor from its C headers.
 
-usage: gen_bindings.py [--check] [--cc CC] [--root DIR]
+usage: gen_bindings.py [--check | --self-test] [--cc CC] [--root DIR]
 
 Reads include/sptensor/sptensor.h (and the headers it includes) through the
 C preprocessor and pycparser (a C99 parser, the one cffi uses), and writes:
@@ -16,7 +16,9 @@ C preprocessor and pycparser (a C99 parser, the one cffi uses), and writes:
                                     for the ctypes layout check
 
 With --check nothing is written: the exit status is 1 when a committed file
-differs from what the headers give (ctest bindings_up_to_date).
+differs from what the headers give (ctest bindings_up_to_date). --self-test
+checks that --check notices a header change, in a scratch copy of the tree.
+Exit 77 (ctest skip) when pycparser is missing, except under CI=true.
 
 What the C types cannot say (is `int *x` one value or an array? may an
 options pointer be NULL?) is decided by the rules in fortran_argument()
@@ -31,7 +33,12 @@ import subprocess
 import sys
 import tempfile
 
-from pycparser import c_ast, c_parser
+try:
+    from pycparser import c_ast, c_parser
+except ImportError:
+    print("gen_bindings.py: pycparser is not installed (Debian: python3-pycparser; pip: pycparser)",
+          file=sys.stderr)
+    sys.exit(1 if os.environ.get("CI") == "true" else 77)
 
 HEADER = "include/sptensor/sptensor.h"
 PY_OUT = "python/sptensor/_capi.py"
@@ -149,7 +156,7 @@ def evaluate(node, enums):
 def doc_comments(root):
     """Function name -> the /** ... */ comment just before its declaration."""
     docs = {}
-    pattern = re.compile(r"/\*\*(.*?)\*/\s*SPT_API\s[^;(]*?\b(spt_\w+)\s*\(", re.S)
+    pattern = re.compile(r"/\*\*((?:(?!\*/).)*)\*/\s*SPT_API\s[^;(]*?\b(spt_\w+)\s*\(", re.S)
     folder = os.path.join(root, "include", "sptensor")
     for name in sorted(os.listdir(folder)):
         if name.endswith(".h"):
@@ -383,9 +390,285 @@ int main(void) {{
     out.append("  return 0;\n}\n")
     return "".join(out)
 
+# --------------------------------------------------------------------------
+# Fortran (iso_c_binding)
+# --------------------------------------------------------------------------
+# Pointer parameters the C types leave open, decided here once:
+# 2-D arrays with a leading dimension (index k of mode m at indices[m*ld+k])
+# are passed as c_loc(...) addresses, as the values arrays (void *) are.
+FORTRAN_ADDRESS_PARAMS = {"indices"}
+# Non-const pointers to numbers that receive several values (the rest
+# receive one): names ending in these.
+FORTRAN_ARRAY_OUTPUT_SUFFIXES = ("dims", "modes", "modes_out")
+# Output arrays with other names, per function.
+FORTRAN_ARRAY_OUTPUTS = {("spt_permutation_get", "out")}
+
+
+def nullable(doc, param):
+    """True when the function's comment says `param` may be NULL (then the
+    Fortran argument is a type(c_ptr) so that c_null_ptr can be passed)."""
+    word = re.escape(param)
+    for sentence in re.split(r"(?<=\.)\s+(?=[A-Z`(])", doc):
+        if "NULL" not in sentence or sentence.startswith("Errors"):
+            continue
+        if re.search(rf"`?\b{word}\b`?:?\s*(\([^)]*\)\s*)?(may|can) be NULL|if `?\b{word}\b`? is not NULL"
+                     rf"|`?\b{word}\b`?, if not NULL|`?\b{word}\b`?[:,]?[^.;]*\bor NULL\b|\b{word}\b.*?\bNULL (means|for)",
+                     sentence):
+            return True
+    return False
+
+
+def f_kind(t):
+    """(Fortran type spelling, iso_c_binding names it needs) of a value type."""
+    if t.kind == "scalar":
+        _, spelling, kind = SCALARS[t.name]
+        return spelling, {kind}
+    if t.kind == "enum":
+        return "integer(c_int)", {"c_int"}
+    if t.kind == "funptr":
+        return "type(c_funptr)", {"c_funptr"}
+    if t.kind == "struct":
+        return f"type({t.name})", {t.name}
+    if t.kind in ("pointer", "handle", "void"):
+        return "type(c_ptr)", {"c_ptr"}
+    raise ValueError(f"no Fortran mapping for {t.c()}")
+
+
+def fortran_argument(function, param, t, doc):
+    """(declaration without the name, suffix after the name, imports)."""
+    if t.kind != "pointer":
+        spelling, needs = f_kind(t)
+        return f"{spelling}, value", "", needs
+    base, depth = t.base(), t.depth()
+    if depth >= 2:
+        if t.target.const:  # T *const *: an input array of pointers
+            return "type(c_ptr), intent(in)", "(*)", {"c_ptr"}
+        return "type(c_ptr), intent(out)", "", {"c_ptr"}  # the library stores an address
+    if base.kind in ("handle", "void"):
+        return "type(c_ptr), value", "", {"c_ptr"}
+    if base.kind == "scalar" and base.name == "char":
+        return "character(kind=c_char), intent(in)", "(*)", {"c_char"}
+    if nullable(doc, param) or param in FORTRAN_ADDRESS_PARAMS:
+        return "type(c_ptr), value", "", {"c_ptr"}
+    spelling, needs = f_kind(base)
+    if base.kind == "struct":
+        return f"{spelling}, intent({'in' if base.const else 'inout'})", "", needs
+    if base.const:
+        return f"{spelling}, intent(in)", "(*)", needs
+    if param.endswith(FORTRAN_ARRAY_OUTPUT_SUFFIXES) or (function, param) in FORTRAN_ARRAY_OUTPUTS:
+        return f"{spelling}, intent(out)", "(*)", needs
+    return f"{spelling}, intent(out)", "", needs
+
+
+def f_wrap(first, words, indent, tail=""):
+    """first + ", ".join(words) + tail, continued with & within 110 columns."""
+    lines, line = [], first
+    for i, w in enumerate(words):
+        piece = w + (", " if i < len(words) - 1 else "")
+        if len(line) + len(piece) > 110:
+            lines.append(line.rstrip() + " &")
+            line = " " * (indent + 4) + piece
+        else:
+            line += piece
+    if len(line) + len(tail) > 110:
+        lines.append(line.rstrip() + " &")
+        line = " " * (indent + 4) + tail.lstrip()
+    else:
+        line += tail
+    lines.append(line)
+    return "\n".join(lines) + "\n"
+
+
+def f_literal(value, ctype):
+    if ctype == "uint64_t":
+        return "integer(c_int64_t)", f"{value}_c_int64_t"
+    return "integer(c_int)", str(value)
+
+
+def first_sentence(doc):
+    s = re.split(r"(?<=\.)\s", doc, maxsplit=1)[0] if doc else ""
+    return s if len(s) <= 200 else s[:197].rsplit(" ", 1)[0] + " ..."
+
+
+def f_procedure(name, ret, params, doc, bind_name, abstract=False):
+    """One interface body."""
+    out = []
+    if doc:
+        for line in _wrap_comment(first_sentence(doc)):
+            out.append(f"    ! {line}\n")
+    names = [p for p, _ in params]
+    decls, imports = [], set()
+    for p, t in params:
+        if abstract:  # a callback receives every pointer by value
+            spelling, needs = ("type(c_ptr)", {"c_ptr"}) if t.kind == "pointer" else f_kind(t)
+            decl, suffix = f"{spelling}, value", ""
+        else:
+            decl, suffix, needs = fortran_argument(name, p, t, doc)
+        decls.append(f"      {decl} :: {p}{suffix}\n")
+        imports |= needs
+    if ret.kind == "void":
+        head, end, result = "subroutine", "end subroutine", None
+    else:
+        head, end = "function", "end function"
+        spelling, needs = f_kind(ret) if ret.kind != "pointer" else ("type(c_ptr)", {"c_ptr"})
+        result = f"      {spelling} :: res\n"
+        imports |= needs
+    bind = f"bind(c, name=\"{bind_name}\")" if bind_name else "bind(c)"
+    tail = ") " + bind + (" result(res)" if result else "")
+    out.append(f_wrap(f"    {head} {name}(", names, 4, tail))
+    if imports:
+        out.append(f_wrap("      import :: ", sorted(imports), 6))
+    out.extend(decls)
+    if result:
+        out.append(result)
+    out.append(f"    {end}\n")
+    return "".join(out)
+
+
+def _wrap_comment(text, width=100):
+    words, lines, line = text.split(), [], ""
+    for w in words:
+        if line and len(line) + 1 + len(w) > width:
+            lines.append(line)
+            line = w
+        else:
+            line = f"{line} {w}" if line else w
+    if line:
+        lines.append(line)
+    return lines
+
 
 def emit_fortran(m):
-    return ''
+    # Fortran names are case-insensitive: no two entities may differ by case only.
+    seen = {}
+    for name in ([n for _, items in m.enums for n, _ in items] + [n for n, _, _ in m.defines]
+                 + [n for n, _ in m.structs] + [n for n, _, _ in m.funptrs] + [n for n, _, _ in m.functions]):
+        if name.lower() in seen and seen[name.lower()] != name:
+            raise ValueError(f"{name} and {seen[name.lower()]} clash in Fortran")
+        seen[name.lower()] = name
+    init_size = {n for n, _, _ in m.functions if n.endswith("_options_init_size")}
+    out = [f"""! GENERATED by scripts/gen_bindings.py from {HEADER} and the headers it
+! includes. Do not edit: change the C header and run the script (ctest
+! bindings_up_to_date fails when this file is stale).
+!
+! Module sptensor_capi: the C ABI of libsptensor through iso_c_binding.
+! Programs `use sptensor` (sptensor.f90), which re-exports all of this and
+! adds Fortran conveniences (sptf_* procedures taking Fortran strings and
+! arrays).
+!  - Every enumerator and numeric #define: a named constant, same name and
+!    value.
+!  - Every struct: a bind(c) derived type with the C layout (fields zeroed).
+!  - Every callback typedef: an abstract interface of the same name.
+!  - Every function: a bind(c) interface under its C name, returning the
+!    spt_status as integer(c_int). Handles are type(c_ptr) (passed by value;
+!    `spt_X **out` arguments are type(c_ptr), intent(out)). Unsigned C
+!    integers map to the signed kind of the same size. Strings must end in
+!    c_null_char. Pointer arguments the header documents as optional (may be
+!    NULL), and 2-D index arrays, are type(c_ptr): pass c_loc(x) or
+!    c_null_ptr. Modes are 0-based, as in C.
+!  - spt_X_options_init(opts): as the C macro, spt_X_options_init_size(opts,
+!    c_sizeof(opts)).
+module sptensor_capi
+  use, intrinsic :: iso_c_binding
+  implicit none
+
+"""]
+    for enum, items in m.enums:
+        out.append(f"  ! {enum}\n")
+        for name, value in items:
+            out.append(f"  integer(c_int), parameter :: {name} = {value}\n")
+    out.append("\n  ! numeric #defines\n")
+    for name, value, ctype in m.defines:
+        spelling, literal = f_literal(value, ctype)
+        out.append(f"  {spelling}, parameter :: {name} = {literal}\n")
+    for name, fields in m.structs:
+        out.append(f"\n  type, bind(c) :: {name}\n")
+        for field, t in fields:
+            if t.kind == "array":
+                dims, inner = [], t
+                while inner.kind == "array":
+                    dims.append(inner.count)
+                    inner = inner.target
+                spelling, _ = f_kind(inner)
+                init = "c_null_char" if inner.kind == "scalar" and inner.name == "char" else "0"
+                # C's a[i][j] is Fortran's a(j+1, i+1): the extents reversed
+                out.append(f"    {spelling} :: {field}({', '.join(str(d) for d in reversed(dims))}) = {init}\n")
+                continue
+            spelling, _ = f_kind(t)
+            init = {"type(c_ptr)": "c_null_ptr", "type(c_funptr)": "c_null_funptr"}.get(spelling, "0")
+            out.append(f"    {spelling} :: {field} = {init}\n")
+        out.append(f"  end type {name}\n")
+    out.append("\n  ! Callbacks: write a bind(c) procedure with this interface and pass\n"
+               "  ! c_funloc(it) (and c_loc(a TARGET variable) as its user data).\n")
+    out.append("  abstract interface\n")
+    for name, ret, params in m.funptrs:
+        out.append(f_procedure(name, ret, params, "", None, abstract=True))
+    out.append("  end interface\n\n")
+    out.append("  interface\n")
+    for name, ret, params in m.functions:
+        if name + "_size" in init_size:
+            continue  # the module procedure below (same name, same effect)
+        out.append(f_procedure(name, ret, params, m.docs.get(name, ""), name))
+    out.append("  end interface\n\ncontains\n")
+    for name in sorted(init_size):
+        short = name[:-len("_size")]
+        struct = short[:-len("_init")]
+        out.append(f"""
+  !> Fill opts with the library's defaults (the C macro {short}).
+  function {short}(opts) result(res)
+    type({struct}), intent(inout) :: opts
+    integer(c_int) :: res
+    res = {name}(opts, c_sizeof(opts))
+  end function
+""")
+    out.append("\nend module sptensor_capi\n")
+    return "".join(out)
+
+
+def write_outputs(model, root, check):
+    """Writes (or with check, compares) the generated files; the stale ones."""
+    outputs = {PY_OUT: emit_python(model), F90_OUT: emit_fortran(model), PROBE_OUT: emit_probe(model)}
+    stale = []
+    for rel, text in outputs.items():
+        path = os.path.join(root, rel)
+        old = open(path).read() if os.path.exists(path) else None
+        if old == text:
+            continue
+        stale.append(rel)
+        if not check:
+            with open(path, "w") as f:
+                f.write(text)
+    return stale
+
+
+def self_test(cc, root):
+    """In a scratch copy: the committed outputs pass --check; a function
+    added to a header makes them stale; regenerated, they bind it."""
+    import shutil
+    with tempfile.TemporaryDirectory() as scratch:
+        shutil.copytree(os.path.join(root, "include"), os.path.join(scratch, "include"))
+        for rel in (PY_OUT, PROBE_OUT):
+            os.makedirs(os.path.dirname(os.path.join(scratch, rel)), exist_ok=True)
+            shutil.copy(os.path.join(root, rel), os.path.join(scratch, rel))
+        failures = []
+        if write_outputs(parse(cc, scratch), scratch, check=True):
+            failures.append("the committed outputs are stale (run scripts/gen_bindings.py)")
+        with open(os.path.join(scratch, HEADER), "a") as f:
+            f.write("\nSPT_API spt_status spt_self_test_added(spt_context *ctx, const double *x, size_t n);\n")
+        stale = write_outputs(parse(cc, scratch), scratch, check=True)
+        if sorted(stale) != sorted([PY_OUT, F90_OUT]):
+            failures.append(f"after adding a function, --check reported {stale}, expected {PY_OUT} and {F90_OUT}")
+        write_outputs(parse(cc, scratch), scratch, check=False)
+        if '"spt_self_test_added": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t])' \
+                not in open(os.path.join(scratch, PY_OUT)).read():
+            failures.append("the added function's Python prototype is missing or wrong")
+        if 'bind(c, name="spt_self_test_added")' not in open(os.path.join(scratch, F90_OUT)).read():
+            failures.append("the added function's Fortran interface is missing")
+    for f in failures:
+        print("gen_bindings.py --self-test: FAIL:", f, file=sys.stderr)
+    if not failures:
+        print("gen_bindings.py --self-test: passed")
+    return 1 if failures else 0
 
 
 def main():
@@ -393,9 +676,12 @@ def main():
     ap.add_argument("--check", action="store_true", help="compare with the committed files, write nothing")
     ap.add_argument("--cc", default=os.environ.get("CC", "cc"), help="C compiler used as the preprocessor")
     ap.add_argument("--root", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+    ap.add_argument("--self-test", action="store_true", help="check that --check sees a header change")
     ap.add_argument("--dump", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
     root = os.path.abspath(args.root)
+    if args.self_test:
+        return self_test(args.cc, root)
     model = parse(args.cc, root)
     if args.dump:
         for name, ret, params in model.functions:
@@ -405,17 +691,7 @@ def main():
         print(model.enums)
         print(model.defines)
         return 0
-    outputs = {PY_OUT: emit_python(model), F90_OUT: emit_fortran(model), PROBE_OUT: emit_probe(model)}
-    stale = []
-    for rel, text in outputs.items():
-        path = os.path.join(root, rel)
-        old = open(path).read() if os.path.exists(path) else None
-        if old == text:
-            continue
-        stale.append(rel)
-        if not args.check:
-            with open(path, "w") as f:
-                f.write(text)
+    stale = write_outputs(model, root, args.check)
     if args.check and stale:
         print("gen_bindings.py: out of date with the headers (run scripts/gen_bindings.py and commit):",
               ", ".join(stale), file=sys.stderr)

@@ -47,6 +47,13 @@ if ! "$venv/bin/python" -c 'import pyttb, numpy' > /dev/null 2>&1; then
   "$venv/bin/python" -m pip install --quiet --disable-pip-version-check pyttb numpy \
     || echo "test.sh: WARNING: could not install pyttb; the pyttb cross-check will not run" >&2
 fi
+# pycparser for scripts/gen_bindings.py (ctest bindings_up_to_date): the
+# Debian package through --system-site-packages, else the same version from
+# the package index.
+if ! "$venv/bin/python" -c 'import pycparser' > /dev/null 2>&1; then
+  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check "pycparser==2.21" \
+    || echo "test.sh: WARNING: could not install pycparser; the bindings checks will be skipped" >&2
+fi
 python=$(cd "$venv/bin" && pwd)/python
 stage venv
 

@@ -2,7 +2,8 @@
 # gen_constants_check.cmake) and the module in a scratch folder, runs them
 # and compares their output line by line. They use only constants, types,
 # sizeof/offsetof and c_sizeof/c_loc, so nothing is linked to the library,
-# and a constant missing from sptensor.f90 fails this test, not the build.
+# and a constant missing from sptensor_capi.f90 (generated, re-exported by
+# sptensor.f90) fails this test, not the build.
 # Variables: C_COMPILER, FORTRAN_COMPILER, INCLUDE_DIR, C_SOURCE, F_SOURCE, WORK_DIR.
 cmake_minimum_required(VERSION 3.16)
 file(REMOVE_RECURSE ${WORK_DIR})
@@ -14,16 +15,19 @@ execute_process(COMMAND ${C_COMPILER} -std=c99 -I${INCLUDE_DIR} ${C_SOURCE} -o $
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "compiling the C constant printer failed:\n${out}")
 endif()
-execute_process(COMMAND ${FORTRAN_COMPILER} -c ${INCLUDE_DIR}/sptensor/sptensor.f90 -o ${WORK_DIR}/sptensor.o
-  WORKING_DIRECTORY ${WORK_DIR} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE out)
-if(NOT rc EQUAL 0)
-  message(FATAL_ERROR "compiling sptensor.f90 failed:\n${out}")
-endif()
+# The generated module sptensor_capi first: module sptensor uses it.
+foreach(source sptensor_capi sptensor)
+  execute_process(COMMAND ${FORTRAN_COMPILER} -c ${INCLUDE_DIR}/sptensor/${source}.f90 -o ${WORK_DIR}/${source}.o
+    WORKING_DIRECTORY ${WORK_DIR} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE out)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "compiling ${source}.f90 failed:\n${out}")
+  endif()
+endforeach()
 execute_process(COMMAND ${FORTRAN_COMPILER} -I${WORK_DIR} ${F_SOURCE} -o ${F_PROGRAM}
   WORKING_DIRECTORY ${WORK_DIR} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE out)
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "compiling the Fortran constant printer failed (a C enumerator or struct field "
-                      "missing from include/sptensor/sptensor.f90?):\n${out}")
+                      "missing from include/sptensor/sptensor_capi.f90? run scripts/gen_bindings.py):\n${out}")
 endif()
 execute_process(COMMAND ${C_PROGRAM} RESULT_VARIABLE rc_c OUTPUT_VARIABLE c_out)
 execute_process(COMMAND ${F_PROGRAM} RESULT_VARIABLE rc_f OUTPUT_VARIABLE f_out)

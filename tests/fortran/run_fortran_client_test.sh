@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Fortran client test of the installed library:
 #   1. cmake --install the build tree into a temporary prefix;
-#   2. check that sptensor.mod, sptensor.f90, libsptensor_fortran.a and
+#   2. check that sptensor.mod, sptensor_capi.mod, their .f90 sources,
+#      libsptensor_fortran.a and
 #      sptensor-fortran.pc are installed;
 #   3. build client_example.f90 with
 #      `gfortran $(pkg-config --cflags --libs sptensor-fortran)` (only
@@ -34,6 +35,8 @@ echo "== install into $prefix"
   || { cat "$work_dir/install.log" >&2; fail "cmake --install"; }
 [[ -f "$prefix/include/sptensor.mod" ]] || fail "sptensor.mod not installed in $prefix/include"
 [[ -f "$prefix/include/sptensor/sptensor.f90" ]] || fail "sptensor.f90 not installed"
+[[ -f "$prefix/include/sptensor_capi.mod" ]] || fail "sptensor_capi.mod not installed in $prefix/include"
+[[ -f "$prefix/include/sptensor/sptensor_capi.f90" ]] || fail "sptensor_capi.f90 not installed"
 pc_file=$(find "$prefix" -name sptensor-fortran.pc | head -n 1)
 [[ -n "$pc_file" ]] || fail "no sptensor-fortran.pc installed"
 libdir=$(dirname "$(dirname "$pc_file")")

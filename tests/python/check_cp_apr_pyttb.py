@@ -21,8 +21,8 @@ import ctypes
 import sys
 
 from crosscheck_common import (
-    SKIP, SPT_OK, SPT_WARN_NOT_CONVERGED, check, copy_factors, coo_from_subs, find, init_options, ktensor_lambda,
-    np, read_tns, run_main, ttb, wrap_matrices)
+    SKIP, SPT_OK, SPT_WARN_NOT_CONVERGED, capi, check, coo_from_subs, copy_factors, find, init_options,
+    ktensor_lambda, load_library, np, read_tns, run_main, ttb, wrap_matrices)
 
 LL_RTOL = 1e-6
 
@@ -40,56 +40,9 @@ CASES = [
 ]
 
 
-# The C API through ctypes (layouts must match include/sptensor/cp_apr.h).
-SPT_CP_APR_INIT_USER = 1
-
-CALLBACK = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_int, ctypes.c_double, ctypes.c_double,
-                            ctypes.c_double)
-
-
-class CpAprOptions(ctypes.Structure):
-    _fields_ = [
-        ("struct_size", ctypes.c_size_t),
-        ("rank", ctypes.c_uint32),
-        ("max_outer_iters", ctypes.c_int),
-        ("max_inner_iters", ctypes.c_int),
-        ("tol", ctypes.c_double),
-        ("kappa", ctypes.c_double),
-        ("kappatol", ctypes.c_double),
-        ("epsilon", ctypes.c_double),
-        ("init", ctypes.c_int),
-        ("seed", ctypes.c_uint64),
-        ("init_factors", ctypes.POINTER(ctypes.c_void_p)),
-        ("callback", CALLBACK),
-        ("callback_data", ctypes.c_void_p),
-        ("format", ctypes.c_int),  # spt_tensor_format (0 = AUTO)
-    ]
-
-
-def load_library(path):
-    lib = ctypes.CDLL(path)
-    vp, u32, u64, i32 = ctypes.c_void_p, ctypes.c_uint32, ctypes.c_uint64, ctypes.c_int
-    pvp = ctypes.POINTER(ctypes.c_void_p)
-    sigs = {
-        "spt_coo_create_from_arrays": [vp, i32, u32, vp, u64, vp, u64, i32, vp, i32, pvp],
-        "spt_coo_free": [vp],
-        "spt_matrix_wrap": [vp, i32, u64, u64, i32, vp, u64, pvp],
-        "spt_matrix_free": [vp],
-        "spt_matrix_copy_out": [vp, i32, vp, u64],
-        "spt_cp_apr_options_init": [ctypes.POINTER(CpAprOptions)],
-        "spt_cp_apr": [vp, vp, ctypes.POINTER(CpAprOptions), pvp],
-        "spt_ktensor_free": [vp],
-        "spt_ktensor_result": [vp, ctypes.POINTER(ctypes.c_double), ctypes.POINTER(i32), ctypes.POINTER(i32)],
-        "spt_ktensor_factor": [vp, u32, pvp],
-        "spt_ktensor_lambda": [vp, pvp],
-    }
-    for name, argtypes in sigs.items():
-        fn = getattr(lib, name)
-        fn.argtypes = argtypes
-        fn.restype = ctypes.c_int
-    lib.spt_thread_last_error.argtypes = []
-    lib.spt_thread_last_error.restype = ctypes.c_char_p
-    return lib
+# The C API: the generated ctypes view (python/sptensor/_capi.py).
+CpAprOptions = capi.CpAprOptions
+SPT_CP_APR_INIT_USER = capi.SPT_CP_APR_INIT_USER
 
 
 def run_sptensor(lib, subs, vals, shape, rank, iters, tol, init_factors):

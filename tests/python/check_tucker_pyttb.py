@@ -18,8 +18,8 @@ import ctypes
 import sys
 
 from crosscheck_common import (
-    SKIP, SPT_OK, SPT_WARN_NOT_CONVERGED, check, copy_factors, coo_from_subs, find, init_options, np, read_tns,
-    run_main, ttb, wrap_matrices)
+    SKIP, SPT_OK, SPT_WARN_NOT_CONVERGED, capi, check, coo_from_subs, copy_factors, find, init_options, load_library,
+    np, read_tns, run_main, ttb, wrap_matrices)
 
 FIT_RTOL = 1e-6
 ANGLE_TOL = 1e-6
@@ -38,65 +38,11 @@ CASES = [
 ]
 
 
-# The C API through ctypes (layouts must match include/sptensor/tucker.h).
-SPT_TUCKER_INIT_HOSVD = 0
-SPT_TUCKER_INIT_USER = 2
-
-CALLBACK = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_int, ctypes.c_double, ctypes.c_double,
-                            ctypes.c_double)
-
-
-class TuckerOptions(ctypes.Structure):
-    _fields_ = [
-        ("struct_size", ctypes.c_size_t),
-        ("ranks", ctypes.POINTER(ctypes.c_uint32)),
-        ("ranks_count", ctypes.c_uint32),
-        ("max_iters", ctypes.c_int),
-        ("tol", ctypes.c_double),
-        ("init", ctypes.c_int),
-        ("seed", ctypes.c_uint64),
-        ("init_factors", ctypes.POINTER(ctypes.c_void_p)),
-        ("callback", CALLBACK),
-        ("callback_data", ctypes.c_void_p),
-        ("ttmc", ctypes.c_int),  # spt_tucker_ttmc
-    ]
-
-
-class TtensorSummary(ctypes.Structure):
-    """spt_ttensor_summary (tucker.h)."""
-    _fields_ = [
-        ("struct_size", ctypes.c_size_t),
-        ("dtype", ctypes.c_int),
-        ("order", ctypes.c_uint32),
-        ("fit", ctypes.c_double),
-        ("iterations", ctypes.c_int),
-        ("converged", ctypes.c_int),
-    ]
-
-
-def load_library(path):
-    lib = ctypes.CDLL(path)
-    vp, u32, u64, i32 = ctypes.c_void_p, ctypes.c_uint32, ctypes.c_uint64, ctypes.c_int
-    pvp = ctypes.POINTER(ctypes.c_void_p)
-    sigs = {
-        "spt_coo_create_from_arrays": [vp, i32, u32, vp, u64, vp, u64, i32, vp, i32, pvp],
-        "spt_coo_free": [vp],
-        "spt_matrix_wrap": [vp, i32, u64, u64, i32, vp, u64, pvp],
-        "spt_matrix_free": [vp],
-        "spt_matrix_copy_out": [vp, i32, vp, u64],
-        "spt_tucker_options_init": [ctypes.POINTER(TuckerOptions)],
-        "spt_tucker_hooi": [vp, vp, ctypes.POINTER(TuckerOptions), pvp],
-        "spt_ttensor_free": [vp],
-        "spt_ttensor_info": [vp, vp, ctypes.POINTER(TtensorSummary)],
-        "spt_ttensor_factor": [vp, u32, pvp],
-    }
-    for name, argtypes in sigs.items():
-        fn = getattr(lib, name)
-        fn.argtypes = argtypes
-        fn.restype = ctypes.c_int
-    lib.spt_thread_last_error.argtypes = []
-    lib.spt_thread_last_error.restype = ctypes.c_char_p
-    return lib
+# The C API: the generated ctypes view (python/sptensor/_capi.py).
+TuckerOptions = capi.TuckerOptions
+TtensorSummary = capi.TtensorSummary
+SPT_TUCKER_INIT_HOSVD = capi.SPT_TUCKER_INIT_HOSVD
+SPT_TUCKER_INIT_USER = capi.SPT_TUCKER_INIT_USER
 
 
 def run_sptensor(lib, subs, vals, shape, ranks, iters, init_factors):

@@ -1,19 +1,41 @@
 """Pieces shared by the pyttb cross-check scripts (check_*_pyttb.py): the
 skip/fail convention of ctest, the numpy/pyttb imports, status checks on
-the C API through ctypes, handles built from numpy arrays, options
+the C API through ctypes (the generated python/sptensor/_capi.py: its
+structs and every prototype), handles built from numpy arrays, options
 initialisation, .tns reading, data-file lookup and the script entry point."""
 import ctypes
+import importlib.util
 import lzma
 import os
 import sys
 
 SKIP = 77  # ctest SKIP_RETURN_CODE
 
-# Constants of include/sptensor/sptensor.h the scripts use.
-SPT_FLOAT64 = 2
-SPT_ROW_MAJOR = 0
-SPT_OK = 0
-SPT_WARN_NOT_CONVERGED = 1
+
+def _load_capi():
+    """python/sptensor/_capi.py of this source tree, by path (the scripts
+    test the library, not an installed package)."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python", "sptensor", "_capi.py")
+    spec = importlib.util.spec_from_file_location("sptensor_capi", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+capi = _load_capi()
+SPT_FLOAT64 = capi.SPT_FLOAT64
+SPT_ROW_MAJOR = capi.SPT_ROW_MAJOR
+SPT_OK = capi.SPT_OK
+SPT_WARN_NOT_CONVERGED = capi.SPT_WARN_NOT_CONVERGED
+
+
+def load_library(path):
+    """libsptensor at path with every function's generated prototype."""
+    lib = ctypes.CDLL(path)
+    for name, (restype, argtypes) in capi.SIGNATURES.items():
+        fn = getattr(lib, name)
+        fn.restype, fn.argtypes = restype, argtypes
+    return lib
 
 
 def skip_or_fail(message):
