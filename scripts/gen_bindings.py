@@ -461,20 +461,16 @@ def fortran_argument(function, param, t, doc):
 
 
 def f_wrap(first, words, indent, tail=""):
-    """first + ", ".join(words) + tail, continued with & within 110 columns."""
+    """first + ", ".join(words) + tail, continued with & within 110 columns
+    (the tail stays with the last word)."""
+    pieces = [w + ", " for w in words[:-1]] + [(words[-1] if words else "") + tail]
     lines, line = [], first
-    for i, w in enumerate(words):
-        piece = w + (", " if i < len(words) - 1 else "")
-        if len(line) + len(piece) > 110:
+    for piece in pieces:
+        if len(line) + len(piece) > 110 and line.strip():
             lines.append(line.rstrip() + " &")
             line = " " * (indent + 4) + piece
         else:
             line += piece
-    if len(line) + len(tail) > 110:
-        lines.append(line.rstrip() + " &")
-        line = " " * (indent + 4) + tail.lstrip()
-    else:
-        line += tail
     lines.append(line)
     return "\n".join(lines) + "\n"
 

@@ -622,8 +622,8 @@ module sptensor_capi
     end function
     ! New zero-filled rows x cols matrix of `dtype` in `layout` (ld = cols for row-major, rows for
     ! column-major).
-    function spt_matrix_create(ctx, dtype, rows, cols, layout, out &
-        ) bind(c, name="spt_matrix_create") result(res)
+    function spt_matrix_create(ctx, dtype, rows, cols, layout, &
+        out) bind(c, name="spt_matrix_create") result(res)
       import :: c_int, c_int64_t, c_ptr
       type(c_ptr), value :: ctx
       integer(c_int), value :: dtype
@@ -634,8 +634,8 @@ module sptensor_capi
       integer(c_int) :: res
     end function
     ! New matrix holding a copy of caller data (element (i,j) located per `layout` and `ld`).
-    function spt_matrix_create_copy(ctx, dtype, rows, cols, layout, data, ld, out &
-        ) bind(c, name="spt_matrix_create_copy") result(res)
+    function spt_matrix_create_copy(ctx, dtype, rows, cols, layout, data, ld, &
+        out) bind(c, name="spt_matrix_create_copy") result(res)
       import :: c_int, c_int64_t, c_ptr
       type(c_ptr), value :: ctx
       integer(c_int), value :: dtype
@@ -648,8 +648,8 @@ module sptensor_capi
       integer(c_int) :: res
     end function
     ! Wrap caller memory without copying.
-    function spt_matrix_wrap(ctx, dtype, rows, cols, layout, data, ld, out &
-        ) bind(c, name="spt_matrix_wrap") result(res)
+    function spt_matrix_wrap(ctx, dtype, rows, cols, layout, data, ld, &
+        out) bind(c, name="spt_matrix_wrap") result(res)
       import :: c_int, c_int64_t, c_ptr
       type(c_ptr), value :: ctx
       integer(c_int), value :: dtype
@@ -739,8 +739,8 @@ module sptensor_capi
       integer(c_int) :: res
     end function
     ! Read-only view of caller arrays (0-based, layout as in spt_coo_create_from_arrays).
-    function spt_coo_create_view(ctx, dtype, order, dims, nnz, indices, ld, values, out &
-        ) bind(c, name="spt_coo_create_view") result(res)
+    function spt_coo_create_view(ctx, dtype, order, dims, nnz, indices, ld, values, &
+        out) bind(c, name="spt_coo_create_view") result(res)
       import :: c_int, c_int32_t, c_int64_t, c_ptr
       type(c_ptr), value :: ctx
       integer(c_int), value :: dtype
@@ -777,8 +777,8 @@ module sptensor_capi
       integer(c_int) :: res
     end function
     ! Append `n` nonzeros (layout as in spt_coo_create_from_arrays, values of the tensor's dtype).
-    function spt_coo_append(ctx, x, n, indices, ld, index_base, values, flags &
-        ) bind(c, name="spt_coo_append") result(res)
+    function spt_coo_append(ctx, x, n, indices, ld, index_base, values, &
+        flags) bind(c, name="spt_coo_append") result(res)
       import :: c_int, c_int64_t, c_ptr
       type(c_ptr), value :: ctx
       type(c_ptr), value :: x
@@ -934,8 +934,8 @@ module sptensor_capi
       integer(c_int) :: res
     end function
     ! Borrowed arrays: row_ptr has rows+1 entries, col_ind and values have nnz.
-    function spt_csr_arrays(a, dtype, rows, cols, nnz, row_ptr, col_ind, values &
-        ) bind(c, name="spt_csr_arrays") result(res)
+    function spt_csr_arrays(a, dtype, rows, cols, nnz, row_ptr, col_ind, &
+        values) bind(c, name="spt_csr_arrays") result(res)
       import :: c_int, c_int64_t, c_ptr
       type(c_ptr), value :: a
       integer(c_int), intent(out) :: dtype
@@ -1056,8 +1056,8 @@ module sptensor_capi
       integer(c_int) :: res
     end function
     ! New Kruskal tensor with lambda = 1 and zero factors (dims[m] x rank, row-major).
-    function spt_ktensor_create(ctx, dtype, order, dims, rank, out &
-        ) bind(c, name="spt_ktensor_create") result(res)
+    function spt_ktensor_create(ctx, dtype, order, dims, rank, &
+        out) bind(c, name="spt_ktensor_create") result(res)
       import :: c_int, c_int32_t, c_ptr
       type(c_ptr), value :: ctx
       integer(c_int), value :: dtype
@@ -1152,8 +1152,8 @@ module sptensor_capi
     end function
     ! Same, writing only the first `struct_size` bytes (the caller's sizeof(spt_cpd_options), which is
     ! smaller when the caller was compiled against an older header); struct_size is stored in ...
-    function spt_cpd_options_init_size(opts, struct_size &
-        ) bind(c, name="spt_cpd_options_init_size") result(res)
+    function spt_cpd_options_init_size(opts, &
+        struct_size) bind(c, name="spt_cpd_options_init_size") result(res)
       import :: c_int, c_size_t, spt_cpd_options
       type(spt_cpd_options), intent(inout) :: opts
       integer(c_size_t), value :: struct_size
@@ -1171,8 +1171,8 @@ module sptensor_capi
     end function
     ! Same, writing only the first `struct_size` bytes (the caller's sizeof(spt_read_options), which is
     ! smaller when the caller was compiled against an older header); struct_size is stored in ...
-    function spt_read_options_init_size(opts, struct_size &
-        ) bind(c, name="spt_read_options_init_size") result(res)
+    function spt_read_options_init_size(opts, &
+        struct_size) bind(c, name="spt_read_options_init_size") result(res)
       import :: c_int, c_size_t, spt_read_options
       type(spt_read_options), intent(inout) :: opts
       integer(c_size_t), value :: struct_size
@@ -1189,8 +1189,8 @@ module sptensor_capi
     end function
     ! Same, writing only the first `struct_size` bytes (the caller's sizeof(spt_write_options), which is
     ! smaller when the caller was compiled against an older header); struct_size is stored in ...
-    function spt_write_options_init_size(opts, struct_size &
-        ) bind(c, name="spt_write_options_init_size") result(res)
+    function spt_write_options_init_size(opts, &
+        struct_size) bind(c, name="spt_write_options_init_size") result(res)
       import :: c_int, c_size_t, spt_write_options
       type(spt_write_options), intent(inout) :: opts
       integer(c_size_t), value :: struct_size
@@ -1207,8 +1207,8 @@ module sptensor_capi
     end function
     ! Same, writing only the first `struct_size` bytes (the caller's sizeof(spt_csf_options)); see
     ! spt_cpd_options_init_size.
-    function spt_csf_options_init_size(opts, struct_size &
-        ) bind(c, name="spt_csf_options_init_size") result(res)
+    function spt_csf_options_init_size(opts, &
+        struct_size) bind(c, name="spt_csf_options_init_size") result(res)
       import :: c_int, c_size_t, spt_csf_options
       type(spt_csf_options), intent(inout) :: opts
       integer(c_size_t), value :: struct_size
@@ -1286,8 +1286,8 @@ module sptensor_capi
     end function
     ! Same, writing only the first `struct_size` bytes (the caller's sizeof(spt_hicoo_options)); see
     ! spt_cpd_options_init_size.
-    function spt_hicoo_options_init_size(opts, struct_size &
-        ) bind(c, name="spt_hicoo_options_init_size") result(res)
+    function spt_hicoo_options_init_size(opts, &
+        struct_size) bind(c, name="spt_hicoo_options_init_size") result(res)
       import :: c_int, c_size_t, spt_hicoo_options
       type(spt_hicoo_options), intent(inout) :: opts
       integer(c_size_t), value :: struct_size
@@ -1361,8 +1361,8 @@ module sptensor_capi
     end function
     ! Same, writing only the first `struct_size` bytes (the caller's sizeof(spt_reorder_options), which is
     ! smaller when the caller was compiled against an older header); struct_size is stored in ...
-    function spt_reorder_options_init_size(opts, struct_size &
-        ) bind(c, name="spt_reorder_options_init_size") result(res)
+    function spt_reorder_options_init_size(opts, &
+        struct_size) bind(c, name="spt_reorder_options_init_size") result(res)
       import :: c_int, c_size_t, spt_reorder_options
       type(spt_reorder_options), intent(inout) :: opts
       integer(c_size_t), value :: struct_size
@@ -1378,8 +1378,8 @@ module sptensor_capi
       integer(c_int) :: res
     end function
     ! New permutation from caller arrays (copied).
-    function spt_permutation_create(ctx, order, dims, perms, index_base, out &
-        ) bind(c, name="spt_permutation_create") result(res)
+    function spt_permutation_create(ctx, order, dims, perms, index_base, &
+        out) bind(c, name="spt_permutation_create") result(res)
       import :: c_int, c_int32_t, c_ptr
       type(c_ptr), value :: ctx
       integer(c_int32_t), value :: order
@@ -1413,8 +1413,8 @@ module sptensor_capi
     end function
     ! Copy mode `mode`'s permutation (out[old] = new + index_base) into `out`, which holds `out_len` >=
     ! dims[mode] entries.
-    function spt_permutation_get(perm, mode, out, out_len, index_base &
-        ) bind(c, name="spt_permutation_get") result(res)
+    function spt_permutation_get(perm, mode, out, out_len, &
+        index_base) bind(c, name="spt_permutation_get") result(res)
       import :: c_int, c_int32_t, c_int64_t, c_ptr
       type(c_ptr), value :: perm
       integer(c_int32_t), value :: mode
@@ -1450,8 +1450,8 @@ module sptensor_capi
     end function
     ! Move the rows of a factor matrix for mode `mode` from the caller's index space into the relabelled
     ! tensor's: row i moves to row perm[mode][i].
-    function spt_matrix_permute_rows(ctx, factor, perm, mode &
-        ) bind(c, name="spt_matrix_permute_rows") result(res)
+    function spt_matrix_permute_rows(ctx, factor, perm, &
+        mode) bind(c, name="spt_matrix_permute_rows") result(res)
       import :: c_int, c_int32_t, c_ptr
       type(c_ptr), value :: ctx
       type(c_ptr), value :: factor
@@ -1461,8 +1461,8 @@ module sptensor_capi
     end function
     ! The inverse move: rows of a factor computed on the relabelled tensor go back to the caller's index
     ! space (row perm[mode][i] moves to row i), so results read with the original labels.
-    function spt_matrix_unpermute_rows(ctx, factor, perm, mode &
-        ) bind(c, name="spt_matrix_unpermute_rows") result(res)
+    function spt_matrix_unpermute_rows(ctx, factor, perm, &
+        mode) bind(c, name="spt_matrix_unpermute_rows") result(res)
       import :: c_int, c_int32_t, c_ptr
       type(c_ptr), value :: ctx
       type(c_ptr), value :: factor
@@ -1481,8 +1481,8 @@ module sptensor_capi
     end function
     ! Same, writing only the first `struct_size` bytes (the caller's sizeof(spt_tucker_options), which is
     ! smaller when the caller was compiled against an older header); struct_size is stored in ...
-    function spt_tucker_options_init_size(opts, struct_size &
-        ) bind(c, name="spt_tucker_options_init_size") result(res)
+    function spt_tucker_options_init_size(opts, &
+        struct_size) bind(c, name="spt_tucker_options_init_size") result(res)
       import :: c_int, c_size_t, spt_tucker_options
       type(spt_tucker_options), intent(inout) :: opts
       integer(c_size_t), value :: struct_size
@@ -1550,8 +1550,8 @@ module sptensor_capi
     end function
     ! Same, writing only the first `struct_size` bytes (the caller's sizeof(spt_cp_apr_options), which is
     ! smaller when the caller was compiled against an older header); struct_size is stored in ...
-    function spt_cp_apr_options_init_size(opts, struct_size &
-        ) bind(c, name="spt_cp_apr_options_init_size") result(res)
+    function spt_cp_apr_options_init_size(opts, &
+        struct_size) bind(c, name="spt_cp_apr_options_init_size") result(res)
       import :: c_int, c_size_t, spt_cp_apr_options
       type(spt_cp_apr_options), intent(inout) :: opts
       integer(c_size_t), value :: struct_size
@@ -1590,8 +1590,8 @@ module sptensor_capi
     end function
     ! New dense tensor holding a copy of the caller's prod(dims) values of `dtype` at `data`, laid out
     ! first index fastest (see the top of this header).
-    function spt_dense_create_copy(ctx, dtype, order, dims, data, out &
-        ) bind(c, name="spt_dense_create_copy") result(res)
+    function spt_dense_create_copy(ctx, dtype, order, dims, data, &
+        out) bind(c, name="spt_dense_create_copy") result(res)
       import :: c_int, c_int32_t, c_ptr
       type(c_ptr), value :: ctx
       integer(c_int), value :: dtype
@@ -1674,8 +1674,8 @@ module sptensor_capi
     end function
     ! The threadlen rule (see the file comment) for a tensor of `nnz` nonzeros whose products have `rank`
     ! columns (0 = 16) of `dtype`, on a GPU with `multiprocessors` multiprocessors (0 = the default, ...
-    function spt_fcoo_suggest_threadlen(nnz, rank, dtype, multiprocessors, threadlen &
-        ) bind(c, name="spt_fcoo_suggest_threadlen") result(res)
+    function spt_fcoo_suggest_threadlen(nnz, rank, dtype, multiprocessors, &
+        threadlen) bind(c, name="spt_fcoo_suggest_threadlen") result(res)
       import :: c_int, c_int32_t, c_int64_t
       integer(c_int64_t), value :: nnz
       integer(c_int32_t), value :: rank
@@ -1686,8 +1686,8 @@ module sptensor_capi
     end function
     ! Same, writing only the first `struct_size` bytes (the caller's sizeof(spt_fcoo_options)); see
     ! spt_cpd_options_init_size.
-    function spt_fcoo_options_init_size(opts, struct_size &
-        ) bind(c, name="spt_fcoo_options_init_size") result(res)
+    function spt_fcoo_options_init_size(opts, &
+        struct_size) bind(c, name="spt_fcoo_options_init_size") result(res)
       import :: c_int, c_size_t, spt_fcoo_options
       type(spt_fcoo_options), intent(inout) :: opts
       integer(c_size_t), value :: struct_size
@@ -1767,8 +1767,8 @@ module sptensor_capi
     end function
     ! Same, writing only the first `struct_size` bytes (the caller's sizeof(spt_hbcsf_options)); see
     ! spt_cpd_options_init_size.
-    function spt_hbcsf_options_init_size(opts, struct_size &
-        ) bind(c, name="spt_hbcsf_options_init_size") result(res)
+    function spt_hbcsf_options_init_size(opts, &
+        struct_size) bind(c, name="spt_hbcsf_options_init_size") result(res)
       import :: c_int, c_size_t, spt_hbcsf_options
       type(spt_hbcsf_options), intent(inout) :: opts
       integer(c_size_t), value :: struct_size
@@ -1827,8 +1827,8 @@ module sptensor_capi
     end function
     ! Same, writing only the first `struct_size` bytes (the caller's sizeof(spt_hls_options)); see
     ! spt_cpd_options_init_size.
-    function spt_hls_options_init_size(opts, struct_size &
-        ) bind(c, name="spt_hls_options_init_size") result(res)
+    function spt_hls_options_init_size(opts, &
+        struct_size) bind(c, name="spt_hls_options_init_size") result(res)
       import :: c_int, c_size_t, spt_hls_options
       type(spt_hls_options), intent(inout) :: opts
       integer(c_size_t), value :: struct_size
