@@ -9,6 +9,10 @@ C preprocessor and pycparser (a C99 parser, the one cffi uses), and writes:
   python/sptensor/_capi.py          ctypes Structures, callback types,
                                     enumerators, numeric #defines and the
                                     restype/argtypes of every function
+  python/sptensor/_capi_mpi.py      the same for what sptensor_mpi.h adds
+                                    (a stand-in mpi.h; functions taking an
+                                    MPI_Comm are left out: the *_fcomm
+                                    variants take the Fortran handle)
   include/sptensor/sptensor_capi.f90  Fortran module sptensor_capi:
                                     enumerators and #defines as parameters,
                                     bind(c) derived types, bind(c) interfaces
@@ -41,7 +45,9 @@ except ImportError:
     sys.exit(1 if os.environ.get("CI") == "true" else 77)
 
 HEADER = "include/sptensor/sptensor.h"
+MPI_HEADER = "include/sptensor/sptensor_mpi.h"
 PY_OUT = "python/sptensor/_capi.py"
+PY_MPI_OUT = "python/sptensor/_capi_mpi.py"
 F90_OUT = "include/sptensor/sptensor_capi.f90"
 PROBE_OUT = "tests/python_pkg/layout_probe.c"
 
@@ -50,6 +56,8 @@ PROBE_OUT = "tests/python_pkg/layout_probe.c"
 # so the output does not depend on the machine's system headers.
 FAKE_HEADERS = {
     "stddef.h": "typedef int size_t;\n",
+    # MPI_Fint is a C int (Open MPI, MPICH); MPI_Comm an opaque stand-in
+    "mpi.h": "typedef int MPI_Fint;\ntypedef struct spt_mpi_comm_stand_in MPI_Comm;\n",
     "stdint.h": "".join(f"typedef int {t};\n" for t in
                         ("int8_t", "int16_t", "int32_t", "int64_t",
                          "uint8_t", "uint16_t", "uint32_t", "uint64_t")),
@@ -117,6 +125,7 @@ class Model:
         self.functions = []  # (name, return Type, [(param, Type)])
         self.defines = []    # (name, value, C type name)
         self.docs = {}       # function name -> its doc comment text
+        self.order = []      # struct and callback typedef names, as declared
 
 
 def preprocess(cc, root, header, extra=()):
@@ -223,9 +232,11 @@ class Builder(c_ast.NodeVisitor):
                 self.m.typedefs[name] = Type("handle", name=name)
             else:
                 self.m.typedefs[name] = Type("struct", name=name)
+                self.m.order.append(name)
                 self.m.structs.append((name, [(d.name, self.convert(d.type)) for d in s.decls]))
         elif isinstance(t, c_ast.PtrDecl) and isinstance(t.type, c_ast.FuncDecl):
             self.m.typedefs[name] = Type("funptr", name=name)
+            self.m.order.append(name)
             self.m.funptrs.append((name, self.convert(t.type.type), self.params(t.type)))
         elif isinstance(t, c_ast.TypeDecl) and isinstance(t.type, c_ast.IdentifierType):
             target = self.convert(t)
@@ -269,13 +280,13 @@ def numeric_defines(cc, root, header, enum_values):
     return out
 
 
-def parse(cc, root):
+def parse(cc, root, header=HEADER):
     model = Model()
-    text = preprocess(cc, root, HEADER)
-    ast = c_parser.CParser().parse(text, filename=HEADER)
+    text = preprocess(cc, root, header)
+    ast = c_parser.CParser().parse(text, filename=header)
     builder = Builder(model)
     builder.visit(ast)
-    model.defines = numeric_defines(cc, root, HEADER, builder.enum_values)
+    model.defines = numeric_defines(cc, root, header, builder.enum_values)
     model.docs = doc_comments(root)
     return model
 
@@ -283,9 +294,10 @@ def parse(cc, root):
 # --------------------------------------------------------------------------
 # Python (ctypes)
 # --------------------------------------------------------------------------
-def py_type(t, parameter=False):
+def py_type(t, parameter=False, base=frozenset()):
     """ctypes expression for a Type (a field, or with parameter=True a
-    function parameter)."""
+    function parameter). Names in `base` are the base module's (_capi.X)."""
+    base_names = base
     if t.kind == "void":
         return "None"
     if t.kind == "scalar":
@@ -293,9 +305,9 @@ def py_type(t, parameter=False):
     if t.kind == "enum":
         return "ctypes.c_int"
     if t.kind in ("struct", "funptr"):
-        return t.name
+        return f"_capi.{t.name}" if t.name in base else t.name
     if t.kind == "array":
-        return f"({py_type(t.target)} * {t.count})"
+        return f"({py_type(t.target, base=base)} * {t.count})"
     if t.kind == "pointer":
         base, depth = t.base(), t.depth()
         if base.kind == "scalar" and base.name == "char" and depth == 1:
@@ -310,7 +322,7 @@ def py_type(t, parameter=False):
             inner = "ctypes.c_void_p"  # opaque handles and untyped data are addresses
             depth -= 1
         else:
-            inner = py_type(base)
+            inner = py_type(t.base(), base=base_names)
         for _ in range(depth):
             inner = f"ctypes.POINTER({inner})"
         return inner
@@ -322,9 +334,14 @@ def camel(name):
     return "".join(part.capitalize() for part in name[len("spt_"):].split("_"))
 
 
-def emit_python(m):
+def emit_python(m, base=None):
+    """_capi.py from the model; with `base` (the model of sptensor.h), the
+    module of the MPI header: only what that header adds, over _capi."""
+    header, extra = (HEADER, "") if base is None else (MPI_HEADER, "from . import _capi\n")
+    seen = base_names(base)
+    m = without(m, seen)
     out = [f'''"""ctypes view of the libsptensor C ABI: GENERATED by scripts/gen_bindings.py
-from {HEADER} and the headers it includes. Do not edit; run the script.
+from {header} and the headers it includes. Do not edit; run the script.
 
 Every enumerator and numeric #define as an int, every struct as a
 ctypes.Structure (under its C name and a CamelCase alias without the spt_
@@ -332,7 +349,7 @@ prefix), every callback typedef as a ctypes.CFUNCTYPE, and SIGNATURES:
 function name -> (restype, argtypes) for every exported function.
 """
 import ctypes
-
+{extra}
 ''']
     out.append("# --- enumerators ---\n")
     for enum, items in m.enums:
@@ -342,16 +359,20 @@ import ctypes
     out.append("\n# --- numeric #defines ---\n")
     for name, value, _ in m.defines:
         out.append(f"{name} = {value}\n")
-    out.append("\n# --- callback types ---\n")
-    for name, ret, params in m.funptrs:
-        args = ", ".join([py_type(ret)] + [py_type(t) for _, t in params])
-        out.append(f"{name} = ctypes.CFUNCTYPE({args})\n")
-    out.append("\n# --- structs ---\n")
-    for name, fields in m.structs:
+    out.append("\n# --- callback types and structs, in the headers' order ---\n")
+    funptrs = {name: (ret, params) for name, ret, params in m.funptrs}
+    structs = dict(m.structs)
+    for name in [n for n in m.order if n in funptrs or n in structs]:
+        if name in funptrs:
+            ret, params = funptrs[name]
+            args = ", ".join([py_type(ret, base=seen)] + [py_type(t, base=seen) for _, t in params])
+            out.append(f"\n{name} = ctypes.CFUNCTYPE({args})\n")
+            continue
+        fields = structs[name]
         out.append(f"\n\nclass {name}(ctypes.Structure):\n    \"\"\"{name} (C header).\"\"\"\n")
         out.append("    _fields_ = [\n")
         for field, t in fields:
-            out.append(f"        (\"{field}\", {py_type(t)}),\n")
+            out.append(f"        (\"{field}\", {py_type(t, base=seen)}),\n")
         out.append("    ]\n")
         out.append(f"\n\n{camel(name)} = {name}\n")
     out.append("\nSTRUCTS = (\n")
@@ -360,10 +381,37 @@ import ctypes
     out.append(")\n")
     out.append("\n# name -> (restype, argtypes); restype None for void functions.\nSIGNATURES = {\n")
     for name, ret, params in m.functions:
-        args = ", ".join(py_type(t, parameter=True) for _, t in params)
-        out.append(f"    \"{name}\": ({py_type(ret)}, [{args}]),\n")
+        args = ", ".join(py_type(t, parameter=True, base=seen) for _, t in params)
+        out.append(f"    \"{name}\": ({py_type(ret, base=seen)}, [{args}]),\n")
     out.append("}\n")
     return "".join(out)
+
+
+def base_names(base):
+    """Every name the base model defines (empty without one)."""
+    if base is None:
+        return frozenset()
+    return frozenset([n for _, items in base.enums for n, _ in items] + [e for e, _ in base.enums]
+                     + [n for n, _, _ in base.defines] + [n for n, _ in base.structs]
+                     + [n for n, _, _ in base.funptrs] + [n for n, _, _ in base.functions])
+
+
+def without(m, names):
+    """The model less the entities named in `names`, and less the functions
+    taking an MPI_Comm by value (its type is the MPI implementation's: the
+    *_fcomm variants take the Fortran handle instead)."""
+    if not names:
+        return m
+    out = Model()
+    out.enums = [(e, items) for e, items in m.enums if e not in names]
+    out.defines = [d for d in m.defines if d[0] not in names]
+    out.structs = [x for x in m.structs if x[0] not in names]
+    out.funptrs = [x for x in m.funptrs if x[0] not in names]
+    out.functions = [x for x in m.functions if x[0] not in names
+                     and not any(t.kind == "handle" and t.name == "MPI_Comm" for _, t in x[2])]
+    out.docs = m.docs
+    out.order = m.order
+    return out
 
 
 def emit_probe(m):
@@ -621,9 +669,12 @@ module sptensor_capi
     return "".join(out)
 
 
-def write_outputs(model, root, check):
+def write_outputs(cc, root, check):
     """Writes (or with check, compares) the generated files; the stale ones."""
-    outputs = {PY_OUT: emit_python(model), F90_OUT: emit_fortran(model), PROBE_OUT: emit_probe(model)}
+    model = parse(cc, root)
+    mpi_model = parse(cc, root, MPI_HEADER)
+    outputs = {PY_OUT: emit_python(model), PY_MPI_OUT: emit_python(mpi_model, base=model),
+               F90_OUT: emit_fortran(model), PROBE_OUT: emit_probe(model)}
     stale = []
     for rel, text in outputs.items():
         path = os.path.join(root, rel)
@@ -643,18 +694,18 @@ def self_test(cc, root):
     import shutil
     with tempfile.TemporaryDirectory() as scratch:
         shutil.copytree(os.path.join(root, "include"), os.path.join(scratch, "include"))
-        for rel in (PY_OUT, PROBE_OUT):
+        for rel in (PY_OUT, PY_MPI_OUT, PROBE_OUT):
             os.makedirs(os.path.dirname(os.path.join(scratch, rel)), exist_ok=True)
             shutil.copy(os.path.join(root, rel), os.path.join(scratch, rel))
         failures = []
-        if write_outputs(parse(cc, scratch), scratch, check=True):
+        if write_outputs(cc, scratch, check=True):
             failures.append("the committed outputs are stale (run scripts/gen_bindings.py)")
         with open(os.path.join(scratch, HEADER), "a") as f:
             f.write("\nSPT_API spt_status spt_self_test_added(spt_context *ctx, const double *x, size_t n);\n")
-        stale = write_outputs(parse(cc, scratch), scratch, check=True)
+        stale = write_outputs(cc, scratch, check=True)
         if sorted(stale) != sorted([PY_OUT, F90_OUT]):
             failures.append(f"after adding a function, --check reported {stale}, expected {PY_OUT} and {F90_OUT}")
-        write_outputs(parse(cc, scratch), scratch, check=False)
+        write_outputs(cc, scratch, check=False)
         if '"spt_self_test_added": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t])' \
                 not in open(os.path.join(scratch, PY_OUT)).read():
             failures.append("the added function's Python prototype is missing or wrong")
@@ -678,8 +729,8 @@ def main():
     root = os.path.abspath(args.root)
     if args.self_test:
         return self_test(args.cc, root)
-    model = parse(args.cc, root)
     if args.dump:
+        model = parse(args.cc, root)
         for name, ret, params in model.functions:
             print(name, ret.c(), [(p, t.c()) for p, t in params])
         for name, fields in model.structs:
@@ -687,7 +738,7 @@ def main():
         print(model.enums)
         print(model.defines)
         return 0
-    stale = write_outputs(model, root, args.check)
+    stale = write_outputs(args.cc, root, args.check)
     if args.check and stale:
         print("gen_bindings.py: out of date with the headers (run scripts/gen_bindings.py and commit):",
               ", ".join(stale), file=sys.stderr)

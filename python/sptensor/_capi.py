@@ -134,14 +134,11 @@ SPT_VERSION_MAJOR = 1
 SPT_VERSION_MINOR = 0
 SPT_VERSION_PATCH = 0
 
-# --- callback types ---
-spt_progress_fn = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_char_p, ctypes.c_double)
-spt_log_fn = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int, ctypes.c_char_p)
-spt_cpd_callback = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_int, ctypes.c_double, ctypes.c_double, ctypes.c_double)
-spt_tucker_callback = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_int, ctypes.c_double, ctypes.c_double, ctypes.c_double)
-spt_cp_apr_callback = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_int, ctypes.c_double, ctypes.c_double, ctypes.c_double)
+# --- callback types and structs, in the headers' order ---
 
-# --- structs ---
+spt_progress_fn = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_char_p, ctypes.c_double)
+
+spt_log_fn = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int, ctypes.c_char_p)
 
 
 class spt_backend_info(ctypes.Structure):
@@ -225,6 +222,8 @@ class spt_ktensor_summary(ctypes.Structure):
 
 
 KtensorSummary = spt_ktensor_summary
+
+spt_cpd_callback = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_int, ctypes.c_double, ctypes.c_double, ctypes.c_double)
 
 
 class spt_format_advice(ctypes.Structure):
@@ -423,6 +422,8 @@ class spt_permutation_summary(ctypes.Structure):
 
 PermutationSummary = spt_permutation_summary
 
+spt_tucker_callback = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_int, ctypes.c_double, ctypes.c_double, ctypes.c_double)
+
 
 class spt_tucker_options(ctypes.Structure):
     """spt_tucker_options (C header)."""
@@ -457,6 +458,8 @@ class spt_ttensor_summary(ctypes.Structure):
 
 
 TtensorSummary = spt_ttensor_summary
+
+spt_cp_apr_callback = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_int, ctypes.c_double, ctypes.c_double, ctypes.c_double)
 
 
 class spt_cp_apr_options(ctypes.Structure):

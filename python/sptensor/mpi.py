@@ -39,94 +39,23 @@ except ImportError as e:  # pragma: no cover - depends on the installation
     raise ImportError("sptensor.mpi needs mpi4py (apt-get install python3-mpi4py, or pip install mpi4py) "
                       f"built for the MPI library libsptensor_mpi uses: {e}") from e
 
-from . import _lib
+from . import _capi_mpi, _lib
 from . import (InvalidArgumentError, LibraryNotFoundError, Tensor, CPResult, _Matrices, _Owned, _choice, _copy_matrix,
                _ctx, _dtype_code, _history, _iterations, _NP_DTYPES, _FORMATS, _DTYPES, _rank)
 
 __all__ = ["DistTensor", "MPICPResult", "read", "tensor", "cp_als", "library_path"]
 
-vp, pvp, u32, u64, i32, f64, size_t = _lib.vp, _lib.pvp, _lib.u32, _lib.u64, _lib.i32, _lib.f64, _lib.size_t
-pu32, pu64, pi32 = _lib.pu32, _lib.pu64, _lib.pi32
-fint = ctypes.c_int  # MPI_Fint is a C int in Open MPI and MPICH
+# The structs and prototypes of sptensor_mpi.h, generated from the header by
+# scripts/gen_bindings.py (the functions taking an MPI_Comm are left out:
+# the *_fcomm variants take mpi4py's Fortran handle, comm.py2f()).
+MAX_ORDER = _capi_mpi.SPT_MPI_MAX_ORDER
+pu64, pi32 = _lib.pu64, _lib.pi32
+_DECOMPOSITIONS = {"medium": _capi_mpi.SPT_MPI_MEDIUM_GRAINED, "coarse": _capi_mpi.SPT_MPI_COARSE_GRAINED}
+MpiCpdOptions = _capi_mpi.MpiCpdOptions
+MpiTensorSummary = _capi_mpi.MpiTensorSummary
+MpiCpdStats = _capi_mpi.MpiCpdStats
+SIGNATURES = _capi_mpi.SIGNATURES
 
-MAX_ORDER = 16
-_DECOMPOSITIONS = {"medium": 0, "coarse": 1}
-
-
-class MpiCpdOptions(ctypes.Structure):
-    """spt_mpi_cpd_options (sptensor_mpi.h)."""
-    _fields_ = [
-        ("struct_size", size_t),
-        ("rank", u32),
-        ("max_iters", i32),
-        ("tol", f64),
-        ("init", i32),
-        ("seed", u64),
-        ("init_factors", pvp),
-        ("format", i32),
-        ("decomposition", i32),
-        ("grid", pi32),
-        ("callback", vp),
-        ("callback_data", vp),
-    ]
-
-
-class MpiTensorSummary(ctypes.Structure):
-    """spt_mpi_tensor_summary (sptensor_mpi.h)."""
-    _fields_ = [
-        ("struct_size", size_t),
-        ("dtype", i32),
-        ("order", u32),
-        ("global_nnz", u64),
-        ("local_nnz", u64),
-    ]
-
-
-class MpiCpdStats(ctypes.Structure):
-    """spt_mpi_cpd_stats (sptensor_mpi.h)."""
-    _fields_ = [
-        ("struct_size", size_t),
-        ("ranks", i32),
-        ("order", u32),
-        ("grid", i32 * MAX_ORDER),
-        ("nnz_min", u64),
-        ("nnz_max", u64),
-        ("nnz_imbalance", f64),
-        ("bytes_per_iteration", f64),
-        ("bytes_reduce_per_iteration", f64),
-        ("bytes_expand_per_iteration", f64),
-        ("bytes_allreduce_per_iteration", f64),
-        ("max_rank_bytes_per_iteration", f64),
-        ("model_bytes_per_iteration", f64),
-        ("dense_bound_bytes_per_iteration", f64),
-        ("setup_bytes", u64),
-        ("setup_seconds", f64),
-        ("seconds_per_iteration", f64),
-        ("local_nnz", u64),
-        ("local_factor_rows", u64),
-        ("mttkrp_seconds_per_iteration", f64),
-        ("exchange_seconds_per_iteration", f64),
-        ("allreduce_seconds_per_iteration", f64),
-    ]
-
-
-SIGNATURES = {
-    "spt_mpi_thread_last_error": (ctypes.c_char_p, []),
-    "spt_mpi_tensor_create_fcomm": (i32, [fint, vp, i32, u32, pu32, u64, vp, u64, i32, vp, i32, pvp]),
-    "spt_mpi_read_fcomm": (i32, [fint, vp, ctypes.c_char_p, ctypes.POINTER(_lib.ReadOptions), pvp]),
-    "spt_mpi_tensor_gather_fcomm": (i32, [fint, vp, vp, i32, pvp]),
-    "spt_mpi_cpd_als_fcomm": (i32, [fint, vp, vp, ctypes.POINTER(MpiCpdOptions), pvp]),
-    "spt_mpi_ktensor_gather_fcomm": (i32, [fint, vp, vp, i32, pvp]),
-    "spt_mpi_tensor_free": (i32, [vp]),
-    "spt_mpi_tensor_info": (i32, [vp, vp, ctypes.POINTER(MpiTensorSummary)]),
-    "spt_mpi_tensor_dims": (i32, [vp, pu32]),
-    "spt_mpi_tensor_local": (i32, [vp, pvp]),
-    "spt_mpi_cpd_options_init_size": (i32, [ctypes.POINTER(MpiCpdOptions), size_t]),
-    "spt_mpi_ktensor_free": (i32, [vp]),
-    "spt_mpi_ktensor_local": (i32, [vp, pvp]),
-    "spt_mpi_ktensor_rows": (i32, [vp, u32, ctypes.POINTER(pu64), pu64]),
-    "spt_mpi_ktensor_stats": (i32, [vp, ctypes.POINTER(MpiCpdStats)]),
-}
 
 _lock = threading.Lock()
 _mpilib = None

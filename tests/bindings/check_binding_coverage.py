@@ -7,8 +7,8 @@ usage: check_binding_coverage.py ROOT [LIBSPTENSOR]
 
 Exports: abi/libsptensor.symbols and abi/libsptensor_mpi.symbols (the
 ctest abi_baseline ties them to the built libraries). Bound in Python: a
-prototype in python/sptensor/_capi.py (generated) or in the SIGNATURES of
-python/sptensor/mpi.py. Bound in Fortran: a bind(c, name="...") interface
+prototype in python/sptensor/_capi.py or _capi_mpi.py (generated; the
+latter is what sptensor.mpi binds). Bound in Fortran: a bind(c, name="...") interface
 or a module procedure of the same name in include/sptensor/*.f90. Fails
 (exit 1, one line per problem) when an export is neither bound nor listed,
 when a listed function is bound after all or is no export, or when a
@@ -39,9 +39,9 @@ def load_capi(root):
 
 
 def mpi_python_names(root):
-    """Keys of the SIGNATURES dict literal in sptensor/mpi.py (read, not
-    imported: importing needs mpi4py)."""
-    tree = ast.parse(open(os.path.join(root, "python/sptensor/mpi.py")).read())
+    """Keys of the SIGNATURES dict literal in sptensor/_capi_mpi.py (read,
+    not imported: it is a submodule of the package, which needs numpy)."""
+    tree = ast.parse(open(os.path.join(root, "python/sptensor/_capi_mpi.py")).read())
     for node in ast.walk(tree):
         if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "SIGNATURES" for t in node.targets):
             return {k.value for k in node.value.keys}
