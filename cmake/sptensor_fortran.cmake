@@ -18,8 +18,9 @@
 #                          other compilers
 #   lib/pkgconfig/sptensor-fortran.pc   Requires: sptensor (pkgconfig/sptensor-fortran.pc.in)
 #   CMake target sptensor::sptensor_fortran (in sptensorTargets)
-#   with libsptensor_mpi also: libsptensor_mpi_fortran.a, include/sptensor_mpi.mod
-#   and include/sptensor/sptensor_mpi.f90 (module sptensor_mpi)
+#   with libsptensor_mpi also: libsptensor_mpi_fortran.a, include/sptensor_mpi.mod,
+#   include/sptensor_mpi_capi.mod and include/sptensor/sptensor_mpi_capi.f90,
+#   sptensor_mpi.f90 (module sptensor_mpi over the generated sptensor_mpi_capi)
 set(SPT_WITH_FORTRAN "AUTO" CACHE STRING "Build the Fortran module (AUTO, ON, OFF)")
 set_property(CACHE SPT_WITH_FORTRAN PROPERTY STRINGS AUTO ON OFF)
 
@@ -70,15 +71,18 @@ if(SPT_BUILD_FORTRAN)
   # -lsptensor_mpi_fortran -lsptensor_fortran -lsptensor_mpi -lsptensor.
   # Not in the sptensorTargets export set, because sptensor_mpi is not.
   if(TARGET sptensor_mpi)
-    add_library(sptensor_mpi_fortran STATIC ${PROJECT_SOURCE_DIR}/include/sptensor/sptensor_mpi.f90)
+    add_library(sptensor_mpi_fortran STATIC ${PROJECT_SOURCE_DIR}/include/sptensor/sptensor_mpi_capi.f90
+      ${PROJECT_SOURCE_DIR}/include/sptensor/sptensor_mpi.f90)
     set_target_properties(sptensor_mpi_fortran PROPERTIES Fortran_MODULE_DIRECTORY ${SPT_FORTRAN_MODULE_DIR})
     if(CMAKE_Fortran_COMPILER_ID STREQUAL "GNU")
       target_compile_options(sptensor_mpi_fortran PRIVATE -std=f2008 -Wall -Wextra)
     endif()
     target_link_libraries(sptensor_mpi_fortran PUBLIC sptensor_fortran sptensor_mpi)
     install(TARGETS sptensor_mpi_fortran ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
-    install(FILES ${SPT_FORTRAN_MODULE_DIR}/sptensor_mpi.mod DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
-    install(FILES ${PROJECT_SOURCE_DIR}/include/sptensor/sptensor_mpi.f90
+    install(FILES ${SPT_FORTRAN_MODULE_DIR}/sptensor_mpi.mod ${SPT_FORTRAN_MODULE_DIR}/sptensor_mpi_capi.mod
+      DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+    install(FILES ${PROJECT_SOURCE_DIR}/include/sptensor/sptensor_mpi_capi.f90
+      ${PROJECT_SOURCE_DIR}/include/sptensor/sptensor_mpi.f90
       DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/sptensor)
   endif()
 endif()

@@ -16,6 +16,8 @@ C preprocessor and pycparser (a C99 parser, the one cffi uses), and writes:
   include/sptensor/sptensor_capi.f90  Fortran module sptensor_capi:
                                     enumerators and #defines as parameters,
                                     bind(c) derived types, bind(c) interfaces
+  include/sptensor/sptensor_mpi_capi.f90  module sptensor_mpi_capi: the
+                                    same for sptensor_mpi.h, over sptensor_capi
   tests/python_pkg/layout_probe.c   prints sizeof/offsetof of every struct
                                     for the ctypes layout check
 
@@ -49,6 +51,7 @@ MPI_HEADER = "include/sptensor/sptensor_mpi.h"
 PY_OUT = "python/sptensor/_capi.py"
 PY_MPI_OUT = "python/sptensor/_capi_mpi.py"
 F90_OUT = "include/sptensor/sptensor_capi.f90"
+F90_MPI_OUT = "include/sptensor/sptensor_mpi_capi.f90"
 PROBE_OUT = "tests/python_pkg/layout_probe.c"
 
 # Stand-ins for <stddef.h> and <stdint.h>: the generator keeps these names
@@ -165,7 +168,7 @@ def evaluate(node, enums):
 def doc_comments(root):
     """Function name -> the /** ... */ comment just before its declaration."""
     docs = {}
-    pattern = re.compile(r"/\*\*((?:(?!\*/).)*)\*/\s*SPT_API\s[^;(]*?\b(spt_\w+)\s*\(", re.S)
+    pattern = re.compile(r"/\*\*((?:(?!\*/).)*)\*/\s*SPT_(?:MPI_)?API\s[^;(]*?\b(spt_\w+)\s*\(", re.S)
     folder = os.path.join(root, "include", "sptensor")
     for name in sorted(os.listdir(folder)):
         if name.endswith(".h"):
@@ -288,6 +291,7 @@ def parse(cc, root, header=HEADER):
     builder.visit(ast)
     model.defines = numeric_defines(cc, root, header, builder.enum_values)
     model.docs = doc_comments(root)
+    DOCS.update(model.docs)
     return model
 
 
@@ -460,7 +464,7 @@ def nullable(doc, param):
         if "NULL" not in sentence or sentence.startswith("Errors"):
             continue
         if re.search(rf"`?\b{word}\b`?:?\s*(\([^)]*\)\s*)?(may|can) be NULL|if `?\b{word}\b`? is not NULL"
-                     rf"|`?\b{word}\b`?, if not NULL|`?\b{word}\b`?[:,]?[^.;]*\bor NULL\b|\b{word}\b.*?\bNULL (means|for)",
+                     rf"|`?\b{word}\b`?, if not NULL|`?\b{word}\b`?:[^.;]*\(NULL = |`?\b{word}\b`?[:,]?[^.;]*\bor NULL\b|\b{word}\b.*?\bNULL (means|for)",
                      sentence):
             return True
     return False
@@ -534,6 +538,14 @@ def first_sentence(doc):
     return s if len(s) <= 200 else s[:197].rsplit(" ", 1)[0] + " ..."
 
 
+def docs_of_base(name):
+    """For spt_X_fcomm ("arguments ... as there"), the comment of spt_X."""
+    return DOCS.get(name[:-len("_fcomm")], "") if name.endswith("_fcomm") else ""
+
+
+DOCS = {}  # every function's comment (set by parse)
+
+
 def f_procedure(name, ret, params, doc, bind_name, abstract=False):
     """One interface body."""
     out = []
@@ -543,11 +555,15 @@ def f_procedure(name, ret, params, doc, bind_name, abstract=False):
     names = [p for p, _ in params]
     decls, imports = [], set()
     for p, t in params:
-        if abstract:  # a callback receives every pointer by value
+        if abstract and t.kind == "pointer" and t.target.kind == "struct":
+            # a callback's struct argument: the derived type, by reference
+            spelling, needs = f_kind(t.target)
+            decl, suffix = f"{spelling}, intent({'in' if t.target.const else 'inout'})", ""
+        elif abstract:  # other pointers (user data, C strings) by value
             spelling, needs = ("type(c_ptr)", {"c_ptr"}) if t.kind == "pointer" else f_kind(t)
             decl, suffix = f"{spelling}, value", ""
         else:
-            decl, suffix, needs = fortran_argument(name, p, t, doc)
+            decl, suffix, needs = fortran_argument(name, p, t, doc + " " + docs_of_base(name))
         decls.append(f"      {decl} :: {p}{suffix}\n")
         imports |= needs
     if ret.kind == "void":
@@ -582,7 +598,24 @@ def _wrap_comment(text, width=100):
     return lines
 
 
-def emit_fortran(m):
+def emit_fortran(m, base=None):
+    """Module sptensor_capi from the model; with `base` (the model of
+    sptensor.h), module sptensor_mpi_capi: what sptensor_mpi.h adds, over
+    sptensor_capi."""
+    if base is None:
+        header, module, uses = HEADER, "sptensor_capi", ""
+        intro = """! Module sptensor_capi: the C ABI of libsptensor through iso_c_binding.
+! Programs `use sptensor` (sptensor.f90), which re-exports all of this and
+! adds Fortran conveniences (sptf_* procedures taking Fortran strings and
+! arrays)."""
+    else:
+        header, module, uses = MPI_HEADER, "sptensor_mpi_capi", "  use sptensor_capi\n"
+        intro = """! Module sptensor_mpi_capi: what sptensor_mpi.h adds to the C ABI, over
+! module sptensor_capi. Programs `use sptensor_mpi` (sptensor_mpi.f90),
+! which re-exports it. The functions taking an MPI_Comm are left out (its
+! type is the MPI implementation's): the *_fcomm variants take a Fortran
+! communicator handle (MPI_COMM_WORLD, or comm%MPI_VAL from mpi_f08)."""
+        m = without(m, base_names(base))
     # Fortran names are case-insensitive: no two entities may differ by case only.
     seen = {}
     for name in ([n for _, items in m.enums for n, _ in items] + [n for n, _, _ in m.defines]
@@ -591,14 +624,11 @@ def emit_fortran(m):
             raise ValueError(f"{name} and {seen[name.lower()]} clash in Fortran")
         seen[name.lower()] = name
     init_size = {n for n, _, _ in m.functions if n.endswith("_options_init_size")}
-    out = [f"""! GENERATED by scripts/gen_bindings.py from {HEADER} and the headers it
+    out = [f"""! GENERATED by scripts/gen_bindings.py from {header} and the headers it
 ! includes. Do not edit: change the C header and run the script (ctest
 ! bindings_up_to_date fails when this file is stale).
 !
-! Module sptensor_capi: the C ABI of libsptensor through iso_c_binding.
-! Programs `use sptensor` (sptensor.f90), which re-exports all of this and
-! adds Fortran conveniences (sptf_* procedures taking Fortran strings and
-! arrays).
+{intro}
 !  - Every enumerator and numeric #define: a named constant, same name and
 !    value.
 !  - Every struct: a bind(c) derived type with the C layout (fields zeroed).
@@ -612,8 +642,8 @@ def emit_fortran(m):
 !    c_null_ptr. Modes are 0-based, as in C.
 !  - spt_X_options_init(opts): as the C macro, spt_X_options_init_size(opts,
 !    c_sizeof(opts)).
-module sptensor_capi
-  use, intrinsic :: iso_c_binding
+module {module}
+{uses}  use, intrinsic :: iso_c_binding
   implicit none
 
 """]
@@ -665,7 +695,7 @@ module sptensor_capi
     res = {name}(opts, c_sizeof(opts))
   end function
 """)
-    out.append("\nend module sptensor_capi\n")
+    out.append(f"\nend module {module}\n")
     return "".join(out)
 
 
@@ -674,7 +704,8 @@ def write_outputs(cc, root, check):
     model = parse(cc, root)
     mpi_model = parse(cc, root, MPI_HEADER)
     outputs = {PY_OUT: emit_python(model), PY_MPI_OUT: emit_python(mpi_model, base=model),
-               F90_OUT: emit_fortran(model), PROBE_OUT: emit_probe(model)}
+               F90_OUT: emit_fortran(model), F90_MPI_OUT: emit_fortran(mpi_model, base=model),
+               PROBE_OUT: emit_probe(model)}
     stale = []
     for rel, text in outputs.items():
         path = os.path.join(root, rel)
@@ -694,7 +725,7 @@ def self_test(cc, root):
     import shutil
     with tempfile.TemporaryDirectory() as scratch:
         shutil.copytree(os.path.join(root, "include"), os.path.join(scratch, "include"))
-        for rel in (PY_OUT, PY_MPI_OUT, PROBE_OUT):
+        for rel in (PY_OUT, PY_MPI_OUT, PROBE_OUT):  # the .f90 files are under include/
             os.makedirs(os.path.dirname(os.path.join(scratch, rel)), exist_ok=True)
             shutil.copy(os.path.join(root, rel), os.path.join(scratch, rel))
         failures = []
@@ -703,7 +734,7 @@ def self_test(cc, root):
         with open(os.path.join(scratch, HEADER), "a") as f:
             f.write("\nSPT_API spt_status spt_self_test_added(spt_context *ctx, const double *x, size_t n);\n")
         stale = write_outputs(cc, scratch, check=True)
-        if sorted(stale) != sorted([PY_OUT, F90_OUT]):
+        if sorted(stale) != sorted([PY_OUT, F90_OUT]):  # the MPI files keep only what sptensor_mpi.h adds
             failures.append(f"after adding a function, --check reported {stale}, expected {PY_OUT} and {F90_OUT}")
         write_outputs(cc, scratch, check=False)
         if '"spt_self_test_added": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t])' \

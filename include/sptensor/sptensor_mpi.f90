@@ -9,8 +9,15 @@
 !   mpifort prog.f90 -I$prefix/include -L$prefix/lib \
 !     -lsptensor_mpi_fortran -lsptensor_fortran -lsptensor_mpi -lsptensor
 ! The installed include/sptensor_mpi.mod and lib/libsptensor_mpi_fortran.a
-! are gfortran's; with another compiler, compile this file (installed as
-! include/sptensor/sptensor_mpi.f90) together with sptensor.f90.
+! and include/sptensor_mpi_capi.mod are gfortran's; with another compiler,
+! compile include/sptensor/sptensor_mpi_capi.f90 and then this file
+! (include/sptensor/sptensor_mpi.f90) after sptensor_capi.f90 and
+! sptensor.f90.
+!
+! The constants, bind(c) types and interfaces are GENERATED from
+! sptensor_mpi.h by scripts/gen_bindings.py into module sptensor_mpi_capi
+! (sptensor_mpi_capi.f90), which this module re-exports; here are only the
+! Fortran conveniences (sptf_mpi_read, sptf_mpi_thread_last_error).
 !
 ! Communicators: the C API takes MPI_Comm, whose C type differs between MPI
 ! libraries, so this module binds the *_fcomm entry points of
@@ -33,221 +40,14 @@
 ! Collective functions (read, create, cpd_als, the gathers) must be called
 ! by every rank of the communicator, as in C (see sptensor_mpi.h).
 module sptensor_mpi
+  ! The distributed C API itself, generated (sptensor_mpi_capi.f90); re-exported.
+  use sptensor_mpi_capi
   use, intrinsic :: iso_c_binding
-  use sptensor, only: spt_read_options
   implicit none
   private :: c_strlen_mpi
 
-  ! sptensor_mpi.h constants.
-  integer(c_int), parameter, public :: SPT_MPI_MAX_ORDER = 16
-  ! spt_mpi_decomposition
-  integer(c_int), parameter, public :: SPT_MPI_MEDIUM_GRAINED = 0
-  integer(c_int), parameter, public :: SPT_MPI_COARSE_GRAINED = 1
-
-  ! spt_mpi_cpd_options: always call spt_mpi_cpd_options_init(opts) first.
-  ! grid: c_null_ptr or c_loc of `order` integer(c_int) grid sizes;
-  ! init_factors: c_loc of `order` matrix handles (full dims x rank, same on
-  ! every rank); callback: c_funloc of a function with the
-  ! spt_mpi_cpd_callback interface below.
-  type, bind(c), public :: spt_mpi_cpd_options
-    integer(c_size_t) :: struct_size = 0
-    integer(c_int32_t) :: rank = 0
-    integer(c_int) :: max_iters = 0
-    real(c_double) :: tol = 0
-    integer(c_int) :: init = 0                ! SPT_CPD_INIT_*
-    integer(c_int64_t) :: seed = 0
-    type(c_ptr) :: init_factors = c_null_ptr
-    integer(c_int) :: format = 0              ! SPT_TENSOR_FORMAT_*
-    integer(c_int) :: decomposition = 0       ! SPT_MPI_MEDIUM_GRAINED / SPT_MPI_COARSE_GRAINED
-    type(c_ptr) :: grid = c_null_ptr
-    type(c_funptr) :: callback = c_null_funptr
-    type(c_ptr) :: callback_data = c_null_ptr
-  end type spt_mpi_cpd_options
-
-  ! spt_mpi_tensor_info's output: set struct_size = c_sizeof(info) first.
-  type, bind(c), public :: spt_mpi_tensor_summary
-    integer(c_size_t) :: struct_size = 0
-    integer(c_int) :: dtype = 0
-    integer(c_int32_t) :: order = 0
-    integer(c_int64_t) :: global_nnz = 0
-    integer(c_int64_t) :: local_nnz = 0
-  end type spt_mpi_tensor_summary
-
-  ! spt_mpi_cpd_stats (set struct_size = c_sizeof(stats) before
-  ! spt_mpi_ktensor_stats). grid(n+1) is mode n's process count.
-  type, bind(c), public :: spt_mpi_cpd_stats
-    integer(c_size_t) :: struct_size = 0
-    integer(c_int) :: ranks = 0
-    integer(c_int32_t) :: order = 0
-    integer(c_int) :: grid(16) = 0
-    integer(c_int64_t) :: nnz_min = 0
-    integer(c_int64_t) :: nnz_max = 0
-    real(c_double) :: nnz_imbalance = 0
-    real(c_double) :: bytes_per_iteration = 0
-    real(c_double) :: bytes_reduce_per_iteration = 0
-    real(c_double) :: bytes_expand_per_iteration = 0
-    real(c_double) :: bytes_allreduce_per_iteration = 0
-    real(c_double) :: max_rank_bytes_per_iteration = 0
-    real(c_double) :: model_bytes_per_iteration = 0
-    real(c_double) :: dense_bound_bytes_per_iteration = 0
-    integer(c_int64_t) :: setup_bytes = 0
-    real(c_double) :: setup_seconds = 0
-    real(c_double) :: seconds_per_iteration = 0
-    integer(c_int64_t) :: local_nnz = 0
-    integer(c_int64_t) :: local_factor_rows = 0
-    real(c_double) :: mttkrp_seconds_per_iteration = 0
-    real(c_double) :: exchange_seconds_per_iteration = 0
-    real(c_double) :: allreduce_seconds_per_iteration = 0
-  end type spt_mpi_cpd_stats
-
-  ! What the per-iteration callback receives (spt_mpi_iteration_info).
-  type, bind(c), public :: spt_mpi_iteration_info
-    integer(c_int) :: iteration = 0
-    real(c_double) :: fit = 0
-    real(c_double) :: delta = 0
-    real(c_double) :: seconds = 0
-    real(c_double) :: bytes = 0
-    real(c_double) :: bytes_reduce = 0
-    real(c_double) :: bytes_expand = 0
-    real(c_double) :: bytes_allreduce = 0
-  end type spt_mpi_iteration_info
-
-  ! Per-iteration callback (spt_mpi_cpd_callback): called on every rank
-  ! after each sweep; return non-zero to stop. Must not call MPI on the
-  ! CP-ALS communicator.
-  abstract interface
-    function spt_mpi_cpd_callback(user_data, info) bind(c) result(stop_now)
-      import :: c_ptr, c_int, spt_mpi_iteration_info
-      type(c_ptr), value :: user_data
-      type(spt_mpi_iteration_info), intent(in) :: info
-      integer(c_int) :: stop_now
-    end function
-  end interface
-
   interface
-    ! --- collective, communicator as a Fortran handle -------------------------
-    ! dims: c_null_ptr (inferred) or c_loc of `order` dims; indices/values:
-    ! this rank's nonzeros as in spt_coo_create_from_arrays (c_loc of TARGET
-    ! arrays, or c_null_ptr when local_nnz is 0).
-    function spt_mpi_tensor_create_fcomm(comm, ctx, dtype, order, dims, local_nnz, indices, ld, index_base, values, &
-                                         flags, out) bind(c, name="spt_mpi_tensor_create_fcomm") result(st)
-      import :: c_ptr, c_int, c_int32_t, c_int64_t
-      integer(c_int), value :: comm
-      type(c_ptr), value :: ctx
-      integer(c_int), value :: dtype
-      integer(c_int32_t), value :: order
-      type(c_ptr), value :: dims
-      integer(c_int64_t), value :: local_nnz
-      type(c_ptr), value :: indices
-      integer(c_int64_t), value :: ld
-      integer(c_int), value :: index_base
-      type(c_ptr), value :: values
-      integer(c_int), value :: flags
-      type(c_ptr), intent(out) :: out
-      integer(c_int) :: st
-    end function
-    ! path: NUL-terminated (see sptf_mpi_read); opts: c_null_ptr or c_loc of
-    ! a TARGET spt_read_options.
-    function spt_mpi_read_fcomm(comm, ctx, path, opts, out) bind(c, name="spt_mpi_read_fcomm") result(st)
-      import :: c_ptr, c_int, c_char
-      integer(c_int), value :: comm
-      type(c_ptr), value :: ctx
-      character(kind=c_char), intent(in) :: path(*)
-      type(c_ptr), value :: opts
-      type(c_ptr), intent(out) :: out
-      integer(c_int) :: st
-    end function
-    ! out: a new COO tensor on root, c_null_ptr elsewhere.
-    function spt_mpi_tensor_gather_fcomm(comm, ctx, x, root, out) bind(c, name="spt_mpi_tensor_gather_fcomm") result(st)
-      import :: c_ptr, c_int
-      integer(c_int), value :: comm
-      type(c_ptr), value :: ctx, x
-      integer(c_int), value :: root
-      type(c_ptr), intent(out) :: out
-      integer(c_int) :: st
-    end function
-    function spt_mpi_cpd_als_fcomm(comm, ctx, x, opts, out) bind(c, name="spt_mpi_cpd_als_fcomm") result(st)
-      import :: c_ptr, c_int, spt_mpi_cpd_options
-      integer(c_int), value :: comm
-      type(c_ptr), value :: ctx, x
-      type(spt_mpi_cpd_options), intent(in) :: opts
-      type(c_ptr), intent(out) :: out
-      integer(c_int) :: st
-    end function
-    ! out: a new full spt_ktensor on root (spt_ktensor_free), c_null_ptr elsewhere.
-    function spt_mpi_ktensor_gather_fcomm(comm, ctx, k, root, out) bind(c, name="spt_mpi_ktensor_gather_fcomm") &
-        result(st)
-      import :: c_ptr, c_int
-      integer(c_int), value :: comm
-      type(c_ptr), value :: ctx, k
-      integer(c_int), value :: root
-      type(c_ptr), intent(out) :: out
-      integer(c_int) :: st
-    end function
-
-    ! --- local ----------------------------------------------------------------
-    function spt_mpi_thread_last_error() bind(c, name="spt_mpi_thread_last_error") result(s)
-      import :: c_ptr
-      type(c_ptr) :: s
-    end function
-    function spt_mpi_tensor_free(x) bind(c, name="spt_mpi_tensor_free") result(st)
-      import :: c_ptr, c_int
-      type(c_ptr), value :: x
-      integer(c_int) :: st
-    end function
-    function spt_mpi_tensor_info(ctx, x, info) bind(c, name="spt_mpi_tensor_info") result(st)
-      import :: spt_mpi_tensor_summary, c_ptr, c_int
-      type(c_ptr), value :: ctx, x
-      type(spt_mpi_tensor_summary), intent(inout) :: info
-      integer(c_int) :: st
-    end function
-    function spt_mpi_tensor_dims(x, dims) bind(c, name="spt_mpi_tensor_dims") result(st)
-      import :: c_ptr, c_int, c_int32_t
-      type(c_ptr), value :: x
-      integer(c_int32_t), intent(out) :: dims(*)
-      integer(c_int) :: st
-    end function
-    ! local: a borrowed spt_coo of this rank's nonzeros (global coordinates).
-    function spt_mpi_tensor_local(x, local) bind(c, name="spt_mpi_tensor_local") result(st)
-      import :: c_ptr, c_int
-      type(c_ptr), value :: x
-      type(c_ptr), intent(out) :: local
-      integer(c_int) :: st
-    end function
-    function spt_mpi_cpd_options_init_size(opts, struct_size) bind(c, name="spt_mpi_cpd_options_init_size") result(st)
-      import :: spt_mpi_cpd_options, c_size_t, c_int
-      type(spt_mpi_cpd_options), intent(inout) :: opts
-      integer(c_size_t), value :: struct_size
-      integer(c_int) :: st
-    end function
-    function spt_mpi_ktensor_free(k) bind(c, name="spt_mpi_ktensor_free") result(st)
-      import :: c_ptr, c_int
-      type(c_ptr), value :: k
-      integer(c_int) :: st
-    end function
-    ! local: a borrowed spt_ktensor (lambda, result record, this rank's rows).
-    function spt_mpi_ktensor_local(k, local) bind(c, name="spt_mpi_ktensor_local") result(st)
-      import :: c_ptr, c_int
-      type(c_ptr), value :: k
-      type(c_ptr), intent(out) :: local
-      integer(c_int) :: st
-    end function
-    ! rows: borrowed array of `count` 0-based global row numbers (uint64).
-    function spt_mpi_ktensor_rows(k, mode, rows, count) bind(c, name="spt_mpi_ktensor_rows") result(st)
-      import :: c_ptr, c_int, c_int32_t, c_int64_t
-      type(c_ptr), value :: k
-      integer(c_int32_t), value :: mode
-      type(c_ptr), intent(out) :: rows
-      integer(c_int64_t), intent(out) :: count
-      integer(c_int) :: st
-    end function
-    function spt_mpi_ktensor_stats(k, stats) bind(c, name="spt_mpi_ktensor_stats") result(st)
-      import :: c_ptr, c_int, spt_mpi_cpd_stats
-      type(c_ptr), value :: k
-      type(spt_mpi_cpd_stats), intent(inout) :: stats
-      integer(c_int) :: st
-    end function
-
+    ! strlen of the C library, for the strings the library returns
     function c_strlen_mpi(s) bind(c, name="strlen") result(n)
       import :: c_ptr, c_size_t
       type(c_ptr), value :: s
@@ -257,13 +57,6 @@ module sptensor_mpi
 
 contains
 
-  !> Fill opts with the distributed CP-ALS defaults (C macro
-  !> spt_mpi_cpd_options_init).
-  function spt_mpi_cpd_options_init(opts) result(st)
-    type(spt_mpi_cpd_options), intent(inout) :: opts
-    integer(c_int) :: st
-    st = spt_mpi_cpd_options_init_size(opts, c_sizeof(opts))
-  end function
 
   !> Collective. Read a tensor file in parallel (spt_mpi_read) over the
   !> communicator with Fortran handle `comm`; trailing blanks of `path` are

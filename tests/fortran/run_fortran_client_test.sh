@@ -69,6 +69,7 @@ cmp "$work_dir/client_example.out" "$work_dir/client_example_cmake.out" \
 # prefix and run under mpirun -np 2 (the distributed fit equals the serial one).
 if [[ -f "$prefix/include/sptensor_mpi.mod" ]]; then
   [[ -f "$prefix/include/sptensor/sptensor_mpi.f90" ]] || fail "sptensor_mpi.f90 not installed"
+  [[ -f "$prefix/include/sptensor_mpi_capi.mod" ]] || fail "sptensor_mpi_capi.mod not installed"
   [[ -f "$libdir/libsptensor_mpi_fortran.a" ]] || fail "no libsptensor_mpi_fortran.a in $libdir"
   if command -v mpifort > /dev/null 2>&1 && command -v mpirun > /dev/null 2>&1; then
     echo "== MPI client (mpifort, use sptensor_mpi)"
