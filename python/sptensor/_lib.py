@@ -13,8 +13,9 @@ to fix it. Search order:
 The structs and function prototypes come from _capi.py, generated from
 include/sptensor/*.h by scripts/gen_bindings.py (ctest bindings_up_to_date
 fails when it is stale); the options structs are initialised through the
-exported ``spt_X_options_init_size`` with ``ctypes.sizeof`` of the Structure, and :func:`init_options` checks that
-the library wrote exactly that many bytes (a layout mismatch fails loudly
+exported ``spt_X_options_init_size`` with ``ctypes.sizeof`` of the
+Structure, and :func:`init_options` checks that the library wrote exactly
+that many bytes (a layout mismatch fails loudly
 instead of corrupting memory).
 """
 import ctypes
