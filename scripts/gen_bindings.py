@@ -131,7 +131,7 @@ class Model:
         self.order = []      # struct and callback typedef names, as declared
 
 
-def preprocess(cc, root, header, extra=()):
+def preprocess(cc, root, header):
     """The header after the C preprocessor, with SPT_API empty (neither
     __GNUC__ nor _WIN32: the export macro's portable branch)."""
     with tempfile.TemporaryDirectory() as fake:
@@ -139,7 +139,7 @@ def preprocess(cc, root, header, extra=()):
             with open(os.path.join(fake, name), "w") as f:
                 f.write(text)
         cmd = [cc, "-E", "-P", "-nostdinc", "-undef", "-std=c99", "-I", fake,
-               "-I", os.path.join(root, "include"), *extra, os.path.join(root, header)]
+               "-I", os.path.join(root, "include"), os.path.join(root, header)]
         return subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
 
 
@@ -298,10 +298,10 @@ def parse(cc, root, header=HEADER):
 # --------------------------------------------------------------------------
 # Python (ctypes)
 # --------------------------------------------------------------------------
-def py_type(t, parameter=False, base=frozenset()):
+def py_type(t, parameter=False, qualified=frozenset()):
     """ctypes expression for a Type (a field, or with parameter=True a
-    function parameter). Names in `base` are the base module's (_capi.X)."""
-    base_names = base
+    function parameter). Struct and callback names in `qualified` belong to
+    the base module and are written _capi.X."""
     if t.kind == "void":
         return "None"
     if t.kind == "scalar":
@@ -309,24 +309,24 @@ def py_type(t, parameter=False, base=frozenset()):
     if t.kind == "enum":
         return "ctypes.c_int"
     if t.kind in ("struct", "funptr"):
-        return f"_capi.{t.name}" if t.name in base else t.name
+        return f"_capi.{t.name}" if t.name in qualified else t.name
     if t.kind == "array":
-        return f"({py_type(t.target, base=base)} * {t.count})"
+        return f"({py_type(t.target, qualified=qualified)} * {t.count})"
     if t.kind == "pointer":
-        base, depth = t.base(), t.depth()
-        if base.kind == "scalar" and base.name == "char" and depth == 1:
+        target, depth = t.base(), t.depth()
+        if target.kind == "scalar" and target.name == "char" and depth == 1:
             return "ctypes.c_char_p"
-        if parameter and base.kind in ("scalar", "enum"):
+        if parameter and target.kind in ("scalar", "enum"):
             # A parameter pointing at numbers (an array, an output value, or
             # where the library stores an array's address) is an untyped
             # address: callers pass a numpy address (.ctypes.data), a ctypes
             # array, or byref() of any ctypes variable.
             return "ctypes.c_void_p"
-        if base.kind in ("handle", "void"):
+        if target.kind in ("handle", "void"):
             inner = "ctypes.c_void_p"  # opaque handles and untyped data are addresses
             depth -= 1
         else:
-            inner = py_type(t.base(), base=base_names)
+            inner = py_type(target, qualified=qualified)
         for _ in range(depth):
             inner = f"ctypes.POINTER({inner})"
         return inner
@@ -369,14 +369,14 @@ import ctypes
     for name in [n for n in m.order if n in funptrs or n in structs]:
         if name in funptrs:
             ret, params = funptrs[name]
-            args = ", ".join([py_type(ret, base=seen)] + [py_type(t, base=seen) for _, t in params])
+            args = ", ".join([py_type(ret, qualified=seen)] + [py_type(t, qualified=seen) for _, t in params])
             out.append(f"\n{name} = ctypes.CFUNCTYPE({args})\n")
             continue
         fields = structs[name]
         out.append(f"\n\nclass {name}(ctypes.Structure):\n    \"\"\"{name} (C header).\"\"\"\n")
         out.append("    _fields_ = [\n")
         for field, t in fields:
-            out.append(f"        (\"{field}\", {py_type(t, base=seen)}),\n")
+            out.append(f"        (\"{field}\", {py_type(t, qualified=seen)}),\n")
         out.append("    ]\n")
         out.append(f"\n\n{camel(name)} = {name}\n")
     out.append("\nSTRUCTS = (\n")
@@ -385,8 +385,8 @@ import ctypes
     out.append(")\n")
     out.append("\n# name -> (restype, argtypes); restype None for void functions.\nSIGNATURES = {\n")
     for name, ret, params in m.functions:
-        args = ", ".join(py_type(t, parameter=True, base=seen) for _, t in params)
-        out.append(f"    \"{name}\": ({py_type(ret, base=seen)}, [{args}]),\n")
+        args = ", ".join(py_type(t, parameter=True, qualified=seen) for _, t in params)
+        out.append(f"    \"{name}\": ({py_type(ret, qualified=seen)}, [{args}]),\n")
     out.append("}\n")
     return "".join(out)
 
