@@ -454,6 +454,8 @@ FORTRAN_ADDRESS_PARAMS = {"indices"}
 FORTRAN_ARRAY_OUTPUT_SUFFIXES = ("dims", "modes", "modes_out")
 # Output arrays with other names, per function.
 FORTRAN_ARRAY_OUTPUTS = {("spt_permutation_get", "out")}
+# Optional (NULL-able) pointers whose header comment does not say so yet.
+FORTRAN_OPTIONAL = {("spt_write", "opts")}
 
 
 def nullable(doc, param):
@@ -500,7 +502,7 @@ def fortran_argument(function, param, t, doc):
         return "type(c_ptr), value", "", {"c_ptr"}
     if base.kind == "scalar" and base.name == "char":
         return "character(kind=c_char), intent(in)", "(*)", {"c_char"}
-    if nullable(doc, param) or param in FORTRAN_ADDRESS_PARAMS:
+    if nullable(doc, param) or param in FORTRAN_ADDRESS_PARAMS or (function, param) in FORTRAN_OPTIONAL:
         return "type(c_ptr), value", "", {"c_ptr"}
     spelling, needs = f_kind(base)
     if base.kind == "struct":

@@ -948,8 +948,7 @@ SPT_API spt_status spt_write_options_init_size(spt_write_options *opts, size_t s
  *  program never has more bytes written than its own struct holds. */
 #define spt_write_options_init(opts) spt_write_options_init_size((opts), sizeof *(opts))
 
-/** Write a tensor; `opts` may be NULL for the defaults (format and
- *  compression from the file name). Text output writes shortest round-trip values by default,
+/** Write a tensor. Text output writes shortest round-trip values by default,
  *  so text -> read -> write is exact. The file is written to a temporary
  *  name and renamed, so a failure never leaves a truncated file.
  *  Nothing is lost: text output (SPT_FILE_TNS, or AUTO resolving to text)

@@ -1196,7 +1196,7 @@ module sptensor_capi
       integer(c_size_t), value :: struct_size
       integer(c_int) :: res
     end function
-    ! Write a tensor; `opts` may be NULL for the defaults (format and compression from the file name).
+    ! Write a tensor.
     function spt_write(ctx, x, path, opts) bind(c, name="spt_write") result(res)
       import :: c_char, c_int, c_ptr
       type(c_ptr), value :: ctx
