@@ -10,6 +10,7 @@
 # smaller of the runs' median sweep times, and new / base) to $OUT (default
 # benchmarks/results/gpu-local).
 #   RANKS (16)  ITERS (5)  ROUTES (auto,fcoo,chain,hls)  ROUNDS (2)  THREADS (16)
+#   BASE_COMMIT, NEW_COMMIT: the records' "commit" (default base, new)
 set -uo pipefail
 out="${OUT:-benchmarks/results/gpu-local}"
 base_src="${BASE_SRC:?BASE_SRC=the other source tree}"
@@ -28,9 +29,9 @@ rm -f "$out"/base-*.jsonl "$out"/new-*.jsonl
 args=(--ranks "${RANKS:-16}" --iters "${ITERS:-5}" --routes "${ROUTES:-auto,fcoo,chain,hls}" --threads "${THREADS:-16}")
 for round in $(seq 1 "${ROUNDS:-2}"); do
   for side in base new; do
-    dir=build-gpu
-    [ "$side" = base ] && dir=build-base
-    SPT_PLUGIN_PATH="$PWD/$dir" OMP_WAIT_POLICY=passive OPENBLAS_NUM_THREADS=1 \
+    dir=build-gpu commit="${NEW_COMMIT:-new}"
+    [ "$side" = base ] && dir=build-base commit="${BASE_COMMIT:-base}"
+    SPT_COMMIT="$commit" SPT_PLUGIN_PATH="$PWD/$dir" OMP_WAIT_POLICY=passive OPENBLAS_NUM_THREADS=1 \
       "$dir/benchmarks/bench_gpu_tucker" "${args[@]}" "$@" > "$out/$side-$round.jsonl" 2> "$out/$side-$round.log" \
       || { tail -20 "$out/$side-$round.log"; exit 1; }
   done
