@@ -363,6 +363,7 @@ class DeviceTuckerSession final : public TuckerSession {
     check(ttmc_(mode, factor_pointers_.data(), y, r_.stream), "launching the TTMc kernel");
     check_launch("the F-COO TTMc kernel");
     y_mode_ = mode;
+    right_gram_mode_ = ~0u;  // eigenpairs of the previous Y
   }
 
   // The eigenvectors of the I x I Gram Y Y^T for its R largest eigenvalues.
@@ -504,7 +505,8 @@ class DeviceTuckerSession final : public TuckerSession {
   T* work() { return static_cast<T*>(r_.work); }
 
   const ModePlan& plan(uint32_t mode) const {
-    if (mode >= order_) throw Failure{status::invalid_argument, text("mode ", mode, " is not below the order ", order_)};
+    if (mode >= order_)
+      throw Failure{status::invalid_argument, text("mode ", mode, " is not below the order ", order_)};
     return plans_[mode];
   }
   // The plan of `mode`, whose Y_(n) the last ttmc must have made.
@@ -579,8 +581,8 @@ class DeviceTuckerSession final : public TuckerSession {
   Resources r_;
   int work_elements_ = 1;
   std::vector<const T*> factor_pointers_;
-  uint32_t y_mode_ = ~0u;            // the mode whose Y_(n) the workspace holds
-  uint32_t right_gram_mode_ = ~0u;   // the mode whose right-Gram eigenpairs it holds
+  uint32_t y_mode_ = ~0u;           // the mode whose Y_(n) the workspace holds
+  uint32_t right_gram_mode_ = ~0u;  // the mode whose right-Gram eigenpairs it holds
 };
 
 }  // namespace
