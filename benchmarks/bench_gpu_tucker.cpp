@@ -1,6 +1,7 @@
 // bench_gpu_tucker: Tucker-HOOI seconds per iteration on the GPU (the whole
-// sweep on the device: cuda/tucker_hooi.cu, backend CUDA) against the CPU
-// (backend CPU, --threads threads), for the given tensors and ranks.
+// sweep on the device: the driver of src/algo/tucker_hooi.cpp on the device
+// steps of cuda/tucker_hooi.cu, backend CUDA) against the CPU (backend CPU,
+// --threads threads), for the given tensors and ranks.
 //
 //   bench_gpu_tucker FILE... [--ranks 8,16] [--iters 5] [--threads 16]
 //                            [--dtype float32|float64 (default float32)]

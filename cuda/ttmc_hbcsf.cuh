@@ -1,6 +1,6 @@
 // TTMc on a B-CSF / HB-CSF tree by chained TTMs, fused per fiber (as
 // SPLATT's CSF TTMc; issue 6): the GPU Tucker-HOOI's third TTMc route
-// (plugin entry tucker_hooi_hbcsf, cuda/plugin_tucker.cu).
+// (plugin entry tucker_session_hbcsf, cuda/plugin_tucker.cu).
 //
 // For the tree x rooted at mode n (level 0 = n, level l = mode
 // x.mode_order[l], leaf level order-1; layout in src/core/hbcsf.hpp and

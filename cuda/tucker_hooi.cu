@@ -1,19 +1,20 @@
-// Tucker-HOOI on the GPU: see tucker_hooi.cuh for what it computes and why
-// it matches the CPU loop. The dense steps are cuBLAS / cuSOLVER calls on
-// one stream; the small kernels here move eigenvector columns into the
-// factors, fix signs and reduce ||G||^2.
+// The GPU steps of Tucker-HOOI: see tucker_hooi.cuh for what each computes
+// and why it matches the CPU's. The dense steps are cuBLAS / cuSOLVER calls
+// on the session's stream; the small kernels here move eigenvector columns
+// into the factors, fix signs and reduce ||G||^2.
 #include "tucker_hooi.cuh"
 
 #include <cublas_v2.h>
 #include <cusolverDn.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <memory>
 #include <sstream>
+#include <utility>
 #include <vector>
 
 #include "cp_als.cuh"  // status values
@@ -322,36 +323,177 @@ struct PoolBlock {
 };
 
 template <typename T>
-struct Eps;
-template <>
-struct Eps<float> {
-  static constexpr float value = std::numeric_limits<float>::epsilon();
-};
-template <>
-struct Eps<double> {
-  static constexpr double value = std::numeric_limits<double>::epsilon();
-};
-
-template <typename T>
-class DeviceTucker {
+class DeviceTuckerSession final : public TuckerSession {
  public:
-  DeviceTucker(uint32_t order, const uint32_t* dims, const spt_plugin_tucker_args& args, int multiprocessors)
-      : order_(order), args_(args), sms_(std::max(1, multiprocessors)),
-        plans_(plan_modes(order, dims, args.ranks)) {}
-
-  int run(const TtmcLauncher<T>& ttmc, std::string& error) {
+  DeviceTuckerSession(uint32_t order, const uint32_t* dims, const uint32_t* ranks, TtmcLauncher<T> ttmc,
+                      int multiprocessors)
+      : order_(order), sms_(std::max(1, multiprocessors)), plans_(plan_modes(order, dims, ranks)),
+        ttmc_(std::move(ttmc)) {
     setup();
-    upload_factors();
-    for (int iteration = 0; iteration < args_.max_iters; ++iteration) {
-      const auto start = std::chrono::steady_clock::now();
-      if (int st = sweep(ttmc, iteration, error); st != status::ok) return st;
-      const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-      const int next = args_.on_sweep(args_.hook_data, iteration + 1, host()->s.norm_core, seconds);
-      if (next == SPT_PLUGIN_ABORT) return status::ok;
-      if (next == SPT_PLUGIN_STOP) break;
+  }
+
+  void set_factor(uint32_t mode, const spt_plugin_matrix& f) override {
+    const size_t row = size_t(check_factor(mode, f)) * sizeof(T);
+    check(cudaMemcpy2DAsync(factor(mode), row, f.data, f.ld * sizeof(T), row, f.rows, cudaMemcpyHostToDevice,
+                            r_.stream),
+          "copying the initial factors to the device");
+    // The host buffer may change once this returns.
+    check(cudaStreamSynchronize(r_.stream), "copying the initial factors to the device");
+  }
+
+  void get_factor(uint32_t mode, const spt_plugin_matrix& f) override {
+    const size_t row = size_t(check_factor(mode, f)) * sizeof(T);
+    check(cudaMemcpy2DAsync(f.data, f.ld * sizeof(T), factor(mode), row, row, f.rows, cudaMemcpyDeviceToHost,
+                            r_.stream),
+          "copying the factors to the host");
+    check(cudaStreamSynchronize(r_.stream), "copying the results to the host");
+  }
+
+  void get_core(void* core) override {
+    check(cudaMemcpyAsync(core, at(layout_.core), size_t(layout_.core_size) * sizeof(T), cudaMemcpyDeviceToHost,
+                          r_.stream),
+          "copying the core to the host");
+    check(cudaStreamSynchronize(r_.stream), "copying the results to the host");
+  }
+
+  void ttmc(uint32_t mode) override {
+    const ModePlan& p = plan(mode);
+    T* y = at(layout_.y);
+    check(cudaMemsetAsync(y, 0, size_t(p.rows) * p.cols * sizeof(T), r_.stream), "zeroing Y_(n)");
+    check(ttmc_(mode, factor_pointers_.data(), y, r_.stream), "launching the TTMc kernel");
+    check_launch("the F-COO TTMc kernel");
+    y_mode_ = mode;
+    right_gram_mode_ = ~0u;  // eigenpairs of the previous Y
+  }
+
+  // The eigenvectors of the I x I Gram Y Y^T for its R largest eigenvalues.
+  void gram_vectors(uint32_t mode) override {
+    const ModePlan& p = plan_with_y(mode);
+    require_route(p, Route::gram_eig, mode);
+    const int rows = static_cast<int>(p.rows), cols = static_cast<int>(p.cols), rank = static_cast<int>(p.rank);
+    T* y = at(layout_.y);
+    T* gram = at(layout_.gram);
+    // Row-major Y (I x P) is column-major Y^T (P x I, ld P): Y Y^T = (Y^T)^T Y^T.
+    check(gemm(r_.blas, CUBLAS_OP_T, CUBLAS_OP_N, rows, rows, cols, y, cols, y, cols, gram, rows),
+          "gemm (Gram matrix Y_(n) Y_(n)^T)");
+    int found = 0;
+    check(syevdx(r_.solver, rows, gram, rows - rank + 1, rows, &found, at(layout_.w), work(), work_elements_,
+                 &scalars()->info),
+          "syevdx");
+    read_scalars();
+    solver_info("syevdx", "eigen-decomposition", mode);
+    gather_columns<T><<<elementwise_grid(p.rows * p.rank, sms_), kThreads, 0, r_.stream>>>(gram, p.rows, p.rows,
+                                                                                            p.rank, true, factor(mode));
+    check_launch("copying the eigenvectors");
+  }
+
+  // Tall Y: the R leading eigenpairs (v_r, s_r^2) of the P x P Gram Y^T Y;
+  // s_R^2 and s_1^2 go back for the caller's choice of route.
+  void right_gram(uint32_t mode, double* smallest_kept, double* largest) override {
+    const ModePlan& p = plan_with_y(mode);
+    require_route(p, Route::right_gram, mode);
+    const int rows = static_cast<int>(p.rows), cols = static_cast<int>(p.cols), rank = static_cast<int>(p.rank);
+    T* y = at(layout_.y);
+    T* gram = at(layout_.gram);
+    T* w = at(layout_.w);
+    // Column-major Y^T (P x I): Y^T Y = Y^T (Y^T)^T.
+    check(gemm(r_.blas, CUBLAS_OP_N, CUBLAS_OP_T, cols, cols, rows, y, cols, y, cols, gram, cols),
+          "gemm (Gram matrix Y_(n)^T Y_(n))");
+    int found = 0;
+    check(syevdx(r_.solver, cols, gram, cols - rank + 1, cols, &found, w, work(), work_elements_, &scalars()->info),
+          "syevdx");
+    // Ascending: w[0] = s_R^2, w[R-1] = s_1^2.
+    check(cudaMemcpyAsync(&host()->smallest_kept, w, sizeof(T), cudaMemcpyDeviceToHost, r_.stream),
+          "copying eigenvalues to the host");
+    check(cudaMemcpyAsync(&host()->largest, w + (rank - 1), sizeof(T), cudaMemcpyDeviceToHost, r_.stream),
+          "copying eigenvalues to the host");
+    read_scalars();
+    solver_info("syevdx", "eigen-decomposition", mode);
+    *smallest_kept = static_cast<double>(host()->smallest_kept);
+    *largest = static_cast<double>(host()->largest);
+    right_gram_mode_ = mode;
+  }
+
+  // U = Y [v_r / s_r] from right_gram's eigenpairs of the same Y.
+  void right_vectors(uint32_t mode) override {
+    const ModePlan& p = plan_with_y(mode);
+    if (right_gram_mode_ != mode)
+      throw Failure{status::invalid_argument, text("tucker_right_vectors: no right Gram of mode ", mode)};
+    const int rows = static_cast<int>(p.rows), cols = static_cast<int>(p.cols), rank = static_cast<int>(p.rank);
+    T* y = at(layout_.y);
+    T* vs = at(layout_.vs);
+    scaled_eigenvectors<T><<<elementwise_grid(p.cols * p.rank, sms_), kThreads, 0, r_.stream>>>(
+        at(layout_.gram), p.cols, at(layout_.w), p.cols, p.rank, vs);
+    check_launch("scaling the eigenvectors");
+    // Row-major U (I x R) = Y Vs is column-major U^T = Vs^T Y^T, and
+    // row-major Vs (P x R) is column-major Vs^T (R x P, ld R).
+    check(gemm(r_.blas, CUBLAS_OP_N, CUBLAS_OP_N, rank, rows, cols, vs, rank, y, cols, factor(mode), rank),
+          "gemm (U = Y V / s)");
+  }
+
+  // Economy SVD of tall Y (I > P): gesvd of its column-major copy.
+  void svd_vectors(uint32_t mode) override {
+    const ModePlan& p = plan_with_y(mode);
+    require_route(p, Route::right_gram, mode);
+    const int rows = static_cast<int>(p.rows), cols = static_cast<int>(p.cols);
+    int lwork = 0;
+    check(gesvd_size(r_.solver, rows, cols, static_cast<T*>(nullptr), &lwork), "gesvd_bufferSize");
+    const size_t matrix = align_up(size_t(p.rows) * p.cols * sizeof(T));
+    const size_t small = align_up(size_t(p.cols) * p.cols * sizeof(T)) + align_up(size_t(p.cols) * sizeof(T));
+    const size_t bytes = 2 * matrix + small + align_up(size_t(std::max(lwork, 1)) * sizeof(T));
+    PoolBlock temp;
+    temp.stream = r_.stream;
+    if (cudaError_t err = cudaMallocAsync(&temp.p, bytes, r_.stream); err != cudaSuccess) {
+      temp.p = nullptr;
+      cudaGetLastError();
+      throw Failure{err == cudaErrorMemoryAllocation ? status::out_of_memory : status::device,
+                    text("the SVD of Y_(", mode, ") (", p.rows, " x ", p.cols, ") needs ", bytes,
+                         " bytes of device memory (", cudaGetErrorName(err), ")")};
     }
-    download_results();
-    return status::ok;
+    char* base = static_cast<char*>(temp.p);
+    T* a = reinterpret_cast<T*>(base);
+    T* u = reinterpret_cast<T*>(base + matrix);
+    T* vt = reinterpret_cast<T*>(base + 2 * matrix);
+    T* s = reinterpret_cast<T*>(base + 2 * matrix + align_up(size_t(p.cols) * p.cols * sizeof(T)));
+    T* svd_work = reinterpret_cast<T*>(base + 2 * matrix + small);
+    // Row-major Y is column-major Y^T (P x I, ld P); a = (Y^T)^T, I x P.
+    check(transpose(r_.blas, rows, cols, at(layout_.y), cols, a, rows), "geam (transposing Y_(n))");
+    check(gesvd(r_.solver, rows, cols, a, s, u, vt, svd_work, std::max(lwork, 1), &scalars()->info), "gesvd");
+    read_scalars();
+    solver_info("gesvd", "SVD", mode);
+    gather_columns<T><<<elementwise_grid(p.rows * p.rank, sms_), kThreads, 0, r_.stream>>>(u, p.rows, p.rows, p.rank,
+                                                                                            false, factor(mode));
+    check_launch("copying the singular vectors");
+    // The copy finishes before the pool block goes back: cudaFreeAsync runs
+    // after the kernel on r_.stream.
+  }
+
+  void fix_signs(uint32_t mode) override {
+    const ModePlan& p = plan(mode);
+    fix_column_signs<T><<<p.rank, kThreads, 0, r_.stream>>>(factor(mode), p.rows, p.rank);
+    check_launch("fixing the factor's signs");
+  }
+
+  // G = U_{N-1}^T Y_(N-1): row-major R x P is column-major G^T (P x R) =
+  // Y^T U with Y^T column-major (P x I, ld P) and row-major U (I x R)
+  // column-major U^T (R x I, ld R); ||G||^2 summed in double.
+  double core() override {
+    const uint32_t last = order_ - 1;
+    const ModePlan& p = plan_with_y(last);
+    const int rows = static_cast<int>(p.rows), cols = static_cast<int>(p.cols), rank = static_cast<int>(p.rank);
+    T* core = at(layout_.core);
+    check(gemm(r_.blas, CUBLAS_OP_N, CUBLAS_OP_T, cols, rank, rows, at(layout_.y), cols, factor(last), rank, core,
+               cols),
+          "gemm (the core)");
+    const uint64_t blocks =
+        std::min<uint64_t>(kNormBlocks, std::max<uint64_t>(1, (layout_.core_size + kThreads - 1) / kThreads));
+    sum_squares_partials<T><<<static_cast<unsigned>(blocks), kThreads, 0, r_.stream>>>(core, layout_.core_size,
+                                                                                        partials());
+    check_launch("the core's norm");
+    sum_partials<<<1, kThreads, 0, r_.stream>>>(partials(), static_cast<uint32_t>(blocks), &scalars()->norm_core);
+    check_launch("the core's norm");
+    read_scalars();
+    return host()->s.norm_core;
   }
 
  private:
@@ -362,8 +504,31 @@ class DeviceTucker {
   HostScalars<T>* host() { return static_cast<HostScalars<T>*>(r_.host); }
   T* work() { return static_cast<T*>(r_.work); }
 
-  void note(int level, const std::string& message) const {
-    if (args_.note) args_.note(args_.hook_data, level, message.c_str());
+  const ModePlan& plan(uint32_t mode) const {
+    if (mode >= order_)
+      throw Failure{status::invalid_argument, text("mode ", mode, " is not below the order ", order_)};
+    return plans_[mode];
+  }
+  // The plan of `mode`, whose Y_(n) the last ttmc must have made.
+  const ModePlan& plan_with_y(uint32_t mode) const {
+    const ModePlan& p = plan(mode);
+    if (y_mode_ != mode)
+      throw Failure{status::invalid_argument, text("Y holds no TTMc of mode ", mode, " (tucker_ttmc first)")};
+    return p;
+  }
+  // The Gram workspace is sized for each mode's route by shape.
+  static void require_route(const ModePlan& p, Route route, uint32_t mode) {
+    if (p.route != route)
+      throw Failure{status::invalid_argument,
+                    text("mode ", mode, " takes the ", p.route == Route::gram_eig ? "I x I" : "P x P",
+                         " Gram route by its shape; its workspace holds no other")};
+  }
+  // The factor's columns (= R_mode) after checking f's shape.
+  uint32_t check_factor(uint32_t mode, const spt_plugin_matrix& f) const {
+    const ModePlan& p = plan(mode);
+    if (!f.data || f.rows != p.rows || f.cols != p.rank || f.ld < f.cols)
+      throw Failure{status::invalid_argument, text("factor ", mode, " has the wrong shape")};
+    return p.rank;
   }
 
   void setup() {
@@ -393,185 +558,31 @@ class DeviceTucker {
     for (uint32_t m = 0; m < order_; ++m) factor_pointers_[m] = factor(m);
   }
 
-  void upload_factors() {
-    for (uint32_t m = 0; m < order_; ++m) {
-      const spt_plugin_matrix& f = args_.factors[m];
-      const size_t row = size_t(plans_[m].rank) * sizeof(T);
-      check(cudaMemcpy2DAsync(factor(m), row, f.data, f.ld * sizeof(T), row, f.rows, cudaMemcpyHostToDevice,
-                              r_.stream),
-            "copying the initial factors to the device");
-    }
-  }
-
-  void download_results() {
-    for (uint32_t m = 0; m < order_; ++m) {
-      const spt_plugin_matrix& f = args_.factors[m];
-      const size_t row = size_t(plans_[m].rank) * sizeof(T);
-      check(cudaMemcpy2DAsync(f.data, f.ld * sizeof(T), factor(m), row, row, f.rows, cudaMemcpyDeviceToHost,
-                              r_.stream),
-            "copying the factors to the host");
-    }
-    check(cudaMemcpyAsync(args_.core, at(layout_.core), size_t(layout_.core_size) * sizeof(T),
-                          cudaMemcpyDeviceToHost, r_.stream),
-          "copying the core to the host");
-    check(cudaStreamSynchronize(r_.stream), "copying the results to the host");
-  }
-
   void read_scalars() {
     check(cudaMemcpyAsync(&host()->s, scalars(), sizeof(Scalars), cudaMemcpyDeviceToHost, r_.stream),
           "copying scalars to the host");
     check(cudaStreamSynchronize(r_.stream), "running a Tucker-HOOI sweep");
   }
 
-  // The eigenvectors of the I x I Gram Y Y^T for its R largest eigenvalues.
-  int by_gram(uint32_t n, std::string& error) {
-    const ModePlan& p = plans_[n];
-    const int rows = static_cast<int>(p.rows), cols = static_cast<int>(p.cols), rank = static_cast<int>(p.rank);
-    T* y = at(layout_.y);
-    T* gram = at(layout_.gram);
-    // Row-major Y (I x P) is column-major Y^T (P x I, ld P): Y Y^T = (Y^T)^T Y^T.
-    check(gemm(r_.blas, CUBLAS_OP_T, CUBLAS_OP_N, rows, rows, cols, y, cols, y, cols, gram, rows),
-          "gemm (Gram matrix Y_(n) Y_(n)^T)");
-    int found = 0;
-    check(syevdx(r_.solver, rows, gram, rows - rank + 1, rows, &found, at(layout_.w), work(), work_elements_,
-                 &scalars()->info),
-          "syevdx");
-    read_scalars();
-    if (int st = solver_info("syevdx", "eigen-decomposition", n, error); st != status::ok) return st;
-    gather_columns<T><<<elementwise_grid(p.rows * p.rank, sms_), kThreads, 0, r_.stream>>>(gram, p.rows, p.rows,
-                                                                                            p.rank, true, factor(n));
-    check_launch("copying the eigenvectors");
-    return status::ok;
-  }
-
-  // Tall Y: eigenpairs (v_r, s_r^2) of the P x P Gram Y^T Y, U = Y [v_r / s_r];
-  // an SVD of Y when s_R is too small next to s_1 for that division.
-  int by_right_gram(uint32_t n, int iteration, std::string& error) {
-    const ModePlan& p = plans_[n];
-    const int rows = static_cast<int>(p.rows), cols = static_cast<int>(p.cols), rank = static_cast<int>(p.rank);
-    T* y = at(layout_.y);
-    T* gram = at(layout_.gram);
-    T* w = at(layout_.w);
-    // Column-major Y^T (P x I): Y^T Y = Y^T (Y^T)^T.
-    check(gemm(r_.blas, CUBLAS_OP_N, CUBLAS_OP_T, cols, cols, rows, y, cols, y, cols, gram, cols),
-          "gemm (Gram matrix Y_(n)^T Y_(n))");
-    int found = 0;
-    check(syevdx(r_.solver, cols, gram, cols - rank + 1, cols, &found, w, work(), work_elements_, &scalars()->info),
-          "syevdx");
-    // Ascending: w[0] = s_R^2, w[R-1] = s_1^2.
-    check(cudaMemcpyAsync(&host()->smallest_kept, w, sizeof(T), cudaMemcpyDeviceToHost, r_.stream),
-          "copying eigenvalues to the host");
-    check(cudaMemcpyAsync(&host()->largest, w + (rank - 1), sizeof(T), cudaMemcpyDeviceToHost, r_.stream),
-          "copying eigenvalues to the host");
-    read_scalars();
-    if (int st = solver_info("syevdx", "eigen-decomposition", n, error); st != status::ok) return st;
-    const T largest = host()->largest;
-    const T smallest_kept = host()->smallest_kept;
-    if (!(largest > T(0)) || !(smallest_kept > T(1e4) * Eps<T>::value * largest)) {
-      note(2, text("Tucker-HOOI mode ", n, ", iteration ", iteration + 1, ": s_R^2 = ", smallest_kept,
-                   " is too small next to s_1^2 = ", largest, " for the P x P Gram route; SVD of Y_(n) (gesvd)"));
-      return by_svd(n, error);
-    }
-    T* vs = at(layout_.vs);
-    scaled_eigenvectors<T><<<elementwise_grid(p.cols * p.rank, sms_), kThreads, 0, r_.stream>>>(gram, p.cols, w,
-                                                                                                 p.cols, p.rank, vs);
-    check_launch("scaling the eigenvectors");
-    // Row-major U (I x R) = Y Vs is column-major U^T = Vs^T Y^T, and
-    // row-major Vs (P x R) is column-major Vs^T (R x P, ld R).
-    check(gemm(r_.blas, CUBLAS_OP_N, CUBLAS_OP_N, rank, rows, cols, vs, rank, y, cols, factor(n), rank),
-          "gemm (U = Y V / s)");
-    return status::ok;
-  }
-
-  // Economy SVD of tall Y (I > P): gesvd of its column-major copy.
-  int by_svd(uint32_t n, std::string& error) {
-    const ModePlan& p = plans_[n];
-    const int rows = static_cast<int>(p.rows), cols = static_cast<int>(p.cols);
-    int lwork = 0;
-    check(gesvd_size(r_.solver, rows, cols, static_cast<T*>(nullptr), &lwork), "gesvd_bufferSize");
-    const size_t matrix = align_up(size_t(p.rows) * p.cols * sizeof(T));
-    const size_t small = align_up(size_t(p.cols) * p.cols * sizeof(T)) + align_up(size_t(p.cols) * sizeof(T));
-    const size_t bytes = 2 * matrix + small + align_up(size_t(std::max(lwork, 1)) * sizeof(T));
-    PoolBlock temp;
-    temp.stream = r_.stream;
-    if (cudaError_t err = cudaMallocAsync(&temp.p, bytes, r_.stream); err != cudaSuccess) {
-      temp.p = nullptr;
-      cudaGetLastError();
-      throw Failure{err == cudaErrorMemoryAllocation ? status::out_of_memory : status::device,
-                    text("the SVD of Y_(", n, ") (", p.rows, " x ", p.cols, ") needs ", bytes,
-                         " bytes of device memory (", cudaGetErrorName(err), ")")};
-    }
-    char* base = static_cast<char*>(temp.p);
-    T* a = reinterpret_cast<T*>(base);
-    T* u = reinterpret_cast<T*>(base + matrix);
-    T* vt = reinterpret_cast<T*>(base + 2 * matrix);
-    T* s = reinterpret_cast<T*>(base + 2 * matrix + align_up(size_t(p.cols) * p.cols * sizeof(T)));
-    T* svd_work = reinterpret_cast<T*>(base + 2 * matrix + small);
-    // Row-major Y is column-major Y^T (P x I, ld P); a = (Y^T)^T, I x P.
-    check(transpose(r_.blas, rows, cols, at(layout_.y), cols, a, rows), "geam (transposing Y_(n))");
-    check(gesvd(r_.solver, rows, cols, a, s, u, vt, svd_work, std::max(lwork, 1), &scalars()->info), "gesvd");
-    read_scalars();
-    if (int st = solver_info("gesvd", "SVD", n, error); st != status::ok) return st;
-    gather_columns<T><<<elementwise_grid(p.rows * p.rank, sms_), kThreads, 0, r_.stream>>>(u, p.rows, p.rows, p.rank,
-                                                                                            false, factor(n));
-    check_launch("copying the singular vectors");
-    // The copy must finish before the pool block goes back (stream order
-    // guarantees it: cudaFreeAsync runs after the kernel on r_.stream).
-    return status::ok;
-  }
-
   // The CPU's messages for a solver that did not converge.
-  int solver_info(const char* routine, const char* what, uint32_t n, std::string& error) const {
-    const int info = static_cast<const HostScalars<T>*>(r_.host)->s.info;
-    if (info == 0) return status::ok;
-    if (info < 0) {
-      error = text("cuSOLVER ", routine, " rejected argument ", -info);
-      return status::device;
-    }
-    error = text("the ", what, " for mode ", n, " did not converge (cuSOLVER ", routine, " info ", info,
-                 "); the tensor may hold non-finite values");
-    return status::numerical;
-  }
-
-  int sweep(const TtmcLauncher<T>& ttmc, int iteration, std::string& error) {
-    T* y = at(layout_.y);
-    for (uint32_t n = 0; n < order_; ++n) {
-      const ModePlan& p = plans_[n];
-      check(cudaMemsetAsync(y, 0, size_t(p.rows) * p.cols * sizeof(T), r_.stream), "zeroing Y_(n)");
-      check(ttmc(n, factor_pointers_.data(), y, r_.stream), "launching the TTMc kernel");
-      check_launch("the F-COO TTMc kernel");
-      const int st = p.route == Route::gram_eig ? by_gram(n, error) : by_right_gram(n, iteration, error);
-      if (st != status::ok) return st;
-      fix_column_signs<T><<<p.rank, kThreads, 0, r_.stream>>>(factor(n), p.rows, p.rank);
-      check_launch("fixing the factor's signs");
-    }
-    // G = U_{N-1}^T Y_(N-1): row-major R x P is column-major G^T (P x R) =
-    // Y^T U with Y^T column-major (P x I, ld P) and row-major U (I x R)
-    // column-major U^T (R x I, ld R).
-    const ModePlan& p = plans_[order_ - 1];
-    const int rows = static_cast<int>(p.rows), cols = static_cast<int>(p.cols), rank = static_cast<int>(p.rank);
-    T* core = at(layout_.core);
-    check(gemm(r_.blas, CUBLAS_OP_N, CUBLAS_OP_T, cols, rank, rows, y, cols, factor(order_ - 1), rank, core, cols),
-          "gemm (the core)");
-    const uint64_t blocks =
-        std::min<uint64_t>(kNormBlocks, std::max<uint64_t>(1, (layout_.core_size + kThreads - 1) / kThreads));
-    sum_squares_partials<T><<<static_cast<unsigned>(blocks), kThreads, 0, r_.stream>>>(core, layout_.core_size,
-                                                                                        partials());
-    check_launch("the core's norm");
-    sum_partials<<<1, kThreads, 0, r_.stream>>>(partials(), static_cast<uint32_t>(blocks), &scalars()->norm_core);
-    check_launch("the core's norm");
-    read_scalars();
-    return status::ok;
+  void solver_info(const char* routine, const char* what, uint32_t n) {
+    const int info = host()->s.info;
+    if (info == 0) return;
+    if (info < 0) throw Failure{status::device, text("cuSOLVER ", routine, " rejected argument ", -info)};
+    throw Failure{status::numerical, text("the ", what, " for mode ", n, " did not converge (cuSOLVER ", routine,
+                                          " info ", info, "); the tensor may hold non-finite values")};
   }
 
   uint32_t order_;
-  const spt_plugin_tucker_args& args_;
   int sms_;
   std::vector<ModePlan> plans_;
+  TtmcLauncher<T> ttmc_;
   Layout layout_;
   Resources r_;
   int work_elements_ = 1;
   std::vector<const T*> factor_pointers_;
+  uint32_t y_mode_ = ~0u;           // the mode whose Y_(n) the workspace holds
+  uint32_t right_gram_mode_ = ~0u;  // the mode whose right-Gram eigenpairs it holds
 };
 
 }  // namespace
@@ -583,20 +594,14 @@ size_t tucker_device_bytes(uint32_t order, const uint32_t* dims, const uint32_t*
 }
 
 template <typename T>
-int run_tucker_hooi(uint32_t order, const uint32_t* dims, const TtmcLauncher<T>& ttmc,
-                    const spt_plugin_tucker_args& args, int multiprocessors, std::string& error) {
-  try {
-    DeviceTucker<T> run(order, dims, args, multiprocessors);
-    return run.run(ttmc, error);
-  } catch (const Failure& f) {
-    error = f.message;
-    return f.code;
-  }
+std::unique_ptr<TuckerSession> make_tucker_session(uint32_t order, const uint32_t* dims, const uint32_t* ranks,
+                                                   TtmcLauncher<T> ttmc, int multiprocessors) {
+  return std::make_unique<DeviceTuckerSession<T>>(order, dims, ranks, std::move(ttmc), multiprocessors);
 }
 
-template int run_tucker_hooi<float>(uint32_t, const uint32_t*, const TtmcLauncher<float>&,
-                                    const spt_plugin_tucker_args&, int, std::string&);
-template int run_tucker_hooi<double>(uint32_t, const uint32_t*, const TtmcLauncher<double>&,
-                                     const spt_plugin_tucker_args&, int, std::string&);
+template std::unique_ptr<TuckerSession> make_tucker_session<float>(uint32_t, const uint32_t*, const uint32_t*,
+                                                                   TtmcLauncher<float>, int);
+template std::unique_ptr<TuckerSession> make_tucker_session<double>(uint32_t, const uint32_t*, const uint32_t*,
+                                                                    TtmcLauncher<double>, int);
 
 }  // namespace spt::cuda

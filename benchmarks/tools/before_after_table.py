@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
-"""Table of base vs new from bench_gpu JSON lines (gpu_before_after.sh).
+"""Table of base vs new from bench_gpu / bench_gpu_tucker JSON lines
+(gpu_before_after.sh, gpu_tucker_before_after.sh).
 
 Usage: before_after_table.py DIR
 Reads DIR/base-*.jsonl and DIR/new-*.jsonl; per case (tensor, kernel, rank,
 mode, and the HB-CSF tree root) takes the smaller of the runs' medians
-(kernel milliseconds; CP-ALS seconds per iteration shown in ms) and prints
+(kernel milliseconds; CP-ALS seconds per iteration shown in ms; Tucker-HOOI
+sweep milliseconds from bench_gpu_tucker) and prints
 base, new and new / base, then per kernel the median and worst ratio.
 """
 import glob
@@ -21,6 +23,7 @@ KERNELS = {
     "gpu_mttkrp_hbcsf": "HB-CSF",
     "gpu_mttkrp_hbcsf_nonroot": "HB-CSF non-root",
     "cpd_iter": "CP-ALS iter",
+    "tucker_iter": "Tucker iter",
 }
 
 
@@ -35,6 +38,16 @@ def cases(paths):
                 continue
             name += " " + r.get("format", "")
             ms = 1e3 * r["seconds_per_iter_median"]
+        elif r["bench"] == "tucker_iter":
+            # GPU sweeps per TTMc route (bench_gpu_tucker; "auto" names the
+            # route it took); ms_median over the sweeps.
+            if r.get("backend") != "cuda" or "ms_median" not in r:
+                continue
+            route = r.get("format", "")
+            if route == "auto":
+                route += "=" + r.get("auto_route", "?")
+            name += " " + route
+            ms = r["ms_median"]
         else:
             ms = r["kernel_ms_median"]
         key = (r["tensor"], name, r["rank"], r.get("mode", -1), r.get("tree_root", -1))

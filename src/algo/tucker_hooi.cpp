@@ -20,10 +20,11 @@
 // (largest-magnitude entry of each vector positive) makes the vectors equal
 // up to rounding wherever the singular values are distinct.
 //
-// On a context that runs on a device, dispatch::DeviceKernels::tucker_hooi
-// runs these same sweeps there (cuda/tucker_hooi.cu) from the same initial
-// factors; the end of each sweep (TuckerSweeps: fit, history, convergence,
-// callback) stays here, shared.
+// One driver for every backend: the sweeps here call the steps of a
+// dispatch::TuckerSteps (ttmc, the singular-vector routes, the core),
+// which run on the host (HostTuckerSteps below) or, on a context that runs
+// on a device, on the device through the plugin (device_tucker_steps), the
+// data staying there for the whole run.
 //
 // HOSVD initialisation (pyttb init='nvecs'): leading left singular vectors
 // of the sparse unfolding X_(n), from the mode-n fibers of X (the columns of
@@ -43,6 +44,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <memory>
 #include <random>
 
 #include "algo/summed_norm.hpp"
@@ -50,6 +52,7 @@
 #include "core/random.hpp"
 #include "core/sort.hpp"
 #include "dispatch/dispatch.hpp"
+#include "dispatch/tucker_steps.hpp"
 #include "kernels/ttmc.hpp"
 
 namespace spt {
@@ -190,55 +193,48 @@ void left_vectors_by_gesdd(ConstMatRef<T> y, MatRef<T> u, uint32_t mode) {
 
 // Right-Gram route for tall y (I >> P): the P x P Gram costs I P^2 / 2
 // BLAS-3 flops against gesdd's ~4 I P^2 (QR plus forming U), and only R
-// columns of U are formed. Returns false (u untouched) when s_R^2 <
-// 1e4 eps s_1^2: dividing by a singular value that small would amplify the
-// Gram's rounding, so the caller uses gesdd instead.
+// columns of U are formed. First the eigenpairs of y^T y into gram (its
+// eigenvectors, P x P) and w (ascending).
 template <typename T>
-bool left_vectors_by_right_gram(ConstMatRef<T> y, MatRef<T> u, uint32_t mode) {
-  const spt_nnz rows = y.rows, cols = y.cols, rank = u.cols;
+void right_gram_eigenpairs(ConstMatRef<T> y, DenseMatrix<T>& gram, std::vector<T>& w, uint32_t mode) {
+  const spt_nnz rows = y.rows, cols = y.cols;
   require_fits_memory(checked_mul(cols, cols, "the Gram matrix Y_(n)^T Y_(n)"), sizeof(T),
                       "the Gram matrix Y_(n)^T Y_(n)");
   const lapack_int m = lapack_size(rows, "the TTM-chain row count");
   const lapack_int n = lapack_size(cols, "the TTM-chain column count");
-  DenseMatrix<T> gram(cols, cols);
+  gram = DenseMatrix<T>(cols, cols);
   syrk_cols(n, m, y.data, gram.values.data());
-  std::vector<T> w(cols);
+  w.assign(cols, T(0));
   const lapack_int info = syevd(n, gram.values.data(), w.data());
   if (info < 0) fail(SPT_ERR_INTERNAL, "LAPACKE syevd rejected argument ", -info);
   if (info > 0)
     fail(SPT_ERR_NUMERICAL, "the eigen-decomposition for mode ", mode, " did not converge (syevd info ", info,
          "); the tensor may hold non-finite values");
-  const T largest = w[cols - 1];
-  const T smallest_kept = w[cols - rank];
-  if (!(largest > T(0)) || !(smallest_kept > T(1e4) * std::numeric_limits<T>::epsilon() * largest)) return false;
+}
+
+// Then u = y [v_r / s_r] for the u.cols leading eigenpairs.
+template <typename T>
+void left_vectors_from_right_gram(ConstMatRef<T> y, const DenseMatrix<T>& gram, const std::vector<T>& w,
+                                  MatRef<T> u) {
+  const spt_nnz cols = y.cols, rank = u.cols;
   DenseMatrix<T> v(cols, rank);  // leading eigenvectors scaled by 1 / s_r
   for (spt_nnz j = 0; j < cols; ++j)
     for (spt_nnz r = 0; r < rank; ++r) v(j, r) = gram(j, cols - 1 - r) / std::sqrt(w[cols - 1 - r]);
-  gemm_nn(m, lapack_size(rank, "R_n"), n, y.data, v.values.data(), u.data, static_cast<int>(u.ld));
-  return true;
+  gemm_nn(lapack_size(y.rows, "the TTM-chain row count"), lapack_size(rank, "R_n"),
+          lapack_size(cols, "the TTM-chain column count"), y.data, v.values.data(), u.data, static_cast<int>(u.ld));
 }
 
-// Leading u.cols left singular vectors of y (I x P) into u (I x R), signs
-// fixed (pyttb nvecs rule).
+// I x I Gram route: u = the eigenvectors of y y^T for its u.cols largest
+// eigenvalues.
 template <typename T>
-void leading_left_singular_vectors(ConstMatRef<T> y, MatRef<T> u, TuckerSvdPath path, uint32_t mode) {
+void left_vectors_by_gram(ConstMatRef<T> y, MatRef<T> u, uint32_t mode) {
   const spt_nnz rows = y.rows, cols = y.cols;
-  if (path == TuckerSvdPath::automatic) path = rows > cols ? TuckerSvdPath::right_gram : TuckerSvdPath::gram_eig;
-  // The economy SVD and the right Gram see only min(I, P) directions; more
-  // vectors (Y_(n) rank-deficient by shape) need the I x I Gram.
-  if (u.cols > std::min(rows, cols)) path = TuckerSvdPath::gram_eig;
-  if (path == TuckerSvdPath::right_gram && !left_vectors_by_right_gram(y, u, mode)) path = TuckerSvdPath::gesdd;
-  if (path == TuckerSvdPath::gesdd) {
-    left_vectors_by_gesdd(y, u, mode);
-  } else if (path == TuckerSvdPath::gram_eig) {
-    require_fits_memory(checked_mul(rows, rows, "the Gram matrix Y_(n) Y_(n)^T"), sizeof(T),
-                        "the Gram matrix Y_(n) Y_(n)^T");
-    DenseMatrix<T> gram(rows, rows);
-    syrk_rows(lapack_size(rows, "the TTM-chain row count"), lapack_size(cols, "the TTM-chain column count"),
-              y.data, gram.values.data());
-    leading_eigenvectors(gram, u, mode);
-  }
-  fix_column_signs(u);
+  require_fits_memory(checked_mul(rows, rows, "the Gram matrix Y_(n) Y_(n)^T"), sizeof(T),
+                      "the Gram matrix Y_(n) Y_(n)^T");
+  DenseMatrix<T> gram(rows, rows);
+  syrk_rows(lapack_size(rows, "the TTM-chain row count"), lapack_size(cols, "the TTM-chain column count"), y.data,
+            gram.values.data());
+  leading_eigenvectors(gram, u, mode);
 }
 
 // Orthonormalise the columns of q (m x k, m >= k) in place: Householder QR,
@@ -393,11 +389,88 @@ void initialise_factors(spt_context_s& ctx, const spt_coo_s& x, const spt_tucker
   }
 }
 
-// The end of every sweep, shared by the CPU loop below and a device run
-// (dispatch::DeviceKernels::tucker_hooi), so both compute the fit, stop and
-// report identically: fit = 1 - sqrt(|normX^2 - ||G||^2|) / normX, history,
-// convergence (|fit change| < tol, also after the first sweep, as pyttb),
-// log, progress, callback.
+// The steps on the host (dispatch/tucker_steps.hpp): the CPU kernels and
+// LAPACK / CBLAS, on one copy of X sorted for each mode's TTMc (the
+// dissertation's "N preprocessed tensors", §7.5), in the order of the TTMc
+// path the cost estimate picks for that mode (algo/ttm_chain.hpp); made once
+// per decomposition, so the kernels never sort. Every route works for any
+// shape (the tests force each one).
+template <typename T>
+class HostTuckerSteps final : public dispatch::TuckerSteps<T> {
+ public:
+  HostTuckerSteps(spt_context_s& ctx, const spt_coo_s& x, const std::vector<spt_index>& ranks, TtmcPath requested,
+                  uint64_t y_max, uint64_t core_size, std::vector<TtmcPlan>* plans_out)
+      : ctx_(ctx), y_values_(y_max), core_(core_size) {
+    const uint32_t order = x.order();
+    for (uint32_t m = 0; m < order; ++m) {
+      u_.emplace_back(x.dims[m], ranks[m]);
+      uint64_t p = 1;
+      for (uint32_t k = 0; k < order; ++k)
+        if (k != m) p *= ranks[k];
+      columns_.push_back(p);
+    }
+    factors_.resize(order);
+    for (uint32_t m = 0; m < order; ++m) factors_[m] = u_[m].cref();
+    prepare_ttmc_operands(dispatch::exec_for(ctx), x, ranks, requested, operands_);
+    for (const TtmcPlan& plan : operands_.plans)
+      log(ctx, 2, cat("Tucker-HOOI mode ", plan.mode, ": TTMc path ", ttmc_path_name(plan.path), " (estimated ",
+                      plan.one_shot_flops, " one-shot vs ", plan.chain_flops, " chain multiply-adds)"));
+    if (plans_out) *plans_out = operands_.plans;
+  }
+
+  bool on_device() const override { return false; }
+  void set_factor(uint32_t mode, ConstMatRef<T> u) override {
+    for (spt_nnz i = 0; i < u.rows; ++i) std::copy(u.row(i), u.row(i) + u.cols, u_[mode].values.data() + i * u.cols);
+  }
+  void get_factor(uint32_t mode, MatRef<T> u) override {
+    for (spt_nnz i = 0; i < u.rows; ++i)
+      std::copy(u_[mode].values.data() + i * u.cols, u_[mode].values.data() + (i + 1) * u.cols, u.data + i * u.ld);
+  }
+  void ttmc(uint32_t mode) override {
+    MatRef<T> y{y_values_.data(), u_[mode].rows, columns_[mode], columns_[mode]};
+    run_ttmc<T>(ctx_, operands_.plans[mode], *operands_.operand[mode], factors_.data(), y);
+  }
+  void gram_vectors(uint32_t mode) override { left_vectors_by_gram(y(mode), u_[mode].ref(), mode); }
+  void right_gram(uint32_t mode, T& smallest_kept, T& largest) override {
+    right_gram_eigenpairs(y(mode), gram_, w_, mode);
+    const spt_nnz cols = w_.size(), rank = u_[mode].cols;
+    largest = w_[cols - 1];
+    smallest_kept = w_[cols - rank];
+  }
+  void right_vectors(uint32_t mode) override { left_vectors_from_right_gram(y(mode), gram_, w_, u_[mode].ref()); }
+  void svd_vectors(uint32_t mode) override { left_vectors_by_gesdd(y(mode), u_[mode].ref(), mode); }
+  void fix_signs(uint32_t mode) override { fix_column_signs(u_[mode].ref()); }
+  // G = U_{N-1}^T Y_(N-1): row-major R_{N-1} x P, i.e. the core with the
+  // first index fastest (Y's columns are the other modes, lowest fastest).
+  double core() override {
+    const uint32_t last = static_cast<uint32_t>(u_.size()) - 1;
+    gemm_tn(lapack_size(u_[last].cols, "R_N"), lapack_size(columns_[last], "prod R_m"),
+            lapack_size(u_[last].rows, "I_N"), u_[last].values.data(), y_values_.data(), core_.data());
+    double norm_core_squared = 0.0;
+    for (uint64_t i = 0; i < core_.size(); ++i) norm_core_squared += static_cast<double>(core_[i]) * core_[i];
+    return norm_core_squared;
+  }
+  void get_core(T* core) override { std::copy(core_.begin(), core_.end(), core); }
+
+ private:
+  ConstMatRef<T> y(uint32_t mode) const {
+    return ConstMatRef<T>{y_values_.data(), u_[mode].rows, columns_[mode], columns_[mode]};
+  }
+
+  spt_context_s& ctx_;
+  std::vector<DenseMatrix<T>> u_;
+  std::vector<ConstMatRef<T>> factors_;
+  std::vector<uint64_t> columns_;
+  TtmcOperands operands_;
+  buffer<T> y_values_;
+  buffer<T> core_;
+  DenseMatrix<T> gram_{0, 0};  // right_gram's eigenvectors
+  std::vector<T> w_;           // and eigenvalues, ascending
+};
+
+// The end of every sweep: fit = 1 - sqrt(|normX^2 - ||G||^2|) / normX,
+// history, convergence (|fit change| < tol, also after the first sweep, as
+// pyttb), log, progress, callback.
 template <typename T>
 struct TuckerSweeps {
   const spt_context_s& ctx;
@@ -412,7 +485,7 @@ struct TuckerSweeps {
 
   bool more() const { return iteration < opts.max_iters && !converged && !stopped_by_callback; }
 
-  // Forget the sweeps recorded so far (a device run that gave up midway).
+  // Forget the sweeps recorded so far (device steps that gave up midway).
   void restart() {
     fit = 0.0;
     converged = stopped_by_callback = false;
@@ -440,6 +513,67 @@ struct TuckerSweeps {
     return more();
   }
 };
+
+// U_n = the leading R_n left singular vectors of Y_(n) (I_n x P_n, made by
+// steps.ttmc(n)), signs fixed (pyttb nvecs rule). The route by shape unless
+// `path` forces one: I_n <= P_n the I x I Gram; tall Y the P x P Gram and
+// u_r = Y v_r / s_r, unless s_R^2 < 1e4 eps s_1^2 (dividing by a singular
+// value that small would amplify the Gram's rounding): then the SVD.
+template <typename T>
+void leading_left_singular_vectors(dispatch::TuckerSteps<T>& steps, uint32_t n, spt_index rows, uint64_t cols,
+                                   spt_index rank, TuckerSvdPath path, int iteration, const spt_context_s& ctx) {
+  if (path == TuckerSvdPath::automatic) path = rows > cols ? TuckerSvdPath::right_gram : TuckerSvdPath::gram_eig;
+  // The economy SVD and the right Gram see only min(I, P) directions; more
+  // vectors (Y_(n) rank-deficient by shape) need the I x I Gram.
+  if (rank > std::min<uint64_t>(rows, cols)) path = TuckerSvdPath::gram_eig;
+  if (path == TuckerSvdPath::right_gram) {
+    T smallest_kept = T(0), largest = T(0);
+    steps.right_gram(n, smallest_kept, largest);
+    if (largest > T(0) && smallest_kept > T(1e4) * std::numeric_limits<T>::epsilon() * largest) {
+      steps.right_vectors(n);
+    } else {
+      log(ctx, 2, cat("Tucker-HOOI mode ", n, ", iteration ", iteration, ": s_R^2 = ", smallest_kept,
+                      " is too small next to s_1^2 = ", largest, " for the P x P Gram route; SVD of Y_(n) (",
+                      steps.on_device() ? "gesvd" : "gesdd", ")"));
+      path = TuckerSvdPath::gesdd;
+    }
+  }
+  if (path == TuckerSvdPath::gesdd) steps.svd_vectors(n);
+  else if (path == TuckerSvdPath::gram_eig) steps.gram_vectors(n);
+  steps.fix_signs(n);
+}
+
+// The sweeps on `steps` from the initial factors u (u[0] is not read), the
+// results into u and core. Returns false when device steps fell back to the
+// host (TuckerStepsFellBack: the sweeps so far are forgotten).
+template <typename T>
+bool run_sweeps(dispatch::TuckerSteps<T>& steps, const spt_context_s& ctx, const std::vector<spt_index>& dims,
+                const std::vector<spt_index>& ranks, const std::vector<uint64_t>& columns, TuckerSvdPath svd,
+                std::vector<DenseMatrix<T>>& u, buffer<T>& core, TuckerSweeps<T>& sweeps) {
+  const uint32_t order = static_cast<uint32_t>(dims.size());
+  try {
+    for (uint32_t m = 0; m < order; ++m) steps.set_factor(m, u[m].cref());
+    while (sweeps.more()) {
+      const Clock::time_point start = Clock::now();
+      for (uint32_t n = 0; n < order; ++n) {
+        steps.ttmc(n);
+        leading_left_singular_vectors<T>(steps, n, dims[n], columns[n], ranks[n], svd, sweeps.iteration + 1, ctx);
+      }
+      const double norm_core_squared = steps.core();
+      const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+      sweeps.end_sweep(norm_core_squared, seconds);
+    }
+    // Into copies: u stays the host's start if a download fails.
+    std::vector<DenseMatrix<T>> result(u);
+    for (uint32_t m = 0; m < order; ++m) steps.get_factor(m, result[m].ref());
+    steps.get_core(core.data());
+    u = std::move(result);
+  } catch (const dispatch::TuckerStepsFellBack&) {
+    sweeps.restart();
+    return false;
+  }
+  return true;
+}
 
 template <typename T>
 spt_status hooi_typed(spt_context_s& ctx, const spt_coo_s& x, const spt_tucker_options& opts,
@@ -469,35 +603,22 @@ spt_status hooi_typed(spt_context_s& ctx, const spt_coo_s& x, const spt_tucker_o
   std::vector<DenseMatrix<T>> u;
   for (uint32_t m = 0; m < order; ++m) u.emplace_back(dims[m], ranks[m]);
   initialise_factors<T>(ctx, x, opts, internal, u);
-  std::vector<ConstMatRef<T>> factors(order);
-  for (uint32_t m = 0; m < order; ++m) factors[m] = u[m].cref();
 
   buffer<T> core(core_size);
   out.fit_history.clear();
   out.seconds_history.clear();
   TuckerSweeps<T> sweeps{ctx, opts, out, norm_x_squared, norm_x};
 
-  // The whole decomposition on the device when the context runs there (the
-  // same sweeps from the same initial factors, the same end of sweep); false
-  // = the CPU loop. The internal knobs (a forced SVD route or TTMc path, the
-  // TTMc plans) describe the CPU loop: asking for one keeps it there.
+  // Device steps when the context runs on a device (the same sweeps from
+  // the same initial factors); else, or when they fall back midway, the
+  // host's. The internal knobs (a forced SVD route or TTMc path, the TTMc
+  // plans) describe the host steps: asking for one keeps the run there.
   bool on_device = false;
   if (internal.svd == TuckerSvdPath::automatic && internal.ttmc == TtmcPath::automatic && !internal.plans_out) {
-    std::vector<DenseMatrix<T>> device_u(u);  // u stays the CPU loop's start if the device gives up
-    std::vector<MatRef<T>> device_refs;
-    for (DenseMatrix<T>& f : device_u) device_refs.push_back(f.ref());
-    on_device = dispatch::DeviceKernels::tucker_hooi(
-        ctx, x, ranks, opts.ttmc, opts.max_iters, device_refs, core.data(),
-        [&](int, double norm_core_squared, double seconds) { return sweeps.end_sweep(norm_core_squared, seconds); });
-    if (on_device) u = std::move(device_u);
-    else sweeps.restart();
+    if (std::unique_ptr<dispatch::TuckerSteps<T>> steps = dispatch::device_tucker_steps<T>(ctx, x, ranks, opts.ttmc))
+      on_device = run_sweeps<T>(*steps, ctx, dims, ranks, columns, internal.svd, u, core, sweeps);
   }
-
   if (!on_device) {
-    // One copy of X sorted for each mode's TTM chain (the dissertation's
-    // "N preprocessed tensors", §7.5), in the order of the TTMc path the cost
-    // estimate picks for that mode (algo/ttm_chain.hpp); made once per
-    // decomposition, so the kernels never sort.
     if (opts.ttmc == SPT_TUCKER_TTMC_HLS && internal.ttmc == TtmcPath::automatic)
       fail(SPT_ERR_UNSUPPORTED,
            "opts.ttmc = SPT_TUCKER_TTMC_HLS runs on the GPU only (orders 3-4, a CUDA device); this run is on "
@@ -505,32 +626,8 @@ spt_status hooi_typed(spt_context_s& ctx, const spt_coo_s& x, const spt_tucker_o
     TtmcPath requested = internal.ttmc;
     if (requested == TtmcPath::automatic && opts.ttmc == SPT_TUCKER_TTMC_ONE_SHOT) requested = TtmcPath::one_shot;
     if (requested == TtmcPath::automatic && opts.ttmc == SPT_TUCKER_TTMC_CHAIN) requested = TtmcPath::chain;
-    const kernels::Exec exec = dispatch::exec_for(ctx);
-    TtmcOperands ttmc_operands;
-    prepare_ttmc_operands(exec, x, ranks, requested, ttmc_operands);
-    for (const TtmcPlan& plan : ttmc_operands.plans)
-      log(ctx, 2, cat("Tucker-HOOI mode ", plan.mode, ": TTMc path ", ttmc_path_name(plan.path), " (estimated ",
-                      plan.one_shot_flops, " one-shot vs ", plan.chain_flops, " chain multiply-adds)"));
-    if (internal.plans_out) *internal.plans_out = ttmc_operands.plans;
-
-    buffer<T> y_values(y_max);
-    while (sweeps.more()) {
-      const Clock::time_point start = Clock::now();
-      for (uint32_t n = 0; n < order; ++n) {
-        MatRef<T> y{y_values.data(), dims[n], columns[n], columns[n]};
-        run_ttmc<T>(ctx, ttmc_operands.plans[n], *ttmc_operands.operand[n], factors.data(), y);
-        leading_left_singular_vectors<T>(ConstMatRef<T>{y.data, y.rows, y.cols, y.ld}, u[n].ref(), internal.svd, n);
-      }
-      // G = U_{N-1}^T Y_(N-1): row-major R_{N-1} x P, i.e. the core with the
-      // first index fastest (Y's columns are the other modes, lowest fastest).
-      const uint32_t last = order - 1;
-      gemm_tn(lapack_size(ranks[last], "R_N"), lapack_size(columns[last], "prod R_m"),
-              lapack_size(dims[last], "I_N"), u[last].values.data(), y_values.data(), core.data());
-      double norm_core_squared = 0.0;
-      for (uint64_t i = 0; i < core_size; ++i) norm_core_squared += static_cast<double>(core[i]) * core[i];
-      const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
-      sweeps.end_sweep(norm_core_squared, seconds);
-    }
+    HostTuckerSteps<T> steps(ctx, x, ranks, requested, y_max, core_size, internal.plans_out);
+    run_sweeps<T>(steps, ctx, dims, ranks, columns, internal.svd, u, core, sweeps);
   }
 
   out.dims = dims;

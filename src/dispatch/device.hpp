@@ -146,12 +146,8 @@ struct DeviceKernels {
   static bool cp_als(const spt_context_s& ctx, const spt_coo_s& x, const spt_cpd_options& opts, spt_ktensor_s& k,
                      const std::function<void()>& initialise, const CpAlsSweepHook& on_sweep);
 
-  // GPU Tucker-HOOI (src/dispatch/device_tucker.cpp).
-  // End-of-sweep hook of a device Tucker-HOOI: gets the sweep number
-  // (1-based), ||G||^2 and the sweep's seconds; returns true to run another
-  // sweep. May throw; the error reaches the caller.
-  using TuckerSweepHook = std::function<bool(int iteration, double norm_core_squared, double seconds)>;
-
+  // GPU Tucker-HOOI (src/dispatch/device_tucker.cpp; the device steps:
+  // tucker_steps.hpp).
   // The AUTO backend's size rule for a whole Tucker-HOOI: true when a sweep
   // is so little work that the CPU (with `threads` threads) beats the GPU's
   // fixed cost per sweep (per mode a TTMc launch, a cuSOLVER eigensolver
@@ -164,37 +160,6 @@ struct DeviceKernels {
   // forced CUDA backend ignores it.
   static bool tucker_prefers_cpu(const std::vector<spt_index>& dims, spt_nnz nnz, const std::vector<spt_index>& ranks,
                                  int threads);
-
-  // A whole Tucker-HOOI of x on the device (plugin entries tucker_hooi_hls
-  // and tucker_hooi_fcoo): one TTMc copy per mode is built from x and
-  // uploaded for this call (freed when it returns): an HLS rooted at the
-  // mode (TTMc in EXACT precision) for a tensor of order 3 or 4 with at
-  // least 100,000 nonzeros and 5% of them in dense tiles, else a B-CSF
-  // chain or an op-MTTKRP F-COO by the cost estimate (`method`, the
-  // caller's spt_tucker_options.ttmc, forces one: a forced method outside
-  // its kernels' orders is unsupported, see below; device_tucker.cpp has
-  // the measurements). The factors, Y_(n), the
-  // Gram matrices and the core stay on the device; the host sees scalars per
-  // mode and per sweep. When the context's effective backend is CUDA, runs
-  // the sweeps from the initial factors in `factors` (dims[m] x ranks[m], x's
-  // dtype; factors[0] is not read), calling on_sweep after each, and leaves
-  // the last sweep's factors in `factors` and the core (prod ranks values,
-  // first index fastest) in `core`; returns true. Returns false when the
-  // caller must run the CPU loop: backend not CUDA; or AUTO with a small
-  // problem (tucker_prefers_cpu), an order outside 2..8, 2^32 or more
-  // nonzeros, sizes above cuBLAS's 32-bit limits, a device out-of-memory or
-  // another device failure, each with a note in the context's log (factors
-  // and core may then be partly overwritten, and on_sweep may have run: the
-  // caller restarts from its own copy). With CUDA forced these throw
-  // instead: SPT_ERR_UNSUPPORTED (order, sizes), SPT_ERR_OUT_OF_MEMORY,
-  // SPT_ERR_DEVICE. SPT_ERR_NUMERICAL (a solver that did not converge, as
-  // the CPU loop) and whatever on_sweep throws propagate in any case.
-  static bool tucker_hooi(const spt_context_s& ctx, const spt_coo_s& x, const std::vector<spt_index>& ranks,
-                          spt_tucker_ttmc method, int max_iters, const std::vector<MatRef<float>>& factors,
-                          float* core, const TuckerSweepHook& on_sweep);
-  static bool tucker_hooi(const spt_context_s& ctx, const spt_coo_s& x, const std::vector<spt_index>& ranks,
-                          spt_tucker_ttmc method, int max_iters, const std::vector<MatRef<double>>& factors,
-                          double* core, const TuckerSweepHook& on_sweep);
 };
 
 }  // namespace spt::dispatch

@@ -1,10 +1,11 @@
-// The dispatcher's side of the GPU Tucker-HOOI (DeviceKernels::tucker_hooi,
-// device.hpp): the AUTO size rule, the format of the per-mode TTMc copies
-// (HLS for large enough orders-3/4 tensors with dense tiles; else chained
-// TTMs on B-CSF / HB-CSF trees or F-COO, whichever the cost estimate
-// prefers; spt_tucker_options.ttmc forces one), one copy per mode built and uploaded
-// for the call, the hooks handed to the plugin (cuda/tucker_hooi.cu) and the
-// failure policy (AUTO: a note and the CPU loop; CUDA forced: an error).
+// The dispatcher's side of the GPU Tucker-HOOI (device_tucker_steps,
+// tucker_steps.hpp): the AUTO size rule, the format of the per-mode TTMc
+// copies (HLS for large enough orders-3/4 tensors with dense tiles; else
+// chained TTMs on B-CSF / HB-CSF trees or F-COO, whichever the cost estimate
+// prefers; spt_tucker_options.ttmc forces one), one copy per mode built and
+// uploaded for the run, the plugin session whose steps (cuda/tucker_hooi.cuh)
+// the driver calls, and the failure policy (AUTO: a note and the host steps;
+// CUDA forced: an error).
 //
 // Chain or F-COO (issue 6; device_tucker.hpp declares the estimate). The
 // F-COO TTMc forms the whole Kronecker row for every nonzero: nnz x P_n
@@ -48,6 +49,7 @@
 #include "dispatch/device_tucker.hpp"
 #include "dispatch/device.hpp"
 #include "dispatch/plugin_loader.hpp"
+#include "dispatch/tucker_steps.hpp"
 
 namespace spt::dispatch {
 
@@ -114,33 +116,6 @@ int upload_hbcsf_per_mode(const spt_context_s& ctx, const CudaPlugin& cuda, cons
   return SPT_OK;
 }
 
-// What the plugin's hooks reach: the core's sweep hook, the context for
-// notes, and an error thrown by the hook (rethrown after the plugin
-// returns: nothing is thrown through the C table).
-struct TuckerHookState {
-  const DeviceKernels::TuckerSweepHook* on_sweep = nullptr;
-  const spt_context_s* ctx = nullptr;
-  std::exception_ptr error;
-};
-
-int tucker_on_sweep(void* data, int iteration, double norm_core_squared, double seconds) {
-  auto* state = static_cast<TuckerHookState*>(data);
-  try {
-    return (*state->on_sweep)(iteration, norm_core_squared, seconds) ? SPT_PLUGIN_CONTINUE : SPT_PLUGIN_STOP;
-  } catch (...) {
-    state->error = std::current_exception();
-    return SPT_PLUGIN_ABORT;
-  }
-}
-
-void tucker_note(void* data, int level, const char* message) {
-  auto* state = static_cast<TuckerHookState*>(data);
-  try {
-    log(*state->ctx, level, message ? message : "");
-  } catch (...) {
-  }
-}
-
 bool tucker_unsupported(const spt_context_s& ctx, const std::string& why) {
   return detail::whole_run_unsupported(ctx, "Tucker-HOOI", why);
 }
@@ -148,6 +123,73 @@ bool tucker_unsupported(const spt_context_s& ctx, const std::string& why) {
 bool tucker_device_failed(const spt_context_s& ctx, int status, const std::string& message) {
   return detail::whole_run_device_failed(ctx, "Tucker-HOOI", status, message, "lower the ranks");
 }
+
+using DeviceSession = std::unique_ptr<spt_plugin_tucker_session, void (*)(spt_plugin_tucker_session*)>;
+
+// The steps of one run on a plugin session (tucker_steps.hpp). Holds the
+// per-mode copies the session's TTMcs read; the session goes first.
+template <typename T>
+class DeviceTuckerSteps final : public TuckerSteps<T> {
+ public:
+  DeviceTuckerSteps(const spt_context_s& ctx, const CudaPlugin& cuda, std::vector<std::shared_ptr<void>> copies,
+                    DeviceSession session)
+      : ctx_(ctx), table_(*cuda.table), copies_(std::move(copies)), session_(std::move(session)) {}
+
+  bool on_device() const override { return true; }
+  void set_factor(uint32_t mode, ConstMatRef<T> u) override {
+    const spt_plugin_matrix f{const_cast<T*>(u.data), u.rows, u.cols, u.ld};
+    check(table_.tucker_set_factor(session_.get(), mode, &f, message_, sizeof message_));
+  }
+  void get_factor(uint32_t mode, MatRef<T> u) override {
+    spt_plugin_matrix f{u.data, u.rows, u.cols, u.ld};
+    check(table_.tucker_get_factor(session_.get(), mode, &f, message_, sizeof message_));
+  }
+  void ttmc(uint32_t mode) override { check(table_.tucker_ttmc(session_.get(), mode, message_, sizeof message_)); }
+  void gram_vectors(uint32_t mode) override {
+    check(table_.tucker_gram_vectors(session_.get(), mode, message_, sizeof message_));
+  }
+  void right_gram(uint32_t mode, T& smallest_kept, T& largest) override {
+    double smallest = 0.0, large = 0.0;
+    check(table_.tucker_right_gram(session_.get(), mode, &smallest, &large, message_, sizeof message_));
+    smallest_kept = static_cast<T>(smallest);  // T values widened by the plugin: exact
+    largest = static_cast<T>(large);
+  }
+  void right_vectors(uint32_t mode) override {
+    check(table_.tucker_right_vectors(session_.get(), mode, message_, sizeof message_));
+  }
+  void svd_vectors(uint32_t mode) override {
+    check(table_.tucker_svd_vectors(session_.get(), mode, message_, sizeof message_));
+  }
+  void fix_signs(uint32_t mode) override {
+    check(table_.tucker_fix_signs(session_.get(), mode, message_, sizeof message_));
+  }
+  double core() override {
+    double norm_core_squared = 0.0;
+    check(table_.tucker_core(session_.get(), &norm_core_squared, message_, sizeof message_));
+    return norm_core_squared;
+  }
+  void get_core(T* core) override { check(table_.tucker_get_core(session_.get(), core, message_, sizeof message_)); }
+
+ private:
+  // A failed step: NUMERICAL as the CPU's error; a rejected argument is
+  // the dispatcher's bug; anything else the failure policy (AUTO: a note and
+  // TuckerStepsFellBack; CUDA forced: an error).
+  void check(int status) const {
+    if (status == SPT_OK) return;
+    if (status == SPT_ERR_NUMERICAL) fail(SPT_ERR_NUMERICAL, message_);
+    if (status == SPT_ERR_INVALID_ARGUMENT)
+      fail(SPT_ERR_INTERNAL, "the CUDA plugin rejected Tucker-HOOI arguments: ", message_);
+    if (status == SPT_ERR_UNSUPPORTED) tucker_unsupported(ctx_, message_);
+    else tucker_device_failed(ctx_, status, message_);
+    throw TuckerStepsFellBack{};
+  }
+
+  const spt_context_s& ctx_;
+  const spt_plugin_table& table_;
+  std::vector<std::shared_ptr<void>> copies_;
+  DeviceSession session_;
+  mutable char message_[1024] = {0};
+};
 
 
 // The HLS copies of x, one rooted at each mode (default dense threshold and
@@ -185,7 +227,7 @@ int upload_hls_per_mode(const spt_context_s& ctx, const CudaPlugin& cuda, const 
         return SPT_OK;  // no copies: the caller picks chain or F-COO
       }
     }
-    h.precision = SPT_HLS_PRECISION_EXACT;  // what the plugin's tucker_hooi_hls runs
+    h.precision = SPT_HLS_PRECISION_EXACT;  // what the plugin's tucker_session_hls runs
     bytes += h.bytes();
     const int status = upload_hls_copy(cuda, ctx.device, h, copies[n], why);
     if (status != SPT_OK) {
@@ -196,10 +238,10 @@ int upload_hls_per_mode(const spt_context_s& ctx, const CudaPlugin& cuda, const 
   return SPT_OK;
 }
 
+// The body of device_tucker_steps; false (with `steps` empty) = the host.
 template <typename T>
 bool tucker_on_device(const spt_context_s& ctx, const spt_coo_s& x, const std::vector<spt_index>& ranks,
-                      spt_tucker_ttmc method, int max_iters, const std::vector<MatRef<T>>& factors, T* core,
-                      const DeviceKernels::TuckerSweepHook& on_sweep) {
+                      spt_tucker_ttmc method, std::unique_ptr<TuckerSteps<T>>& steps) {
   if (effective_backend(ctx) != SPT_BACKEND_CUDA) return false;
   const uint32_t order = x.order();
   if (ctx.backend == SPT_BACKEND_AUTO && DeviceKernels::tucker_prefers_cpu(x.dims, x.nnz, ranks, thread_count(ctx))) {
@@ -210,8 +252,8 @@ bool tucker_on_device(const spt_context_s& ctx, const spt_coo_s& x, const std::v
   }
   const CudaPlugin& cuda = cuda_plugin();
   if (!cuda.usable()) return tucker_device_failed(ctx, SPT_ERR_DEVICE, cuda.reason);
-  if (cuda.table->tucker_hooi_fcoo == nullptr)
-    return tucker_device_failed(ctx, SPT_ERR_DEVICE, "the plugin has no tucker_hooi_fcoo");
+  if (cuda.table->tucker_session_fcoo == nullptr)
+    return tucker_device_failed(ctx, SPT_ERR_DEVICE, "the plugin has no tucker_session_fcoo");
   if (order < 2 || order > 8)
     return tucker_unsupported(ctx, cat("order ", order, " is outside the GPU F-COO range 2..8"));
   if (x.nnz >= (spt_nnz(1) << 32)) return tucker_unsupported(ctx, "F-COO holds fewer than 2^32 nonzeros");
@@ -244,12 +286,12 @@ bool tucker_on_device(const spt_context_s& ctx, const spt_coo_s& x, const std::v
     // Unless HLS runs: F-COO after a failure, the estimate when auto
     // declines HLS.
     ttmc_format = TtmcFormat::fcoo;
-    if (cuda.table->tucker_hooi_hls == nullptr || cuda.table->hls_upload == nullptr) {
+    if (cuda.table->tucker_session_hls == nullptr || cuda.table->hls_upload == nullptr) {
       if (automatic) {
-        log(ctx, 1, "note: the Tucker TTMc does not run on HLS: the plugin has no tucker_hooi_hls");
+        log(ctx, 1, "note: the Tucker TTMc does not run on HLS: the plugin has no tucker_session_hls");
         ttmc_format = TtmcFormat::by_cost;
       } else {
-        log(ctx, 1, "note: the Tucker TTMc runs on F-COO: the plugin has no tucker_hooi_hls");
+        log(ctx, 1, "note: the Tucker TTMc runs on F-COO: the plugin has no tucker_session_hls");
       }
     } else {
       uint64_t bytes = 0;
@@ -279,8 +321,8 @@ bool tucker_on_device(const spt_context_s& ctx, const spt_coo_s& x, const std::v
   std::vector<const spt_plugin_device_hbcsf*> chain_raw;
   if (hls_raw.empty() && (ttmc_format == TtmcFormat::chain || ttmc_format == TtmcFormat::by_cost)) {
     const bool forced = ttmc_format == TtmcFormat::chain;
-    if (cuda.table->tucker_hooi_hbcsf == nullptr || cuda.table->hbcsf_upload == nullptr) {
-      log(ctx, 1, "note: the Tucker TTMc runs on F-COO: the plugin has no tucker_hooi_hbcsf");
+    if (cuda.table->tucker_session_hbcsf == nullptr || cuda.table->hbcsf_upload == nullptr) {
+      log(ctx, 1, "note: the Tucker TTMc runs on F-COO: the plugin has no tucker_session_hbcsf");
     } else {
       std::vector<spt_hbcsf_s> trees;
       std::string why;
@@ -356,32 +398,31 @@ bool tucker_on_device(const spt_context_s& ctx, const spt_coo_s& x, const std::v
     }
     log(ctx, 1, cat("Tucker-HOOI on F-COO on the GPU (one copy per mode, ", bytes, " bytes)"));
   }
-  std::vector<spt_plugin_matrix> f(order);
-  for (uint32_t m = 0; m < order; ++m) f[m] = {factors[m].data, factors[m].rows, factors[m].cols, factors[m].ld};
-  TuckerHookState state;
-  state.on_sweep = &on_sweep;
-  state.ctx = &ctx;
   const std::vector<uint32_t> plugin_ranks(ranks.begin(), ranks.end());
-  spt_plugin_tucker_args args{};
-  args.ranks = plugin_ranks.data();
-  args.max_iters = max_iters;
-  args.factors = f.data();
-  args.core = core;
-  args.hook_data = &state;
-  args.on_sweep = tucker_on_sweep;
-  args.note = tucker_note;
+  spt_plugin_tucker_session* raw_session = nullptr;
   char buffer[1024] = {0};
   const int status =
-      !hls_raw.empty()     ? cuda.table->tucker_hooi_hls(hls_raw.data(), order, &args, buffer, sizeof buffer)
-      : !chain_raw.empty() ? cuda.table->tucker_hooi_hbcsf(chain_raw.data(), order, &args, buffer, sizeof buffer)
-                           : cuda.table->tucker_hooi_fcoo(raw.data(), order, &args, buffer, sizeof buffer);
-  if (state.error) std::rethrow_exception(state.error);
-  if (status == SPT_OK) return true;
+      !hls_raw.empty()
+          ? cuda.table->tucker_session_hls(hls_raw.data(), order, plugin_ranks.data(), &raw_session, buffer,
+                                           sizeof buffer)
+      : !chain_raw.empty()
+          ? cuda.table->tucker_session_hbcsf(chain_raw.data(), order, plugin_ranks.data(), &raw_session, buffer,
+                                             sizeof buffer)
+          : cuda.table->tucker_session_fcoo(raw.data(), order, plugin_ranks.data(), &raw_session, buffer,
+                                            sizeof buffer);
   if (status == SPT_ERR_NUMERICAL) fail(SPT_ERR_NUMERICAL, buffer);
   if (status == SPT_ERR_UNSUPPORTED) return tucker_unsupported(ctx, buffer);
   if (status == SPT_ERR_INVALID_ARGUMENT)
     fail(SPT_ERR_INTERNAL, "the CUDA plugin rejected Tucker-HOOI arguments: ", buffer);
-  return tucker_device_failed(ctx, status, buffer);
+  if (status != SPT_OK) return tucker_device_failed(ctx, status, buffer);
+  DeviceSession session(raw_session, cuda.table->tucker_session_release);
+  // The session's TTMcs read these copies: they live as long as the steps.
+  std::vector<std::shared_ptr<void>> held;
+  for (const DeviceHls& c : hls_copies) held.push_back(c);
+  for (const DeviceHbcsf& c : chain_copies) held.push_back(c);
+  for (const DeviceFcoo& c : copies) held.push_back(c);
+  steps = std::make_unique<DeviceTuckerSteps<T>>(ctx, cuda, std::move(held), std::move(session));
+  return true;
 }
 
 }  // namespace
@@ -436,16 +477,19 @@ bool DeviceKernels::tucker_prefers_cpu(const std::vector<spt_index>& dims, spt_n
   return work <= 8388608.0 * std::max(threads, 1);  // 2^23 per thread
 }
 
-bool DeviceKernels::tucker_hooi(const spt_context_s& ctx, const spt_coo_s& x, const std::vector<spt_index>& ranks,
-                                spt_tucker_ttmc method, int max_iters, const std::vector<MatRef<float>>& factors,
-                                float* core, const TuckerSweepHook& on_sweep) {
-  return tucker_on_device<float>(ctx, x, ranks, method, max_iters, factors, core, on_sweep);
+template <typename T>
+std::unique_ptr<TuckerSteps<T>> device_tucker_steps(const spt_context_s& ctx, const spt_coo_s& x,
+                                                    const std::vector<spt_index>& ranks, spt_tucker_ttmc method) {
+  std::unique_ptr<TuckerSteps<T>> steps;
+  if (!tucker_on_device<T>(ctx, x, ranks, method, steps)) steps.reset();
+  return steps;
 }
 
-bool DeviceKernels::tucker_hooi(const spt_context_s& ctx, const spt_coo_s& x, const std::vector<spt_index>& ranks,
-                                spt_tucker_ttmc method, int max_iters, const std::vector<MatRef<double>>& factors,
-                                double* core, const TuckerSweepHook& on_sweep) {
-  return tucker_on_device<double>(ctx, x, ranks, method, max_iters, factors, core, on_sweep);
-}
+template std::unique_ptr<TuckerSteps<float>> device_tucker_steps<float>(const spt_context_s&, const spt_coo_s&,
+                                                                        const std::vector<spt_index>&,
+                                                                        spt_tucker_ttmc);
+template std::unique_ptr<TuckerSteps<double>> device_tucker_steps<double>(const spt_context_s&, const spt_coo_s&,
+                                                                          const std::vector<spt_index>&,
+                                                                          spt_tucker_ttmc);
 
 }  // namespace spt::dispatch

@@ -40,6 +40,9 @@
  * (only the B-CSF mapping by slice units read them; the plugin maps B-CSF
  * by leaves), and the SpTTM kernels SPT_PLUGIN_TTM_NAIVE and
  * SPT_PLUGIN_TTM_FINE are gone (the rule never picked them).
+ * 11 = Tucker-HOOI runs as steps (family TUCKER_STEPS: a session per run,
+ * one call per step) instead of tucker_hooi_fcoo / _hls / _hbcsf and
+ * spt_plugin_tucker_args; the sweeps are the core's.
  */
 #ifndef SPT_DISPATCH_PLUGIN_ABI_H
 #define SPT_DISPATCH_PLUGIN_ABI_H
@@ -51,7 +54,7 @@
 extern "C" {
 #endif
 
-#define SPT_PLUGIN_ABI_VERSION 10u
+#define SPT_PLUGIN_ABI_VERSION 11u
 #define SPT_CUDA_PLUGIN_ENTRY_NAME "spt_cuda_plugin_entry"
 /* The plugin's file carries the library's major version (the SONAME
  * number), as cuda/CMakeLists.txt names it: a library loads only a plugin of
@@ -325,39 +328,6 @@ typedef struct spt_plugin_scoo_groups {
   const void *values;        /* nfibers * a_len * b_len values of dtype (NULL when nfibers = 0) */
 } spt_plugin_scoo_groups;
 
-/* One Tucker-HOOI run on the device (pyttb tucker_als numerics, exactly the
- * core's CPU loop in src/algo/tucker_hooi.cpp): per mode n the TTMc Y_(n) =
- * X_(n) kron_{m != n} U_m (F-COO Kronecker product, lowest other mode
- * fastest), the leading ranks[n] left singular vectors of Y_(n) by the
- * CPU's route for its shape (I_n x I_n Gram eigenvectors when I_n <= P_n =
- * prod_{m != n} ranks[m] or ranks[n] > P_n; else the P_n x P_n Gram and u_r =
- * Y v_r / s_r, falling back to an SVD of Y_(n) when s_R^2 <= 1e4 eps s_1^2),
- * the CPU's sign rule (largest-magnitude entry of each vector positive);
- * per sweep the core G = U_{N-1}^T Y_(N-1) and ||G||^2 (in double). The fit,
- * convergence, history and callback belong to the core, through on_sweep.
- * The hook returns SPT_PLUGIN_CONTINUE, _STOP or _ABORT (as cp_als's). */
-typedef struct spt_plugin_tucker_args {
-  const uint32_t *ranks; /* order entries, 1 <= ranks[m] <= dims[m] */
-  int max_iters;         /* >= 1 */
-  int reserved;          /* 0 */
-  /* In: the initial factors (dims[m] x ranks[m], x's dtype, host memory;
-   * factors[0] is not read: mode 0 is computed first). Out (after a sweep
-   * loop that ended by SPT_PLUGIN_STOP or max_iters): the last sweep's
-   * factors. */
-  spt_plugin_matrix *factors;
-  /* Out (likewise): the core, prod_m ranks[m] values of x's dtype, first
-   * index fastest (row-major ranks[N-1] x prod_{m < N-1} ranks[m]). */
-  void *core;
-  void *hook_data;
-  /* Called after each sweep (iteration = 1, 2, ...) with ||G||^2 and the
-   * sweep's wall seconds; returns SPT_PLUGIN_CONTINUE, _STOP or _ABORT.
-   * Must not throw. */
-  int (*on_sweep)(void *hook_data, int iteration, double norm_core_squared, double seconds);
-  /* Optional (NULL = none): a note for the context's log at `level` (1 =
-   * normal, 2 = verbose), e.g. the SVD fallback. */
-  void (*note)(void *hook_data, int level, const char *message);
-} spt_plugin_tucker_args;
-
 /* What cp_als's per-iteration hook returns. */
 #define SPT_PLUGIN_CONTINUE 0 /* run the next sweep */
 #define SPT_PLUGIN_STOP 1     /* stop: copy the factors and lambda out, return OK */
@@ -573,53 +543,101 @@ typedef struct spt_plugin_cp_als_args {
  *   MTTKRP in mode m runs on per_mode[m] when it is not NULL (the op-MTTKRP
  *   F-COO of mode m of the same tensor, same device and dtype) and on x
  *   otherwise (sorted by the mode when it fits). per_mode has x's order
- *   entries.
- * tucker_hooi_fcoo: Tucker-HOOI of one tensor on the device (see
- *   spt_plugin_tucker_args): per_mode[m] is the op-MTTKRP F-COO of mode m
- *   of the tensor (order entries, same device and dtype; order 2..8); each
- *   sweep's TTMc in mode m runs on per_mode[m]. Checks first that the
- *   factors, Y_(n), the Gram matrices, the core and the solver workspace
- *   fit the free device memory (SPT_ERR_OUT_OF_MEMORY, nothing run).
- *   Errors: OUT_OF_MEMORY, DEVICE, INVALID_ARGUMENT, UNSUPPORTED (sizes
- *   above the 32-bit limits of cuBLAS/cuSOLVER), NUMERICAL (an eigen or
- *   singular value solver did not converge; the message matches the
- *   CPU's).
- * tucker_hooi_hls: as tucker_hooi_fcoo, with each TTMc on an HLS copy
- *   (orders 3 and 4): per_mode[n] is the HLS of the same tensor rooted at
- *   mode n (order entries; same device, dtype and dims), and the TTMc of
- *   mode n runs on it with the HLS kernels (cuda/hls.cuh) in
- *   SPT_PLUGIN_HLS_EXACT: the dense tiles on CUDA cores in the tensor's
- *   type, no rounding, so the run matches the F-COO one and the CPU's
- *   within the same tolerances (a device HLS copy carries no precision:
- *   hls_upload takes none). The HLS kernels' scratch workspace is allocated
- *   once for the run and counted in the memory check. Errors as
- *   tucker_hooi_fcoo; UNSUPPORTED for an order other than 3 or 4.
- * tucker_hooi_hbcsf: as tucker_hooi_fcoo, with each TTMc on a B-CSF /
- *   HB-CSF tree (hbcsf_upload's copies; orders 3..8): per_mode[n] is the
- *   HB-CSF of the same tensor rooted at mode n (mode_order[0] = n; order
- *   entries, same device, dtype and dims). The TTMc of mode n runs on
- *   per_mode[n] fused per fiber (cuda/ttmc_hbcsf.cuh): per fiber segment
- *   the TTM in the leaf mode (R_leaf values), then its Kronecker product
- *   with the ancestors' factor rows into the slice's row; the COO and CSL
- *   groups take the per-nonzero Kronecker product. Same column order and
- *   results as tucker_hooi_fcoo (to rounding). Errors as tucker_hooi_fcoo;
- *   UNSUPPORTED for an order outside 3..8 or a leaf mode's rank above 4096
- *   (the kernels stage R_leaf values per warp in shared memory);
- *   INVALID_ARGUMENT when a copy is not rooted at its mode or the copies
- *   disagree. */
+ *   entries. */
 #define SPT_PLUGIN_WHOLE_RUN_ENTRIES(ENTRY, RELEASE)                                                            \
   ENTRY(cp_als, (const spt_plugin_device_coo *x, const spt_plugin_cp_als_args *args, char *message,            \
                  size_t message_len))                                                                          \
   ENTRY(cp_als_fcoo, (const spt_plugin_device_fcoo *const *per_mode, uint32_t order,                           \
                       const spt_plugin_cp_als_args *args, char *message, size_t message_len))                  \
   ENTRY(cp_als_mixed, (const spt_plugin_device_coo *x, const spt_plugin_device_fcoo *const *per_mode,          \
-                       const spt_plugin_cp_als_args *args, char *message, size_t message_len))                 \
-  ENTRY(tucker_hooi_fcoo, (const spt_plugin_device_fcoo *const *per_mode, uint32_t order,                      \
-                           const spt_plugin_tucker_args *args, char *message, size_t message_len))             \
-  ENTRY(tucker_hooi_hls, (const spt_plugin_device_hls *const *per_mode, uint32_t order,                        \
-                          const spt_plugin_tucker_args *args, char *message, size_t message_len))              \
-  ENTRY(tucker_hooi_hbcsf, (const spt_plugin_device_hbcsf *const *per_mode, uint32_t order,                    \
-                            const spt_plugin_tucker_args *args, char *message, size_t message_len))
+                       const spt_plugin_cp_als_args *args, char *message, size_t message_len))
+
+/* Tucker-HOOI steps (pyttb tucker_als numerics). The core's driver
+ * (src/algo/tucker_hooi.cpp) runs the sweeps - order of modes, which
+ * singular-vector route, fit, convergence, callbacks - and calls one entry
+ * per step; a session keeps the factors U_m, the TTMc result Y, the Gram
+ * matrices and the core on the device between the calls, so that only
+ * scalars cross per step. P_n = prod_{m != n} ranks[m].
+ * tucker_session_fcoo: a session for one tensor whose TTMc in mode m runs
+ *   on per_mode[m], the op-MTTKRP F-COO of mode m (order entries, same
+ *   device and dtype; order 2..8; the F-COO Kronecker product, lowest other
+ *   mode fastest). ranks: order entries, 1 <= ranks[m] <= dims[m]. The
+ *   copies must outlive the session. Checks first that the factors, Y, the
+ *   Gram matrices, the core and the solver workspace fit the free device
+ *   memory (SPT_ERR_OUT_OF_MEMORY, nothing allocated). Errors:
+ *   OUT_OF_MEMORY, DEVICE, INVALID_ARGUMENT, UNSUPPORTED (sizes above the
+ *   32-bit limits of cuBLAS/cuSOLVER).
+ * tucker_session_hls: as tucker_session_fcoo, with each TTMc on an HLS copy
+ *   (orders 3 and 4): per_mode[n] is the HLS of the same tensor rooted at
+ *   mode n (order entries; same device, dtype and dims), run with the HLS
+ *   kernels in SPT_PLUGIN_HLS_EXACT (CUDA cores in the tensor's type, no
+ *   rounding: the results match the F-COO session's and the CPU's within
+ *   the same tolerances). The kernels' scratch workspace is allocated for
+ *   the session and counted in the memory check. UNSUPPORTED for an order
+ *   other than 3 or 4.
+ * tucker_session_hbcsf: as tucker_session_fcoo, with each TTMc on a B-CSF /
+ *   HB-CSF tree (hbcsf_upload's copies; orders 3..8): per_mode[n] is the
+ *   HB-CSF of the same tensor rooted at mode n (mode_order[0] = n; same
+ *   device, dtype and dims), fused per fiber (cuda/ttmc_hbcsf.cuh). Same
+ *   column order and results as the F-COO session (to rounding).
+ *   UNSUPPORTED for an order outside 3..8 or a leaf mode's rank above 4096
+ *   (the kernels stage R_leaf values per warp in shared memory);
+ *   INVALID_ARGUMENT when a copy is not rooted at its mode or the copies
+ *   disagree.
+ * tucker_session_release: free a session (its device memory, stream and
+ *   handles).
+ * tucker_set_factor / tucker_get_factor: U_mode from / to host memory
+ *   (*f: dims[mode] x ranks[mode], the tensor's dtype). Synchronous.
+ * tucker_ttmc: Y = Y_(mode) = X_(mode) kron_{m != mode} U_m (dims[mode] x
+ *   P_mode; U_mode is not read).
+ * tucker_gram_vectors: U_mode = the eigenvectors of Y Y^T for its
+ *   ranks[mode] largest eigenvalues, largest first (Y of `mode`; the route
+ *   of a mode with dims[mode] <= P_mode or ranks[mode] > min(dims[mode],
+ *   P_mode)). Waits for the solver's status.
+ * tucker_right_gram: the ranks[mode] leading eigenpairs (v_r, s_r^2) of
+ *   Y^T Y, kept in the session; *smallest_kept = s_R^2, *largest = s_1^2
+ *   (the tensor's dtype, widened). The route of every other mode.
+ * tucker_right_vectors: U_mode = Y [v_r / s_r] from tucker_right_gram's
+ *   eigenpairs of the same Y.
+ * tucker_svd_vectors: U_mode = the leading left singular vectors of Y by an
+ *   economy SVD (a mode of the right-Gram route; its buffers are allocated
+ *   for the call).
+ * tucker_fix_signs: the largest-magnitude entry of each column of U_mode
+ *   (the first on ties) made positive (pyttb nvecs).
+ * tucker_core: G = U_{N-1}^T Y with Y of the last mode, kept in the
+ *   session; *norm_core_squared = ||G||^2, summed in double.
+ * tucker_get_core: the last tucker_core's G into host memory (prod ranks
+ *   values of the tensor's dtype, first index fastest). Synchronous.
+ * A step on a mode whose Y or eigenpairs the session does not hold, or of
+ *   the other route, is INVALID_ARGUMENT. Errors of every step:
+ *   INVALID_ARGUMENT, OUT_OF_MEMORY, DEVICE, NUMERICAL (an eigen or singular
+ *   value solver did not converge; the message matches the CPU's). One
+ *   thread at a time per session. */
+typedef struct spt_plugin_tucker_session spt_plugin_tucker_session;
+
+#define SPT_PLUGIN_TUCKER_STEPS_ENTRIES(ENTRY, RELEASE)                                                          \
+  ENTRY(tucker_session_fcoo, (const spt_plugin_device_fcoo *const *per_mode, uint32_t order,                     \
+                              const uint32_t *ranks, spt_plugin_tucker_session **out, char *message,             \
+                              size_t message_len))                                                               \
+  ENTRY(tucker_session_hls, (const spt_plugin_device_hls *const *per_mode, uint32_t order, const uint32_t *ranks, \
+                             spt_plugin_tucker_session **out, char *message, size_t message_len))                \
+  ENTRY(tucker_session_hbcsf, (const spt_plugin_device_hbcsf *const *per_mode, uint32_t order,                   \
+                               const uint32_t *ranks, spt_plugin_tucker_session **out, char *message,            \
+                               size_t message_len))                                                              \
+  RELEASE(tucker_session_release, (spt_plugin_tucker_session * s))                                              \
+  ENTRY(tucker_set_factor, (spt_plugin_tucker_session * s, uint32_t mode, const spt_plugin_matrix *f,           \
+                            char *message, size_t message_len))                                                  \
+  ENTRY(tucker_get_factor, (spt_plugin_tucker_session * s, uint32_t mode, spt_plugin_matrix *f, char *message,  \
+                            size_t message_len))                                                                 \
+  ENTRY(tucker_ttmc, (spt_plugin_tucker_session * s, uint32_t mode, char *message, size_t message_len))         \
+  ENTRY(tucker_gram_vectors, (spt_plugin_tucker_session * s, uint32_t mode, char *message, size_t message_len)) \
+  ENTRY(tucker_right_gram, (spt_plugin_tucker_session * s, uint32_t mode, double *smallest_kept, double *largest, \
+                            char *message, size_t message_len))                                                  \
+  ENTRY(tucker_right_vectors, (spt_plugin_tucker_session * s, uint32_t mode, char *message, size_t message_len)) \
+  ENTRY(tucker_svd_vectors, (spt_plugin_tucker_session * s, uint32_t mode, char *message, size_t message_len))  \
+  ENTRY(tucker_fix_signs, (spt_plugin_tucker_session * s, uint32_t mode, char *message, size_t message_len))    \
+  ENTRY(tucker_core, (spt_plugin_tucker_session * s, double *norm_core_squared, char *message, size_t message_len)) \
+  ENTRY(tucker_get_core, (spt_plugin_tucker_session * s, void *core, char *message, size_t message_len))
 
 /* The families, in table order. */
 #define SPT_PLUGIN_FAMILIES(FAMILY) \
@@ -630,7 +648,8 @@ typedef struct spt_plugin_cp_als_args {
   FAMILY(HBCSF)                     \
   FAMILY(HLS)                       \
   FAMILY(TTM)                       \
-  FAMILY(WHOLE_RUN)
+  FAMILY(WHOLE_RUN)                 \
+  FAMILY(TUCKER_STEPS)
 
 #define SPT_PLUGIN_TABLE_FIELD_ENTRY(name, params) int(*name) params;
 #define SPT_PLUGIN_TABLE_FIELD_RELEASE(name, params) void(*name) params;

@@ -133,12 +133,12 @@ TEST(CudaPlugin, TableLayoutFollowsTheEntryLists) {
   EXPECT_EQ(offsetof(spt_plugin_table, abi_version), 0u);
   EXPECT_EQ(offsetof(spt_plugin_table, struct_size), sizeof(uint32_t));
   using Entry = int (*)();
-  ASSERT_EQ(names.size(), 27u);
+  ASSERT_EQ(names.size(), 38u);
   for (size_t i = 0; i < offsets.size(); ++i) EXPECT_EQ(offsets[i], header + i * sizeof(Entry)) << names[i];
   EXPECT_EQ(sizeof(spt_plugin_table), header + names.size() * sizeof(Entry));
   EXPECT_EQ(names.front(), "device_count");
   EXPECT_EQ(names[2], "coo_upload");
-  EXPECT_EQ(names.back(), "tucker_hooi_hbcsf");
+  EXPECT_EQ(names.back(), "tucker_get_core");
   EXPECT_EQ(std::set<std::string>(names.begin(), names.end()).size(), names.size());
 }
 
@@ -155,7 +155,7 @@ TEST(CudaPlugin, NotCompiledStubsSayWhich) {
   EXPECT_EQ(t.mttkrp_hbcsf(nullptr, nullptr, 0, nullptr, message, sizeof message), SPT_ERR_UNSUPPORTED);
   EXPECT_STREQ(message, "mttkrp_hbcsf is not compiled into this plugin");
   char small[8];
-  EXPECT_EQ(t.tucker_hooi_hls(nullptr, 0, nullptr, small, sizeof small), SPT_ERR_UNSUPPORTED);
+  EXPECT_EQ(t.tucker_session_hls(nullptr, 0, nullptr, nullptr, small, sizeof small), SPT_ERR_UNSUPPORTED);
   EXPECT_STREQ(small, "tucker_");
   EXPECT_EQ(t.hls_calibrate(0, 3, 1, 16, 1, nullptr, nullptr, nullptr, 0), SPT_ERR_UNSUPPORTED);
   t.coo_release(nullptr);

@@ -1,5 +1,5 @@
-// Tucker-HOOI on the GPU (cuda/tucker_hooi.cu behind
-// DeviceKernels::tucker_hooi) against the CPU Tucker-HOOI from the same
+// Tucker-HOOI on the GPU (the driver of src/algo/tucker_hooi.cpp on the steps of
+// dispatch::device_tucker_steps) against the CPU Tucker-HOOI from the same
 // initial factors: random tensors of orders 3 and 4 whose modes take every
 // SVD route (I_n <= P_n: the I_n x I_n Gram; tall Y: the P_n x P_n Gram; a
 // rank-deficient tall Y: the SVD fallback; R_n > P_n), a data tensor, float32
