@@ -146,9 +146,14 @@ void InputSource::load(uint64_t limit) {
       std::memcpy(bigger.data(), content_.data(), used);
       content_.swap(bigger);
     }
-    const size_t got = read(content_.data() + used, content_.size() - used);
+    // In pieces, so that load_progress_ is called every few MiB.
+    const size_t got = read(content_.data() + used, std::min(content_.size() - used, size_t(4) << 20));
     if (got == 0) break;
     used += got;
+    if (load_progress_) {
+      const double f = fraction();
+      if (f >= 0.0) load_progress_(f);
+    }
   }
   content_.resize(used);
   size_ = used;
