@@ -167,3 +167,11 @@ spt_cli_test(cli_cpd_poisson_timing_summary 0 DATA
 spt_cli_test(cli_tucker_timing_summary 0 DATA
   STDOUT "^final fit 0\\.[0-9]+ after 3 iterations \\(iteration limit reached\\)${SPT_CLI_TIMING}"
   ARGS tucker ${SPT_CLI_NATIONS} -r 2 --iters 3 --tol 0 -q)
+# A compressed binary file is decoded whole first: --progress shows that as
+# its own "decompress" stage before "read".
+if(SPT_CLI_NATIONS)
+  add_test(NAME cli_info_progress_decompress
+    COMMAND bash -c "\"$1\" convert \"$2\" \"$3/progress.sptb.xz\" > /dev/null && exec \"$4\" --rc 0 --stdout '^nnz +1992$' --stderr '^decompress: 100%' --stderr '^read: 100%' -- \"$1\" info \"$3/progress.sptb.xz\" --progress"
+            _ ${SPT_CLI} ${SPT_CLI_NATIONS} ${SPT_CLI_WORK} ${SPT_EXPECT})
+  set_tests_properties(cli_info_progress_decompress PROPERTIES TIMEOUT 120)
+endif()

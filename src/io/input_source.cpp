@@ -151,7 +151,12 @@ void InputSource::load(uint64_t limit) {
     if (got == 0) break;
     used += got;
     if (load_progress_) {
-      const double f = fraction();
+      // The decoded share of the size the header declares when there is one
+      // (exact; a decoder may read its input well ahead), else the share of
+      // the raw file consumed.
+      const double f = limit != kUnknownSize && limit > 0
+                           ? std::min(1.0, static_cast<double>(used) / static_cast<double>(limit))
+                           : fraction();
       if (f >= 0.0) load_progress_(f);
     }
   }

@@ -59,9 +59,10 @@ class SPT_INTERNAL_API InputSource {
   // > limit tells the caller there was more than it expected. No-op for a
   // random-access file. Call before any read().
   void load(uint64_t limit);
-  // Called by load() with fraction() after each piece it decoded (on the
-  // thread that calls load): progress while a compressed stream is held
-  // whole, which takes seconds for a large file.
+  // Called by load() after each piece it decoded (on the thread that calls
+  // load) with the decoded share of its limit, or fraction() without one:
+  // progress while a compressed stream is held whole, which takes seconds
+  // for a large file.
   void set_load_progress(std::function<void(double)> on_progress) { load_progress_ = std::move(on_progress); }
 
   // Copy n bytes at `offset` into dst; fails with SPT_ERR_PARSE if the
