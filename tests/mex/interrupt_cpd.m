@@ -7,7 +7,7 @@ addpath(getenv('SPT_MEX_DIR'));
 [subs, vals, dims] = sptensor_read(getenv('SPT_DATA'));
 try
   [lambda, U, info] = sptensor_cpd(subs, vals, dims, 8, ...
-                                   struct('maxiters', 100000000, 'tol', 0, 'display', 1, 'threads', 1));
+                                   struct('maxiters', 100000000, 'tol', 0, 'display', 100, 'threads', 1));
   printf('not interrupted: %d iterations\n', info.iterations);
 catch err
   printf('caught %s: %s\n', err.identifier, err.message);
