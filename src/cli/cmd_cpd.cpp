@@ -337,7 +337,8 @@ int run_cpd(const ParsedArgs& args) {
   const double* seconds = nullptr;
   check(spt_ktensor_history(model.get(), &count, nullptr, &seconds), ctx.get(), "querying the history");
   // CP-APR stores the final Poisson log-likelihood in the fit slot.
-  std::printf(poisson ? "final log-likelihood %.10e after %d iterations (%s); %s\n" : "final fit %.10f after %d iterations (%s); %s\n",
+  std::printf(poisson ? "final log-likelihood %.10e after %d iterations (%s); %s\n"
+                      : "final fit %.10f after %d iterations (%s); %s\n",
               fit, done, converged ? "converged" : "iteration limit reached",
               timing_summary(read_seconds, total, seconds, count).c_str());
 
