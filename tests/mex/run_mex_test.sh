@@ -108,8 +108,9 @@ SPT_MEX_DIR="$work_dir/mex" SPT_DATA="$data_file" octave-cli --no-gui --norc --n
 octave_pid=$!
 set +m
 # SIGINT once the run is inside the gateway (it has printed an iteration).
-for _ in $(seq 600); do
+for _ in $(seq 3000); do
   grep -q '^ Iter' "$work_dir/interrupt.out" 2> /dev/null && break
+  kill -0 "$octave_pid" 2> /dev/null || break
   sleep 0.1
 done
 kill -INT "$octave_pid" 2> /dev/null || true
