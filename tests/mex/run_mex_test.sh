@@ -107,6 +107,9 @@ SPT_MEX_DIR="$work_dir/mex" SPT_DATA="$data_file" octave-cli --no-gui --norc --n
   "$here/interrupt_cpd.m" > "$work_dir/interrupt.out" 2>&1 &
 octave_pid=$!
 set +m
+# Never leave it running (it is in its own process group): also when this
+# script is stopped, e.g. by the test's timeout.
+trap 'kill -KILL "$octave_pid" 2> /dev/null || true' EXIT TERM INT
 # SIGINT once the run is inside the gateway (it has printed an iteration).
 for _ in $(seq 3000); do
   grep -q '^ Iter' "$work_dir/interrupt.out" 2> /dev/null && break
