@@ -99,16 +99,14 @@ grep -Eq '^ Iter +10: f = [0-9.e+-]+ f-delta' "$doc_dir/example.out" || fail "do
 grep -Eq '^ans = 0\.[0-9]+' "$doc_dir/example.out" || fail "docs/mex.md example: no fit printed"
 
 echo "== Ctrl-C during sptensor_cpd"
-# Job control on: a background job of a non-interactive shell would start
-# with SIGINT ignored, as if the key did nothing.
-set -m
-# (octave-cli itself, not through the shell function: $! must be its pid.)
-SPT_MEX_DIR="$work_dir/mex" SPT_DATA="$data_file" octave-cli --no-gui --norc --no-history --quiet --no-window-system \
+# A background job of a non-interactive shell starts with SIGINT ignored,
+# as if the key did nothing: env restores the default. ($! must be
+# octave-cli's pid, so not through the shell function.)
+SPT_MEX_DIR="$work_dir/mex" SPT_DATA="$data_file" env --default-signal=INT \
+  octave-cli --no-gui --norc --no-history --quiet --no-window-system \
   "$here/interrupt_cpd.m" > "$work_dir/interrupt.out" 2>&1 &
 octave_pid=$!
-set +m
-# Never leave it running (it is in its own process group): also when this
-# script is stopped, e.g. by the test's timeout.
+# Never leave it running, also when this script is stopped early.
 trap 'kill -KILL "$octave_pid" 2> /dev/null || true' EXIT TERM INT
 # SIGINT once the run is inside the gateway (it has printed an iteration).
 for _ in $(seq 3000); do
