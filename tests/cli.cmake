@@ -15,12 +15,15 @@ file(MAKE_DIRECTORY ${SPT_CLI_WORK})
 # A malformed input for the parse-error test: a row with a missing value.
 file(WRITE ${SPT_CLI_WORK}/malformed.tns "1 1 1 1.5\n2 2 2\n")
 
-# spt_cli_test(NAME RC [STDOUT regex...] [ERROR] [DATA] ARGS args...)
+# spt_cli_test(NAME RC [STDOUT regex...] [STDERR regex...] [ERROR] [DATA] ARGS args...)
 function(spt_cli_test name rc)
-  cmake_parse_arguments(T "ERROR;DATA" "" "STDOUT;ARGS" ${ARGN})
+  cmake_parse_arguments(T "ERROR;DATA" "" "STDOUT;STDERR;ARGS" ${ARGN})
   set(expect_args --rc ${rc})
   foreach(p ${T_STDOUT})
     list(APPEND expect_args --stdout ${p})
+  endforeach()
+  foreach(p ${T_STDERR})
+    list(APPEND expect_args --stderr ${p})
   endforeach()
   if(T_ERROR)
     list(APPEND expect_args --error-line)
@@ -117,3 +120,58 @@ spt_cli_test(cli_error_missing_init 1 ERROR DATA ARGS cpd ${SPT_CLI_NATIONS} --i
 # A named format CP-ALS does not run on: the library refuses it (exit 1)
 # after the run's header line.
 spt_cli_test(cli_cpd_format_hls_unsupported 1 DATA STDOUT "format hls" ARGS cpd ${SPT_CLI_NATIONS} -r 2 --format hls)
+
+# Output paths are checked before the tensor is read (stdout stays empty: no
+# "tensor ... read in" line), as usage errors (exit 2) naming the option.
+file(MAKE_DIRECTORY ${SPT_CLI_WORK}/outdir)
+spt_cli_test(cli_cpd_output_missing_directory 2 ERROR DATA STDERR "-o: cannot write .*no-such-dir/model.*No such file"
+  ARGS cpd ${SPT_CLI_NATIONS} -r 2 -o ${SPT_CLI_WORK}/no-such-dir/model)
+spt_cli_test(cli_cpd_output_under_a_file 2 ERROR DATA STDERR "-o: cannot write .*malformed\\.tns' is not a directory"
+  ARGS cpd ${SPT_CLI_NATIONS} -r 2 -o ${SPT_CLI_WORK}/malformed.tns/model)
+spt_cli_test(cli_cpd_output_no_stem 2 ERROR DATA STDERR "-o PREFIX: '.*outdir/' has no file stem.*outdir/model"
+  ARGS cpd ${SPT_CLI_NATIONS} -r 2 -o ${SPT_CLI_WORK}/outdir/)
+spt_cli_test(cli_cpd_output_dot 2 ERROR DATA STDERR "has no file stem" ARGS cpd ${SPT_CLI_NATIONS} -r 2 -o .)
+spt_cli_test(cli_cpd_poisson_output_missing_directory 2 ERROR DATA STDERR "-o: cannot write"
+  ARGS cpd ${SPT_CLI_NATIONS} -r 2 --model poisson -o ${SPT_CLI_WORK}/no-such-dir/model)
+# A factor file that is a directory: found after reading (the count of mode
+# files is the tensor's order), still before the first iteration.
+file(MAKE_DIRECTORY ${SPT_CLI_WORK}/outdir/blocked.mode-2.txt)
+add_test(NAME cli_cpd_output_mode_file_is_directory
+  COMMAND ${SPT_EXPECT} --rc 2 --stderr "-o: cannot write '.*blocked\\.mode-2\\.txt': it is a directory"
+          -- ${SPT_CLI} cpd ${SPT_CLI_NATIONS} -r 2 -o ${SPT_CLI_WORK}/outdir/blocked
+  WORKING_DIRECTORY ${SPT_CLI_WORK})
+set_tests_properties(cli_cpd_output_mode_file_is_directory PROPERTIES TIMEOUT 120
+  FAIL_REGULAR_EXPRESSION "iter +1 +fit")
+spt_cli_test(cli_tucker_output_missing_directory 2 ERROR DATA STDERR "-o: cannot write .*no-such-dir/model"
+  ARGS tucker ${SPT_CLI_NATIONS} -r 2 -o ${SPT_CLI_WORK}/no-such-dir/model)
+spt_cli_test(cli_tucker_output_no_stem 2 ERROR DATA STDERR "has no file stem"
+  ARGS tucker ${SPT_CLI_NATIONS} -r 2 -o ${SPT_CLI_WORK}/outdir/)
+spt_cli_test(cli_convert_output_missing_directory 2 ERROR DATA STDERR "OUT: cannot write .*no-such-dir/x\\.tns"
+  ARGS convert ${SPT_CLI_NATIONS} ${SPT_CLI_WORK}/no-such-dir/x.tns)
+spt_cli_test(cli_convert_output_directory 2 ERROR DATA STDERR "OUT: '.*outdir/' names a directory"
+  ARGS convert ${SPT_CLI_NATIONS} ${SPT_CLI_WORK}/outdir/)
+# Numbers that must be finite say so.
+spt_cli_test(cli_cpd_tol_inf 2 ERROR DATA STDERR "option --tol: expected a finite number >= 0, got 'inf'"
+  ARGS cpd ${SPT_CLI_NATIONS} -r 2 --tol inf)
+spt_cli_test(cli_cpd_tol_nan 2 ERROR DATA STDERR "expected a finite number >= 0, got 'nan'"
+  ARGS cpd ${SPT_CLI_NATIONS} -r 2 --tol nan)
+# The summary splits read, set-up and iteration time for every command that
+# iterates.
+set(SPT_CLI_TIMING "; read [0-9]+\\.[0-9]+ s, set-up [0-9]+\\.[0-9]+ s, [0-9]+ iterations [0-9]+\\.[0-9]+ s \\([0-9]+\\.[0-9]+ s per iteration\\)$")
+spt_cli_test(cli_cpd_timing_summary 0 DATA
+  STDOUT "^final fit 0\\.[0-9]+ after 4 iterations \\(iteration limit reached\\)${SPT_CLI_TIMING}"
+  ARGS cpd ${SPT_CLI_NATIONS} -r 3 --iters 4 --tol 0 -q)
+spt_cli_test(cli_cpd_poisson_timing_summary 0 DATA
+  STDOUT "^final log-likelihood -[0-9.e+]+ after 3 iterations \\(iteration limit reached\\)${SPT_CLI_TIMING}"
+  ARGS cpd ${SPT_CLI_NATIONS} -r 3 --iters 3 --tol 0 --model poisson -q)
+spt_cli_test(cli_tucker_timing_summary 0 DATA
+  STDOUT "^final fit 0\\.[0-9]+ after 3 iterations \\(iteration limit reached\\)${SPT_CLI_TIMING}"
+  ARGS tucker ${SPT_CLI_NATIONS} -r 2 --iters 3 --tol 0 -q)
+# A compressed binary file is decoded whole first: --progress shows that as
+# its own "decompress" stage before "read".
+if(SPT_CLI_NATIONS)
+  add_test(NAME cli_info_progress_decompress
+    COMMAND bash -c "\"$1\" convert \"$2\" \"$3/progress.sptb.xz\" > /dev/null && exec \"$4\" --rc 0 --stdout '^nnz +1992$' --stderr '^decompress: 100%' --stderr '^read: 100%' -- \"$1\" info \"$3/progress.sptb.xz\" --progress"
+            _ ${SPT_CLI} ${SPT_CLI_NATIONS} ${SPT_CLI_WORK} ${SPT_EXPECT})
+  set_tests_properties(cli_info_progress_decompress PROPERTIES TIMEOUT 120)
+endif()

@@ -20,9 +20,13 @@
  *             'hls' are named but CP-ALS does not run on them
  *             (sptensor:SPT_ERR_UNSUPPORTED)
  *   threads   OpenMP threads (default: OMP_NUM_THREADS or all cores)
+ *   display   print the fit every display iterations, as Tensor Toolbox's
+ *             printitn (default 0: never)
  * Reaching maxiters is not an error (INFO.converged is false).
- * Errors: sptensor:SPT_ERR_INVALID_ARGUMENT (e.g. a subscript outside DIMS),
- * sptensor:usage, and the other sptensor:SPT_ERR_* of spt_cpd_als.
+ * Ctrl-C (Octave) stops the run within one iteration: sptensor:interrupted.
+ * Errors: sptensor:usage (bad arguments, an unknown OPTS field, a subscript
+ * outside DIMS; indices in messages are 1-based), sptensor:interrupted, and
+ * the sptensor:SPT_ERR_* of spt_cpd_als.
  */
 #include "sptensor_mex.h"
 
@@ -39,13 +43,19 @@ void mexFunction(int nlhs, mxArray *plhs[], int nrhs, const mxArray *prhs[]) {
   int iterations = 0, converged = 0, count = 0;
   const double *fits = NULL, *seconds = NULL;
   const char *info_fields[] = {"fit", "iterations", "converged", "fits", "seconds"};
+  static const char *const accepted[] = {"maxiters", "tol", "seed", "init", "format", "threads", "display"};
+  spt_mex_progress progress = {0, 0};
+  spt_index dims[SPT_MEX_MAX_HANDLES];
 
   if (nrhs < 4 || nrhs > 5 || nlhs > 3)
     spt_mex_usage(&h, "usage: [lambda, U, info] = sptensor_cpd(subs, vals, dims, R [, opts])");
+  spt_mex_check_fields(&h, opts, accepted, (int)(sizeof accepted / sizeof *accepted), "sptensor_cpd");
   spt_mex_context(&h, opts);
   spt_mex_tensor(&h, prhs[0], prhs[1], prhs[2]);
   order = spt_mex_tensor_summary(&h).order;
+  spt_mex_check(&h, spt_coo_dims(h.coo, dims), "querying dims");
   rank = (spt_index)spt_mex_scalar(&h, prhs[3], "R", 1, 1);
+  progress.display = spt_mex_display(&h, opts);
 
   spt_mex_check(&h, spt_cpd_options_init(&o), "initialising options");
   o.rank = rank;
@@ -69,15 +79,21 @@ void mexFunction(int nlhs, mxArray *plhs[], int nrhs, const mxArray *prhs[]) {
       spt_mex_usage(&h, "opts.init must be a cell with one DIMS(n) x R matrix per mode");
     for (m = 0; m < order; ++m) {
       const mxArray *u = mxGetCell(field, m);
-      if (!u) spt_mex_usage(&h, "opts.init has an empty cell");
-      init[m] = spt_mex_wrap(&h, u, "opts.init{n}"); /* no copy: the library reads MATLAB's memory */
+      char name[32];
+      snprintf(name, sizeof name, "opts.init{%u}", (unsigned)m + 1);
+      if (!u) u = mxCreateDoubleMatrix(0, 0, mxREAL); /* an empty cell: reported as a 0 x 0 matrix below */
+      spt_mex_check_shape(&h, u, name, dims[m], rank);
+      init[m] = spt_mex_wrap(&h, u, name); /* no copy: the library reads MATLAB's memory */
     }
     o.init = SPT_CPD_INIT_USER;
     o.init_factors = init;
   }
 
+  o.callback = spt_mex_iteration;
+  o.callback_data = &progress;
   st = spt_cpd_als(h.ctx, h.coo, &o, &h.ktensor);
   spt_mex_check(&h, st, "CP-ALS");
+  spt_mex_stop_if_interrupted(&h, &progress, "CP-ALS");
 
   { /* lambda */
     void *lambda = NULL;

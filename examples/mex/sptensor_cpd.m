@@ -17,13 +17,17 @@ function varargout = sptensor_cpd(varargin)
 %             stream as `sptensor cpd --seed`, so equal seeds give equal
 %             results
 %   init      1 x N cell of DIMS(n) x R starting factors (read in place)
-%   format    'auto' (default), 'coo', 'csf', 'hicoo' or 'fcoo' ('hbcsf' and
-%             'hls' are named but CP-ALS does not run on them:
-%             sptensor:SPT_ERR_UNSUPPORTED)
+%   format    'auto' (default), 'coo', 'csf', 'hicoo' or 'fcoo'; 'hbcsf' and
+%             'hls' are named but CP-ALS does not run on them
+%             (sptensor:SPT_ERR_UNSUPPORTED)
 %   threads   OpenMP threads (default: OMP_NUM_THREADS or all cores)
+%   display   print the fit every display iterations, as Tensor Toolbox's
+%             printitn (default 0: never)
 % Reaching maxiters is not an error (INFO.converged is false).
-% Errors: sptensor:SPT_ERR_INVALID_ARGUMENT (e.g. a subscript outside DIMS),
-% sptensor:usage, and the other sptensor:SPT_ERR_* of spt_cpd_als.
+% Ctrl-C (Octave) stops the run within one iteration: sptensor:interrupted.
+% Errors: sptensor:usage (bad arguments, an unknown OPTS field, a subscript
+% outside DIMS; indices in messages are 1-based), sptensor:interrupted, and
+% the sptensor:SPT_ERR_* of spt_cpd_als.
 %
 %   This file holds only the help text; the function is the compiled MEX
 %   file sptensor_cpd.c (docs/mex.md says how to build it).

@@ -12,7 +12,11 @@
  *  - matrices are column-major doubles, modes are 1-based;
  *  - errors raise a MATLAB error with identifier "sptensor:<STATUS>" (e.g.
  *    sptensor:SPT_ERR_IO) or "sptensor:usage", carrying the library's
- *    message.
+ *    message; every index a message names (modes, rows, nonzeros) is
+ *    1-based, so the gateways check what they can name themselves before
+ *    the library (whose own messages count from 0) sees it;
+ *  - an OPTS field the gateway does not know is an error naming the field
+ *    and the accepted ones (a misspelt option is never silently ignored).
  *
  * Memory: library handles are not known to MATLAB's memory manager, and
  * mexErrMsgIdAndTxt does not return, so every gateway records its handles in
@@ -23,6 +27,8 @@
 #ifndef SPTENSOR_MEX_H
 #define SPTENSOR_MEX_H
 
+#include <ctype.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -113,6 +119,43 @@ static inline const mxArray *spt_mex_field(spt_mex_handles *h, const mxArray *op
   return mxGetField(opts, 0, name);
 }
 
+/* Raises sptensor:usage when OPTS has a field not among `accepted` (count
+ * names), naming the field, the accepted ones and, for a field that differs
+ * from one only in case (maxIters), that one. */
+static inline void spt_mex_check_fields(spt_mex_handles *h, const mxArray *opts, const char *const *accepted, int count,
+                                        const char *gateway) {
+  char text[1024];
+  int f, a, fields;
+  if (!opts) return;
+  if (!mxIsStruct(opts) || mxGetNumberOfElements(opts) != 1)
+    spt_mex_usage(h, "OPTS must be a scalar struct (e.g. struct('maxiters', 50, 'tol', 1e-4))");
+  fields = mxGetNumberOfFields(opts);
+  for (f = 0; f < fields; ++f) {
+    const char *name = mxGetFieldNameByNumber(opts, f);
+    const char *same_but_case = NULL;
+    size_t used;
+    int known = 0;
+    for (a = 0; a < count; ++a) {
+      size_t i = 0;
+      if (!strcmp(name, accepted[a])) known = 1;
+      while (name[i] && accepted[a][i] && tolower((unsigned char)name[i]) == accepted[a][i]) ++i;
+      if (!name[i] && !accepted[a][i]) same_but_case = accepted[a];
+    }
+    if (known) continue;
+    if (same_but_case)
+      snprintf(text, sizeof text, "opts.%s is not an option of %s: option names are lower case, did you mean opts.%s?",
+               name, gateway, same_but_case);
+    else {
+      snprintf(text, sizeof text, "opts.%s is not an option of %s; the options are:", name, gateway);
+      for (a = 0; a < count; ++a) {
+        used = strlen(text);
+        snprintf(text + used, sizeof text - used, "%s %s", a ? "," : "", accepted[a]);
+      }
+    }
+    spt_mex_usage(h, text);
+  }
+}
+
 /* Context with opts.threads (default: the library's, i.e. OMP_NUM_THREADS
  * or all cores). */
 static inline void spt_mex_context(spt_mex_handles *h, const mxArray *opts) {
@@ -122,6 +165,68 @@ static inline void spt_mex_context(spt_mex_handles *h, const mxArray *opts) {
   if (threads)
     spt_mex_check(h, spt_context_set_threads(h->ctx, (int)spt_mex_scalar(h, threads, "opts.threads", 0, 1)),
                   "setting threads");
+}
+
+/* Ctrl-C while a decomposition runs. Octave sets octave_interrupt_state
+ * (exported by liboctave, declared in its quit.h) when SIGINT arrives; the
+ * per-iteration callback polls it and stops the run, and the gateway frees
+ * its handles and raises the error sptensor:interrupted in place of the
+ * interrupt (spt_mex_stop_if_interrupted).
+ * MATLAB has no documented way for a MEX file to see a pending Ctrl-C, so
+ * there the run ends first (docs/mex.md). */
+#if defined(HAVE_OCTAVE)
+extern sig_atomic_t octave_interrupt_state;
+static inline int spt_mex_interrupted(void) { return octave_interrupt_state > 0; }
+/* The gateway reports the Ctrl-C as its error: the interrupt is handled. */
+static inline void spt_mex_interrupt_handled(void) { octave_interrupt_state = 0; }
+#else
+static inline int spt_mex_interrupted(void) { return 0; }
+static inline void spt_mex_interrupt_handled(void) {}
+#endif
+
+/* What the per-iteration callback of the decompositions does: prints the
+ * fit every `display` iterations (opts.display; 0 = never) and stops the
+ * run on Ctrl-C (see spt_mex_interrupted). */
+typedef struct spt_mex_progress {
+  int display;
+  int interrupted; /* set when the callback stopped the run */
+} spt_mex_progress;
+
+static inline int spt_mex_iteration(void *data, int iteration, double fit, double delta, double seconds) {
+  spt_mex_progress *p = (spt_mex_progress *)data;
+  (void)seconds;
+  if (spt_mex_interrupted()) {
+    p->interrupted = 1;
+    return 1;
+  }
+  if (p->display > 0 && iteration % p->display == 0) {
+    /* Tensor Toolbox's cp_als / tucker_als 'printitn' line */
+    mexPrintf(" Iter %2d: f = %e f-delta = %7.1e\n", iteration, fit, delta);
+    /* Show the line now; not when an interrupt is pending, which the
+     * interpreter would raise inside this callback. */
+#if defined(HAVE_OCTAVE)
+    if (!spt_mex_interrupted()) mexEvalString("fflush(stdout);");
+#else
+    mexEvalString("drawnow;");
+#endif
+  }
+  return 0;
+}
+
+/* After the library returned: when the callback stopped the run for a
+ * Ctrl-C, frees everything and raises sptensor:interrupted. */
+static inline void spt_mex_stop_if_interrupted(spt_mex_handles *h, const spt_mex_progress *p, const char *what) {
+  char text[256];
+  if (!p->interrupted) return;
+  spt_mex_interrupt_handled();
+  snprintf(text, sizeof text, "%s interrupted (Ctrl-C); no result", what);
+  spt_mex_fail(h, "sptensor:interrupted", text);
+}
+
+/* opts.display: a whole number >= 0 (0 when absent). */
+static inline int spt_mex_display(spt_mex_handles *h, const mxArray *opts) {
+  const mxArray *field = spt_mex_field(h, opts, "display");
+  return field ? (int)spt_mex_scalar(h, field, "opts.display", 0, 1) : 0;
 }
 
 /* COO tensor from SUBS (nnz x N, 1-based, double or uint32), VALS (nnz x 1
@@ -177,10 +282,23 @@ static inline void spt_mex_tensor(spt_mex_handles *h, const mxArray *subs, const
       spt_mex_usage(h, "DIMS must be a double vector with one size per column of SUBS, or []");
     d = mxGetPr(dims_in);
     for (m = 0; m < order; ++m) {
-      if (!(d[m] >= 1 && d[m] <= 4294967295.0) || d[m] != (double)(spt_index)d[m])
-        spt_mex_usage(h, "DIMS entries must be whole numbers in [1, 2^32-1]");
+      if (!(d[m] >= 1 && d[m] <= 4294967295.0) || d[m] != (double)(spt_index)d[m]) {
+        snprintf(text, sizeof text, "DIMS(%llu) = %g is not a whole number in [1, 2^32-1]", (unsigned long long)m + 1,
+                 d[m]);
+        spt_mex_usage(h, text);
+      }
       dims[m] = (spt_index)d[m];
     }
+    /* Checked here so that the message counts from 1 (the library's would
+     * name the 0-based mode and nonzero). */
+    for (m = 0; m < order; ++m)
+      for (k = 0; k < nnz; ++k)
+        if (h->indices[m * nnz + k] >= dims[m]) {
+          snprintf(text, sizeof text, "SUBS(%llu, %llu) = %llu exceeds DIMS(%llu) = %llu", (unsigned long long)k + 1,
+                   (unsigned long long)m + 1, (unsigned long long)h->indices[m * nnz + k] + 1,
+                   (unsigned long long)m + 1, (unsigned long long)dims[m]);
+          spt_mex_usage(h, text);
+        }
   } else { /* the largest subscript of each mode */
     for (m = 0; m < order; ++m) {
       spt_index largest = 0;
@@ -222,6 +340,27 @@ static inline spt_matrix *spt_mex_wrap(spt_mex_handles *h, const mxArray *a, con
                 name);
   spt_mex_keep_matrix(h, m);
   return m;
+}
+
+/* Raises sptensor:usage unless `a` is a real double rows x cols matrix
+ * (cols 0: any number of columns); `name` is how the message calls it, with
+ * 1-based numbers (e.g. "opts.init{2}"). */
+static inline void spt_mex_check_shape(spt_mex_handles *h, const mxArray *a, const char *name, mwSize rows,
+                                       mwSize cols) {
+  char text[256];
+  if (!spt_mex_is_real_double(a) || mxGetNumberOfDimensions(a) != 2) {
+    snprintf(text, sizeof text, "%s must be a real double matrix", name);
+    spt_mex_usage(h, text);
+  }
+  if (mxGetM(a) != (size_t)rows || (cols && mxGetN(a) != (size_t)cols)) {
+    if (cols)
+      snprintf(text, sizeof text, "%s must be %llu x %llu (got %llu x %llu)", name, (unsigned long long)rows,
+               (unsigned long long)cols, (unsigned long long)mxGetM(a), (unsigned long long)mxGetN(a));
+    else
+      snprintf(text, sizeof text, "%s must have %llu rows (got %llu)", name, (unsigned long long)rows,
+               (unsigned long long)mxGetM(a));
+    spt_mex_usage(h, text);
+  }
 }
 
 /* A new I x R double mxArray holding a copy of a library matrix (one copy,

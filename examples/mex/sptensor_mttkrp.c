@@ -12,7 +12,9 @@
  * No copies: the factors are read in place and the library writes M
  * directly into the returned array (column-major layout flag).
  * OPTS (struct, optional): threads.
- * Errors: sptensor:SPT_ERR_INVALID_ARGUMENT (shape mismatch), sptensor:usage.
+ * Errors: sptensor:usage (bad arguments, a factor of the wrong shape, an
+ * unknown OPTS field; indices in messages are 1-based) and the
+ * sptensor:SPT_ERR_* of spt_mttkrp.
  */
 #include "sptensor_mex.h"
 
@@ -23,9 +25,13 @@ void mexFunction(int nlhs, mxArray *plhs[], int nrhs, const mxArray *prhs[]) {
   spt_index dims[SPT_MEX_MAX_HANDLES];
   uint32_t order, m, mode;
   mwSize rank = 0;
+  static const char *const accepted[] = {"threads"};
+  const mxArray *opts = nrhs > 5 ? prhs[5] : NULL;
+  char name[32];
 
   if (nrhs < 5 || nrhs > 6 || nlhs > 1) spt_mex_usage(&h, "usage: M = sptensor_mttkrp(subs, vals, dims, U, n [, opts])");
-  spt_mex_context(&h, nrhs > 5 ? prhs[5] : NULL);
+  spt_mex_check_fields(&h, opts, accepted, 1, "sptensor_mttkrp");
+  spt_mex_context(&h, opts);
   spt_mex_tensor(&h, prhs[0], prhs[1], prhs[2]);
   order = spt_mex_tensor_summary(&h).order;
   if (order > SPT_MEX_MAX_HANDLES) spt_mex_usage(&h, "too many modes for this example gateway");
@@ -39,8 +45,11 @@ void mexFunction(int nlhs, mxArray *plhs[], int nrhs, const mxArray *prhs[]) {
     const mxArray *u = mxGetCell(prhs[3], m);
     factors[m] = NULL;
     if (m == mode) continue;
-    if (!u) spt_mex_usage(&h, "U{k} is empty for a mode k ~= N");
-    factors[m] = spt_mex_wrap(&h, u, "U{k}");
+    snprintf(name, sizeof name, "U{%u}", (unsigned)m + 1);
+    if (!u) u = mxCreateDoubleMatrix(0, 0, mxREAL); /* an empty cell: reported as a 0 x 0 matrix below */
+    /* R is the first factor's column count; every factor must have it. */
+    spt_mex_check_shape(&h, u, name, dims[m], rank);
+    factors[m] = spt_mex_wrap(&h, u, name);
     rank = mxGetN(u);
   }
   if (rank == 0 && mxGetCell(prhs[3], mode)) rank = mxGetN(mxGetCell(prhs[3], mode)); /* order 1: R from U{1} */

@@ -13,7 +13,9 @@ function varargout = sptensor_mttkrp(varargin)
 % No copies: the factors are read in place and the library writes M
 % directly into the returned array (column-major layout flag).
 % OPTS (struct, optional): threads.
-% Errors: sptensor:SPT_ERR_INVALID_ARGUMENT (shape mismatch), sptensor:usage.
+% Errors: sptensor:usage (bad arguments, a factor of the wrong shape, an
+% unknown OPTS field; indices in messages are 1-based) and the
+% sptensor:SPT_ERR_* of spt_mttkrp.
 %
 %   This file holds only the help text; the function is the compiled MEX
 %   file sptensor_mttkrp.c (docs/mex.md says how to build it).

@@ -24,9 +24,11 @@ void mexFunction(int nlhs, mxArray *plhs[], int nrhs, const mxArray *prhs[]) {
   spt_index *dims;
   const void *values;
   double *subs, *dims_out;
+  static const char *const accepted[] = {"threads"};
 
   if (nrhs < 1 || nrhs > 2 || nlhs > 3) spt_mex_usage(&h, "usage: [subs, vals, dims] = sptensor_read(filename [, opts])");
   if (!mxIsChar(prhs[0])) spt_mex_usage(&h, "FILENAME must be a character vector");
+  spt_mex_check_fields(&h, nrhs > 1 ? prhs[1] : NULL, accepted, 1, "sptensor_read");
   spt_mex_context(&h, nrhs > 1 ? prhs[1] : NULL);
   path = mxArrayToString(prhs[0]);
   spt_mex_check(&h, spt_read(h.ctx, path, NULL, &h.coo), "reading the tensor");

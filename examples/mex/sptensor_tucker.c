@@ -15,9 +15,12 @@
  *   init      'hosvd' (default, as tucker_als 'nvecs') or 'random'
  *   seed      seed for init 'random' (default 0)
  *   threads   OpenMP threads (default: OMP_NUM_THREADS or all cores)
- * Errors: sptensor:SPT_ERR_INVALID_ARGUMENT (e.g. a rank above its
- * dimension), sptensor:usage, and the other sptensor:SPT_ERR_* of
- * spt_tucker_hooi.
+ *   display   print the fit every display iterations, as Tensor Toolbox's
+ *             printitn (default 0: never)
+ * Ctrl-C (Octave) stops the run within one iteration: sptensor:interrupted.
+ * Errors: sptensor:usage (bad arguments, an unknown OPTS field, a rank above
+ * its dimension; indices in messages are 1-based), sptensor:interrupted, and
+ * the sptensor:SPT_ERR_* of spt_tucker_hooi.
  */
 #include "sptensor_mex.h"
 
@@ -36,13 +39,20 @@ void mexFunction(int nlhs, mxArray *plhs[], int nrhs, const mxArray *prhs[]) {
   const double *fits = NULL;
   const void *core = NULL;
   const char *info_fields[] = {"fit", "iterations", "fits"};
+  static const char *const accepted[] = {"maxiters", "tol", "init", "seed", "threads", "display"};
+  spt_mex_progress progress = {0, 0};
+  spt_index dims[SPT_MEX_MAX_HANDLES];
+  char text[256];
 
   if (nrhs < 4 || nrhs > 5 || nlhs > 3)
     spt_mex_usage(&h, "usage: [G, U, info] = sptensor_tucker(subs, vals, dims, ranks [, opts])");
+  spt_mex_check_fields(&h, opts, accepted, (int)(sizeof accepted / sizeof *accepted), "sptensor_tucker");
   spt_mex_context(&h, opts);
   spt_mex_tensor(&h, prhs[0], prhs[1], prhs[2]);
   order = spt_mex_tensor_summary(&h).order;
   if (order > SPT_MEX_MAX_HANDLES) spt_mex_usage(&h, "too many modes for this example gateway");
+  spt_mex_check(&h, spt_coo_dims(h.coo, dims), "querying dims");
+  progress.display = spt_mex_display(&h, opts);
   count_ranks = mxGetNumberOfElements(prhs[3]);
   if (!spt_mex_is_real_double(prhs[3]) || (count_ranks != 1 && count_ranks != order))
     spt_mex_usage(&h, "RANKS must be one number or one per mode");
@@ -51,6 +61,11 @@ void mexFunction(int nlhs, mxArray *plhs[], int nrhs, const mxArray *prhs[]) {
     double v = r[count_ranks == 1 ? 0 : m];
     if (!(v >= 1 && v <= 4294967295.0) || v != (double)(spt_index)v) spt_mex_usage(&h, "RANKS must be whole numbers >= 1");
     ranks[m] = (spt_index)v;
+    if (ranks[m] > dims[m]) {
+      snprintf(text, sizeof text, "RANKS(%u) = %u exceeds DIMS(%u) = %u", (unsigned)m + 1, (unsigned)ranks[m],
+               (unsigned)m + 1, (unsigned)dims[m]);
+      spt_mex_usage(&h, text);
+    }
   }
 
   spt_mex_check(&h, spt_tucker_options_init(&o), "initialising options");
@@ -67,7 +82,10 @@ void mexFunction(int nlhs, mxArray *plhs[], int nrhs, const mxArray *prhs[]) {
     else spt_mex_usage(&h, "opts.init must be 'hosvd' or 'random'");
   }
 
+  o.callback = spt_mex_iteration;
+  o.callback_data = &progress;
   spt_mex_check(&h, spt_tucker_hooi(h.ctx, h.coo, &o, &h.ttensor), "Tucker-HOOI");
+  spt_mex_stop_if_interrupted(&h, &progress, "Tucker-HOOI");
 
   /* The core is stored first index fastest, MATLAB's own order: one memcpy. */
   for (m = 0; m < order; ++m) {

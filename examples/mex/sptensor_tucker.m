@@ -16,9 +16,12 @@ function varargout = sptensor_tucker(varargin)
 %   init      'hosvd' (default, as tucker_als 'nvecs') or 'random'
 %   seed      seed for init 'random' (default 0)
 %   threads   OpenMP threads (default: OMP_NUM_THREADS or all cores)
-% Errors: sptensor:SPT_ERR_INVALID_ARGUMENT (e.g. a rank above its
-% dimension), sptensor:usage, and the other sptensor:SPT_ERR_* of
-% spt_tucker_hooi.
+%   display   print the fit every display iterations, as Tensor Toolbox's
+%             printitn (default 0: never)
+% Ctrl-C (Octave) stops the run within one iteration: sptensor:interrupted.
+% Errors: sptensor:usage (bad arguments, an unknown OPTS field, a rank above
+% its dimension; indices in messages are 1-based), sptensor:interrupted, and
+% the sptensor:SPT_ERR_* of spt_tucker_hooi.
 %
 %   This file holds only the help text; the function is the compiled MEX
 %   file sptensor_tucker.c (docs/mex.md says how to build it).

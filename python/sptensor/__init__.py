@@ -1610,3 +1610,109 @@ __all__ += ["APRResult", "cp_apr", "elementwise", "unfold", "HBCSF", "HLS"]
 
 __all__ += ["SemiSparse", "FCOO", "Permutation", "ttv", "ttv_chain", "ttv_all", "ttm", "ttm_chain", "ttmc",
             "fcoo_suggest_threadlen", "to_dense", "from_dense", "reorder", "relabel", "set_device"]
+
+
+# ---------------------------------------------------------------------------
+# Pictures: CPResult.viz (factor columns per component, as Tensor Toolbox /
+# pyttb ktensor.viz) and plot_convergence (the per-iteration history) on every
+# result. matplotlib is optional: imported on first use only. The figures are
+# matplotlib.figure.Figure objects made without pyplot, so no GUI backend or
+# global figure list is involved; Jupyter shows them, savefig writes them.
+# ---------------------------------------------------------------------------
+_PLOT_KINDS = ("line", "bar", "scatter")
+
+
+def _new_figure(figsize):
+    try:
+        from matplotlib.figure import Figure
+    except ImportError as e:
+        raise ImportError("plotting needs matplotlib, which is not installed (pip install matplotlib)") from e
+    return Figure(figsize=figsize)
+
+
+def _integer_ticks(axis):
+    from matplotlib.ticker import MaxNLocator
+    axis.set_major_locator(MaxNLocator(integer=True))
+
+
+def _viz(self, plots="line", mode_titles=None, path=None, figsize=None):
+    """Draw the model's factor columns: one row per component, one column
+    per mode (Tensor Toolbox / pyttb ``viz``). Needs matplotlib.
+
+    plots: "line", "bar" or "scatter" for every mode, or a list with one
+    of those per mode. mode_titles: one title per mode (default "Mode 1",
+    "Mode 2", ...). path: also write the figure there (format from the
+    extension: .png, .svg, .pdf, ...). figsize: (width, height) in inches
+    (default: 2.5 x 1.2 per panel). Returns (figure, axes), axes[r][n]
+    being component r + 1 in mode n + 1. Each row is labelled with its
+    component number and weight."""
+    factors = [np.asarray(f) for f in self.factors]
+    order, rank = len(factors), len(self.weights)
+    if rank == 0 or order == 0:
+        raise ValueError("viz: the model has no components to draw")
+    kinds = [plots] * order if isinstance(plots, str) else list(plots)
+    if len(kinds) != order or any(k not in _PLOT_KINDS for k in kinds):
+        raise ValueError(f"plots must be one of {', '.join(_PLOT_KINDS)} or a list of them, one per mode "
+                         f"({order}); got {plots!r}")
+    if mode_titles is None:
+        mode_titles = [f"Mode {n + 1}" for n in range(order)]
+    elif isinstance(mode_titles, str) or len(mode_titles) != order:
+        raise ValueError(f"mode_titles must be a list of {order} titles, one per mode")
+    fig = _new_figure(figsize or (2.5 * order + 0.8, 1.2 * rank + 0.6))
+    axes = fig.subplots(rank, order, squeeze=False, sharex="col")
+    for n in range(order):
+        x = np.arange(1, factors[n].shape[0] + 1)
+        for r in range(rank):
+            ax, column = axes[r][n], factors[n][:, r]
+            if kinds[n] == "bar":
+                ax.bar(x, column, width=1.0)
+            elif kinds[n] == "scatter":
+                ax.scatter(x, column, s=4)
+            else:
+                ax.plot(x, column, linewidth=1.0)
+            ax.axhline(0.0, color="0.75", linewidth=0.5)
+            ax.tick_params(labelsize=7)
+            _integer_ticks(ax.xaxis)
+            if r == 0:
+                ax.set_title(mode_titles[n], fontsize=9)
+            if n == 0:
+                ax.set_ylabel(f"{r + 1}\n({float(self.weights[r]):.3g})", fontsize=8, rotation=0,
+                              ha="right", va="center")
+    fig.tight_layout()
+    if path is not None:
+        fig.savefig(path)
+    return fig, axes
+
+
+def _plot_convergence(self, path=None, ax=None, figsize=(5.0, 3.5)):
+    """Draw the value after each iteration (fit, or the log-likelihood for
+    :func:`cp_apr`) against the iteration number. Needs matplotlib.
+
+    path: also write the figure there (format from the extension). ax: draw
+    into this matplotlib Axes instead of a new figure. Returns (figure,
+    axes)."""
+    history = np.asarray(self.loglik_history if isinstance(self, APRResult) else self.fit_history, dtype=float)
+    label = "log-likelihood" if isinstance(self, APRResult) else "fit"
+    if ax is None:
+        fig = _new_figure(figsize)
+        ax = fig.subplots()
+    else:
+        fig = ax.figure
+    ax.plot(np.arange(1, len(history) + 1), history, marker="o", markersize=3, linewidth=1.0)
+    ax.set_xlabel("iteration")
+    ax.set_ylabel(label)
+    _integer_ticks(ax.xaxis)
+    ax.grid(True, linewidth=0.3)
+    if len(history):
+        ax.set_title(f"final {label} {history[-1]:.6g} after {len(history)} iterations", fontsize=9)
+    fig.tight_layout()
+    if path is not None:
+        fig.savefig(path)
+    return fig, ax
+
+
+CPResult.viz = _viz
+APRResult.viz = _viz
+CPResult.plot_convergence = _plot_convergence
+TuckerResult.plot_convergence = _plot_convergence
+APRResult.plot_convergence = _plot_convergence

@@ -154,7 +154,7 @@ double ParsedArgs::real(const std::string& name, double fallback, double min) co
   double v = std::strtod(s.c_str(), &end);
   if (s.empty() || !end || *end != '\0' || errno != 0 || !std::isfinite(v) || v < min) {
     std::ostringstream os;
-    os << "option --" << name << ": expected a number >= " << min << ", got '" << s << "'";
+    os << "option --" << name << ": expected a finite number >= " << min << ", got '" << s << "'";
     throw UsageError(os.str());
   }
   return v;

@@ -54,6 +54,19 @@ const char* dtype_name(spt_dtype dtype);
 // the read time if non-NULL.
 CooPtr read_tensor(spt_context* ctx, const ParsedArgs& args, const std::string& path, double* seconds);
 
+// Output paths are checked before any reading or iterating, so that a run is
+// never lost to a file that cannot be written at its end. Each throws
+// UsageError (exit 2, like every other bad argument) naming the option:
+//  - check_output_prefix: PREFIX of an option such as -o that names a family
+//    of files (PREFIX.lambda.txt, ...): it must have a file stem (not "dir/",
+//    "." or ".."), and its directory must exist and be writable;
+//  - check_output_file: one file to be written (created or replaced): its
+//    directory must exist and be writable, and the file, if it exists, must not
+//    be a directory and must be writable (unless the command writes a new
+//    file and renames it over the old one, as spt_write does).
+void check_output_prefix(const std::string& prefix, const std::string& option);
+void check_output_file(const std::string& path, const std::string& option, bool replaced_by_rename = false);
+
 // Order, dims and nnz of a tensor.
 struct TensorShape {
   uint32_t order = 0;
@@ -66,6 +79,13 @@ TensorShape shape_of(const spt_coo* x);
 using spt::util::printable;
 
 std::string dims_text(const std::vector<spt_index>& dims, const char* separator);
+
+// The end of a decomposition's summary line: "read R s, set-up S s, N
+// iterations T s (P s per iteration)". `total` is the decomposition call's
+// wall time, `sweeps` the library's per-iteration times (count of them);
+// set-up is what the call spent outside the iterations (initialisation,
+// format conversion).
+std::string timing_summary(double read_seconds, double total, const double* sweeps, int count);
 
 // Seconds since an arbitrary epoch (monotonic).
 double now_seconds();

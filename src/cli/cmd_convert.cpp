@@ -51,6 +51,10 @@ int run_convert(const ParsedArgs& args) {
   wopts.index_base = static_cast<int>(args.integer("out-base", 1, 0, 1));
   wopts.precision = static_cast<int>(args.integer("precision", 0, 0, 17));
 
+  // Checked before reading: a big input is not read for nothing. spt_write
+  // writes a temporary file and renames it over OUT.
+  check_output_file(out, "OUT", true);
+
   ContextPtr ctx = make_context(args);
   double read_seconds = 0;
   CooPtr x = read_tensor(ctx.get(), args, in, &read_seconds);

@@ -248,10 +248,20 @@ int run_cpd(const ParsedArgs& args) {
                      std::string(format == "csf" ? "CSF" : format == "fcoo" ? "F-COO" : format == "hbcsf" ? "HB-CSF" : "HLS") +
                      " kernel)");
 
+  // The output files are checked before reading, the mode files (their
+  // count is the tensor's order) before the first iteration.
+  const std::string output_prefix = args.text("output", "");
+  if (args.has("output")) {
+    check_output_prefix(output_prefix, "-o");
+    check_output_file(output_prefix + ".lambda.txt", "-o");
+  }
+
   ContextPtr ctx = make_context(args);
   double read_seconds = 0;
   CooPtr x = read_tensor(ctx.get(), args, path, &read_seconds);
   TensorShape s = shape_of(x.get());
+  if (args.has("output"))
+    for (uint32_t m = 0; m < s.order; ++m) check_output_file(factor_path(output_prefix, m), "-o");
 
   spt_cpd_options opts;
   check(spt_cpd_options_init(&opts), ctx.get(), "initialising CP-ALS options");
@@ -323,14 +333,17 @@ int run_cpd(const ParsedArgs& args) {
   double fit = 0;
   int done = 0, converged = 0;
   check(spt_ktensor_result(model.get(), &fit, &done, &converged), ctx.get(), "querying the result");
+  int count = 0;
+  const double* seconds = nullptr;
+  check(spt_ktensor_history(model.get(), &count, nullptr, &seconds), ctx.get(), "querying the history");
   // CP-APR stores the final Poisson log-likelihood in the fit slot.
-  std::printf(poisson ? "final log-likelihood %.10e after %d iterations (%s), %.3f s total, %.4f s per iteration\n"
-                      : "final fit %.10f after %d iterations (%s), %.3f s total, %.4f s per iteration\n",
-              fit, done,
-              converged ? "converged" : "iteration limit reached", total, done > 0 ? total / done : 0.0);
+  std::printf(poisson ? "final log-likelihood %.10e after %d iterations (%s); %s\n"
+                      : "final fit %.10f after %d iterations (%s); %s\n",
+              fit, done, converged ? "converged" : "iteration limit reached",
+              timing_summary(read_seconds, total, seconds, count).c_str());
 
   if (args.has("output")) {
-    std::string prefix = args.text("output", "");
+    const std::string& prefix = output_prefix;
     write_model(ctx.get(), model.get(), prefix);
     std::printf("wrote %s.lambda.txt and %s.mode-{1..%u}.txt\n", printable(prefix).c_str(), printable(prefix).c_str(),
                 s.order);

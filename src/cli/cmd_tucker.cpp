@@ -161,10 +161,21 @@ int run_tucker(const ParsedArgs& args) {
   std::string init = args.choice("init", "hosvd", {"hosvd", "random"});
   const std::string ttmc = args.choice("ttmc", "auto", {"auto", "one_shot", "chain", "hls"});
 
+  // The output files are checked before reading, the mode files (their
+  // count is the tensor's order) before the first iteration.
+  const std::string output_prefix = args.text("output", "");
+  if (args.has("output")) {
+    check_output_prefix(output_prefix, "-o");
+    check_output_file(output_prefix + ".core.tns", "-o");
+  }
+
   ContextPtr ctx = make_context(args);
   double read_seconds = 0;
   CooPtr x = read_tensor(ctx.get(), args, path, &read_seconds);
   TensorShape s = shape_of(x.get());
+  if (args.has("output"))
+    for (uint32_t m = 0; m < s.order; ++m)
+      check_output_file(output_prefix + ".mode-" + std::to_string(m + 1) + ".txt", "-o");
   std::vector<spt_index> ranks = parse_ranks(rank_text, s.order);
   for (uint32_t m = 0; m < s.order; ++m)
     if (ranks[m] > s.dims[m])
@@ -208,19 +219,15 @@ int run_tucker(const ParsedArgs& args) {
   check(spt_ttensor_info(ctx.get(), model.get(), &result), ctx.get(), "querying the result");
   const double fit = result.fit;
   const int done = result.iterations;
-  // Sweep times from the history; the rest of the total is set-up
-  // (initialisation and the per-mode sorted copies).
   int count = 0;
   const double* seconds = nullptr;
   check(spt_ttensor_history(model.get(), &count, nullptr, &seconds), ctx.get(), "querying the history");
-  double sweeps = 0;
-  for (int i = 0; i < count; ++i) sweeps += seconds[i];
-  std::printf("final fit %.10f after %d iterations (%s), %.3f s total (set-up %.3f s), %.4f s per iteration\n",
-              fit, done, st == SPT_OK ? "converged" : "iteration limit reached", total, total - sweeps,
-              count > 0 ? sweeps / count : 0.0);
+  std::printf("final fit %.10f after %d iterations (%s); %s\n", fit, done,
+              st == SPT_OK ? "converged" : "iteration limit reached",
+              timing_summary(read_seconds, total, seconds, count).c_str());
 
   if (args.has("output")) {
-    std::string prefix = args.text("output", "");
+    const std::string& prefix = output_prefix;
     if (s.dtype == SPT_FLOAT32) write_model<float>(ctx.get(), model.get(), prefix, s.order);
     else write_model<double>(ctx.get(), model.get(), prefix, s.order);
     std::printf("wrote %s.core.tns and %s.mode-{1..%u}.txt\n", printable(prefix).c_str(), printable(prefix).c_str(),

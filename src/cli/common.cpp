@@ -1,7 +1,10 @@
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 
 #include "cli.hpp"
 #include "progress.hpp"
@@ -75,6 +78,16 @@ unsigned long long file_size(const std::string& path) {
   return static_cast<unsigned long long>(st.st_size);
 }
 
+std::string timing_summary(double read_seconds, double total, const double* sweeps, int count) {
+  double iterating = 0;
+  for (int i = 0; i < count; ++i) iterating += sweeps[i];
+  const double setup = total > iterating ? total - iterating : 0.0;
+  char text[256];
+  std::snprintf(text, sizeof text, "read %.3f s, set-up %.3f s, %d iterations %.3f s (%.4f s per iteration)",
+                read_seconds, setup, count, iterating, count > 0 ? iterating / count : 0.0);
+  return text;
+}
+
 double now_seconds() {
   using clock = std::chrono::steady_clock;
   return std::chrono::duration<double>(clock::now().time_since_epoch()).count();
@@ -100,6 +113,56 @@ CooPtr read_tensor(spt_context* ctx, const ParsedArgs& args, const std::string& 
   check(st, ctx, "");  // the library's message names the file (and line)
   if (seconds) *seconds = elapsed;
   return CooPtr(raw);
+}
+
+namespace {
+
+// The directory part of a path ("." for a bare name, "/" for "/name").
+std::string directory_of(const std::string& path) {
+  const size_t slash = path.find_last_of('/');
+  if (slash == std::string::npos) return ".";
+  if (slash == 0) return "/";
+  return path.substr(0, slash);
+}
+
+void check_output_directory(const std::string& path, const std::string& option) {
+  const std::string directory = directory_of(path);
+  struct stat st;
+  if (stat(directory.c_str(), &st) != 0)
+    throw UsageError(option + ": cannot write '" + printable(path) + "': directory '" + printable(directory) +
+                     "': " + std::strerror(errno));
+  if (!S_ISDIR(st.st_mode))
+    throw UsageError(option + ": cannot write '" + printable(path) + "': '" + printable(directory) +
+                     "' is not a directory");
+  if (access(directory.c_str(), W_OK | X_OK) != 0)
+    throw UsageError(option + ": cannot write '" + printable(path) + "': directory '" + printable(directory) +
+                     "': " + std::strerror(errno));
+}
+
+}  // namespace
+
+void check_output_file(const std::string& path, const std::string& option, bool replaced_by_rename) {
+  if (path.empty()) throw UsageError(option + ": the output file name is empty");
+  if (path.back() == '/')
+    throw UsageError(option + ": '" + printable(path) + "' names a directory; give a file name (e.g. " +
+                     printable(path) + "out.tns)");
+  check_output_directory(path, option);
+  struct stat st;
+  if (stat(path.c_str(), &st) != 0) return;  // created by the command
+  if (S_ISDIR(st.st_mode))
+    throw UsageError(option + ": cannot write '" + printable(path) + "': it is a directory");
+  if (!replaced_by_rename && access(path.c_str(), W_OK) != 0)
+    throw UsageError(option + ": cannot write '" + printable(path) + "': " + std::strerror(errno));
+}
+
+void check_output_prefix(const std::string& prefix, const std::string& option) {
+  const size_t slash = prefix.find_last_of('/');
+  const std::string stem = slash == std::string::npos ? prefix : prefix.substr(slash + 1);
+  if (stem.empty() || stem == "." || stem == "..")
+    throw UsageError(option + " PREFIX: '" + printable(prefix) +
+                     "' has no file stem; PREFIX starts the names of the files written, e.g. " +
+                     printable(prefix.empty() || prefix.back() == '/' ? prefix : prefix + "/") + "model");
+  check_output_directory(prefix, option);
 }
 
 TensorShape shape_of(const spt_coo* x) {

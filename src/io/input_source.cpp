@@ -146,9 +146,19 @@ void InputSource::load(uint64_t limit) {
       std::memcpy(bigger.data(), content_.data(), used);
       content_.swap(bigger);
     }
-    const size_t got = read(content_.data() + used, content_.size() - used);
+    // In pieces, so that load_progress_ is called every few MiB.
+    const size_t got = read(content_.data() + used, std::min(content_.size() - used, size_t(4) << 20));
     if (got == 0) break;
     used += got;
+    if (load_progress_) {
+      // The decoded share of the size the header declares when there is one
+      // (exact; a decoder may read its input well ahead), else the share of
+      // the raw file consumed.
+      const double f = limit != kUnknownSize && limit > 0
+                           ? std::min(1.0, static_cast<double>(used) / static_cast<double>(limit))
+                           : fraction();
+      if (f >= 0.0) load_progress_(f);
+    }
   }
   content_.resize(used);
   size_ = used;

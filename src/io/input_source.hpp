@@ -13,6 +13,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -58,6 +59,11 @@ class SPT_INTERNAL_API InputSource {
   // > limit tells the caller there was more than it expected. No-op for a
   // random-access file. Call before any read().
   void load(uint64_t limit);
+  // Called by load() after each piece it decoded (on the thread that calls
+  // load) with the decoded share of its limit, or fraction() without one:
+  // progress while a compressed stream is held whole, which takes seconds
+  // for a large file.
+  void set_load_progress(std::function<void(double)> on_progress) { load_progress_ = std::move(on_progress); }
 
   // Copy n bytes at `offset` into dst; fails with SPT_ERR_PARSE if the
   // content is shorter ("truncated"), SPT_ERR_IO if a file shrank after it
@@ -96,6 +102,7 @@ class SPT_INTERNAL_API InputSource {
   bool in_memory_ = false;     // content_ holds the data
   void* map_ = nullptr;        // mmap of a plain file
   std::shared_ptr<const char> shared_;  // set once share_bytes() took over map_/content_
+  std::function<void(double)> load_progress_;
 };
 
 }  // namespace spt::io

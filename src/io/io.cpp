@@ -156,6 +156,9 @@ spt_coo_s read_tensor(const spt_context_s& ctx, const std::string& path, const R
   std::function<std::string(spt_nnz)> where;
   TextLayout layout;
   bool text = false;
+  // A compressed (or piped) binary file is decoded whole before it is read:
+  // that shows as its own stage.
+  in.set_load_progress([&ctx](double f) { progress(ctx, "decompress", f); });
   switch (format) {
     case SPT_FILE_SPT_BIN:  // a stream is loaded up to its header's declared size
       x = read_spt_bin(ctx, in, opts);

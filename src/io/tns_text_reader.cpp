@@ -3,7 +3,9 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <atomic>
 #include <charconv>
+#include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -768,12 +770,20 @@ spt_coo_s read_tns_text_stream(const spt_context_s& ctx, const std::function<siz
     b.prefix = b.mem.size() - chunk - 2;  // >= prefix
     b.chunk = chunk;
   };
-  auto fill = [&produce](char* dst, size_t n) {
+  // Progress while a chunk is read: the reader thread asks for the chunk in
+  // pieces and publishes the input's fraction after each one; the calling
+  // thread, waiting for the chunk, reports it (the callback belongs to the
+  // calling thread). Without this a compressed input, whose 32 MiB chunks
+  // take seconds to decompress, showed no progress in between.
+  static constexpr size_t kProgressPieceBytes = size_t(2) << 20;
+  std::atomic<double> read_fraction{-1.0};
+  auto fill = [&produce, &hint, &read_fraction](char* dst, size_t n) {
     size_t got = 0;
     while (got < n) {
-      const size_t r = produce(dst + got, n - got);
+      const size_t r = produce(dst + got, std::min(n - got, kProgressPieceBytes));
       if (r == 0) break;
       got += r;
+      if (hint.fraction) read_fraction.store(hint.fraction(), std::memory_order_relaxed);
     }
     return got;
   };
@@ -857,6 +867,12 @@ spt_coo_s read_tns_text_stream(const spt_context_s& ctx, const std::function<siz
     }
     if (f >= 0.0) progress(ctx, "read", 0.95 * f);
     if (eof) break;
+    if (read_ahead) {
+      while (next.wait_for(std::chrono::milliseconds(100)) != std::future_status::ready) {
+        const double rf = read_fraction.load(std::memory_order_relaxed);
+        if (rf >= 0.0) progress(ctx, "read", 0.95 * rf);
+      }
+    }
     got = read_ahead ? next.get() : next_got;
     consumed += got;
     cur = 1 - cur;

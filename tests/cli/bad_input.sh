@@ -178,7 +178,8 @@ run_case tucker_rank_above_dim 2 "exceeds that mode's size 2" tucker good.tns -r
 run_case tucker_rank_zero 2 "positive integers" tucker good.tns -r 0,1,1
 run_case init_mismatched_shapes 1 "bad_init" cpd good.tns --init bad_init
 run_case convert_missing_output 2 "OUT" convert good.tns
-run_case convert_into_missing_dir 1 "no/such/dir/out.tns" convert good.tns no/such/dir/out.tns
+# An output path that cannot be written is an argument error, found before reading.
+run_case convert_into_missing_dir 2 "no/such/dir/out.tns" convert good.tns no/such/dir/out.tns
 run_case convert_bad_to 2 "--to" convert good.tns out.xyz --to parquet
 run_case convert_bad_precision 2 "--precision" convert good.tns out.tns --precision -4
 run_case extra_positional 2 "unexpected" info good.tns good.tns

@@ -84,11 +84,15 @@ catch err
   assert(strcmp(err.identifier, 'sptensor:SPT_ERR_IO'), ['read error id: ' err.identifier]);
   assert(~isempty(strfind(err.message, 'no-such-file')), 'read error names the file');
 end
+% a subscript outside DIMS, named 1-based by the gateway
 try
-  sptensor_cpd(subs, vals, [1 1 1], 2);
+  sptensor_cpd(subs, vals, [11 55 14], 2);
   error('test:noerror', 'no error raised');
 catch err
-  assert(strcmp(err.identifier, 'sptensor:SPT_ERR_INVALID_ARGUMENT'), ['dims error id: ' err.identifier]);
+  first = find(subs(:, 1) > 11, 1);
+  want = sprintf('SUBS(%d, 1) = %d exceeds DIMS(1) = 11', first, subs(first, 1));
+  assert(strcmp(err.identifier, 'sptensor:usage') && ~isempty(strfind(err.message, want)), ...
+         ['dims error: ' err.identifier ' ' err.message ' (want ' want ')']);
 end
 try
   sptensor_cpd(subs, vals);
@@ -100,7 +104,8 @@ try
   sptensor_tucker(subs, vals, dims, [3 99 3]);
   error('test:noerror', 'no error raised');
 catch err
-  assert(strcmp(err.identifier, 'sptensor:SPT_ERR_INVALID_ARGUMENT'), ['rank error id: ' err.identifier]);
+  assert(strcmp(err.identifier, 'sptensor:usage') && ~isempty(strfind(err.message, 'RANKS(2) = 99 exceeds DIMS(2) = 55')), ...
+         ['rank error: ' err.identifier ' ' err.message]);
 end
 bad = subs; bad(5, 2) = 0;
 try
@@ -125,5 +130,50 @@ catch err
   assert(strcmp(err.identifier, 'sptensor:SPT_ERR_UNSUPPORTED') && ~isempty(strfind(err.message, 'HLS')), ...
          ['format hls: ' err.identifier ' ' err.message]);
 end
+% Unknown OPTS fields are errors naming the field and the accepted ones.
+function expect_usage(f, want, what)
+  try
+    f();
+    error('test:noerror', 'no error raised');
+  catch err
+    assert(strcmp(err.identifier, 'sptensor:usage') && ~isempty(strfind(err.message, want)), ...
+           [what ': ' err.identifier ' ' err.message ' (want ' want ')']);
+  end
+end
+expect_usage(@() sptensor_cpd(subs, vals, dims, 2, struct('maxIters', 5)), ...
+             'opts.maxIters is not an option of sptensor_cpd: option names are lower case, did you mean opts.maxiters?', ...
+             'cpd maxIters');
+expect_usage(@() sptensor_cpd(subs, vals, dims, 2, struct('maxit', 5)), ...
+             'opts.maxit is not an option of sptensor_cpd; the options are: maxiters, tol, seed, init, format, threads, display', ...
+             'cpd maxit');
+expect_usage(@() sptensor_tucker(subs, vals, dims, 2, struct('tolerance', 1e-3)), ...
+             'opts.tolerance is not an option of sptensor_tucker; the options are: maxiters, tol, init, seed, threads, display', ...
+             'tucker tolerance');
+expect_usage(@() sptensor_mttkrp(subs, vals, dims, U, 1, struct('Threads', 1)), ...
+             'did you mean opts.threads?', 'mttkrp Threads');
+expect_usage(@() sptensor_read(data, struct('thread', 1)), ...
+             'opts.thread is not an option of sptensor_read; the options are: threads', 'read thread');
+% Shapes and indices are named 1-based.
+expect_usage(@() sptensor_cpd(subs, vals, dims, 4, struct('init', {{U{1}, U{2}(1:50, :), U{3}}})), ...
+             'opts.init{2} must be 55 x 4 (got 50 x 4)', 'cpd init shape');
+expect_usage(@() sptensor_mttkrp(subs, vals, dims, {U{1}, U{2}, U{3}(:, 1:3)}, 1), ...
+             'U{3} must be 14 x 4 (got 14 x 3)', 'mttkrp factor columns');
+expect_usage(@() sptensor_mttkrp(subs, vals, dims, {U{1}, U{2}(1:54, :), U{3}}, 1), ...
+             'U{2} must have 55 rows (got 54)', 'mttkrp factor rows');
+expect_usage(@() sptensor_cpd(subs, vals, [14 55 0], 2), 'DIMS(3) = 0 is not a whole number', 'dims 0');
+expect_usage(@() sptensor_cpd(subs, vals, dims, 2, struct('display', -1)), 'opts.display must be', 'display -1');
 printf('ok    errors raise sptensor:<STATUS> / sptensor:usage with the library''s message\n');
+
+% opts.display prints the fit every N iterations, in Tensor Toolbox's format.
+out = evalc('[l, Ud, dinfo] = sptensor_cpd(subs, vals, dims, 4, struct(''maxiters'', 6, ''tol'', 0, ''seed'', 1, ''display'', 2));');
+lines = regexp(out, ' Iter +(\d+): f = ([0-9.e+-]+) f-delta = ', 'tokens');
+assert(numel(lines) == 3, ['display 2 over 6 iterations: ' out]);
+for i = 1:3
+  assert(str2double(lines{i}{1}) == 2 * i, ['display iteration numbers: ' out]);
+  assert(abs(str2double(lines{i}{2}) - dinfo.fits(2 * i)) <= 1e-6, ['display fit: ' out]);
+end
+out = evalc('[Gd, Utd, tdinfo] = sptensor_tucker(subs, vals, dims, [2 2 2], struct(''maxiters'', 3, ''tol'', 0, ''display'', 1));');
+assert(numel(regexp(out, ' Iter +\d+: f = ', 'match')) == 3, ['tucker display 1: ' out]);
+assert(isempty(evalc('sptensor_cpd(subs, vals, dims, 2, struct(''maxiters'', 3));')), 'no display by default');
+printf('ok    opts.display prints the fit every N iterations\n');
 printf('mex: all checks passed\n');

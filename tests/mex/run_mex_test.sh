@@ -67,5 +67,65 @@ for f in cpd.fit cpd_init.fit tucker.fit; do [[ -s "$work_dir/$f" ]] || fail "no
 xz -dc "$data_file" > "$work_dir/plain.tns"
 
 echo "== octave-cli"
-SPT_MEX_DIR="$work_dir/mex" SPT_WORK="$work_dir" SPT_DATA="$data_file" \
-  octave-cli --no-gui --norc --no-history --quiet --no-window-system "$here/check_mex.m"
+octave() { octave-cli --no-gui --norc --no-history --quiet --no-window-system "$@"; }
+SPT_MEX_DIR="$work_dir/mex" SPT_WORK="$work_dir" SPT_DATA="$data_file" octave "$here/check_mex.m"
+
+echo "== docs/mex.md: the Octave build commands and the example, as written"
+docs=$here/../../docs/mex.md
+# The first fenced block of language $1 that contains the text $2.
+doc_block() {
+  awk -v lang="$1" -v pat="$2" '
+    $0 == "```" lang { inside = 1; text = ""; next }
+    inside && $0 == "```" { inside = 0; if (index(text, pat)) { printf "%s", text; exit } next }
+    inside { text = text $0 "\n" }' "$docs"
+}
+doc_dir=$work_dir/docs
+mkdir -p "$doc_dir"
+ln -s "$mex_src/.." "$doc_dir/examples"  # the commands name examples/mex/... from the repository's top
+doc_block sh mkoctfile > "$doc_dir/build.sh"
+doc_block matlab sptensor_cpd > "$doc_dir/example.m"
+[[ -s $doc_dir/build.sh && -s $doc_dir/example.m ]] || fail "docs/mex.md: no Octave build block or no example block"
+# libdir is $PREFIX/lib for a prefix outside /usr (GNUInstallDirs), as the page assumes.
+(cd "$doc_dir" && PREFIX=$prefix bash -euo pipefail build.sh) > "$doc_dir/build.log" 2>&1 \
+  || { cat "$doc_dir/build.log" >&2; fail "docs/mex.md: the Octave build commands failed"; }
+for g in sptensor_read sptensor_cpd sptensor_tucker sptensor_mttkrp; do
+  [[ -f $doc_dir/$g.mex && -f $doc_dir/$g.m ]] || fail "docs/mex.md: the build commands made no $g.mex / $g.m"
+done
+cp "$data_file" "$doc_dir/nations.tns.xz"
+(cd "$doc_dir" && octave example.m) > "$doc_dir/example.out" 2>&1 \
+  || { cat "$doc_dir/example.out" >&2; fail "docs/mex.md: the example failed in Octave"; }
+cat "$doc_dir/example.out"
+grep -Eq '^ Iter +10: f = [0-9.e+-]+ f-delta' "$doc_dir/example.out" || fail "docs/mex.md example: no display line"
+grep -Eq '^ans = 0\.[0-9]+' "$doc_dir/example.out" || fail "docs/mex.md example: no fit printed"
+
+echo "== Ctrl-C during sptensor_cpd"
+# A background job of a non-interactive shell starts with SIGINT ignored,
+# as if the key did nothing: env restores the default. ($! must be
+# octave-cli's pid, so not through the shell function.)
+SPT_MEX_DIR="$work_dir/mex" SPT_DATA="$data_file" env --default-signal=INT \
+  octave-cli --no-gui --norc --no-history --quiet --no-window-system \
+  "$here/interrupt_cpd.m" > "$work_dir/interrupt.out" 2>&1 &
+octave_pid=$!
+# Never leave it running, also when this script is stopped early.
+trap 'kill -KILL "$octave_pid" 2> /dev/null || true' EXIT TERM INT
+# SIGINT once the run is inside the gateway (it has printed an iteration).
+for _ in $(seq 3000); do
+  grep -q '^ Iter' "$work_dir/interrupt.out" 2> /dev/null && break
+  kill -0 "$octave_pid" 2> /dev/null || break
+  sleep 0.1
+done
+kill -INT "$octave_pid" 2> /dev/null || true
+# A run that ignored the key would go on for hours: give it up to 60 s.
+for _ in $(seq 600); do
+  kill -0 "$octave_pid" 2> /dev/null || break
+  sleep 0.1
+done
+if kill -0 "$octave_pid" 2> /dev/null; then
+  kill -KILL "$octave_pid"
+  fail "Ctrl-C did not stop sptensor_cpd"
+fi
+wait "$octave_pid" || true
+tail -n 2 "$work_dir/interrupt.out"
+grep -q '^caught sptensor:interrupted: .*interrupted (Ctrl-C)' "$work_dir/interrupt.out" \
+  || { cat "$work_dir/interrupt.out" >&2; fail "Ctrl-C: no sptensor:interrupted error"; }
+echo "mex test: docs build commands and example, Ctrl-C: ok"
