@@ -540,11 +540,11 @@ void check_normalised(dispatch::CpAlsSteps<T>& steps, uint32_t n, int iteration)
          ") in iteration ", iteration + 1, "; the problem may be badly scaled or the rank too high");
 }
 
-// The one CP-ALS loop (see the top of this file), over steps that run where
-// the data lives: sets k up with the initial factors, runs the sweeps, and
-// arranges the result. `steps` decides nothing; everything numerical that
-// is chosen (solve branch, normalisation rule, fit, when to sum <X,P>
-// exactly, convergence) is chosen here.
+}  // namespace
+
+// The one CP-ALS loop (see the top of this file); `steps` decides nothing:
+// everything numerical that is chosen (solve branch, normalisation rule,
+// fit, when to sum <X,P> exactly, convergence) is chosen here.
 template <typename T>
 spt_status run_cp_als(spt_context_s& ctx, dispatch::CpAlsSteps<T>& steps, const std::vector<spt_index>& dims,
                       double norm_x_squared, const spt_cpd_options& opts, spt_ktensor_s& k) {
@@ -607,7 +607,10 @@ spt_status run_cp_als(spt_context_s& ctx, dispatch::CpAlsSteps<T>& steps, const 
   return finish<T>(ctx, tracker, steps.name(), k);
 }
 
-}  // namespace
+template spt_status run_cp_als<float>(spt_context_s&, dispatch::CpAlsSteps<float>&, const std::vector<spt_index>&,
+                                      double, const spt_cpd_options&, spt_ktensor_s&);
+template spt_status run_cp_als<double>(spt_context_s&, dispatch::CpAlsSteps<double>&, const std::vector<spt_index>&,
+                                       double, const spt_cpd_options&, spt_ktensor_s&);
 
 // The sweeps only see the tensor through `operand` (its MTTKRPs), its dims
 // and its squared norm, so every storage format shares them.
