@@ -1,5 +1,5 @@
-// CP-ALS on the GPU: see cp_als.cuh for what it computes and why it matches
-// the CPU loop. The R x R work (Hadamard product, condition estimate,
+// The CP-ALS steps on the GPU: see cp_als.cuh for what they compute and why
+// they match the CPU's. The R x R work (Hadamard product, condition estimate,
 // pseudo-inverse) runs in one thread block: R is the rank (tens to a few
 // hundred), so these are microsecond kernels; the I x R work (MTTKRP, solve,
 // norms, scaling, Grams) is spread over the device.
@@ -10,7 +10,8 @@
 #include <cusolverDn.h>
 
 #include <algorithm>
-#include <chrono>
+#include <array>
+#include <climits>
 #include <cmath>
 #include <cstddef>
 #include <cstdlib>
@@ -29,7 +30,8 @@ constexpr int kThreads = 256;
 // the device, so the result does not depend on scheduling).
 constexpr uint32_t kMaxReduceBlocks = 1024;
 
-// Scalars the host reads back (once per mode, once per sweep).
+// Scalars the host reads back (once per mode, once per sweep). Each step
+// writes its own fields, so nothing is reset between steps.
 struct Scalars {
   int potrf_info;     // cuSOLVER potrf: 0, or the order of the failed leading minor
   int solve_info;     // potrs (argument errors only)
@@ -68,11 +70,15 @@ __device__ __forceinline__ double combine(Reduce kind, double a, double b) {
 
 // Per row block y and column c: the block's partial reduction of column c
 // of a (rows x rank, ld = rank), into partials[y * rank + c]. blockDim =
-// (W, kThreads / W): W consecutive columns per warp row (coalesced).
+// (W, kThreads / W): W consecutive columns per warp row (coalesced). A
+// non-null `reset` is set to INT_MAX (no component flagged) by the first
+// thread, ahead of norms_to_lambda's atomicMin on it.
 template <typename T>
 __global__ void __launch_bounds__(kThreads) column_partials(const T* a, const T* b, uint64_t rows, uint32_t rank,
-                                                           uint64_t rows_per_block, Reduce kind, double* partials) {
+                                                           uint64_t rows_per_block, Reduce kind, double* partials,
+                                                           int* reset = nullptr) {
   __shared__ double shared[kThreads];
+  if (reset && blockIdx.x == 0 && blockIdx.y == 0 && threadIdx.x == 0 && threadIdx.y == 0) *reset = INT_MAX;
   const uint32_t c = blockIdx.x * blockDim.x + threadIdx.x;
   const uint64_t begin = uint64_t(blockIdx.y) * rows_per_block;
   const uint64_t end = min(begin + rows_per_block, rows);
@@ -232,7 +238,8 @@ __device__ double block_sum(double v, double* shared) {
 
 // One block. h = chol = Hadamard product over m != mode of the Grams (in
 // T, in mode order, from 1 as the CPU loop), inv = identity (right-hand
-// side of the condition estimate), s->anorm = ||h||_1, s->hadamard_bad.
+// side of the condition estimate), s->anorm = ||h||_1, s->hadamard_bad (1
+// when an entry is not finite, else 0).
 template <typename T>
 __global__ void __launch_bounds__(kThreads) hadamard_of_grams(const T* grams, uint32_t order, uint32_t mode,
                                                              uint32_t rank, T* h, T* chol, T* inv, Scalars* s) {
@@ -248,8 +255,8 @@ __global__ void __launch_bounds__(kThreads) hadamard_of_grams(const T* grams, ui
     inv[e] = (e / rank == e % rank) ? T(1) : T(0);
     if (!isfinite(static_cast<double>(v))) bad = 1;
   }
-  if (bad) s->hadamard_bad = 1;
-  __syncthreads();
+  const int any_bad = __syncthreads_or(bad);
+  if (threadIdx.x == 0) s->hadamard_bad = any_bad ? 1 : 0;
   double norm = 0.0;
   for (uint32_t c = threadIdx.x; c < rank; c += kThreads) {
     double sum = 0.0;
@@ -302,7 +309,7 @@ __global__ void __launch_bounds__(kThreads) pseudo_inverse(const T* v, const T* 
 // s->norm_model = sum_{r,s} lambda_r lambda_s prod_m G_m(r,s) in double
 // (from the double Grams).
 template <typename T>
-__global__ void __launch_bounds__(kThreads) fit_terms(const double* dot_partials, uint32_t blocks, const T* lambda,
+__global__ void __launch_bounds__(kThreads) fit_terms_kernel(const double* dot_partials, uint32_t blocks, const T* lambda,
                                                      const double* grams, uint32_t order, uint32_t rank, double* dots,
                                                      Scalars* s) {
   __shared__ double shared[kThreads];
@@ -491,44 +498,178 @@ dim3 elementwise_grid(uint64_t elements, int multiprocessors) {
 }
 
 template <typename T>
-class DeviceCpAls {
+class DeviceCpAlsSession final : public CpAlsSession {
  public:
-  DeviceCpAls(uint32_t order, const uint32_t* dims, const spt_plugin_cp_als_args& args, int multiprocessors)
-      : dims_(dims, dims + order), args_(args), rank_(args.rank), order_(order), sms_(multiprocessors) {}
-
-  int run(const CpAlsPrepareFn& prepare, const MttkrpLauncher<T>& mttkrp, const ExactInnerLauncher<T>& exact_inner,
-          std::string& error) {
+  DeviceCpAlsSession(uint32_t order, const uint32_t* dims, uint32_t rank, int multiprocessors,
+                     MttkrpLauncher<T> mttkrp, ExactInnerLauncher<T> exact_inner)
+      : mttkrp_(std::move(mttkrp)),
+        exact_inner_(std::move(exact_inner)),
+        dims_(dims, dims + order),
+        rank_(rank),
+        order_(order),
+        sms_(multiprocessors) {
     setup();
-    if (int st = prepare(error); st != status::ok) return st;
-    mttkrp_ = &mttkrp;
-    upload_factors();
-    for (int iteration = 0; iteration < args_.max_iters; ++iteration) {
-      const auto start = std::chrono::steady_clock::now();
-      if (int st = sweep(iteration, error); st != status::ok) return st;
-      const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-      const Scalars& s = *r_.host;
-      int next = args_.on_sweep(args_.hook_data, iteration + 1, s.inner, s.norm_model, s.inner_error, seconds);
-      if (next == SPT_PLUGIN_EXACT_INNER) {
-        double inner = s.inner;
-        if (exact_inner) {
-          inner = exact_inner_product(exact_inner);
-        } else if (args_.note) {
-          args_.note(args_.hook_data, 2, "CP-ALS: no COO copy on the device for an exact <X, M>; the fit keeps "
-                                         "the MTTKRP's rounding noise");
-        }
-        next = args_.on_sweep(args_.hook_data, iteration + 1, inner, s.norm_model, 0.0, seconds);
-      }
-      if (next == SPT_PLUGIN_ABORT) return status::ok;
-      if (next == SPT_PLUGIN_STOP) break;
+  }
+
+  void set_factors(const spt_plugin_matrix* factors) override {
+    for (uint32_t m = 0; m < order_; ++m) {
+      const spt_plugin_matrix& f = factors[m];
+      check(cudaMemcpy2DAsync(factor(m), rank_ * sizeof(T), f.data, f.ld * sizeof(T), rank_ * sizeof(T), f.rows,
+                              cudaMemcpyHostToDevice, r_.main),
+            "copying the initial factors to the device");
     }
-    download_results();
-    return status::ok;
+    check(cudaEventRecord(r_.factor_ready, r_.main), "cudaEventRecord");
+    check(cudaStreamWaitEvent(r_.side, r_.factor_ready, 0), "cudaStreamWaitEvent");
+    for (uint32_t m = 0; m < order_; ++m) update_gram(m);
+  }
+
+  void get_factors(spt_plugin_matrix* factors, void* lambda) override {
+    for (uint32_t m = 0; m < order_; ++m) {
+      const spt_plugin_matrix& f = factors[m];
+      check(cudaMemcpy2DAsync(f.data, f.ld * sizeof(T), factor(m), rank_ * sizeof(T), rank_ * sizeof(T), f.rows,
+                              cudaMemcpyDeviceToHost, r_.main),
+            "copying the factors to the host");
+    }
+    check(cudaMemcpyAsync(lambda, at(layout_.lambda), rank_ * sizeof(T), cudaMemcpyDeviceToHost, r_.main),
+          "copying lambda to the host");
+    check(cudaStreamSynchronize(r_.main), "copying the results to the host");
+  }
+
+  void mttkrp(uint32_t mode) override {
+    T* out = at(layout_.mttkrp);
+    check(cudaMemsetAsync(out, 0, uint64_t(dims_[mode]) * rank_ * sizeof(T), r_.main), "zeroing the MTTKRP output");
+    check(mttkrp_(mode, factor_pointers_.data(), rank_, out, r_.main), "launching the MTTKRP kernel");
+  }
+
+  spt_plugin_cp_normal_info normal_matrix(uint32_t mode) override {
+    const int n_rank = static_cast<int>(rank_);
+    T* chol = at(layout_.chol);
+    T* inv = at(layout_.inv);
+    // The Hadamard product needs every Gram, the last one from the side stream.
+    check(cudaStreamWaitEvent(r_.main, r_.gram_ready, 0), "cudaStreamWaitEvent");
+    hadamard_of_grams<T><<<1, kThreads, 0, r_.main>>>(at(layout_.grams), order_, mode, rank_, at(layout_.h), chol,
+                                                      inv, scalars());
+    check_launch("the Hadamard product of the Gram matrices");
+    check(potrf(r_.solver, n_rank, chol, at(layout_.work), work_elements_, &scalars()->potrf_info), "potrf");
+    // ||Y^-1||_1 from the factor (meaningless, and unused, when potrf failed).
+    check(potrs(r_.solver, n_rank, n_rank, chol, inv, &scalars()->solve_info), "potrs (condition)");
+    one_norm<T><<<1, kThreads, 0, r_.main>>>(inv, rank_, &scalars()->ainvnorm);
+    check_launch("the inverse's norm");
+    read_scalars();
+    const Scalars& s = *r_.host;
+    spt_plugin_cp_normal_info info{};
+    info.non_finite = s.hadamard_bad;
+    info.cholesky_info = s.potrf_info;
+    info.anorm = s.anorm;
+    // Reciprocal condition number in the 1-norm, as LAPACK ?pocon
+    // estimates it on the CPU (here from the exact inverse).
+    if (s.potrf_info == 0 && s.anorm > 0.0 && std::isfinite(s.ainvnorm) && s.ainvnorm > 0.0)
+      info.rcond = 1.0 / (s.anorm * s.ainvnorm);
+    return info;
+  }
+
+  int solve(uint32_t mode, int method) override {
+    const uint64_t rows = dims_[mode];
+    const int n_rank = static_cast<int>(rank_);
+    T* mttkrp_out = at(layout_.mttkrp);
+    T* chol = at(layout_.chol);
+    T* inv = at(layout_.inv);
+    T* u = factor(mode);
+    if (method == SPT_PLUGIN_CP_SOLVE_CHOLESKY) {
+      // U_n^T = Y^-1 B^T: B (row-major I x R) is column-major R x I.
+      check(cudaMemcpyAsync(u, mttkrp_out, rows * rank_ * sizeof(T), cudaMemcpyDeviceToDevice, r_.main),
+            "copying the MTTKRP result");
+      constexpr uint64_t kChunk = uint64_t(1) << 30;  // potrs takes an int column count
+      for (uint64_t first = 0; first < rows; first += kChunk) {
+        const int cols = static_cast<int>(std::min<uint64_t>(kChunk, rows - first));
+        check(potrs(r_.solver, n_rank, cols, chol, u + first * rank_, &scalars()->solve_info), "potrs");
+      }
+      return 0;
+    }
+    const uint64_t rr = uint64_t(rank_) * rank_;
+    check(cudaMemcpyAsync(chol, at(layout_.h), rr * sizeof(T), cudaMemcpyDeviceToDevice, r_.main), "cudaMemcpyAsync");
+    check(syevd(r_.solver, n_rank, chol, at(layout_.w), at(layout_.work), work_elements_, &scalars()->syevd_info),
+          "syevd");
+    read_scalars();
+    if (r_.host->syevd_info > 0) return r_.host->syevd_info;
+    pseudo_inverse<T><<<1, kThreads, 0, r_.main>>>(chol, at(layout_.w), rank_, inv);
+    check_launch("the pseudo-inverse");
+    // Row-major U = B P is column-major U^T = P^T B^T.
+    check(gemm(r_.blas_main, rank_, rows, inv, mttkrp_out, u), "gemm (pseudo-inverse)");
+    return 0;
+  }
+
+  void normalise(uint32_t mode, bool first_sweep) override {
+    const uint64_t rows = dims_[mode];
+    T* u = factor(mode);
+    T* lambda = at(layout_.lambda);
+    const ReduceShape shape = reduce_shape(rows, rank_);
+    column_partials<T><<<shape.grid, shape.block, 0, r_.main>>>(
+        u, nullptr, rows, rank_, shape.rows_per_block, first_sweep ? Reduce::sum_squares : Reduce::max_abs,
+        partials(), &scalars()->norm_bad[mode]);
+    check_launch("the column norms");
+    norms_to_lambda<T><<<(rank_ + kThreads - 1) / kThreads, kThreads, 0, r_.main>>>(
+        partials(), shape.blocks, rank_, first_sweep, lambda, &scalars()->norm_bad[mode]);
+    check_launch("lambda");
+    divide_columns<T><<<elementwise_grid(rows * rank_, sms_), kThreads, 0, r_.main>>>(u, rows, rank_, lambda);
+    check_launch("scaling the factor's columns");
+    unread_flags_[mode] = true;
+  }
+
+  void gram(uint32_t mode) override {
+    // On the side stream, overlapping the next mode's MTTKRP.
+    check(cudaEventRecord(r_.factor_ready, r_.main), "cudaEventRecord");
+    check(cudaStreamWaitEvent(r_.side, r_.factor_ready, 0), "cudaStreamWaitEvent");
+    update_gram(mode);
+  }
+
+  spt_plugin_cp_fit_terms fit_terms() override {
+    // <X, M> from the last MTTKRP (of the last mode) and ||M||^2 from the Grams.
+    const uint32_t last = order_ - 1;
+    T* mttkrp_out = at(layout_.mttkrp);
+    T* lambda = at(layout_.lambda);
+    const ReduceShape shape = reduce_shape(dims_[last], rank_);
+    column_partials<T><<<shape.grid, shape.block, 0, r_.main>>>(factor(last), mttkrp_out, dims_[last], rank_,
+                                                                shape.rows_per_block, Reduce::dot, partials());
+    check_launch("the fit's inner product");
+    check(cudaStreamWaitEvent(r_.main, r_.gram_ready, 0), "cudaStreamWaitEvent");
+    fit_terms_kernel<T><<<1, kThreads, 0, r_.main>>>(partials(), shape.blocks, lambda, gram_wide(0), order_, rank_,
+                                                     dots(), scalars());
+    check_launch("the fit terms");
+    if constexpr (sizeof(T) == 4) {
+      column_partials<T><<<shape.grid, shape.block, 0, r_.main>>>(factor(last), mttkrp_out, dims_[last], rank_,
+                                                                  shape.rows_per_block, Reduce::dot_squares,
+                                                                  partials());
+      check_launch("the fit's rounding noise");
+      inner_error_term<T><<<1, kThreads, 0, r_.main>>>(partials(), shape.blocks, lambda, rank_, scalars());
+      check_launch("the fit's rounding noise");
+    }
+    read_scalars();
+    return {r_.host->inner, r_.host->norm_model, r_.host->inner_error};
+  }
+
+  bool has_exact_inner() const override { return static_cast<bool>(exact_inner_); }
+
+  // <X, M> summed in double over the nonzeros, from the current factors.
+  double exact_inner() override {
+    double* out = &scalars()->inner_exact;
+    check(cudaMemsetAsync(out, 0, sizeof(double), r_.main), "zeroing the exact inner product");
+    check(exact_inner_(factor_pointers_.data(), at(layout_.lambda), rank_, out, r_.main),
+          "launching the exact inner product");
+    read_scalars();
+    return r_.host->inner_exact;
+  }
+
+  int32_t non_finite(uint32_t mode) override {
+    if (unread_flags_[mode]) read_scalars();
+    const int bad = r_.host->norm_bad[mode];
+    return bad < int(rank_) ? bad : -1;
   }
 
  private:
   T* at(size_t offset) { return reinterpret_cast<T*>(static_cast<char*>(r_.block) + offset); }
   T* factor(uint32_t m) { return at(layout_.factor[m]); }
-  T* gram(uint32_t m) { return at(layout_.grams) + size_t(m) * rank_ * rank_; }
+  T* gram_of(uint32_t m) { return at(layout_.grams) + size_t(m) * rank_ * rank_; }
   double* gram_wide(uint32_t m) {
     return reinterpret_cast<double*>(static_cast<char*>(r_.block) + layout_.grams_wide) + size_t(m) * rank_ * rank_;
   }
@@ -559,20 +700,12 @@ class DeviceCpAls {
     layout_ = layout_for(order_, dims_.data(), rank_, sizeof(T), static_cast<size_t>(work_elements_));
     check(cudaMalloc(&r_.block, layout_.total), "allocating the CP-ALS factors and workspace");
     check(cudaMallocHost(reinterpret_cast<void**>(&r_.host), sizeof(Scalars)), "allocating pinned host memory");
+    // No component flagged before the first normalisation.
+    check(cudaMemsetAsync(scalars(), 0, sizeof(Scalars), r_.main), "cudaMemsetAsync");
+    check(cudaMemsetAsync(scalars()->norm_bad, 0x7f, sizeof(Scalars::norm_bad), r_.main), "cudaMemsetAsync");
+    read_scalars();
     factor_pointers_.resize(order_);
     for (uint32_t m = 0; m < order_; ++m) factor_pointers_[m] = factor(m);
-  }
-
-  void upload_factors() {
-    for (uint32_t m = 0; m < order_; ++m) {
-      const spt_plugin_matrix& f = args_.factors[m];
-      check(cudaMemcpy2DAsync(factor(m), rank_ * sizeof(T), f.data, f.ld * sizeof(T), rank_ * sizeof(T), f.rows,
-                              cudaMemcpyHostToDevice, r_.main),
-            "copying the initial factors to the device");
-    }
-    check(cudaEventRecord(r_.factor_ready, r_.main), "cudaEventRecord");
-    check(cudaStreamWaitEvent(r_.side, r_.factor_ready, 0), "cudaStreamWaitEvent");
-    for (uint32_t m = 0; m < order_; ++m) update_gram(m);
   }
 
   // G_m = U_m^T U_m on the side stream, after the main stream's
@@ -590,163 +723,23 @@ class DeviceCpAls {
     gram_partials<T><<<dim3(blocks, static_cast<unsigned>(passes)), kThreads, 0, r_.side>>>(
         factor(m), rows, rank_, rows_per_block, tile, partials);
     check_launch("the Gram matrix");
-    gram_finalize<T><<<elementwise_grid(rr, sms_), kThreads, 0, r_.side>>>(partials, blocks, rank_, gram(m),
+    gram_finalize<T><<<elementwise_grid(rr, sms_), kThreads, 0, r_.side>>>(partials, blocks, rank_, gram_of(m),
                                                                           gram_wide(m));
     check_launch("the Gram matrix");
     check(cudaEventRecord(r_.gram_ready, r_.side), "cudaEventRecord");
   }
 
-  // <X, M> summed in double over the nonzeros, from the current factors.
-  double exact_inner_product(const ExactInnerLauncher<T>& exact_inner) {
-    double* out = &scalars()->inner_exact;
-    check(cudaMemsetAsync(out, 0, sizeof(double), r_.main), "zeroing the exact inner product");
-    check(exact_inner(factor_pointers_.data(), at(layout_.lambda), rank_, out, r_.main),
-          "launching the exact inner product");
-    read_scalars();
-    return r_.host->inner_exact;
-  }
-
+  // Brings the scalars back; every normalisation's flag is then read.
   void read_scalars() {
     check(cudaMemcpyAsync(r_.host, scalars(), sizeof(Scalars), cudaMemcpyDeviceToHost, r_.main),
           "copying scalars to the host");
-    check(cudaStreamSynchronize(r_.main), "running a CP-ALS sweep");
+    check(cudaStreamSynchronize(r_.main), "running a CP-ALS step");
+    unread_flags_.fill(false);
   }
 
-  int fail_norm(uint32_t mode, int iteration, std::string& error) const {
-    error = text("non-finite values appeared in the factor of mode ", mode, " (component ",
-                 r_.host->norm_bad[mode], ") in iteration ", iteration + 1,
-                 "; the problem may be badly scaled or the rank too high");
-    return status::numerical;
-  }
-
-  void note(int level, const std::string& message) const {
-    if (args_.note) args_.note(args_.hook_data, level, message.c_str());
-  }
-
-  int sweep(int iteration, std::string& error) {
-    const uint64_t rr = uint64_t(rank_) * rank_;
-    const int n_rank = static_cast<int>(rank_);
-    // Reset the flags: norm_bad to a large positive value (>= rank = none).
-    check(cudaMemsetAsync(scalars(), 0, offsetof(Scalars, norm_bad), r_.main), "cudaMemsetAsync");
-    check(cudaMemsetAsync(scalars()->norm_bad, 0x7f, sizeof(Scalars::norm_bad), r_.main), "cudaMemsetAsync");
-    T* mttkrp_out = at(layout_.mttkrp);
-    T* h = at(layout_.h);
-    T* chol = at(layout_.chol);
-    T* inv = at(layout_.inv);
-    T* w = at(layout_.w);
-    T* lambda = at(layout_.lambda);
-    T* work = at(layout_.work);
-    const T eps = Eps<T>::value;
-    for (uint32_t n = 0; n < order_; ++n) {
-      const uint64_t rows = dims_[n];
-      check(cudaMemsetAsync(mttkrp_out, 0, rows * rank_ * sizeof(T), r_.main), "zeroing the MTTKRP output");
-      check((*mttkrp_)(n, factor_pointers_.data(), rank_, mttkrp_out, r_.main), "launching the MTTKRP kernel");
-      // The Hadamard product needs every Gram, the last one from the side stream.
-      check(cudaStreamWaitEvent(r_.main, r_.gram_ready, 0), "cudaStreamWaitEvent");
-      hadamard_of_grams<T><<<1, kThreads, 0, r_.main>>>(at(layout_.grams), order_, n, rank_, h, chol, inv, scalars());
-      check_launch("the Hadamard product of the Gram matrices");
-      check(potrf(r_.solver, n_rank, chol, work, work_elements_, &scalars()->potrf_info), "potrf");
-      // ||Y^-1||_1 from the factor (meaningless, and unused, when potrf failed).
-      check(potrs(r_.solver, n_rank, n_rank, chol, inv, &scalars()->solve_info), "potrs (condition)");
-      one_norm<T><<<1, kThreads, 0, r_.main>>>(inv, rank_, &scalars()->ainvnorm);
-      check_launch("the inverse's norm");
-      read_scalars();
-      const Scalars& s = *r_.host;
-      if (n > 0 && s.norm_bad[n - 1] < int(rank_)) return fail_norm(n - 1, iteration, error);
-      if (s.hadamard_bad) {
-        error = text("the normal-equation matrix for mode ", n, " became non-finite in iteration ", iteration + 1,
-                     " (factor Gram matrices overflow ", sizeof(T) == 4 ? "float32" : "float64",
-                     "); rescale the tensor or the initial factors");
-        return status::numerical;
-      }
-      // Reciprocal condition number in the 1-norm, as LAPACK ?pocon
-      // estimates it on the CPU (here from the exact inverse).
-      double rcond = 0.0;
-      if (s.potrf_info == 0 && s.anorm > 0.0 && std::isfinite(s.ainvnorm) && s.ainvnorm > 0.0)
-        rcond = 1.0 / (s.anorm * s.ainvnorm);
-      T* u = factor(n);
-      if (s.potrf_info == 0 && s.anorm > 0.0 && static_cast<T>(rcond) >= eps) {
-        // U_n^T = Y^-1 B^T: B (row-major I x R) is column-major R x I.
-        check(cudaMemcpyAsync(u, mttkrp_out, rows * rank_ * sizeof(T), cudaMemcpyDeviceToDevice, r_.main),
-              "copying the MTTKRP result");
-        constexpr uint64_t kChunk = uint64_t(1) << 30;  // potrs takes an int column count
-        for (uint64_t first = 0; first < rows; first += kChunk) {
-          const int cols = static_cast<int>(std::min<uint64_t>(kChunk, rows - first));
-          check(potrs(r_.solver, n_rank, cols, chol, u + first * rank_, &scalars()->solve_info), "potrs");
-        }
-      } else {
-        note(1, s.potrf_info > 0
-                    ? text("CP-ALS: the ", rank_, " x ", rank_, " normal-equation matrix is not positive definite "
-                           "(Cholesky pivot ", s.potrf_info, " failed); using the pseudo-inverse")
-                    : text("CP-ALS: the ", rank_, " x ", rank_, " normal-equation matrix is numerically singular "
-                           "(reciprocal condition ", static_cast<T>(rcond), "); using the pseudo-inverse"));
-        check(cudaMemcpyAsync(chol, h, rr * sizeof(T), cudaMemcpyDeviceToDevice, r_.main), "cudaMemcpyAsync");
-        check(syevd(r_.solver, n_rank, chol, w, work, work_elements_, &scalars()->syevd_info), "syevd");
-        read_scalars();
-        if (r_.host->syevd_info > 0) {
-          error = text("mode ", n, ", iteration ", iteration + 1, ": the eigen-decomposition of the ", rank_, " x ",
-                       rank_, " normal-equation matrix did not converge (cuSOLVER info ", r_.host->syevd_info, ")");
-          return status::numerical;
-        }
-        pseudo_inverse<T><<<1, kThreads, 0, r_.main>>>(chol, w, rank_, inv);
-        check_launch("the pseudo-inverse");
-        // Row-major U = B P is column-major U^T = P^T B^T.
-        check(gemm(r_.blas_main, rank_, rows, inv, mttkrp_out, u), "gemm (pseudo-inverse)");
-      }
-      // Normalise the columns into lambda.
-      const ReduceShape shape = reduce_shape(rows, rank_);
-      column_partials<T><<<shape.grid, shape.block, 0, r_.main>>>(
-          u, nullptr, rows, rank_, shape.rows_per_block, iteration == 0 ? Reduce::sum_squares : Reduce::max_abs,
-          partials());
-      check_launch("the column norms");
-      norms_to_lambda<T><<<(rank_ + kThreads - 1) / kThreads, kThreads, 0, r_.main>>>(
-          partials(), shape.blocks, rank_, iteration == 0, lambda, &scalars()->norm_bad[n]);
-      check_launch("lambda");
-      divide_columns<T><<<elementwise_grid(rows * rank_, sms_), kThreads, 0, r_.main>>>(u, rows, rank_, lambda);
-      check_launch("scaling the factor's columns");
-      // Its Gram on the side stream, overlapping the next mode's MTTKRP.
-      check(cudaEventRecord(r_.factor_ready, r_.main), "cudaEventRecord");
-      check(cudaStreamWaitEvent(r_.side, r_.factor_ready, 0), "cudaStreamWaitEvent");
-      update_gram(n);
-    }
-    // The fit terms: <X, M> from the last MTTKRP and ||M||^2 from the Grams.
-    const uint32_t last = order_ - 1;
-    const ReduceShape shape = reduce_shape(dims_[last], rank_);
-    column_partials<T><<<shape.grid, shape.block, 0, r_.main>>>(factor(last), mttkrp_out, dims_[last], rank_,
-                                                                shape.rows_per_block, Reduce::dot, partials());
-    check_launch("the fit's inner product");
-    check(cudaStreamWaitEvent(r_.main, r_.gram_ready, 0), "cudaStreamWaitEvent");
-    fit_terms<T><<<1, kThreads, 0, r_.main>>>(partials(), shape.blocks, lambda, gram_wide(0), order_, rank_,
-                                              dots(), scalars());
-    check_launch("the fit terms");
-    if constexpr (sizeof(T) == 4) {
-      column_partials<T><<<shape.grid, shape.block, 0, r_.main>>>(factor(last), mttkrp_out, dims_[last], rank_,
-                                                                  shape.rows_per_block, Reduce::dot_squares,
-                                                                  partials());
-      check_launch("the fit's rounding noise");
-      inner_error_term<T><<<1, kThreads, 0, r_.main>>>(partials(), shape.blocks, lambda, rank_, scalars());
-      check_launch("the fit's rounding noise");
-    }
-    read_scalars();
-    if (r_.host->norm_bad[last] < int(rank_)) return fail_norm(last, iteration, error);
-    return status::ok;
-  }
-
-  void download_results() {
-    for (uint32_t m = 0; m < order_; ++m) {
-      const spt_plugin_matrix& f = args_.factors[m];
-      check(cudaMemcpy2DAsync(f.data, f.ld * sizeof(T), factor(m), rank_ * sizeof(T), rank_ * sizeof(T), f.rows,
-                              cudaMemcpyDeviceToHost, r_.main),
-            "copying the factors to the host");
-    }
-    check(cudaMemcpyAsync(args_.lambda, at(layout_.lambda), rank_ * sizeof(T), cudaMemcpyDeviceToHost, r_.main),
-          "copying lambda to the host");
-    check(cudaStreamSynchronize(r_.main), "copying the results to the host");
-  }
-
-  const MttkrpLauncher<T>* mttkrp_ = nullptr;
+  MttkrpLauncher<T> mttkrp_;
+  ExactInnerLauncher<T> exact_inner_;
   std::vector<uint32_t> dims_;
-  const spt_plugin_cp_als_args& args_;
   uint32_t rank_;
   uint32_t order_;
   int sms_;
@@ -754,6 +747,8 @@ class DeviceCpAls {
   Layout layout_;
   Resources r_;
   std::vector<const T*> factor_pointers_;
+  // Per mode: normalised since the scalars last came back.
+  std::array<bool, kMaxOrder> unread_flags_{};
 };
 
 }  // namespace
@@ -763,22 +758,16 @@ size_t cp_als_device_bytes(uint32_t order, const uint32_t* dims, uint32_t rank, 
 }
 
 template <typename T>
-int run_cp_als(uint32_t order, const uint32_t* dims, const CpAlsPrepareFn& prepare, const MttkrpLauncher<T>& mttkrp,
-               const ExactInnerLauncher<T>& exact_inner, const spt_plugin_cp_als_args& args, int multiprocessors,
-               std::string& error) {
-  try {
-    DeviceCpAls<T> run(order, dims, args, multiprocessors);
-    return run.run(prepare, mttkrp, exact_inner, error);
-  } catch (const Failure& f) {
-    error = f.message;
-    return f.code;
-  }
+std::unique_ptr<CpAlsSession> make_cp_als_session(uint32_t order, const uint32_t* dims, uint32_t rank,
+                                                  int multiprocessors, MttkrpLauncher<T> mttkrp,
+                                                  ExactInnerLauncher<T> exact_inner) {
+  return std::make_unique<DeviceCpAlsSession<T>>(order, dims, rank, multiprocessors, std::move(mttkrp),
+                                                 std::move(exact_inner));
 }
 
-template int run_cp_als<float>(uint32_t, const uint32_t*, const CpAlsPrepareFn&, const MttkrpLauncher<float>&,
-                               const ExactInnerLauncher<float>&, const spt_plugin_cp_als_args&, int, std::string&);
-template int run_cp_als<double>(uint32_t, const uint32_t*, const CpAlsPrepareFn&, const MttkrpLauncher<double>&,
-                                const ExactInnerLauncher<double>&, const spt_plugin_cp_als_args&, int,
-                                std::string&);
+template std::unique_ptr<CpAlsSession> make_cp_als_session<float>(uint32_t, const uint32_t*, uint32_t, int,
+                                                                  MttkrpLauncher<float>, ExactInnerLauncher<float>);
+template std::unique_ptr<CpAlsSession> make_cp_als_session<double>(uint32_t, const uint32_t*, uint32_t, int,
+                                                                   MttkrpLauncher<double>, ExactInnerLauncher<double>);
 
 }  // namespace spt::cuda

@@ -1,25 +1,27 @@
-// CP-ALS entirely on the GPU (plugin table entry cp_als, ABI version 2).
+// The steps of CP-ALS on the GPU (plugin family CP_STEPS): a session holds
+// one run's factors, lambda, MTTKRP output, Grams and solver workspace on
+// the device; the loop over sweeps and modes, the solve-branch choice, the
+// fit, convergence and callbacks are the core's (src/algo/cp_als.cpp), the
+// same loop the CPU runs.
 //
-// The sweep is the core's CPU loop (src/algo/cp_als.cpp) step by step, with
-// the same numerics: per mode the COO MTTKRP (mttkrp.cuh), the Hadamard
-// product of the other modes' Gram matrices, a Cholesky solve (cuSOLVER
-// potrf/potrs) unless the matrix is not positive definite or its reciprocal
-// condition number is below machine epsilon, then the pseudo-inverse from a
-// symmetric eigen-decomposition (cuSOLVER syevd, eigenvalues above
-// R * eps * max|w|); column norms into lambda (2-norm in the first sweep,
-// max(max |column|, 1) after, accumulated in double), the Gram of the new
-// factor (an own kernel accumulating in double: cuBLAS syrk was slow and
-// inaccurate for tall-skinny float32 factors, see cp_als.cu); per sweep
-// <X, M> (from the last mode's MTTKRP; in float32 also the rounding noise
-// it carries, so the core can ask for <X, M> summed exactly over the
-// nonzeros) and ||M||^2 in double (from double copies of the Grams). Only scalars come back to the host: once per mode (the
-// solve's branch: Cholesky info, condition, non-finite flags) and once per
-// sweep (the two fit terms).
+// The steps have the CPU's numerics: per mode the MTTKRP (mttkrp.cuh,
+// fcoo.cuh), the Hadamard product of the other modes' Gram matrices, its
+// Cholesky factor (cuSOLVER potrf) and reciprocal condition number (from
+// the exact inverse), the solve by potrs or by the pseudo-inverse from a
+// symmetric eigen-decomposition (cuSOLVER syevd, eigenvalues above R * eps
+// * max|w|); column norms into lambda (2-norm in the first sweep, max(max
+// |column|, 1) after, accumulated in double), the Gram of the new factor (an
+// own kernel accumulating in double: cuBLAS syrk was slow and inaccurate
+// for tall-skinny float32 factors, see cp_als.cu); per sweep <X, M> (from
+// the last mode's MTTKRP; in float32 also the rounding noise it carries, so
+// the core can ask for <X, M> summed exactly over the nonzeros) and ||M||^2
+// in double (from double copies of the Grams). Only scalars come back to
+// the host: once per mode (the solve's branch: Cholesky info, condition,
+// non-finite flags) and once per sweep (the fit terms).
 //
-// Two streams: the main chain runs on one; each new factor's Gram
-// runs on a second while the next mode's MTTKRP proceeds on the first (the
-// MTTKRP does not need Grams; the Hadamard product after it waits on an
-// event).
+// Two streams: the main chain runs on one; each new factor's Gram runs on
+// a second while the next mode's MTTKRP proceeds on the first (the MTTKRP
+// does not need Grams; the Hadamard product after it waits on an event).
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -27,6 +29,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 
 #include "dispatch/plugin_abi.h"
@@ -58,11 +61,6 @@ constexpr uint32_t cp_als_max_rank = 6144;
 // working-set check (an upper bound for ranks up to a few thousand).
 constexpr size_t cp_als_library_reserve = size_t(64) << 20;
 
-// Called once after the run's workspace is allocated and before the first
-// sweep (e.g. to make per-mode sorted copies from what memory is left);
-// returns a status and sets `error`.
-using CpAlsPrepareFn = std::function<int(std::string& error)>;
-
 // Launches the MTTKRP of the device tensor in `mode` into out (dims[mode] x
 // rank, zeroed by the caller) from the device factors of every mode, on
 // `stream`; returns the launch error. COO (mttkrp.cuh) and F-COO (fcoo.cuh)
@@ -79,14 +77,34 @@ using ExactInnerLauncher =
     std::function<cudaError_t(const T* const* factors, const T* lambda, uint32_t rank, double* out,
                               cudaStream_t stream)>;
 
-// Runs the CP-ALS of a device tensor of `order` modes (dims[order], on the
-// current device) whose MTTKRPs `mttkrp` launches, as described by args
-// (spt_plugin_cp_als_args, plugin_abi.h); `exact_inner` answers the
-// on_sweep hook's SPT_PLUGIN_EXACT_INNER. Returns a status; on failure
-// `error` says what failed. T = float or double.
+// One CP-ALS run's device state and its steps (plugin_abi.h, CP_STEPS,
+// says what each computes). Every step throws library_checks::Failure on a
+// CUDA, cuBLAS or cuSOLVER failure. The tensor copies the launchers read
+// must outlive the session.
+class CpAlsSession {
+ public:
+  virtual ~CpAlsSession() = default;
+  virtual void set_factors(const spt_plugin_matrix* factors) = 0;
+  virtual void get_factors(spt_plugin_matrix* factors, void* lambda) = 0;
+  virtual void mttkrp(uint32_t mode) = 0;
+  virtual spt_plugin_cp_normal_info normal_matrix(uint32_t mode) = 0;
+  // Returns the eigen-solver's info (0 after Cholesky).
+  virtual int solve(uint32_t mode, int method) = 0;
+  virtual void normalise(uint32_t mode, bool first_sweep) = 0;
+  virtual void gram(uint32_t mode) = 0;
+  virtual spt_plugin_cp_fit_terms fit_terms() = 0;
+  virtual bool has_exact_inner() const = 0;
+  virtual double exact_inner() = 0;
+  virtual int32_t non_finite(uint32_t mode) = 0;
+};
+
+// A session for a device tensor of `order` modes (dims[order], on the
+// current device) whose MTTKRPs `mttkrp` launches and whose exact <X, M>
+// `exact_inner` launches (may be empty); allocates its workspace (throws
+// Failure when that fails). T = float or double.
 template <typename T>
-int run_cp_als(uint32_t order, const uint32_t* dims, const CpAlsPrepareFn& prepare, const MttkrpLauncher<T>& mttkrp,
-               const ExactInnerLauncher<T>& exact_inner, const spt_plugin_cp_als_args& args, int multiprocessors,
-               std::string& error);
+std::unique_ptr<CpAlsSession> make_cp_als_session(uint32_t order, const uint32_t* dims, uint32_t rank,
+                                                  int multiprocessors, MttkrpLauncher<T> mttkrp,
+                                                  ExactInnerLauncher<T> exact_inner);
 
 }  // namespace spt::cuda

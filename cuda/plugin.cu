@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "cp_als.cuh"
+#include "library_checks.cuh"
 #include "dispatch/plugin_abi.h"
 #include "plugin_common.cuh"
 #include "plugin_copies.cuh"
@@ -239,57 +240,6 @@ int plugin_mttkrp(const spt_plugin_device_coo* x, const spt_plugin_matrix* facto
     if (!x || !factors || !out || !out->data || mode >= x->order) return kInvalidArgument;
     if (x->dtype == SPT_PLUGIN_FLOAT32) return mttkrp_typed<float>(*x, factors, mode, *out, message, message_len);
     return mttkrp_typed<double>(*x, factors, mode, *out, message, message_len);
-  });
-}
-
-// The checks and set-up every device CP-ALS entry shares: arguments,
-// factor shapes, the rank limit, the device, and whether the working set
-// besides the (resident) tensor fits: factors, MTTKRP output, R x R
-// matrices, library handles and workspace.
-int check_cp_als_request(uint32_t order, const uint32_t* dims, int device, int dtype,
-                         const spt_plugin_cp_als_args* args, DeviceSetup& setup, char* message, size_t message_len) {
-  if (!args || !args->factors || !args->lambda || !args->on_sweep) {
-    write_message(message, message_len, "cp_als: NULL tensor, arguments, factors, lambda or on_sweep");
-    return kInvalidArgument;
-  }
-  if (args->rank == 0 || args->max_iters < 1) {
-    write_message(message, message_len, "cp_als: rank and max_iters must be at least 1");
-    return kInvalidArgument;
-  }
-  for (uint32_t m = 0; m < order; ++m) {
-    const spt_plugin_matrix& f = args->factors[m];
-    if (!f.data || f.rows != dims[m] || f.cols != args->rank || f.ld < args->rank) {
-      write_message(message, message_len, "cp_als: factor " + std::to_string(m) + " has the wrong shape");
-      return kInvalidArgument;
-    }
-  }
-  if (args->rank > spt::cuda::cp_als_max_rank) {
-    write_message(message, message_len,
-                  "rank " + std::to_string(args->rank) + " is above the GPU CP-ALS's limit of " +
-                      std::to_string(spt::cuda::cp_als_max_rank));
-    return kUnsupported;
-  }
-  SPT_CUDA_TRY(cudaSetDevice(device), "cudaSetDevice");
-  if (int status = device_setup(device, setup, message, message_len); status != kOk) return status;
-  const size_t needed =
-      spt::cuda::cp_als_device_bytes(order, dims, args->rank, dtype_bytes(dtype)) + spt::cuda::cp_als_library_reserve;
-  const size_t available = free_memory(device);
-  if (needed > available) {
-    write_message(message, message_len,
-                  "CP-ALS needs " + megabytes(needed) + " on CUDA device " + std::to_string(device) +
-                      " for the factors and workspace besides the tensor, " + megabytes(available) + " are free");
-    return kOutOfMemory;
-  }
-  return kOk;
-}
-
-// CP-ALS on COO alone: the mixed run with no F-COO mode.
-int plugin_cp_als(const spt_plugin_device_coo* x, const spt_plugin_cp_als_args* args, char* message,
-                  size_t message_len) {
-  return guarded(message, message_len, [&]() -> int {
-    if (!x) return kInvalidArgument;
-    const std::vector<const spt_plugin_device_fcoo*> coo_only(x->order, nullptr);
-    return plugin_cp_als_mixed(x, coo_only.data(), args, message, message_len);
   });
 }
 
@@ -630,107 +580,247 @@ int plugin_fcoo_multiply(const spt_plugin_device_fcoo* x, int kind, const spt_pl
   });
 }
 
+}  // namespace spt_plugin
+
+/* ------------------------------ CP-ALS steps ------------------------------ */
+
+// A CP-ALS session (table family CP_STEPS): the device run and the format
+// each mode's MTTKRP reads, chosen here once: the mode's F-COO copy when
+// given, else the COO copy (sorted by the mode when a sorted copy fits).
+struct spt_plugin_cp_session {
+  int device = 0;
+  uint32_t order = 0;
+  std::vector<spt::cuda::DeviceCooRef> coo_views;  // per mode, for COO modes
+  std::unique_ptr<spt::cuda::CpAlsSession> run;
+};
+
+namespace spt_plugin {
+
+namespace {
+
 template <typename T>
-int cp_als_fcoo_typed(const spt_plugin_device_fcoo* const* per_mode, uint32_t order, const spt_plugin_cp_als_args& args,
-                      int sms, std::string& error) {
-  const spt::cuda::CpAlsPrepareFn prepare = [](std::string&) { return kOk; };
-  const spt::cuda::MttkrpLauncher<T> mttkrp = [&](uint32_t mode, const T* const* f, uint32_t rank, T* out,
-                                                  cudaStream_t stream) {
+std::unique_ptr<spt::cuda::CpAlsSession> make_session(const spt_plugin_device_coo* x,
+                                                      const spt_plugin_device_fcoo* const* per_mode, uint32_t order,
+                                                      const uint32_t* dims, uint32_t rank, int sms,
+                                                      spt_plugin_cp_session& session) {
+  const spt_plugin_cp_session* s = &session;
+  const spt::cuda::MttkrpLauncher<T> mttkrp = [s, per_mode_copy = std::vector<const spt_plugin_device_fcoo*>(
+                                                      per_mode ? per_mode : nullptr, per_mode ? per_mode + order : nullptr),
+                                               order, sms](uint32_t mode, const T* const* f, uint32_t r, T* out,
+                                                           cudaStream_t stream) {
+    const spt_plugin_device_fcoo* fcoo = per_mode_copy.empty() ? nullptr : per_mode_copy[mode];
+    if (!fcoo) return spt::cuda::launch_mttkrp_coo<T>(s->coo_views[mode], f, mode, r, out, sms, stream);
     const T* product[spt::cuda::kFcooMaxProductModes] = {};
     uint32_t j = 0;
     for (uint32_t m = 0; m < order; ++m)
       if (m != mode) product[j++] = f[m];
-    return spt::cuda::launch_fcoo_hadamard<T>(per_mode[mode]->ref, product, rank, out, sms, stream);
+    return spt::cuda::launch_fcoo_hadamard<T>(fcoo->ref, product, r, out, sms, stream);
   };
-  return spt::cuda::run_cp_als<T>(order, per_mode[0]->dims.data(), prepare, mttkrp, {}, args, sms, error);
+  spt::cuda::ExactInnerLauncher<T> exact_inner;
+  if (x) {
+    const spt::cuda::DeviceCooRef whole{x->order, x->nnz, x->ind, x->values};
+    exact_inner = [whole, sms](const T* const* f, const T* lambda, uint32_t r, double* out, cudaStream_t stream) {
+      return spt::cuda::launch_coo_inner_ktensor<T>(whole, f, lambda, r, out, sms, stream);
+    };
+  }
+  return spt::cuda::make_cp_als_session<T>(order, dims, rank, sms, mttkrp, exact_inner);
 }
 
-int plugin_cp_als_fcoo(const spt_plugin_device_fcoo* const* per_mode, uint32_t order,
-                       const spt_plugin_cp_als_args* args, char* message, size_t message_len) {
+// Runs one step of session s on its device; a library failure becomes its
+// status and message.
+template <typename Body>
+int session_step(spt_plugin_cp_session* s, uint32_t mode, char* message, size_t message_len, Body&& body) {
   return guarded(message, message_len, [&]() -> int {
-    if (int status = check_fcoo_per_mode(per_mode, order, "cp_als_fcoo", message, message_len); status != kOk)
-      return status;
-    const spt_plugin_device_fcoo& first = *per_mode[0];
-    DeviceSetup setup;
-    if (int status = check_cp_als_request(order, first.dims.data(), first.device, first.dtype, args, setup, message,
-                                          message_len);
-        status != kOk)
-      return status;
-    std::string error;
-    const int status = first.dtype == SPT_PLUGIN_FLOAT32
-                           ? cp_als_fcoo_typed<float>(per_mode, order, *args, setup.multiprocessors, error)
-                           : cp_als_fcoo_typed<double>(per_mode, order, *args, setup.multiprocessors, error);
-    if (status != kOk) write_message(message, message_len, error);
-    return status;
+    if (!s || !s->run || mode >= s->order) return kInvalidArgument;
+    SPT_CUDA_TRY(cudaSetDevice(s->device), "cudaSetDevice");
+    try {
+      return body(*s->run);
+    } catch (const spt::cuda::library_checks::Failure& f) {
+      write_message(message, message_len, f.message);
+      return f.code;
+    }
   });
 }
 
-// CP-ALS with a format per mode (table entry cp_als_mixed): COO modes read
-// x (sorted by the mode when a sorted copy fits), F-COO modes their own copy.
-template <typename T>
-int cp_als_mixed_typed(const spt_plugin_device_coo& x, const spt_plugin_device_fcoo* const* per_mode,
-                       const spt_plugin_cp_als_args& args, int sms, std::string& error) {
-  std::vector<spt::cuda::DeviceCooRef> views(x.order, spt::cuda::DeviceCooRef{x.order, x.nnz, x.ind, x.values});
-  const spt::cuda::CpAlsPrepareFn prepare = [&](std::string& err) {
-    for (uint32_t m = 0; m < x.order; ++m) {
-      if (per_mode[m]) continue;
-      char buffer[512] = {0};
-      const int st = sorted_copy(x, m, cudaStreamPerThread, views[m], buffer, sizeof buffer);
-      if (st != kOk) {
-        err = buffer;
-        return st;
-      }
-    }
-    return kOk;
-  };
-  const spt::cuda::MttkrpLauncher<T> mttkrp = [&](uint32_t mode, const T* const* f, uint32_t rank, T* out,
-                                                  cudaStream_t stream) {
-    if (!per_mode[mode]) return spt::cuda::launch_mttkrp_coo<T>(views[mode], f, mode, rank, out, sms, stream);
-    const T* product[spt::cuda::kFcooMaxProductModes] = {};
-    uint32_t j = 0;
-    for (uint32_t m = 0; m < x.order; ++m)
-      if (m != mode) product[j++] = f[m];
-    return spt::cuda::launch_fcoo_hadamard<T>(per_mode[mode]->ref, product, rank, out, sms, stream);
-  };
-  const spt::cuda::DeviceCooRef whole{x.order, x.nnz, x.ind, x.values};
-  const spt::cuda::ExactInnerLauncher<T> exact_inner = [&](const T* const* f, const T* lambda, uint32_t rank,
-                                                           double* out, cudaStream_t stream) {
-    return spt::cuda::launch_coo_inner_ktensor<T>(whole, f, lambda, rank, out, sms, stream);
-  };
-  return spt::cuda::run_cp_als<T>(x.order, x.dims.data(), prepare, mttkrp, exact_inner, args, sms, error);
-}
+}  // namespace
 
-int plugin_cp_als_mixed(const spt_plugin_device_coo* x, const spt_plugin_device_fcoo* const* per_mode,
-                        const spt_plugin_cp_als_args* args, char* message, size_t message_len) {
+int plugin_cp_session_create(const spt_plugin_device_coo* x, const spt_plugin_device_fcoo* const* per_mode,
+                             uint32_t order, uint32_t rank, spt_plugin_cp_session** out, char* message,
+                             size_t message_len) {
   return guarded(message, message_len, [&]() -> int {
-    if (!x || !per_mode) return kInvalidArgument;
-    for (uint32_t m = 0; m < x->order; ++m) {
-      const spt_plugin_device_fcoo* f = per_mode[m];
-      if (!f) continue;
-      if (x->order - 1 > spt::cuda::kFcooMaxProductModes) {
+    if (!out) return kInvalidArgument;
+    *out = nullptr;
+    const spt_plugin_device_fcoo* first_fcoo = nullptr;
+    for (uint32_t m = 0; per_mode && m < order && !first_fcoo; ++m) first_fcoo = per_mode[m];
+    if (order < 2 || (!x && !first_fcoo) || (x && x->order != order)) {
+      write_message(message, message_len, "cp_session_create: no tensor, or its order is not `order`");
+      return kInvalidArgument;
+    }
+    const int device = x ? x->device : first_fcoo->device;
+    const int dtype = x ? x->dtype : first_fcoo->dtype;
+    const std::vector<uint32_t>& dims = x ? x->dims : first_fcoo->dims;
+    for (uint32_t m = 0; m < order; ++m) {
+      const spt_plugin_device_fcoo* f = per_mode ? per_mode[m] : nullptr;
+      if (!f) {
+        if (x) continue;
+        write_message(message, message_len, "cp_session_create: mode " + std::to_string(m) + " has no tensor");
+        return kInvalidArgument;
+      }
+      if (order - 1 > spt::cuda::kFcooMaxProductModes) {
         write_message(message, message_len,
-                      "order " + std::to_string(x->order) + " is outside the GPU F-COO kernels' range 2.." +
+                      "order " + std::to_string(order) + " is outside the GPU F-COO kernels' range 2.." +
                           std::to_string(spt::cuda::kFcooMaxProductModes + 1));
         return kUnsupported;
       }
-      if (f->mttkrp_mode != int32_t(m) || f->dims != x->dims || f->device != x->device || f->dtype != x->dtype) {
+      if (f->mttkrp_mode != int32_t(m) || f->dims != dims || f->device != device || f->dtype != dtype ||
+          f->ref.num_product_modes != order - 1) {
         write_message(message, message_len,
-                      "cp_als_mixed: per_mode[" + std::to_string(m) + "] is not the MTTKRP F-COO of mode " +
+                      "cp_session_create: per_mode[" + std::to_string(m) + "] is not the MTTKRP F-COO of mode " +
                           std::to_string(m) + " of the same tensor on the same device");
         return kInvalidArgument;
       }
     }
+    if (rank == 0) {
+      write_message(message, message_len, "cp_session_create: rank must be at least 1");
+      return kInvalidArgument;
+    }
+    if (rank > spt::cuda::cp_als_max_rank) {
+      write_message(message, message_len,
+                    "rank " + std::to_string(rank) + " is above the GPU CP-ALS's limit of " +
+                        std::to_string(spt::cuda::cp_als_max_rank));
+      return kUnsupported;
+    }
+    SPT_CUDA_TRY(cudaSetDevice(device), "cudaSetDevice");
     DeviceSetup setup;
-    if (int status = check_cp_als_request(x->order, x->dims.data(), x->device, x->dtype, args, setup, message,
-                                          message_len);
-        status != kOk)
-      return status;
-    std::string error;
-    const int status = x->dtype == SPT_PLUGIN_FLOAT32
-                           ? cp_als_mixed_typed<float>(*x, per_mode, *args, setup.multiprocessors, error)
-                           : cp_als_mixed_typed<double>(*x, per_mode, *args, setup.multiprocessors, error);
-    if (status != kOk) write_message(message, message_len, error);
-    return status;
+    if (int status = device_setup(device, setup, message, message_len); status != kOk) return status;
+    // The working set besides the (resident) tensor: factors, MTTKRP
+    // output, R x R matrices, library handles and workspace.
+    const size_t needed =
+        spt::cuda::cp_als_device_bytes(order, dims.data(), rank, dtype_bytes(dtype)) + spt::cuda::cp_als_library_reserve;
+    const size_t available = free_memory(device);
+    if (needed > available) {
+      write_message(message, message_len,
+                    "CP-ALS needs " + megabytes(needed) + " on CUDA device " + std::to_string(device) +
+                        " for the factors and workspace besides the tensor, " + megabytes(available) + " are free");
+      return kOutOfMemory;
+    }
+    auto session = std::make_unique<spt_plugin_cp_session>();
+    session->device = device;
+    session->order = order;
+    try {
+      session->run = dtype == SPT_PLUGIN_FLOAT32
+                         ? make_session<float>(x, per_mode, order, dims.data(), rank, setup.multiprocessors, *session)
+                         : make_session<double>(x, per_mode, order, dims.data(), rank, setup.multiprocessors, *session);
+    } catch (const spt::cuda::library_checks::Failure& f) {
+      write_message(message, message_len, f.message);
+      return f.code;
+    }
+    // The COO modes' views, sorted by the mode from what memory is left.
+    if (x) {
+      session->coo_views.assign(order, spt::cuda::DeviceCooRef{x->order, x->nnz, x->ind, x->values});
+      for (uint32_t m = 0; m < order; ++m) {
+        if (per_mode && per_mode[m]) continue;
+        if (int st = sorted_copy(*x, m, cudaStreamPerThread, session->coo_views[m], message, message_len); st != kOk)
+          return st;
+      }
+    }
+    *out = session.release();
+    return kOk;
+  });
+}
+
+void plugin_cp_session_release(spt_plugin_cp_session* s) {
+  if (!s) return;
+  if (cudaSetDevice(s->device) == cudaSuccess) s->run.reset();  // at process exit the runtime may be gone
+  cudaGetLastError();
+  delete s;
+}
+
+int plugin_cp_set_factors(spt_plugin_cp_session* s, const spt_plugin_matrix* factors, char* message,
+                          size_t message_len) {
+  if (!factors) return kInvalidArgument;
+  return session_step(s, 0, message, message_len, [&](spt::cuda::CpAlsSession& run) {
+    run.set_factors(factors);
+    return kOk;
+  });
+}
+
+int plugin_cp_get_factors(spt_plugin_cp_session* s, spt_plugin_matrix* factors, void* lambda, char* message,
+                          size_t message_len) {
+  if (!factors || !lambda) return kInvalidArgument;
+  return session_step(s, 0, message, message_len, [&](spt::cuda::CpAlsSession& run) {
+    run.get_factors(factors, lambda);
+    return kOk;
+  });
+}
+
+int plugin_cp_mttkrp(spt_plugin_cp_session* s, uint32_t mode, char* message, size_t message_len) {
+  return session_step(s, mode, message, message_len, [&](spt::cuda::CpAlsSession& run) {
+    run.mttkrp(mode);
+    return kOk;
+  });
+}
+
+int plugin_cp_normal_matrix(spt_plugin_cp_session* s, uint32_t mode, spt_plugin_cp_normal_info* info, char* message,
+                            size_t message_len) {
+  if (!info) return kInvalidArgument;
+  return session_step(s, mode, message, message_len, [&](spt::cuda::CpAlsSession& run) {
+    *info = run.normal_matrix(mode);
+    return kOk;
+  });
+}
+
+int plugin_cp_solve(spt_plugin_cp_session* s, uint32_t mode, int method, int* eigen_info, char* message,
+                    size_t message_len) {
+  if (!eigen_info || (method != SPT_PLUGIN_CP_SOLVE_CHOLESKY && method != SPT_PLUGIN_CP_SOLVE_PSEUDO_INVERSE))
+    return kInvalidArgument;
+  return session_step(s, mode, message, message_len, [&](spt::cuda::CpAlsSession& run) {
+    *eigen_info = run.solve(mode, method);
+    return kOk;
+  });
+}
+
+int plugin_cp_normalise(spt_plugin_cp_session* s, uint32_t mode, int first_sweep, char* message,
+                        size_t message_len) {
+  return session_step(s, mode, message, message_len, [&](spt::cuda::CpAlsSession& run) {
+    run.normalise(mode, first_sweep != 0);
+    return kOk;
+  });
+}
+
+int plugin_cp_gram(spt_plugin_cp_session* s, uint32_t mode, char* message, size_t message_len) {
+  return session_step(s, mode, message, message_len, [&](spt::cuda::CpAlsSession& run) {
+    run.gram(mode);
+    return kOk;
+  });
+}
+
+int plugin_cp_fit_terms(spt_plugin_cp_session* s, spt_plugin_cp_fit_terms* out, char* message, size_t message_len) {
+  if (!out) return kInvalidArgument;
+  return session_step(s, 0, message, message_len, [&](spt::cuda::CpAlsSession& run) {
+    *out = run.fit_terms();
+    return kOk;
+  });
+}
+
+int plugin_cp_exact_inner(spt_plugin_cp_session* s, double* inner, char* message, size_t message_len) {
+  if (!inner) return kInvalidArgument;
+  return session_step(s, 0, message, message_len, [&](spt::cuda::CpAlsSession& run) {
+    if (!run.has_exact_inner()) {
+      write_message(message, message_len, "cp_exact_inner: the session holds no COO copy of the tensor");
+      return kUnsupported;
+    }
+    *inner = run.exact_inner();
+    return kOk;
+  });
+}
+
+int plugin_cp_non_finite(spt_plugin_cp_session* s, uint32_t mode, int32_t* component, char* message,
+                         size_t message_len) {
+  if (!component) return kInvalidArgument;
+  return session_step(s, mode, message, message_len, [&](spt::cuda::CpAlsSession& run) {
+    *component = run.non_finite(mode);
+    return kOk;
   });
 }
 

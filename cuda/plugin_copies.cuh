@@ -47,7 +47,7 @@ struct spt_plugin_device_hls {
 
 // Checks that per_mode[m] (m < order) is the op-MTTKRP F-COO of mode m of
 // one tensor, all on one device in one dtype (the per-mode F-COO runs:
-// cp_als_fcoo, tucker_session_fcoo; `entry` names the caller in messages).
+// cp_session_create, tucker_session_fcoo; `entry` names the caller in messages).
 // kUnsupported for an order beyond the F-COO kernels, kInvalidArgument
 // otherwise; the message says which.
 inline int check_fcoo_per_mode(const spt_plugin_device_fcoo* const* per_mode, uint32_t order, const char* entry,

@@ -19,9 +19,12 @@
 //   finally arrange (unit 2-norm columns, sorted by decreasing lambda) and
 //   fix signs (pyttb ktensor.fixsigns).
 //
-// On a COO tensor whose context runs on a device, dispatch::DeviceKernels::
-// cp_als runs these same sweeps there (cuda/cp_als.cu); the end of each
-// sweep (SweepTracker) and arrange / fix signs stay here, shared.
+// This loop (run_cp_als) is the only one, for every backend: it calls the
+// steps of a dispatch::CpAlsSteps (MTTKRP, normal matrix, solve, normalise,
+// Gram, fit terms), which run where the data lives: on the host
+// (HostCpAlsSteps) or, on a COO tensor whose context runs on a device, on
+// the device through the plugin (dispatch::make_device_cp_als_steps), the
+// data staying there for the whole run.
 //
 // Differences from pyttb, all deliberate: the solve uses Cholesky with a
 // pseudo-inverse fallback instead of numpy.linalg.solve (same result for the
@@ -35,8 +38,9 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
-#include <numeric>
 #include <memory>
+#include <numeric>
+#include <optional>
 #include <random>
 #include <type_traits>
 
@@ -44,6 +48,7 @@
 #include "algo/normal_equations.hpp"
 #include "algo/summed_norm.hpp"
 #include "core/random.hpp"
+#include "dispatch/cp_als_steps.hpp"
 #include "dispatch/dispatch.hpp"
 #include "kernels/dense.hpp"
 
@@ -178,10 +183,9 @@ void fix_signs(spt_ktensor_s& k) {
   }
 }
 
-// The end of every sweep, shared by the CPU loop below and a device run
-// (dispatch::DeviceKernels::cp_als), so both compute the fit, stop and
-// report identically: fit = 1 - sqrt(|normX^2 + ||P||^2 - 2 <X,P>|) / normX,
-// history, convergence (after the first sweep), log, progress, callback.
+// The end of every sweep of run_cp_als: fit = 1 - sqrt(|normX^2 + ||P||^2
+// - 2 <X,P>|) / normX, history, convergence (after the first sweep), log,
+// progress, callback.
 struct SweepTracker {
   const spt_context_s& ctx;
   const spt_cpd_options& opts;
@@ -367,124 +371,255 @@ int magnitude_shift(const spt_coo_s& x, double norm_x_squared) {
 
 }  // namespace
 
-// The sweeps below only see the tensor through `operand` (its MTTKRPs), its
-// dims and its squared norm, so every storage format shares them.
+namespace {
+
+// The CP-ALS steps on the host, on k itself: MTTKRPs through `operand`,
+// the dense steps through SPT_DISPATCH, the normal equations by LAPACK.
 template <typename T>
-spt_status cp_als_operand(spt_context_s& ctx, algo::MttkrpOperand<T>& operand, const std::vector<spt_index>& dims,
-                          double norm_x_squared, const spt_cpd_options& opts, spt_ktensor_s& k,
-                          const ExactInner<T>& exact_inner) {
-  const uint32_t order = static_cast<uint32_t>(dims.size());
-  const spt_index rank = opts.rank;
+class HostCpAlsSteps final : public dispatch::CpAlsSteps<T> {
+ public:
+  HostCpAlsSteps(spt_context_s& ctx, algo::MttkrpOperand<T>& operand, const std::vector<spt_index>& dims,
+                 spt_index rank, const ExactInner<T>& exact_inner)
+      : ctx_(ctx),
+        operand_(operand),
+        dims_(dims),
+        order_(static_cast<uint32_t>(dims.size())),
+        rank_(rank),
+        exact_inner_(exact_inner),
+        max_dim_(*std::max_element(dims.begin(), dims.end())),
+        mttkrp_out_(max_dim_, rank),
+        grams_(order_, DenseMatrix<T>(rank, rank)),
+        hadamard_(rank, rank),
+        normal_equations_(rank),
+        norms_(rank),
+        dots_(rank),
+        fit_grams_(wide_fit ? order_ : 0, DenseMatrix<double>(rank, rank)),
+        widened_(wide_fit ? max_dim_ : 0, wide_fit ? rank : 0),
+        non_finite_(order_, -1) {}
 
-  prepare<T>(ctx, dims, norm_x_squared, opts, k);
+  const char* name() const override { return operand_.name(); }
+  const char* solver_library() const override { return "LAPACK"; }
 
-  // Every temporary the sweeps need, allocated once.
-  std::vector<MatRef<T>> factors(order);
-  std::vector<ConstMatRef<T>> const_factors(order);
-  spt_index max_dim = 0;
-  for (uint32_t m = 0; m < order; ++m) {
-    factors[m] = k.template factor<T>(m);
-    const_factors[m] = {factors[m].data, factors[m].rows, factors[m].cols, factors[m].ld};
-    max_dim = std::max(max_dim, dims[m]);
+  void start(spt_ktensor_s& k) override {
+    factors_.resize(order_);
+    const_factors_.resize(order_);
+    for (uint32_t m = 0; m < order_; ++m) {
+      factors_[m] = k.template factor<T>(m);
+      const_factors_[m] = {factors_[m].data, factors_[m].rows, factors_[m].cols, factors_[m].ld};
+    }
+    lambda_ = k.lambda.ptr<T>();
+    for (uint32_t m = 0; m < order_; ++m) gram(m);
   }
-  DenseMatrix<T> mttkrp_out(max_dim, rank);
-  std::vector<DenseMatrix<T>> grams(order, DenseMatrix<T>(rank, rank));
-  DenseMatrix<T> hadamard(rank, rank);
-  NormalEquations<T> normal_equations(rank);
-  std::vector<double> norms(rank);
-  std::vector<double> dots(rank);
-  // float32: the fit's Grams in double (factor copies widened to double).
-  constexpr bool wide_fit = !std::is_same_v<T, double>;
-  std::vector<DenseMatrix<double>> fit_grams(wide_fit ? order : 0, DenseMatrix<double>(rank, rank));
-  DenseMatrix<double> widened(wide_fit ? max_dim : 0, wide_fit ? rank : 0);
-  T* lambda = k.lambda.ptr<T>();
-  k.fit_history.reserve(static_cast<size_t>(opts.max_iters));
-  k.seconds_history.reserve(static_cast<size_t>(opts.max_iters));
 
-  for (uint32_t m = 0; m < order; ++m) SPT_DISPATCH(ctx, gram, const_factors[m], grams[m].ref());
+  void mttkrp(uint32_t mode) override {
+    last_b_ = MatRef<T>{mttkrp_out_.values.data(), dims_[mode], rank_, rank_};
+    operand_.mttkrp(ctx_, const_factors_.data(), mode, last_b_);
+  }
 
-  SweepTracker tracker{ctx, opts, k, norm_x_squared, std::sqrt(norm_x_squared)};
-  while (tracker.more()) {
-    const int iteration = tracker.iteration;
-    const Clock::time_point start = Clock::now();
-    MatRef<T> last_mttkrp;
-    for (uint32_t n = 0; n < order; ++n) {
-      MatRef<T> b{mttkrp_out.values.data(), dims[n], rank, rank};
-      operand.mttkrp(ctx, const_factors.data(), n, b);
-      last_mttkrp = b;
-
-      for (spt_nnz i = 0; i < rank * spt_nnz(rank); ++i) hadamard.values[i] = T(1);
-      for (uint32_t m = 0; m < order; ++m) {
-        if (m == n) continue;
-        for (spt_nnz i = 0; i < rank * spt_nnz(rank); ++i) hadamard.values[i] *= grams[m].values[i];
-      }
-
-      for (spt_nnz i = 0; i < rank * spt_nnz(rank); ++i)
-        if (!std::isfinite(hadamard.values[i]))
-          fail(SPT_ERR_NUMERICAL, "the normal-equation matrix for mode ", n, " became non-finite in iteration ",
-               iteration + 1, " (factor Gram matrices overflow ", dtype_name(dtype_of<T>()),
-               "); rescale the tensor or the initial factors");
-
-      // U_n is not an input of its own MTTKRP, so it can take the solution.
-      std::memcpy(factors[n].data, b.data, sizeof(T) * b.rows * rank);
-      try {
-        normal_equations.solve(ctx, hadamard.cref(), factors[n]);
-      } catch (const Error& e) {
-        if (e.code() != SPT_ERR_NUMERICAL) throw;
-        fail(SPT_ERR_NUMERICAL, "mode ", n, ", iteration ", iteration + 1, ": ", e.what());
-      }
-
-      SPT_DISPATCH(ctx, column_norms, const_factors[n], iteration == 0 ? ColumnNorm::two : ColumnNorm::max_abs,
-                   norms.data());
-      for (spt_index r = 0; r < rank; ++r) {
-        if (!std::isfinite(norms[r]))
-          fail(SPT_ERR_NUMERICAL, "non-finite values appeared in the factor of mode ", n, " (component ", r,
-               ") in iteration ", iteration + 1, "; the problem may be badly scaled or the rank too high");
-        const T norm = static_cast<T>(norms[r]);
-        lambda[r] = iteration == 0 ? norm : std::max(norm, T(1));
-      }
-      SPT_DISPATCH(ctx, divide_columns, factors[n], lambda);
-      SPT_DISPATCH(ctx, gram, const_factors[n], grams[n].ref());
+  dispatch::CpAlsNormalInfo normal_matrix(uint32_t mode) override {
+    const spt_nnz rr = rank_ * spt_nnz(rank_);
+    for (spt_nnz i = 0; i < rr; ++i) hadamard_.values[i] = T(1);
+    for (uint32_t m = 0; m < order_; ++m) {
+      if (m == mode) continue;
+      for (spt_nnz i = 0; i < rr; ++i) hadamard_.values[i] *= grams_[m].values[i];
     }
+    dispatch::CpAlsNormalInfo info;
+    for (spt_nnz i = 0; i < rr; ++i) info.non_finite = info.non_finite || !std::isfinite(hadamard_.values[i]);
+    if (info.non_finite) return info;
+    const typename NormalEquations<T>::Factorisation f = normal_equations_.factorise(hadamard_.cref());
+    info.cholesky_info = f.cholesky_info;
+    info.anorm = static_cast<double>(f.anorm);
+    info.rcond = static_cast<double>(f.rcond);
+    return info;
+  }
 
-    SPT_DISPATCH(ctx, column_dots, const_factors[order - 1],
-                 ConstMatRef<T>{last_mttkrp.data, last_mttkrp.rows, last_mttkrp.cols, last_mttkrp.ld}, dots.data());
-    double inner = 0.0;
-    for (spt_index r = 0; r < rank; ++r) inner += dots[r] * static_cast<double>(lambda[r]);
-    double norm_p_squared;
+  // U_n is not an input of its own MTTKRP, so it can take the solution.
+  void solve_cholesky(uint32_t mode) override {
+    std::memcpy(factors_[mode].data, last_b_.data, sizeof(T) * last_b_.rows * rank_);
+    normal_equations_.solve_cholesky(ctx_, factors_[mode]);
+  }
+
+  int solve_pseudo_inverse(uint32_t mode) override {
+    std::memcpy(factors_[mode].data, last_b_.data, sizeof(T) * last_b_.rows * rank_);
+    return normal_equations_.solve_pseudo_inverse(ctx_, hadamard_.cref(), factors_[mode]);
+  }
+
+  void normalise(uint32_t mode, bool first_sweep) override {
+    SPT_DISPATCH(ctx_, column_norms, const_factors_[mode], first_sweep ? ColumnNorm::two : ColumnNorm::max_abs,
+                 norms_.data());
+    non_finite_[mode] = -1;
+    for (spt_index r = 0; r < rank_; ++r) {
+      if (!std::isfinite(norms_[r]) && non_finite_[mode] < 0) non_finite_[mode] = static_cast<int>(r);
+      const T norm = static_cast<T>(norms_[r]);
+      lambda_[r] = first_sweep ? norm : std::max(norm, T(1));
+    }
+    SPT_DISPATCH(ctx_, divide_columns, factors_[mode], lambda_);
+  }
+
+  int non_finite_component(uint32_t mode) override { return non_finite_[mode]; }
+
+  void gram(uint32_t mode) override { SPT_DISPATCH(ctx_, gram, const_factors_[mode], grams_[mode].ref()); }
+
+  dispatch::CpAlsFitTerms fit_terms() override {
+    const uint32_t last = order_ - 1;
+    SPT_DISPATCH(ctx_, column_dots, const_factors_[last],
+                 ConstMatRef<T>{last_b_.data, last_b_.rows, last_b_.cols, last_b_.ld}, dots_.data());
+    dispatch::CpAlsFitTerms terms;
+    for (spt_index r = 0; r < rank_; ++r) terms.inner += dots_[r] * static_cast<double>(lambda_[r]);
     if constexpr (wide_fit) {
-      for (uint32_t m = 0; m < order; ++m) {
-        const ConstMatRef<T>& u = const_factors[m];
+      // float32: the fit's Grams in double (factor copies widened to double).
+      for (uint32_t m = 0; m < order_; ++m) {
+        const ConstMatRef<T>& u = const_factors_[m];
         for (spt_nnz i = 0; i < u.rows; ++i)
-          for (spt_nnz r = 0; r < rank; ++r) widened(i, r) = static_cast<double>(u(i, r));
-        SPT_DISPATCH(ctx, gram, ConstMatRef<double>{widened.values.data(), u.rows, spt_nnz(rank), spt_nnz(rank)},
-                     fit_grams[m].ref());
+          for (spt_nnz r = 0; r < rank_; ++r) widened_(i, r) = static_cast<double>(u(i, r));
+        SPT_DISPATCH(ctx_, gram, ConstMatRef<double>{widened_.values.data(), u.rows, spt_nnz(rank_), spt_nnz(rank_)},
+                     fit_grams_[m].ref());
       }
-      norm_p_squared = kruskal_norm_squared<T>(lambda, fit_grams, rank);
+      terms.norm_model_squared = kruskal_norm_squared<T>(lambda_, fit_grams_, rank_);
     } else {
-      norm_p_squared = kruskal_norm_squared<T>(lambda, grams, rank);
+      terms.norm_model_squared = kruskal_norm_squared<T>(lambda_, grams_, rank_);
     }
-    if (exact_inner) {
+    if (exact_inner_) {
       // B holds one rounding to T per element (the MTTKRPs sum in double):
       // independent relative errors, uniform within +-eps/2, so <X,P> is off
       // by about eps/(2 sqrt 3) times the terms' root-sum-square (one
       // standard deviation); the terms may cancel, so that is not bounded by
       // |<X,P>|.
-      const ConstMatRef<T>& u = const_factors[order - 1];
+      const ConstMatRef<T>& u = const_factors_[last];
       double spread = 0.0;
       for (spt_nnz i = 0; i < u.rows; ++i)
-        for (spt_nnz r = 0; r < rank; ++r) {
-          const double t = static_cast<double>(lambda[r]) * static_cast<double>(u(i, r)) *
-                           static_cast<double>(last_mttkrp(i, r));
+        for (spt_nnz r = 0; r < rank_; ++r) {
+          const double t = static_cast<double>(lambda_[r]) * static_cast<double>(u(i, r)) *
+                           static_cast<double>(last_b_(i, r));
           spread += t * t;
         }
-      const double err = 0.5 * std::numeric_limits<T>::epsilon() / std::sqrt(3.0) * std::sqrt(spread);
-      if (fit_sensitivity(norm_x_squared, norm_p_squared, inner, err) > kFitNoise)
-        inner = exact_inner(lambda, const_factors.data());
+      terms.inner_error = 0.5 * std::numeric_limits<T>::epsilon() / std::sqrt(3.0) * std::sqrt(spread);
     }
-    tracker.end_sweep(inner, norm_p_squared, std::chrono::duration<double>(Clock::now() - start).count());
+    return terms;
   }
-  return finish<T>(ctx, tracker, operand.name(), k);
+
+  std::optional<double> exact_inner() override {
+    if (!exact_inner_) return std::nullopt;
+    return exact_inner_(lambda_, const_factors_.data());
+  }
+
+  void finish(spt_ktensor_s&) override {}  // the factors and lambda are k's already
+
+ private:
+  static constexpr bool wide_fit = !std::is_same_v<T, double>;
+
+  spt_context_s& ctx_;
+  algo::MttkrpOperand<T>& operand_;
+  const std::vector<spt_index>& dims_;
+  uint32_t order_;
+  spt_index rank_;
+  const ExactInner<T>& exact_inner_;
+  spt_index max_dim_;
+  // Every temporary the sweeps need, allocated once.
+  DenseMatrix<T> mttkrp_out_;
+  MatRef<T> last_b_;
+  std::vector<DenseMatrix<T>> grams_;
+  DenseMatrix<T> hadamard_;
+  NormalEquations<T> normal_equations_;
+  std::vector<double> norms_;
+  std::vector<double> dots_;
+  std::vector<DenseMatrix<double>> fit_grams_;
+  DenseMatrix<double> widened_;
+  std::vector<int> non_finite_;
+  std::vector<MatRef<T>> factors_;
+  std::vector<ConstMatRef<T>> const_factors_;
+  T* lambda_ = nullptr;
+};
+
+// A factor column whose norm was not finite in mode n's normalisation.
+template <typename T>
+void check_normalised(dispatch::CpAlsSteps<T>& steps, uint32_t n, int iteration) {
+  const int component = steps.non_finite_component(n);
+  if (component >= 0)
+    fail(SPT_ERR_NUMERICAL, "non-finite values appeared in the factor of mode ", n, " (component ", component,
+         ") in iteration ", iteration + 1, "; the problem may be badly scaled or the rank too high");
+}
+
+}  // namespace
+
+// The one CP-ALS loop (see the top of this file); `steps` decides nothing:
+// everything numerical that is chosen (solve branch, normalisation rule,
+// fit, when to sum <X,P> exactly, convergence) is chosen here.
+template <typename T>
+spt_status run_cp_als(spt_context_s& ctx, dispatch::CpAlsSteps<T>& steps, const std::vector<spt_index>& dims,
+                      double norm_x_squared, const spt_cpd_options& opts, spt_ktensor_s& k) {
+  const uint32_t order = static_cast<uint32_t>(dims.size());
+  const spt_index rank = opts.rank;
+  const T eps = std::numeric_limits<T>::epsilon();
+  prepare<T>(ctx, dims, norm_x_squared, opts, k);
+  k.fit_history.reserve(static_cast<size_t>(opts.max_iters));
+  k.seconds_history.reserve(static_cast<size_t>(opts.max_iters));
+  steps.start(k);
+
+  SweepTracker tracker{ctx, opts, k, norm_x_squared, std::sqrt(norm_x_squared)};
+  while (tracker.more()) {
+    const int iteration = tracker.iteration;
+    const Clock::time_point start = Clock::now();
+    for (uint32_t n = 0; n < order; ++n) {
+      steps.mttkrp(n);
+      const dispatch::CpAlsNormalInfo info = steps.normal_matrix(n);
+      if (n > 0) check_normalised(steps, n - 1, iteration);
+      if (info.non_finite)
+        fail(SPT_ERR_NUMERICAL, "the normal-equation matrix for mode ", n, " became non-finite in iteration ",
+             iteration + 1, " (factor Gram matrices overflow ", dtype_name(dtype_of<T>()),
+             "); rescale the tensor or the initial factors");
+      // Cholesky unless Y is not positive definite or numerically singular
+      // (reciprocal condition below machine epsilon): then the
+      // pseudo-inverse.
+      const T rcond = static_cast<T>(info.rcond);
+      if (info.cholesky_info == 0 && info.anorm > 0.0 && rcond >= eps) {
+        steps.solve_cholesky(n);
+      } else {
+        log(ctx, 1,
+            info.cholesky_info > 0
+                ? cat("CP-ALS: the ", rank, " x ", rank, " normal-equation matrix is not positive definite "
+                      "(Cholesky pivot ", info.cholesky_info, " failed); using the pseudo-inverse")
+                : cat("CP-ALS: the ", rank, " x ", rank, " normal-equation matrix is numerically singular "
+                      "(reciprocal condition ", rcond, "); using the pseudo-inverse"));
+        if (const int eigen_info = steps.solve_pseudo_inverse(n); eigen_info > 0)
+          fail(SPT_ERR_NUMERICAL, "mode ", n, ", iteration ", iteration + 1, ": the eigen-decomposition of the ",
+               rank, " x ", rank, " normal-equation matrix did not converge (", steps.solver_library(), " info ",
+               eigen_info, ")");
+      }
+      steps.normalise(n, iteration == 0);
+      steps.gram(n);
+    }
+    const dispatch::CpAlsFitTerms terms = steps.fit_terms();
+    check_normalised(steps, order - 1, iteration);
+    double inner = terms.inner;
+    // <X,P> again exactly when its rounding noise would move the fit by
+    // more than kFitNoise.
+    if (terms.inner_error > 0.0 &&
+        fit_sensitivity(norm_x_squared, terms.norm_model_squared, inner, terms.inner_error) > kFitNoise) {
+      if (const std::optional<double> exact = steps.exact_inner())
+        inner = *exact;
+      else
+        log(ctx, 2, "CP-ALS: no COO copy on the device for an exact <X, M>; the fit keeps the MTTKRP's rounding noise");
+    }
+    tracker.end_sweep(inner, terms.norm_model_squared, std::chrono::duration<double>(Clock::now() - start).count());
+  }
+  steps.finish(k);
+  return finish<T>(ctx, tracker, steps.name(), k);
+}
+
+template spt_status run_cp_als<float>(spt_context_s&, dispatch::CpAlsSteps<float>&, const std::vector<spt_index>&,
+                                      double, const spt_cpd_options&, spt_ktensor_s&);
+template spt_status run_cp_als<double>(spt_context_s&, dispatch::CpAlsSteps<double>&, const std::vector<spt_index>&,
+                                       double, const spt_cpd_options&, spt_ktensor_s&);
+
+// The sweeps only see the tensor through `operand` (its MTTKRPs), its dims
+// and its squared norm, so every storage format shares them.
+template <typename T>
+spt_status cp_als_operand(spt_context_s& ctx, algo::MttkrpOperand<T>& operand, const std::vector<spt_index>& dims,
+                          double norm_x_squared, const spt_cpd_options& opts, spt_ktensor_s& k,
+                          const ExactInner<T>& exact_inner) {
+  HostCpAlsSteps<T> steps(ctx, operand, dims, opts.rank, exact_inner);
+  return run_cp_als<T>(ctx, steps, dims, norm_x_squared, opts, k);
 }
 
 template spt_status cp_als_operand<float>(spt_context_s&, algo::MttkrpOperand<float>&, const std::vector<spt_index>&,
@@ -579,26 +714,19 @@ spt_status cp_als(spt_context_s& ctx, const spt_coo_s& x, const spt_cpd_options&
     using T = typename decltype(tag)::type;
     // Decomposes t (x, or x scaled) with ||t||^2 = norm_squared.
     auto decompose = [&](const spt_coo_s& t, double norm_squared) -> spt_status {
-      // The whole decomposition on the device when the context runs there
-      // (same sweeps, same end-of-sweep bookkeeping); false = the CPU loop.
-      // Under AUTO a small tensor stays on the host altogether.
+      // The steps on the device when the context runs there (the data stays
+      // there for the whole run); nullptr = the host steps. Under AUTO a
+      // small tensor stays on the host altogether, and a device failure
+      // starts again on the host.
       const dispatch::SmallCpAlsOnHost small_on_host(ctx, t, opts);
-      SweepTracker tracker{ctx, opts, out, norm_squared, std::sqrt(norm_squared)};
-      if (dispatch::DeviceKernels::cp_als(
-              ctx, t, opts, out, [&] { prepare<T>(ctx, t.dims, norm_squared, opts, out); },
-              [&](int, double inner, double norm_p_squared, double inner_error, double seconds) {
-                // As the CPU loop: <X,P> again exactly when its rounding
-                // noise would move the fit by more than kFitNoise.
-                if (inner_error > 0.0 &&
-                    fit_sensitivity(norm_squared, norm_p_squared, inner, inner_error) > kFitNoise)
-                  return dispatch::SweepNext::exact_inner;
-                return tracker.end_sweep(inner, norm_p_squared, seconds) ? dispatch::SweepNext::next_sweep
-                                                                         : dispatch::SweepNext::stop;
-              })) {
-        const spt_status status =
-            finish<T>(ctx, tracker, opts.format == SPT_TENSOR_FORMAT_FCOO ? "fcoo, cuda" : "coo, cuda", out);
-        exact_final_fit<T>(t, norm_squared, out);
-        return status;
+      if (std::unique_ptr<dispatch::CpAlsSteps<T>> device = dispatch::make_device_cp_als_steps<T>(ctx, t, opts)) {
+        try {
+          const spt_status status = run_cp_als<T>(ctx, *device, t.dims, norm_squared, opts, out);
+          exact_final_fit<T>(t, norm_squared, out);
+          return status;
+        } catch (const dispatch::DeviceStepFailure& failure) {
+          dispatch::cp_als_after_device_failure(ctx, failure);
+        }
       }
       std::unique_ptr<algo::MttkrpOperand<T>> operand = algo::make_mttkrp_operand<T>(ctx, t, opts);
       return cp_als_stable_fit<T>(ctx, *operand, t, norm_squared, opts, out,

@@ -11,6 +11,7 @@
 #include "core/coo.hpp"
 #include "core/csf.hpp"
 #include "core/ktensor.hpp"
+#include "dispatch/cp_als_steps.hpp"
 #include "util/internal_api.hpp"
 
 namespace spt {
@@ -62,6 +63,17 @@ template <typename T>
 spt_status cp_als_operand(spt_context_s& ctx, algo::MttkrpOperand<T>& operand, const std::vector<spt_index>& dims,
                           double norm_x_squared, const spt_cpd_options& opts, spt_ktensor_s& out,
                           const ExactInner<T>& exact_inner = {});
+
+// The one CP-ALS loop, for every backend: sets `out` up with the initial
+// factors of opts (after checking ||X||^2 = norm_x_squared), runs the
+// sweeps over `steps` (the host's, or a device's from
+// dispatch::make_device_cp_als_steps) and arranges the result, as cp_als
+// describes. opts must be normalised and validated; dims are the tensor's.
+// Throws spt::Error (SPT_ERR_NUMERICAL for a breakdown, with the mode and
+// iteration) and whatever the steps or the callback throw.
+template <typename T>
+spt_status run_cp_als(spt_context_s& ctx, dispatch::CpAlsSteps<T>& steps, const std::vector<spt_index>& dims,
+                      double norm_x_squared, const spt_cpd_options& opts, spt_ktensor_s& out);
 
 // ||K||_F^2 = lambda^T (Hadamard product of all factor Grams) lambda, with
 // the Grams from the context's backend and the quadratic form in double.

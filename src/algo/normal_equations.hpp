@@ -14,16 +14,37 @@
 
 namespace spt {
 
+// The constructor and solve are exported for libsptensor_mpi.so
+// (SPT_INTERNAL_API); the split steps below are used inside the library only.
 template <typename T>
-class SPT_INTERNAL_API NormalEquations {
+class NormalEquations {
  public:
   // Workspaces for rank R are allocated here, once, not per solve.
-  explicit NormalEquations(spt_index rank);
+  SPT_INTERNAL_API explicit NormalEquations(spt_index rank);
 
   // rows <- rows * Y^{-1} (or * pinv(Y)). Y must be R x R symmetric; it is
   // not modified. Returns true when the pseudo-inverse fallback was used.
   // Throws spt::Error (SPT_ERR_NUMERICAL) if LAPACK fails outright.
-  bool solve(spt_context_s& ctx, ConstMatRef<T> y, MatRef<T> rows);
+  SPT_INTERNAL_API bool solve(spt_context_s& ctx, ConstMatRef<T> y, MatRef<T> rows);
+
+  // The parts of solve, for a caller that chooses the branch itself.
+  // What factorising Y found: LAPACK potrf's info (0 = factored), ||Y||_1,
+  // and the reciprocal condition estimate (?pocon; 0 unless factored with
+  // a positive norm).
+  struct Factorisation {
+    int cholesky_info;
+    T anorm;
+    T rcond;
+  };
+  // Cholesky factor of Y (R x R symmetric, not modified) and its condition.
+  // Throws SPT_ERR_INTERNAL if LAPACK rejects an argument.
+  Factorisation factorise(ConstMatRef<T> y);
+  // rows <- rows * Y^{-1} from the last factorise, which succeeded.
+  void solve_cholesky(spt_context_s& ctx, MatRef<T> rows);
+  // rows <- rows * pinv(Y) (eigenvalues above R eps max|w|); returns LAPACK
+  // syevd's info (> 0: did not converge, rows unchanged). Throws
+  // SPT_ERR_INTERNAL if LAPACK rejects an argument.
+  int solve_pseudo_inverse(spt_context_s& ctx, ConstMatRef<T> y, MatRef<T> rows);
 
  private:
   spt_index rank_;

@@ -3,10 +3,12 @@
 #include <exception>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <vector>
 
 #include "core/error.hpp"
 #include "core/scoo.hpp"
+#include "dispatch/cp_als_steps.hpp"
 #include "dispatch/device_common.hpp"
 #include "dispatch/gpu_format.hpp"
 #include "dispatch/plugin_hbcsf.hpp"
@@ -431,39 +433,6 @@ bool ttm_fcoo_on_device(const spt_context_s& ctx, const spt_fcoo_s& x, ConstMatR
   return fcoo_on_device<T>(ctx, "F-COO TTM", x, SPT_PLUGIN_FCOO_HADAMARD, {u}, o);
 }
 
-// What the plugin's cp_als hooks reach: the core's sweep hook, the context
-// for notes, and an error thrown by the hook (rethrown after the plugin
-// returns: nothing is thrown through the C table).
-struct CpAlsHookState {
-  const CpAlsSweepHook* on_sweep = nullptr;
-  const spt_context_s* ctx = nullptr;
-  std::exception_ptr error;
-};
-
-int cp_als_on_sweep(void* data, int iteration, double inner, double norm_model_squared, double inner_error,
-                    double seconds) {
-  auto* state = static_cast<CpAlsHookState*>(data);
-  try {
-    switch ((*state->on_sweep)(iteration, inner, norm_model_squared, inner_error, seconds)) {
-      case SweepNext::next_sweep: return SPT_PLUGIN_CONTINUE;
-      case SweepNext::exact_inner: return inner_error > 0.0 ? SPT_PLUGIN_EXACT_INNER : SPT_PLUGIN_CONTINUE;
-      case SweepNext::stop: break;
-    }
-    return SPT_PLUGIN_STOP;
-  } catch (...) {
-    state->error = std::current_exception();
-    return SPT_PLUGIN_ABORT;
-  }
-}
-
-void cp_als_note(void* data, int level, const char* message) {
-  auto* state = static_cast<CpAlsHookState*>(data);
-  try {
-    log(*state->ctx, level, message ? message : "");
-  } catch (...) {
-  }
-}
-
 const char* format_name(spt_tensor_format f) {
   switch (f) {
     case SPT_TENSOR_FORMAT_CSF: return "CSF";
@@ -506,52 +475,124 @@ SmallCpAlsOnHost::~SmallCpAlsOnHost() { ctx_.backend = saved_; }
 
 namespace {
 
-// The part of a device CP-ALS every format shares: initialise, hand the
-// factors, lambda and hooks to the plugin through `call(args, message,
-// length)` (a plugin status), map the outcome.
-template <typename T, typename Call>
-bool run_device_cp_als(const spt_context_s& ctx, uint32_t order, const spt_cpd_options& opts, spt_ktensor_s& k,
-                       const std::function<void()>& initialise, const CpAlsSweepHook& on_sweep, Call&& call) {
-  initialise();
-  std::vector<spt_plugin_matrix> factors(order);
-  for (uint32_t m = 0; m < order; ++m) {
-    MatRef<T> f = k.template factor<T>(m);
-    factors[m] = {f.data, f.rows, f.cols, f.ld};
+// The CP-ALS steps on the device: a plugin session (table family CP_STEPS)
+// holds the working set; each step is one table call. The tensor's device
+// copies are held here for as long as the session.
+template <typename T>
+class DeviceCpAlsSteps final : public CpAlsSteps<T> {
+ public:
+  DeviceCpAlsSteps(const CudaPlugin& cuda, uint32_t order, spt_index rank, const char* name, DeviceCoo coo,
+                   std::vector<DeviceFcoo> fcoo)
+      : cuda_(cuda), order_(order), rank_(rank), name_(name), coo_(std::move(coo)), fcoo_(std::move(fcoo)) {
+    std::vector<const spt_plugin_device_fcoo*> per_mode(order, nullptr);
+    for (uint32_t m = 0; m < order && m < fcoo_.size(); ++m) per_mode[m] = fcoo_[m].get();
+    spt_plugin_cp_session* raw = nullptr;
+    check(cuda_.table->cp_session_create(coo_.get(), per_mode.data(), order, static_cast<uint32_t>(rank), &raw,
+                                         buffer_, sizeof buffer_));
+    session_ = raw;
   }
-  CpAlsHookState state;
-  state.on_sweep = &on_sweep;
-  state.ctx = &ctx;
-  spt_plugin_cp_als_args args{};
-  args.rank = opts.rank;
-  args.max_iters = opts.max_iters;
-  args.factors = factors.data();
-  args.lambda = k.lambda.ptr<T>();
-  args.hook_data = &state;
-  args.on_sweep = cp_als_on_sweep;
-  args.note = cp_als_note;
-  char buffer[1024] = {0};
-  const int status = call(args, buffer, sizeof buffer);
-  if (state.error) std::rethrow_exception(state.error);
-  if (status == SPT_OK) return true;
-  if (status == SPT_ERR_NUMERICAL) fail(SPT_ERR_NUMERICAL, buffer);
-  if (status == SPT_ERR_UNSUPPORTED) return cp_als_unsupported(ctx, buffer);
-  if (status == SPT_ERR_INVALID_ARGUMENT) fail(SPT_ERR_INTERNAL, "the CUDA plugin rejected CP-ALS arguments: ", buffer);
-  return cp_als_device_failed(ctx, status, buffer);
+  ~DeviceCpAlsSteps() override { cuda_.table->cp_session_release(session_); }
+  DeviceCpAlsSteps(const DeviceCpAlsSteps&) = delete;
+  DeviceCpAlsSteps& operator=(const DeviceCpAlsSteps&) = delete;
+
+  const char* name() const override { return name_; }
+  const char* solver_library() const override { return "cuSOLVER"; }
+
+  void start(spt_ktensor_s& k) override {
+    const std::vector<spt_plugin_matrix> factors = views(k);
+    check(cuda_.table->cp_set_factors(session_, factors.data(), buffer_, sizeof buffer_));
+  }
+  void mttkrp(uint32_t mode) override { check(cuda_.table->cp_mttkrp(session_, mode, buffer_, sizeof buffer_)); }
+  CpAlsNormalInfo normal_matrix(uint32_t mode) override {
+    spt_plugin_cp_normal_info info{};
+    check(cuda_.table->cp_normal_matrix(session_, mode, &info, buffer_, sizeof buffer_));
+    return {info.non_finite != 0, info.cholesky_info, info.anorm, info.rcond};
+  }
+  void solve_cholesky(uint32_t mode) override {
+    int eigen_info = 0;
+    check(cuda_.table->cp_solve(session_, mode, SPT_PLUGIN_CP_SOLVE_CHOLESKY, &eigen_info, buffer_, sizeof buffer_));
+  }
+  int solve_pseudo_inverse(uint32_t mode) override {
+    int eigen_info = 0;
+    check(cuda_.table->cp_solve(session_, mode, SPT_PLUGIN_CP_SOLVE_PSEUDO_INVERSE, &eigen_info, buffer_,
+                                sizeof buffer_));
+    return eigen_info;
+  }
+  void normalise(uint32_t mode, bool first_sweep) override {
+    check(cuda_.table->cp_normalise(session_, mode, first_sweep ? 1 : 0, buffer_, sizeof buffer_));
+  }
+  int non_finite_component(uint32_t mode) override {
+    int32_t component = -1;
+    check(cuda_.table->cp_non_finite(session_, mode, &component, buffer_, sizeof buffer_));
+    return component;
+  }
+  void gram(uint32_t mode) override { check(cuda_.table->cp_gram(session_, mode, buffer_, sizeof buffer_)); }
+  CpAlsFitTerms fit_terms() override {
+    spt_plugin_cp_fit_terms terms{};
+    check(cuda_.table->cp_fit_terms(session_, &terms, buffer_, sizeof buffer_));
+    return {terms.inner, terms.norm_model_squared, terms.inner_error};
+  }
+  std::optional<double> exact_inner() override {
+    if (!coo_) return std::nullopt;  // F-COO only: no COO copy to sum over
+    double inner = 0.0;
+    check(cuda_.table->cp_exact_inner(session_, &inner, buffer_, sizeof buffer_));
+    return inner;
+  }
+  void finish(spt_ktensor_s& k) override {
+    std::vector<spt_plugin_matrix> factors = views(k);
+    check(cuda_.table->cp_get_factors(session_, factors.data(), k.lambda.ptr<T>(), buffer_, sizeof buffer_));
+  }
+
+ private:
+  std::vector<spt_plugin_matrix> views(spt_ktensor_s& k) const {
+    std::vector<spt_plugin_matrix> factors(order_);
+    for (uint32_t m = 0; m < order_; ++m) {
+      MatRef<T> f = k.template factor<T>(m);
+      factors[m] = {f.data, f.rows, f.cols, f.ld};
+    }
+    return factors;
+  }
+  void check(int status) const {
+    if (status != SPT_OK) throw DeviceStepFailure(status, buffer_);
+  }
+
+  const CudaPlugin& cuda_;
+  uint32_t order_;
+  spt_index rank_;
+  const char* name_;
+  DeviceCoo coo_;                // may be null (F-COO only)
+  std::vector<DeviceFcoo> fcoo_; // per mode, may be null
+  spt_plugin_cp_session* session_ = nullptr;
+  mutable char buffer_[1024] = {0};
+};
+
+// Creates the device steps; a failure goes through the CP-ALS failure
+// policy (nullptr under AUTO).
+template <typename T>
+std::unique_ptr<CpAlsSteps<T>> device_steps(const spt_context_s& ctx, const CudaPlugin& cuda, uint32_t order,
+                                            spt_index rank, const char* name, DeviceCoo coo,
+                                            std::vector<DeviceFcoo> fcoo) {
+  try {
+    return std::make_unique<DeviceCpAlsSteps<T>>(cuda, order, rank, name, std::move(coo), std::move(fcoo));
+  } catch (const DeviceStepFailure& f) {
+    cp_als_after_device_failure(ctx, f);
+    return nullptr;
+  }
 }
 
 // CP-ALS on F-COO on the device: one F-COO per mode (built here, threadlen
-// by the rule for this rank and device), uploaded, the whole sweep there.
+// by the rule for this rank and device), uploaded, every MTTKRP on them.
 template <typename T>
-bool cp_als_fcoo_on_device(const spt_context_s& ctx, const spt_coo_s& x, const spt_cpd_options& opts,
-                           spt_ktensor_s& k, const std::function<void()>& initialise,
-                           const CpAlsSweepHook& on_sweep) {
+std::unique_ptr<CpAlsSteps<T>> cp_als_fcoo_on_device(const spt_context_s& ctx, const spt_coo_s& x,
+                                                     const spt_cpd_options& opts) {
   const CudaPlugin& cuda = cuda_plugin();
-  if (!cuda.usable()) return cp_als_device_failed(ctx, SPT_ERR_DEVICE, cuda.reason);
-  if (cuda.table->cp_als_fcoo == nullptr)
-    return cp_als_device_failed(ctx, SPT_ERR_DEVICE, "the plugin has no cp_als_fcoo");
+  if (!cuda.usable()) return cp_als_device_failed(ctx, SPT_ERR_DEVICE, cuda.reason), nullptr;
   const uint32_t order = x.order();
-  if (order < 2 || order > 8) return cp_als_unsupported(ctx, cat("order ", order, " is outside the GPU F-COO range 2..8"));
-  if (x.nnz >= (spt_nnz(1) << 32)) return cp_als_unsupported(ctx, "F-COO holds fewer than 2^32 nonzeros");
+  if (order < 2 || order > 8) {
+    cp_als_unsupported(ctx, cat("order ", order, " is outside the GPU F-COO range 2..8"));
+    return nullptr;
+  }
+  if (x.nnz >= (spt_nnz(1) << 32)) return cp_als_unsupported(ctx, "F-COO holds fewer than 2^32 nonzeros"), nullptr;
   const int sms = ctx.device < static_cast<int>(cuda.devices.size()) ? cuda.devices[ctx.device].multiprocessors : 0;
   // The threadlen per mode, by the rule with that mode's slice count.
   const std::vector<spt_nnz> slices = distinct_indices_per_mode(x, thread_count(ctx));
@@ -566,49 +607,42 @@ bool cp_als_fcoo_on_device(const spt_context_s& ctx, const spt_coo_s& x, const s
   }
   log(ctx, 1, cat("CP-ALS on F-COO on the GPU (one copy per mode, threadlen ", threadlens, ", ", bytes, " bytes)"));
   std::vector<DeviceFcoo> copies(order);
-  std::vector<const spt_plugin_device_fcoo*> raw(order);
   for (uint32_t m = 0; m < order; ++m) {
     std::string message;
     const int status = device_copy(cuda, ctx.device, per_mode[m], copies[m], message);
-    if (status == SPT_ERR_UNSUPPORTED) return cp_als_unsupported(ctx, message);
-    if (status != SPT_OK) return cp_als_device_failed(ctx, status, message);
-    raw[m] = copies[m].get();
+    if (status == SPT_ERR_UNSUPPORTED) return cp_als_unsupported(ctx, message), nullptr;
+    if (status != SPT_OK) return cp_als_device_failed(ctx, status, message), nullptr;
   }
-  return run_device_cp_als<T>(ctx, order, opts, k, initialise, on_sweep,
-                              [&](const spt_plugin_cp_als_args& args, char* buffer, size_t length) {
-                                return cuda.table->cp_als_fcoo(raw.data(), order, &args, buffer, length);
-                              });
+  return device_steps<T>(ctx, cuda, order, opts.rank, "fcoo, cuda", nullptr, std::move(copies));
 }
 
 template <typename T>
-bool cp_als_on_device(const spt_context_s& ctx, const spt_coo_s& x, const spt_cpd_options& opts, spt_ktensor_s& k,
-                      const std::function<void()>& initialise, const CpAlsSweepHook& on_sweep) {
-  if (effective_backend(ctx) != SPT_BACKEND_CUDA) return false;
-  if (opts.format == SPT_TENSOR_FORMAT_FCOO) return cp_als_fcoo_on_device<T>(ctx, x, opts, k, initialise, on_sweep);
+std::unique_ptr<CpAlsSteps<T>> cp_als_on_device(const spt_context_s& ctx, const spt_coo_s& x,
+                                                const spt_cpd_options& opts) {
+  if (effective_backend(ctx) != SPT_BACKEND_CUDA) return nullptr;
+  if (opts.format == SPT_TENSOR_FORMAT_FCOO) return cp_als_fcoo_on_device<T>(ctx, x, opts);
   if (opts.format == SPT_TENSOR_FORMAT_HICOO) {
-    // No whole-sweep HiCOO path on the device: the host loop runs and each
-    // MTTKRP goes to the GPU HiCOO kernel (factors copied per call).
+    // No device steps on HiCOO: the host steps run and each MTTKRP goes
+    // to the GPU HiCOO kernel (factors copied per call).
     log(ctx, 1, "note: CP-ALS on HiCOO: the MTTKRPs run on the GPU, the rest of each sweep on the host");
-    return false;
+    return nullptr;
   }
-  if (opts.format != SPT_TENSOR_FORMAT_AUTO && opts.format != SPT_TENSOR_FORMAT_COO)
-    return cp_als_unsupported(ctx, cat("the GPU CP-ALS runs on COO, F-COO or HiCOO, and opts.format asks for ",
-                                       format_name(opts.format),
-                                       " (use SPT_TENSOR_FORMAT_COO, _FCOO, _HICOO or _AUTO)"));
+  if (opts.format != SPT_TENSOR_FORMAT_AUTO && opts.format != SPT_TENSOR_FORMAT_COO) {
+    cp_als_unsupported(ctx, cat("the GPU CP-ALS runs on COO, F-COO or HiCOO, and opts.format asks for ",
+                                format_name(opts.format), " (use SPT_TENSOR_FORMAT_COO, _FCOO, _HICOO or _AUTO)"));
+    return nullptr;
+  }
   const CudaPlugin& cuda = cuda_plugin();
-  if (!cuda.usable()) return cp_als_device_failed(ctx, SPT_ERR_DEVICE, cuda.reason);
-  if (cuda.table->cp_als_mixed == nullptr)
-    return cp_als_device_failed(ctx, SPT_ERR_DEVICE, "the plugin has no cp_als_mixed");
+  if (!cuda.usable()) return cp_als_device_failed(ctx, SPT_ERR_DEVICE, cuda.reason), nullptr;
   std::string message;
   DeviceCoo device_x;
   const int status = device_copy(cuda, ctx.device, x, device_x, message);
-  if (status == SPT_ERR_UNSUPPORTED) return cp_als_unsupported(ctx, message);
-  if (status != SPT_OK) return cp_als_device_failed(ctx, status, message);
+  if (status == SPT_ERR_UNSUPPORTED) return cp_als_unsupported(ctx, message), nullptr;
+  if (status != SPT_OK) return cp_als_device_failed(ctx, status, message), nullptr;
   // Format AUTO: the modes the GPU format model gives to F-COO run on
   // their F-COO copies (a copy that does not fit leaves its mode on COO).
   const uint32_t order = x.order();
   std::vector<DeviceFcoo> fcoo_copies(order);
-  std::vector<const spt_plugin_device_fcoo*> per_mode(order, nullptr);
   if (opts.format == SPT_TENSOR_FORMAT_AUTO) {
     std::string on_fcoo;
     for (uint32_t m = 0; m < order; ++m) {
@@ -617,28 +651,40 @@ bool cp_als_on_device(const spt_context_s& ctx, const spt_coo_s& x, const spt_cp
       std::string why;
       if (const int st = device_copy(cuda, ctx.device, *f, fcoo_copies[m], why); st != SPT_OK) {
         log(ctx, 1, cat("note: CP-ALS mode ", m, " stays on COO on the GPU: its F-COO copy failed (", why, ")"));
+        fcoo_copies[m].reset();
         continue;
       }
-      per_mode[m] = fcoo_copies[m].get();
       on_fcoo += cat(on_fcoo.empty() ? "" : ", ", m);
     }
     if (!on_fcoo.empty()) log(ctx, 1, cat("CP-ALS on the GPU: MTTKRP on F-COO in modes ", on_fcoo, ", COO in the others"));
   }
-  return run_device_cp_als<T>(ctx, order, opts, k, initialise, on_sweep,
-                              [&](const spt_plugin_cp_als_args& args, char* buffer, size_t length) {
-                                return cuda.table->cp_als_mixed(device_x.get(), per_mode.data(), &args, buffer,
-                                                                length);
-                              });
+  return device_steps<T>(ctx, cuda, order, opts.rank, "coo, cuda", std::move(device_x), std::move(fcoo_copies));
 }
 
 }  // namespace
 
-bool DeviceKernels::cp_als(const spt_context_s& ctx, const spt_coo_s& x, const spt_cpd_options& opts,
-                           spt_ktensor_s& k, const std::function<void()>& initialise,
-                           const CpAlsSweepHook& on_sweep) {
-  if (x.dtype() == SPT_FLOAT32) return cp_als_on_device<float>(ctx, x, opts, k, initialise, on_sweep);
-  return cp_als_on_device<double>(ctx, x, opts, k, initialise, on_sweep);
+void cp_als_after_device_failure(const spt_context_s& ctx, const DeviceStepFailure& failure) {
+  const int status = failure.status();
+  if (status == SPT_ERR_UNSUPPORTED) {
+    cp_als_unsupported(ctx, failure.what());
+    return;
+  }
+  if (status == SPT_ERR_INVALID_ARGUMENT)
+    fail(SPT_ERR_INTERNAL, "the CUDA plugin rejected CP-ALS arguments: ", failure.what());
+  cp_als_device_failed(ctx, status, failure.what());
 }
+
+template <typename T>
+std::unique_ptr<CpAlsSteps<T>> make_device_cp_als_steps(const spt_context_s& ctx, const spt_coo_s& x,
+                                                        const spt_cpd_options& opts) {
+  return cp_als_on_device<T>(ctx, x, opts);
+}
+
+template std::unique_ptr<CpAlsSteps<float>> make_device_cp_als_steps<float>(const spt_context_s&, const spt_coo_s&,
+                                                                            const spt_cpd_options&);
+template std::unique_ptr<CpAlsSteps<double>> make_device_cp_als_steps<double>(const spt_context_s&,
+                                                                              const spt_coo_s&,
+                                                                              const spt_cpd_options&);
 
 bool DeviceKernels::mttkrp(const spt_context_s& ctx, const spt_coo_s& x, const ConstMatRef<float>* factors,
                            uint32_t mode, MatRef<float> out) {

@@ -27,19 +27,6 @@
 
 namespace spt::dispatch {
 
-// What a CP-ALS sweep hook asks for next.
-enum class SweepNext { next_sweep, stop, exact_inner };
-
-// End-of-sweep hook of a whole-decomposition device run: gets the sweep
-// number (1-based), <X, M>, ||M||^2, the rounding noise of <X, M> (one
-// standard deviation; 0 when exact or float64) and the sweep's seconds.
-// Returns next_sweep, stop, or exact_inner: then it is called again for the
-// same sweep with <X, M> summed in double over the nonzeros (noise 0; where
-// the device run cannot, the same <X, M>, noted in the log). May throw; the
-// error reaches the caller.
-using CpAlsSweepHook = std::function<SweepNext(int iteration, double inner, double norm_model_squared,
-                                               double inner_error, double seconds)>;
-
 // The AUTO backend's size rule for a whole CP-ALS: true when the tensor is
 // so small that the CPU's sweep (with `threads` threads) beats the GPU's
 // fixed cost per sweep (kernel launches and one host round trip per
@@ -125,26 +112,6 @@ class SmallCpAlsOnHost {
 struct DeviceKernels {
   SPT_TYPED_KERNELS(float, SPT_DECLARE_DEVICE_KERNEL)
   SPT_TYPED_KERNELS(double, SPT_DECLARE_DEVICE_KERNEL)
-
-  // A whole CP-ALS of x on the device (plugin entry cp_als): factors,
-  // Grams and workspace stay there for the whole decomposition; the host
-  // sees scalars per mode and per sweep. When the context's effective
-  // backend is CUDA it first calls `initialise` (which must fill k with the
-  // initial factors: lambda and factors of x's dtype), runs the sweeps,
-  // calling on_sweep after each, and leaves the last sweep's factors and
-  // lambda in k (before arrange / sign fix); returns true. Returns false
-  // when the caller must run the CPU loop: backend not CUDA, or AUTO with a
-  // format the GPU lacks, an order outside the plugin's range, a device
-  // out-of-memory (the working set - tensor copy, factors, workspace - does
-  // not fit; see SPT_CUDA_MEMORY_LIMIT in cuda/plugin.cu) or another device
-  // failure, each with a note in the context's log (k may then hold a
-  // partial history: the caller re-initialises it). With CUDA forced these
-  // throw instead: SPT_ERR_UNSUPPORTED (opts.format CSF/HiCOO, order),
-  // SPT_ERR_OUT_OF_MEMORY, SPT_ERR_DEVICE. SPT_ERR_NUMERICAL (non-finite
-  // values, as the CPU loop) and whatever on_sweep throws propagate in any
-  // case. opts must be normalised and validated.
-  static bool cp_als(const spt_context_s& ctx, const spt_coo_s& x, const spt_cpd_options& opts, spt_ktensor_s& k,
-                     const std::function<void()>& initialise, const CpAlsSweepHook& on_sweep);
 
   // GPU Tucker-HOOI (src/dispatch/device_tucker.cpp; the device steps:
   // tucker_steps.hpp).

@@ -40,9 +40,11 @@
  * (only the B-CSF mapping by slice units read them; the plugin maps B-CSF
  * by leaves), and the SpTTM kernels SPT_PLUGIN_TTM_NAIVE and
  * SPT_PLUGIN_TTM_FINE are gone (the rule never picked them).
- * 11 = Tucker-HOOI runs as steps (family TUCKER_STEPS: a session per run,
- * one call per step) instead of tucker_hooi_fcoo / _hls / _hbcsf and
- * spt_plugin_tucker_args; the sweeps are the core's.
+ * 11 = CP-ALS and Tucker-HOOI run as steps driven by the core's one loop
+ * each: the families CP_STEPS (a CP-ALS session and its steps) and
+ * TUCKER_STEPS (a Tucker-HOOI session and its steps) replace cp_als,
+ * cp_als_fcoo, cp_als_mixed, tucker_hooi_fcoo / _hls / _hbcsf and
+ * spt_plugin_cp_als_args / spt_plugin_tucker_args (family WHOLE_RUN is gone).
  */
 #ifndef SPT_DISPATCH_PLUGIN_ABI_H
 #define SPT_DISPATCH_PLUGIN_ABI_H
@@ -328,45 +330,30 @@ typedef struct spt_plugin_scoo_groups {
   const void *values;        /* nfibers * a_len * b_len values of dtype (NULL when nfibers = 0) */
 } spt_plugin_scoo_groups;
 
-/* What cp_als's per-iteration hook returns. */
-#define SPT_PLUGIN_CONTINUE 0 /* run the next sweep */
-#define SPT_PLUGIN_STOP 1     /* stop: copy the factors and lambda out, return OK */
-#define SPT_PLUGIN_ABORT 2    /* stop at once (the core recorded an error): return OK, copy nothing */
-/* cp_als only: sum <X, M> again in double over the nonzeros and call the
- * hook again for the same sweep with it (inner_error 0). */
-#define SPT_PLUGIN_EXACT_INNER 3
+/* Opaque CP-ALS session on a device (owned by the plugin): the factors,
+ * lambda, the MTTKRP output, the Gram matrices and the solver workspace of
+ * one CP-ALS run, kept on the device between the steps of the CP_STEPS
+ * family. */
+typedef struct spt_plugin_cp_session spt_plugin_cp_session;
 
-/* One CP-ALS run on the device (Tensor Toolbox / pyttb numerics, exactly the
- * core's CPU loop in src/algo/cp_als.cpp: per mode MTTKRP, Hadamard product
- * of the other Grams, Cholesky solve or pseudo-inverse, column normalisation
- * into lambda (2-norm in sweep 0, max(max-norm, 1) later), Gram update; per
- * sweep the two fit terms). All of it stays on the device; the host sees a
- * few scalars per mode and per sweep. The fit itself, convergence, history
- * and the user's callback belong to the core, through on_sweep. */
-typedef struct spt_plugin_cp_als_args {
-  uint32_t rank;
-  int max_iters;
-  /* In: the initial factors (dims[m] x rank, x's dtype, host memory).
-   * Out (after a sweep loop that ended by SPT_PLUGIN_STOP or max_iters):
-   * the final factors, columns scaled as the last sweep left them. */
-  spt_plugin_matrix *factors;
-  void *lambda; /* out: rank values of x's dtype, the last sweep's lambda */
-  void *hook_data;
-  /* Called after each sweep (iteration = 1, 2, ...) with <X, M> and ||M||^2
-   * of the model M = [[lambda; U]], inner_error (one standard deviation of
-   * <X, M> from the rounding of the last MTTKRP to float32; 0 for float64
-   * or when <X, M> is exact) and the sweep's wall seconds; returns
-   * SPT_PLUGIN_CONTINUE, _STOP, _ABORT or _EXACT_INNER. After
-   * _EXACT_INNER the plugin calls again for the same sweep with <X, M>
-   * summed in double over the nonzeros and inner_error 0 (a run with no COO
-   * copy of X on the device passes the same <X, M> and notes it); that call
-   * must not answer _EXACT_INNER. Must not throw. */
-  int (*on_sweep)(void *hook_data, int iteration, double inner, double norm_model_squared, double inner_error,
-                  double seconds);
-  /* Optional (NULL = none): a note for the context's log at `level` (1 =
-   * normal, 2 = verbose), e.g. the pseudo-inverse fallback. */
-  void (*note)(void *hook_data, int level, const char *message);
-} spt_plugin_cp_als_args;
+/* What cp_normal_matrix found about the normal-equation matrix Y of a mode. */
+typedef struct spt_plugin_cp_normal_info {
+  int non_finite;    /* 1 when Y has a NaN or infinite entry */
+  int cholesky_info; /* 0, or the order of the leading minor that is not positive definite */
+  double anorm;      /* ||Y||_1 */
+  double rcond;      /* reciprocal condition number in the 1-norm (0 when the Cholesky factor failed) */
+} spt_plugin_cp_normal_info;
+
+/* The fit terms of a sweep (model M = [[lambda; U]]). */
+typedef struct spt_plugin_cp_fit_terms {
+  double inner;              /* <X, M> from the last mode's MTTKRP */
+  double norm_model_squared; /* ||M||^2, from the Grams in double */
+  double inner_error;        /* one standard deviation of <X, M> from rounding the MTTKRP to float32; 0 for float64 */
+} spt_plugin_cp_fit_terms;
+
+/* How cp_solve solves the normal equations. */
+#define SPT_PLUGIN_CP_SOLVE_CHOLESKY 0      /* from the Cholesky factor of cp_normal_matrix */
+#define SPT_PLUGIN_CP_SOLVE_PSEUDO_INVERSE 1 /* V diag(1/w) V^T over |w| > R eps max|w| (symmetric eigen-solver) */
 
 /* The function table, generated from one list per family of entries.
  *
@@ -528,29 +515,72 @@ typedef struct spt_plugin_cp_als_args {
   ENTRY(scoo_ttm, (int device, const spt_plugin_scoo_groups *y, const spt_plugin_matrix *u, spt_plugin_matrix *out, \
                    double *kernel_ms, char *message, size_t message_len))
 
-/* Whole decompositions on the device (the dispatcher's algorithms run them
- * whole; each family above gives their copies).
- * cp_als: CP-ALS of the device tensor x (see spt_plugin_cp_als_args).
- *   Checks first that its factors and workspace fit the free device memory
- *   (SPT_ERR_OUT_OF_MEMORY, nothing run). Errors: OUT_OF_MEMORY, DEVICE,
- *   INVALID_ARGUMENT, UNSUPPORTED (a rank above the plugin's limit, 6144),
- *   NUMERICAL (non-finite normal equations or factor columns, eigen-solver
- *   failure; the message matches the CPU's).
- * cp_als_fcoo: as cp_als, on F-COO: per_mode[m] is the op-MTTKRP F-COO of
- *   mode m of one tensor (order entries, same device and dtype); each
- *   sweep's MTTKRP in mode m runs on per_mode[m].
- * cp_als_mixed: as cp_als, on the device COO tensor x, except that the
- *   MTTKRP in mode m runs on per_mode[m] when it is not NULL (the op-MTTKRP
- *   F-COO of mode m of the same tensor, same device and dtype) and on x
- *   otherwise (sorted by the mode when it fits). per_mode has x's order
- *   entries. */
-#define SPT_PLUGIN_WHOLE_RUN_ENTRIES(ENTRY, RELEASE)                                                            \
-  ENTRY(cp_als, (const spt_plugin_device_coo *x, const spt_plugin_cp_als_args *args, char *message,            \
-                 size_t message_len))                                                                          \
-  ENTRY(cp_als_fcoo, (const spt_plugin_device_fcoo *const *per_mode, uint32_t order,                           \
-                      const spt_plugin_cp_als_args *args, char *message, size_t message_len))                  \
-  ENTRY(cp_als_mixed, (const spt_plugin_device_coo *x, const spt_plugin_device_fcoo *const *per_mode,          \
-                       const spt_plugin_cp_als_args *args, char *message, size_t message_len))
+/* The steps of CP-ALS on the device, for the core's one CP-ALS loop
+ * (src/algo/cp_als.cpp), which owns the sweep order, the solve-branch
+ * choice, the fit, convergence, callbacks and every error message. A
+ * session keeps the factors, lambda, the MTTKRP output B and the Grams on
+ * the device from cp_set_factors to cp_get_factors; only the scalars below
+ * come back between steps. Steps are queued in order on the session's
+ * streams; the entries that return scalars (cp_normal_matrix, cp_solve
+ * with the pseudo-inverse, cp_fit_terms, cp_exact_inner and, when its
+ * flag is not yet read back, cp_non_finite) wait for the queue. A session
+ * is used by one thread at a time. Errors: INVALID_ARGUMENT (NULL
+ * arguments, a mode out of range), OUT_OF_MEMORY, DEVICE.
+ * cp_session_create: a session of rank `rank` on x's device for the tensor
+ *   of `order` modes held by x (a device COO copy, may be NULL) and
+ *   per_mode (order entries, or NULL for none: per_mode[m] is the
+ *   op-MTTKRP F-COO of mode m of the same tensor, same device and dtype, or
+ *   NULL). The MTTKRP of mode m runs on per_mode[m] when given, else on x
+ *   (sorted by the mode when a sorted copy fits); every mode needs one of
+ *   the two. Checks first that the factors and workspace fit the free
+ *   device memory besides the tensor (OUT_OF_MEMORY, nothing allocated).
+ *   UNSUPPORTED for a rank above the plugin's limit (6144) or an order
+ *   beyond the F-COO kernels.
+ * cp_session_release: frees a session (NULL ignored).
+ * cp_set_factors: copies the factors (order matrices dims[m] x rank, the
+ *   tensor's dtype, host) to the device and computes every Gram.
+ * cp_get_factors: copies the factors and lambda (rank values of the
+ *   tensor's dtype) to the host.
+ * cp_mttkrp: B = MTTKRP of mode `mode` with the current factors.
+ * cp_normal_matrix: Y = Hadamard product of the Grams of every mode but
+ *   `mode` (in the tensor's type, mode order), its Cholesky factor and
+ *   condition; *info receives what they show.
+ * cp_solve: U_mode = B Y^-1 by `method` (SPT_PLUGIN_CP_SOLVE_*), Y from
+ *   the last cp_normal_matrix. *eigen_info (pseudo-inverse only; 0 after
+ *   Cholesky): the eigen-solver's info (> 0 = did not converge; U_mode is
+ *   then unchanged).
+ * cp_normalise: lambda from the column norms of U_mode (2-norm when
+ *   first_sweep, else max(max |column|, 1); accumulated in double) and
+ *   U_mode's columns divided by them (a zero lambda leaves its column).
+ * cp_gram: G_mode = U_mode^T U_mode (accumulated in double; may overlap
+ *   the next cp_mttkrp).
+ * cp_fit_terms: the fit terms of the current model with the B of the last
+ *   cp_mttkrp (which must be of the last mode).
+ * cp_exact_inner: *inner = <X, M> summed in double over the nonzeros of
+ *   x; UNSUPPORTED for a session without x.
+ * cp_non_finite: *component = the first component whose norm was not
+ *   finite in the last cp_normalise of `mode`, or -1. */
+#define SPT_PLUGIN_CP_STEPS_ENTRIES(ENTRY, RELEASE)                                                                \
+  ENTRY(cp_session_create, (const spt_plugin_device_coo *x, const spt_plugin_device_fcoo *const *per_mode,       \
+                            uint32_t order, uint32_t rank, spt_plugin_cp_session **out, char *message,            \
+                            size_t message_len))                                                                  \
+  RELEASE(cp_session_release, (spt_plugin_cp_session * s))                                                       \
+  ENTRY(cp_set_factors, (spt_plugin_cp_session * s, const spt_plugin_matrix *factors, char *message,              \
+                         size_t message_len))                                                                     \
+  ENTRY(cp_get_factors, (spt_plugin_cp_session * s, spt_plugin_matrix *factors, void *lambda, char *message,      \
+                         size_t message_len))                                                                     \
+  ENTRY(cp_mttkrp, (spt_plugin_cp_session * s, uint32_t mode, char *message, size_t message_len))                 \
+  ENTRY(cp_normal_matrix, (spt_plugin_cp_session * s, uint32_t mode, spt_plugin_cp_normal_info *info,             \
+                           char *message, size_t message_len))                                                    \
+  ENTRY(cp_solve, (spt_plugin_cp_session * s, uint32_t mode, int method, int *eigen_info, char *message,          \
+                   size_t message_len))                                                                           \
+  ENTRY(cp_normalise, (spt_plugin_cp_session * s, uint32_t mode, int first_sweep, char *message,                  \
+                       size_t message_len))                                                                       \
+  ENTRY(cp_gram, (spt_plugin_cp_session * s, uint32_t mode, char *message, size_t message_len))                   \
+  ENTRY(cp_fit_terms, (spt_plugin_cp_session * s, spt_plugin_cp_fit_terms *out, char *message, size_t message_len)) \
+  ENTRY(cp_exact_inner, (spt_plugin_cp_session * s, double *inner, char *message, size_t message_len))            \
+  ENTRY(cp_non_finite, (spt_plugin_cp_session * s, uint32_t mode, int32_t *component, char *message,              \
+                        size_t message_len))
 
 /* Tucker-HOOI steps (pyttb tucker_als numerics). The core's driver
  * (src/algo/tucker_hooi.cpp) runs the sweeps - order of modes, which
@@ -648,7 +678,7 @@ typedef struct spt_plugin_tucker_session spt_plugin_tucker_session;
   FAMILY(HBCSF)                     \
   FAMILY(HLS)                       \
   FAMILY(TTM)                       \
-  FAMILY(WHOLE_RUN)                 \
+  FAMILY(CP_STEPS)                  \
   FAMILY(TUCKER_STEPS)
 
 #define SPT_PLUGIN_TABLE_FIELD_ENTRY(name, params) int(*name) params;

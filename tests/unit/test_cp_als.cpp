@@ -8,10 +8,12 @@
 #include <cstring>
 #include <map>
 #include <memory>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "algo/cp_als.hpp"
 #include "algo/normal_equations.hpp"
 #include "common/summaries.hpp"
 #include "core/context.hpp"
@@ -958,4 +960,159 @@ TEST(NormalEquations, CholeskyAndPseudoInverse) {
   x = b;
   EXPECT_TRUE(solver.solve(ctx, y.cref(), x.ref()));
   for (double e : x.values) EXPECT_EQ(e, 0.0);
+}
+
+// The one CP-ALS loop (spt::run_cp_als) over scripted steps: it calls the
+// steps in the documented order, chooses the solve branch and the
+// normalisation rule, computes the fit from the steps' terms, asks for the
+// exact <X, M> only when its noise matters, and reports breakdowns with
+// the mode, the iteration and the steps' solver library. No backend runs.
+namespace {
+
+struct ScriptedSteps final : spt::dispatch::CpAlsSteps<double> {
+  std::vector<std::string> calls;
+  spt::dispatch::CpAlsNormalInfo info_mode1{false, 0, 1.0, 1.0};  // mode 1's normal_matrix answer
+  int eigen_info = 0;                  // what solve_pseudo_inverse answers
+  int bad_component_mode0 = -1;        // what non_finite_component(0) answers
+  spt::dispatch::CpAlsFitTerms terms{2.0, 1.0, 0.0};
+  std::optional<double> exact;         // what exact_inner answers
+
+  const char* name() const override { return "scripted"; }
+  const char* solver_library() const override { return "ScriptLib"; }
+  void start(spt_ktensor_s&) override { calls.push_back("start"); }
+  void mttkrp(uint32_t m) override { calls.push_back("mttkrp" + std::to_string(m)); }
+  spt::dispatch::CpAlsNormalInfo normal_matrix(uint32_t m) override {
+    calls.push_back("normal" + std::to_string(m));
+    return m == 1 ? info_mode1 : spt::dispatch::CpAlsNormalInfo{false, 0, 1.0, 1.0};
+  }
+  void solve_cholesky(uint32_t m) override { calls.push_back("cholesky" + std::to_string(m)); }
+  int solve_pseudo_inverse(uint32_t m) override {
+    calls.push_back("pinv" + std::to_string(m));
+    return eigen_info;
+  }
+  void normalise(uint32_t m, bool first) override {
+    calls.push_back("normalise" + std::to_string(m) + (first ? "first" : ""));
+  }
+  int non_finite_component(uint32_t m) override { return m == 0 ? bad_component_mode0 : -1; }
+  void gram(uint32_t m) override { calls.push_back("gram" + std::to_string(m)); }
+  spt::dispatch::CpAlsFitTerms fit_terms() override {
+    calls.push_back("fit");
+    return terms;
+  }
+  std::optional<double> exact_inner() override {
+    calls.push_back("exact");
+    return exact;
+  }
+  void finish(spt_ktensor_s&) override { calls.push_back("finish"); }
+};
+
+spt_cpd_options scripted_options(int max_iters) {
+  spt_cpd_options opts;
+  spt_cpd_options_init(&opts);
+  opts.rank = 1;
+  opts.max_iters = max_iters;
+  opts.tol = 1e-4;
+  return opts;
+}
+
+std::string joined(const std::vector<std::string>& calls) {
+  std::string out;
+  for (const std::string& c : calls) out += (out.empty() ? "" : " ") + c;
+  return out;
+}
+
+}  // namespace
+
+TEST(CpAlsLoop, CallsTheStepsInOrderAndComputesTheFit) {
+  spt_context_s ctx;
+  std::vector<std::string> messages;
+  ctx.verbosity = 1;
+  ctx.log = collect_log;
+  ctx.log_data = &messages;
+  ScriptedSteps steps;
+  steps.info_mode1 = {false, 2, 1.0, 0.0};  // mode 1 not positive definite: the pseudo-inverse
+  spt_ktensor_s k;
+  // ||X||^2 = 4, <X,M> = 2, ||M||^2 = 1: fit = 1 - sqrt(4 + 1 - 4) / 2 = 0.5
+  // in every sweep, so the second sweep converges.
+  const spt_status status = spt::run_cp_als<double>(ctx, steps, {3, 4}, 4.0, scripted_options(5), k);
+  EXPECT_EQ(status, SPT_OK);
+  const std::string sweep1 = "mttkrp0 normal0 cholesky0 normalise0first gram0 mttkrp1 normal1 pinv1 normalise1first gram1 fit";
+  const std::string sweep2 = "mttkrp0 normal0 cholesky0 normalise0 gram0 mttkrp1 normal1 pinv1 normalise1 gram1 fit";
+  EXPECT_EQ(joined(steps.calls), "start " + sweep1 + " " + sweep2 + " finish");
+  ASSERT_EQ(k.fit_history.size(), 2u);
+  EXPECT_DOUBLE_EQ(k.fit_history[0], 0.5);
+  EXPECT_DOUBLE_EQ(k.fit, 0.5);
+  EXPECT_EQ(k.iterations, 2);
+  EXPECT_EQ(k.converged, 1);
+  int notes = 0;
+  for (const std::string& m : messages) notes += m.find("not positive definite (Cholesky pivot 2 failed)") != std::string::npos;
+  EXPECT_EQ(notes, 2);  // once per sweep
+}
+
+TEST(CpAlsLoop, SingularMatrixTakesThePseudoInverseAndAFailedEigenSolverIsNumerical) {
+  spt_context_s ctx;
+  ScriptedSteps steps;
+  steps.info_mode1 = {false, 0, 1.0, 1e-20};  // factored, but rcond below eps
+  steps.eigen_info = 3;
+  spt_ktensor_s k;
+  try {
+    spt::run_cp_als<double>(ctx, steps, {3, 4}, 4.0, scripted_options(5), k);
+    FAIL() << "a failed eigen-solver must stop CP-ALS";
+  } catch (const spt::Error& e) {
+    EXPECT_EQ(e.code(), SPT_ERR_NUMERICAL);
+    EXPECT_NE(std::string(e.what()).find("mode 1, iteration 1: the eigen-decomposition of the 1 x 1"),
+              std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("(ScriptLib info 3)"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(steps.calls.back(), "pinv1");
+}
+
+TEST(CpAlsLoop, NonFiniteNormalMatrixAndFactorColumnsAreNumerical) {
+  spt_context_s ctx;
+  ScriptedSteps steps;
+  steps.bad_component_mode0 = 0;
+  spt_ktensor_s k;
+  try {
+    spt::run_cp_als<double>(ctx, steps, {3, 4}, 4.0, scripted_options(5), k);
+    FAIL() << "a non-finite factor column must stop CP-ALS";
+  } catch (const spt::Error& e) {
+    EXPECT_EQ(e.code(), SPT_ERR_NUMERICAL);
+    EXPECT_NE(std::string(e.what()).find("factor of mode 0 (component 0) in iteration 1"), std::string::npos)
+        << e.what();
+  }
+  // Checked after the next step that returns scalars (normal1), before the solve.
+  EXPECT_EQ(steps.calls.back(), "normal1");
+  ScriptedSteps overflow;
+  overflow.info_mode1 = {true, 0, 0.0, 0.0};
+  try {
+    spt::run_cp_als<double>(ctx, overflow, {3, 4}, 4.0, scripted_options(5), k);
+    FAIL() << "a non-finite normal-equation matrix must stop CP-ALS";
+  } catch (const spt::Error& e) {
+    EXPECT_EQ(e.code(), SPT_ERR_NUMERICAL);
+    EXPECT_NE(std::string(e.what()).find("normal-equation matrix for mode 1 became non-finite in iteration 1"),
+              std::string::npos) << e.what();
+  }
+}
+
+TEST(CpAlsLoop, ExactInnerOnlyWhenItsNoiseMovesTheFit) {
+  spt_context_s ctx;
+  ScriptedSteps quiet;
+  quiet.terms.inner_error = 1e-12;  // moves the fit by about 1e-12: ignored
+  spt_ktensor_s k;
+  spt::run_cp_als<double>(ctx, quiet, {3, 4}, 4.0, scripted_options(2), k);
+  for (const std::string& c : quiet.calls) EXPECT_NE(c, "exact");
+  ScriptedSteps noisy;
+  noisy.terms.inner_error = 1e-3;
+  noisy.exact = 1.5;  // fit = 1 - sqrt(4 + 1 - 3) / 2
+  spt::run_cp_als<double>(ctx, noisy, {3, 4}, 4.0, scripted_options(2), k);
+  int exact_calls = 0;
+  for (const std::string& c : noisy.calls) exact_calls += c == "exact";
+  EXPECT_EQ(exact_calls, 2);  // once per sweep
+  ASSERT_EQ(k.fit_history.size(), 2u);
+  EXPECT_DOUBLE_EQ(k.fit_history[0], 1.0 - std::sqrt(2.0) / 2.0);
+  // Steps that cannot sum exactly keep the fit from their terms.
+  ScriptedSteps unable;
+  unable.terms.inner_error = 1e-3;
+  spt::run_cp_als<double>(ctx, unable, {3, 4}, 4.0, scripted_options(1), k);
+  EXPECT_DOUBLE_EQ(k.fit_history[0], 0.5);
 }

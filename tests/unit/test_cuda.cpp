@@ -133,7 +133,7 @@ TEST(CudaPlugin, TableLayoutFollowsTheEntryLists) {
   EXPECT_EQ(offsetof(spt_plugin_table, abi_version), 0u);
   EXPECT_EQ(offsetof(spt_plugin_table, struct_size), sizeof(uint32_t));
   using Entry = int (*)();
-  ASSERT_EQ(names.size(), 38u);
+  ASSERT_EQ(names.size(), 47u);
   for (size_t i = 0; i < offsets.size(); ++i) EXPECT_EQ(offsets[i], header + i * sizeof(Entry)) << names[i];
   EXPECT_EQ(sizeof(spt_plugin_table), header + names.size() * sizeof(Entry));
   EXPECT_EQ(names.front(), "device_count");
