@@ -632,7 +632,11 @@ template <typename Body>
 int session_step(spt_plugin_cp_session* s, uint32_t mode, char* message, size_t message_len, Body&& body) {
   return guarded(message, message_len, [&]() -> int {
     if (!s || !s->run || mode >= s->order) return kInvalidArgument;
-    SPT_CUDA_TRY(cudaSetDevice(s->device), "cudaSetDevice");
+    // The steps of a run come one after another from one thread, which
+    // keeps its device: select it only when another one is current.
+    int current = -1;
+    if (cudaGetDevice(&current) != cudaSuccess || current != s->device)
+      SPT_CUDA_TRY(cudaSetDevice(s->device), "cudaSetDevice");
     try {
       return body(*s->run);
     } catch (const spt::cuda::library_checks::Failure& f) {
