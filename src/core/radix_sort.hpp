@@ -3,7 +3,8 @@
 // by integer key goes through it: the COO sorts (core/sort.cpp), the HiCOO
 // and HLS builders, LEXI-ORDER and the TTM-chain key sort. A radix sort is
 // linear in the number of keys, where a comparison sort was the bottleneck
-// of the format builders and of the reordering (dissertation §5.2).
+// of the format builders and of the reordering (dissertation §5.2;
+// docs/design-measurements.md, "Radix sort").
 #pragma once
 
 #include <cstdint>
