@@ -90,10 +90,14 @@ inline std::string tensor_stem(const std::string& path) {
 class Record {
  public:
   Record& str(const std::string& k, const std::string& v) { return set(k, v); }
-  Record& num(const std::string& k, double v) { return set(k, six_digits(v)); }
+  Record& num(const std::string& k, double v) { return set(k, significant(v, 6)); }
+  // A number with `digits` significant digits (a fit, where six are too few).
+  Record& num(const std::string& k, double v, int digits) { return set(k, significant(v, digits)); }
   Record& integer(const std::string& k, long long v) { return set(k, v); }
   Record& boolean(const std::string& k, bool v) { return set(k, v); }
   Record& null(const std::string& k) { return set(k, nullptr); }
+  // A nested object: `inner`'s keys under k.
+  Record& record(const std::string& k, const Record& inner) { return set(k, inner.body_); }
   std::string text() const { return body_.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace); }
   void print(FILE* to = stdout) const {
     std::fprintf(to, "%s\n", text().c_str());
@@ -106,9 +110,9 @@ class Record {
     body_[k] = std::forward<V>(v);
     return *this;
   }
-  static double six_digits(double v) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.6g", v);
+  static double significant(double v, int digits) {
+    char buf[40];
+    std::snprintf(buf, sizeof buf, "%.*g", digits, v);
     return std::strtod(buf, nullptr);
   }
   nlohmann::ordered_json body_ = nlohmann::ordered_json::object();

@@ -13,7 +13,8 @@
 // ../shared/TARGETS.md); and the whole spt_mttkrp call with backend CUDA
 // (factor copies in, output copy out; the tensor's device copy cached),
 // median of 5. The first repeat's output is checked against the CPU kernel
-// (relative Frobenius error). One JSON line per measurement to --json.
+// (relative Frobenius error). One JSON line per measurement to --json
+// (spt_bench::Record: nlohmann::json, six significant digits, fits eight).
 //
 // HiCOO (bench "gpu_mttkrp_hicoo"): the tensor converted with the CPU rule's
 // block size (hicoo::from_coo defaults), uploaded once; per mode and rank
@@ -59,6 +60,7 @@
 #include <vector>
 
 #include "algo/cp_als.hpp"
+#include "bench_common.hpp"
 #include "core/context.hpp"
 #include "core/coo.hpp"
 #include "core/fcoo.hpp"
@@ -77,6 +79,8 @@
 #include "mttkrp_hicoo.cuh"
 
 namespace {
+
+using spt_bench::Record;
 
 constexpr double kCopyBandwidth = 3.0e12;  // bytes/s, H100 device-to-device (read + write)
 
@@ -212,6 +216,42 @@ CpdTiming time_cpd(const spt_coo_s& x, spt_backend backend, int threads, int ran
   return t;
 }
 
+// A "cpd_iter" JSON line (fits with 8 significant digits).
+Record cpd_record(const Bench& b, const std::string& name, const spt_coo_s& x, int rank, const CpdTiming& t,
+                  const char* backend, const char* format, int threads, const std::string& device) {
+  Record r;
+  r.str("bench", "cpd_iter")
+      .str("tensor", name)
+      .integer("order", x.order())
+      .integer("nnz", static_cast<long long>(x.nnz))
+      .integer("mode", -1)
+      .integer("rank", rank)
+      .str("dtype", "float32")
+      .str("backend", backend)
+      .str("format", format)
+      .integer("threads", threads)
+      .integer("iterations", b.cpd_iters)
+      .num("seconds_per_iter_median", t.seconds_per_iter)
+      .num("total_seconds", t.total_seconds)
+      .num("fit", t.fit, 8)
+      .str("device", device);
+  return r;
+}
+
+// The leading keys of a kernel measurement's JSON line (float32).
+Record kernel_record(const char* bench, const std::string& name, uint32_t order, spt_nnz nnz, uint32_t mode,
+                     int rank) {
+  Record r;
+  r.str("bench", bench)
+      .str("tensor", name)
+      .integer("order", order)
+      .integer("nnz", static_cast<long long>(nnz))
+      .integer("mode", mode)
+      .integer("rank", rank)
+      .str("dtype", "float32");
+  return r;
+}
+
 void run_cpd(const Bench& b, const std::string& name, const spt_coo_s& x) {
   for (int rank : b.ranks) {
     const CpdTiming gpu = time_cpd(x, SPT_BACKEND_CUDA, b.cpd_threads, rank, b.cpd_iters);
@@ -222,14 +262,7 @@ void run_cpd(const Bench& b, const std::string& name, const spt_coo_s& x) {
     std::printf("%-24s CP-ALS rank %2d float32  GPU F-COO %8.4f s/iter (fit %.6f, %.2f s total)%s\n", name.c_str(),
                 rank, fcoo.seconds_per_iter, fcoo.fit, fcoo.total_seconds,
                 fcoo.error.empty() ? "" : ("  error: " + fcoo.error).c_str());
-    if (b.json)
-      std::fprintf(b.json,
-                   "{\"bench\":\"cpd_iter\",\"tensor\":\"%s\",\"order\":%u,\"nnz\":%llu,\"mode\":-1,"
-                   "\"rank\":%d,\"dtype\":\"float32\",\"backend\":\"cuda\",\"format\":\"fcoo\",\"threads\":0,"
-                   "\"iterations\":%d,\"seconds_per_iter_median\":%.6f,\"total_seconds\":%.4f,\"fit\":%.8f,"
-                   "\"device\":\"%s\"}\n",
-                   name.c_str(), x.order(), (unsigned long long)x.nnz, rank, b.cpd_iters, fcoo.seconds_per_iter,
-                   fcoo.total_seconds, fcoo.fit, b.device.c_str());
+    if (b.json) cpd_record(b, name, x, rank, fcoo, "cuda", "fcoo", 0, b.device).print(b.json);
     std::printf("%-24s CP-ALS rank %2d float32  GPU %8.4f s/iter (fit %.6f, %.2f s total)  CPU %d threads %8.4f "
                 "s/iter (fit %.6f, %.2f s total)  speed-up %.1fx%s%s\n",
                 name.c_str(), rank, gpu.seconds_per_iter, gpu.fit, gpu.total_seconds, b.cpd_threads,
@@ -239,15 +272,9 @@ void run_cpd(const Bench& b, const std::string& name, const spt_coo_s& x) {
                 cpu.error.empty() ? "" : ("  CPU error: " + cpu.error).c_str());
     if (b.json) {
       for (int gpu_side = 1; gpu_side >= 0; --gpu_side) {
-        const CpdTiming& t = gpu_side ? gpu : cpu;
-        std::fprintf(b.json,
-                     "{\"bench\":\"cpd_iter\",\"tensor\":\"%s\",\"order\":%u,\"nnz\":%llu,\"mode\":-1,"
-                     "\"rank\":%d,\"dtype\":\"float32\",\"backend\":\"%s\",\"format\":\"%s\",\"threads\":%d,"
-                     "\"iterations\":%d,\"seconds_per_iter_median\":%.6f,\"total_seconds\":%.4f,\"fit\":%.8f,"
-                     "\"device\":\"%s\"}\n",
-                     name.c_str(), x.order(), (unsigned long long)x.nnz, rank, gpu_side ? "cuda" : "cpu",
-                     gpu_side ? "coo" : "auto", gpu_side ? 0 : b.cpd_threads, b.cpd_iters, t.seconds_per_iter,
-                     t.total_seconds, t.fit, gpu_side ? b.device.c_str() : "host");
+        cpd_record(b, name, x, rank, gpu_side ? gpu : cpu, gpu_side ? "cuda" : "cpu", gpu_side ? "coo" : "auto",
+                   gpu_side ? 0 : b.cpd_threads, gpu_side ? b.device : "host")
+            .print(b.json);
       }
       std::fflush(b.json);
     }
@@ -433,13 +460,18 @@ void run_tensor(const Bench& b, const std::string& name, const spt_coo_s& x) {
       }
     };
     for (uint32_t mode = 0; b.json && mode < order; ++mode)
-      std::fprintf(b.json,
-                   "{\"bench\":\"gpu_format_choice\",\"tensor\":\"%s\",\"order\":%u,\"nnz\":%llu,\"mode\":%u,"
-                   "\"rank\":%d,\"nonempty_slices\":%llu,\"mean_slice_nnz\":%.1f,\"choice\":\"%s\","
-                   "\"device\":\"%s\"}\n",
-                   name.c_str(), order, (unsigned long long)nnz, mode, rank, (unsigned long long)mode_slices[mode],
-                   mode_slices[mode] ? double(nnz) / double(mode_slices[mode]) : 0.0,
-                   format_key(choice[mode].format), b.device.c_str());
+      Record()
+          .str("bench", "gpu_format_choice")
+          .str("tensor", name)
+          .integer("order", order)
+          .integer("nnz", static_cast<long long>(nnz))
+          .integer("mode", mode)
+          .integer("rank", rank)
+          .integer("nonempty_slices", static_cast<long long>(mode_slices[mode]))
+          .num("mean_slice_nnz", mode_slices[mode] ? double(nnz) / double(mode_slices[mode]) : 0.0)
+          .str("choice", format_key(choice[mode].format))
+          .str("device", b.device)
+          .print(b.json);
     for (uint32_t mode = 0; mode < order; ++mode) {
       const size_t out_elems = size_t(x.dims[mode]) * rank;
       float* d_out = nullptr;
@@ -501,14 +533,19 @@ void run_tensor(const Bench& b, const std::string& name, const spt_coo_s& x) {
                   name.c_str(), mode, rank, ms, bw / 1e9, 100 * bw / kCopyBandwidth, unsorted_ms, sort_ms[mode],
                   median(api_times), rel_err);
       if (b.json)
-        std::fprintf(b.json,
-                     "{\"bench\":\"gpu_mttkrp_coo\",\"tensor\":\"%s\",\"order\":%u,\"nnz\":%llu,\"mode\":%u,\"rank\":%d,"
-                     "\"dtype\":\"float32\",\"kernel_ms_median\":%.5f,\"kernel_ms_min\":%.5f,\"repeats\":%d,"
-                     "\"bytes\":%.0f,\"gbytes_per_s\":%.2f,\"fraction_of_3TBps\":%.4f,\"api_ms_median\":%.4f,"
-                     "\"rel_err_vs_cpu\":%.3e,\"unsorted_kernel_ms_median\":%.5f,\"sort_ms_once\":%.4f,\"device\":\"%s\"}\n",
-                     name.c_str(), order, (unsigned long long)nnz, mode, rank, ms,
-                     *std::min_element(times.begin(), times.end()), b.repeats, bytes, bw / 1e9, bw / kCopyBandwidth,
-                     median(api_times), rel_err, unsorted_ms, sort_ms[mode], b.device.c_str());
+        kernel_record("gpu_mttkrp_coo", name, order, nnz, mode, rank)
+            .num("kernel_ms_median", ms)
+            .num("kernel_ms_min", *std::min_element(times.begin(), times.end()))
+            .integer("repeats", b.repeats)
+            .integer("bytes", std::llround(bytes))
+            .num("gbytes_per_s", bw / 1e9)
+            .num("fraction_of_3TBps", bw / kCopyBandwidth)
+            .num("api_ms_median", median(api_times))
+            .num("rel_err_vs_cpu", rel_err)
+            .num("unsorted_kernel_ms_median", unsorted_ms)
+            .num("sort_ms_once", sort_ms[mode])
+            .str("device", b.device)
+            .print(b.json);
       if (hicoo_ok) {
         auto time_hicoo = [&](const spt::cuda::DeviceHicooRef& ref, spt::cuda::HicooSharedUse use,
                               spt::cuda::HicooLaunchPlan* plan) {
@@ -552,20 +589,26 @@ void run_tensor(const Bench& b, const std::string& name, const spt_coo_s& x) {
                     plan.staged_factors ? " + staged factors" : "", plan.lanes, plan.vector, plan.shared_bytes,
                     (unsigned long long)plan.thread_blocks, (unsigned long long)plan.chunk);
         if (b.json)
-          std::fprintf(b.json,
-                       "{\"bench\":\"gpu_mttkrp_hicoo\",\"tensor\":\"%s\",\"order\":%u,\"nnz\":%llu,\"mode\":%u,"
-                       "\"rank\":%d,\"dtype\":\"float32\",\"block_size\":%u,\"num_blocks\":%llu,"
-                       "\"kernel_ms_median\":%.5f,\"kernel_ms_min\":%.5f,\"repeats\":%d,\"bytes\":%.0f,"
-                       "\"gbytes_per_s\":%.2f,\"fraction_of_3TBps\":%.4f,\"api_ms_median\":%.4f,"
-                       "\"rel_err_vs_cpu\":%.3e,\"coo_sorted_kernel_ms_median\":%.5f,"
-                       "\"window_all_blocks_kernel_ms_median\":%.5f,"
-                       "\"output_window_only_kernel_ms_median\":%.5f,\"atomics_only_kernel_ms_median\":%.5f,"
-                       "\"shared_output\":%s,\"staged_factors\":%s,\"convert_s\":%.3f,\"device\":\"%s\"}\n",
-                       name.c_str(), order, (unsigned long long)nnz, mode, rank, h.block_size(),
-                       (unsigned long long)h.num_blocks(), hms, *std::min_element(htimes.begin(), htimes.end()),
-                       b.repeats, hbytes, hbw / 1e9, hbw / kCopyBandwidth, median(hapi), hicoo_err, ms, window_ms,
-                       no_staging_ms, atomics_ms, plan.shared_output ? "true" : "false", plan.staged_factors ? "true" : "false",
-                       hicoo_convert_s, b.device.c_str());
+          kernel_record("gpu_mttkrp_hicoo", name, order, nnz, mode, rank)
+              .integer("block_size", h.block_size())
+              .integer("num_blocks", static_cast<long long>(h.num_blocks()))
+              .num("kernel_ms_median", hms)
+              .num("kernel_ms_min", *std::min_element(htimes.begin(), htimes.end()))
+              .integer("repeats", b.repeats)
+              .integer("bytes", std::llround(hbytes))
+              .num("gbytes_per_s", hbw / 1e9)
+              .num("fraction_of_3TBps", hbw / kCopyBandwidth)
+              .num("api_ms_median", median(hapi))
+              .num("rel_err_vs_cpu", hicoo_err)
+              .num("coo_sorted_kernel_ms_median", ms)
+              .num("window_all_blocks_kernel_ms_median", window_ms)
+              .num("output_window_only_kernel_ms_median", no_staging_ms)
+              .num("atomics_only_kernel_ms_median", atomics_ms)
+              .boolean("shared_output", plan.shared_output)
+              .boolean("staged_factors", plan.staged_factors)
+              .num("convert_s", hicoo_convert_s)
+              .str("device", b.device)
+              .print(b.json);
       }
       if (fcoo_ok) {
         std::vector<const float*> product_factors;
@@ -594,25 +637,31 @@ void run_tensor(const Bench& b, const std::string& name, const spt_coo_s& x) {
         double fbytes = fcoo_format_bytes;
         for (uint32_t m = 0; m < order; ++m) fbytes += double(x.dims[m]) * rank * sizeof(float);
         const double fbw = fbytes / (fcoo_ms * 1e-3);
-        std::string sweep_text, sweep_json;
+        std::string sweep_text;
+        Record sweep_ms;  // threadlen -> kernel ms
         for (const auto& [tl, t] : sweep) {
           sweep_text += " tl" + std::to_string(tl) + " " + std::to_string(t).substr(0, 6);
-          sweep_json += std::string(sweep_json.empty() ? "" : ",") + "\"" + std::to_string(tl) + "\":" + std::to_string(t);
+          sweep_ms.num(std::to_string(tl), t);
         }
         std::printf("%-24s mode %u rank %2d  F-COO  %7.3f ms  %6.1f GB/s = %5.1f%% of 3 TB/s  (COO sorted %7.3f ms)  "
                     "threadlen %u  sweep:%s  err %.1e\n",
                     name.c_str(), mode, rank, fcoo_ms, fbw / 1e9, 100 * fbw / kCopyBandwidth, ms, rule_threadlen,
                     sweep_text.c_str(), fcoo_err);
         if (b.json)
-          std::fprintf(b.json,
-                       "{\"bench\":\"gpu_mttkrp_fcoo\",\"tensor\":\"%s\",\"order\":%u,\"nnz\":%llu,\"mode\":%u,"
-                       "\"rank\":%d,\"dtype\":\"float32\",\"threadlen\":%u,\"kernel_ms_median\":%.5f,"
-                       "\"kernel_ms_min\":%.5f,\"repeats\":%d,\"bytes\":%.0f,\"gbytes_per_s\":%.2f,"
-                       "\"fraction_of_3TBps\":%.4f,\"rel_err_vs_cpu\":%.3e,\"coo_sorted_kernel_ms_median\":%.5f,"
-                       "\"threadlen_sweep_ms\":{%s},\"convert_s\":%.3f,\"device\":\"%s\"}\n",
-                       name.c_str(), order, (unsigned long long)nnz, mode, rank, rule_threadlen, fcoo_ms, fcoo_min,
-                       b.repeats, fbytes, fbw / 1e9, fbw / kCopyBandwidth, fcoo_err, ms, sweep_json.c_str(),
-                       fcoo_convert_s[mode], b.device.c_str());
+          kernel_record("gpu_mttkrp_fcoo", name, order, nnz, mode, rank)
+              .integer("threadlen", rule_threadlen)
+              .num("kernel_ms_median", fcoo_ms)
+              .num("kernel_ms_min", fcoo_min)
+              .integer("repeats", b.repeats)
+              .integer("bytes", std::llround(fbytes))
+              .num("gbytes_per_s", fbw / 1e9)
+              .num("fraction_of_3TBps", fbw / kCopyBandwidth)
+              .num("rel_err_vs_cpu", fcoo_err)
+              .num("coo_sorted_kernel_ms_median", ms)
+              .record("threadlen_sweep_ms", sweep_ms)
+              .num("convert_s", fcoo_convert_s[mode])
+              .str("device", b.device)
+              .print(b.json);
       }
       if (hbcsf_ok) {
         const spt_hbcsf_s& h = hbcsf[mode];
@@ -657,25 +706,30 @@ void run_tensor(const Bench& b, const std::string& name, const spt_coo_s& x) {
                     median(bapi), hbcsf_err, plan.lanes, plan.launches, (unsigned long long)plan.bcsf_blocks,
                     (unsigned long long)plan.leaf_chunk);
         if (b.json)
-          std::fprintf(b.json,
-                       "{\"bench\":\"gpu_mttkrp_hbcsf\",\"tensor\":\"%s\",\"order\":%u,\"nnz\":%llu,\"mode\":%u,"
-                       "\"rank\":%d,\"dtype\":\"float32\",\"kernel_ms_median\":%.5f,\"kernel_ms_min\":%.5f,"
-                       "\"repeats\":%d,\"bytes\":%.0f,\"gbytes_per_s\":%.2f,\"fraction_of_3TBps\":%.4f,"
-                       "\"api_ms_median\":%.4f,\"rel_err_vs_cpu\":%.3e,\"coo_sorted_kernel_ms_median\":%.5f,"
-                       "\"plain_bcsf_kernel_ms_median\":%.5f,"
-                       "\"coo_nnz\":%llu,\"csl_nnz\":%llu,\"bcsf_nnz\":%llu,"
-                       "\"segments\":%llu,\"split_fibers\":%llu,\"units\":%llu,\"split_slices\":%llu,"
-                       "\"launches\":%u,\"lanes\":%u,\"leaf_chunk\":%llu,"
-                       "\"convert_s\":%.3f,\"device\":\"%s\"}\n",
-                       name.c_str(), order, (unsigned long long)nnz, mode, rank, bms,
-                       *std::min_element(btimes.begin(), btimes.end()), b.repeats, bbytes, bbw / 1e9,
-                       bbw / kCopyBandwidth, median(bapi), hbcsf_err, ms, plain_ms,
-                       (unsigned long long)h.coo_nnz(),
-                       (unsigned long long)h.csl_nnz(), (unsigned long long)h.bcsf_nnz(),
-                       (unsigned long long)h.segments(), (unsigned long long)h.split_fibers,
-                       (unsigned long long)h.units(), (unsigned long long)h.split_slices, plan.launches, plan.lanes,
-                       (unsigned long long)plan.leaf_chunk, hbcsf_convert_s[mode],
-                       b.device.c_str());
+          kernel_record("gpu_mttkrp_hbcsf", name, order, nnz, mode, rank)
+              .num("kernel_ms_median", bms)
+              .num("kernel_ms_min", *std::min_element(btimes.begin(), btimes.end()))
+              .integer("repeats", b.repeats)
+              .integer("bytes", std::llround(bbytes))
+              .num("gbytes_per_s", bbw / 1e9)
+              .num("fraction_of_3TBps", bbw / kCopyBandwidth)
+              .num("api_ms_median", median(bapi))
+              .num("rel_err_vs_cpu", hbcsf_err)
+              .num("coo_sorted_kernel_ms_median", ms)
+              .num("plain_bcsf_kernel_ms_median", plain_ms)
+              .integer("coo_nnz", static_cast<long long>(h.coo_nnz()))
+              .integer("csl_nnz", static_cast<long long>(h.csl_nnz()))
+              .integer("bcsf_nnz", static_cast<long long>(h.bcsf_nnz()))
+              .integer("segments", static_cast<long long>(h.segments()))
+              .integer("split_fibers", static_cast<long long>(h.split_fibers))
+              .integer("units", static_cast<long long>(h.units()))
+              .integer("split_slices", static_cast<long long>(h.split_slices))
+              .integer("launches", plan.launches)
+              .integer("lanes", plan.lanes)
+              .integer("leaf_chunk", static_cast<long long>(plan.leaf_chunk))
+              .num("convert_s", hbcsf_convert_s[mode])
+              .str("device", b.device)
+              .print(b.json);
         if (mode != tree_root) {
           // This mode from the one tree rooted at tree_root (atomic rows):
           // plain B-CSF first, then HB-CSF (checked).
@@ -701,15 +755,27 @@ void run_tensor(const Bench& b, const std::string& name, const spt_coo_s& x) {
                       name.c_str(), mode, rank, tree_root, nms, nplain_ms, bms, tree_bytes / 1e6,
                       per_mode_tree_bytes / 1e6, nonroot_err, nplan.lanes, nplan.launches);
           if (b.json)
-            std::fprintf(b.json,
-                         "{\"bench\":\"gpu_mttkrp_hbcsf_nonroot\",\"tensor\":\"%s\",\"order\":%u,\"nnz\":%llu,"
-                         "\"mode\":%u,\"tree_root\":%u,\"rank\":%d,\"dtype\":\"float32\",\"kernel_ms_median\":%.5f,"
-                         "\"kernel_ms_min\":%.5f,\"repeats\":%d,\"plain_bcsf_kernel_ms_median\":%.5f,"
-                         "\"own_tree_kernel_ms_median\":%.5f,\"tree_bytes\":%.0f,\"per_mode_trees_bytes\":%.0f,"
-                         "\"rel_err_vs_cpu\":%.3e,\"launches\":%u,\"lanes\":%u,\"device\":\"%s\"}\n",
-                         name.c_str(), order, (unsigned long long)nnz, mode, tree_root, rank, nms,
-                         *std::min_element(ntimes.begin(), ntimes.end()), b.repeats, nplain_ms, bms, tree_bytes,
-                         per_mode_tree_bytes, nonroot_err, nplan.launches, nplan.lanes, b.device.c_str());
+            Record()
+                .str("bench", "gpu_mttkrp_hbcsf_nonroot")
+                .str("tensor", name)
+                .integer("order", order)
+                .integer("nnz", static_cast<long long>(nnz))
+                .integer("mode", mode)
+                .integer("tree_root", tree_root)
+                .integer("rank", rank)
+                .str("dtype", "float32")
+                .num("kernel_ms_median", nms)
+                .num("kernel_ms_min", *std::min_element(ntimes.begin(), ntimes.end()))
+                .integer("repeats", b.repeats)
+                .num("plain_bcsf_kernel_ms_median", nplain_ms)
+                .num("own_tree_kernel_ms_median", bms)
+                .integer("tree_bytes", std::llround(tree_bytes))
+                .integer("per_mode_trees_bytes", std::llround(per_mode_tree_bytes))
+                .num("rel_err_vs_cpu", nonroot_err)
+                .integer("launches", nplan.launches)
+                .integer("lanes", nplan.lanes)
+                .str("device", b.device)
+                .print(b.json);
         }
       }
       CHECK(cudaEventDestroy(start));

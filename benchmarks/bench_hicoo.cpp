@@ -35,24 +35,7 @@ namespace {
 
 using namespace spt_bench;
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n == 0 ? 0 : n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
-std::string cpu_model() {
-  std::ifstream in("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(in, line))
-    if (line.rfind("model name", 0) == 0) {
-      const size_t colon = line.find(':');
-      const size_t start = line.find_first_not_of(' ', colon + 1);
-      return start == std::string::npos ? "" : line.substr(start);
-    }
-  return "unknown CPU";
-}
-
+// Unlike spt_bench::tensor_stem, also drops the .f32 / .f64 suffixes.
 std::string tensor_stem(const std::string& path) {
   std::string name = path.substr(path.find_last_of('/') == std::string::npos ? 0 : path.find_last_of('/') + 1);
   for (const char* suffix : {".xz", ".gz", ".zst", ".tns", ".sptb", ".f32", ".f64", ".bin"}) {
@@ -130,11 +113,24 @@ int run(const Args& a) {
   spt_coo_dims(x, dims.data());
   const size_t vbytes = a.dtype == SPT_FLOAT32 ? 4 : 8;
   const char* commit = std::getenv("SPT_COMMIT");
-  const std::string common = "\"backend\":\"cpu\",\"device\":\"" + cpu_model() + "\",\"threads\":" +
-                             std::to_string(threads) + ",\"ranks\":1,\"tensor\":\"" + a.tensor +
-                             "\",\"order\":" + std::to_string(order) + ",\"nnz\":" + std::to_string(nnz) +
-                             ",\"dtype\":\"" + (a.dtype == SPT_FLOAT32 ? "float32" : "float64") + "\",\"date\":\"" +
-                             utc_now() + "\",\"commit\":\"" + (commit ? commit : "unknown") + "\"";
+  const std::string device = cpu_model(), date = utc_now();
+  // A record's leading keys: bench, format, then the host and tensor fields.
+  auto record = [&](const char* bench, const char* format) {
+    Record r;
+    r.str("bench", bench)
+        .str("format", format)
+        .str("backend", "cpu")
+        .str("device", device)
+        .integer("threads", threads)
+        .integer("ranks", 1)
+        .str("tensor", a.tensor)
+        .integer("order", order)
+        .integer("nnz", static_cast<long long>(nnz))
+        .str("dtype", a.dtype == SPT_FLOAT32 ? "float32" : "float64")
+        .str("date", date)
+        .str("commit", commit ? commit : "unknown");
+    return r;
+  };
 
   spt_hicoo_options ho;
   spt_hicoo_options_init(&ho);
@@ -161,15 +157,23 @@ int run(const Args& a) {
                a.tensor.c_str(), st.block_size, st.superblock_size, (unsigned long long)st.num_blocks,
                (unsigned long long)st.num_superblocks, st.block_ratio, st.geomean_nnz_per_block, st.slice_per_block,
                (unsigned long long)st.hicoo_bytes, (unsigned long long)st.coo_bytes, reason.data());
-  std::printf("{\"bench\":\"hicoo_convert\",\"format\":\"hicoo\",%s,\"mode\":-1,\"rank\":null,\"ms_median\":%.3f,"
-              "\"ms_min\":%.3f,\"reps\":%d,\"gflops\":null,\"gbps_effective\":null,\"block\":%u,\"superblock\":%u,"
-              "\"blocks\":%llu,\"superblocks\":%llu,\"hicoo_bytes\":%llu,\"coo_bytes\":%llu,\"alpha_b\":%.5f,"
-              "\"c_b\":%.5f}\n",
-              common.c_str(), median(conv), *std::min_element(conv.begin(), conv.end()), a.conv_reps, st.block_size,
-              st.superblock_size, (unsigned long long)st.num_blocks, (unsigned long long)st.num_superblocks,
-              (unsigned long long)st.hicoo_bytes, (unsigned long long)st.coo_bytes, st.block_ratio,
-              st.slice_per_block);
-  std::fflush(stdout);
+  record("hicoo_convert", "hicoo")
+      .integer("mode", -1)
+      .null("rank")
+      .num("ms_median", median(conv))
+      .num("ms_min", conv.empty() ? 0.0 : *std::min_element(conv.begin(), conv.end()))
+      .integer("reps", a.conv_reps)
+      .null("gflops")
+      .null("gbps_effective")
+      .integer("block", st.block_size)
+      .integer("superblock", st.superblock_size)
+      .integer("blocks", static_cast<long long>(st.num_blocks))
+      .integer("superblocks", static_cast<long long>(st.num_superblocks))
+      .integer("hicoo_bytes", static_cast<long long>(st.hicoo_bytes))
+      .integer("coo_bytes", static_cast<long long>(st.coo_bytes))
+      .num("alpha_b", st.block_ratio)
+      .num("c_b", st.slice_per_block)
+      .print();
 
   // Factors and outputs.
   std::vector<spt_matrix*> f(order, nullptr), out(order, nullptr);
@@ -199,22 +203,27 @@ int run(const Args& a) {
     }
     return t;
   };
-  auto emit = [&](const char* format, uint32_t mode, const std::vector<double>& t, uint64_t tensor_bytes,
-                  const std::string& extra) {
+  // The MTTKRP record of `format` in `mode` from the call times t; the
+  // caller adds its own keys and prints it.
+  auto mttkrp_record = [&](const char* format, uint32_t mode, const std::vector<double>& t, uint64_t tensor_bytes) {
     const double ms = median(t);
     const double flops = double(order) * double(nnz) * a.rank;
     const double bytes = double(tensor_bytes) + double(factor_bytes);  // others read + output written
-    std::printf("{\"bench\":\"mttkrp\",\"format\":\"%s\",%s,\"mode\":%u,\"rank\":%d,\"ms_median\":%.3f,"
-                "\"ms_min\":%.3f,\"reps\":%d,\"gflops\":%.3f,\"gbps_effective\":%.3f%s}\n",
-                format, common.c_str(), mode, a.rank, ms, *std::min_element(t.begin(), t.end()), a.reps,
-                flops / ms / 1e6, bytes / ms / 1e6, extra.c_str());
-    std::fflush(stdout);
+    Record r = record("mttkrp", format);
+    r.integer("mode", mode)
+        .integer("rank", a.rank)
+        .num("ms_median", ms)
+        .num("ms_min", t.empty() ? 0.0 : *std::min_element(t.begin(), t.end()))
+        .integer("reps", a.reps)
+        .num("gflops", flops / ms / 1e6)
+        .num("gbps_effective", bytes / ms / 1e6);
+    return r;
   };
 
   const uint64_t coo_bytes = nnz * (uint64_t(order) * 4 + vbytes);
   for (uint32_t mode = 0; mode < order; ++mode) {
     auto t = time_calls([&] { check(spt_mttkrp(ctx, x, f.data(), mode, out[mode]), ctx, "spt_mttkrp"); });
-    emit("coo", mode, t, coo_bytes, "");
+    mttkrp_record("coo", mode, t, coo_bytes).print();
   }
   for (const std::string& sname : a.strategies) {
     spt_hicoo* hs = h;
@@ -230,13 +239,14 @@ int run(const Args& a) {
       ms.struct_size = sizeof(ms);
       check(spt_hicoo_mode_stats(ctx, hs, mode, &ms), ctx, "spt_hicoo_mode_stats");
       auto t = time_calls([&] { check(spt_mttkrp_hicoo(ctx, hs, f.data(), mode, out[mode]), ctx, "mttkrp_hicoo"); });
-      char extra[256];
-      std::snprintf(extra, sizeof extra,
-                    ",\"strategy\":\"%s\",\"used\":\"%s\",\"block\":%u,\"superblock\":%u,\"slabs\":%llu,"
-                    "\"iterations\":%llu",
-                    sname.c_str(), strategy_name(ms.strategy), st.block_size, st.superblock_size,
-                    (unsigned long long)ms.slabs, (unsigned long long)ms.iterations);
-      emit("hicoo", mode, t, st.hicoo_bytes, extra);
+      mttkrp_record("hicoo", mode, t, st.hicoo_bytes)
+          .str("strategy", sname)
+          .str("used", strategy_name(ms.strategy))
+          .integer("block", st.block_size)
+          .integer("superblock", st.superblock_size)
+          .integer("slabs", static_cast<long long>(ms.slabs))
+          .integer("iterations", static_cast<long long>(ms.iterations))
+          .print();
     }
     if (hs != h) spt_hicoo_free(hs);
   }

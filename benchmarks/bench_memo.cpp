@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "algo/memo_mttkrp.hpp"
+#include "bench_common.hpp"
 #include "core/context.hpp"
 #include "dispatch/dispatch.hpp"
 #include "sptensor/sptensor.h"
@@ -65,14 +66,25 @@ void run(spt_context* ctx, const spt_coo_s& x, unsigned rank, int reps, uint64_t
     std::vector<double> ms;
     for (int r = 0; r < reps; ++r) ms.push_back(sweep(memoized));
     const spt::algo::MemoPlan& p = memo.plan();
-    std::printf(
-        "{\"bench\":\"mttkrp_sweep\",\"format\":\"%s\",\"backend\":\"cpu\",\"threads\":%d,\"tensor\":\"%s\","
-        "\"order\":%u,\"nnz\":%llu,\"rank\":%u,\"dtype\":\"%s\",\"ms_median\":%.3f,\"ms_min\":%.3f,\"reps\":%d,"
-        "\"build_ms\":%.1f,\"memo_mib\":%.1f,\"ops_memo\":%llu,\"ops_unmemoized\":%llu,\"ops_coo\":%llu}\n",
-        memoized ? "csf-memo" : "coo", threads, tensor.c_str(), n, static_cast<unsigned long long>(x.nnz), rank,
-        sizeof(T) == 4 ? "float32" : "float64", median(ms), *std::min_element(ms.begin(), ms.end()), reps,
-        memoized ? build_ms : 0.0, p.memo_bytes / 1048576.0, static_cast<unsigned long long>(p.ops_per_sweep),
-        static_cast<unsigned long long>(p.ops_per_sweep_plain), static_cast<unsigned long long>(p.ops_per_sweep_coo));
+    spt_bench::Record()
+        .str("bench", "mttkrp_sweep")
+        .str("format", memoized ? "csf-memo" : "coo")
+        .str("backend", "cpu")
+        .integer("threads", threads)
+        .str("tensor", tensor)
+        .integer("order", n)
+        .integer("nnz", static_cast<long long>(x.nnz))
+        .integer("rank", rank)
+        .str("dtype", sizeof(T) == 4 ? "float32" : "float64")
+        .num("ms_median", median(ms))
+        .num("ms_min", *std::min_element(ms.begin(), ms.end()))
+        .integer("reps", reps)
+        .num("build_ms", memoized ? build_ms : 0.0)
+        .num("memo_mib", p.memo_bytes / 1048576.0)
+        .integer("ops_memo", static_cast<long long>(p.ops_per_sweep))
+        .integer("ops_unmemoized", static_cast<long long>(p.ops_per_sweep_plain))
+        .integer("ops_coo", static_cast<long long>(p.ops_per_sweep_coo))
+        .print();
     std::fprintf(stderr, "%s\n", p.describe().c_str());
   }
 }

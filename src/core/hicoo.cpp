@@ -4,8 +4,8 @@
 // Conversion speed matters (ParTI! takes ~2 s on 2M nonzeros; SPLATT builds
 // CSF in 0.25-0.5 s). When the Morton key of all coordinates fits 64 bits
 // (the common case) each nonzero gets its interleaved key through byte
-// lookup tables and (key, position) words are sorted by a parallel LSD radix
-// sort over the key bits only; coordinates are then decoded from the sorted
+// lookup tables and (key, position) words are sorted by the parallel LSD
+// radix sort of core/radix_sort.hpp over the key bits only; coordinates are then decoded from the sorted
 // keys (no random gathers of the index arrays). Wider keys fall back to the
 // comparison Morton sort of core/sort.hpp on a copy. The input is never
 // modified.
@@ -20,6 +20,7 @@
 #include <numeric>
 #include <sstream>
 
+#include "core/radix_sort.hpp"
 #include "core/sort.hpp"
 
 namespace spt {
@@ -145,63 +146,6 @@ class MortonCodec {
   std::vector<spt_index> dec_;  // [byte of key][value][mode] -> index bits
 };
 
-struct KeyPos {
-  uint64_t key;
-  spt_nnz pos;
-};
-
-// Stable parallel LSD radix sort of `a` by bits [lo_bit, hi_bit) of key(item),
-// in as few passes of at most 11 bits as cover the range (2048 buckets per
-// thread still fit L1/L2); passes whose digit is the same for every item are
-// skipped.
-template <typename Item, typename KeyOf>
-void radix_sort(buffer<Item>& a, int lo_bit, int hi_bit, KeyOf key, int threads) {
-  const spt_nnz n = a.size();
-  if (n < 2 || hi_bit <= lo_bit) return;
-  const int chunks = threads_for(threads, n);
-  buffer<Item> tmp(n);
-  const int bits = hi_bit - lo_bit;
-  const int passes = (bits + 10) / 11;
-  const int digit_bits = (bits + passes - 1) / passes;
-  const size_t buckets = size_t(1) << digit_bits;
-  const uint64_t digit_mask = buckets - 1;
-  std::vector<spt_nnz> hist(static_cast<size_t>(chunks) * buckets);
-  Item* src = a.data();
-  Item* dst = tmp.data();
-  for (int shift = lo_bit; shift < hi_bit; shift += digit_bits) {
-    std::fill(hist.begin(), hist.end(), 0);
-#pragma omp parallel for num_threads(chunks) schedule(static, 1)
-    for (int c = 0; c < chunks; ++c) {
-      spt_nnz* h = hist.data() + static_cast<size_t>(c) * buckets;
-      for (spt_nnz k = chunk_begin(n, c, chunks); k < chunk_begin(n, c + 1, chunks); ++k)
-        ++h[key(src[k]) >> shift & digit_mask];
-    }
-    bool trivial = false;
-    for (size_t d = 0; d < buckets && !trivial; ++d) {
-      spt_nnz total = 0;
-      for (int c = 0; c < chunks; ++c) total += hist[static_cast<size_t>(c) * buckets + d];
-      trivial = total == n;
-    }
-    if (trivial) continue;
-    spt_nnz running = 0;
-    for (size_t d = 0; d < buckets; ++d)
-      for (int c = 0; c < chunks; ++c) {
-        spt_nnz& h = hist[static_cast<size_t>(c) * buckets + d];
-        const spt_nnz count = h;
-        h = running;
-        running += count;
-      }
-#pragma omp parallel for num_threads(chunks) schedule(static, 1)
-    for (int c = 0; c < chunks; ++c) {
-      spt_nnz* h = hist.data() + static_cast<size_t>(c) * buckets;
-      for (spt_nnz k = chunk_begin(n, c, chunks); k < chunk_begin(n, c + 1, chunks); ++k)
-        dst[h[key(src[k]) >> shift & digit_mask]++] = src[k];
-    }
-    std::swap(src, dst);
-  }
-  if (src != a.data()) a.swap(tmp);
-}
-
 // Fill bptr / binds / einds / values from nonzeros in Morton order given by
 // `source`: source.block_start(k), source.coords(k, c), source.position(k)
 // (where x's value of sorted nonzero k lives).
@@ -254,14 +198,14 @@ struct PackedSource {
 
 // Sorted (key, pos) pairs.
 struct PairSource {
-  const buffer<KeyPos>* items;
+  const buffer<sorting::KeyPosition>* items;
   const MortonCodec* codec;
   int block_low_bits;
   bool block_start(spt_nnz k) const {
     return ((*items)[k].key >> block_low_bits) != ((*items)[k - 1].key >> block_low_bits);
   }
   void coords(spt_nnz k, spt_index* c) const { codec->decode((*items)[k].key, c); }
-  spt_nnz position(spt_nnz k) const { return (*items)[k].pos; }
+  spt_nnz position(spt_nnz k) const { return (*items)[k].position; }
 };
 
 // A Morton-sorted COO copy (keys wider than 64 bits).
@@ -533,14 +477,20 @@ spt_hicoo_s from_coo(const spt_coo_s& x, const Params& p, int threads) {
       const spt_index* const* ind = x.ind.data();
 #pragma omp parallel for num_threads(t) schedule(static)
       for (spt_nnz k = 0; k < n; ++k) words[k] = codec.encode(ind, k) << pos_bits | k;
-      radix_sort(words, pos_bits, pos_bits + codec.total_bits(), [](uint64_t w) { return w; }, threads);
+      {
+        buffer<uint64_t> scratch;  // freed before fill_blocks allocates (its pages are reused)
+        sorting::radix_sort(words, scratch, pos_bits, pos_bits + codec.total_bits(), threads);
+      }
       fill_blocks<T>(h, values, PackedSource{&words, &codec, pos_bits, block_low}, threads);
     } else if (codec.fits()) {
-      buffer<KeyPos> items(n);
+      buffer<sorting::KeyPosition> items(n);
       const spt_index* const* ind = x.ind.data();
 #pragma omp parallel for num_threads(t) schedule(static)
       for (spt_nnz k = 0; k < n; ++k) items[k] = {codec.encode(ind, k), k};
-      radix_sort(items, 0, codec.total_bits(), [](const KeyPos& e) { return e.key; }, threads);
+      {
+        buffer<sorting::KeyPosition> scratch;
+        sorting::radix_sort(items, scratch, 0, codec.total_bits(), threads);
+      }
       fill_blocks<T>(h, values, PairSource{&items, &codec, block_low}, threads);
     } else {
       const Exec exec{threads};

@@ -4,8 +4,8 @@
 //  1. one 64-bit sort key per nonzero: its linear tile index above its
 //     in-tile cell (sub-tile first, then levels 0, 1, 2, so that key order
 //     inside a tile is bitmap order); the key has exactly index_bits bits;
-//  2. a stable LSD radix sort of (key, position) pairs, 8-bit digits, with
-//     per-thread histograms and prefix sums (counting sort per pass);
+//  2. a stable sort of (key, position) pairs (the parallel LSD radix sort
+//     of core/radix_sort.hpp);
 //  3. run boundaries of tiles and of cells (distinct keys) by per-thread
 //     counts and a prefix sum; a tile is dense when it has at least
 //     dense_threshold cells;
@@ -24,6 +24,7 @@
 
 #include "core/coo.hpp"
 #include "core/error.hpp"
+#include "core/radix_sort.hpp"
 #include "core/sort.hpp"
 
 namespace spt::hls {
@@ -43,53 +44,6 @@ uint32_t bit_width(uint64_t v) {
 inline void chunk(uint64_t n, int t, int nt, uint64_t& begin, uint64_t& end) {
   begin = n * uint64_t(t) / uint64_t(nt);
   end = n * uint64_t(t + 1) / uint64_t(nt);
-}
-
-// Stable LSD radix sort of keys (significant bits: key_bits) carrying a
-// payload. Per pass: each thread counts the digits of its chunk, a prefix
-// sum over (digit, thread) gives every thread its own output ranges, each
-// thread scatters its chunk in order. No atomics; all memory is allocated
-// before the parallel regions.
-void radix_sort(buffer<uint64_t>& keys, buffer<uint64_t>& payload, uint32_t key_bits, int threads) {
-  const uint64_t n = keys.size();
-  if (n < 2 || key_bits == 0) return;
-  buffer<uint64_t> keys2(n), payload2(n);
-  std::vector<uint64_t> hist(size_t(threads) * 256);
-  const uint32_t passes = (key_bits + 7) / 8;
-  for (uint32_t pass = 0; pass < passes; ++pass) {
-    const uint32_t shift = 8 * pass;
-    int used = 1;
-#pragma omp parallel num_threads(threads)
-    {
-      const int t = omp_get_thread_num();
-      const int nt = omp_get_num_threads();
-#pragma omp single
-      used = nt;
-      uint64_t b, e;
-      chunk(n, t, nt, b, e);
-      uint64_t* h = hist.data() + size_t(t) * 256;
-      std::fill(h, h + 256, uint64_t(0));
-      for (uint64_t k = b; k < e; ++k) h[(keys[k] >> shift) & 0xff]++;
-#pragma omp barrier
-#pragma omp single
-      {
-        uint64_t sum = 0;
-        for (uint32_t d = 0; d < 256; ++d)
-          for (int u = 0; u < used; ++u) {
-            const uint64_t c = hist[size_t(u) * 256 + d];
-            hist[size_t(u) * 256 + d] = sum;
-            sum += c;
-          }
-      }
-      for (uint64_t k = b; k < e; ++k) {
-        const uint64_t dst = h[(keys[k] >> shift) & 0xff]++;
-        keys2[dst] = keys[k];
-        payload2[dst] = payload[k];
-      }
-    }
-    keys.swap(keys2);
-    payload.swap(payload2);
-  }
 }
 
 // Start positions of runs over [0, n): position p starts a run when
@@ -158,22 +112,26 @@ void build(const spt_coo_s& x, spt_hls_s& h, int threads) {
   };
 
   // 1-2. Keys, sorted stably.
-  buffer<uint64_t> keys(n), pos(n);
+  buffer<sorting::KeyPosition> cells(n);
 #pragma omp parallel for num_threads(threads) schedule(static)
   for (int64_t k = 0; k < int64_t(n); ++k) {
     uint64_t cell = 0;
     for (uint32_t l : cell_levels) cell = (cell << cell_bits[l]) | (uint64_t(ind[l][k]) & ((uint64_t(1) << h.shift[l]) - 1));
-    keys[k] = (cell_total == 64 ? 0 : tile_of(uint64_t(k)) << cell_total) | cell;
-    pos[k] = uint64_t(k);
+    cells[k] = {(cell_total == 64 ? 0 : tile_of(uint64_t(k)) << cell_total) | cell, uint64_t(k)};
   }
-  radix_sort(keys, pos, h.index_bits(), threads);
+  {
+    buffer<sorting::KeyPosition> scratch;
+    sorting::radix_sort(cells, scratch, 0, static_cast<int>(h.index_bits()), threads);
+  }
+  auto key_at = [&](uint64_t p) { return cells[p].key; };
+  auto pos_at = [&](uint64_t p) { return cells[p].position; };
 
   // 3. Tiles and cells.
-  auto tile_key = [&](uint64_t p) { return cell_total == 64 ? 0 : keys[p] >> cell_total; };
+  auto tile_key = [&](uint64_t p) { return cell_total == 64 ? 0 : key_at(p) >> cell_total; };
   const buffer<uint64_t> tile_start =
       n == 0 ? buffer<uint64_t>(1, 0) : run_starts(n, threads, [&](uint64_t p) { return tile_key(p) != tile_key(p - 1); });
   const buffer<uint64_t> cell_start =
-      n == 0 ? buffer<uint64_t>(1, 0) : run_starts(n, threads, [&](uint64_t p) { return keys[p] != keys[p - 1]; });
+      n == 0 ? buffer<uint64_t>(1, 0) : run_starts(n, threads, [&](uint64_t p) { return key_at(p) != key_at(p - 1); });
   const uint64_t tiles = tile_start.size() - 1;
   h.tiles = tiles;
   // first_cell[t]: index of the tile's first cell in cell_start (cells nest in tiles).
@@ -214,9 +172,8 @@ void build(const spt_coo_s& x, spt_hls_s& h, int threads) {
     h.d_val_ptr[dense_tiles] = off;
   }
   resize_named(h.d_val.get<T>(), dense_cells, [] { return std::string("HLS: the dense tiles' values (cells)"); });
-  buffer<uint64_t> s_keys, s_pos;
-  resize_named(s_keys, sparse_nnz, [] { return std::string("HLS: the sparse part's packed coordinates"); });
-  resize_named(s_pos, sparse_nnz, [] { return std::string("HLS: the sparse part's source positions"); });
+  buffer<sorting::KeyPosition> sparse;  // (packed coordinates, source position)
+  resize_named(sparse, sparse_nnz, [] { return std::string("HLS: the sparse part's packed coordinates and positions"); });
   T* dval = h.d_val.get<T>().data();
 
   // 4. Dense tiles (and the sparse nonzeros' packed keys), one tile per iteration.
@@ -229,20 +186,19 @@ void build(const spt_coo_s& x, spt_hls_s& h, int threads) {
       uint64_t* bm = h.d_bitmap.data() + d * W;
       T* v = dval + h.d_val_ptr[d];
       for (uint64_t c = first_cell[t]; c < first_cell[t + 1]; ++c) {
-        const uint64_t k0 = pos[cell_start[c]];
+        const uint64_t k0 = pos_at(cell_start[c]);
         uint32_t cell = 0;
         for (uint32_t l = 0; l < 3; ++l) cell = (cell << 4) | (ind[l][k0] & 15u);
         const uint32_t sub = order == 4 ? (ind[3][k0] & (h.slab_depth - 1)) : 0;
         bm[sub * kWordsPerSubtile + cell / 64] |= uint64_t(1) << (cell % 64);
         T sum = val[k0];
-        for (uint64_t p = cell_start[c] + 1; p < cell_start[c + 1]; ++p) sum += val[pos[p]];
+        for (uint64_t p = cell_start[c] + 1; p < cell_start[c + 1]; ++p) sum += val[pos_at(p)];
         *v++ = sum;
       }
     } else {
       uint64_t w = tile_slot[t];
       for (uint64_t p = b; p < e; ++p, ++w) {
-        s_keys[w] = packed_of(pos[p]);
-        s_pos[w] = pos[p];
+        sparse[w] = {packed_of(pos_at(p)), pos_at(p)};
       }
     }
   }
@@ -258,14 +214,20 @@ void build(const spt_coo_s& x, spt_hls_s& h, int threads) {
   for (uint64_t g = 0; g + 1 < groups.size(); ++g) h.d_root_tile[g] = static_cast<uint32_t>(root_tile(groups[g]));
 
   // 5. Sparse part, sorted by packed coordinates.
-  keys = buffer<uint64_t>();
-  pos = buffer<uint64_t>();
-  radix_sort(s_keys, s_pos, h.index_bits(), threads);
+  cells = buffer<sorting::KeyPosition>();
+  {
+    buffer<sorting::KeyPosition> scratch;
+    sorting::radix_sort(sparse, scratch, 0, static_cast<int>(h.index_bits()), threads);
+  }
   resize_named(h.s_val.get<T>(), sparse_nnz, [] { return std::string("HLS: the sparse part's values"); });
+  resize_named(h.s_ind, sparse_nnz, [] { return std::string("HLS: the sparse part's packed coordinates"); });
   T* sval = h.s_val.get<T>().data();
 #pragma omp parallel for num_threads(threads) schedule(static)
-  for (int64_t z = 0; z < int64_t(sparse_nnz); ++z) sval[z] = val[s_pos[z]];
-  h.s_ind = std::move(s_keys);
+  for (int64_t z = 0; z < int64_t(sparse_nnz); ++z) {
+    sval[z] = val[sparse[z].position];
+    h.s_ind[z] = sparse[z].key;
+  }
+  sparse = buffer<sorting::KeyPosition>();
   const buffer<uint64_t> rows =
       sparse_nnz == 0 ? buffer<uint64_t>(1, 0) : run_starts(sparse_nnz, threads, [&](uint64_t z) {
         return h.unpack(h.s_ind[z], 0) != h.unpack(h.s_ind[z - 1], 0);

@@ -15,6 +15,7 @@
 #include <cstring>
 
 #include "core/error.hpp"
+#include "core/radix_sort.hpp"
 
 namespace spt::sorting {
 
@@ -81,71 +82,6 @@ void parallel_sort(buffer<Item>& data, Less less, int threads) {
   }
 }
 
-struct KeyIndex {
-  uint64_t key;
-  spt_nnz index;
-};
-
-// Stable LSD radix sort of `data` by bits [lo_bit, lo_bit + bits) of
-// key_of(item), in passes of at most 11 bits (2048 buckets per thread stay
-// in L1/L2). Each pass: per-thread histograms of contiguous chunks, one
-// prefix sum in (digit, thread) order, then a scatter that keeps every
-// chunk's order, so equal keys keep their input order for any thread count.
-// A pass whose digit is the same for every item is skipped (high bits of
-// short modes). Faster than a comparison sort plus merges
-// (docs/design-measurements.md, "Radix sort").
-template <typename Item, typename KeyOf>
-void radix_sort(buffer<Item>& data, KeyOf key_of, int lo_bit, int bits, int threads) {
-  const size_t n = data.size();
-  if (bits <= 0 || n < 2) return;
-  constexpr int kMaxDigitBits = 11;
-  const int passes = (bits + kMaxDigitBits - 1) / kMaxDigitBits;
-  const int digit_bits = (bits + passes - 1) / passes;
-  const size_t buckets = size_t(1) << digit_bits;
-  const int team = n < kParallelSortMin ? 1 : std::max(1, threads);
-  buffer<Item> tmp(n);
-  Item* src = data.data();
-  Item* dst = tmp.data();
-  std::vector<size_t> counts(static_cast<size_t>(team) * buckets);
-  for (int p = 0; p < passes; ++p) {
-    const int shift = lo_bit + p * digit_bits;
-    const uint64_t mask = (uint64_t(1) << std::min(digit_bits, bits - p * digit_bits)) - 1;
-    bool trivial = false;
-#pragma omp parallel num_threads(team)
-    {
-      const int t = omp_get_thread_num(), nt = omp_get_num_threads();
-      const size_t begin = n * t / nt, end = n * (t + 1) / nt;
-      size_t* count = &counts[static_cast<size_t>(t) * buckets];
-      std::fill(count, count + buckets, size_t(0));
-      for (size_t k = begin; k < end; ++k) ++count[(key_of(src[k]) >> shift) & mask];
-#pragma omp barrier
-#pragma omp single
-      {
-        size_t sum = 0, used = 0;
-        for (size_t d = 0; d < buckets; ++d) {
-          size_t in_digit = 0;
-          for (int u = 0; u < nt; ++u) {
-            size_t& c = counts[static_cast<size_t>(u) * buckets + d];
-            const size_t here = c;
-            c = sum;
-            sum += here;
-            in_digit += here;
-          }
-          used += in_digit != 0;
-        }
-        trivial = used <= 1;
-      }
-      if (!trivial)
-        for (size_t k = begin; k < end; ++k) dst[count[(key_of(src[k]) >> shift) & mask]++] = src[k];
-    }
-    if (!trivial) std::swap(src, dst);
-  }
-  if (src != data.data()) {
-#pragma omp parallel for num_threads(team) schedule(static)
-    for (size_t k = 0; k < n; ++k) data[k] = src[k];
-  }
-}
-
 // Chunk c of [0, n) split into `chunks` near-equal ranges.
 inline spt_nnz chunk_begin(spt_nnz n, int c, int chunks) {
   return static_cast<spt_nnz>((static_cast<unsigned __int128>(n) * c) / chunks);
@@ -205,17 +141,23 @@ buffer<spt_nnz> sort_permutation(const Exec& exec, const spt_coo_s& x, const std
     for (spt_nnz k = 0; k < n; ++k) words[k] = (index_bits ? make_key(k) << index_bits : make_key(k)) | k;
     // Built in position order, so a stable sort on the key bits alone
     // leaves ties ordered by position.
-    radix_sort(words, [](uint64_t w) { return w; }, index_bits, key_bits, threads);
+    {
+      buffer<uint64_t> scratch;
+      radix_sort(words, scratch, index_bits, index_bits + key_bits, threads);
+    }
     const uint64_t mask = index_bits == 64 ? ~uint64_t(0) : (uint64_t(1) << index_bits) - 1;
 #pragma omp parallel for num_threads(threads) schedule(static)
     for (spt_nnz k = 0; k < n; ++k) perm[k] = words[k] & mask;
   } else if (key_bits <= 64) {
-    buffer<KeyIndex> items(n);
+    buffer<KeyPosition> items(n);
 #pragma omp parallel for num_threads(threads) schedule(static)
     for (spt_nnz k = 0; k < n; ++k) items[k] = {make_key(k), k};
-    radix_sort(items, [](const KeyIndex& item) { return item.key; }, 0, key_bits, threads);
+    {
+      buffer<KeyPosition> scratch;
+      radix_sort(items, scratch, 0, key_bits, threads);
+    }
 #pragma omp parallel for num_threads(threads) schedule(static)
-    for (spt_nnz k = 0; k < n; ++k) perm[k] = items[k].index;
+    for (spt_nnz k = 0; k < n; ++k) perm[k] = items[k].position;
   } else {
     // Coordinates too wide for one key: compare mode by mode.
 #pragma omp parallel for num_threads(threads) schedule(static)
@@ -242,7 +184,7 @@ namespace {
 // modes first within a level; modes shorter than a level are skipped since
 // their bit is always 0 there). Spread through per-byte lookup tables, so a
 // key costs 4 lookups per mode. Returns false when the key needs > 64 bits.
-bool morton_keys(const spt_coo_s& x, int threads, buffer<KeyIndex>& items, int& key_bits) {
+bool morton_keys(const spt_coo_s& x, int threads, buffer<KeyPosition>& items, int& key_bits) {
   const uint32_t order = x.order();
   std::vector<int> width(order);
   int total = 0, levels = 0;
@@ -294,12 +236,15 @@ buffer<spt_nnz> morton_permutation(const Exec& exec, const spt_coo_s& x) {
   const spt_nnz n = x.nnz;
   const int threads = threads_for(exec, n);
   buffer<spt_nnz> perm(n);
-  buffer<KeyIndex> items;
+  buffer<KeyPosition> items;
   int key_bits = 0;
   if (morton_keys(x, threads, items, key_bits)) {
-    radix_sort(items, [](const KeyIndex& item) { return item.key; }, 0, key_bits, threads);
+    {
+      buffer<KeyPosition> scratch;
+      radix_sort(items, scratch, 0, key_bits, threads);
+    }
 #pragma omp parallel for num_threads(threads) schedule(static)
-    for (spt_nnz k = 0; k < n; ++k) perm[k] = items[k].index;
+    for (spt_nnz k = 0; k < n; ++k) perm[k] = items[k].position;
     return perm;
   }
   // Wider than 64 bits: compare pairs by their most significant differing bit.

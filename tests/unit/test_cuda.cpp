@@ -27,6 +27,7 @@
 #include "common/cuda_test_util.hpp"
 #include "common/format_invariants.hpp"
 #include "common/format_options.hpp"
+#include "common/format_references.hpp"
 #include "common/test_util.hpp"
 #include "core/context.hpp"
 #include "core/fcoo.hpp"
@@ -969,8 +970,9 @@ spt_hicoo_s make_hicoo(const spt_coo_s& x, uint32_t block_size) {
 
 // GPU HiCOO MTTKRP of each of hs (made from x, with different block sizes)
 // through the dispatcher with CUDA forced, every mode, against the float64
-// reference MTTKRP of x (tolerance as check_all_modes). Poisons the output
-// first so unwritten rows show.
+// HiCOO reference kernel on the same handle and the float64 COO reference
+// MTTKRP of x (tolerance as check_all_modes). Poisons the output first so
+// unwritten rows show.
 template <typename T>
 void check_hicoo_all_modes(const std::vector<spt_hicoo_s>& hs, const spt_coo_s& x, spt_nnz rank, uint64_t seed,
                            const std::string& what) {
@@ -985,7 +987,11 @@ void check_hicoo_all_modes(const std::vector<spt_hicoo_s>& hs, const spt_coo_s& 
       DenseMatrix<T> out(x.dims[mode], rank);
       for (auto& v : out.values) v = T(12345);
       SPT_DISPATCH(ctx, mttkrp_hicoo, h, refs.data(), mode, out.ref());
-      expect_close_to_reference(want, scale, out, cat(what, " B ", h.block_size(), " rank ", rank, " mode ", mode));
+      const std::string where = cat(what, " B ", h.block_size(), " rank ", rank, " mode ", mode);
+      expect_close_to_reference(reference_mttkrp_hicoo(h, factors, mode),
+                                reference_mttkrp_hicoo(h, factors, mode, /*absolute=*/true), out,
+                                where + " (HiCOO reference)");
+      expect_close_to_reference(want, scale, out, where);
     }
   }
 }
@@ -1257,9 +1263,10 @@ TEST(CudaHicooApi, WithoutDeviceForcedFailsAndAutoRunsOnCpu) {
 
 /* ------------------------------ GPU F-COO ------------------------------- */
 
-// F-COO MTTKRP / TTMc / TTM with CUDA forced against the float64 reference
-// (as check_all_modes), every mode and threadlen; the output is poisoned
-// first so unwritten rows show.
+// F-COO MTTKRP / TTMc / TTM with CUDA forced against the float64 F-COO
+// reference kernels on the same handles and the COO reference kernels (as
+// check_all_modes), every mode and threadlen; the output is poisoned first
+// so unwritten rows show.
 template <typename T>
 void check_fcoo_all_modes(const spt_coo_s& x, spt_nnz rank, uint64_t seed, const std::string& what,
                           bool with_ttm = true) {
@@ -1275,8 +1282,10 @@ void check_fcoo_all_modes(const spt_coo_s& x, spt_nnz rank, uint64_t seed, const
       DenseMatrix<T> out(x.dims[mode], rank);
       for (auto& v : out.values) v = T(12345);
       SPT_DISPATCH(ctx, mttkrp_fcoo, f, refs.data(), out.ref());
-      expect_close_to_reference(want, scale, out,
-                                cat(what, " F-COO MTTKRP threadlen ", threadlen, " rank ", rank, " mode ", mode));
+      const std::string where = cat(what, " F-COO MTTKRP threadlen ", threadlen, " rank ", rank, " mode ", mode);
+      expect_close_to_reference(reference_mttkrp_fcoo(f, factors), reference_mttkrp_fcoo(f, factors, true), out,
+                                where + " (F-COO reference)");
+      expect_close_to_reference(want, scale, out, where);
       if (!with_ttm || threadlen != 16) continue;
       // TTM in this mode: fibers and values against the CPU reference.
       const spt_fcoo_s t = fcoo::from_coo(x, SPT_FCOO_TTM, mode, threadlen, 4);
@@ -1289,6 +1298,20 @@ void check_fcoo_all_modes(const spt_coo_s& x, spt_nnz rank, uint64_t seed, const
       for (spt_nnz i = 0; i < want_t.nfibers * rank; ++i)
         ASSERT_LE(std::abs(double(a[i]) - double(b[i])), 10 * gpu_tolerance<T>() * std::max(1.0, std::abs(double(a[i]))))
             << what << " F-COO TTM mode " << mode << " rank " << rank << " value " << i;
+      // ... and against the F-COO reference TTM on the same handle, in
+      // float64: the same fibers, values within the sum of magnitudes.
+      const spt_scoo_s own_t = reference_ttm_fcoo(t, factors[mode]);
+      const spt_scoo_s own_scale = reference_ttm_fcoo(t, factors[mode], /*absolute=*/true);
+      ASSERT_EQ(own_t.nfibers, got_t.nfibers) << what;
+      for (uint32_t m = 0; m < x.order(); ++m)
+        if (!own_t.is_dense(m))
+          for (spt_nnz i = 0; i < own_t.nfibers; ++i)
+            ASSERT_EQ(own_t.ind[m][i], got_t.ind[m][i]) << what << " F-COO TTM mode " << mode << " fiber " << i;
+      const double* own = own_t.values.get<double>().data();
+      const double* own_mag = own_scale.values.get<double>().data();
+      for (spt_nnz i = 0; i < own_t.nfibers * rank; ++i)
+        ASSERT_LE(std::abs(own[i] - double(b[i])), gpu_tolerance<T>() * std::max(1.0, own_mag[i]))
+            << what << " F-COO TTM (F-COO reference) mode " << mode << " rank " << rank << " value " << i;
       // TTMc with small ranks per mode (2 or 3) when the width stays small.
       std::vector<DenseMatrix<T>> us;
       uint64_t cols = 1;
@@ -1302,6 +1325,8 @@ void check_fcoo_all_modes(const spt_coo_s& x, spt_nnz rank, uint64_t seed, const
       kernels::reference::ttmc(kernels::Exec{1}, x, urefs.data(), mode, want_c.ref());
       for (auto& v : got_c.values) v = T(12345);
       SPT_DISPATCH(ctx, ttmc_fcoo, f, urefs.data(), got_c.ref());
+      expect_close_to_reference(reference_ttmc_fcoo(f, us), reference_ttmc_fcoo(f, us, true), got_c,
+                                cat(what, " F-COO TTMc (F-COO reference) mode ", mode));
       for (size_t i = 0; i < want_c.values.size(); ++i)
         ASSERT_LE(std::abs(double(want_c.values[i]) - double(got_c.values[i])),
                   100 * gpu_tolerance<T>() * std::max(1.0, std::abs(double(want_c.values[i]))))
@@ -1439,8 +1464,8 @@ spt_hbcsf_s make_hbcsf(const spt_coo_s& x, uint32_t root, const HbcsfConfig& c, 
 
 // GPU MTTKRP (CUDA forced, through the dispatcher) of the HB-CSF and plain
 // B-CSF of x rooted at each of `roots` (every mode when empty), for every
-// configuration, against the float64 reference (tolerance as
-// check_all_modes). The output is poisoned first so unwritten rows (empty
+// configuration, against the float64 HB-CSF reference kernel on the same
+// handle and the float64 COO reference (tolerance as check_all_modes). The output is poisoned first so unwritten rows (empty
 // slices, missed groups) show. Returns the handles' split statistics
 // summed (so callers can check that their shape forced splits).
 struct HbcsfSplits {
@@ -1470,10 +1495,11 @@ HbcsfSplits check_hbcsf_modes(const spt_coo_s& x, spt_nnz rank, uint64_t seed, c
         DenseMatrix<T> out(x.dims[root], rank);
         for (auto& v : out.values) v = T(12345);
         SPT_DISPATCH(ctx, mttkrp_hbcsf, h, refs.data(), out.ref());
-        expect_close_to_reference(want, scale, out,
-                                  cat(what, flags ? " B-CSF" : " HB-CSF", " fiber ", c.fiber_threshold, " split ",
-                                      c.slice_split_nnz, " bin ", c.slice_bin_min_nnz, " rank ", rank, " root ",
-                                      root));
+        const std::string where = cat(what, flags ? " B-CSF" : " HB-CSF", " fiber ", c.fiber_threshold, " split ",
+                                      c.slice_split_nnz, " bin ", c.slice_bin_min_nnz, " rank ", rank, " root ", root);
+        expect_close_to_reference(reference_mttkrp_hbcsf(h, factors), reference_mttkrp_hbcsf(h, factors, true), out,
+                                  where + " (HB-CSF reference)");
+        expect_close_to_reference(want, scale, out, where);
         if (::testing::Test::HasFatalFailure()) return splits;
       }
   }
@@ -1732,7 +1758,8 @@ TYPED_TEST(CudaHbcsfMttkrp, DataTensors) {
 // "One tree plus a second kernel": the GPU MTTKRP in every mode of the
 // HB-CSF and plain B-CSF of x rooted at each of `roots` (every mode when
 // empty), through DeviceKernels::mttkrp_hbcsf_mode (CUDA forced), against
-// the float64 COO reference in that mode, for every configuration. The
+// the float64 HB-CSF reference kernel (mttkrp_hbcsf_mode) on the same handle
+// and the float64 COO reference in that mode, for every configuration. The
 // root mode is checked too (it runs the root kernels). The output is
 // poisoned first: the non-root kernels add onto a zeroed output, so a
 // missing zeroing or a missed group shows. Returns how many non-root
@@ -1766,10 +1793,13 @@ HbcsfSplits check_hbcsf_nonroot(const spt_coo_s& x, spt_nnz rank, uint64_t seed,
           const bool ran = dispatch::DeviceKernels::mttkrp_hbcsf_mode(ctx, h, refs.data(), mode, out.ref());
           EXPECT_TRUE(ran) << what << ": the GPU kernel did not run (order " << x.order() << ")";
           if (!ran) return splits;
-          expect_close_to_reference(want[mode], scale[mode], out,
-                                    cat(what, flags ? " B-CSF" : " HB-CSF", " fiber ", c.fiber_threshold, " split ",
+          const std::string where = cat(what, flags ? " B-CSF" : " HB-CSF", " fiber ", c.fiber_threshold, " split ",
                                         c.slice_split_nnz, " bin ", c.slice_bin_min_nnz, " rank ", rank, " root ",
-                                        root, " mode ", mode));
+                                        root, " mode ", mode);
+          expect_close_to_reference(reference_mttkrp_hbcsf_mode(h, factors, mode),
+                                    reference_mttkrp_hbcsf_mode(h, factors, mode, /*absolute=*/true), out,
+                                    where + " (HB-CSF reference)");
+          expect_close_to_reference(want[mode], scale[mode], out, where);
           if (::testing::Test::HasFailure()) return splits;
           if (mode != root) ++nonroot_checked;
         }

@@ -1,6 +1,7 @@
 // GPU HLS (tensor cores): the MTTKRP and TTMc of cuda/hls.cu through the
 // dispatcher (DeviceKernels::mttkrp_hls / ttmc_hls) against the float64 COO
-// reference kernels, on block-structured tensors (dense 16^3 clusters plus
+// reference kernels and the float64 HLS reference kernels on the same handle
+// (tests/common/format_references.hpp), on block-structured tensors (dense 16^3 clusters plus
 // scattered nonzeros) and the all-dense (threshold 1) and all-sparse
 // (threshold above 4096 D) extremes, orders 3 and 4 (slab depths 1 and 4),
 // every root mode, MTTKRP ranks 1, 16, 33 and TTMc ranks {8, 16, 5}, float32
@@ -44,6 +45,7 @@
 #include "common/cuda_test_util.hpp"
 #include "common/format_invariants.hpp"
 #include "common/format_options.hpp"
+#include "common/format_references.hpp"
 #include "common/test_util.hpp"
 #include "core/context.hpp"
 #include "core/coo.hpp"
@@ -292,6 +294,7 @@ void check_shape(const std::vector<spt_index>& dims, spt_index depth, int cluste
           const auto r64 = refs_of(f64);
           DenseMatrix<double> want(I, rank);
           ref::mttkrp(Exec{1}, x64, r64.data(), root, want.ref());
+          const DenseMatrix<double> want_hls = reference_mttkrp_hls(h, f);
           for (spt_hls_precision p : kPrecisions) {
             if (p != SPT_HLS_PRECISION_EXACT && !positive) continue;
             if (p == SPT_HLS_PRECISION_EXACT && positive) continue;
@@ -304,6 +307,7 @@ void check_shape(const std::vector<spt_index>& dims, spt_index depth, int cluste
             const Errors e = compare(want, got);
             worst.add(cat(precision_name(p), "_", dtype_name(dt)), e);
             check_errors(p, e, dt == SPT_FLOAT32, what);
+            check_errors(p, compare(want_hls, got), dt == SPT_FLOAT32, what + " (HLS reference)");
           }
         }
         // TTMc, ranks {8, 16, 5} over the other modes in increasing order.
@@ -323,6 +327,7 @@ void check_shape(const std::vector<spt_index>& dims, spt_index depth, int cluste
         const auto ru64 = refs_of(u64);
         DenseMatrix<double> want(I, cols);
         ref::ttmc(Exec{1}, x64, ru64.data(), root, want.ref());
+        const DenseMatrix<double> want_hls = reference_ttmc_hls(h, u);
         for (spt_hls_precision p : kPrecisions) {
           if ((p == SPT_HLS_PRECISION_EXACT) == positive) continue;
           h.precision = p;
@@ -334,6 +339,7 @@ void check_shape(const std::vector<spt_index>& dims, spt_index depth, int cluste
           const Errors e = compare(want, got);
           worst.add(cat(precision_name(p), "_", dtype_name(dt)), e);
           check_errors(p, e, dt == SPT_FLOAT32, what);
+          check_errors(p, compare(want_hls, got), dt == SPT_FLOAT32, what + " (HLS reference)");
         }
       }
   }
