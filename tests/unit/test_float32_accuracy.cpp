@@ -124,6 +124,68 @@ TEST(Float32Accuracy, CsfLongFibers) {
   }
 }
 
+// CSF with root slices of 20,000 fibers, most of 1-4 leaves and every
+// 50th of 150 (2 x 20,000 x 30,000; the all-mode tree rooted at mode 0 has
+// mode 1 as its fibers): the running sum over a slice's fibers
+// must be folded into double every few fibers, also between and after the
+// long fibers' runs. Every term is t = 1 + 2^-12 (values t, factors 1):
+// float32 sums of fewer than 2,048 terms are exact, longer ones drop about
+// 2^-12 per term; a slice holds about 109,000, so each output element must
+// come out exact but for the final rounding. Every tree of the all-mode
+// handle (each mode run at its own tree's root) and the one-mode handle,
+// every mode, a rank with a fixed-size loop and one without.
+TEST(Float32Accuracy, CsfManyShortFibersAmongLongOnes) {
+  const std::vector<spt_index> dims = {2, 20000, 30000};
+  const float t = 1.0f + std::ldexp(1.0f, -12);
+  std::vector<std::array<spt_index, 3>> coords;
+  for (spt_index i = 0; i < dims[0]; ++i)
+    for (spt_index j = 0; j < dims[1]; ++j) {
+      const spt_index leaves = j % 50 == 0 ? 150 : 1 + (j + i) % 4;
+      for (spt_index l = 0; l < leaves; ++l) coords.push_back({i, j, (l * 7 + j) % dims[2]});
+    }
+  spt_coo_s x;
+  x.init_owned(SPT_FLOAT32, dims, coords.size());
+  for (size_t p = 0; p < coords.size(); ++p) {
+    for (uint32_t m = 0; m < 3; ++m) x.mutable_ind(m)[p] = coords[p][m];
+    x.mutable_values<float>()[p] = t;
+  }
+  for (spt_csf_policy policy : {SPT_CSF_ALLMODE, SPT_CSF_ONEMODE}) {
+    spt_context* ctx = cpu_context(2);
+    spt_csf* c = nullptr;
+    ASSERT_EQ(spt_csf_from_coo(ctx, &x, spt::test::CsfOptions(policy), &c), SPT_OK) << spt_last_error(ctx);
+    spt_context_free(ctx);
+    if (policy == SPT_CSF_ALLMODE) {  // every mode at its tree's root, whatever the cost model prefers
+      for (uint32_t t = 0; t < c->trees.size(); ++t) c->tree_of_mode[c->trees[t].mode_order[0]] = t;
+      ASSERT_EQ(c->tree_for_mode(0).mode_order, (std::vector<uint32_t>{0, 1, 2}));
+    }
+    for (spt_nnz rank : {16, 10}) {
+      std::vector<DenseMatrix<float>> factors;
+      for (uint32_t m = 0; m < 3; ++m) {
+        factors.emplace_back(dims[m], rank);
+        std::fill(factors.back().values.begin(), factors.back().values.end(), 1.0f);
+      }
+      const auto refs = crefs(factors);
+      for (uint32_t mode = 0; mode < 3; ++mode) {
+        const DenseMatrix<double> want = f32::exact_mttkrp(x, factors, mode);
+        for (int threads : {1, 3}) {
+          spt_matrix_s out;
+          init_matrix(out, SPT_FLOAT32, x.dims[mode], rank, SPT_ROW_MAJOR);
+          kernels::cpu::mttkrp_csf(kernels::Exec{threads}, *c, refs.data(), mode,
+                                   MatRef<float>{out.ptr<float>(), out.rows, out.cols, out.ld});
+          double worst = 0;
+          for (spt_nnz i = 0; i < want.rows; ++i)
+            for (spt_nnz r = 0; r < rank; ++r)
+              if (want(i, r) > 0)
+                worst = std::max(worst, std::fabs(double(out.at<float>(i, r)) - want(i, r)) / want(i, r));
+          EXPECT_LE(worst, 1e-7) << "policy " << policy << ", rank " << rank << ", mode " << mode << ", threads "
+                                 << threads;
+        }
+      }
+    }
+    spt_csf_free(c);
+  }
+}
+
 // CSF one-mode with the output mode at the leaves (mode 1 of these dims:
 // the shortest mode is the root, the longest the leaves): the float32
 // output rows must be folded into double before they hold more than 64

@@ -101,15 +101,36 @@ inline spt_nnz run_end(spt_nnz c, spt_nnz e) {
   else return e;
 }
 
-// wide[j*W..] += the lanes of sum[j], then sum[j] = 0 (a float32 run ends).
+// wide[j*W..] += the lanes of float32 sum[j], widened to double half a
+// register at a time (native double vectors; GCC splits wider ones through
+// memory).
 template <int N, typename Vec>
-inline void fold(Vec* sum, double* wide) {
-  constexpr int W = sizeof(Vec) / sizeof(sum[0][0]);
+[[gnu::always_inline]] inline void add_wide(const Vec* sum, double* wide) {
+  static_assert(sizeof(sum[0][0]) == sizeof(float), "float32 sums");
+  static_assert(sizeof(Vec) == kVectorBytes, "native float32 vectors");
+  constexpr int W = kVectorBytes / sizeof(float);
+  typedef float Half __attribute__((vector_size(kVectorBytes / 2)));
+  typedef double Wide __attribute__((vector_size(kVectorBytes)));
 #pragma GCC unroll 16
   for (int j = 0; j < N; ++j) {
-    for (int i = 0; i < W; ++i) wide[j * W + i] += sum[j][i];
-    sum[j] = Vec{};
+#pragma GCC unroll 2
+    for (int h = 0; h < 2; ++h) {
+      Half f;
+      std::memcpy(&f, reinterpret_cast<const char*>(&sum[j]) + h * sizeof(Half), sizeof(Half));
+      Wide w;
+      std::memcpy(&w, wide + j * W + h * (W / 2), sizeof(Wide));
+      w += __builtin_convertvector(f, Wide);
+      std::memcpy(wide + j * W + h * (W / 2), &w, sizeof(Wide));
+    }
   }
+}
+
+// wide[j*W..] += the lanes of sum[j], then sum[j] = 0 (a float32 run ends).
+template <int N, typename Vec>
+[[gnu::always_inline]] inline void fold(Vec* sum, double* wide) {
+  add_wide<N>(sum, wide);
+#pragma GCC unroll 16
+  for (int j = 0; j < N; ++j) sum[j] = Vec{};
 }
 
 // sum[j] += sum_{c in [b,e)} v[c] * a(f[c], off(j) .. off(j)+W) for j < NV:
@@ -312,16 +333,45 @@ inline void fiber_sum_pass(const spt_index* __restrict gf, const spt_nnz* __rest
   for (int j = 0; j < NV; ++j) std::memcpy(acc + off[j], &out[j], sizeof(Vec));
 }
 
+// float32, a fiber of more than kFoldEvery leaves [kb, ke): wide[j*W..] +=
+// grow[off(j)..] .* (sum of v[k] * a(f[k], off(j)..)), the leaves summed in
+// float32 runs of kFoldEvery, each run's product added in double. Out of
+// line, so the short-fiber loop of fiber_sum_folded keeps its registers.
+template <typename T, int NV, typename Off>
+[[gnu::always_inline]] inline void long_fiber_into(const T* __restrict grow, const spt_index* __restrict f,
+                                       const T* __restrict v, const T* __restrict a, spt_nnz ld, spt_nnz kb,
+                                       spt_nnz ke, Off off, double* __restrict wide) {
+  typedef T Vec __attribute__((vector_size(kVectorBytes)));
+  for (spt_nnz rb = kb; rb < ke;) {
+    const spt_nnz re = run_end<T>(rb, ke);
+    Vec sum[NV];
+#pragma GCC unroll 16
+    for (int j = 0; j < NV; ++j) sum[j] = Vec{};
+    add_leaves<T, NV>(f, v, a, ld, rb, re, off, sum);
+#pragma GCC unroll 16
+    for (int j = 0; j < NV; ++j) {
+      Vec r;
+      std::memcpy(&r, grow + off(j), sizeof(Vec));
+      sum[j] *= r;
+    }
+    add_wide<NV>(sum, wide);
+    rb = re;
+  }
+}
+
 // float32 (the fused sums of float64 are fiber_sum / fiber_sum_pass):
 // acc[off(j) .. off(j)+W) for j < NV = sum_{c in [b,e)} g(gf[c], :) .*
 // (sum_{k in [p[c], p[c+1])} v[k] * a(f[k], :)), both levels fused in
-// float32 registers as fiber_sum, with bounded runs: a fiber's leaves are
-// summed for at most kFoldEvery at a time (a longer fiber is cut into
-// runs, each multiplied by the fiber's row), and the running sum over
-// fibers takes at most kFoldEvery such products before it is folded into
-// double.
+// float32 registers as fiber_sum. The fibers go in blocks of at most
+// kFoldEvery, the running sum over a block's fibers folded into double
+// after it, so the loop over a block's fibers is fiber_sum's with one more
+// (predictable) test per fiber: most fibers are short, and a count of runs
+// or a cut of every fiber into runs costs a short fiber about as much as
+// its leaves. A fiber of more than kFoldEvery leaves goes to
+// long_fiber_into. Out of line: inlined into a caller, its loop loses
+// registers to the caller's values.
 template <typename T, int NV, typename Off>
-inline void fiber_sum_folded(const spt_index* __restrict gf, const spt_nnz* __restrict p, const T* __restrict g,
+[[gnu::noinline]] void fiber_sum_folded(const spt_index* __restrict gf, const spt_nnz* __restrict p, const T* __restrict g,
                              spt_nnz gld, const spt_index* __restrict f, const T* __restrict v,
                              const T* __restrict a, spt_nnz ld, spt_nnz b, spt_nnz e, Off off,
                              double* __restrict acc) {
@@ -331,30 +381,31 @@ inline void fiber_sum_folded(const spt_index* __restrict gf, const spt_nnz* __re
   Vec out[NV];
 #pragma GCC unroll 16
   for (int j = 0; j < NV; ++j) out[j] = Vec{};
-  spt_nnz runs = 0;
-  for (spt_nnz c = b; c < e; ++c) {
-    const T* grow = g + static_cast<spt_nnz>(gf[c]) * gld;
-    const spt_nnz kend = p[c + 1];
-    for (spt_nnz kb = p[c]; kb < kend;) {
-      const spt_nnz ke = run_end<T>(kb, kend);
-      Vec sum[NV];
+  for (spt_nnz cb = b; cb < e;) {
+    const spt_nnz ce = e - cb > kFoldEvery ? cb + kFoldEvery : e;
+    spt_nnz kb = p[cb];
+    for (spt_nnz c = cb; c < ce; ++c) {
+      const spt_nnz ke = p[c + 1];
+      if (__builtin_expect(ke - kb > kFoldEvery, 0)) {
+        long_fiber_into<T, NV>(g + static_cast<spt_nnz>(gf[c]) * gld, f, v, a, ld, kb, ke, off, wide);
+      } else {
+        Vec sum[NV];
 #pragma GCC unroll 16
-      for (int j = 0; j < NV; ++j) sum[j] = Vec{};
-      add_leaves<T, NV>(f, v, a, ld, kb, ke, off, sum);
+        for (int j = 0; j < NV; ++j) sum[j] = Vec{};
+        add_leaves<T, NV>(f, v, a, ld, kb, ke, off, sum);
+        const T* grow = g + static_cast<spt_nnz>(gf[c]) * gld;
 #pragma GCC unroll 16
-      for (int j = 0; j < NV; ++j) {
-        Vec r;
-        std::memcpy(&r, grow + off(j), sizeof(Vec));
-        out[j] += sum[j] * r;
-      }
-      if (++runs == kFoldEvery) {
-        fold<NV>(out, wide);
-        runs = 0;
+        for (int j = 0; j < NV; ++j) {
+          Vec r;
+          std::memcpy(&r, grow + off(j), sizeof(Vec));
+          out[j] += sum[j] * r;
+        }
       }
       kb = ke;
     }
+    fold<NV>(out, wide);
+    cb = ce;
   }
-  fold<NV>(out, wide);
 #pragma GCC unroll 16
   for (int j = 0; j < NV; ++j) std::memcpy(acc + off(j), wide + j * W, W * sizeof(double));
 }
