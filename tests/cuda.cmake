@@ -36,4 +36,9 @@ if(TARGET test_cuda)
     COMMAND test_cuda --gtest_filter=CudaPlugin.VersionMismatchRefused)
   set_tests_properties(cuda_plugin_version_mismatch PROPERTIES
     ENVIRONMENT "SPT_PLUGIN_PATH=$<TARGET_FILE:spt_fake_cuda_plugin>;SPT_EXPECT_PLUGIN_REFUSED=1")
+  # Without an NVIDIA driver the library's own search loads no plugin.
+  add_test(NAME cuda_plugin_not_loaded_without_driver
+    COMMAND test_cuda --gtest_filter=CudaPlugin.NotLoadedWithoutADriverDevice)
+  set_tests_properties(cuda_plugin_not_loaded_without_driver PROPERTIES
+    ENVIRONMENT "SPT_PLUGIN_PATH=;SPT_EXPECT_NO_DRIVER_LOAD=1")
 endif()

@@ -10,6 +10,8 @@
 // several block sizes and ranks, on the data tensors, its device-copy cache
 // and its CPU fallback. GPU B-CSF / HB-CSF MTTKRP likewise (orders 3..6 and
 // pathological shapes, tiny split thresholds, plain B-CSF and HB-CSF).
+#include <dlfcn.h>
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -17,6 +19,8 @@
 #include <cstddef>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <iterator>
 #include <memory>
 #include <random>
 #include <set>
@@ -84,6 +88,29 @@ TEST(CudaPlugin, DiscoveryAndBackendInfo) {
   std::printf("backend info: backend %d, cuda_available %d, devices %d, device '%s', plugin '%s', reason '%s'\n",
               info.backend, info.cuda_available, info.device_count, info.device_name, info.plugin_path, info.reason);
   spt_context_free(ctx);
+}
+
+// Run by the ctest test cuda_plugin_not_loaded_without_driver with
+// SPT_PLUGIN_PATH empty (the library's own search): on a machine whose
+// NVIDIA driver is missing or reports no device, the plugin (and with it the
+// CUDA libraries) is not loaded at all, and the reason says so.
+TEST(CudaPlugin, NotLoadedWithoutADriverDevice) {
+  if (!std::getenv("SPT_EXPECT_NO_DRIVER_LOAD"))
+    GTEST_SKIP() << "runs under ctest (cuda_plugin_not_loaded_without_driver)";
+  if (void* driver = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL)) {
+    dlclose(driver);
+    GTEST_SKIP() << "an NVIDIA driver is installed; this checks a machine without one";
+  }
+  const spt_backend_info info = backend_info(nullptr);
+  EXPECT_EQ(info.cuda_available, 0);
+  EXPECT_EQ(info.backend, SPT_BACKEND_CPU);
+  EXPECT_STREQ(info.plugin_path, "");
+  const std::string reason = info.reason;
+  EXPECT_NE(reason.find("the CUDA plugin was not loaded: no usable device"), std::string::npos) << reason;
+  std::ifstream maps("/proc/self/maps");
+  const std::string mapped((std::istreambuf_iterator<char>(maps)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(mapped.find("libsptensor_cuda"), std::string::npos) << "the plugin is mapped";
+  EXPECT_EQ(mapped.find("libcublas"), std::string::npos) << "cuBLAS is mapped";
 }
 
 // Run by the ctest test cuda_plugin_version_mismatch with SPT_PLUGIN_PATH at
