@@ -37,14 +37,18 @@ mkdir -p "$build"
 
 # Python environment for the pyttb cross-checks. --system-site-packages lets
 # an already installed pyttb/numpy count; pip runs only when they are missing.
+# tqdm (the progress bars of the Python package) and scikit-build-core (its
+# build backend; python_pkg installs the package offline with it) are pinned
+# to the versions tested.
 if [[ ! -x $venv/bin/python ]]; then
   python3 -m venv --system-site-packages "$venv"
 fi
-if ! "$venv/bin/python" -c 'import pyttb, numpy' > /dev/null 2>&1; then
-  echo "test.sh: installing pyttb and numpy into $venv"
+if ! "$venv/bin/python" -c 'import pyttb, numpy, tqdm, scikit_build_core' > /dev/null 2>&1; then
+  echo "test.sh: installing pyttb, numpy, tqdm and scikit-build-core into $venv"
   # Not fatal: without pyttb the cross-check reports itself as skipped
   # (and fails under CI=true), while the rest of the suite still runs.
-  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check pyttb numpy \
+  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check pyttb numpy tqdm==4.70.1 \
+    scikit-build-core==1.1.2 \
     || echo "test.sh: WARNING: could not install pyttb; the pyttb cross-check will not run" >&2
 fi
 python=$(cd "$venv/bin" && pwd)/python
