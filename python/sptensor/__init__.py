@@ -602,15 +602,18 @@ def read(path, dtype=np.float64, index_base=1, format="auto", shape=None, duplic
     opts.copy_binary = 1 if copy_binary else 0
     opts.map_binary = 1 if map_binary else 0
     h = ctypes.c_void_p()
+    reading = _progress.ContextProgress(c._h, progress, "read " + os.path.basename(os.fsdecode(path)))
     try:
-        with _progress.ContextProgress(c._h, progress, "read " + os.path.basename(os.fsdecode(path))):
+        with reading:
             _lib.check(_lib.lib().spt_read(c._h, os.fsencode(path), ctypes.byref(opts), ctypes.byref(h)),
                        "spt_read", c._h)
     except FileIOError as e:
         if os.path.lexists(path):
             raise
         raise FileMissingError(e.status, e.status_name, e.message, e.function) from None
-    return Tensor(h)
+    tensor = Tensor(h)
+    reading.raise_interrupt()
+    return tensor
 
 
 def write(tensor, path, format="auto", compression="auto", index_base=1, precision=0, ctx=None):

@@ -69,8 +69,11 @@ class IterationBar:
     def step(self, iteration, value):
         if self.bar is None:
             return
-        self.bar.update(max(iteration - self.bar.n, 0))
-        self.bar.set_postfix({self.label: f"{value:.6g}"}, refresh=False)
+        try:
+            self.bar.update(max(iteration - self.bar.n, 0))
+            self.bar.set_postfix({self.label: f"{value:.6g}"}, refresh=False)
+        except Exception:  # a failing bar (closed stream, ...) must not stop the run: drop it
+            self.bar = None
 
     def close(self):
         if self.bar is not None:
@@ -89,13 +92,16 @@ class ContextProgress:
         self.bar = make_bar(progress, desc=desc, total=_READ_STEPS, leave=True,
                             bar_format="{desc}: {percentage:3.0f}%|{bar}| [{elapsed}<{remaining}]")
         self._c_function = None
+        self._interrupt = None
 
     def _on_progress(self, _user_data, _stage, fraction):
-        try:  # nothing may unwind into the library
+        try:
             done = int(min(max(fraction, 0.0), 1.0) * _READ_STEPS)
             if done > self.bar.n:
                 self.bar.update(done - self.bar.n)
-        except BaseException:
+        except KeyboardInterrupt as e:  # Ctrl-C: raise_interrupt() raises it after the call, as without a bar
+            self._interrupt = e
+        except Exception:  # nothing may unwind into the library: the bar just stops moving
             pass
 
     def __enter__(self):
@@ -112,3 +118,9 @@ class ContextProgress:
             _lib.lib().spt_context_set_progress(self._ctx_handle, PROGRESS_FN(), None)
             self.bar.close()
         return False
+
+    def raise_interrupt(self):
+        """Raise the KeyboardInterrupt that arrived inside the callback, if any
+        (call once the call's result is owned by Python, so it is freed)."""
+        if self._interrupt is not None:
+            raise self._interrupt

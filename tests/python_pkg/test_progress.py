@@ -7,7 +7,8 @@ Run by tests/python_pkg/run.sh after test_package.py (same installed
 package and library). With tqdm installed: sptensor.read draws a bar fed by
 the library's read-progress callback that reaches 100 %, cp_als / tucker /
 cp_apr draw one step per iteration with the fit (log-likelihood) as postfix,
-and printitn output is unchanged beside the bar. Without tqdm (its import
+printitn output is unchanged beside the bar, and a KeyboardInterrupt inside
+the read callback reaches the caller. Without tqdm (its import
 blocked): progress=True warns once per process
 (ProgressUnavailableWarning), runs without a bar and gives the same result.
 A missing tqdm skips the tqdm cases, except with CI=true, where it fails.
@@ -55,6 +56,20 @@ class WithTqdm(unittest.TestCase):
         self.assertEqual(X.nnz, sptensor.read(NATIONS).nnz)
         # No callback stays installed on the context: a later read is silent.
         _, err = captured_stderr(lambda: sptensor.read(NATIONS))
+        self.assertEqual(err, "")
+
+    def test_ctrl_c_in_the_read_callback_is_raised_after_the_read(self):
+        # SIGINT while the library calls back runs Python's handler inside
+        # the callback; the KeyboardInterrupt must reach the caller once the
+        # read returns (as without a bar), not vanish inside ctypes.
+        class Interrupting(_progress._tqdm_class()):
+            def update(self, n=1):
+                raise KeyboardInterrupt
+
+        with mock.patch.object(_progress, "_tqdm_class", lambda: Interrupting):
+            with self.assertRaises(KeyboardInterrupt):
+                captured_stderr(lambda: sptensor.read(NATIONS, progress=True))
+        _, err = captured_stderr(lambda: sptensor.read(NATIONS))  # the callback is gone again
         self.assertEqual(err, "")
 
     def test_decomposition_bars_count_iterations(self):
