@@ -35,20 +35,23 @@ build=${SPT_BUILD_DIR:-build}
 venv=$build/pyenv
 mkdir -p "$build"
 
-# Python environment for the pyttb cross-checks and the plotting test
-# (matplotlib, pinned: the images of tests/python_pkg/test_plots.py).
-# --system-site-packages lets an already installed pyttb/numpy/matplotlib
-# count; pip runs only when one is missing.
+# Python environment for the pyttb cross-checks, the plotting test
+# (matplotlib: the images of tests/python_pkg/test_plots.py), the progress
+# bars (tqdm) and the package's build backend (scikit-build-core; python_pkg
+# installs the package offline with it), pinned to the versions tested.
+# --system-site-packages lets already installed packages count; pip runs
+# only when one is missing.
 if [[ ! -x $venv/bin/python ]]; then
   python3 -m venv --system-site-packages "$venv"
 fi
-if ! "$venv/bin/python" -c 'import pyttb, numpy, matplotlib' > /dev/null 2>&1; then
-  echo "test.sh: installing pyttb, numpy and matplotlib into $venv"
-  # Not fatal: without them the cross-checks and the plotting test report
-  # themselves as skipped (and fail under CI=true), while the rest of the
-  # suite still runs.
+if ! "$venv/bin/python" -c 'import pyttb, numpy, matplotlib, tqdm, scikit_build_core' > /dev/null 2>&1; then
+  echo "test.sh: installing pyttb, numpy, matplotlib, tqdm and scikit-build-core into $venv"
+  # Not fatal: without them the cross-checks and the Python package tests
+  # report themselves as skipped (and fail under CI=true), while the rest of
+  # the suite still runs.
   "$venv/bin/python" -m pip install --quiet --disable-pip-version-check pyttb numpy matplotlib==3.11.2 \
-    || echo "test.sh: WARNING: could not install pyttb/matplotlib; the pyttb cross-check and plotting test will not run" >&2
+    tqdm==4.70.1 scikit-build-core==1.1.2 \
+    || echo "test.sh: WARNING: could not install pyttb/matplotlib/tqdm/scikit-build-core; the Python tests that need them will not run" >&2
 fi
 # pycparser for scripts/gen_bindings.py (ctest bindings_up_to_date): the
 # Debian package through --system-site-packages, else the same version from

@@ -1,7 +1,7 @@
 """sptensor: Python interface to libsptensor (sparse tensors, CP and Tucker).
 
 A thin ctypes layer over the library's stable C ABI (libsptensor.so.1);
-nothing is compiled at install time. Results come back as numpy arrays.
+no Python extension is compiled. Results come back as numpy arrays.
 
     import numpy as np, sptensor
     X = sptensor.read("tensor.tns.xz")                # or sptensor.coo(subs, vals, shape)
@@ -21,7 +21,8 @@ from collections import namedtuple
 
 import numpy as np
 
-from . import _lib
+from . import _lib, _progress
+from ._progress import ProgressUnavailableWarning
 from ._lib import (DeviceError, FileIOError, FileMissingError, InvalidArgumentError, LibraryNotFoundError,
                    NumericalError, OutOfMemoryError, OverflowSizeError, ParseError, ReadOnlyError, SptensorError,
                    UnsupportedError, library_path)
@@ -35,7 +36,7 @@ __all__ = [
     "library_version", "library_path",
     "SptensorError", "InvalidArgumentError", "FileIOError", "FileMissingError", "ParseError", "OutOfMemoryError",
     "UnsupportedError", "DeviceError", "NumericalError", "OverflowSizeError", "ReadOnlyError",
-    "LibraryNotFoundError",
+    "LibraryNotFoundError", "ProgressUnavailableWarning",
 ]
 
 _DTYPES = {np.dtype(np.float32): _lib.SPT_FLOAT32, np.dtype(np.float64): _lib.SPT_FLOAT64}
@@ -98,8 +99,9 @@ class _RunControl:
     KeyboardInterrupt carrying that model as `.result`. Use as a context
     manager around the C call."""
 
-    def __init__(self, fn_type, printitn, labels):
+    def __init__(self, fn_type, printitn, labels, bar=None):
         self.printitn = _integer(printitn, "printitn", 0, _INT32_MAX)
+        self.bar = bar  # a _progress.IterationBar (progress=True) or None
         self.labels = labels
         self.interrupted = False
         self.iterations = 0
@@ -113,6 +115,8 @@ class _RunControl:
             if self.printitn and iteration % self.printitn == 0:
                 print(f" Iter {iteration:2d}: {self.labels[0]} = {value:e} {self.labels[1]} = {change:7.1e}",
                       flush=True)
+            if self.bar is not None:
+                self.bar.step(iteration, value)
             return 1 if self.interrupted else 0
         except BaseException:  # nothing may unwind into the library: stop instead
             self.interrupted = True
@@ -130,6 +134,8 @@ class _RunControl:
         return self
 
     def __exit__(self, *exc):
+        if self.bar is not None:
+            self.bar.close()
         if self._installed:
             signal.signal(signal.SIGINT, self._previous)
             self._installed = False
@@ -570,7 +576,7 @@ def _operand(tensor, ctx):
 
 
 def read(path, dtype=np.float64, index_base=1, format="auto", shape=None, duplicates="keep",
-         reject_nonfinite=False, copy_binary=False, map_binary=False, ctx=None):
+         reject_nonfinite=False, copy_binary=False, map_binary=False, progress=False, ctx=None):
     """Read a tensor file: FROSTT .tns, extended (ParTI!) .tns, SPLATT .bin or
     .sptb, each optionally gzip/xz/zstd compressed (detected from content).
 
@@ -578,7 +584,9 @@ def read(path, dtype=np.float64, index_base=1, format="auto", shape=None, duplic
     "tns_extended", "splatt_bin", "sptb". shape: expected dims (None = infer).
     duplicates: "keep", "sum" or "reject". Files are read by copy;
     map_binary=True loads an uncompressed .sptb zero-copy from a mapping of the
-    file (the process dies of SIGBUS if the file is truncated meanwhile)."""
+    file (the process dies of SIGBUS if the file is truncated meanwhile).
+    progress=True shows a tqdm bar while the file is read (tqdm is optional:
+    without it, a ProgressUnavailableWarning once and no bar)."""
     c = _ctx(ctx)
     opts = _lib.init_options("spt_read_options_init_size", _lib.ReadOptions)
     opts.format = _choice(_FILE_FORMATS, format, "file format")
@@ -594,14 +602,18 @@ def read(path, dtype=np.float64, index_base=1, format="auto", shape=None, duplic
     opts.copy_binary = 1 if copy_binary else 0
     opts.map_binary = 1 if map_binary else 0
     h = ctypes.c_void_p()
+    reading = _progress.ContextProgress(c._h, progress, "read " + os.path.basename(os.fsdecode(path)))
     try:
-        _lib.check(_lib.lib().spt_read(c._h, os.fsencode(path), ctypes.byref(opts), ctypes.byref(h)), "spt_read",
-                   c._h)
+        with reading:
+            _lib.check(_lib.lib().spt_read(c._h, os.fsencode(path), ctypes.byref(opts), ctypes.byref(h)),
+                       "spt_read", c._h)
     except FileIOError as e:
         if os.path.lexists(path):
             raise
         raise FileMissingError(e.status, e.status_name, e.message, e.function) from None
-    return Tensor(h)
+    tensor = Tensor(h)
+    reading.raise_interrupt()
+    return tensor
 
 
 def write(tensor, path, format="auto", compression="auto", index_base=1, precision=0, ctx=None):
@@ -800,7 +812,7 @@ TuckerResult.to_pyttb = _tucker_to_pyttb
 
 
 def cp_als(tensor, rank, max_iters=50, tol=1e-4, init="random", seed=0, format="auto", csf_policy="auto",
-           memo_budget_bytes=0, printitn=0, ctx=None):
+           memo_budget_bytes=0, printitn=0, progress=False, ctx=None):
     """CP decomposition by alternating least squares (pyttb cp_als numerics).
 
     tensor: Tensor, CSF or a pyttb.sptensor (copied). init: "random"
@@ -809,7 +821,8 @@ def cp_als(tensor, rank, max_iters=50, tol=1e-4, init="random", seed=0, format="
     matrices, as pyttb's cp_als). format: "auto", "coo", "csf", "hicoo", "fcoo" (storage the
     MTTKRPs run on; Tensor input only); csf_policy: "auto", "onemode",
     "twomode", "allmode", "memoized". printitn: print the fit every printitn
-    iterations (0 = never), as pyttb. Returns a :class:`CPResult`; not
+    iterations (0 = never), as pyttb. progress=True: a tqdm bar of the
+    iterations with the fit (tqdm optional, as :func:`read`). Returns a :class:`CPResult`; not
     converging within max_iters is not an error (``converged`` is False).
     Ctrl-C stops the run at the end of the current iteration and raises
     KeyboardInterrupt with the model so far as its ``.result``."""
@@ -825,7 +838,8 @@ def cp_als(tensor, rank, max_iters=50, tol=1e-4, init="random", seed=0, format="
     opts.format = _choice(_FORMATS, format, "format")
     opts.csf_policy = _choice(_CSF_POLICIES, csf_policy, "CSF policy")
     opts.memo_budget_bytes = int(memo_budget_bytes)
-    control = _RunControl(_lib.CALLBACK, printitn, ("f", "f-delta"))
+    control = _RunControl(_lib.CALLBACK, printitn, ("f", "f-delta"),
+                          _progress.IterationBar(progress, "cp_als", opts.max_iters, "fit"))
     opts.callback = control.c_function
     k = ctypes.c_void_p()
     with _Matrices() as mats, control:
@@ -857,14 +871,15 @@ def cp_als(tensor, rank, max_iters=50, tol=1e-4, init="random", seed=0, format="
         L.spt_ktensor_free(k)
 
 
-def tucker(tensor, ranks, max_iters=50, tol=1e-4, init="hosvd", seed=0, ttmc="auto", printitn=0, ctx=None):
+def tucker(tensor, ranks, max_iters=50, tol=1e-4, init="hosvd", seed=0, ttmc="auto", printitn=0, progress=False,
+           ctx=None):
     """Tucker decomposition by HOOI (pyttb tucker_als numerics).
 
     tensor: Tensor or a pyttb.sptensor (copied). ranks: one rank per mode (or an int for all modes). init: "hosvd"
     (pyttb 'nvecs'), "random" or a list of `order` initial factors
     (shape[m] x ranks[m]; factors[0] is not read). ttmc: how each sweep
     forms Y_(n) ("auto", "one_shot", "chain" or "hls", the GPU only;
-    spt_tucker_ttmc). printitn and Ctrl-C: as :func:`cp_als`. Returns a
+    spt_tucker_ttmc). printitn, progress and Ctrl-C: as :func:`cp_als`. Returns a
     :class:`TuckerResult` whose core has shape `ranks`."""
     c = _ctx(ctx)
     tensor = _operand(tensor, ctx)
@@ -884,7 +899,8 @@ def tucker(tensor, ranks, max_iters=50, tol=1e-4, init="hosvd", seed=0, ttmc="au
     if opts.ttmc < 0:
         raise InvalidArgumentError(-1, "SPT_ERR_INVALID_ARGUMENT",
                                    f"ttmc must be 'auto', 'one_shot', 'chain' or 'hls', got {ttmc!r}")
-    control = _RunControl(_lib.CALLBACK, printitn, ("f", "f-delta"))
+    control = _RunControl(_lib.CALLBACK, printitn, ("f", "f-delta"),
+                          _progress.IterationBar(progress, "tucker", opts.max_iters, "fit"))
     opts.callback = control.c_function
     t = ctypes.c_void_p()
     with _Matrices() as mats, control:
@@ -1512,14 +1528,14 @@ APRResult.to_pyttb = _cp_to_pyttb
 
 
 def cp_apr(tensor, rank, max_outer_iters=1000, max_inner_iters=10, tol=1e-4, kappa=0.01, kappatol=1e-10,
-           epsilon=1e-10, init="random", seed=0, format="auto", printitn=0, ctx=None):
+           epsilon=1e-10, init="random", seed=0, format="auto", printitn=0, progress=False, ctx=None):
     """Poisson CP decomposition of a nonnegative (count) tensor by CP-APR
     multiplicative updates (pyttb cp_apr(algorithm="mu") numerics; pyttb's
     maxiters, maxinneriters, stoptol, kappa, kappatol, epsDivZero). tensor:
     Tensor or a pyttb.sptensor (copied). init:
     "random" (from `seed`) or `order` nonnegative factors (shape[m] x rank).
     format: "auto", "coo" or "hicoo" (the storage the updates run on).
-    printitn (the log-likelihood and KKT violation) and Ctrl-C: as
+    printitn (the log-likelihood and KKT violation), progress and Ctrl-C: as
     :func:`cp_als`. Returns an :class:`APRResult`."""
     c = _ctx(ctx)
     tensor = _operand(tensor, ctx)
@@ -1532,7 +1548,8 @@ def cp_apr(tensor, rank, max_outer_iters=1000, max_inner_iters=10, tol=1e-4, kap
     opts.tol, opts.kappa, opts.kappatol, opts.epsilon = float(tol), float(kappa), float(kappatol), float(epsilon)
     opts.seed = int(seed)
     opts.format = _choice(_FORMATS, format, "format")
-    control = _RunControl(_lib.APR_CALLBACK, printitn, ("loglik", "kkt"))
+    control = _RunControl(_lib.APR_CALLBACK, printitn, ("loglik", "kkt"),
+                          _progress.IterationBar(progress, "cp_apr", opts.max_outer_iters, "loglik"))
     opts.callback = control.c_function
     k = ctypes.c_void_p()
     with _Matrices() as mats, control:

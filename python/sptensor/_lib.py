@@ -5,10 +5,13 @@ The shared library is located lazily, on the first call that needs it, so
 :class:`LibraryNotFoundError` at that first use with what was tried and how
 to fix it. Search order:
 
-1. ``SPTENSOR_LIBRARY``: the library file, or a directory holding it;
-2. ``pkg-config --variable=libdir sptensor`` (honours ``PKG_CONFIG_PATH``);
-3. ``ctypes.util.find_library("sptensor")`` (the loader cache, ``LD_LIBRARY_PATH``);
-4. common install prefixes (``sys.prefix``, ``/usr/local``, ``/usr``, ``/opt/sptensor``, ``~/.local``).
+1. ``SPTENSOR_LIBRARY``: the library file, or a directory holding it (an
+   explicit choice: nothing else is tried);
+2. the package's own copy, ``sptensor/libsptensor.so.1``, which a wheel built
+   by ``pip install ./python`` contains;
+3. ``pkg-config --variable=libdir sptensor`` (honours ``PKG_CONFIG_PATH``);
+4. ``ctypes.util.find_library("sptensor")`` (the loader cache, ``LD_LIBRARY_PATH``);
+5. common install prefixes (``sys.prefix``, ``/usr/local``, ``/usr``, ``/opt/sptensor``, ``~/.local``).
 
 The structs and function prototypes come from _capi.py, generated from
 include/sptensor/*.h by scripts/gen_bindings.py (ctest bindings_up_to_date
@@ -70,6 +73,9 @@ APR_CALLBACK = _capi.spt_cp_apr_callback  # CP-APR per-outer-iteration callback
 CSF_SUMMARY_MAX_ORDER = _capi.SPT_CSF_SUMMARY_MAX_ORDER
 
 
+PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+
+
 class LibraryNotFoundError(RuntimeError):
     """libsptensor.so could not be found or loaded (raised at first use, not at import)."""
 
@@ -85,6 +91,9 @@ def _candidates():
         else:
             yield "SPTENSOR_LIBRARY", env
         return  # an explicit choice is not second-guessed
+    # The copy inside the package (a wheel built with the library; absent in
+    # the pure-Python install).
+    yield "package", os.path.join(PACKAGE_DIR, SONAME)
     if shutil.which("pkg-config"):
         try:
             libdir = subprocess.run(["pkg-config", "--variable=libdir", "sptensor"], capture_output=True,
@@ -154,7 +163,8 @@ def lib():
             return _lib
         raise LibraryNotFoundError(
             "sptensor: the shared library libsptensor.so (" + SONAME + ") was not found.\n"
-            "Build and install it (from the libsptensor source tree):\n"
+            "pip install ./python (from the libsptensor source tree) builds it into the package; or\n"
+            "build and install it (from the libsptensor source tree):\n"
             "  cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release && cmake --build build\n"
             "  cmake --install build --prefix /usr/local   # then: sudo ldconfig\n"
             "or point the package at it:  export SPTENSOR_LIBRARY=/path/to/libsptensor.so.1 (or its directory)\n"

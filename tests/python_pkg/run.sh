@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # ctest driver of the Python package test: pip-installs python/ (a copy, so
-# the source tree stays clean) into the test virtual environment, then runs
-# test_package.py from outside the source tree against the built library.
+# the source tree stays clean) into the test virtual environment in its
+# pure-Python mode (wheel.cmake=false: no library inside the package), then
+# runs test_package.py and test_progress.py from outside the source tree
+# against the built library. The install that builds the library into the
+# package is tested by fresh_install.sh (ctest python_pkg_fresh_install).
 #   run.sh PYTHON SOURCE_DIR WORK_DIR LIBRARY DATA_DIR [LAYOUT_PROBE]
 # Exit 77 (ctest skip) when numpy or pip is unusable, except under CI=true.
 set -euo pipefail
@@ -21,18 +24,27 @@ fi
 rm -rf "$work" && mkdir -p "$work"
 cp -r "$src/python" "$work/src"
 rm -rf "$work/src/build" "$work/src"/*.egg-info
-# The ordinary install path (isolated build: fetches setuptools from the
-# package index) unless setuptools and wheel are already in the environment,
-# where an offline build is possible and much faster.
-if "$python" -c 'import setuptools, wheel' 2> /dev/null; then
+# The ordinary install path (isolated build: fetches scikit-build-core from
+# the package index) unless scikit-build-core is already in the environment
+# (scripts/test.sh installs it), where an offline build is possible.
+if "$python" -c 'import scikit_build_core' 2> /dev/null; then
   isolation=--no-build-isolation
 else
   isolation=
 fi
-echo "python_pkg: pip install $isolation $work/src"
-"$python" -m pip install --quiet --disable-pip-version-check --force-reinstall --no-deps $isolation "$work/src" \
+echo "python_pkg: pip install $isolation --config-settings=wheel.cmake=false $work/src"
+"$python" -m pip install --quiet --disable-pip-version-check --force-reinstall --no-deps $isolation \
+  --config-settings=wheel.cmake=false "$work/src" \
   || skip "pip install ./python failed (no network to the package index?)"
 
 cd "$work"  # not the source tree: the import must find the installed copy
 export SPTENSOR_LIBRARY=$library
-exec "$python" "$src/tests/python_pkg/test_package.py" "$data" $probe
+# The pure-Python install carries no library of its own.
+package_dir=$("$python" -c 'import os, sptensor; print(os.path.dirname(sptensor.__file__))')
+if [[ -e $package_dir/libsptensor.so.1 ]]; then
+  echo "FAIL: the pure-Python install put a library into $package_dir"; exit 1
+fi
+status=0
+"$python" "$src/tests/python_pkg/test_package.py" "$data" $probe || status=1
+"$python" "$src/tests/python_pkg/test_progress.py" "$data" || status=1
+exit $status

@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# ctest python_pkg_fresh_install: the package as a new user installs it.
+# In a new virtual environment (no system site-packages) and with no
+# SPTENSOR_LIBRARY, LD_LIBRARY_PATH or PKG_CONFIG_PATH:
+#   1. pip wheel ./python builds a wheel with libsptensor inside (scikit-build-core
+#      builds the library from this repository's CMake project);
+#   2. pip install ./python installs the package the same way (the wheel's
+#      build directory is reused, so this step only repackages);
+#   3. python -c "import sptensor, pyttb; ...": the library is the package's
+#      own copy; cp_als on a pyttb.sptensor with init= a pyttb.ktensor prints
+#      with printitn and returns a result whose to_pyttb() is a pyttb.ktensor
+#      matching the fit; the wheel file holds the library and is tagged
+#      py3-none-<platform>.
+#   fresh_install.sh PYTHON SOURCE_DIR WORK_DIR DATA_DIR
+# Needs the package index (isolated builds fetch scikit-build-core; the venv
+# gets numpy and pyttb): without it, exit 77 (ctest skip), except under
+# CI=true, where it fails. ccache is used for the library build when present.
+set -euo pipefail
+python=$1 src=$2 work=$3 data=$4
+skip() {
+  if [[ ${CI:-} == true ]]; then echo "FAIL: $1"; exit 1; fi
+  echo "SKIP: $1"; exit 77
+}
+unset SPTENSOR_LIBRARY LD_LIBRARY_PATH PKG_CONFIG_PATH PYTHONPATH
+rm -rf "$work" && mkdir -p "$work"
+"$python" -m venv "$work/venv" || skip "$python cannot create a virtual environment"
+venv_python=$work/venv/bin/python
+pip=("$venv_python" -m pip --disable-pip-version-check)
+
+# The dependencies first: a failure here is the network, not the package.
+"${pip[@]}" install --quiet numpy pyttb || skip "cannot install numpy and pyttb from the package index"
+
+# A fixed build directory keeps the compile commands identical between runs
+# (ccache hits) and lets step 2 reuse step 1's build.
+if command -v ccache > /dev/null; then
+  export CMAKE_C_COMPILER_LAUNCHER=${CMAKE_C_COMPILER_LAUNCHER:-ccache}
+  export CMAKE_CXX_COMPILER_LAUNCHER=${CMAKE_CXX_COMPILER_LAUNCHER:-ccache}
+fi
+export CMAKE_BUILD_PARALLEL_LEVEL=${CMAKE_BUILD_PARALLEL_LEVEL:-2}
+build_dir=(--config-settings=build-dir="$work/build")
+started=$SECONDS
+"${pip[@]}" wheel --quiet --no-deps "${build_dir[@]}" -w "$work/dist" "$src/python"
+echo "fresh_install: pip wheel ./python took $((SECONDS - started)) s"
+started=$SECONDS
+"${pip[@]}" install --quiet "${build_dir[@]}" "$src/python"
+echo "fresh_install: pip install ./python took $((SECONDS - started)) s"
+
+cd "$work"  # not the source tree: the import must find the installed copy
+"$venv_python" - "$data/nations.tns.xz" "$work/dist" <<'EOF'
+import contextlib, glob, io, os, sys, sysconfig, zipfile
+import numpy as np
+import pyttb
+import sptensor
+
+nations, dist = sys.argv[1], sys.argv[2]
+package_dir = os.path.dirname(os.path.abspath(sptensor.__file__))
+assert package_dir.startswith(sysconfig.get_paths()["purelib"]) or package_dir.startswith(
+    sysconfig.get_paths()["platlib"]), package_dir
+assert os.path.dirname(os.path.abspath(sptensor.library_path())) == package_dir, sptensor.library_path()
+
+X = sptensor.read(nations).to_pyttb()              # a pyttb.sptensor
+assert isinstance(X, pyttb.sptensor)
+rng = np.random.default_rng(1)
+init = pyttb.ktensor([rng.random((d, 4)) for d in X.shape])
+out = io.StringIO()
+with contextlib.redirect_stdout(out):
+    r = sptensor.cp_als(X, 4, init=init, max_iters=10, tol=0.0, printitn=5)
+lines = out.getvalue().splitlines()
+assert [l.split(":")[0] for l in lines] == [" Iter  5", " Iter 10"], lines
+K = r.to_pyttb()
+assert isinstance(K, pyttb.ktensor), type(K)
+D = X.full().data
+fit = 1 - np.linalg.norm(D - K.full().data) / np.linalg.norm(D)
+assert abs(fit - r.fit) < 1e-8, (fit, r.fit)
+
+wheels = glob.glob(os.path.join(dist, "sptensor-*.whl"))
+assert len(wheels) == 1, wheels
+tag = os.path.basename(wheels[0])[:-len(".whl")].split("-", 2)[2]
+assert tag.startswith("py3-none-") and not tag.endswith("-any"), tag
+names = zipfile.ZipFile(wheels[0]).namelist()
+assert "sptensor/libsptensor.so.1" in names and "sptensor/_lib.py" in names, names
+print(f"fresh_install: ok (library {sptensor.library_path()}, fit {r.fit:.6f}, wheel {os.path.basename(wheels[0])})")
+EOF
