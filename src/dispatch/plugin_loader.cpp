@@ -2,6 +2,7 @@
 
 #include <dlfcn.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <mutex>
@@ -85,35 +86,17 @@ bool try_load(const std::string& candidate, CudaPlugin& plugin, std::string& not
   return true;
 }
 
-// Whether the NVIDIA driver is installed and reports a device. Asked before
-// the plugin is loaded: loading it maps the CUDA runtime and math libraries
-// (a few hundred MiB of resident memory), which a machine without a GPU
-// must not pay for every context. libcuda.so.1 stays loaded (the plugin
-// needs it when a device exists; unloading a driver after cuInit is unsafe).
-bool driver_reports_a_device(std::string& why) {
-  void* driver = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-  if (!driver) {
-    why = "no usable device: the NVIDIA driver (libcuda.so.1) is not installed";
-    return false;
-  }
-  using InitFn = int (*)(unsigned int);
-  using CountFn = int (*)(int*);
-  auto init = reinterpret_cast<InitFn>(dlsym(driver, "cuInit"));
-  auto count = reinterpret_cast<CountFn>(dlsym(driver, "cuDeviceGetCount"));
-  int devices = 0;
-  if (!init || !count) {
-    why = "no usable device: libcuda.so.1 lacks cuInit or cuDeviceGetCount";
-    return false;
-  }
-  if (const int status = init(0); status != 0) {
-    why = cat("no usable device: the NVIDIA driver's cuInit failed (CUresult ", status, ")");
-    return false;
-  }
-  if (count(&devices) != 0 || devices <= 0) {
-    why = "no usable device: the NVIDIA driver reports no CUDA device";
-    return false;
-  }
-  return true;
+// Whether the NVIDIA kernel driver is present (its control device
+// /dev/nvidiactl exists). Asked before the plugin is loaded: loading it maps
+// the CUDA runtime and math libraries (a few hundred MiB of resident
+// memory), which a machine without a GPU must not pay for every context. A
+// file test, not cuInit: initialising the driver takes a noticeable fraction
+// of a second, which a CPU run on a machine with a GPU must not pay either
+// (the plugin's device query initialises it when the plugin is loaded).
+bool driver_present(std::string& why) {
+  if (access("/dev/nvidiactl", F_OK) == 0) return true;
+  why = "no usable device: no NVIDIA driver (/dev/nvidiactl does not exist)";
+  return false;
 }
 
 CudaPlugin load() {
@@ -124,7 +107,7 @@ CudaPlugin load() {
   const bool named = env && *env;
   // A plugin named by SPT_PLUGIN_PATH is always loaded (it may be a test
   // plugin that needs no driver); the search skips it without a device.
-  if (std::string why; !named && !driver_reports_a_device(why)) {
+  if (std::string why; !named && !driver_present(why)) {
     plugin.reason = cat("the CUDA plugin was not loaded: ", why);
     return plugin;
   }

@@ -5,10 +5,9 @@
 // under std::call_once, and never unloaded (device copies cached on tensor
 // handles call back into it until they are freed).
 //
-// Without an NVIDIA driver that reports a device (libcuda.so.1, cuInit,
-// cuDeviceGetCount) the search is skipped and the plugin is not loaded, so
-// a machine without a GPU does not map the CUDA libraries; a plugin named
-// by SPT_PLUGIN_PATH is loaded regardless.
+// Without the NVIDIA driver (no /dev/nvidiactl) the search is skipped and
+// the plugin is not loaded, so a machine without a GPU does not map the CUDA
+// libraries; a plugin named by SPT_PLUGIN_PATH is loaded regardless.
 //
 // Search order: env SPT_PLUGIN_PATH (a directory holding
 // libsptensor_cuda.so.1, or the file itself), then the directory that holds
