@@ -556,7 +556,13 @@ def coo(subs, vals, shape=None, index_base=0, dtype=None, copy=None, ctx=None):
 
 
 def from_pyttb(tensor, dtype=None, ctx=None):
-    """A :class:`Tensor` copied from a pyttb.sptensor (0-based subs, vals, shape)."""
+    """A :class:`Tensor` copied from a pyttb.sptensor (0-based subs, vals,
+    shape) or from a dense pyttb.tensor (its nonzero entries)."""
+    if _is_pyttb(tensor, "tensor"):
+        data = np.asarray(tensor.data)
+        subs = np.argwhere(data != 0)
+        return coo(subs, data[tuple(subs.T)] if subs.size else np.zeros(0, dtype=data.dtype),
+                   shape=tuple(tensor.shape), dtype=dtype, copy=True, ctx=ctx)
     return coo(np.asarray(tensor.subs), np.asarray(tensor.vals).reshape(-1), shape=tuple(tensor.shape), dtype=dtype,
                copy=True, ctx=ctx)
 
@@ -567,10 +573,10 @@ def _is_pyttb(obj, kind):
 
 
 def _operand(tensor, ctx):
-    """The tensor a decomposition runs on: a pyttb.sptensor is copied into a
-    :class:`Tensor` (float64, as pyttb holds it); anything else is used as
-    given."""
-    if _is_pyttb(tensor, "sptensor"):
+    """The tensor a decomposition runs on: a pyttb.sptensor or dense
+    pyttb.tensor is copied into a :class:`Tensor` (float64, as pyttb holds
+    it); anything else is used as given."""
+    if _is_pyttb(tensor, "sptensor") or _is_pyttb(tensor, "tensor"):
         return from_pyttb(tensor, ctx=ctx)
     return tensor
 

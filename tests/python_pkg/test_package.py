@@ -335,6 +335,19 @@ class Decompositions(unittest.TestCase):
         self.assertAlmostEqual(fit, r.fit, places=8)
 
     @unittest.skipIf(ttb is None, "pyttb is not installed")
+    def test_dense_pyttb_tensor_accepted(self):
+        # A dense pyttb.tensor: from_pyttb keeps its nonzero entries, and a
+        # decomposition takes it as it takes the sparse tensor.
+        X = sptensor.read(NATIONS)
+        D = X.to_pyttb().full()
+        Y = sptensor.from_pyttb(D)
+        self.assertEqual(Y.shape, X.shape)
+        np.testing.assert_array_equal(Y.to_pyttb().full().data, D.data)
+        a = sptensor.cp_als(D, 2, max_iters=3, tol=0.0, seed=1)
+        b = sptensor.cp_als(X, 2, max_iters=3, tol=0.0, seed=1)
+        self.assertAlmostEqual(a.fit, b.fit, places=10)
+
+    @unittest.skipIf(ttb is None, "pyttb is not installed")
     def test_tucker_against_pyttb(self):
         X = sptensor.read(NATIONS)
         T = ttb.sptensor(X.subs.astype(np.int64), X.vals.reshape(-1, 1), X.shape)
