@@ -238,6 +238,20 @@ Record cpd_record(const Bench& b, const std::string& name, const spt_coo_s& x, i
   return r;
 }
 
+// The timing keys of a kernel measurement's JSON line: median and least
+// kernel time over `repeats` launches, the bytes a launch moves and the
+// bandwidth that gives.
+Record add_timing(Record r, double median_ms, double min_ms, int repeats, double bytes) {
+  const double bw = bytes / (median_ms * 1e-3);
+  r.num("kernel_ms_median", median_ms)
+      .num("kernel_ms_min", min_ms)
+      .integer("repeats", repeats)
+      .integer("bytes", std::llround(bytes))
+      .num("gbytes_per_s", bw / 1e9)
+      .num("fraction_of_3TBps", bw / kCopyBandwidth);
+  return r;
+}
+
 // The leading keys of a kernel measurement's JSON line (float32).
 Record kernel_record(const char* bench, const std::string& name, uint32_t order, spt_nnz nnz, uint32_t mode,
                      int rank) {
@@ -533,13 +547,8 @@ void run_tensor(const Bench& b, const std::string& name, const spt_coo_s& x) {
                   name.c_str(), mode, rank, ms, bw / 1e9, 100 * bw / kCopyBandwidth, unsorted_ms, sort_ms[mode],
                   median(api_times), rel_err);
       if (b.json)
-        kernel_record("gpu_mttkrp_coo", name, order, nnz, mode, rank)
-            .num("kernel_ms_median", ms)
-            .num("kernel_ms_min", *std::min_element(times.begin(), times.end()))
-            .integer("repeats", b.repeats)
-            .integer("bytes", std::llround(bytes))
-            .num("gbytes_per_s", bw / 1e9)
-            .num("fraction_of_3TBps", bw / kCopyBandwidth)
+        add_timing(kernel_record("gpu_mttkrp_coo", name, order, nnz, mode, rank),
+                   ms, *std::min_element(times.begin(), times.end()), b.repeats, bytes)
             .num("api_ms_median", median(api_times))
             .num("rel_err_vs_cpu", rel_err)
             .num("unsorted_kernel_ms_median", unsorted_ms)
@@ -589,15 +598,10 @@ void run_tensor(const Bench& b, const std::string& name, const spt_coo_s& x) {
                     plan.staged_factors ? " + staged factors" : "", plan.lanes, plan.vector, plan.shared_bytes,
                     (unsigned long long)plan.thread_blocks, (unsigned long long)plan.chunk);
         if (b.json)
-          kernel_record("gpu_mttkrp_hicoo", name, order, nnz, mode, rank)
-              .integer("block_size", h.block_size())
-              .integer("num_blocks", static_cast<long long>(h.num_blocks()))
-              .num("kernel_ms_median", hms)
-              .num("kernel_ms_min", *std::min_element(htimes.begin(), htimes.end()))
-              .integer("repeats", b.repeats)
-              .integer("bytes", std::llround(hbytes))
-              .num("gbytes_per_s", hbw / 1e9)
-              .num("fraction_of_3TBps", hbw / kCopyBandwidth)
+          add_timing(kernel_record("gpu_mttkrp_hicoo", name, order, nnz, mode, rank)
+                         .integer("block_size", h.block_size())
+                         .integer("num_blocks", static_cast<long long>(h.num_blocks())),
+                     hms, *std::min_element(htimes.begin(), htimes.end()), b.repeats, hbytes)
               .num("api_ms_median", median(hapi))
               .num("rel_err_vs_cpu", hicoo_err)
               .num("coo_sorted_kernel_ms_median", ms)
@@ -648,14 +652,9 @@ void run_tensor(const Bench& b, const std::string& name, const spt_coo_s& x) {
                     name.c_str(), mode, rank, fcoo_ms, fbw / 1e9, 100 * fbw / kCopyBandwidth, ms, rule_threadlen,
                     sweep_text.c_str(), fcoo_err);
         if (b.json)
-          kernel_record("gpu_mttkrp_fcoo", name, order, nnz, mode, rank)
-              .integer("threadlen", rule_threadlen)
-              .num("kernel_ms_median", fcoo_ms)
-              .num("kernel_ms_min", fcoo_min)
-              .integer("repeats", b.repeats)
-              .integer("bytes", std::llround(fbytes))
-              .num("gbytes_per_s", fbw / 1e9)
-              .num("fraction_of_3TBps", fbw / kCopyBandwidth)
+          add_timing(kernel_record("gpu_mttkrp_fcoo", name, order, nnz, mode, rank)
+                         .integer("threadlen", rule_threadlen),
+                     fcoo_ms, fcoo_min, b.repeats, fbytes)
               .num("rel_err_vs_cpu", fcoo_err)
               .num("coo_sorted_kernel_ms_median", ms)
               .record("threadlen_sweep_ms", sweep_ms)
@@ -706,13 +705,8 @@ void run_tensor(const Bench& b, const std::string& name, const spt_coo_s& x) {
                     median(bapi), hbcsf_err, plan.lanes, plan.launches, (unsigned long long)plan.bcsf_blocks,
                     (unsigned long long)plan.leaf_chunk);
         if (b.json)
-          kernel_record("gpu_mttkrp_hbcsf", name, order, nnz, mode, rank)
-              .num("kernel_ms_median", bms)
-              .num("kernel_ms_min", *std::min_element(btimes.begin(), btimes.end()))
-              .integer("repeats", b.repeats)
-              .integer("bytes", std::llround(bbytes))
-              .num("gbytes_per_s", bbw / 1e9)
-              .num("fraction_of_3TBps", bbw / kCopyBandwidth)
+          add_timing(kernel_record("gpu_mttkrp_hbcsf", name, order, nnz, mode, rank),
+                     bms, *std::min_element(btimes.begin(), btimes.end()), b.repeats, bbytes)
               .num("api_ms_median", median(bapi))
               .num("rel_err_vs_cpu", hbcsf_err)
               .num("coo_sorted_kernel_ms_median", ms)

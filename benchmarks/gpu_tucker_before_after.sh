@@ -15,14 +15,9 @@ set -uo pipefail
 out="${OUT:-benchmarks/results/gpu-local}"
 base_src="${BASE_SRC:?BASE_SRC=the other source tree}"
 mkdir -p "$out"
-jobs=$(nproc 2>/dev/null || echo 8)
-configure_and_build() {  # SRC BUILD LOG
-  cmake -S "$1" -B "$2" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSPT_WITH_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 \
-    -DSPT_WITH_MPI=OFF -DSPT_WITH_FORTRAN=OFF > "$3" 2>&1 || { tail -30 "$3"; return 1; }
-  ninja -C "$2" -j"$jobs" bench_gpu_tucker sptensor_cuda >> "$3" 2>&1 || { grep -E "error|FAILED" -A3 "$3" | head -40; return 1; }
-}
-configure_and_build "$base_src" build-base "$out/build-base.log" || exit 1
-configure_and_build . build-gpu "$out/build-new.log" || exit 1
+. "$(dirname "$0")/tools/gpu_build.sh"
+gpu_configure_and_build "$base_src" build-base "$out/build-base.log" bench_gpu_tucker sptensor_cuda || exit 1
+gpu_configure_and_build . build-gpu "$out/build-new.log" bench_gpu_tucker sptensor_cuda || exit 1
 echo "gpu_tucker_before_after: both trees built"
 
 rm -f "$out"/base-*.jsonl "$out"/new-*.jsonl

@@ -12,13 +12,12 @@ Reads are followed through the context's progress callback
 decompositions through their per-iteration callback (one step per
 iteration, the fit or log-likelihood as the bar's postfix).
 """
-import ctypes
 import warnings
 
 from . import _lib
 
 # spt_progress_fn (sptensor.h): void (*)(void *user_data, const char *stage, double fraction)
-PROGRESS_FN = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_char_p, ctypes.c_double)
+PROGRESS_FN = _lib.spt_progress_fn  # the generated callback type (sptensor.h spt_progress_fn)
 
 _READ_STEPS = 1000  # the read bar counts thousandths of the file
 
@@ -106,11 +105,9 @@ class ContextProgress:
 
     def __enter__(self):
         if self.bar is not None:
-            fn = _lib.lib().spt_context_set_progress
-            fn.restype = ctypes.c_int32
-            fn.argtypes = [ctypes.c_void_p, PROGRESS_FN, ctypes.c_void_p]
             self._c_function = PROGRESS_FN(self._on_progress)
-            _lib.check(fn(self._ctx_handle, self._c_function, None), "spt_context_set_progress")
+            _lib.check(_lib.lib().spt_context_set_progress(self._ctx_handle, self._c_function, None),
+                       "spt_context_set_progress")
         return self
 
     def __exit__(self, *_):
