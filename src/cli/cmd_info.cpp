@@ -36,36 +36,11 @@ const CommandSpec& info_spec() {
 
 namespace {
 
-// LSD radix sort of keys below 2^bits, 16 bits per pass.
-void radix_sort(std::vector<uint64_t>& keys, int bits) {
-  std::vector<uint64_t> scratch(keys.size());
-  std::vector<size_t> counts(1u << 16);
-  for (int shift = 0; shift < bits; shift += 16) {
-    std::fill(counts.begin(), counts.end(), 0);
-    for (uint64_t k : keys) ++counts[(k >> shift) & 0xffff];
-    size_t offset = 0;
-    for (auto& c : counts) {
-      size_t n = c;
-      c = offset;
-      offset += n;
-    }
-    for (uint64_t k : keys) scratch[counts[(k >> shift) & 0xffff]++] = k;
-    keys.swap(scratch);
-  }
-}
-
 uint64_t count_distinct_sorted(const std::vector<uint64_t>& keys) {
   if (keys.empty()) return 0;
   uint64_t n = 1;
   for (size_t i = 1; i < keys.size(); ++i) n += keys[i] != keys[i - 1];
   return n;
-}
-
-// Number of bits needed for keys in [0, range).
-int bits_for(uint64_t range) {
-  int bits = 0;
-  for (uint64_t largest = range - 1; range > 1 && largest; largest >>= 1) ++bits;
-  return bits;
 }
 
 // Every mode's used indices relabelled 0..used-1 (order kept), so that the
@@ -101,7 +76,8 @@ uint64_t count_fibers(const std::vector<const spt_index*>& ind, const TensorShap
     else range *= used;
   }
   if (fits) {
-    int bits = bits_for(range);
+    // The library's radix sort is internal to libsptensor (the CLI sees only
+    // the C API), so the keys are sorted with the standard library.
     std::vector<uint64_t> keys(s.nnz);
     for (spt_nnz k = 0; k < s.nnz; ++k) {
       uint64_t key = 0;
@@ -109,7 +85,7 @@ uint64_t count_fibers(const std::vector<const spt_index*>& ind, const TensorShap
         if (m != mode) key = key * compact.used[m] + compact.of(m, ind[m][k]);
       keys[k] = key;
     }
-    radix_sort(keys, bits);
+    std::sort(keys.begin(), keys.end());
     return count_distinct_sorted(keys);
   }
   // Too many combinations for one 64-bit key (high order, long modes): sort

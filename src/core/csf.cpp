@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <numeric>
 
+#include "core/group_starts.hpp"
 #include "core/parallel_errors.hpp"
 #include "core/sort.hpp"
 
@@ -77,9 +78,7 @@ namespace spt {
 
 namespace {
 
-inline spt_nnz chunk_begin(spt_nnz n, int c, int chunks) {
-  return static_cast<spt_nnz>((static_cast<unsigned __int128>(n) * c) / chunks);
-}
+using sorting::chunk_begin;
 
 template <typename T>
 void gather_values(const spt_coo_s& x, const buffer<spt_nnz>& perm, ValueStore& out, int threads) {

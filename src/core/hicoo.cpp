@@ -1,8 +1,8 @@
 // COO <-> HiCOO conversion, the superblock scheduler and the parameter rules
 // of Li's dissertation §4.3.3.
 //
-// Conversion speed matters (ParTI! takes ~2 s on 2M nonzeros; SPLATT builds
-// CSF in 0.25-0.5 s). When the Morton key of all coordinates fits 64 bits
+// Conversion speed matters: every HiCOO MTTKRP pays it first (the measured
+// conversion times: docs/performance.md, "COO to HiCOO"). When the Morton key of all coordinates fits 64 bits
 // (the common case) each nonzero gets its interleaved key through byte
 // lookup tables and (key, position) words are sorted by the parallel LSD
 // radix sort of core/radix_sort.hpp over the key bits only; coordinates are then decoded from the sorted
@@ -20,6 +20,7 @@
 #include <numeric>
 #include <sstream>
 
+#include "core/group_starts.hpp"
 #include "core/radix_sort.hpp"
 #include "core/sort.hpp"
 
@@ -46,35 +47,6 @@ uint32_t log2_exact(uint64_t v) { return static_cast<uint32_t>(bit_width(v) - 1)
 int threads_for(int threads, spt_nnz work) {
   const spt_nnz useful = work / 4096 + 1;
   return static_cast<int>(std::max<spt_nnz>(1, std::min<spt_nnz>(std::max(threads, 1), useful)));
-}
-
-spt_nnz chunk_begin(spt_nnz n, int c, int chunks) {
-  return static_cast<spt_nnz>((static_cast<unsigned __int128>(n) * c) / chunks);
-}
-
-// Positions k in [0, n) with is_start(k) (k = 0 always counts), then n.
-template <typename IsStart>
-buffer<spt_nnz> collect_starts(spt_nnz n, int threads, IsStart is_start) {
-  if (n == 0) return buffer<spt_nnz>(1, 0);
-  const int chunks = threads_for(threads, n);
-  std::vector<spt_nnz> offset(chunks + 1, 0);
-#pragma omp parallel for num_threads(chunks) schedule(static, 1)
-  for (int c = 0; c < chunks; ++c) {
-    spt_nnz count = 0;
-    for (spt_nnz k = chunk_begin(n, c, chunks); k < chunk_begin(n, c + 1, chunks); ++k)
-      count += k == 0 || is_start(k);
-    offset[c + 1] = count;
-  }
-  for (int c = 0; c < chunks; ++c) offset[c + 1] += offset[c];
-  buffer<spt_nnz> starts(offset[chunks] + 1);
-#pragma omp parallel for num_threads(chunks) schedule(static, 1)
-  for (int c = 0; c < chunks; ++c) {
-    spt_nnz out = offset[c];
-    for (spt_nnz k = chunk_begin(n, c, chunks); k < chunk_begin(n, c + 1, chunks); ++k)
-      if (k == 0 || is_start(k)) starts[out++] = k;
-  }
-  starts[offset[chunks]] = n;
-  return starts;
 }
 
 // ----------------------------------------------------------------------------
@@ -153,7 +125,8 @@ template <typename T, typename Source>
 void fill_blocks(spt_hicoo_s& h, const T* values, const Source& source, int threads) {
   const uint32_t order = h.order(), b = h.block_bits;
   const spt_index mask = (spt_index(1) << b) - 1;
-  h.bptr = collect_starts(h.nnz, threads, [&](spt_nnz k) { return source.block_start(k); });
+  h.bptr = sorting::collect_starts(h.nnz, threads_for(threads, h.nnz),
+                                   [&](spt_nnz k) { return source.block_start(k); });
   const spt_nnz nb = h.num_blocks();
   h.binds.assign(order, {});
   h.einds.assign(order, {});
@@ -229,7 +202,7 @@ struct SortedCooSource {
 // First block of each superblock of size 2^(block_bits + k), then n_b.
 buffer<spt_nnz> superblock_starts(const spt_hicoo_s& h, uint32_t k, int threads) {
   const uint32_t order = h.order();
-  return collect_starts(h.num_blocks(), threads, [&](spt_nnz j) {
+  return sorting::collect_starts(h.num_blocks(), threads_for(threads, h.num_blocks()), [&](spt_nnz j) {
     for (uint32_t m = 0; m < order; ++m)
       if ((h.binds[m][j] >> k) != (h.binds[m][j - 1] >> k)) return true;
     return false;

@@ -15,6 +15,7 @@
 #include <cstring>
 
 #include "core/error.hpp"
+#include "core/group_starts.hpp"
 #include "core/radix_sort.hpp"
 
 namespace spt::sorting {
@@ -80,11 +81,6 @@ void parallel_sort(buffer<Item>& data, Less less, int threads) {
 #pragma omp parallel for num_threads(threads) schedule(static)
     for (size_t k = 0; k < n; ++k) data[k] = src[k];
   }
-}
-
-// Chunk c of [0, n) split into `chunks` near-equal ranges.
-inline spt_nnz chunk_begin(spt_nnz n, int c, int chunks) {
-  return static_cast<spt_nnz>((static_cast<unsigned __int128>(n) * c) / chunks);
 }
 
 int threads_for(const Exec& exec, spt_nnz work) {
@@ -326,36 +322,14 @@ SortedView::SortedView(const Exec& exec, const spt_coo_s& x, const std::vector<u
 }
 
 buffer<spt_nnz> group_starts(const Exec& exec, const spt_coo_s& x, const std::vector<uint32_t>& modes) {
-  const spt_nnz n = x.nnz;
-  if (n == 0) return buffer<spt_nnz>(1, 0);
-  const int chunks = threads_for(exec, n);
   const size_t nm = modes.size();
   std::vector<const spt_index*> ind(nm);
   for (size_t j = 0; j < nm; ++j) ind[j] = x.ind[modes[j]];
-  auto starts_group = [&](spt_nnz k) {
-    if (k == 0) return true;
+  return collect_starts(x.nnz, threads_for(exec, x.nnz), [&](spt_nnz k) {
     for (size_t j = 0; j < nm; ++j)
       if (ind[j][k] != ind[j][k - 1]) return true;
     return false;
-  };
-  // Count per chunk, prefix-sum, then write: output order = input order.
-  std::vector<spt_nnz> offset(chunks + 1, 0);
-#pragma omp parallel for num_threads(chunks) schedule(static, 1)
-  for (int c = 0; c < chunks; ++c) {
-    spt_nnz count = 0;
-    for (spt_nnz k = chunk_begin(n, c, chunks); k < chunk_begin(n, c + 1, chunks); ++k) count += starts_group(k);
-    offset[c + 1] = count;
-  }
-  for (int c = 0; c < chunks; ++c) offset[c + 1] += offset[c];
-  buffer<spt_nnz> starts(offset[chunks] + 1);
-#pragma omp parallel for num_threads(chunks) schedule(static, 1)
-  for (int c = 0; c < chunks; ++c) {
-    spt_nnz out = offset[c];
-    for (spt_nnz k = chunk_begin(n, c, chunks); k < chunk_begin(n, c + 1, chunks); ++k)
-      if (starts_group(k)) starts[out++] = k;
-  }
-  starts[offset[chunks]] = n;
-  return starts;
+  });
 }
 
 namespace {

@@ -4,6 +4,7 @@
 #include <numeric>
 
 #include "core/error.hpp"
+#include "core/group_starts.hpp"
 
 namespace spt::kernels {
 
@@ -70,35 +71,13 @@ ScooTtmGroups scoo_ttm_groups(const Exec& exec, const spt_scoo_s& y, uint32_t mo
     });
   }
   auto fiber = [&](spt_nnz k) { return res.fiber(k); };
-  auto starts_group = [&](spt_nnz k) {
-    if (k == 0) return true;
+  const int chunks = static_cast<int>(std::min<spt_nnz>(threads, std::max<spt_nnz>(n, 1)));
+  res.starts = sorting::collect_starts(n, chunks, [&](spt_nnz k) {
     const spt_nnz f = fiber(k), g = fiber(k - 1);
     for (uint32_t m : res.key)
       if (y.ind[m][f] != y.ind[m][g]) return true;
     return false;
-  };
-
-  // Group starts: count per chunk, prefix-sum, write (output order = input order).
-  const int chunks = static_cast<int>(std::min<spt_nnz>(threads, std::max<spt_nnz>(n, 1)));
-  auto chunk_begin = [&](int c) { return n / chunks * c + std::min<spt_nnz>(c, n % chunks); };
-  std::vector<spt_nnz> offset(chunks + 1, 0);
-#pragma omp parallel for num_threads(chunks) schedule(static, 1)
-  for (int c = 0; c < chunks; ++c) {
-    spt_nnz count = 0;
-    for (spt_nnz k = chunk_begin(c); k < chunk_begin(c + 1); ++k) count += starts_group(k);
-    offset[c + 1] = count;
-  }
-  for (int c = 0; c < chunks; ++c) offset[c + 1] += offset[c];
-  const spt_nnz groups = offset[chunks];
-  res.starts = buffer<spt_nnz>(groups + 1);
-  buffer<spt_nnz>& starts = res.starts;
-#pragma omp parallel for num_threads(chunks) schedule(static, 1)
-  for (int c = 0; c < chunks; ++c) {
-    spt_nnz g = offset[c];
-    for (spt_nnz k = chunk_begin(c); k < chunk_begin(c + 1); ++k)
-      if (starts_group(k)) starts[g++] = k;
-  }
-  starts[groups] = n;
+  });
   return res;
 }
 

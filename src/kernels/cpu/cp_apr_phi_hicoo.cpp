@@ -154,7 +154,7 @@ void phi_privatized(const PhiOperands<T>& op, double eps, MatRef<T> phi, int thr
     zero_rows_in_team(priv, kPhiChunks, rows, rank);
 #pragma omp for schedule(dynamic, 1)
     for (int c = 0; c < kPhiChunks; ++c) {
-      const spt_nnz lo = equal_split(x.nnz, c, kPhiChunks), hi = equal_split(x.nnz, c + 1, kPhiChunks);
+      const spt_nnz lo = chunk_begin(x.nnz, c, kPhiChunks), hi = chunk_begin(x.nnz, c + 1, kPhiChunks);
       if (lo == hi) continue;
       const BlockSpan blocks = blocks_holding(x.bptr, lo, hi);
       phi_blocks<T, RK>(op, blocks.first, blocks.last, lo, hi, priv[c], eps, ws.blocked(t), ws.pi_row(t),

@@ -4,8 +4,9 @@
 // twice (count, then write) so the output needs no locking.
 #include <algorithm>
 
-#include "kernels/kernels.hpp"
+#include "core/group_starts.hpp"
 #include "core/sort.hpp"
+#include "kernels/kernels.hpp"
 
 namespace spt::kernels::cpu {
 
@@ -31,7 +32,7 @@ void elementwise_impl(const Exec& exec, spt_elementwise_op op, const spt_coo_s& 
   const int chunks = std::max(1, exec.threads) * 4;
   std::vector<spt_nnz> px(chunks + 1), py(chunks + 1);
   for (int c = 0; c <= chunks; ++c) {
-    px[c] = static_cast<spt_nnz>((static_cast<unsigned __int128>(x.nnz) * c) / chunks);
+    px[c] = sorting::chunk_begin(x.nnz, c, chunks);
     if (px[c] == x.nnz) {
       py[c] = y.nnz;
       continue;

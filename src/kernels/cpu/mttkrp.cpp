@@ -234,7 +234,7 @@ void mttkrp_sorted_rows(const Operands<T>& op, MatRef<T> out, int threads) {
   const spt_nnz rank = op.rank, n = op.nnz;
   const int tasks = threads;
   std::vector<spt_nnz> bound(tasks + 1);
-  for (int c = 0; c <= tasks; ++c) bound[c] = equal_split(n, c, tasks);
+  for (int c = 0; c <= tasks; ++c) bound[c] = chunk_begin(n, c, tasks);
   // Per task: [first-run sums | last-run sums], and which rows they belong to.
   buffer<double> edge(static_cast<size_t>(tasks) * 2 * rank);
   std::vector<spt_index> edge_row(2 * static_cast<size_t>(tasks));

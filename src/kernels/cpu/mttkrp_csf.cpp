@@ -781,7 +781,7 @@ std::vector<spt_nnz> task_bounds(const CsfTree& tree, int tasks) {
   std::vector<spt_nnz> bound(tasks + 1, 0);
   bound[tasks] = nodes;
   for (int j = 1; j < tasks; ++j) {
-    const spt_nnz want = static_cast<spt_nnz>((static_cast<unsigned __int128>(n) * j) / tasks);
+    const spt_nnz want = chunk_begin(n, j, tasks);
     spt_nnz lo = bound[j - 1], hi = nodes;  // first node whose first leaf >= want
     while (lo < hi) {
       const spt_nnz mid = lo + (hi - lo) / 2;

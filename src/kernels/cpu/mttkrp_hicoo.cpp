@@ -367,7 +367,7 @@ void mttkrp_privatized(const HicooOperands<T>& op, MatRef<T> out, int threads) {
     // fixed thread count (CP-ALS promises that); ranges are equal in nnz.
 #pragma omp for schedule(static, 1)
     for (int c = 0; c < tasks; ++c) {
-      const spt_nnz lo = equal_split(x.nnz, c, tasks), hi = equal_split(x.nnz, c + 1, tasks);
+      const spt_nnz lo = chunk_begin(x.nnz, c, tasks), hi = chunk_begin(x.nnz, c + 1, tasks);
       if (lo == hi) continue;
       const BlockSpan blocks = blocks_holding(x.bptr, lo, hi);
       if constexpr (RK > 0 && NO > 0) {

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "core/buffer.hpp"
+#include "core/group_starts.hpp"
 #include "core/hicoo.hpp"
 #include "core/matrix.hpp"
 #include "kernels/kernels.hpp"
@@ -42,10 +43,8 @@ inline int threads_for_nonzeros(const Exec& exec, spt_nnz nnz) {
 }
 
 // Where part `part` of `parts` equal ranges of n items begins (part = parts
-// gives n).
-inline spt_nnz equal_split(spt_nnz n, int part, int parts) {
-  return static_cast<spt_nnz>((static_cast<unsigned __int128>(n) * part) / parts);
-}
+// gives n): chunk_begin(n, part, parts), core/group_starts.hpp.
+using sorting::chunk_begin;
 
 // The blocks [first, last) holding items lo..hi-1 (lo < hi), where block b
 // holds items [bptr[b], bptr[b + 1]).

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "core/buffer.hpp"
+#include "core/group_starts.hpp"
 #include "kernels/kernels.hpp"
 
 namespace spt::kernels::cpu {
@@ -31,9 +32,7 @@ inline double term(const spt_coo_s& x, const T* vals, uint32_t keep, const T* co
   return p;
 }
 
-inline spt_nnz chunk_begin(spt_nnz n, int c, int chunks) {
-  return static_cast<spt_nnz>((static_cast<unsigned __int128>(n) * c) / chunks);
-}
+using sorting::chunk_begin;
 
 template <typename T>
 void ttv_chain_impl(const Exec& exec, const spt_coo_s& x, uint32_t keep, const T* const* v, T* out) {
