@@ -91,8 +91,8 @@ class SmallCpAlsOnHost {
 // fiber_order; values equal up to rounding). The host finds the
 // mode-`mode` fibers as the CPU kernel does (a sorted copy unless x is
 // sorted with `mode` last) and the plugin computes the fibers on the GPU
-// with one of the SpTTM kernels (cuda/ttm.cuh; the rule in cuda/ttm.cu, env
-// SPT_CUDA_TTM_VARIANT overrides it). Operands are copied per call, nothing
+// with one of the SpTTM kernels (cuda/ttm.cuh), the one the rule in
+// cuda/ttm.cu picks (no setting overrides it). Operands are copied per call, nothing
 // is cached. Under AUTO a problem below 2^16 multiply-adds (nnz * R) runs
 // on the CPU (verbose note). Arguments the CPU kernel rejects are left to
 // it (false).

@@ -9,9 +9,7 @@
 #include <sys/mman.h>
 
 #include <cstddef>
-#include <algorithm>
 #include <cstdint>
-#include <cstring>
 
 #include "core/coo.hpp"
 
@@ -28,18 +26,6 @@ inline void advise_huge_pages(const void* p, size_t n) {
   (void)p;
   (void)n;
 #endif
-}
-
-// memcpy split across threads (large copies into fresh memory are
-// bound by page faults and per-core bandwidth, not by the bus).
-inline void parallel_copy(void* dst, const void* src, size_t n, int threads) {
-  constexpr size_t kPiece = size_t(1) << 20;
-  const size_t pieces = (n + kPiece - 1) / kPiece;
-#pragma omp parallel for num_threads(threads) schedule(dynamic, 2) if (pieces > 1)
-  for (size_t i = 0; i < pieces; ++i) {
-    const size_t b = i * kPiece;
-    std::memcpy(static_cast<char*>(dst) + b, static_cast<const char*>(src) + b, std::min(kPiece, n - b));
-  }
 }
 
 // The arrays of a freshly init_owned tensor (before anything is written).
