@@ -119,7 +119,12 @@ CsfTree build_csf_tree(const Exec& exec, const spt_coo_s& x, const std::vector<u
   t.fids.resize(order);
   t.fptr.resize(leaf);
 
-  const buffer<spt_nnz> perm = sorting::sort_permutation(exec, x, mode_order);
+  // Everything that needs the permutation (the values and the coordinates
+  // in sorted order) is gathered first and the permutation freed before the
+  // passes below allocate, so a tree's build holds at most the permutation
+  // and the tree's own arrays plus the sorted coordinates of the upper levels.
+  buffer<spt_nnz> perm = sorting::sort_permutation(exec, x, mode_order);
+  with_dtype(x.dtype(), [&](auto tag) { gather_values<typename decltype(tag)::type>(x, perm, t.vals, threads); });
   // Gather the coordinates in sorted order once (the leaf level's straight
   // into the tree), so the passes below read them sequentially.
   std::vector<buffer<spt_index>> sorted(leaf);
@@ -132,12 +137,15 @@ CsfTree build_csf_tree(const Exec& exec, const spt_coo_s& x, const std::vector<u
 #pragma omp parallel for num_threads(threads) schedule(static)
     for (spt_nnz k = 0; k < n; ++k) dst[k] = src[perm[k]];
   }
+  buffer<spt_nnz>().swap(perm);
   std::vector<const spt_index*> ind(leaf);
   for (uint32_t l = 0; l < leaf; ++l) ind[l] = sorted[l].data();
 
   // depth[k]: shallowest level where nonzero k differs from k-1 (0 for the
   // first one; `leaf` when only the leaf index differs or k repeats k-1).
-  buffer<uint32_t> depth;
+  // One byte: the order is at most SPT_MAX_ORDER.
+  static_assert(SPT_MAX_ORDER <= 255, "a CSF depth must fit a byte");
+  buffer<uint8_t> depth;
   resize_named(depth, n, [] { return std::string("CSF: the node depth of each nonzero (nnz)"); });
   // counts[c * leaf + l]: nodes opened on level l by chunk c.
   std::vector<spt_nnz> counts(static_cast<size_t>(threads + 1) * leaf, 0);
@@ -153,7 +161,7 @@ CsfTree build_csf_tree(const Exec& exec, const spt_coo_s& x, const std::vector<u
         uint32_t d = 0;
         if (k > 0)
           while (d < leaf && ind[d][k] == ind[d][k - 1]) ++d;
-        depth[k] = d;
+        depth[k] = static_cast<uint8_t>(d);
         repeat = repeat || (k > 0 && d == leaf && leaf_ind[k] == leaf_ind[k - 1]);
         for (uint32_t l = d; l < leaf; ++l) ++local[l];
       }
@@ -191,8 +199,6 @@ CsfTree build_csf_tree(const Exec& exec, const spt_coo_s& x, const std::vector<u
   }
   errors.rethrow();
   for (uint32_t l = 0; l < leaf; ++l) t.fptr[l][t.nodes(l)] = l + 1 < leaf ? t.nodes(l + 1) : n;
-
-  with_dtype(x.dtype(), [&](auto tag) { gather_values<typename decltype(tag)::type>(x, perm, t.vals, threads); });
   return t;
 }
 
