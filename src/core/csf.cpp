@@ -143,9 +143,7 @@ CsfTree build_csf_tree(const Exec& exec, const spt_coo_s& x, const std::vector<u
 
   // depth[k]: shallowest level where nonzero k differs from k-1 (0 for the
   // first one; `leaf` when only the leaf index differs or k repeats k-1).
-  // One byte: the order is at most SPT_MAX_ORDER.
-  static_assert(SPT_MAX_ORDER <= 255, "a CSF depth must fit a byte");
-  buffer<uint8_t> depth;
+  buffer<uint32_t> depth;
   resize_named(depth, n, [] { return std::string("CSF: the node depth of each nonzero (nnz)"); });
   // counts[c * leaf + l]: nodes opened on level l by chunk c.
   std::vector<spt_nnz> counts(static_cast<size_t>(threads + 1) * leaf, 0);
@@ -157,11 +155,14 @@ CsfTree build_csf_tree(const Exec& exec, const spt_coo_s& x, const std::vector<u
     errors.run([&] {
       std::vector<spt_nnz> local(leaf, 0);
       bool repeat = false;
-      for (spt_nnz k = chunk_begin(n, c, threads); k < chunk_begin(n, c + 1, threads); ++k) {
+      // Bounds in locals: the stores below could alias the shared variables
+      // the loop would otherwise re-read (and re-divide) on every nonzero.
+      const spt_nnz begin = chunk_begin(n, c, threads), end = chunk_begin(n, c + 1, threads);
+      for (spt_nnz k = begin; k < end; ++k) {
         uint32_t d = 0;
         if (k > 0)
           while (d < leaf && ind[d][k] == ind[d][k - 1]) ++d;
-        depth[k] = static_cast<uint8_t>(d);
+        depth[k] = d;
         repeat = repeat || (k > 0 && d == leaf && leaf_ind[k] == leaf_ind[k - 1]);
         for (uint32_t l = d; l < leaf; ++l) ++local[l];
       }
@@ -187,7 +188,8 @@ CsfTree build_csf_tree(const Exec& exec, const spt_coo_s& x, const std::vector<u
     errors.run([&] {
       std::vector<spt_nnz> next(counts.begin() + static_cast<size_t>(c) * leaf,
                                 counts.begin() + static_cast<size_t>(c + 1) * leaf);
-      for (spt_nnz k = chunk_begin(n, c, threads); k < chunk_begin(n, c + 1, threads); ++k) {
+      const spt_nnz begin = chunk_begin(n, c, threads), end = chunk_begin(n, c + 1, threads);
+      for (spt_nnz k = begin; k < end; ++k) {
         for (uint32_t l = depth[k]; l < leaf; ++l) {
           // Read the child level's counter before it advances for this nonzero.
           t.fids[l][next[l]] = ind[l][k];

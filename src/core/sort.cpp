@@ -352,7 +352,8 @@ buffer<spt_nnz> group_starts(const Exec& exec, const spt_coo_s& x, const std::ve
 #pragma omp parallel for num_threads(chunks) schedule(static, 1)
   for (int c = 0; c < chunks; ++c) {
     spt_nnz count = 0;
-    for (spt_nnz k = chunk_begin(n, c, chunks); k < chunk_begin(n, c + 1, chunks); ++k) count += starts_group(k);
+    const spt_nnz begin = chunk_begin(n, c, chunks), end = chunk_begin(n, c + 1, chunks);
+    for (spt_nnz k = begin; k < end; ++k) count += starts_group(k);
     offset[c + 1] = count;
   }
   for (int c = 0; c < chunks; ++c) offset[c + 1] += offset[c];
@@ -360,7 +361,10 @@ buffer<spt_nnz> group_starts(const Exec& exec, const spt_coo_s& x, const std::ve
 #pragma omp parallel for num_threads(chunks) schedule(static, 1)
   for (int c = 0; c < chunks; ++c) {
     spt_nnz out = offset[c];
-    for (spt_nnz k = chunk_begin(n, c, chunks); k < chunk_begin(n, c + 1, chunks); ++k)
+    // Bounds in locals: the stores to `starts` could alias the shared
+    // variables the loop would otherwise re-read on every entry.
+    const spt_nnz begin = chunk_begin(n, c, chunks), end = chunk_begin(n, c + 1, chunks);
+    for (spt_nnz k = begin; k < end; ++k)
       if (starts_group(k)) starts[out++] = k;
   }
   starts[offset[chunks]] = n;
