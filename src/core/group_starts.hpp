@@ -29,8 +29,8 @@ buffer<spt_nnz> collect_starts(spt_nnz n, int chunks, IsStart is_start) {
 #pragma omp parallel for num_threads(chunks) schedule(static, 1)
   for (int c = 0; c < chunks; ++c) {
     spt_nnz count = 0;
-    for (spt_nnz k = chunk_begin(n, c, chunks); k < chunk_begin(n, c + 1, chunks); ++k)
-      count += k == 0 || is_start(k);
+    const spt_nnz begin = chunk_begin(n, c, chunks), end = chunk_begin(n, c + 1, chunks);
+    for (spt_nnz k = begin; k < end; ++k) count += k == 0 || is_start(k);
     offset[c + 1] = count;
   }
   for (int c = 0; c < chunks; ++c) offset[c + 1] += offset[c];
@@ -38,7 +38,10 @@ buffer<spt_nnz> collect_starts(spt_nnz n, int chunks, IsStart is_start) {
 #pragma omp parallel for num_threads(chunks) schedule(static, 1)
   for (int c = 0; c < chunks; ++c) {
     spt_nnz out = offset[c];
-    for (spt_nnz k = chunk_begin(n, c, chunks); k < chunk_begin(n, c + 1, chunks); ++k)
+    // Bounds in locals: the stores to `starts` could alias the shared
+    // variables the loop would otherwise re-read on every entry.
+    const spt_nnz begin = chunk_begin(n, c, chunks), end = chunk_begin(n, c + 1, chunks);
+    for (spt_nnz k = begin; k < end; ++k)
       if (k == 0 || is_start(k)) starts[out++] = k;
   }
   starts[offset[chunks]] = n;
