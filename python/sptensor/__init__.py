@@ -622,17 +622,25 @@ def read(path, dtype=np.float64, index_base=1, format="auto", shape=None, duplic
     return tensor
 
 
-def write(tensor, path, format="auto", compression="auto", index_base=1, precision=0, ctx=None):
+def write(tensor, path, format="auto", compression="auto", index_base=1, precision=0, progress=False, ctx=None):
     """Write a tensor. format "auto" picks from the extension (.bin SPLATT,
     .sptb, else .tns); compression "auto" from a .gz/.xz/.zst suffix.
-    precision: significant digits for text (0 = shortest exact round trip)."""
+    precision: significant digits for text (0 = shortest exact round trip).
+    progress=True shows a tqdm bar while the file is written (as :func:`read`)."""
     c = _ctx(ctx)
+    tensor = _operand(tensor, ctx)
+    if not isinstance(tensor, Tensor):
+        raise TypeError(f"tensor must be a sptensor.Tensor or a pyttb.sptensor, got {type(tensor).__name__}")
     opts = _lib.init_options("spt_write_options_init_size", _lib.WriteOptions)
     opts.format = _choice(_FILE_FORMATS, format, "file format")
     opts.compression = _choice(_COMPRESSIONS, compression, "compression")
     opts.index_base = int(index_base)
     opts.precision = int(precision)
-    _lib.check(_lib.lib().spt_write(c._h, tensor._h, os.fsencode(path), ctypes.byref(opts)), "spt_write", c._h)
+    writing = _progress.ContextProgress(c._h, progress, "write " + os.path.basename(os.fsdecode(path)))
+    with writing:
+        _lib.check(_lib.lib().spt_write(c._h, tensor._h, os.fsencode(path), ctypes.byref(opts)), "spt_write",
+                   c._h)
+    writing.raise_interrupt()
 
 
 # ---------------------------------------------------------------------------
