@@ -33,7 +33,8 @@ __all__ = [
     "Context", "Tensor", "HiCOO", "CSF", "CPResult", "TuckerResult",
     "coo", "from_pyttb", "read", "write", "mttkrp", "cp_als", "tucker", "suggest_format",
     "default_context", "set_backend", "get_backend", "backend_info", "set_threads",
-    "library_version", "library_path",
+    "library_version", "library_path", "set_log", "khatri_rao", "kronecker", "ktensor_norm", "innerprod",
+    "loglikelihood",
     "SptensorError", "InvalidArgumentError", "FileIOError", "FileMissingError", "ParseError", "OutOfMemoryError",
     "UnsupportedError", "DeviceError", "NumericalError", "OverflowSizeError", "ReadOnlyError",
     "LibraryNotFoundError", "ProgressUnavailableWarning",
@@ -231,6 +232,51 @@ class Context(_Owned):
     def seed(self, value):
         _lib.check(_lib.lib().spt_context_set_seed(self._h, int(value)), "spt_context_set_seed", self._h)
 
+    def set_log(self, callback, verbosity=1):
+        """Receive the library's log messages: which format and kernels a run
+        chose and why (verbosity 1), per-iteration details (2).
+
+        callback: a callable ``callback(level, message)`` (level 1 = note,
+        2 = detail, 3 = debug; message a str), a ``logging.Logger`` (notes
+        as INFO, details and debug as DEBUG), or None to stop logging.
+        Messages arrive on the thread that made the library call, during the
+        call. An exception raised by the callback is not passed to the library:
+        it is reported once through ``sys.unraisablehook`` and the run goes on.
+        Raises TypeError (callback not callable, verbosity not an int) or
+        ValueError (verbosity < 0)."""
+        import logging
+        import sys
+        verbosity = _integer(verbosity, "verbosity", 0, _INT32_MAX)
+        if callback is None:
+            fn = None
+        elif isinstance(callback, logging.Logger):
+            logger = callback
+
+            def fn(level, message):
+                logger.log(logging.INFO if level <= 1 else logging.DEBUG, message)
+        elif callable(callback):
+            fn = callback
+        else:
+            raise TypeError(f"callback must be callable, a logging.Logger or None, got {type(callback).__name__}")
+        L = _lib.lib()
+        if fn is None:
+            _lib.check(L.spt_context_set_log(self._h, _lib.spt_log_fn(), None), "spt_context_set_log", self._h)
+            _lib.check(L.spt_context_set_verbosity(self._h, 0), "spt_context_set_verbosity", self._h)
+            self._log_function = None
+            return
+
+        def on_log(_user_data, level, message):
+            try:
+                fn(int(level), message.decode(errors="replace") if message else "")
+            except BaseException as e:  # nothing may unwind into the library
+                sys.unraisablehook(sys.UnraisableHookArgs(type(e), e, e.__traceback__,
+                                                          "sptensor log callback", callback))
+
+        c_function = _lib.spt_log_fn(on_log)
+        _lib.check(L.spt_context_set_log(self._h, c_function, None), "spt_context_set_log", self._h)
+        _lib.check(L.spt_context_set_verbosity(self._h, verbosity), "spt_context_set_verbosity", self._h)
+        self._log_function = c_function  # the library holds only its address
+
     def backend_info(self):
         """What the backend resolves to and what CUDA support was found (a dict)."""
         info = _lib.BackendInfo()
@@ -285,6 +331,12 @@ def backend_info(ctx=None):
 def set_threads(n, ctx=None):
     """Kernel threads for the default context (0 = default: all cores or OMP_NUM_THREADS)."""
     _ctx(ctx).threads = n
+
+
+def set_log(callback, verbosity=1, ctx=None):
+    """The library's log messages to `callback` (see :meth:`Context.set_log`;
+    for the calling thread's default context)."""
+    _ctx(ctx).set_log(callback, verbosity)
 
 
 # ---------------------------------------------------------------------------
@@ -473,6 +525,39 @@ class Tensor(_Owned):
     def write(self, path, **kwargs):
         """Same as :func:`write` (self, path, ...)."""
         write(self, path, **kwargs)
+
+    def sort(self, mode_order=None, ctx=None) -> "Tensor":
+        """Sort the nonzeros in place, lexicographically comparing the modes in
+        `mode_order` (a permutation of 0..order-1; None = 0, 1, ..., order-1).
+        Stable. Returns self. Raises ReadOnlyError on a view
+        (coo(..., copy=False)), ValueError when mode_order is not a permutation."""
+        c = _ctx(ctx)
+        modes = None
+        if mode_order is not None:
+            order_list = _index_list(mode_order, "mode_order")
+            if sorted(order_list) != list(range(self.order)):
+                raise ValueError(f"mode_order must be a permutation of 0..{self.order - 1}, got {order_list}")
+            modes = (ctypes.c_uint32 * self.order)(*order_list)
+        _lib.check(_lib.lib().spt_coo_sort(c._h, self._h, modes), "spt_coo_sort", c._h)
+        return self
+
+    def sort_morton(self, ctx=None) -> "Tensor":
+        """Sort the nonzeros in place in Z-Morton order (the bits of all modes
+        interleaved, mode 0 highest at each level), the order that keeps
+        nearby coordinates together. Returns self. ReadOnlyError on a view."""
+        c = _ctx(ctx)
+        _lib.check(_lib.lib().spt_coo_sort_morton(c._h, self._h), "spt_coo_sort_morton", c._h)
+        return self
+
+    @property
+    def file_dtype(self):
+        """The value type stored in the binary file (.sptb, SPLATT .bin) this
+        tensor was read from (``read`` converts values to its `dtype`
+        argument, so this may differ from ``dtype``), or None when it was not
+        read from a binary file."""
+        d = ctypes.c_int()
+        _lib.check(_lib.lib().spt_coo_file_dtype(self._h, ctypes.byref(d)), "spt_coo_file_dtype")
+        return _NP_DTYPES.get(d.value)
 
     def to_hicoo(self, block_size=0, superblock_size=0, strategy="auto", ctx=None):
         """Convert to HiCOO (see :class:`HiCOO`)."""
@@ -1641,6 +1726,218 @@ __all__ += ["APRResult", "cp_apr", "elementwise", "unfold", "HBCSF", "HLS"]
 
 __all__ += ["SemiSparse", "FCOO", "Permutation", "ttv", "ttv_chain", "ttv_all", "ttm", "ttm_chain", "ttmc",
             "fcoo_suggest_threadlen", "to_dense", "from_dense", "reorder", "relabel", "set_device"]
+
+
+# ---------------------------------------------------------------------------
+# Dense matrix products and Kruskal-model measures (pyttb khatrirao, kron,
+# ktensor.norm, ktensor.innerprod, tt_loglikelihood)
+# ---------------------------------------------------------------------------
+def _index_list(value, name):
+    """value as a list of ints (a sequence or 1-D array), else TypeError naming `name`."""
+    if isinstance(value, (str, bytes)) or np.ndim(value) != 1:
+        raise TypeError(f"{name} must be a sequence of integers, got {type(value).__name__}")
+    out = []
+    for i, v in enumerate(value):
+        if isinstance(v, bool) or not isinstance(v, numbers.Integral):
+            raise TypeError(f"{name}[{i}] must be an integer, got {type(v).__name__} {v!r}")
+        out.append(int(v))
+    return out
+
+
+def _matrix_arg(value, name):
+    """value as a 2-D numpy array of real numbers, else TypeError (not numeric)
+    or ValueError (not 2-D, or empty) naming `name`."""
+    a = np.asarray(value)
+    if a.dtype.kind not in "biuf":
+        raise TypeError(f"{name} must be a 2-D array of real numbers, got {type(value).__name__} of dtype {a.dtype}")
+    if a.ndim != 2:
+        raise ValueError(f"{name} must be a 2-D array, got shape {a.shape}")
+    if 0 in a.shape:
+        raise ValueError(f"{name} must not be empty, got shape {a.shape}")
+    return a
+
+
+def _common_dtype(arrays):
+    """float32 when every array is float32, else float64 (as numpy promotes)."""
+    return np.dtype(np.float32) if all(a.dtype == np.float32 for a in arrays) else np.dtype(np.float64)
+
+
+def _matrix_product(fn_name, a, b, dtype, ctx):
+    """numpy result of the library's dense product fn_name(ctx, a, b, &out)."""
+    c = _ctx(ctx)
+    out = ctypes.c_void_p()
+    with _Matrices() as mats:
+        ha, hb = mats.wrap(c, a, dtype), mats.wrap(c, b, dtype)
+        _lib.check(getattr(_lib.lib(), fn_name)(c._h, ha, hb, ctypes.byref(out)), fn_name, c._h)
+    try:
+        return _copy_matrix(out, dtype)
+    finally:
+        _lib.lib().spt_matrix_free(out)
+
+
+def khatri_rao(*matrices, ctx=None) -> np.ndarray:
+    """Khatri-Rao product (column-wise Kronecker product) of matrices with the
+    same number of columns R, as pyttb's ``khatrirao(A, B, ...)``: for A
+    (I x R) and B (J x R) an (I*J) x R array whose row i*J + j is
+    A[i, :] * B[j, :]; more matrices are multiplied left to right. Takes the
+    matrices as arguments or as one list. float32 when every input is
+    float32, else float64. Raises TypeError (not numeric arrays), ValueError
+    (fewer than one matrix, not 2-D, empty, column counts differ)."""
+    if len(matrices) == 1 and isinstance(matrices[0], (list, tuple)):
+        matrices = tuple(matrices[0])
+    if not matrices:
+        raise ValueError("khatri_rao needs at least one matrix")
+    arrays = [_matrix_arg(m, f"matrices[{i}]") for i, m in enumerate(matrices)]
+    cols = arrays[0].shape[1]
+    for i, a in enumerate(arrays):
+        if a.shape[1] != cols:
+            raise ValueError(f"matrices[{i}] has {a.shape[1]} columns, matrices[0] has {cols}")
+    dtype = _common_dtype(arrays)
+    result = arrays[0].astype(dtype)
+    for a in arrays[1:]:
+        result = _matrix_product("spt_khatri_rao", result, a, dtype, ctx)
+    return result
+
+
+def kronecker(a, b, ctx=None) -> np.ndarray:
+    """Kronecker product of two matrices (numpy's ``np.kron`` of 2-D arrays):
+    for A (I x J) and B (K x L) the (I*K) x (J*L) array with element
+    (i*K + k, j*L + l) = A[i, j] * B[k, l]. float32 when both are float32,
+    else float64. Raises TypeError (not numeric) or ValueError (not 2-D, empty)."""
+    arrays = [_matrix_arg(a, "a"), _matrix_arg(b, "b")]
+    dtype = _common_dtype(arrays)
+    return _matrix_product("spt_kronecker", arrays[0], arrays[1], dtype, ctx)
+
+
+def _model_arrays(model, name):
+    """(weights, factors) of a CP model: a CPResult, APRResult, pyttb.ktensor
+    or a (weights, factors) pair; TypeError/ValueError naming `name`."""
+    if isinstance(model, (CPResult, APRResult)):
+        weights, factors = model.weights, model.factors
+    elif _is_pyttb(model, "ktensor"):
+        weights, factors = model.weights, model.factor_matrices
+    elif isinstance(model, (tuple, list)) and len(model) == 2:
+        weights, factors = model
+    else:
+        raise TypeError(f"{name} must be a CPResult, APRResult, pyttb.ktensor or a (weights, factors) pair, "
+                        f"got {type(model).__name__}")
+    w = np.asarray(weights)
+    if w.dtype.kind not in "biuf" or w.ndim != 1 or w.size == 0:
+        raise ValueError(f"{name}: weights must be a non-empty 1-D array of real numbers, got shape {w.shape}")
+    if isinstance(factors, (str, bytes)) or not hasattr(factors, "__len__") or len(factors) == 0:
+        raise ValueError(f"{name}: factors must be a non-empty list of matrices")
+    fs = [_matrix_arg(f, f"{name} factors[{m}]") for m, f in enumerate(factors)]
+    for m, f in enumerate(fs):
+        if f.shape[1] != w.size:
+            raise ValueError(f"{name} factors[{m}] has {f.shape[1]} columns for {w.size} weights")
+    return w, fs
+
+
+class _KtensorHandle:
+    """A library spt_ktensor holding a copy of a CP model, freed on exit."""
+
+    def __init__(self, ctx, weights, factors, dtype):
+        L = _lib.lib()
+        self._ctx = ctx
+        self.h = ctypes.c_void_p()
+        dims = (ctypes.c_uint32 * len(factors))(*[f.shape[0] for f in factors])
+        _lib.check(L.spt_ktensor_create(ctx._h, _DTYPES[dtype], len(factors), dims, weights.size,
+                                        ctypes.byref(self.h)), "spt_ktensor_create", ctx._h)
+        try:
+            ctype = ctypes.c_double if dtype == np.float64 else ctypes.c_float
+            lam = ctypes.c_void_p()
+            _lib.check(L.spt_ktensor_lambda(self.h, ctypes.byref(lam)), "spt_ktensor_lambda")
+            np.ctypeslib.as_array(ctypes.cast(lam, ctypes.POINTER(ctype)), (weights.size,))[:] = weights
+            for m, f in enumerate(factors):
+                fh, data = ctypes.c_void_p(), ctypes.c_void_p()
+                _lib.check(L.spt_ktensor_factor(self.h, m, ctypes.byref(fh)), "spt_ktensor_factor")
+                st = _lib.summary("spt_matrix_info", _lib.MatrixSummary, fh)
+                _lib.check(L.spt_matrix_data(fh, ctypes.byref(data)), "spt_matrix_data")
+                if st.layout == _lib.SPT_ROW_MAJOR:
+                    view = np.ctypeslib.as_array(ctypes.cast(data, ctypes.POINTER(ctype)), (st.rows, st.ld))
+                    view[:, :st.cols] = f
+                else:
+                    view = np.ctypeslib.as_array(ctypes.cast(data, ctypes.POINTER(ctype)), (st.cols, st.ld))
+                    view[:, :st.rows] = f.T
+        except BaseException:
+            L.spt_ktensor_free(self.h)
+            raise
+
+    def __enter__(self):
+        return self.h
+
+    def __exit__(self, *exc):
+        _lib.lib().spt_ktensor_free(self.h)
+        return False
+
+
+def ktensor_norm(model, ctx=None) -> float:
+    """Frobenius norm of a CP model (pyttb ``ktensor.norm()``), from the
+    weights and the factors' Gram matrices, without forming the dense tensor.
+    model: a CPResult, APRResult, pyttb.ktensor or (weights, factors) pair.
+    Raises TypeError or ValueError naming `model` for anything else."""
+    c = _ctx(ctx)
+    w, fs = _model_arrays(model, "model")
+    dtype = _common_dtype([w] + fs)
+    r = ctypes.c_double()
+    with _KtensorHandle(c, w, fs, dtype) as k:
+        _lib.check(_lib.lib().spt_ktensor_norm(c._h, k, ctypes.byref(r)), "spt_ktensor_norm", c._h)
+    return r.value
+
+
+def _model_for(tensor, model, ctx):
+    """The operand tensor and its CP model's arrays, checked against each other."""
+    tensor = _operand(tensor, ctx)
+    if not isinstance(tensor, Tensor):
+        raise TypeError(f"tensor must be a sptensor.Tensor or a pyttb.sptensor, got {type(tensor).__name__}")
+    w, fs = _model_arrays(model, "model")
+    shape = tuple(f.shape[0] for f in fs)
+    if shape != tensor.shape:
+        raise ValueError(f"model has shape {shape}, tensor has shape {tensor.shape}")
+    return tensor, w, fs
+
+
+def innerprod(tensor, model, ctx=None) -> float:
+    """Inner product <X, M> of a sparse tensor and a CP model of the same shape
+    (pyttb ``ktensor.innerprod(X)``), accumulated in double; repeated
+    coordinates of X count as summed. tensor: Tensor or pyttb.sptensor; model:
+    a CPResult, APRResult, pyttb.ktensor or (weights, factors) pair (used in
+    the tensor's dtype). Raises TypeError or ValueError (shapes differ)."""
+    c = _ctx(ctx)
+    tensor, w, fs = _model_for(tensor, model, ctx)
+    r = ctypes.c_double()
+    with _KtensorHandle(c, w, fs, tensor.dtype) as k:
+        _lib.check(_lib.lib().spt_inner_ktensor(c._h, tensor._h, k, ctypes.byref(r)), "spt_inner_ktensor", c._h)
+    return r.value
+
+
+def loglikelihood(tensor, model, ctx=None) -> float:
+    """Poisson log-likelihood of a CP model for a nonnegative count tensor
+    (pyttb ``tt_loglikelihood``, the value :func:`cp_apr` maximises): the sum
+    over nonzeros of x log m minus the sum of all model entries. A nonzero
+    whose model value is 0 gives -inf. tensor and model as :func:`innerprod`."""
+    c = _ctx(ctx)
+    tensor, w, fs = _model_for(tensor, model, ctx)
+    r = ctypes.c_double()
+    with _KtensorHandle(c, w, fs, tensor.dtype) as k:
+        _lib.check(_lib.lib().spt_cp_apr_loglikelihood(c._h, tensor._h, k, ctypes.byref(r)),
+                   "spt_cp_apr_loglikelihood", c._h)
+    return r.value
+
+
+def _cp_norm(self, ctx=None):
+    """Frobenius norm of the model (:func:`ktensor_norm`; pyttb ktensor.norm())."""
+    return ktensor_norm(self, ctx=ctx)
+
+
+def _cp_innerprod(self, tensor, ctx=None):
+    """<tensor, model> (:func:`innerprod`; pyttb ktensor.innerprod)."""
+    return innerprod(tensor, self, ctx=ctx)
+
+
+for _result_type in (CPResult, APRResult):
+    _result_type.norm = _cp_norm
+    _result_type.innerprod = _cp_innerprod
 
 
 # ---------------------------------------------------------------------------

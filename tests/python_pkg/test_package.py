@@ -649,6 +649,145 @@ class TensorTimes(unittest.TestCase):
             sptensor.set_device(-1, ctx=sptensor.Context(backend="cpu"))
 
 
+def ktensor_dense(weights, factors):
+    """The dense array sum_r weights[r] * outer(factors[0][:, r], ...)."""
+    letters = "abcdefgh"[:len(factors)]
+    return np.einsum(",".join(f"{l}r" for l in letters) + ",r->" + letters, *factors, weights)
+
+
+class WrappedRawFunctions(unittest.TestCase):
+    """The C functions that were callable only through sptensor._lib.lib()
+    and now have Pythonic wrappers, each against numpy."""
+
+    def setUp(self):
+        self.rng = np.random.default_rng(11)
+
+    def test_khatri_rao(self):
+        A, B, C = (self.rng.random((n, 3)) for n in (4, 5, 2))
+        K = sptensor.khatri_rao(A, B)
+        self.assertEqual(K.shape, (20, 3))
+        np.testing.assert_allclose(K, np.einsum("ir,jr->ijr", A, B).reshape(20, 3), rtol=1e-15)
+        K3 = sptensor.khatri_rao([A, B, C])  # a list, as pyttb's khatrirao
+        np.testing.assert_allclose(K3, np.einsum("ir,jr,kr->ijkr", A, B, C).reshape(40, 3), rtol=1e-15)
+        if ttb is not None:
+            np.testing.assert_allclose(K3, ttb.khatrirao(A, B, C), rtol=1e-15)
+        self.assertEqual(sptensor.khatri_rao(A.astype(np.float32), B.astype(np.float32)).dtype, np.float32)
+        self.assertEqual(sptensor.khatri_rao(A.astype(np.float32), B).dtype, np.float64)
+        np.testing.assert_array_equal(sptensor.khatri_rao(A), A)
+        with self.assertRaisesRegex(ValueError, r"matrices\[1\] has 2 columns"):
+            sptensor.khatri_rao(A, B[:, :2])
+        with self.assertRaisesRegex(ValueError, r"matrices\[0\] must be a 2-D array"):
+            sptensor.khatri_rao(A[:, 0], B)
+        with self.assertRaisesRegex(TypeError, r"matrices\[1\]"):
+            sptensor.khatri_rao(A, "B")
+        with self.assertRaises(ValueError):
+            sptensor.khatri_rao()
+
+    def test_kronecker(self):
+        A, B = self.rng.random((2, 3)), self.rng.random((4, 5))
+        np.testing.assert_allclose(sptensor.kronecker(A, B), np.kron(A, B), rtol=1e-15)
+        np.testing.assert_allclose(sptensor.kronecker(A.T, B), np.kron(A.T, B), rtol=1e-15)  # column-major input
+        with self.assertRaisesRegex(ValueError, "^b must be a 2-D array"):
+            sptensor.kronecker(A, np.ones(3))
+        with self.assertRaisesRegex(TypeError, "^a must be"):
+            sptensor.kronecker(None, B)
+
+    def test_ktensor_norm_innerprod_loglikelihood(self):
+        X = sptensor.read(NATIONS)
+        r = sptensor.cp_als(X, 3, max_iters=5, tol=0.0, seed=2)
+        M = ktensor_dense(r.weights, r.factors)
+        D = X.to_numpy()
+        self.assertAlmostEqual(sptensor.ktensor_norm(r), np.linalg.norm(M), delta=1e-10 * np.linalg.norm(M))
+        self.assertAlmostEqual(r.norm(), np.linalg.norm(M), delta=1e-10 * np.linalg.norm(M))
+        inner = float(np.sum(D * M))
+        self.assertAlmostEqual(sptensor.innerprod(X, r), inner, delta=1e-10 * abs(inner))
+        self.assertAlmostEqual(r.innerprod(X), inner, delta=1e-10 * abs(inner))
+        # The fit the library reports is 1 - ||X - M|| / ||X||, from these terms.
+        fit = 1 - np.sqrt(max(X.norm() ** 2 + r.norm() ** 2 - 2 * inner, 0)) / X.norm()
+        self.assertAlmostEqual(fit, r.fit, places=6)
+        # A (weights, factors) pair and a pyttb.ktensor give the same.
+        self.assertAlmostEqual(sptensor.ktensor_norm((r.weights, r.factors)), r.norm(), places=10)
+        if ttb is not None:
+            K = r.to_pyttb()
+            self.assertAlmostEqual(sptensor.ktensor_norm(K), K.norm(), delta=1e-10 * K.norm())
+            self.assertAlmostEqual(sptensor.innerprod(X.to_pyttb(), K), K.innerprod(X.to_pyttb()),
+                                   delta=1e-10 * abs(inner))
+        # Poisson log-likelihood of a nonnegative model on count data.
+        counts = sptensor.coo(np.array([[0, 0, 0], [1, 2, 0], [2, 1, 3]]), np.array([1.0, 2.0, 3.0]), (3, 3, 4))
+        a = sptensor.cp_apr(counts, 2, max_outer_iters=5, seed=1)
+        Ma = ktensor_dense(a.weights, a.factors)
+        Dc = counts.to_numpy()
+        expected = float(np.sum(Dc[Dc > 0] * np.log(Ma[Dc > 0])) - Ma.sum())
+        self.assertAlmostEqual(sptensor.loglikelihood(counts, a), expected, delta=1e-9 * abs(expected))
+        self.assertAlmostEqual(sptensor.loglikelihood(counts, a), a.loglik, delta=1e-9 * abs(expected))
+        # Argument checks name the argument.
+        with self.assertRaisesRegex(TypeError, "^model must be"):
+            sptensor.ktensor_norm("model")
+        with self.assertRaisesRegex(ValueError, r"model factors\[1\] has 2 columns for 3 weights"):
+            sptensor.ktensor_norm((np.ones(3), [np.ones((4, 3)), np.ones((5, 2))]))
+        with self.assertRaisesRegex(ValueError, "model has shape"):
+            sptensor.innerprod(X, (np.ones(3), [np.ones((4, 3))] * 3))
+        with self.assertRaisesRegex(TypeError, "^tensor must be"):
+            sptensor.innerprod(np.ones((2, 2)), r)
+
+    def test_sort_and_file_dtype(self):
+        subs, vals = random_tensor(self.rng, (6, 7, 8), 60)
+        X = sptensor.coo(subs, vals, shape=(6, 7, 8))
+        for mode_order in (None, [2, 0, 1]):
+            Y = X.copy().sort(mode_order)
+            keys = Y.subs[:, mode_order or [0, 1, 2]].astype(np.int64)
+            self.assertTrue(all(tuple(keys[i]) <= tuple(keys[i + 1]) for i in range(len(keys) - 1)))
+            np.testing.assert_allclose(Y.to_numpy(), X.to_numpy(), rtol=0, atol=0)  # same tensor
+        Z = X.copy().sort_morton()
+        np.testing.assert_allclose(Z.to_numpy(), X.to_numpy(), rtol=0, atol=0)
+        def morton(c):  # interleaved bits, mode 0 highest at each level
+            key = 0
+            for bit in range(3, -1, -1):
+                for m in range(3):
+                    key = (key << 1) | ((int(c[m]) >> bit) & 1)
+            return key
+        keys = [morton(c) for c in Z.subs]
+        self.assertEqual(keys, sorted(keys))
+        with self.assertRaisesRegex(ValueError, "mode_order must be a permutation"):
+            X.sort([0, 0, 1])
+        with self.assertRaisesRegex(TypeError, r"mode_order\[1\] must be an integer"):
+            X.sort([0, 1.5, 2])
+        view = sptensor.coo(np.asfortranarray(subs, dtype=np.uint32), vals, shape=(6, 7, 8), copy=False)
+        with self.assertRaises(sptensor.ReadOnlyError):
+            view.sort()
+        self.assertIsNone(X.file_dtype)
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "x.sptb")
+            X.astype(np.float32).write(path)
+            Y = sptensor.read(path)  # float64 values from a float32 file
+            self.assertEqual((Y.dtype, Y.file_dtype), (np.float64, np.float32))
+
+    def test_log_messages(self):
+        import logging
+        X = sptensor.read(NATIONS)
+        ctx = sptensor.Context(threads=1)
+        messages = []
+        ctx.set_log(lambda level, message: messages.append((level, message)), verbosity=2)
+        sptensor.cp_als(X, 2, max_iters=3, tol=0.0, ctx=ctx)
+        self.assertTrue(any(level == 2 and "iteration 3" in m for level, m in messages), messages)
+        self.assertTrue(all(isinstance(m, str) and level in (1, 2) for level, m in messages), messages)
+        # A logging.Logger: details at DEBUG.
+        logger = logging.getLogger("sptensor.test")
+        with self.assertLogs(logger, level="DEBUG") as logs:
+            ctx.set_log(logger, verbosity=2)
+            sptensor.cp_als(X, 2, max_iters=2, tol=0.0, ctx=ctx)
+        self.assertTrue(any("iteration 2" in line for line in logs.output), logs.output)
+        # Off again: nothing more arrives.
+        ctx.set_log(None)
+        count = len(messages)
+        sptensor.cp_als(X, 2, max_iters=2, tol=0.0, ctx=ctx)
+        self.assertEqual(len(messages), count)
+        with self.assertRaisesRegex(TypeError, "^callback must be"):
+            ctx.set_log(42)
+        with self.assertRaisesRegex(ValueError, "verbosity"):
+            ctx.set_log(print, verbosity=-1)
+
+
 class Errors(unittest.TestCase):
     def test_status_and_message(self):
         with self.assertRaises(sptensor.FileIOError) as cm:
