@@ -526,6 +526,41 @@ class Tensor(_Owned):
         """Same as :func:`write` (self, path, ...)."""
         write(self, path, **kwargs)
 
+    def append(self, subs, vals, index_base=0, grow=False, ctx=None) -> "Tensor":
+        """Append nonzeros in place: subs (n, order) integer coordinates
+        (``index_base`` 0 or 1), vals n values (converted to the tensor's
+        dtype). Coordinates must lie inside ``shape`` unless grow=True, which
+        enlarges the shape to fit them. Repeated coordinates are kept (every
+        function sums them). On error the tensor is unchanged. Returns self.
+        Raises TypeError (subs not integers), ValueError (shapes disagree,
+        coordinates out of range), ReadOnlyError on a view."""
+        c = _ctx(ctx)
+        subs = np.asarray(subs)
+        if subs.ndim == 1 and self.order == 1:
+            subs = subs.reshape(-1, 1)
+        if subs.size and not np.issubdtype(subs.dtype, np.integer):
+            raise TypeError(f"subs must hold integers, got dtype {subs.dtype}")
+        if subs.ndim != 2 or subs.shape[1] != self.order:
+            raise ValueError(f"subs must have shape (n, {self.order}), got {subs.shape}")
+        vals = np.asarray(vals)
+        if vals.size and vals.dtype.kind not in "biuf":
+            raise TypeError(f"vals must hold real numbers, got dtype {vals.dtype}")
+        vals = vals.reshape(-1)
+        n = subs.shape[0]
+        if vals.shape[0] != n:
+            raise ValueError(f"vals has {vals.shape[0]} values for {n} coordinates in subs")
+        if index_base not in (0, 1):
+            raise ValueError(f"index_base must be 0 or 1, got {index_base!r}")
+        if n and (subs.min() < index_base or subs.max() >= 2**32 + index_base):
+            raise ValueError(f"subs must lie in [{index_base}, 2^32) for index_base {index_base}")
+        indices = np.ascontiguousarray(subs.T, dtype=np.uint32)
+        values = np.ascontiguousarray(vals, dtype=self.dtype)
+        flags = _lib.SPT_COO_GROW_DIMS if grow else 0
+        _lib.check(_lib.lib().spt_coo_append(c._h, self._h, n, indices.ctypes.data, max(n, 1), int(index_base),
+                                             values.ctypes.data, flags), "spt_coo_append", c._h)
+        self.__init__(self._h, self._keepalive)
+        return self
+
     def sort(self, mode_order=None, ctx=None) -> "Tensor":
         """Sort the nonzeros in place, lexicographically comparing the modes in
         `mode_order` (a permutation of 0..order-1; None = 0, 1, ..., order-1).
@@ -771,6 +806,24 @@ class HiCOO(_Owned):
         _lib.check(_lib.lib().spt_hicoo_to_coo(c._h, self._h, ctypes.byref(h)), "spt_hicoo_to_coo", c._h)
         return Tensor(h)
 
+    def mode_stats(self, mode, ctx=None) -> dict:
+        """How the MTTKRP of `mode` is scheduled (a dict): ``slabs``
+        (independent superblock slabs), ``iterations`` (conflict-free
+        groups), ``max_slab_nnz``, ``suggested_strategy`` (the rule's choice
+        for the context's threads) and ``strategy`` (what :func:`mttkrp`
+        will use), the strategies as "direct" or "privatized". Raises TypeError
+        (mode not an int) or ValueError (mode out of range)."""
+        mode = _integer(mode, "mode", 0, self.order - 1)
+        c = _ctx(ctx)
+        s = _lib.HicooModeStatistics()
+        s.struct_size = ctypes.sizeof(s)
+        _lib.check(_lib.lib().spt_hicoo_mode_stats(c._h, self._h, mode, ctypes.byref(s)), "spt_hicoo_mode_stats",
+                   c._h)
+        names = {v: k for k, v in _HICOO_STRATEGIES.items()}
+        return {"slabs": s.slabs, "iterations": s.iterations, "max_slab_nnz": s.max_slab_nnz,
+                "suggested_strategy": names.get(s.suggested_strategy, s.suggested_strategy),
+                "strategy": names.get(s.strategy, s.strategy)}
+
     def stats(self, ctx=None):
         """Format statistics and the reasons for B, L and the strategy (a dict)."""
         c = _ctx(ctx)
@@ -830,6 +883,20 @@ class CSF(_Owned):
         h = ctypes.c_void_p()
         _lib.check(_lib.lib().spt_csf_to_coo(c._h, self._h, ctypes.byref(h)), "spt_csf_to_coo", c._h)
         return Tensor(h)
+
+    def fibers(self, tree=0, ctx=None) -> list:
+        """Number of nodes on each level of tree `tree` (a list of `order`
+        counts, root level first; the leaf level has nnz nodes): how well
+        the tree compresses the coordinates. Raises TypeError (tree not an
+        int) or ValueError (tree out of range, see ``info()["trees"]``)."""
+        trees = self.info(ctx)["trees"]
+        tree = _integer(tree, "tree", 0, max(trees - 1, 0))
+        count = ctypes.c_uint64()
+        out = []
+        for level in range(self.order):
+            _lib.check(_lib.lib().spt_csf_fibers(self._h, tree, level, ctypes.byref(count)), "spt_csf_fibers")
+            out.append(int(count.value))
+        return out
 
 
 # ---------------------------------------------------------------------------

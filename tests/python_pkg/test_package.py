@@ -762,6 +762,51 @@ class WrappedRawFunctions(unittest.TestCase):
             Y = sptensor.read(path)  # float64 values from a float32 file
             self.assertEqual((Y.dtype, Y.file_dtype), (np.float64, np.float32))
 
+    def test_append(self):
+        subs, vals = random_tensor(self.rng, (5, 6, 7), 30)
+        X = sptensor.coo(subs[:20], vals[:20], shape=(5, 6, 7))
+        X.append(subs[20:], vals[20:])
+        self.assertEqual((X.nnz, X.shape), (30, (5, 6, 7)))
+        np.testing.assert_allclose(X.to_numpy(), dense_from(subs, vals, (5, 6, 7)), rtol=0, atol=0)
+        X.append([[1, 1, 1]], [2.0], index_base=1)  # coordinate (0, 0, 0)
+        self.assertEqual(X.nnz, 31)
+        with self.assertRaises(sptensor.InvalidArgumentError):  # outside the shape, not grown
+            X.append([[5, 0, 0]], [1.0])
+        self.assertEqual((X.nnz, X.shape), (31, (5, 6, 7)))  # unchanged on error
+        X.append([[9, 0, 0]], [1.0], grow=True)
+        self.assertEqual((X.nnz, X.shape), (32, (10, 6, 7)))
+        with self.assertRaisesRegex(ValueError, r"subs must have shape \(n, 3\)"):
+            X.append([[1, 2]], [1.0])
+        with self.assertRaisesRegex(ValueError, "vals has 2 values for 1 coordinates"):
+            X.append([[1, 2, 3]], [1.0, 2.0])
+        with self.assertRaisesRegex(TypeError, "subs must hold integers"):
+            X.append([[1.5, 2, 3]], [1.0])
+        view = sptensor.coo(np.asfortranarray(subs, dtype=np.uint32), vals, shape=(5, 6, 7), copy=False)
+        with self.assertRaises(sptensor.ReadOnlyError):
+            view.append([[0, 0, 0]], [1.0])
+
+    def test_csf_fibers_and_hicoo_mode_stats(self):
+        subs = np.array([[0, 0, 0], [0, 0, 1], [0, 1, 0], [1, 0, 0], [1, 0, 2]])
+        X = sptensor.coo(subs, np.ones(5), shape=(2, 2, 3))
+        C = X.to_csf("onemode")
+        order = C.info()["mode_order"][0]
+        fibers = C.fibers(0)
+        # Distinct prefixes of the coordinates in the tree's mode order, per level.
+        expected = [len({tuple(c[order[:level + 1]]) for c in subs}) for level in range(3)]
+        self.assertEqual(fibers, expected)
+        self.assertEqual(fibers[-1], 5)
+        with self.assertRaisesRegex(ValueError, "tree must be between"):
+            C.fibers(C.info()["trees"])
+        H = X.to_hicoo()
+        stats = H.mode_stats(1)
+        self.assertGreaterEqual(stats["slabs"], 1)
+        self.assertLessEqual(stats["max_slab_nnz"], 5)
+        self.assertIn(stats["strategy"], ("direct", "privatized"))
+        with self.assertRaisesRegex(ValueError, "mode must be between 0 and 2"):
+            H.mode_stats(3)
+        with self.assertRaisesRegex(TypeError, "mode must be an integer"):
+            H.mode_stats(1.0)
+
     def test_log_messages(self):
         import logging
         X = sptensor.read(NATIONS)
