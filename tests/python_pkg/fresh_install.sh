@@ -1,20 +1,22 @@
 #!/usr/bin/env bash
 # ctest python_pkg_fresh_install: the package as a new user installs it.
-# In a new virtual environment (no system site-packages) and with no
+# In new virtual environments (no system site-packages) and with no
 # SPTENSOR_LIBRARY, LD_LIBRARY_PATH or PKG_CONFIG_PATH:
 #   1. pip wheel ./python builds a wheel with libsptensor inside (scikit-build-core
 #      builds the library from this repository's CMake project);
-#   2. pip install ./python installs the package the same way (the wheel's
-#      build directory is reused, so this step only repackages);
-#   3. python -c "import sptensor, pyttb; ...": the library is the package's
-#      own copy; cp_als on a pyttb.sptensor with init= a pyttb.ktensor prints
-#      with printitn and returns a result whose to_pyttb() is a pyttb.ktensor
-#      matching the fit; the wheel file holds the library and is tagged
-#      py3-none-<platform>.
+#   2. pip install ./python installs the package the same way into venv "source"
+#      (the wheel's build directory is reused, so this step only repackages);
+#   3. the wheel from step 1 is installed into a second new venv, "wheel";
+#   4. in each venv, python -c "import sptensor, pyttb; ...": the library is the
+#      package's own copy; cp_als on a pyttb.sptensor with init= a pyttb.ktensor
+#      prints with printitn and returns a result whose to_pyttb() is a
+#      pyttb.ktensor matching the fit; the wheel file holds the library and is
+#      tagged py3-none-<platform>.
 #   fresh_install.sh PYTHON SOURCE_DIR WORK_DIR DATA_DIR
-# Needs the package index (isolated builds fetch scikit-build-core; the venv
-# gets numpy and pyttb): without it, exit 77 (ctest skip), except under
+# Needs the package index (isolated builds fetch scikit-build-core; the venvs
+# get numpy and pyttb): without it, exit 77 (ctest skip), except under
 # CI=true, where it fails. ccache is used for the library build when present.
+# Prints the seconds each step took.
 set -euo pipefail
 python=$1 src=$2 work=$3 data=$4
 skip() {
@@ -23,12 +25,16 @@ skip() {
 }
 unset SPTENSOR_LIBRARY LD_LIBRARY_PATH PKG_CONFIG_PATH PYTHONPATH
 rm -rf "$work" && mkdir -p "$work"
-"$python" -m venv "$work/venv" || skip "$python cannot create a virtual environment"
-venv_python=$work/venv/bin/python
+started=$SECONDS
+for venv in source wheel; do
+  "$python" -m venv "$work/$venv" || skip "$python cannot create a virtual environment"
+  # The dependencies first: a failure here is the network, not the package.
+  "$work/$venv/bin/python" -m pip install --quiet --disable-pip-version-check numpy pyttb \
+    || skip "cannot install numpy and pyttb from the package index"
+done
+echo "fresh_install: two virtual environments with numpy and pyttb took $((SECONDS - started)) s"
+venv_python=$work/source/bin/python
 pip=("$venv_python" -m pip --disable-pip-version-check)
-
-# The dependencies first: a failure here is the network, not the package.
-"${pip[@]}" install --quiet numpy pyttb || skip "cannot install numpy and pyttb from the package index"
 
 # A fixed build directory keeps the compile commands identical between runs
 # (ccache hits) and lets step 2 reuse step 1's build.
@@ -45,8 +51,13 @@ started=$SECONDS
 "${pip[@]}" install --quiet "${build_dir[@]}" "$src/python"
 echo "fresh_install: pip install ./python took $((SECONDS - started)) s"
 
+wheels=("$work"/dist/sptensor-*.whl)
+started=$SECONDS
+"$work/wheel/bin/python" -m pip install --quiet --disable-pip-version-check --no-deps "${wheels[@]}"
+echo "fresh_install: pip install ${wheels[*]##*/} took $((SECONDS - started)) s"
+
 cd "$work"  # not the source tree: the import must find the installed copy
-"$venv_python" - "$data/nations.tns.xz" "$work/dist" <<'EOF'
+cat > "$work/check.py" <<'EOF'
 import contextlib, glob, io, os, sys, sysconfig, zipfile
 import numpy as np
 import pyttb
@@ -81,3 +92,7 @@ names = zipfile.ZipFile(wheels[0]).namelist()
 assert "sptensor/libsptensor.so.1" in names and "sptensor/_lib.py" in names, names
 print(f"fresh_install: ok (library {sptensor.library_path()}, fit {r.fit:.6f}, wheel {os.path.basename(wheels[0])})")
 EOF
+for venv in source wheel; do
+  echo "fresh_install: checking the $venv install"
+  "$work/$venv/bin/python" "$work/check.py" "$data/nations.tns.xz" "$work/dist"
+done
