@@ -17,6 +17,7 @@ import numbers
 import os
 import signal
 import threading
+import warnings
 from collections import namedtuple
 
 import numpy as np
@@ -240,12 +241,11 @@ class Context(_Owned):
         2 = detail, 3 = debug; message a str), a ``logging.Logger`` (notes
         as INFO, details and debug as DEBUG), or None to stop logging.
         Messages arrive on the thread that made the library call, during the
-        call. An exception raised by the callback is not passed to the library:
-        it is reported once through ``sys.unraisablehook`` and the run goes on.
+        call. An exception raised by the callback cannot stop the library
+        call: it becomes a RuntimeWarning and the call goes on.
         Raises TypeError (callback not callable, verbosity not an int) or
         ValueError (verbosity < 0)."""
         import logging
-        import sys
         verbosity = _integer(verbosity, "verbosity", 0, _INT32_MAX)
         if callback is None:
             fn = None
@@ -269,8 +269,7 @@ class Context(_Owned):
             try:
                 fn(int(level), message.decode(errors="replace") if message else "")
             except BaseException as e:  # nothing may unwind into the library
-                sys.unraisablehook(sys.UnraisableHookArgs(type(e), e, e.__traceback__,
-                                                          "sptensor log callback", callback))
+                warnings.warn(f"the sptensor log callback raised {e!r}; the call goes on", RuntimeWarning)
 
         c_function = _lib.spt_log_fn(on_log)
         _lib.check(L.spt_context_set_log(self._h, c_function, None), "spt_context_set_log", self._h)

@@ -827,6 +827,14 @@ class WrappedRawFunctions(unittest.TestCase):
         count = len(messages)
         sptensor.cp_als(X, 2, max_iters=2, tol=0.0, ctx=ctx)
         self.assertEqual(len(messages), count)
+        # A failing callback warns and the run goes on.
+        def failing(level, message):
+            raise RuntimeError("log sink broken")
+        ctx.set_log(failing, verbosity=2)
+        with self.assertWarnsRegex(RuntimeWarning, "log sink broken"):
+            r = sptensor.cp_als(X, 2, max_iters=2, tol=0.0, ctx=ctx)
+        self.assertEqual(r.iterations, 2)
+        ctx.set_log(None)
         with self.assertRaisesRegex(TypeError, "^callback must be"):
             ctx.set_log(42)
         with self.assertRaisesRegex(ValueError, "verbosity"):
