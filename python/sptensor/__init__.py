@@ -12,6 +12,8 @@ Errors raise :class:`SptensorError` (subclasses also derive from the
 matching Python exception: ValueError, OSError, MemoryError, ...), carrying
 ``status``, ``status_name`` and the library's ``message``.
 """
+from __future__ import annotations
+
 import ctypes
 import numbers
 import os
@@ -19,8 +21,10 @@ import signal
 import threading
 import warnings
 from collections import namedtuple
+from typing import Callable, Optional, Sequence, Union
 
 import numpy as np
+import numpy.typing  # the ArrayLike of the type hints
 
 from . import _lib, _progress
 from ._progress import ProgressUnavailableWarning
@@ -233,7 +237,8 @@ class Context(_Owned):
     def seed(self, value):
         _lib.check(_lib.lib().spt_context_set_seed(self._h, int(value)), "spt_context_set_seed", self._h)
 
-    def set_log(self, callback, verbosity=1):
+    def set_log(self, callback: Union[Callable[[int, str], None], "logging.Logger", None],
+                verbosity: int = 1) -> None:
         """Receive the library's log messages: which format and kernels a run
         chose and why (verbosity 1), per-iteration details (2).
 
@@ -332,7 +337,8 @@ def set_threads(n, ctx=None):
     _ctx(ctx).threads = n
 
 
-def set_log(callback, verbosity=1, ctx=None):
+def set_log(callback: Union[Callable[[int, str], None], "logging.Logger", None], verbosity: int = 1,
+            ctx: Optional[Context] = None) -> None:
     """The library's log messages to `callback` (see :meth:`Context.set_log`;
     for the calling thread's default context)."""
     _ctx(ctx).set_log(callback, verbosity)
@@ -525,7 +531,8 @@ class Tensor(_Owned):
         """Same as :func:`write` (self, path, ...)."""
         write(self, path, **kwargs)
 
-    def append(self, subs, vals, index_base=0, grow=False, ctx=None) -> "Tensor":
+    def append(self, subs: np.typing.ArrayLike, vals: np.typing.ArrayLike, index_base: int = 0,
+               grow: bool = False, ctx: Optional[Context] = None) -> Tensor:
         """Append nonzeros in place: subs (n, order) integer coordinates
         (``index_base`` 0 or 1), vals n values (converted to the tensor's
         dtype). Coordinates must lie inside ``shape`` unless grow=True, which
@@ -560,7 +567,7 @@ class Tensor(_Owned):
         self.__init__(self._h, self._keepalive)
         return self
 
-    def sort(self, mode_order=None, ctx=None) -> "Tensor":
+    def sort(self, mode_order: Optional[Sequence[int]] = None, ctx: Optional[Context] = None) -> Tensor:
         """Sort the nonzeros in place, lexicographically comparing the modes in
         `mode_order` (a permutation of 0..order-1; None = 0, 1, ..., order-1).
         Stable. Returns self. Raises ReadOnlyError on a view
@@ -575,7 +582,7 @@ class Tensor(_Owned):
         _lib.check(_lib.lib().spt_coo_sort(c._h, self._h, modes), "spt_coo_sort", c._h)
         return self
 
-    def sort_morton(self, ctx=None) -> "Tensor":
+    def sort_morton(self, ctx: Optional[Context] = None) -> Tensor:
         """Sort the nonzeros in place in Z-Morton order (the bits of all modes
         interleaved, mode 0 highest at each level), the order that keeps
         nearby coordinates together. Returns self. ReadOnlyError on a view."""
@@ -584,7 +591,7 @@ class Tensor(_Owned):
         return self
 
     @property
-    def file_dtype(self):
+    def file_dtype(self) -> Optional[np.dtype]:
         """The value type stored in the binary file (.sptb, SPLATT .bin) this
         tensor was read from (``read`` converts values to its `dtype`
         argument, so this may differ from ``dtype``), or None when it was not
@@ -741,7 +748,8 @@ def read(path, dtype=np.float64, index_base=1, format="auto", shape=None, duplic
     return tensor
 
 
-def write(tensor, path, format="auto", compression="auto", index_base=1, precision=0, progress=False, ctx=None):
+def write(tensor: TensorLike, path: Union[str, os.PathLike], format: str = "auto", compression: str = "auto",
+          index_base: int = 1, precision: int = 0, progress: bool = False, ctx: Optional[Context] = None) -> None:
     """Write a tensor. format "auto" picks from the extension (.bin SPLATT,
     .sptb, else .tns); compression "auto" from a .gz/.xz/.zst suffix.
     precision: significant digits for text (0 = shortest exact round trip).
@@ -805,7 +813,7 @@ class HiCOO(_Owned):
         _lib.check(_lib.lib().spt_hicoo_to_coo(c._h, self._h, ctypes.byref(h)), "spt_hicoo_to_coo", c._h)
         return Tensor(h)
 
-    def mode_stats(self, mode, ctx=None) -> dict:
+    def mode_stats(self, mode: int, ctx: Optional[Context] = None) -> dict:
         """How the MTTKRP of `mode` is scheduled (a dict): ``slabs``
         (independent superblock slabs), ``iterations`` (conflict-free
         groups), ``max_slab_nnz``, ``suggested_strategy`` (the rule's choice
@@ -883,7 +891,7 @@ class CSF(_Owned):
         _lib.check(_lib.lib().spt_csf_to_coo(c._h, self._h, ctypes.byref(h)), "spt_csf_to_coo", c._h)
         return Tensor(h)
 
-    def fibers(self, tree=0, ctx=None) -> list:
+    def fibers(self, tree: int = 0, ctx: Optional[Context] = None) -> list:
         """Number of nodes on each level of tree `tree` (a list of `order`
         counts, root level first; the leaf level has nnz nodes): how well
         the tree compresses the coordinates. Raises TypeError (tree not an
@@ -1798,6 +1806,12 @@ __all__ += ["SemiSparse", "FCOO", "Permutation", "ttv", "ttv_chain", "ttv_all", 
 # Dense matrix products and Kruskal-model measures (pyttb khatrirao, kron,
 # ktensor.norm, ktensor.innerprod, tt_loglikelihood)
 # ---------------------------------------------------------------------------
+# What the model arguments accept: a CPResult, APRResult, pyttb.ktensor or (weights, factors).
+CPModel = Union["CPResult", "APRResult", "pyttb.ktensor", tuple]
+# A sparse tensor argument: a Tensor or a pyttb.sptensor (copied).
+TensorLike = Union["Tensor", "pyttb.sptensor"]
+
+
 def _index_list(value, name):
     """value as a list of ints (a sequence or 1-D array), else TypeError naming `name`."""
     if isinstance(value, (str, bytes)) or np.ndim(value) != 1:
@@ -1841,7 +1855,7 @@ def _matrix_product(fn_name, a, b, dtype, ctx):
         _lib.lib().spt_matrix_free(out)
 
 
-def khatri_rao(*matrices, ctx=None) -> np.ndarray:
+def khatri_rao(*matrices: np.typing.ArrayLike, ctx: Optional[Context] = None) -> np.ndarray:
     """Khatri-Rao product (column-wise Kronecker product) of matrices with the
     same number of columns R, as pyttb's ``khatrirao(A, B, ...)``: for A
     (I x R) and B (J x R) an (I*J) x R array whose row i*J + j is
@@ -1865,7 +1879,7 @@ def khatri_rao(*matrices, ctx=None) -> np.ndarray:
     return result
 
 
-def kronecker(a, b, ctx=None) -> np.ndarray:
+def kronecker(a: np.typing.ArrayLike, b: np.typing.ArrayLike, ctx: Optional[Context] = None) -> np.ndarray:
     """Kronecker product of two matrices (numpy's ``np.kron`` of 2-D arrays):
     for A (I x J) and B (K x L) the (I*K) x (J*L) array with element
     (i*K + k, j*L + l) = A[i, j] * B[k, l]. float32 when both are float32,
@@ -1937,7 +1951,7 @@ class _KtensorHandle:
         return False
 
 
-def ktensor_norm(model, ctx=None) -> float:
+def ktensor_norm(model: CPModel, ctx: Optional[Context] = None) -> float:
     """Frobenius norm of a CP model (pyttb ``ktensor.norm()``), from the
     weights and the factors' Gram matrices, without forming the dense tensor.
     model: a CPResult, APRResult, pyttb.ktensor or (weights, factors) pair.
@@ -1963,7 +1977,7 @@ def _model_for(tensor, model, ctx):
     return tensor, w, fs
 
 
-def innerprod(tensor, model, ctx=None) -> float:
+def innerprod(tensor: TensorLike, model: CPModel, ctx: Optional[Context] = None) -> float:
     """Inner product <X, M> of a sparse tensor and a CP model of the same shape
     (pyttb ``ktensor.innerprod(X)``), accumulated in double; repeated
     coordinates of X count as summed. tensor: Tensor or pyttb.sptensor; model:
@@ -1977,7 +1991,7 @@ def innerprod(tensor, model, ctx=None) -> float:
     return r.value
 
 
-def loglikelihood(tensor, model, ctx=None) -> float:
+def loglikelihood(tensor: TensorLike, model: CPModel, ctx: Optional[Context] = None) -> float:
     """Poisson log-likelihood of a CP model for a nonnegative count tensor
     (pyttb ``tt_loglikelihood``, the value :func:`cp_apr` maximises): the sum
     over nonzeros of x log m minus the sum of all model entries. A nonzero
