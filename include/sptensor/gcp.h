@@ -74,10 +74,14 @@ typedef enum spt_gcp_optimizer {
   SPT_GCP_OPTIMIZER_MAX_ENUM = 0x7FFFFFFF /**< not a value (checked at run time) */
 } spt_gcp_optimizer;
 
-/** How the factors are initialised. */
+/** How the factors are initialised. Either start is then normalised as
+ *  pyttb gcp_opt does (ktensor.normalize("all")): every column to unit
+ *  2-norm, and component r's norm product spread equally over the modes
+ *  (each column times its product^(1/N)); the model is unchanged. */
 typedef enum spt_gcp_init {
-  SPT_GCP_INIT_RANDOM = 0, /**< uniform [0,1) values from the seed, mode by mode, row-major */
-  SPT_GCP_INIT_USER = 1,   /**< copy opts->init_factors (like pyttb init=[factor matrices]) */
+  SPT_GCP_INIT_RANDOM = 0, /**< uniform [0,1) values from the seed, mode by mode, row-major, scaled so the
+                                model's norm is the data's (as pyttb init='random') */
+  SPT_GCP_INIT_USER = 1,   /**< opts->init_factors (like pyttb init=[factor matrices]) */
   SPT_GCP_INIT_MAX_ENUM = 0x7FFFFFFF /**< not a value (checked at run time) */
 } spt_gcp_init;
 

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <limits>
 #include <random>
+#include <algorithm>
 
 #include "algo/lbfgsb.hpp"
 #include "core/buffer.hpp"
@@ -84,6 +85,52 @@ void vector_to_factors(const double* v, const std::vector<spt_index>& dims, spt_
   for (size_t n = 0; n < dims.size(); ++n)
     for (spt_index r = 0; r < rank; ++r)
       for (spt_index i = 0; i < dims[n]; ++i) factors[n][size_t{i} * rank + r] = *v++;
+}
+
+// Frobenius norm of the Kruskal tensor [factors] (weights 1):
+// sqrt(sum_{r,s} prod_n (A_n^T A_n)(r,s)).
+double kruskal_norm(const std::vector<std::vector<double>>& factors, const std::vector<spt_index>& dims, spt_index rank) {
+  std::vector<double> product(size_t{rank} * rank, 1.0);
+  for (size_t n = 0; n < dims.size(); ++n)
+    for (spt_index r = 0; r < rank; ++r)
+      for (spt_index q = 0; q < rank; ++q) {
+        double dot = 0.0;
+        for (spt_index i = 0; i < dims[n]; ++i) dot += factors[n][size_t{i} * rank + r] * factors[n][size_t{i} * rank + q];
+        product[size_t{r} * rank + q] *= dot;
+      }
+  double sum = 0.0;
+  for (double v : product) sum += v;
+  return std::sqrt(std::max(sum, 0.0));
+}
+
+// pyttb ktensor.normalize("all"), which gcp_opt applies to its start: each
+// column to unit 2-norm (the norms multiply into the weights, a zero column
+// stays), a negative weight flips factor 0's column, then every factor's
+// column r is scaled by weight_r^(1 / order) (the weights become 1).
+void normalize_all(std::vector<std::vector<double>>& factors, const std::vector<spt_index>& dims, spt_index rank,
+                   std::vector<double> weights) {
+  const size_t order = dims.size();
+  for (size_t n = 0; n < order; ++n)
+    for (spt_index r = 0; r < rank; ++r) {
+      double sq = 0.0;
+      for (spt_index i = 0; i < dims[n]; ++i) sq += factors[n][size_t{i} * rank + r] * factors[n][size_t{i} * rank + r];
+      const double norm = std::sqrt(sq);
+      if (norm > 0) {
+        const double inverse = 1.0 / norm;
+        for (spt_index i = 0; i < dims[n]; ++i) factors[n][size_t{i} * rank + r] *= inverse;
+      }
+      weights[r] *= norm;
+    }
+  for (spt_index r = 0; r < rank; ++r)
+    if (weights[r] < 0) {
+      weights[r] = -weights[r];
+      for (spt_index i = 0; i < dims[0]; ++i) factors[0][size_t{i} * rank + r] = -factors[0][size_t{i} * rank + r];
+    }
+  for (spt_index r = 0; r < rank; ++r) {
+    const double scale = std::pow(weights[r], 1.0 / static_cast<double>(order));
+    for (size_t n = 0; n < order; ++n)
+      for (spt_index i = 0; i < dims[n]; ++i) factors[n][size_t{i} * rank + r] *= scale;
+  }
 }
 
 void validate_options(const spt_coo_s& x, const spt_gcp_options& opts) {
@@ -247,6 +294,16 @@ spt_status gcp_opt(spt_context_s& ctx, const spt_coo_s& x, const spt_gcp_options
     for (uint32_t n = 0; n < order; ++n)
       for (double& v : factors[n]) v = unit_uniform<double>(gen);
   }
+  std::vector<double> start_weights(rank, 1.0);
+  if (opts.init == SPT_GCP_INIT_RANDOM) {
+    // pyttb: M0 *= norm(X) / norm(M0) (the weights carry the scale).
+    const double model_norm = kruskal_norm(factors, x.dims, rank);
+    double data_norm2 = 0.0;
+    for (double v : full.values) data_norm2 += v * v;
+    if (model_norm > 0)
+      for (double& w : start_weights) w = std::sqrt(data_norm2) / model_norm;
+  }
+  normalize_all(factors, x.dims, rank, start_weights);
   std::vector<double> variables(offsets[order]);
   factors_to_vector(factors, x.dims, rank, variables.data());
 

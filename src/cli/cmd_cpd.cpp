@@ -251,9 +251,9 @@ int run_cpd(const ParsedArgs& args) {
   double tol = args.real("tol", 1e-4, 0.0);
   uint64_t seed = args.unsigned_integer("seed", 0);
   bool quiet = args.has("quiet");
-  const std::string model = args.choice("model", "als", {"als", "poisson", "gcp"});
-  const bool poisson = model == "poisson";
-  const bool gcp = model == "gcp";
+  const std::string model_name = args.choice("model", "als", {"als", "poisson", "gcp"});
+  const bool poisson = model_name == "poisson";
+  const bool gcp = model_name == "gcp";
   GcpCliSettings gcp_settings;
   if (gcp) {
     gcp_settings.loss = gcp_loss_from_name(args.choice(
