@@ -16,7 +16,7 @@
 #include "core/buffer.hpp"
 #include "core/error.hpp"
 #include "core/random.hpp"
-#include "dispatch/dispatch.hpp"
+#include "dispatch/dispatch_gcp.hpp"
 
 namespace spt::algo {
 

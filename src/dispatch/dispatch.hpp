@@ -19,7 +19,6 @@
 #include "dispatch/device.hpp"
 #include "dispatch/plugin_loader.hpp"
 #include "kernels/dense.hpp"
-#include "kernels/gcp.hpp"
 #include "kernels/kernels.hpp"
 
 namespace spt::dispatch {
@@ -29,7 +28,7 @@ inline kernels::Exec exec_for(const spt_context_s& ctx) {
   return kernels::Exec{thread_count(ctx)};
 }
 
-// One struct per entry of the kernel lists (kernels.hpp, dense.hpp, gcp.hpp), named
+// One struct per entry of the kernel lists (kernels.hpp, dense.hpp), named
 // like the kernel: reference(exec, args...) and cpu(exec, args...) call the
 // host backends; device(ctx, args...) calls DeviceKernels for an entry
 // marked DEVICE and, for one marked HOST, is the "not compiled for the
@@ -66,7 +65,6 @@ namespace kernel_entries {
 SPT_TYPED_KERNELS(float, SPT_DISPATCH_ENTRY)
 SPT_GENERIC_KERNELS(SPT_DISPATCH_ENTRY)
 SPT_DENSE_TYPED_KERNELS(float, SPT_DISPATCH_ENTRY)
-SPT_GCP_KERNELS(SPT_DISPATCH_ENTRY)
 
 #undef SPT_DISPATCH_ENTRY
 #undef SPT_DEVICE_SLOT_HOST
