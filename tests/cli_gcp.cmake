@@ -14,5 +14,5 @@ spt_cli_test(cli_cpd_gcp_poisson_nations 0 DATA
   ARGS cpd ${SPT_CLI_NATIONS} -r 2 --iters 10 --model gcp --loss poisson --quiet)
 spt_cli_test(cli_cpd_gcp_bad_loss 2 ERROR DATA ARGS cpd ${SPT_CLI_NATIONS} -r 2 --model gcp --loss cauchy)
 spt_cli_test(cli_cpd_loss_needs_gcp 2 ERROR DATA ARGS cpd ${SPT_CLI_NATIONS} -r 2 --loss poisson)
-spt_cli_test(cli_cpd_gcp_negative_bound_refused 1 ERROR DATA
+spt_cli_test(cli_cpd_gcp_negative_bound_refused 1 DATA STDERR "needs factors >= 0; lower_bound -1 is below that"
   ARGS cpd ${SPT_CLI_NATIONS} -r 2 --model gcp --loss poisson --lower-bound -1)

@@ -1,6 +1,6 @@
 /** \file
- * libsptensor: Generalized CP (GCP) API. Include it itself
- * (#include <sptensor/gcp.h>; it includes sptensor/sptensor.h); the
+ * libsptensor: Generalized CP (GCP) API. Programs include this header
+ * themselves (sptensor/sptensor.h does not; this one includes it); the
  * functions are part of libsptensor and its ABI like every other.
  *
  * GCP (Hong, Kolda & Duersch, "Generalized canonical polyadic tensor
