@@ -2124,3 +2124,105 @@ APRResult.viz = _viz
 CPResult.plot_convergence = _plot_convergence
 TuckerResult.plot_convergence = _plot_convergence
 APRResult.plot_convergence = _plot_convergence
+
+
+GCPResult = namedtuple("GCPResult", "weights factors objective iterations converged objective_history seconds")
+GCPResult.__doc__ = """Result of :func:`gcp_opt`: weights (all 1, as pyttb's gcp_opt result),
+factors (the optimised factor matrices, not normalised), the final objective,
+L-BFGS-B iterations, converged flag, objective after each iteration and the
+seconds since the start at each. ``to_pyttb()`` gives a pyttb.ktensor."""
+GCPResult.to_pyttb = _cp_to_pyttb
+
+# Loss names (and pyttb.gcp.handles.Objectives member names, lower-cased) -> spt_gcp_loss.
+_GCP_LOSSES = {"gaussian": 0, "normal": 0, "bernoulli_odds": 1, "bernoulli_logit": 2, "binary": 2,
+               "poisson": 3, "poisson_log": 4, "count": 4, "rayleigh": 5, "gamma": 6, "huber": 7}
+_GCP_OPTIMIZERS = {"lbfgsb": 0, "sgd": 1}
+
+
+def _gcp_loss_code(loss):
+    if hasattr(loss, "name") and not isinstance(loss, str):  # a pyttb Objectives member
+        loss = loss.name
+    return _choice(_GCP_LOSSES, str(loss).lower(), "loss")
+
+
+def _gcp_missing(missing, shape, ctx):
+    """The missing-entries tensor: a Tensor / pyttb.sptensor of missing
+    coordinates, or pyttb's dense `mask` (a pyttb.tensor or array, 1 =
+    observed, 0 = missing)."""
+    if _is_pyttb(missing, "tensor") or isinstance(missing, np.ndarray):
+        mask = np.asarray(missing.data if _is_pyttb(missing, "tensor") else missing)
+        if tuple(mask.shape) != tuple(shape):
+            raise InvalidArgumentError(-1, "SPT_ERR_INVALID_ARGUMENT",
+                                       f"mask of shape {mask.shape} for a tensor of shape {tuple(shape)}")
+        subs = np.argwhere(mask == 0)
+        return coo(subs, np.ones(len(subs)), shape=tuple(shape), ctx=ctx)
+    return _operand(missing, ctx)
+
+
+def gcp_opt(tensor, rank, loss="gaussian", init="random", missing=None, lower_bound=None, huber_threshold=0.25,
+            optimizer="lbfgsb", maxiter=1000, maxfun=15000, m=10, factr=1e7, pgtol=1e-5, seed=0, printitn=0,
+            progress=False, ctx=None):
+    """Generalized CP decomposition by GCP-OPT (pyttb gcp_opt with its
+    LBFGSB optimizer; Hong, Kolda & Duersch 2020): minimises the sum over
+    every entry of the full tensor (zeros included) of loss(x, m).
+
+    tensor: Tensor, pyttb.sptensor or pyttb.tensor (float64; at most
+    1e8 entries). loss: "gaussian", "bernoulli_odds", "bernoulli_logit",
+    "poisson" (identity link, factors >= 0), "poisson_log", "rayleigh",
+    "gamma", "huber" (with huber_threshold), or a pyttb Objectives member.
+    init: "random" (from `seed`), a list of factor matrices or a
+    pyttb.ktensor (its factors). missing: coordinates left out of the fit
+    (CP-WOPT): a Tensor or pyttb.sptensor of missing coordinates, or
+    pyttb's dense mask (1 = observed). lower_bound: None = the loss's own
+    (0 or -inf). maxiter, maxfun, m, factr, pgtol: scipy fmin_l_bfgs_b's
+    (pyttb LBFGSB's). optimizer "sgd" is not available yet
+    (UnsupportedError). printitn (objective and projected-gradient norm),
+    progress and Ctrl-C: as :func:`cp_als`. Returns a :class:`GCPResult`."""
+    c = _ctx(ctx)
+    tensor = _operand(tensor, ctx)
+    L = _lib.lib()
+    rank = _rank(rank)
+    opts = _lib.init_options("spt_gcp_options_init_size", _lib.GcpOptions)
+    opts.rank = rank
+    opts.loss = _gcp_loss_code(loss)
+    opts.loss_parameter = float(huber_threshold)
+    if lower_bound is not None:
+        opts.lower_bound = float(lower_bound)
+    opts.optimizer = _choice(_GCP_OPTIMIZERS, optimizer, "optimizer")
+    opts.max_iters = _iterations(maxiter, "maxiter")
+    opts.max_fun_evals = _iterations(maxfun, "maxfun")
+    opts.memory = _iterations(m, "m")
+    opts.factr, opts.pgtol = float(factr), float(pgtol)
+    opts.seed = int(seed)
+    missing_tensor = None
+    if missing is not None:
+        missing_tensor = _gcp_missing(missing, tensor.shape, ctx)
+        opts.missing = missing_tensor._h
+    control = _RunControl(_lib.GCP_CALLBACK, printitn, ("f", "|proj grad|"),
+                          _progress.IterationBar(progress, "gcp_opt", opts.max_iters, "f"))
+    opts.callback = control.c_function
+    k = ctypes.c_void_p()
+    with _Matrices() as mats, control:
+        mats.set_init(c, opts, init, tensor.order, tensor.dtype)
+        _lib.check(L.spt_gcp_opt(c._h, tensor._h, ctypes.byref(opts), ctypes.byref(k)), "spt_gcp_opt", c._h)
+    try:
+        f, iters, conv = ctypes.c_double(), ctypes.c_int(), ctypes.c_int()
+        _lib.check(L.spt_ktensor_result(k, ctypes.byref(f), ctypes.byref(iters), ctypes.byref(conv)),
+                   "spt_ktensor_result")
+        lam = ctypes.c_void_p()
+        _lib.check(L.spt_ktensor_lambda(k, ctypes.byref(lam)), "spt_ktensor_lambda")
+        weights = _borrowed_array(lam, int(rank), tensor.dtype)
+        factors = []
+        for mode in range(tensor.order):
+            fm = ctypes.c_void_p()
+            _lib.check(L.spt_ktensor_factor(k, mode, ctypes.byref(fm)), "spt_ktensor_factor")
+            factors.append(_copy_matrix(fm, tensor.dtype))
+        fs, seconds = _history(L.spt_ktensor_history, k)
+        return control.finish("gcp_opt", GCPResult(weights, factors, f.value, iters.value, bool(conv.value), fs,
+                                                   seconds))
+    finally:
+        L.spt_ktensor_free(k)
+        del missing_tensor
+
+
+__all__ += ["GCPResult", "gcp_opt"]

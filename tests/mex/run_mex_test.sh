@@ -40,7 +40,7 @@ lib=$(find "$prefix" -name 'libsptensor.so' | head -n 1)
 libdir=$(dirname "$lib")
 
 echo "== mkoctfile --mex"
-for g in sptensor_read sptensor_cpd sptensor_tucker sptensor_mttkrp; do
+for g in sptensor_read sptensor_cpd sptensor_tucker sptensor_mttkrp sptensor_gcp; do
   # mkoctfile takes the C flags from the environment: build as strictly as
   # the library's own C tests (any warning fails below).
   (cd "$work_dir/mex" && CFLAGS="-std=c99 -O2 -fPIC -Wall -Wextra -pedantic" \
@@ -63,7 +63,9 @@ final_fit "$work_dir/cpd.out" > "$work_dir/cpd.fit"
 final_fit "$work_dir/cpd_init.out" > "$work_dir/cpd_init.fit"
 "$cli" tucker "$data_file" -r 3,4,3 --iters 5 --tol 0 --threads 2 -q -o "$work_dir/tucker" > "$work_dir/tucker.out"
 final_fit "$work_dir/tucker.out" > "$work_dir/tucker.fit"
-for f in cpd.fit cpd_init.fit tucker.fit; do [[ -s "$work_dir/$f" ]] || fail "no final fit in the CLI output ($f)"; done
+"$cli" cpd "$data_file" -r 3 --iters 20 --seed 1 --threads 2 -q --model gcp --loss bernoulli > "$work_dir/gcp.out"
+sed -n 's/^final objective \([0-9.e+-]*\) after.*/\1/p' "$work_dir/gcp.out" > "$work_dir/gcp.objective"
+for f in cpd.fit cpd_init.fit tucker.fit gcp.objective; do [[ -s "$work_dir/$f" ]] || fail "no final fit in the CLI output ($f)"; done
 xz -dc "$data_file" > "$work_dir/plain.tns"
 
 echo "== octave-cli"

@@ -640,6 +640,42 @@ class TensorTimes(unittest.TestCase):
         with self.assertRaises(sptensor.InvalidArgumentError):
             sptensor.cp_apr(X * -1.0, 2)  # negative values
 
+    def test_gcp_opt(self):
+        rng = np.random.default_rng(8)
+        shape, rank = (7, 6, 5), 2
+        binary = (rng.uniform(size=shape) < 0.4).astype(np.float64)
+        subs = np.argwhere(binary > 0)
+        X = sptensor.coo(subs, np.ones(len(subs)), shape=shape)
+        init = [rng.uniform(0.0, 1.0, (d, rank)) for d in shape]
+        r = sptensor.gcp_opt(X, rank, loss="bernoulli_odds", init=init, maxiter=15)
+        self.assertEqual(r.iterations, 15)
+        self.assertEqual(len(r.objective_history), 15)
+        self.assertTrue(np.all(np.diff(r.objective_history) <= 0))
+        np.testing.assert_array_equal(r.weights, 1.0)
+        for f in r.factors:
+            self.assertTrue(np.all(f >= 0))  # the loss's own lower bound
+        # The objective of the returned model, recomputed with numpy (pyttb's handle).
+        M = np.einsum("ir,jr,kr->ijk", *r.factors)
+        self.assertAlmostEqual(float(np.sum(np.log(M + 1) - binary * np.log(M + 1e-10))), r.objective, places=9)
+        if ttb:
+            from pyttb.gcp.handles import Objectives
+            from pyttb.gcp.optimizers import LBFGSB
+            _, _, info = ttb.gcp_opt(ttb.tensor(binary.copy()), rank, Objectives.BERNOULLI_ODDS, LBFGSB(maxiter=15),
+                                     init=[f.copy() for f in init], printitn=0)
+            self.assertLessEqual(abs(r.objective - info["final_f"]), 1e-8 * abs(info["final_f"]))
+            self.assertIsInstance(r.to_pyttb(), ttb.ktensor)
+            # pyttb's dense mask (1 = observed) and an Objectives member are accepted.
+            mask = (rng.uniform(size=shape) < 0.7).astype(np.float64)
+            r2 = sptensor.gcp_opt(X, rank, loss=Objectives.GAUSSIAN, init=init, maxiter=10, missing=mask)
+            M2 = np.einsum("ir,jr,kr->ijk", *r2.factors)
+            self.assertAlmostEqual(float(np.sum(mask * (M2 - binary) ** 2)), r2.objective, places=9)
+        with self.assertRaises(sptensor.UnsupportedError):
+            sptensor.gcp_opt(X, 2, optimizer="sgd")
+        with self.assertRaises(sptensor.InvalidArgumentError):
+            sptensor.gcp_opt(X * 2.0, 2, loss="bernoulli_logit")  # not binary
+        with self.assertRaises(sptensor.InvalidArgumentError):
+            sptensor.gcp_opt(X, 2, loss="cauchy")
+
     def test_backend_device(self):
         info = sptensor.backend_info()
         if not info["cuda_available"]:
