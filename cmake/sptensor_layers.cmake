@@ -64,14 +64,14 @@ spt_add_layer(kernels
   SOURCES
     kernels/ttm_fibers.cpp kernels/cpu/cp_apr_phi.cpp kernels/cpu/cp_apr_phi_hicoo.cpp
     kernels/cpu/dense.cpp kernels/cpu/elementwise.cpp kernels/cpu/elementwise_scalar.cpp
-    kernels/cpu/fcoo.cpp kernels/cpu/hls.cpp kernels/cpu/khatri_rao.cpp kernels/cpu/kronecker.cpp
+    kernels/cpu/fcoo.cpp kernels/cpu/gcp.cpp kernels/cpu/hls.cpp kernels/cpu/khatri_rao.cpp kernels/cpu/kronecker.cpp
     kernels/cpu/mttkrp.cpp kernels/cpu/mttkrp_csf.cpp kernels/cpu/mttkrp_hbcsf.cpp
     kernels/cpu/mttkrp_hbcsf_mode.cpp kernels/cpu/mttkrp_hicoo.cpp kernels/cpu/ttm.cpp
     kernels/cpu/ttm_chain.cpp kernels/cpu/ttmc.cpp kernels/cpu/ttv.cpp kernels/cpu/ttv_chain.cpp
     kernels/cpu/unfold_csr.cpp kernels/reference/cp_apr_phi.cpp
     kernels/reference/cp_apr_phi_hicoo.cpp kernels/reference/dense.cpp
     kernels/reference/elementwise.cpp kernels/reference/elementwise_scalar.cpp
-    kernels/reference/fcoo.cpp kernels/reference/hls.cpp kernels/reference/khatri_rao.cpp
+    kernels/reference/fcoo.cpp kernels/reference/gcp.cpp kernels/reference/hls.cpp kernels/reference/khatri_rao.cpp
     kernels/reference/kronecker.cpp kernels/reference/mttkrp.cpp kernels/reference/mttkrp_csf.cpp
     kernels/reference/mttkrp_hbcsf.cpp kernels/reference/mttkrp_hicoo.cpp kernels/reference/ttm.cpp
     kernels/reference/ttm_chain.cpp kernels/reference/ttmc.cpp kernels/reference/ttv.cpp
@@ -93,15 +93,18 @@ spt_add_layer(reorder
 spt_add_layer(algo
   DEPENDS dispatch
   SOURCES
-    algo/cp_als.cpp algo/cp_apr.cpp algo/dense_steps.cpp algo/format_advice.cpp algo/hicoo_operand.cpp
+    algo/cp_als.cpp algo/cp_apr.cpp algo/dense_steps.cpp algo/format_advice.cpp algo/gcp_opt.cpp algo/hicoo_operand.cpp algo/lbfgsb.cpp
     algo/memo_mttkrp.cpp algo/mttkrp_operands.cpp algo/normal_equations.cpp algo/summed_norm.cpp
     algo/ttm_chain.cpp algo/tucker_hooi.cpp)
 target_include_directories(sptensor_algo PRIVATE ${SPT_CBLAS_INCLUDE_DIR} ${SPT_LAPACKE_INCLUDE_DIR})
+if(SPT_LBFGSB_LIBS)
+  target_compile_definitions(sptensor_algo PRIVATE SPT_HAVE_LBFGSB=1)
+endif()
 
 spt_add_layer(api
   DEPENDS algo reorder io
   SOURCES
     api/api_advice.cpp api/api_context.cpp api/api_coo.cpp api/api_cp_apr.cpp api/api_cpd.cpp
-    api/api_csf.cpp api/api_dense.cpp api/api_fcoo.cpp api/api_hbcsf.cpp api/api_hicoo.cpp
+    api/api_csf.cpp api/api_dense.cpp api/api_fcoo.cpp api/api_gcp.cpp api/api_hbcsf.cpp api/api_hicoo.cpp
     api/api_hls.cpp api/api_io.cpp api/api_kernels.cpp api/api_ktensor.cpp api/api_matrix.cpp
     api/api_reorder.cpp api/api_ttm_chain.cpp api/api_ttv_chain.cpp api/api_tucker.cpp)

@@ -28,6 +28,9 @@ packages=(
   # Dependencies): XXH64 for the .sptb checksums, the CLI's option parser,
   # the benchmarks' JSON writer; versions below
   libxxhash-dev libcli11-dev nlohmann-json3-dev
+  # L-BFGS-B 3.0 (Nocedal & Morales) for GCP-OPT (spt_gcp_opt; optional at
+  # build time: without it GCP-OPT answers SPT_ERR_UNSUPPORTED)
+  liblbfgsb-dev
   # the C parser of scripts/gen_bindings.py (Python and Fortran bindings
   # generated from the headers; ctest bindings_up_to_date)
   python3-pycparser
@@ -40,6 +43,7 @@ declare -A pinned=(
   [libxxhash-dev]=0.8.1-1
   [libcli11-dev]=2.1.2+ds-1
   [nlohmann-json3-dev]=3.11.2-2
+  [liblbfgsb-dev]=3.0+dfsg.4-1
   [python3-pycparser]=2.21-1
 )
 

@@ -4,7 +4,8 @@
 # Skipped (return code 77) when Octave's mkoctfile/octave-cli are missing, and
 # in sanitized builds (Octave would need the sanitizer runtime preloaded).
 # Also builds the gateways with the commands of docs/mex.md and runs its
-# example, and checks that Ctrl-C (SIGINT) stops sptensor_cpd.
+# example, and checks that Ctrl-C (SIGINT) stops sptensor_cpd and
+# sptensor_tucker (which print with opts.display meanwhile).
 if(NOT TARGET sptensor_cli)
   return()
 endif()

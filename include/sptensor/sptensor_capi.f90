@@ -137,10 +137,29 @@ module sptensor_capi
   integer(c_int), parameter :: SPT_HLS_PRECISION_BF16 = 2
   integer(c_int), parameter :: SPT_HLS_PRECISION_TF32 = 3
   integer(c_int), parameter :: SPT_HLS_PRECISION_EXACT = 4
+  ! spt_gcp_loss
+  integer(c_int), parameter :: SPT_GCP_LOSS_GAUSSIAN = 0
+  integer(c_int), parameter :: SPT_GCP_LOSS_BERNOULLI_ODDS = 1
+  integer(c_int), parameter :: SPT_GCP_LOSS_BERNOULLI_LOGIT = 2
+  integer(c_int), parameter :: SPT_GCP_LOSS_POISSON = 3
+  integer(c_int), parameter :: SPT_GCP_LOSS_POISSON_LOG = 4
+  integer(c_int), parameter :: SPT_GCP_LOSS_RAYLEIGH = 5
+  integer(c_int), parameter :: SPT_GCP_LOSS_GAMMA = 6
+  integer(c_int), parameter :: SPT_GCP_LOSS_HUBER = 7
+  integer(c_int), parameter :: SPT_GCP_LOSS_MAX_ENUM = 2147483647
+  ! spt_gcp_optimizer
+  integer(c_int), parameter :: SPT_GCP_OPTIMIZER_LBFGSB = 0
+  integer(c_int), parameter :: SPT_GCP_OPTIMIZER_SGD = 1
+  integer(c_int), parameter :: SPT_GCP_OPTIMIZER_MAX_ENUM = 2147483647
+  ! spt_gcp_init
+  integer(c_int), parameter :: SPT_GCP_INIT_RANDOM = 0
+  integer(c_int), parameter :: SPT_GCP_INIT_USER = 1
+  integer(c_int), parameter :: SPT_GCP_INIT_MAX_ENUM = 2147483647
 
   ! numeric #defines
   integer(c_int), parameter :: SPT_CSF_SUMMARY_MAX_ORDER = 16
   integer(c_int64_t), parameter :: SPT_DENSE_DEFAULT_MAX_BYTES = 1073741824_c_int64_t
+  integer(c_int), parameter :: SPT_GCP_MAX_DENSE_ENTRIES = 100000000
   integer(c_int), parameter :: SPT_HBCSF_PLAIN_BCSF = 1
   integer(c_int), parameter :: SPT_MAX_ORDER = 64
   integer(c_int), parameter :: SPT_MAX_THREADS = 1024
@@ -458,6 +477,26 @@ module sptensor_capi
     integer(c_int32_t) :: threshold_calibrated = 0
   end type spt_hls_summary
 
+  type, bind(c) :: spt_gcp_options
+    integer(c_size_t) :: struct_size = 0
+    integer(c_int32_t) :: rank = 0
+    integer(c_int) :: loss = 0
+    real(c_double) :: loss_parameter = 0
+    real(c_double) :: lower_bound = 0
+    integer(c_int) :: optimizer = 0
+    integer(c_int) :: max_iters = 0
+    integer(c_int) :: max_fun_evals = 0
+    integer(c_int) :: memory = 0
+    real(c_double) :: factr = 0
+    real(c_double) :: pgtol = 0
+    integer(c_int) :: init = 0
+    integer(c_int64_t) :: seed = 0
+    type(c_ptr) :: init_factors = c_null_ptr
+    type(c_funptr) :: callback = c_null_funptr
+    type(c_ptr) :: callback_data = c_null_ptr
+    type(c_ptr) :: missing = c_null_ptr
+  end type spt_gcp_options
+
   ! Callbacks: write a bind(c) procedure with this interface and pass
   ! c_funloc(it) (and c_loc(a TARGET variable) as its user data).
   abstract interface
@@ -497,6 +536,16 @@ module sptensor_capi
       integer(c_int), value :: iteration
       real(c_double), value :: loglik
       real(c_double), value :: kkt_violation
+      real(c_double), value :: seconds
+      integer(c_int) :: res
+    end function
+    function spt_gcp_callback(user_data, iteration, objective, projected_gradient_norm, &
+        seconds) bind(c) result(res)
+      import :: c_double, c_int, c_ptr
+      type(c_ptr), value :: user_data
+      integer(c_int), value :: iteration
+      real(c_double), value :: objective
+      real(c_double), value :: projected_gradient_norm
       real(c_double), value :: seconds
       integer(c_int) :: res
     end function
@@ -1895,6 +1944,35 @@ module sptensor_capi
       type(c_ptr), value :: out
       integer(c_int) :: res
     end function
+    ! Same, writing only the first `struct_size` bytes (the caller's sizeof(spt_gcp_options)); struct_size
+    ! is stored in opts->struct_size.
+    function spt_gcp_options_init_size(opts, &
+        struct_size) bind(c, name="spt_gcp_options_init_size") result(res)
+      import :: c_int, c_size_t, spt_gcp_options
+      type(spt_gcp_options), intent(inout) :: opts
+      integer(c_size_t), value :: struct_size
+      integer(c_int) :: res
+    end function
+    ! GCP decomposition of `x` (see the top of this header).
+    function spt_gcp_opt(ctx, x, opts, out) bind(c, name="spt_gcp_opt") result(res)
+      import :: c_int, c_ptr, spt_gcp_options
+      type(c_ptr), value :: ctx
+      type(c_ptr), value :: x
+      type(spt_gcp_options), intent(in) :: opts
+      type(c_ptr), intent(out) :: out
+      integer(c_int) :: res
+    end function
+    ! The GCP objective F of the model k (its lambda is applied) for x, with the loss, loss_parameter and
+    ! missing entries of `opts` (the other fields are not read), over every entry of the full tensor.
+    function spt_gcp_objective(ctx, x, k, opts, objective) bind(c, name="spt_gcp_objective") result(res)
+      import :: c_double, c_int, c_ptr, spt_gcp_options
+      type(c_ptr), value :: ctx
+      type(c_ptr), value :: x
+      type(c_ptr), value :: k
+      type(spt_gcp_options), intent(in) :: opts
+      real(c_double), intent(out) :: objective
+      integer(c_int) :: res
+    end function
   end interface
 
 contains
@@ -1925,6 +2003,13 @@ contains
     type(spt_fcoo_options), intent(inout) :: opts
     integer(c_int) :: res
     res = spt_fcoo_options_init_size(opts, c_sizeof(opts))
+  end function
+
+  !> Fill opts with the library's defaults (the C macro spt_gcp_options_init).
+  function spt_gcp_options_init(opts) result(res)
+    type(spt_gcp_options), intent(inout) :: opts
+    integer(c_int) :: res
+    res = spt_gcp_options_init_size(opts, c_sizeof(opts))
   end function
 
   !> Fill opts with the library's defaults (the C macro spt_hbcsf_options_init).

@@ -12,14 +12,19 @@ Errors raise :class:`SptensorError` (subclasses also derive from the
 matching Python exception: ValueError, OSError, MemoryError, ...), carrying
 ``status``, ``status_name`` and the library's ``message``.
 """
+from __future__ import annotations
+
 import ctypes
 import numbers
 import os
 import signal
 import threading
+import warnings
 from collections import namedtuple
+from typing import Callable, Optional, Sequence, Union
 
 import numpy as np
+import numpy.typing  # the ArrayLike of the type hints
 
 from . import _lib, _progress
 from ._progress import ProgressUnavailableWarning
@@ -33,7 +38,8 @@ __all__ = [
     "Context", "Tensor", "HiCOO", "CSF", "CPResult", "TuckerResult",
     "coo", "from_pyttb", "read", "write", "mttkrp", "cp_als", "tucker", "suggest_format",
     "default_context", "set_backend", "get_backend", "backend_info", "set_threads",
-    "library_version", "library_path",
+    "library_version", "library_path", "set_log", "khatri_rao", "kronecker", "ktensor_norm", "innerprod",
+    "loglikelihood",
     "SptensorError", "InvalidArgumentError", "FileIOError", "FileMissingError", "ParseError", "OutOfMemoryError",
     "UnsupportedError", "DeviceError", "NumericalError", "OverflowSizeError", "ReadOnlyError",
     "LibraryNotFoundError", "ProgressUnavailableWarning",
@@ -231,6 +237,50 @@ class Context(_Owned):
     def seed(self, value):
         _lib.check(_lib.lib().spt_context_set_seed(self._h, int(value)), "spt_context_set_seed", self._h)
 
+    def set_log(self, callback: Union[Callable[[int, str], None], "logging.Logger", None],
+                verbosity: int = 1) -> None:
+        """Receive the library's log messages: which format and kernels a run
+        chose and why (verbosity 1), per-iteration details (2).
+
+        callback: a callable ``callback(level, message)`` (level 1 = note,
+        2 = detail, 3 = debug; message a str), a ``logging.Logger`` (notes
+        as INFO, details and debug as DEBUG), or None to stop logging.
+        Messages arrive on the thread that made the library call, during the
+        call. An exception raised by the callback cannot stop the library
+        call: it becomes a RuntimeWarning and the call goes on.
+        Raises TypeError (callback not callable, verbosity not an int) or
+        ValueError (verbosity < 0)."""
+        import logging
+        verbosity = _integer(verbosity, "verbosity", 0, _INT32_MAX)
+        if callback is None:
+            fn = None
+        elif isinstance(callback, logging.Logger):
+            logger = callback
+
+            def fn(level, message):
+                logger.log(logging.INFO if level <= 1 else logging.DEBUG, message)
+        elif callable(callback):
+            fn = callback
+        else:
+            raise TypeError(f"callback must be callable, a logging.Logger or None, got {type(callback).__name__}")
+        L = _lib.lib()
+        if fn is None:
+            _lib.check(L.spt_context_set_log(self._h, _lib.spt_log_fn(), None), "spt_context_set_log", self._h)
+            _lib.check(L.spt_context_set_verbosity(self._h, 0), "spt_context_set_verbosity", self._h)
+            self._log_function = None
+            return
+
+        def on_log(_user_data, level, message):
+            try:
+                fn(int(level), message.decode(errors="replace") if message else "")
+            except BaseException as e:  # nothing may unwind into the library
+                warnings.warn(f"the sptensor log callback raised {e!r}; the call goes on", RuntimeWarning)
+
+        c_function = _lib.spt_log_fn(on_log)
+        _lib.check(L.spt_context_set_log(self._h, c_function, None), "spt_context_set_log", self._h)
+        _lib.check(L.spt_context_set_verbosity(self._h, verbosity), "spt_context_set_verbosity", self._h)
+        self._log_function = c_function  # the library holds only its address
+
     def backend_info(self):
         """What the backend resolves to and what CUDA support was found (a dict)."""
         info = _lib.BackendInfo()
@@ -285,6 +335,13 @@ def backend_info(ctx=None):
 def set_threads(n, ctx=None):
     """Kernel threads for the default context (0 = default: all cores or OMP_NUM_THREADS)."""
     _ctx(ctx).threads = n
+
+
+def set_log(callback: Union[Callable[[int, str], None], "logging.Logger", None], verbosity: int = 1,
+            ctx: Optional[Context] = None) -> None:
+    """The library's log messages to `callback` (see :meth:`Context.set_log`;
+    for the calling thread's default context)."""
+    _ctx(ctx).set_log(callback, verbosity)
 
 
 # ---------------------------------------------------------------------------
@@ -474,6 +531,75 @@ class Tensor(_Owned):
         """Same as :func:`write` (self, path, ...)."""
         write(self, path, **kwargs)
 
+    def append(self, subs: np.typing.ArrayLike, vals: np.typing.ArrayLike, index_base: int = 0,
+               grow: bool = False, ctx: Optional[Context] = None) -> Tensor:
+        """Append nonzeros in place: subs (n, order) integer coordinates
+        (``index_base`` 0 or 1), vals n values (converted to the tensor's
+        dtype). Coordinates must lie inside ``shape`` unless grow=True, which
+        enlarges the shape to fit them. Repeated coordinates are kept (every
+        function sums them). On error the tensor is unchanged. Returns self.
+        Raises TypeError (subs not integers), ValueError (shapes disagree,
+        coordinates out of range), ReadOnlyError on a view."""
+        c = _ctx(ctx)
+        subs = np.asarray(subs)
+        if subs.ndim == 1 and self.order == 1:
+            subs = subs.reshape(-1, 1)
+        if subs.size and not np.issubdtype(subs.dtype, np.integer):
+            raise TypeError(f"subs must hold integers, got dtype {subs.dtype}")
+        if subs.ndim != 2 or subs.shape[1] != self.order:
+            raise ValueError(f"subs must have shape (n, {self.order}), got {subs.shape}")
+        vals = np.asarray(vals)
+        if vals.size and vals.dtype.kind not in "biuf":
+            raise TypeError(f"vals must hold real numbers, got dtype {vals.dtype}")
+        vals = vals.reshape(-1)
+        n = subs.shape[0]
+        if vals.shape[0] != n:
+            raise ValueError(f"vals has {vals.shape[0]} values for {n} coordinates in subs")
+        if index_base not in (0, 1):
+            raise ValueError(f"index_base must be 0 or 1, got {index_base!r}")
+        if n and (subs.min() < index_base or subs.max() >= 2**32 + index_base):
+            raise ValueError(f"subs must lie in [{index_base}, 2^32) for index_base {index_base}")
+        indices = np.ascontiguousarray(subs.T, dtype=np.uint32)
+        values = np.ascontiguousarray(vals, dtype=self.dtype)
+        flags = _lib.SPT_COO_GROW_DIMS if grow else 0
+        _lib.check(_lib.lib().spt_coo_append(c._h, self._h, n, indices.ctypes.data, max(n, 1), int(index_base),
+                                             values.ctypes.data, flags), "spt_coo_append", c._h)
+        self.__init__(self._h, self._keepalive)
+        return self
+
+    def sort(self, mode_order: Optional[Sequence[int]] = None, ctx: Optional[Context] = None) -> Tensor:
+        """Sort the nonzeros in place, lexicographically comparing the modes in
+        `mode_order` (a permutation of 0..order-1; None = 0, 1, ..., order-1).
+        Stable. Returns self. Raises ReadOnlyError on a view
+        (coo(..., copy=False)), ValueError when mode_order is not a permutation."""
+        c = _ctx(ctx)
+        modes = None
+        if mode_order is not None:
+            order_list = _index_list(mode_order, "mode_order")
+            if sorted(order_list) != list(range(self.order)):
+                raise ValueError(f"mode_order must be a permutation of 0..{self.order - 1}, got {order_list}")
+            modes = (ctypes.c_uint32 * self.order)(*order_list)
+        _lib.check(_lib.lib().spt_coo_sort(c._h, self._h, modes), "spt_coo_sort", c._h)
+        return self
+
+    def sort_morton(self, ctx: Optional[Context] = None) -> Tensor:
+        """Sort the nonzeros in place in Z-Morton order (the bits of all modes
+        interleaved, mode 0 highest at each level), the order that keeps
+        nearby coordinates together. Returns self. ReadOnlyError on a view."""
+        c = _ctx(ctx)
+        _lib.check(_lib.lib().spt_coo_sort_morton(c._h, self._h), "spt_coo_sort_morton", c._h)
+        return self
+
+    @property
+    def file_dtype(self) -> Optional[np.dtype]:
+        """The value type stored in the binary file (.sptb, SPLATT .bin) this
+        tensor was read from (``read`` converts values to its `dtype`
+        argument, so this may differ from ``dtype``), or None when it was not
+        read from a binary file."""
+        d = ctypes.c_int()
+        _lib.check(_lib.lib().spt_coo_file_dtype(self._h, ctypes.byref(d)), "spt_coo_file_dtype")
+        return _NP_DTYPES.get(d.value)
+
     def to_hicoo(self, block_size=0, superblock_size=0, strategy="auto", ctx=None):
         """Convert to HiCOO (see :class:`HiCOO`)."""
         return HiCOO(self, block_size=block_size, superblock_size=superblock_size, strategy=strategy, ctx=ctx)
@@ -622,17 +748,26 @@ def read(path, dtype=np.float64, index_base=1, format="auto", shape=None, duplic
     return tensor
 
 
-def write(tensor, path, format="auto", compression="auto", index_base=1, precision=0, ctx=None):
+def write(tensor: TensorLike, path: Union[str, os.PathLike], format: str = "auto", compression: str = "auto",
+          index_base: int = 1, precision: int = 0, progress: bool = False, ctx: Optional[Context] = None) -> None:
     """Write a tensor. format "auto" picks from the extension (.bin SPLATT,
     .sptb, else .tns); compression "auto" from a .gz/.xz/.zst suffix.
-    precision: significant digits for text (0 = shortest exact round trip)."""
+    precision: significant digits for text (0 = shortest exact round trip).
+    progress=True shows a tqdm bar while the file is written (as :func:`read`)."""
     c = _ctx(ctx)
+    tensor = _operand(tensor, ctx)
+    if not isinstance(tensor, Tensor):
+        raise TypeError(f"tensor must be a sptensor.Tensor or a pyttb.sptensor, got {type(tensor).__name__}")
     opts = _lib.init_options("spt_write_options_init_size", _lib.WriteOptions)
     opts.format = _choice(_FILE_FORMATS, format, "file format")
     opts.compression = _choice(_COMPRESSIONS, compression, "compression")
     opts.index_base = int(index_base)
     opts.precision = int(precision)
-    _lib.check(_lib.lib().spt_write(c._h, tensor._h, os.fsencode(path), ctypes.byref(opts)), "spt_write", c._h)
+    writing = _progress.ContextProgress(c._h, progress, "write " + os.path.basename(os.fsdecode(path)))
+    with writing:
+        _lib.check(_lib.lib().spt_write(c._h, tensor._h, os.fsencode(path), ctypes.byref(opts)), "spt_write",
+                   c._h)
+    writing.raise_interrupt()
 
 
 # ---------------------------------------------------------------------------
@@ -677,6 +812,24 @@ class HiCOO(_Owned):
         h = ctypes.c_void_p()
         _lib.check(_lib.lib().spt_hicoo_to_coo(c._h, self._h, ctypes.byref(h)), "spt_hicoo_to_coo", c._h)
         return Tensor(h)
+
+    def mode_stats(self, mode: int, ctx: Optional[Context] = None) -> dict:
+        """How the MTTKRP of `mode` is scheduled (a dict): ``slabs``
+        (independent superblock slabs), ``iterations`` (conflict-free
+        groups), ``max_slab_nnz``, ``suggested_strategy`` (the rule's choice
+        for the context's threads) and ``strategy`` (what :func:`mttkrp`
+        will use), the strategies as "direct" or "privatized". Raises TypeError
+        (mode not an int) or ValueError (mode out of range)."""
+        mode = _integer(mode, "mode", 0, self.order - 1)
+        c = _ctx(ctx)
+        s = _lib.HicooModeStatistics()
+        s.struct_size = ctypes.sizeof(s)
+        _lib.check(_lib.lib().spt_hicoo_mode_stats(c._h, self._h, mode, ctypes.byref(s)), "spt_hicoo_mode_stats",
+                   c._h)
+        names = {v: k for k, v in _HICOO_STRATEGIES.items()}
+        return {"slabs": s.slabs, "iterations": s.iterations, "max_slab_nnz": s.max_slab_nnz,
+                "suggested_strategy": names.get(s.suggested_strategy, s.suggested_strategy),
+                "strategy": names.get(s.strategy, s.strategy)}
 
     def stats(self, ctx=None):
         """Format statistics and the reasons for B, L and the strategy (a dict)."""
@@ -737,6 +890,20 @@ class CSF(_Owned):
         h = ctypes.c_void_p()
         _lib.check(_lib.lib().spt_csf_to_coo(c._h, self._h, ctypes.byref(h)), "spt_csf_to_coo", c._h)
         return Tensor(h)
+
+    def fibers(self, tree: int = 0, ctx: Optional[Context] = None) -> list:
+        """Number of nodes on each level of tree `tree` (a list of `order`
+        counts, root level first; the leaf level has nnz nodes): how well
+        the tree compresses the coordinates. Raises TypeError (tree not an
+        int) or ValueError (tree out of range, see ``info()["trees"]``)."""
+        trees = self.info(ctx)["trees"]
+        tree = _integer(tree, "tree", 0, max(trees - 1, 0))
+        count = ctypes.c_uint64()
+        out = []
+        for level in range(self.order):
+            _lib.check(_lib.lib().spt_csf_fibers(self._h, tree, level, ctypes.byref(count)), "spt_csf_fibers")
+            out.append(int(count.value))
+        return out
 
 
 # ---------------------------------------------------------------------------
@@ -1636,6 +1803,224 @@ __all__ += ["SemiSparse", "FCOO", "Permutation", "ttv", "ttv_chain", "ttv_all", 
 
 
 # ---------------------------------------------------------------------------
+# Dense matrix products and Kruskal-model measures (pyttb khatrirao, kron,
+# ktensor.norm, ktensor.innerprod, tt_loglikelihood)
+# ---------------------------------------------------------------------------
+# What the model arguments accept: a CPResult, APRResult, pyttb.ktensor or (weights, factors).
+CPModel = Union["CPResult", "APRResult", "pyttb.ktensor", tuple]
+# A sparse tensor argument: a Tensor or a pyttb.sptensor (copied).
+TensorLike = Union["Tensor", "pyttb.sptensor"]
+
+
+def _index_list(value, name):
+    """value as a list of ints (a sequence or 1-D array), else TypeError naming `name`."""
+    if isinstance(value, (str, bytes)) or np.ndim(value) != 1:
+        raise TypeError(f"{name} must be a sequence of integers, got {type(value).__name__}")
+    out = []
+    for i, v in enumerate(value):
+        if isinstance(v, bool) or not isinstance(v, numbers.Integral):
+            raise TypeError(f"{name}[{i}] must be an integer, got {type(v).__name__} {v!r}")
+        out.append(int(v))
+    return out
+
+
+def _matrix_arg(value, name):
+    """value as a 2-D numpy array of real numbers, else TypeError (not numeric)
+    or ValueError (not 2-D, or empty) naming `name`."""
+    a = np.asarray(value)
+    if a.dtype.kind not in "biuf":
+        raise TypeError(f"{name} must be a 2-D array of real numbers, got {type(value).__name__} of dtype {a.dtype}")
+    if a.ndim != 2:
+        raise ValueError(f"{name} must be a 2-D array, got shape {a.shape}")
+    if 0 in a.shape:
+        raise ValueError(f"{name} must not be empty, got shape {a.shape}")
+    return a
+
+
+def _common_dtype(arrays):
+    """float32 when every array is float32, else float64 (as numpy promotes)."""
+    return np.dtype(np.float32) if all(a.dtype == np.float32 for a in arrays) else np.dtype(np.float64)
+
+
+def _matrix_product(fn_name, a, b, dtype, ctx):
+    """numpy result of the library's dense product fn_name(ctx, a, b, &out)."""
+    c = _ctx(ctx)
+    out = ctypes.c_void_p()
+    with _Matrices() as mats:
+        ha, hb = mats.wrap(c, a, dtype), mats.wrap(c, b, dtype)
+        _lib.check(getattr(_lib.lib(), fn_name)(c._h, ha, hb, ctypes.byref(out)), fn_name, c._h)
+    try:
+        return _copy_matrix(out, dtype)
+    finally:
+        _lib.lib().spt_matrix_free(out)
+
+
+def khatri_rao(*matrices: np.typing.ArrayLike, ctx: Optional[Context] = None) -> np.ndarray:
+    """Khatri-Rao product (column-wise Kronecker product) of matrices with the
+    same number of columns R, as pyttb's ``khatrirao(A, B, ...)``: for A
+    (I x R) and B (J x R) an (I*J) x R array whose row i*J + j is
+    A[i, :] * B[j, :]; more matrices are multiplied left to right. Takes the
+    matrices as arguments or as one list. float32 when every input is
+    float32, else float64. Raises TypeError (not numeric arrays), ValueError
+    (fewer than one matrix, not 2-D, empty, column counts differ)."""
+    if len(matrices) == 1 and isinstance(matrices[0], (list, tuple)):
+        matrices = tuple(matrices[0])
+    if not matrices:
+        raise ValueError("khatri_rao needs at least one matrix")
+    arrays = [_matrix_arg(m, f"matrices[{i}]") for i, m in enumerate(matrices)]
+    cols = arrays[0].shape[1]
+    for i, a in enumerate(arrays):
+        if a.shape[1] != cols:
+            raise ValueError(f"matrices[{i}] has {a.shape[1]} columns, matrices[0] has {cols}")
+    dtype = _common_dtype(arrays)
+    result = arrays[0].astype(dtype)
+    for a in arrays[1:]:
+        result = _matrix_product("spt_khatri_rao", result, a, dtype, ctx)
+    return result
+
+
+def kronecker(a: np.typing.ArrayLike, b: np.typing.ArrayLike, ctx: Optional[Context] = None) -> np.ndarray:
+    """Kronecker product of two matrices (numpy's ``np.kron`` of 2-D arrays):
+    for A (I x J) and B (K x L) the (I*K) x (J*L) array with element
+    (i*K + k, j*L + l) = A[i, j] * B[k, l]. float32 when both are float32,
+    else float64. Raises TypeError (not numeric) or ValueError (not 2-D, empty)."""
+    arrays = [_matrix_arg(a, "a"), _matrix_arg(b, "b")]
+    dtype = _common_dtype(arrays)
+    return _matrix_product("spt_kronecker", arrays[0], arrays[1], dtype, ctx)
+
+
+def _model_arrays(model, name):
+    """(weights, factors) of a CP model: a CPResult, APRResult, pyttb.ktensor
+    or a (weights, factors) pair; TypeError/ValueError naming `name`."""
+    if isinstance(model, (CPResult, APRResult)):
+        weights, factors = model.weights, model.factors
+    elif _is_pyttb(model, "ktensor"):
+        weights, factors = model.weights, model.factor_matrices
+    elif isinstance(model, (tuple, list)) and len(model) == 2:
+        weights, factors = model
+    else:
+        raise TypeError(f"{name} must be a CPResult, APRResult, pyttb.ktensor or a (weights, factors) pair, "
+                        f"got {type(model).__name__}")
+    w = np.asarray(weights)
+    if w.dtype.kind not in "biuf" or w.ndim != 1 or w.size == 0:
+        raise ValueError(f"{name}: weights must be a non-empty 1-D array of real numbers, got shape {w.shape}")
+    if isinstance(factors, (str, bytes)) or not hasattr(factors, "__len__") or len(factors) == 0:
+        raise ValueError(f"{name}: factors must be a non-empty list of matrices")
+    fs = [_matrix_arg(f, f"{name} factors[{m}]") for m, f in enumerate(factors)]
+    for m, f in enumerate(fs):
+        if f.shape[1] != w.size:
+            raise ValueError(f"{name} factors[{m}] has {f.shape[1]} columns for {w.size} weights")
+    return w, fs
+
+
+class _KtensorHandle:
+    """A library spt_ktensor holding a copy of a CP model, freed on exit."""
+
+    def __init__(self, ctx, weights, factors, dtype):
+        L = _lib.lib()
+        self._ctx = ctx
+        self.h = ctypes.c_void_p()
+        dims = (ctypes.c_uint32 * len(factors))(*[f.shape[0] for f in factors])
+        _lib.check(L.spt_ktensor_create(ctx._h, _DTYPES[dtype], len(factors), dims, weights.size,
+                                        ctypes.byref(self.h)), "spt_ktensor_create", ctx._h)
+        try:
+            ctype = ctypes.c_double if dtype == np.float64 else ctypes.c_float
+            lam = ctypes.c_void_p()
+            _lib.check(L.spt_ktensor_lambda(self.h, ctypes.byref(lam)), "spt_ktensor_lambda")
+            np.ctypeslib.as_array(ctypes.cast(lam, ctypes.POINTER(ctype)), (weights.size,))[:] = weights
+            for m, f in enumerate(factors):
+                fh, data = ctypes.c_void_p(), ctypes.c_void_p()
+                _lib.check(L.spt_ktensor_factor(self.h, m, ctypes.byref(fh)), "spt_ktensor_factor")
+                st = _lib.summary("spt_matrix_info", _lib.MatrixSummary, fh)
+                _lib.check(L.spt_matrix_data(fh, ctypes.byref(data)), "spt_matrix_data")
+                if st.layout == _lib.SPT_ROW_MAJOR:
+                    view = np.ctypeslib.as_array(ctypes.cast(data, ctypes.POINTER(ctype)), (st.rows, st.ld))
+                    view[:, :st.cols] = f
+                else:
+                    view = np.ctypeslib.as_array(ctypes.cast(data, ctypes.POINTER(ctype)), (st.cols, st.ld))
+                    view[:, :st.rows] = f.T
+        except BaseException:
+            L.spt_ktensor_free(self.h)
+            raise
+
+    def __enter__(self):
+        return self.h
+
+    def __exit__(self, *exc):
+        _lib.lib().spt_ktensor_free(self.h)
+        return False
+
+
+def ktensor_norm(model: CPModel, ctx: Optional[Context] = None) -> float:
+    """Frobenius norm of a CP model (pyttb ``ktensor.norm()``), from the
+    weights and the factors' Gram matrices, without forming the dense tensor.
+    model: a CPResult, APRResult, pyttb.ktensor or (weights, factors) pair.
+    Raises TypeError or ValueError naming `model` for anything else."""
+    c = _ctx(ctx)
+    w, fs = _model_arrays(model, "model")
+    dtype = _common_dtype([w] + fs)
+    r = ctypes.c_double()
+    with _KtensorHandle(c, w, fs, dtype) as k:
+        _lib.check(_lib.lib().spt_ktensor_norm(c._h, k, ctypes.byref(r)), "spt_ktensor_norm", c._h)
+    return r.value
+
+
+def _model_for(tensor, model, ctx):
+    """The operand tensor and its CP model's arrays, checked against each other."""
+    tensor = _operand(tensor, ctx)
+    if not isinstance(tensor, Tensor):
+        raise TypeError(f"tensor must be a sptensor.Tensor or a pyttb.sptensor, got {type(tensor).__name__}")
+    w, fs = _model_arrays(model, "model")
+    shape = tuple(f.shape[0] for f in fs)
+    if shape != tensor.shape:
+        raise ValueError(f"model has shape {shape}, tensor has shape {tensor.shape}")
+    return tensor, w, fs
+
+
+def innerprod(tensor: TensorLike, model: CPModel, ctx: Optional[Context] = None) -> float:
+    """Inner product <X, M> of a sparse tensor and a CP model of the same shape
+    (pyttb ``ktensor.innerprod(X)``), accumulated in double; repeated
+    coordinates of X count as summed. tensor: Tensor or pyttb.sptensor; model:
+    a CPResult, APRResult, pyttb.ktensor or (weights, factors) pair (used in
+    the tensor's dtype). Raises TypeError or ValueError (shapes differ)."""
+    c = _ctx(ctx)
+    tensor, w, fs = _model_for(tensor, model, ctx)
+    r = ctypes.c_double()
+    with _KtensorHandle(c, w, fs, tensor.dtype) as k:
+        _lib.check(_lib.lib().spt_inner_ktensor(c._h, tensor._h, k, ctypes.byref(r)), "spt_inner_ktensor", c._h)
+    return r.value
+
+
+def loglikelihood(tensor: TensorLike, model: CPModel, ctx: Optional[Context] = None) -> float:
+    """Poisson log-likelihood of a CP model for a nonnegative count tensor
+    (pyttb ``tt_loglikelihood``, the value :func:`cp_apr` maximises): the sum
+    over nonzeros of x log m minus the sum of all model entries. A nonzero
+    whose model value is 0 gives -inf. tensor and model as :func:`innerprod`."""
+    c = _ctx(ctx)
+    tensor, w, fs = _model_for(tensor, model, ctx)
+    r = ctypes.c_double()
+    with _KtensorHandle(c, w, fs, tensor.dtype) as k:
+        _lib.check(_lib.lib().spt_cp_apr_loglikelihood(c._h, tensor._h, k, ctypes.byref(r)),
+                   "spt_cp_apr_loglikelihood", c._h)
+    return r.value
+
+
+def _cp_norm(self, ctx=None):
+    """Frobenius norm of the model (:func:`ktensor_norm`; pyttb ktensor.norm())."""
+    return ktensor_norm(self, ctx=ctx)
+
+
+def _cp_innerprod(self, tensor, ctx=None):
+    """<tensor, model> (:func:`innerprod`; pyttb ktensor.innerprod)."""
+    return innerprod(tensor, self, ctx=ctx)
+
+
+for _result_type in (CPResult, APRResult):
+    _result_type.norm = _cp_norm
+    _result_type.innerprod = _cp_innerprod
+
+
+# ---------------------------------------------------------------------------
 # Pictures: CPResult.viz (factor columns per component, as Tensor Toolbox /
 # pyttb ktensor.viz) and plot_convergence (the per-iteration history) on every
 # result. matplotlib is optional: imported on first use only. The figures are
@@ -1739,3 +2124,105 @@ APRResult.viz = _viz
 CPResult.plot_convergence = _plot_convergence
 TuckerResult.plot_convergence = _plot_convergence
 APRResult.plot_convergence = _plot_convergence
+
+
+GCPResult = namedtuple("GCPResult", "weights factors objective iterations converged objective_history seconds")
+GCPResult.__doc__ = """Result of :func:`gcp_opt`: weights (all 1, as pyttb's gcp_opt result),
+factors (the optimised factor matrices, not normalised), the final objective,
+L-BFGS-B iterations, converged flag, objective after each iteration and the
+seconds since the start at each. ``to_pyttb()`` gives a pyttb.ktensor."""
+GCPResult.to_pyttb = _cp_to_pyttb
+
+# Loss names (and pyttb.gcp.handles.Objectives member names, lower-cased) -> spt_gcp_loss.
+_GCP_LOSSES = {"gaussian": 0, "normal": 0, "bernoulli_odds": 1, "bernoulli_logit": 2, "binary": 2,
+               "poisson": 3, "poisson_log": 4, "count": 4, "rayleigh": 5, "gamma": 6, "huber": 7}
+_GCP_OPTIMIZERS = {"lbfgsb": 0, "sgd": 1}
+
+
+def _gcp_loss_code(loss):
+    if hasattr(loss, "name") and not isinstance(loss, str):  # a pyttb Objectives member
+        loss = loss.name
+    return _choice(_GCP_LOSSES, str(loss).lower(), "loss")
+
+
+def _gcp_missing(missing, shape, ctx):
+    """The missing-entries tensor: a Tensor / pyttb.sptensor of missing
+    coordinates, or pyttb's dense `mask` (a pyttb.tensor or array, 1 =
+    observed, 0 = missing)."""
+    if _is_pyttb(missing, "tensor") or isinstance(missing, np.ndarray):
+        mask = np.asarray(missing.data if _is_pyttb(missing, "tensor") else missing)
+        if tuple(mask.shape) != tuple(shape):
+            raise InvalidArgumentError(-1, "SPT_ERR_INVALID_ARGUMENT",
+                                       f"mask of shape {mask.shape} for a tensor of shape {tuple(shape)}")
+        subs = np.argwhere(mask == 0)
+        return coo(subs, np.ones(len(subs)), shape=tuple(shape), ctx=ctx)
+    return _operand(missing, ctx)
+
+
+def gcp_opt(tensor, rank, loss="gaussian", init="random", missing=None, lower_bound=None, huber_threshold=0.25,
+            optimizer="lbfgsb", maxiter=1000, maxfun=15000, m=10, factr=1e7, pgtol=1e-5, seed=0, printitn=0,
+            progress=False, ctx=None):
+    """Generalized CP decomposition by GCP-OPT (pyttb gcp_opt with its
+    LBFGSB optimizer; Hong, Kolda & Duersch 2020): minimises the sum over
+    every entry of the full tensor (zeros included) of loss(x, m).
+
+    tensor: Tensor, pyttb.sptensor or pyttb.tensor (float64; at most
+    1e8 entries). loss: "gaussian", "bernoulli_odds", "bernoulli_logit",
+    "poisson" (identity link, factors >= 0), "poisson_log", "rayleigh",
+    "gamma", "huber" (with huber_threshold), or a pyttb Objectives member.
+    init: "random" (from `seed`), a list of factor matrices or a
+    pyttb.ktensor (its factors). missing: coordinates left out of the fit
+    (CP-WOPT): a Tensor or pyttb.sptensor of missing coordinates, or
+    pyttb's dense mask (1 = observed). lower_bound: None = the loss's own
+    (0 or -inf). maxiter, maxfun, m, factr, pgtol: scipy fmin_l_bfgs_b's
+    (pyttb LBFGSB's). optimizer "sgd" is not available yet
+    (UnsupportedError). printitn (objective and projected-gradient norm),
+    progress and Ctrl-C: as :func:`cp_als`. Returns a :class:`GCPResult`."""
+    c = _ctx(ctx)
+    tensor = _operand(tensor, ctx)
+    L = _lib.lib()
+    rank = _rank(rank)
+    opts = _lib.init_options("spt_gcp_options_init_size", _lib.GcpOptions)
+    opts.rank = rank
+    opts.loss = _gcp_loss_code(loss)
+    opts.loss_parameter = float(huber_threshold)
+    if lower_bound is not None:
+        opts.lower_bound = float(lower_bound)
+    opts.optimizer = _choice(_GCP_OPTIMIZERS, optimizer, "optimizer")
+    opts.max_iters = _iterations(maxiter, "maxiter")
+    opts.max_fun_evals = _iterations(maxfun, "maxfun")
+    opts.memory = _iterations(m, "m")
+    opts.factr, opts.pgtol = float(factr), float(pgtol)
+    opts.seed = int(seed)
+    missing_tensor = None
+    if missing is not None:
+        missing_tensor = _gcp_missing(missing, tensor.shape, ctx)
+        opts.missing = missing_tensor._h
+    control = _RunControl(_lib.GCP_CALLBACK, printitn, ("f", "|proj grad|"),
+                          _progress.IterationBar(progress, "gcp_opt", opts.max_iters, "f"))
+    opts.callback = control.c_function
+    k = ctypes.c_void_p()
+    with _Matrices() as mats, control:
+        mats.set_init(c, opts, init, tensor.order, tensor.dtype)
+        _lib.check(L.spt_gcp_opt(c._h, tensor._h, ctypes.byref(opts), ctypes.byref(k)), "spt_gcp_opt", c._h)
+    try:
+        f, iters, conv = ctypes.c_double(), ctypes.c_int(), ctypes.c_int()
+        _lib.check(L.spt_ktensor_result(k, ctypes.byref(f), ctypes.byref(iters), ctypes.byref(conv)),
+                   "spt_ktensor_result")
+        lam = ctypes.c_void_p()
+        _lib.check(L.spt_ktensor_lambda(k, ctypes.byref(lam)), "spt_ktensor_lambda")
+        weights = _borrowed_array(lam, int(rank), tensor.dtype)
+        factors = []
+        for mode in range(tensor.order):
+            fm = ctypes.c_void_p()
+            _lib.check(L.spt_ktensor_factor(k, mode, ctypes.byref(fm)), "spt_ktensor_factor")
+            factors.append(_copy_matrix(fm, tensor.dtype))
+        fs, seconds = _history(L.spt_ktensor_history, k)
+        return control.finish("gcp_opt", GCPResult(weights, factors, f.value, iters.value, bool(conv.value), fs,
+                                                   seconds))
+    finally:
+        L.spt_ktensor_free(k)
+        del missing_tensor
+
+
+__all__ += ["GCPResult", "gcp_opt"]

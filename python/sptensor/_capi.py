@@ -123,10 +123,29 @@ SPT_HLS_PRECISION_FP16 = 1
 SPT_HLS_PRECISION_BF16 = 2
 SPT_HLS_PRECISION_TF32 = 3
 SPT_HLS_PRECISION_EXACT = 4
+# spt_gcp_loss
+SPT_GCP_LOSS_GAUSSIAN = 0
+SPT_GCP_LOSS_BERNOULLI_ODDS = 1
+SPT_GCP_LOSS_BERNOULLI_LOGIT = 2
+SPT_GCP_LOSS_POISSON = 3
+SPT_GCP_LOSS_POISSON_LOG = 4
+SPT_GCP_LOSS_RAYLEIGH = 5
+SPT_GCP_LOSS_GAMMA = 6
+SPT_GCP_LOSS_HUBER = 7
+SPT_GCP_LOSS_MAX_ENUM = 2147483647
+# spt_gcp_optimizer
+SPT_GCP_OPTIMIZER_LBFGSB = 0
+SPT_GCP_OPTIMIZER_SGD = 1
+SPT_GCP_OPTIMIZER_MAX_ENUM = 2147483647
+# spt_gcp_init
+SPT_GCP_INIT_RANDOM = 0
+SPT_GCP_INIT_USER = 1
+SPT_GCP_INIT_MAX_ENUM = 2147483647
 
 # --- numeric #defines ---
 SPT_CSF_SUMMARY_MAX_ORDER = 16
 SPT_DENSE_DEFAULT_MAX_BYTES = 1073741824
+SPT_GCP_MAX_DENSE_ENTRIES = 100000000
 SPT_HBCSF_PLAIN_BCSF = 1
 SPT_MAX_ORDER = 64
 SPT_MAX_THREADS = 1024
@@ -618,6 +637,34 @@ class spt_hls_summary(ctypes.Structure):
 
 HlsSummary = spt_hls_summary
 
+spt_gcp_callback = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_int, ctypes.c_double, ctypes.c_double, ctypes.c_double)
+
+
+class spt_gcp_options(ctypes.Structure):
+    """spt_gcp_options (C header)."""
+    _fields_ = [
+        ("struct_size", ctypes.c_size_t),
+        ("rank", ctypes.c_uint32),
+        ("loss", ctypes.c_int),
+        ("loss_parameter", ctypes.c_double),
+        ("lower_bound", ctypes.c_double),
+        ("optimizer", ctypes.c_int),
+        ("max_iters", ctypes.c_int),
+        ("max_fun_evals", ctypes.c_int),
+        ("memory", ctypes.c_int),
+        ("factr", ctypes.c_double),
+        ("pgtol", ctypes.c_double),
+        ("init", ctypes.c_int),
+        ("seed", ctypes.c_uint64),
+        ("init_factors", ctypes.POINTER(ctypes.c_void_p)),
+        ("callback", spt_gcp_callback),
+        ("callback_data", ctypes.c_void_p),
+        ("missing", ctypes.c_void_p),
+    ]
+
+
+GcpOptions = spt_gcp_options
+
 STRUCTS = (
     spt_backend_info,
     spt_matrix_summary,
@@ -646,6 +693,7 @@ STRUCTS = (
     spt_hbcsf_summary,
     spt_hls_options,
     spt_hls_summary,
+    spt_gcp_options,
 )
 
 # name -> (restype, argtypes); restype None for void functions.
@@ -818,4 +866,8 @@ SIGNATURES = {
     "spt_hls_to_coo": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p)]),
     "spt_mttkrp_hls": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p), ctypes.c_uint32, ctypes.c_void_p]),
     "spt_ttmc_hls": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p), ctypes.c_void_p]),
+    "spt_gcp_options_init": (ctypes.c_int, [ctypes.POINTER(spt_gcp_options)]),
+    "spt_gcp_options_init_size": (ctypes.c_int, [ctypes.POINTER(spt_gcp_options), ctypes.c_size_t]),
+    "spt_gcp_opt": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_void_p, ctypes.POINTER(spt_gcp_options), ctypes.POINTER(ctypes.c_void_p)]),
+    "spt_gcp_objective": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.POINTER(spt_gcp_options), ctypes.c_void_p]),
 }

@@ -70,6 +70,7 @@ ppf64 = ctypes.POINTER(pf64)
 
 CALLBACK = _capi.spt_cpd_callback         # CP-ALS and Tucker per-iteration callbacks
 APR_CALLBACK = _capi.spt_cp_apr_callback  # CP-APR per-outer-iteration callback
+GCP_CALLBACK = _capi.spt_gcp_callback     # GCP-OPT per-iteration callback
 CSF_SUMMARY_MAX_ORDER = _capi.SPT_CSF_SUMMARY_MAX_ORDER
 
 

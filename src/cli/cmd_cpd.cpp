@@ -11,10 +11,12 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <limits>
 #include <sstream>
 #include <vector>
 
 #include "cli.hpp"
+#include "cmd_cpd_gcp.hpp"
 
 namespace sptcli {
 
@@ -57,7 +59,19 @@ const CommandSpec& cpd_spec() {
          "als (least squares CP-ALS, default) or poisson (CP-APR multiplicative updates for count data, "
          "pyttb cp_apr numerics: --iters = outer iterations, --tol = KKT violation tolerance; prints the "
          "log-likelihood per iteration; --format coo, hicoo or auto picks the storage of its Phi kernel, "
-         "csf is refused; --csf-policy ignored)"},
+         "csf is refused; --csf-policy ignored) or gcp (Generalized CP by GCP-OPT, pyttb gcp_opt numerics: "
+         "L-BFGS-B over every entry of the full tensor, zeros included, so at most 1e8 entries; --loss picks "
+         "the loss; --iters = L-BFGS-B iterations (default 1000), --tol = projected-gradient tolerance "
+         "(default 1e-5); prints the objective per iteration; float64 only; --format and --csf-policy "
+         "ignored)"},
+        {"loss", 0, "NAME",
+         "with --model gcp: gaussian (default), poisson (identity link, factors >= 0), poisson-log, "
+         "bernoulli (logit link; = bernoulli-logit), bernoulli-odds (factors >= 0), gamma, rayleigh, huber"},
+        {"huber-threshold", 0, "T", "with --loss huber: the threshold (default 0.25)"},
+        {"lower-bound", 0, "B", "with --model gcp: lower bound on every factor entry (default: the loss's own)"},
+        {"missing", 0, "FILE",
+         "with --model gcp: a tensor file (same reader options) whose coordinates are missing entries, left "
+         "out of the fit (CP-WOPT); its values are ignored"},
     };
     for (auto& o : common_options()) s.options.push_back(o);
     return s;
@@ -237,7 +251,24 @@ int run_cpd(const ParsedArgs& args) {
   double tol = args.real("tol", 1e-4, 0.0);
   uint64_t seed = args.unsigned_integer("seed", 0);
   bool quiet = args.has("quiet");
-  const bool poisson = args.choice("model", "als", {"als", "poisson"}) == "poisson";
+  const std::string model_name = args.choice("model", "als", {"als", "poisson", "gcp"});
+  const bool poisson = model_name == "poisson";
+  const bool gcp = model_name == "gcp";
+  GcpCliSettings gcp_settings;
+  if (gcp) {
+    gcp_settings.loss = gcp_loss_from_name(args.choice(
+        "loss", "gaussian",
+        {"gaussian", "poisson", "poisson-log", "bernoulli", "bernoulli-logit", "bernoulli-odds", "gamma", "rayleigh",
+         "huber"}));
+    gcp_settings.huber_threshold = args.real("huber-threshold", 0.25, 0.0);
+    gcp_settings.lower_bound = args.has("lower-bound") ? args.real("lower-bound", 0.0, -std::numeric_limits<double>::max())
+                                                       : std::numeric_limits<double>::quiet_NaN();
+    gcp_settings.max_iters = static_cast<int>(args.integer("iters", 1000, 1, 1000000));
+    gcp_settings.pgtol = args.real("tol", 1e-5, 0.0);
+  } else {
+    for (const char* name : {"loss", "huber-threshold", "lower-bound", "missing"})
+      if (args.has(name)) throw UsageError(std::string("--") + name + " needs --model gcp");
+  }
   const std::string format =
       args.choice("format", "auto", {"auto", "coo", "csf", "hicoo", "fcoo", "hbcsf", "hls"});
   const std::string csf_policy =
@@ -260,6 +291,12 @@ int run_cpd(const ParsedArgs& args) {
   double read_seconds = 0;
   CooPtr x = read_tensor(ctx.get(), args, path, &read_seconds);
   TensorShape s = shape_of(x.get());
+  CooPtr missing;
+  if (gcp && args.has("missing")) {
+    double missing_seconds = 0;
+    missing = read_tensor(ctx.get(), args, args.text("missing", ""), &missing_seconds);
+    read_seconds += missing_seconds;
+  }
   if (args.has("output"))
     for (uint32_t m = 0; m < s.order; ++m) check_output_file(factor_path(output_prefix, m), "-o");
 
@@ -300,6 +337,8 @@ int run_cpd(const ParsedArgs& args) {
               dims_text(s.dims, "x").c_str(), static_cast<unsigned long long>(s.nnz), dtype_name(s.dtype),
               read_seconds);
   PermutationPtr perm = reorder_tensor(ctx.get(), reorder, seed, x.get());
+  if (perm && missing) check(spt_coo_relabel(ctx.get(), missing.get(), perm.get()), ctx.get(), "relabelling --missing");
+  gcp_settings.missing = missing.get();
   if (perm) {
     for (uint32_t m = 0; m < init_factors.size(); ++m)
       check(spt_matrix_permute_rows(ctx.get(), init_factors[m].get(), perm.get(), m), ctx.get(),
@@ -315,18 +354,25 @@ int run_cpd(const ParsedArgs& args) {
   const std::string backend_text = backend.backend == SPT_BACKEND_CUDA ? std::string("cuda (") + backend.device_name + ")"
                                    : backend.backend == SPT_BACKEND_REFERENCE ? "reference"
                                                                                : "cpu";
-  std::printf("%s: rank %u, max %d iterations, tol %g, %s, %d threads, backend %s, format %s",
-              poisson ? "CP-APR" : "CP-ALS", rank, iters, tol, init.c_str(), threads, backend_text.c_str(),
-              format.c_str());
-  if (!poisson && (format == "csf" || format == "auto")) std::printf(" (csf policy %s)", csf_policy.c_str());
+  if (gcp)
+    std::printf("GCP-OPT: loss %s, rank %u, max %d iterations, pgtol %g, %s, %d threads%s", args.text("loss", "gaussian").c_str(),
+                rank, gcp_settings.max_iters, gcp_settings.pgtol, init.c_str(), threads,
+                missing ? ", missing entries from --missing" : "");
+  else
+    std::printf("%s: rank %u, max %d iterations, tol %g, %s, %d threads, backend %s, format %s",
+                poisson ? "CP-APR" : "CP-ALS", rank, iters, tol, init.c_str(), threads, backend_text.c_str(),
+                format.c_str());
+  if (!poisson && !gcp && (format == "csf" || format == "auto")) std::printf(" (csf policy %s)", csf_policy.c_str());
   std::printf("\n");
   std::fflush(stdout);
 
   spt_ktensor* raw = nullptr;
   double start = now_seconds();
-  spt_status st = poisson ? run_cp_apr(ctx.get(), x.get(), opts, quiet, &raw) : spt_cpd_als(ctx.get(), x.get(), &opts, &raw);
+  spt_status st = poisson ? run_cp_apr(ctx.get(), x.get(), opts, quiet, &raw)
+                  : gcp   ? run_gcp(ctx.get(), x.get(), opts, gcp_settings, quiet, &raw)
+                          : spt_cpd_als(ctx.get(), x.get(), &opts, &raw);
   double total = now_seconds() - start;
-  check(st, ctx.get(), poisson ? "CP-APR failed" : "CP-ALS failed");
+  check(st, ctx.get(), poisson ? "CP-APR failed" : gcp ? "GCP-OPT failed" : "CP-ALS failed");
   KtensorPtr model(raw);
   if (perm) check(spt_ktensor_unpermute(ctx.get(), model.get(), perm.get()), ctx.get(), "mapping factors back");
 
@@ -336,8 +382,9 @@ int run_cpd(const ParsedArgs& args) {
   int count = 0;
   const double* seconds = nullptr;
   check(spt_ktensor_history(model.get(), &count, nullptr, &seconds), ctx.get(), "querying the history");
-  // CP-APR stores the final Poisson log-likelihood in the fit slot.
+  // CP-APR stores the final Poisson log-likelihood in the fit slot, GCP-OPT its objective.
   std::printf(poisson ? "final log-likelihood %.10e after %d iterations (%s); %s\n"
+              : gcp   ? "final objective %.10e after %d iterations (%s); %s\n"
                       : "final fit %.10f after %d iterations (%s); %s\n",
               fit, done, converged ? "converged" : "iteration limit reached",
               timing_summary(read_seconds, total, seconds, count).c_str());

@@ -36,7 +36,10 @@ rm -rf "$work" && mkdir -p "$work"
 soname=$(readelf -d "$lib" | sed -n 's/.*Library soname: \[\(.*\)\].*/\1/p')
 [[ -n $soname ]] || { echo "no SONAME in $lib"; exit 1; }
 
-"$cc" -E -P -I"$src/include" "$src/include/sptensor/sptensor.h" > "$work/headers.i"
+# sptensor.h and the public headers it does not include (a program includes
+# them itself; the same list as STANDALONE_HEADERS in scripts/gen_bindings.py).
+printf '#include <sptensor/sptensor.h>\n#include <sptensor/gcp.h>\n' > "$work/headers.h"
+"$cc" -E -P -I"$src/include" "$work/headers.h" > "$work/headers.i"
 python3 "$here/abi_stubs.py" "$work/headers.i" > "$work/stubs.c"
 "$cc" -std=gnu11 -g -O0 -fPIC -shared -fvisibility=hidden -w -Wl,-soname,"$soname" \
   -o "$work/abi_probe.so" "$work/stubs.c"

@@ -44,6 +44,15 @@ assert(abs(info2.fit - load(fullfile(work, 'cpd_init.fit'))) <= 1e-8, 'cpd init:
 assert(relerr(U2{2}, load(fullfile(work, 'cli_init.mode-2.txt'))) <= 1e-9, 'cpd init: factor equals the CLI''s');
 printf('ok    sptensor_cpd with opts.init equals sptensor cpd --init\n');
 
+% --- sptensor_gcp: same seed, loss and threads as `sptensor cpd --model gcp` --
+[Ug, ginfo] = sptensor_gcp(subs, vals, dims, 3, struct('loss', 'bernoulli', 'maxiters', 20, 'seed', 1, 'threads', 2));
+cli_objective = load(fullfile(work, 'gcp.objective'));
+printf('      mex gcp objective %.10e, cli objective %.10e\n', ginfo.objective, cli_objective);
+assert(abs(ginfo.objective - cli_objective) <= 1e-9 * abs(cli_objective), 'gcp: objective equals the CLI''s');
+assert(ginfo.iterations == 20 && numel(ginfo.objectives) == 20 && all(diff(ginfo.objectives) <= 0), 'gcp: info');
+assert(numel(Ug) == 3 && isequal(size(Ug{2}), [55 3]), 'gcp: factors');
+printf('ok    sptensor_gcp: objective equals the CLI''s\n');
+
 % --- sptensor_tucker ----------------------------------------------------------
 [G, Ut, tinfo] = sptensor_tucker(subs, vals, dims, [3 4 3], struct('maxiters', 5, 'tol', 0, 'threads', 2));
 tucker_fit = load(fullfile(work, 'tucker.fit'));

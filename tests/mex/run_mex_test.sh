@@ -40,7 +40,7 @@ lib=$(find "$prefix" -name 'libsptensor.so' | head -n 1)
 libdir=$(dirname "$lib")
 
 echo "== mkoctfile --mex"
-for g in sptensor_read sptensor_cpd sptensor_tucker sptensor_mttkrp; do
+for g in sptensor_read sptensor_cpd sptensor_tucker sptensor_mttkrp sptensor_gcp; do
   # mkoctfile takes the C flags from the environment: build as strictly as
   # the library's own C tests (any warning fails below).
   (cd "$work_dir/mex" && CFLAGS="-std=c99 -O2 -fPIC -Wall -Wextra -pedantic" \
@@ -63,7 +63,9 @@ final_fit "$work_dir/cpd.out" > "$work_dir/cpd.fit"
 final_fit "$work_dir/cpd_init.out" > "$work_dir/cpd_init.fit"
 "$cli" tucker "$data_file" -r 3,4,3 --iters 5 --tol 0 --threads 2 -q -o "$work_dir/tucker" > "$work_dir/tucker.out"
 final_fit "$work_dir/tucker.out" > "$work_dir/tucker.fit"
-for f in cpd.fit cpd_init.fit tucker.fit; do [[ -s "$work_dir/$f" ]] || fail "no final fit in the CLI output ($f)"; done
+"$cli" cpd "$data_file" -r 3 --iters 20 --seed 1 --threads 2 -q --model gcp --loss bernoulli > "$work_dir/gcp.out"
+sed -n 's/^final objective \([0-9.e+-]*\) after.*/\1/p' "$work_dir/gcp.out" > "$work_dir/gcp.objective"
+for f in cpd.fit cpd_init.fit tucker.fit gcp.objective; do [[ -s "$work_dir/$f" ]] || fail "no final fit in the CLI output ($f)"; done
 xz -dc "$data_file" > "$work_dir/plain.tns"
 
 echo "== octave-cli"
@@ -98,34 +100,44 @@ cat "$doc_dir/example.out"
 grep -Eq '^ Iter +10: f = [0-9.e+-]+ f-delta' "$doc_dir/example.out" || fail "docs/mex.md example: no display line"
 grep -Eq '^ans = 0\.[0-9]+' "$doc_dir/example.out" || fail "docs/mex.md example: no fit printed"
 
-echo "== Ctrl-C during sptensor_cpd"
-# A background job of a non-interactive shell starts with SIGINT ignored,
-# as if the key did nothing: env restores the default. ($! must be
-# octave-cli's pid, so not through the shell function.)
-SPT_MEX_DIR="$work_dir/mex" SPT_DATA="$data_file" env --default-signal=INT \
-  octave-cli --no-gui --norc --no-history --quiet --no-window-system \
-  "$here/interrupt_cpd.m" > "$work_dir/interrupt.out" 2>&1 &
-octave_pid=$!
-# Never leave it running, also when this script is stopped early.
-trap 'kill -KILL "$octave_pid" 2> /dev/null || true' EXIT TERM INT
-# SIGINT once the run is inside the gateway (it has printed an iteration).
-for _ in $(seq 3000); do
-  grep -q '^ Iter' "$work_dir/interrupt.out" 2> /dev/null && break
-  kill -0 "$octave_pid" 2> /dev/null || break
-  sleep 0.1
-done
-kill -INT "$octave_pid" 2> /dev/null || true
-# A run that ignored the key would go on for hours: give it up to 60 s.
-for _ in $(seq 600); do
-  kill -0 "$octave_pid" 2> /dev/null || break
-  sleep 0.1
-done
-if kill -0 "$octave_pid" 2> /dev/null; then
-  kill -KILL "$octave_pid"
-  fail "Ctrl-C did not stop sptensor_cpd"
-fi
-wait "$octave_pid" || true
-tail -n 2 "$work_dir/interrupt.out"
-grep -q '^caught sptensor:interrupted: .*interrupted (Ctrl-C)' "$work_dir/interrupt.out" \
-  || { cat "$work_dir/interrupt.out" >&2; fail "Ctrl-C: no sptensor:interrupted error"; }
+# Ctrl-C: SIGINT once the run is inside the gateway (it has printed an
+# iteration); the run must end with sptensor:interrupted.
+interrupt_test() {
+  local gateway=$1 out=$work_dir/interrupt-$1.out
+  echo "== Ctrl-C during sptensor_$gateway"
+  # A background job of a non-interactive shell starts with SIGINT ignored,
+  # as if the key did nothing: env restores the default. ($! must be
+  # octave-cli's pid, so not through the shell function.)
+  SPT_MEX_DIR="$work_dir/mex" SPT_DATA="$data_file" SPT_GATEWAY=$gateway env --default-signal=INT \
+    octave-cli --no-gui --norc --no-history --quiet --no-window-system \
+    "$here/interrupt.m" > "$out" 2>&1 &
+  octave_pid=$!
+  # Never leave it running, also when this script is stopped early.
+  trap 'kill -KILL "$octave_pid" 2> /dev/null || true' EXIT TERM INT
+  for _ in $(seq 3000); do
+    grep -q '^ Iter' "$out" 2> /dev/null && break
+    kill -0 "$octave_pid" 2> /dev/null || break
+    sleep 0.1
+  done
+  local signalled
+  signalled=$(date +%s.%N)
+  kill -INT "$octave_pid" 2> /dev/null || true
+  # A run that ignored the key would go on for hours: give it up to 60 s.
+  for _ in $(seq 600); do
+    kill -0 "$octave_pid" 2> /dev/null || break
+    sleep 0.1
+  done
+  if kill -0 "$octave_pid" 2> /dev/null; then
+    kill -KILL "$octave_pid"
+    fail "Ctrl-C did not stop sptensor_$gateway"
+  fi
+  wait "$octave_pid" || true
+  echo "octave-cli exited $(awk -v a="$signalled" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }') s after SIGINT"
+  tail -n 2 "$out"
+  grep -q '^ Iter  *100: f = ' "$out" || { cat "$out" >&2; fail "sptensor_$gateway: no display line"; }
+  grep -q '^caught sptensor:interrupted: .*interrupted (Ctrl-C)' "$out" \
+    || { cat "$out" >&2; fail "Ctrl-C: no sptensor:interrupted error from sptensor_$gateway"; }
+}
+interrupt_test cpd
+interrupt_test tucker
 echo "mex test: docs build commands and example, Ctrl-C: ok"

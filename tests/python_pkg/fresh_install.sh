@@ -1,20 +1,23 @@
 #!/usr/bin/env bash
 # ctest python_pkg_fresh_install: the package as a new user installs it.
-# In a new virtual environment (no system site-packages) and with no
+# In new virtual environments (no system site-packages) and with no
 # SPTENSOR_LIBRARY, LD_LIBRARY_PATH or PKG_CONFIG_PATH:
 #   1. pip wheel ./python builds a wheel with libsptensor inside (scikit-build-core
 #      builds the library from this repository's CMake project);
-#   2. pip install ./python installs the package the same way (the wheel's
-#      build directory is reused, so this step only repackages);
-#   3. python -c "import sptensor, pyttb; ...": the library is the package's
-#      own copy; cp_als on a pyttb.sptensor with init= a pyttb.ktensor prints
-#      with printitn and returns a result whose to_pyttb() is a pyttb.ktensor
-#      matching the fit; the wheel file holds the library and is tagged
-#      py3-none-<platform>.
+#   2. pip install ./python installs the package the same way into venv "source"
+#      (the wheel's build directory is reused, so this step only repackages);
+#   3. the wheel from step 1 is installed into a second new venv, "wheel";
+#   4. in "source", python -c "import sptensor, pyttb; ...": the library is the
+#      package's own copy; cp_als on a pyttb.sptensor with init= a pyttb.ktensor
+#      prints with printitn and returns a result whose to_pyttb() is a
+#      pyttb.ktensor matching the fit; the wheel file holds the library and is
+#      tagged py3-none-<platform>;
+#   5. in "wheel", the same with numpy arrays (no pyttb there).
 #   fresh_install.sh PYTHON SOURCE_DIR WORK_DIR DATA_DIR
-# Needs the package index (isolated builds fetch scikit-build-core; the venv
-# gets numpy and pyttb): without it, exit 77 (ctest skip), except under
+# Needs the package index (isolated builds fetch scikit-build-core; the venvs
+# get numpy and pyttb): without it, exit 77 (ctest skip), except under
 # CI=true, where it fails. ccache is used for the library build when present.
+# Prints the seconds each step took.
 set -euo pipefail
 python=$1 src=$2 work=$3 data=$4
 skip() {
@@ -23,12 +26,22 @@ skip() {
 }
 unset SPTENSOR_LIBRARY LD_LIBRARY_PATH PKG_CONFIG_PATH PYTHONPATH
 rm -rf "$work" && mkdir -p "$work"
-"$python" -m venv "$work/venv" || skip "$python cannot create a virtual environment"
-venv_python=$work/venv/bin/python
-pip=("$venv_python" -m pip --disable-pip-version-check)
-
 # The dependencies first: a failure here is the network, not the package.
-"${pip[@]}" install --quiet numpy pyttb || skip "cannot install numpy and pyttb from the package index"
+# "source" (pip install ./python) gets numpy and pyttb, for the issue's
+# pyttb round trip; "wheel" numpy only (pyttb brings scipy and matplotlib,
+# the longest part of this test, and the wheel is checked through numpy).
+# --no-compile: no .pyc files for all of scipy and matplotlib; Python
+# compiles what it imports.
+started=$SECONDS
+for venv in source:numpy,pyttb wheel:numpy; do
+  name=${venv%%:*} packages=${venv#*:}
+  "$python" -m venv "$work/$name" || skip "$python cannot create a virtual environment"
+  "$work/$name/bin/python" -m pip install --quiet --disable-pip-version-check --no-compile ${packages//,/ } \
+    || skip "cannot install ${packages//,/ and } from the package index"
+done
+echo "fresh_install: two virtual environments with their dependencies took $((SECONDS - started)) s"
+venv_python=$work/source/bin/python
+pip=("$venv_python" -m pip --disable-pip-version-check)
 
 # A fixed build directory keeps the compile commands identical between runs
 # (ccache hits) and lets step 2 reuse step 1's build.
@@ -45,32 +58,47 @@ started=$SECONDS
 "${pip[@]}" install --quiet "${build_dir[@]}" "$src/python"
 echo "fresh_install: pip install ./python took $((SECONDS - started)) s"
 
+wheels=("$work"/dist/sptensor-*.whl)
+started=$SECONDS
+"$work/wheel/bin/python" -m pip install --quiet --disable-pip-version-check --no-deps "${wheels[@]}"
+echo "fresh_install: pip install ${wheels[*]##*/} took $((SECONDS - started)) s"
+
 cd "$work"  # not the source tree: the import must find the installed copy
-"$venv_python" - "$data/nations.tns.xz" "$work/dist" <<'EOF'
+cat > "$work/check.py" <<'EOF'
 import contextlib, glob, io, os, sys, sysconfig, zipfile
 import numpy as np
-import pyttb
 import sptensor
 
-nations, dist = sys.argv[1], sys.argv[2]
+nations, dist, with_pyttb = sys.argv[1], sys.argv[2], sys.argv[3] == "pyttb"
+if with_pyttb:
+    import pyttb
 package_dir = os.path.dirname(os.path.abspath(sptensor.__file__))
 assert package_dir.startswith(sysconfig.get_paths()["purelib"]) or package_dir.startswith(
     sysconfig.get_paths()["platlib"]), package_dir
 assert os.path.dirname(os.path.abspath(sptensor.library_path())) == package_dir, sptensor.library_path()
 
-X = sptensor.read(nations).to_pyttb()              # a pyttb.sptensor
-assert isinstance(X, pyttb.sptensor)
 rng = np.random.default_rng(1)
-init = pyttb.ktensor([rng.random((d, 4)) for d in X.shape])
 out = io.StringIO()
-with contextlib.redirect_stdout(out):
-    r = sptensor.cp_als(X, 4, init=init, max_iters=10, tol=0.0, printitn=5)
+if with_pyttb:
+    X = sptensor.read(nations).to_pyttb()              # a pyttb.sptensor
+    assert isinstance(X, pyttb.sptensor)
+    init = pyttb.ktensor([rng.random((d, 4)) for d in X.shape])
+    with contextlib.redirect_stdout(out):
+        r = sptensor.cp_als(X, 4, init=init, max_iters=10, tol=0.0, printitn=5)
+    K = r.to_pyttb()
+    assert isinstance(K, pyttb.ktensor), type(K)
+    D, M = X.full().data, K.full().data
+else:
+    X = sptensor.read(nations)
+    init = [rng.random((d, 4)) for d in X.shape]
+    with contextlib.redirect_stdout(out):
+        r = sptensor.cp_als(X, 4, init=init, max_iters=10, tol=0.0, printitn=5)
+    D = X.to_numpy()
+    modes = "ijklmn"[:len(r.factors)]
+    M = np.einsum(",".join(m + "r" for m in modes) + ",r->" + modes, *r.factors, r.weights)
 lines = out.getvalue().splitlines()
 assert [l.split(":")[0] for l in lines] == [" Iter  5", " Iter 10"], lines
-K = r.to_pyttb()
-assert isinstance(K, pyttb.ktensor), type(K)
-D = X.full().data
-fit = 1 - np.linalg.norm(D - K.full().data) / np.linalg.norm(D)
+fit = 1 - np.linalg.norm(D - M) / np.linalg.norm(D)
 assert abs(fit - r.fit) < 1e-8, (fit, r.fit)
 
 wheels = glob.glob(os.path.join(dist, "sptensor-*.whl"))
@@ -81,3 +109,7 @@ names = zipfile.ZipFile(wheels[0]).namelist()
 assert "sptensor/libsptensor.so.1" in names and "sptensor/_lib.py" in names, names
 print(f"fresh_install: ok (library {sptensor.library_path()}, fit {r.fit:.6f}, wheel {os.path.basename(wheels[0])})")
 EOF
+echo "fresh_install: checking the source install (pip install ./python) with pyttb objects"
+"$work/source/bin/python" "$work/check.py" "$data/nations.tns.xz" "$work/dist" pyttb
+echo "fresh_install: checking the wheel install (pip install sptensor-*.whl) with numpy arrays"
+"$work/wheel/bin/python" "$work/check.py" "$data/nations.tns.xz" "$work/dist" numpy

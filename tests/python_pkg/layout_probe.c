@@ -7,6 +7,7 @@
 #include <stdio.h>
 
 #include <sptensor/sptensor.h>
+#include <sptensor/gcp.h>
 
 #define S(type) printf("%s - %zu\n", #type, sizeof(type))
 #define F(type, field) printf("%s %s %zu\n", #type, #field, offsetof(type, field))
@@ -268,5 +269,23 @@ int main(void) {
   F(spt_hls_summary, build_seconds);
   F(spt_hls_summary, precision);
   F(spt_hls_summary, threshold_calibrated);
+  S(spt_gcp_options);
+  F(spt_gcp_options, struct_size);
+  F(spt_gcp_options, rank);
+  F(spt_gcp_options, loss);
+  F(spt_gcp_options, loss_parameter);
+  F(spt_gcp_options, lower_bound);
+  F(spt_gcp_options, optimizer);
+  F(spt_gcp_options, max_iters);
+  F(spt_gcp_options, max_fun_evals);
+  F(spt_gcp_options, memory);
+  F(spt_gcp_options, factr);
+  F(spt_gcp_options, pgtol);
+  F(spt_gcp_options, init);
+  F(spt_gcp_options, seed);
+  F(spt_gcp_options, init_factors);
+  F(spt_gcp_options, callback);
+  F(spt_gcp_options, callback_data);
+  F(spt_gcp_options, missing);
   return 0;
 }

@@ -2,7 +2,7 @@
 # ctest driver of the Python package test: pip-installs python/ (a copy, so
 # the source tree stays clean) into the test virtual environment in its
 # pure-Python mode (wheel.cmake=false: no library inside the package), then
-# runs test_package.py and test_progress.py from outside the source tree
+# runs test_package.py, test_progress.py and test_interrupt.py from outside the source tree
 # against the built library. The install that builds the library into the
 # package is tested by fresh_install.sh (ctest python_pkg_fresh_install).
 #   run.sh PYTHON SOURCE_DIR WORK_DIR LIBRARY DATA_DIR [LAYOUT_PROBE]
@@ -47,4 +47,5 @@ fi
 status=0
 "$python" "$src/tests/python_pkg/test_package.py" "$data" $probe || status=1
 "$python" "$src/tests/python_pkg/test_progress.py" "$data" || status=1
+"$python" "$src/tests/python_pkg/test_interrupt.py" || status=1
 exit $status

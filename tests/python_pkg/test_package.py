@@ -640,6 +640,42 @@ class TensorTimes(unittest.TestCase):
         with self.assertRaises(sptensor.InvalidArgumentError):
             sptensor.cp_apr(X * -1.0, 2)  # negative values
 
+    def test_gcp_opt(self):
+        rng = np.random.default_rng(8)
+        shape, rank = (7, 6, 5), 2
+        binary = (rng.uniform(size=shape) < 0.4).astype(np.float64)
+        subs = np.argwhere(binary > 0)
+        X = sptensor.coo(subs, np.ones(len(subs)), shape=shape)
+        init = [rng.uniform(0.0, 1.0, (d, rank)) for d in shape]
+        r = sptensor.gcp_opt(X, rank, loss="bernoulli_odds", init=init, maxiter=15)
+        self.assertEqual(r.iterations, 15)
+        self.assertEqual(len(r.objective_history), 15)
+        self.assertTrue(np.all(np.diff(r.objective_history) <= 0))
+        np.testing.assert_array_equal(r.weights, 1.0)
+        for f in r.factors:
+            self.assertTrue(np.all(f >= 0))  # the loss's own lower bound
+        # The objective of the returned model, recomputed with numpy (pyttb's handle).
+        M = np.einsum("ir,jr,kr->ijk", *r.factors)
+        self.assertAlmostEqual(float(np.sum(np.log(M + 1) - binary * np.log(M + 1e-10))), r.objective, places=9)
+        if ttb:
+            from pyttb.gcp.handles import Objectives
+            from pyttb.gcp.optimizers import LBFGSB
+            _, _, info = ttb.gcp_opt(ttb.tensor(binary.copy()), rank, Objectives.BERNOULLI_ODDS, LBFGSB(maxiter=15),
+                                     init=[f.copy() for f in init], printitn=0)
+            self.assertLessEqual(abs(r.objective - info["final_f"]), 1e-8 * abs(info["final_f"]))
+            self.assertIsInstance(r.to_pyttb(), ttb.ktensor)
+            # pyttb's dense mask (1 = observed) and an Objectives member are accepted.
+            mask = (rng.uniform(size=shape) < 0.7).astype(np.float64)
+            r2 = sptensor.gcp_opt(X, rank, loss=Objectives.GAUSSIAN, init=init, maxiter=10, missing=mask)
+            M2 = np.einsum("ir,jr,kr->ijk", *r2.factors)
+            self.assertAlmostEqual(float(np.sum(mask * (M2 - binary) ** 2)), r2.objective, places=9)
+        with self.assertRaises(sptensor.UnsupportedError):
+            sptensor.gcp_opt(X, 2, optimizer="sgd")
+        with self.assertRaises(sptensor.InvalidArgumentError):
+            sptensor.gcp_opt(X * 2.0, 2, loss="bernoulli_logit")  # not binary
+        with self.assertRaises(sptensor.InvalidArgumentError):
+            sptensor.gcp_opt(X, 2, loss="cauchy")
+
     def test_backend_device(self):
         info = sptensor.backend_info()
         if not info["cuda_available"]:
@@ -647,6 +683,198 @@ class TensorTimes(unittest.TestCase):
                 sptensor.set_device(0, ctx=sptensor.Context(backend="cpu"))
         with self.assertRaises(sptensor.InvalidArgumentError):
             sptensor.set_device(-1, ctx=sptensor.Context(backend="cpu"))
+
+
+def ktensor_dense(weights, factors):
+    """The dense array sum_r weights[r] * outer(factors[0][:, r], ...)."""
+    letters = "abcdefgh"[:len(factors)]
+    return np.einsum(",".join(f"{l}r" for l in letters) + ",r->" + letters, *factors, weights)
+
+
+class WrappedRawFunctions(unittest.TestCase):
+    """The C functions that were callable only through sptensor._lib.lib()
+    and now have Pythonic wrappers, each against numpy."""
+
+    def setUp(self):
+        self.rng = np.random.default_rng(11)
+
+    def test_khatri_rao(self):
+        A, B, C = (self.rng.random((n, 3)) for n in (4, 5, 2))
+        K = sptensor.khatri_rao(A, B)
+        self.assertEqual(K.shape, (20, 3))
+        np.testing.assert_allclose(K, np.einsum("ir,jr->ijr", A, B).reshape(20, 3), rtol=1e-15)
+        K3 = sptensor.khatri_rao([A, B, C])  # a list, as pyttb's khatrirao
+        np.testing.assert_allclose(K3, np.einsum("ir,jr,kr->ijkr", A, B, C).reshape(40, 3), rtol=1e-15)
+        if ttb is not None:
+            np.testing.assert_allclose(K3, ttb.khatrirao(A, B, C), rtol=1e-15)
+        self.assertEqual(sptensor.khatri_rao(A.astype(np.float32), B.astype(np.float32)).dtype, np.float32)
+        self.assertEqual(sptensor.khatri_rao(A.astype(np.float32), B).dtype, np.float64)
+        np.testing.assert_array_equal(sptensor.khatri_rao(A), A)
+        with self.assertRaisesRegex(ValueError, r"matrices\[1\] has 2 columns"):
+            sptensor.khatri_rao(A, B[:, :2])
+        with self.assertRaisesRegex(ValueError, r"matrices\[0\] must be a 2-D array"):
+            sptensor.khatri_rao(A[:, 0], B)
+        with self.assertRaisesRegex(TypeError, r"matrices\[1\]"):
+            sptensor.khatri_rao(A, "B")
+        with self.assertRaises(ValueError):
+            sptensor.khatri_rao()
+
+    def test_kronecker(self):
+        A, B = self.rng.random((2, 3)), self.rng.random((4, 5))
+        np.testing.assert_allclose(sptensor.kronecker(A, B), np.kron(A, B), rtol=1e-15)
+        np.testing.assert_allclose(sptensor.kronecker(A.T, B), np.kron(A.T, B), rtol=1e-15)  # column-major input
+        with self.assertRaisesRegex(ValueError, "^b must be a 2-D array"):
+            sptensor.kronecker(A, np.ones(3))
+        with self.assertRaisesRegex(TypeError, "^a must be"):
+            sptensor.kronecker(None, B)
+
+    def test_ktensor_norm_innerprod_loglikelihood(self):
+        X = sptensor.read(NATIONS)
+        r = sptensor.cp_als(X, 3, max_iters=5, tol=0.0, seed=2)
+        M = ktensor_dense(r.weights, r.factors)
+        D = X.to_numpy()
+        self.assertAlmostEqual(sptensor.ktensor_norm(r), np.linalg.norm(M), delta=1e-10 * np.linalg.norm(M))
+        self.assertAlmostEqual(r.norm(), np.linalg.norm(M), delta=1e-10 * np.linalg.norm(M))
+        inner = float(np.sum(D * M))
+        self.assertAlmostEqual(sptensor.innerprod(X, r), inner, delta=1e-10 * abs(inner))
+        self.assertAlmostEqual(r.innerprod(X), inner, delta=1e-10 * abs(inner))
+        # The fit the library reports is 1 - ||X - M|| / ||X||, from these terms.
+        fit = 1 - np.sqrt(max(X.norm() ** 2 + r.norm() ** 2 - 2 * inner, 0)) / X.norm()
+        self.assertAlmostEqual(fit, r.fit, places=6)
+        # A (weights, factors) pair and a pyttb.ktensor give the same.
+        self.assertAlmostEqual(sptensor.ktensor_norm((r.weights, r.factors)), r.norm(), places=10)
+        if ttb is not None:
+            K = r.to_pyttb()
+            self.assertAlmostEqual(sptensor.ktensor_norm(K), K.norm(), delta=1e-10 * K.norm())
+            self.assertAlmostEqual(sptensor.innerprod(X.to_pyttb(), K), K.innerprod(X.to_pyttb()),
+                                   delta=1e-10 * abs(inner))
+        # Poisson log-likelihood of a nonnegative model on count data.
+        counts = sptensor.coo(np.array([[0, 0, 0], [1, 2, 0], [2, 1, 3]]), np.array([1.0, 2.0, 3.0]), (3, 3, 4))
+        a = sptensor.cp_apr(counts, 2, max_outer_iters=5, seed=1)
+        Ma = ktensor_dense(a.weights, a.factors)
+        Dc = counts.to_numpy()
+        expected = float(np.sum(Dc[Dc > 0] * np.log(Ma[Dc > 0])) - Ma.sum())
+        self.assertAlmostEqual(sptensor.loglikelihood(counts, a), expected, delta=1e-9 * abs(expected))
+        self.assertAlmostEqual(sptensor.loglikelihood(counts, a), a.loglik, delta=1e-9 * abs(expected))
+        # Argument checks name the argument.
+        with self.assertRaisesRegex(TypeError, "^model must be"):
+            sptensor.ktensor_norm("model")
+        with self.assertRaisesRegex(ValueError, r"model factors\[1\] has 2 columns for 3 weights"):
+            sptensor.ktensor_norm((np.ones(3), [np.ones((4, 3)), np.ones((5, 2))]))
+        with self.assertRaisesRegex(ValueError, "model has shape"):
+            sptensor.innerprod(X, (np.ones(3), [np.ones((4, 3))] * 3))
+        with self.assertRaisesRegex(TypeError, "^tensor must be"):
+            sptensor.innerprod(np.ones((2, 2)), r)
+
+    def test_sort_and_file_dtype(self):
+        subs, vals = random_tensor(self.rng, (6, 7, 8), 60)
+        X = sptensor.coo(subs, vals, shape=(6, 7, 8))
+        for mode_order in (None, [2, 0, 1]):
+            Y = X.copy().sort(mode_order)
+            keys = Y.subs[:, mode_order or [0, 1, 2]].astype(np.int64)
+            self.assertTrue(all(tuple(keys[i]) <= tuple(keys[i + 1]) for i in range(len(keys) - 1)))
+            np.testing.assert_allclose(Y.to_numpy(), X.to_numpy(), rtol=0, atol=0)  # same tensor
+        Z = X.copy().sort_morton()
+        np.testing.assert_allclose(Z.to_numpy(), X.to_numpy(), rtol=0, atol=0)
+        def morton(c):  # interleaved bits, mode 0 highest at each level
+            key = 0
+            for bit in range(3, -1, -1):
+                for m in range(3):
+                    key = (key << 1) | ((int(c[m]) >> bit) & 1)
+            return key
+        keys = [morton(c) for c in Z.subs]
+        self.assertEqual(keys, sorted(keys))
+        with self.assertRaisesRegex(ValueError, "mode_order must be a permutation"):
+            X.sort([0, 0, 1])
+        with self.assertRaisesRegex(TypeError, r"mode_order\[1\] must be an integer"):
+            X.sort([0, 1.5, 2])
+        view = sptensor.coo(np.asfortranarray(subs, dtype=np.uint32), vals, shape=(6, 7, 8), copy=False)
+        with self.assertRaises(sptensor.ReadOnlyError):
+            view.sort()
+        self.assertIsNone(X.file_dtype)
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "x.sptb")
+            X.astype(np.float32).write(path)
+            Y = sptensor.read(path)  # float64 values from a float32 file
+            self.assertEqual((Y.dtype, Y.file_dtype), (np.float64, np.float32))
+
+    def test_append(self):
+        subs, vals = random_tensor(self.rng, (5, 6, 7), 30)
+        X = sptensor.coo(subs[:20], vals[:20], shape=(5, 6, 7))
+        X.append(subs[20:], vals[20:])
+        self.assertEqual((X.nnz, X.shape), (30, (5, 6, 7)))
+        np.testing.assert_allclose(X.to_numpy(), dense_from(subs, vals, (5, 6, 7)), rtol=0, atol=0)
+        X.append([[1, 1, 1]], [2.0], index_base=1)  # coordinate (0, 0, 0)
+        self.assertEqual(X.nnz, 31)
+        with self.assertRaises(sptensor.InvalidArgumentError):  # outside the shape, not grown
+            X.append([[5, 0, 0]], [1.0])
+        self.assertEqual((X.nnz, X.shape), (31, (5, 6, 7)))  # unchanged on error
+        X.append([[9, 0, 0]], [1.0], grow=True)
+        self.assertEqual((X.nnz, X.shape), (32, (10, 6, 7)))
+        with self.assertRaisesRegex(ValueError, r"subs must have shape \(n, 3\)"):
+            X.append([[1, 2]], [1.0])
+        with self.assertRaisesRegex(ValueError, "vals has 2 values for 1 coordinates"):
+            X.append([[1, 2, 3]], [1.0, 2.0])
+        with self.assertRaisesRegex(TypeError, "subs must hold integers"):
+            X.append([[1.5, 2, 3]], [1.0])
+        view = sptensor.coo(np.asfortranarray(subs, dtype=np.uint32), vals, shape=(5, 6, 7), copy=False)
+        with self.assertRaises(sptensor.ReadOnlyError):
+            view.append([[0, 0, 0]], [1.0])
+
+    def test_csf_fibers_and_hicoo_mode_stats(self):
+        subs = np.array([[0, 0, 0], [0, 0, 1], [0, 1, 0], [1, 0, 0], [1, 0, 2]])
+        X = sptensor.coo(subs, np.ones(5), shape=(2, 2, 3))
+        C = X.to_csf("onemode")
+        order = C.info()["mode_order"][0]
+        fibers = C.fibers(0)
+        # Distinct prefixes of the coordinates in the tree's mode order, per level.
+        expected = [len({tuple(c[order[:level + 1]]) for c in subs}) for level in range(3)]
+        self.assertEqual(fibers, expected)
+        self.assertEqual(fibers[-1], 5)
+        with self.assertRaisesRegex(ValueError, "tree must be between"):
+            C.fibers(C.info()["trees"])
+        H = X.to_hicoo()
+        stats = H.mode_stats(1)
+        self.assertGreaterEqual(stats["slabs"], 1)
+        self.assertLessEqual(stats["max_slab_nnz"], 5)
+        self.assertIn(stats["strategy"], ("direct", "privatized"))
+        with self.assertRaisesRegex(ValueError, "mode must be between 0 and 2"):
+            H.mode_stats(3)
+        with self.assertRaisesRegex(TypeError, "mode must be an integer"):
+            H.mode_stats(1.0)
+
+    def test_log_messages(self):
+        import logging
+        X = sptensor.read(NATIONS)
+        ctx = sptensor.Context(threads=1)
+        messages = []
+        ctx.set_log(lambda level, message: messages.append((level, message)), verbosity=2)
+        sptensor.cp_als(X, 2, max_iters=3, tol=0.0, ctx=ctx)
+        self.assertTrue(any(level == 2 and "iteration 3" in m for level, m in messages), messages)
+        self.assertTrue(all(isinstance(m, str) and level in (1, 2) for level, m in messages), messages)
+        # A logging.Logger: details at DEBUG.
+        logger = logging.getLogger("sptensor.test")
+        with self.assertLogs(logger, level="DEBUG") as logs:
+            ctx.set_log(logger, verbosity=2)
+            sptensor.cp_als(X, 2, max_iters=2, tol=0.0, ctx=ctx)
+        self.assertTrue(any("iteration 2" in line for line in logs.output), logs.output)
+        # Off again: nothing more arrives.
+        ctx.set_log(None)
+        count = len(messages)
+        sptensor.cp_als(X, 2, max_iters=2, tol=0.0, ctx=ctx)
+        self.assertEqual(len(messages), count)
+        # A failing callback warns and the run goes on.
+        def failing(level, message):
+            raise RuntimeError("log sink broken")
+        ctx.set_log(failing, verbosity=2)
+        with self.assertWarnsRegex(RuntimeWarning, "log sink broken"):
+            r = sptensor.cp_als(X, 2, max_iters=2, tol=0.0, ctx=ctx)
+        self.assertEqual(r.iterations, 2)
+        ctx.set_log(None)
+        with self.assertRaisesRegex(TypeError, "^callback must be"):
+            ctx.set_log(42)
+        with self.assertRaisesRegex(ValueError, "verbosity"):
+            ctx.set_log(print, verbosity=-1)
 
 
 class Errors(unittest.TestCase):

@@ -5,10 +5,11 @@ usage: test_progress.py DATA_DIR
 
 Run by tests/python_pkg/run.sh after test_package.py (same installed
 package and library). With tqdm installed: sptensor.read draws a bar fed by
-the library's read-progress callback that reaches 100 %, cp_als / tucker /
+the library's read-progress callback that reaches 100 %, sptensor.write
+one fed by the write-progress callback (text, compressed, .sptb, .bin), cp_als / tucker /
 cp_apr draw one step per iteration with the fit (log-likelihood) as postfix,
 printitn output is unchanged beside the bar, and a KeyboardInterrupt inside
-the read callback reaches the caller. Without tqdm (its import
+the read or write callback reaches the caller. Without tqdm (its import
 blocked): progress=True warns once per process
 (ProgressUnavailableWarning), runs without a bar and gives the same result.
 A missing tqdm skips the tqdm cases, except with CI=true, where it fails.
@@ -17,6 +18,7 @@ import contextlib
 import io
 import os
 import sys
+import tempfile
 import unittest
 import warnings
 from unittest import mock
@@ -57,6 +59,44 @@ class WithTqdm(unittest.TestCase):
         # No callback stays installed on the context: a later read is silent.
         _, err = captured_stderr(lambda: sptensor.read(NATIONS))
         self.assertEqual(err, "")
+
+    def test_write_bar_follows_the_library_callback(self):
+        X = sptensor.read(NATIONS)
+        with tempfile.TemporaryDirectory() as d:
+            for name in ("x.tns", "x.tns.gz", "x.sptb", "x.bin"):
+                with self.subTest(name):
+                    path = os.path.join(d, name)
+                    _, err = captured_stderr(lambda: sptensor.write(X, path, progress=True))
+                    self.assertIn("write " + name, err)
+                    self.assertIn("100%", err)  # moved only by the writer's callback
+                    Y = sptensor.read(path)
+                    self.assertEqual((Y.shape, Y.nnz), (X.shape, X.nnz))
+                    _, err = captured_stderr(lambda: X.write(path))  # no callback left installed
+                    self.assertEqual(err, "")
+            # A pyttb.sptensor is written as well (copied first).
+            try:
+                X.to_pyttb()
+            except ImportError:
+                pass
+            else:
+                path = os.path.join(d, "p.tns")
+                sptensor.write(X.to_pyttb(), path)
+                self.assertEqual(sptensor.read(path).nnz, X.nnz)
+            with self.assertRaisesRegex(TypeError, "tensor must be"):
+                sptensor.write(np.zeros((2, 2)), os.path.join(d, "z.tns"))
+
+    def test_ctrl_c_in_the_write_callback_is_raised_after_the_write(self):
+        class Interrupting(_progress._tqdm_class()):
+            def update(self, n=1):
+                raise KeyboardInterrupt
+
+        X = sptensor.read(NATIONS)
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "x.tns")
+            with mock.patch.object(_progress, "_tqdm_class", lambda: Interrupting):
+                with self.assertRaises(KeyboardInterrupt):
+                    captured_stderr(lambda: sptensor.write(X, path, progress=True))
+            self.assertEqual(sptensor.read(path).nnz, X.nnz)  # the write itself completed
 
     def test_ctrl_c_in_the_read_callback_is_raised_after_the_read(self):
         # SIGINT while the library calls back runs Python's handler inside
