@@ -119,7 +119,12 @@ CsfTree build_csf_tree(const Exec& exec, const spt_coo_s& x, const std::vector<u
   t.fids.resize(order);
   t.fptr.resize(leaf);
 
-  const buffer<spt_nnz> perm = sorting::sort_permutation(exec, x, mode_order);
+  // Everything that needs the permutation (the values and the coordinates
+  // in sorted order) is gathered first and the permutation freed before the
+  // passes below allocate, so a tree's build holds at most the permutation
+  // and the tree's own arrays plus the sorted coordinates of the upper levels.
+  buffer<spt_nnz> perm = sorting::sort_permutation(exec, x, mode_order);
+  with_dtype(x.dtype(), [&](auto tag) { gather_values<typename decltype(tag)::type>(x, perm, t.vals, threads); });
   // Gather the coordinates in sorted order once (the leaf level's straight
   // into the tree), so the passes below read them sequentially.
   std::vector<buffer<spt_index>> sorted(leaf);
@@ -132,6 +137,7 @@ CsfTree build_csf_tree(const Exec& exec, const spt_coo_s& x, const std::vector<u
 #pragma omp parallel for num_threads(threads) schedule(static)
     for (spt_nnz k = 0; k < n; ++k) dst[k] = src[perm[k]];
   }
+  buffer<spt_nnz>().swap(perm);
   std::vector<const spt_index*> ind(leaf);
   for (uint32_t l = 0; l < leaf; ++l) ind[l] = sorted[l].data();
 
@@ -149,7 +155,10 @@ CsfTree build_csf_tree(const Exec& exec, const spt_coo_s& x, const std::vector<u
     errors.run([&] {
       std::vector<spt_nnz> local(leaf, 0);
       bool repeat = false;
-      for (spt_nnz k = chunk_begin(n, c, threads); k < chunk_begin(n, c + 1, threads); ++k) {
+      // Bounds in locals: the stores below could alias the shared variables
+      // the loop would otherwise re-read (and re-divide) on every nonzero.
+      const spt_nnz begin = chunk_begin(n, c, threads), end = chunk_begin(n, c + 1, threads);
+      for (spt_nnz k = begin; k < end; ++k) {
         uint32_t d = 0;
         if (k > 0)
           while (d < leaf && ind[d][k] == ind[d][k - 1]) ++d;
@@ -179,7 +188,8 @@ CsfTree build_csf_tree(const Exec& exec, const spt_coo_s& x, const std::vector<u
     errors.run([&] {
       std::vector<spt_nnz> next(counts.begin() + static_cast<size_t>(c) * leaf,
                                 counts.begin() + static_cast<size_t>(c + 1) * leaf);
-      for (spt_nnz k = chunk_begin(n, c, threads); k < chunk_begin(n, c + 1, threads); ++k) {
+      const spt_nnz begin = chunk_begin(n, c, threads), end = chunk_begin(n, c + 1, threads);
+      for (spt_nnz k = begin; k < end; ++k) {
         for (uint32_t l = depth[k]; l < leaf; ++l) {
           // Read the child level's counter before it advances for this nonzero.
           t.fids[l][next[l]] = ind[l][k];
@@ -191,8 +201,6 @@ CsfTree build_csf_tree(const Exec& exec, const spt_coo_s& x, const std::vector<u
   }
   errors.rethrow();
   for (uint32_t l = 0; l < leaf; ++l) t.fptr[l][t.nodes(l)] = l + 1 < leaf ? t.nodes(l + 1) : n;
-
-  with_dtype(x.dtype(), [&](auto tag) { gather_values<typename decltype(tag)::type>(x, perm, t.vals, threads); });
   return t;
 }
 

@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <type_traits>
 
 #include "core/error.hpp"
 #include "core/radix_sort.hpp"
@@ -115,7 +116,10 @@ void check_mode_order(uint32_t order, const std::vector<uint32_t>& mode_order) {
 buffer<spt_nnz> sort_permutation(const Exec& exec, const spt_coo_s& x, const std::vector<uint32_t>& mode_order) {
   const spt_nnz n = x.nnz;
   const int threads = threads_for(exec, n);
-  buffer<spt_nnz> perm(n);
+  // The permutation is allocated only once the sort's scratch is gone (or
+  // takes over the sorted words' storage), so a sort never holds more than
+  // two arrays of n words at once.
+  buffer<spt_nnz> perm;
   if (n == 0) return perm;
 
   int key_bits = 0;
@@ -146,8 +150,10 @@ buffer<spt_nnz> sort_permutation(const Exec& exec, const spt_coo_s& x, const std
       radix_sort(words, scratch, index_bits, index_bits + key_bits, threads);
     }
     const uint64_t mask = index_bits == 64 ? ~uint64_t(0) : (uint64_t(1) << index_bits) - 1;
+    static_assert(std::is_same_v<spt_nnz, uint64_t>, "the sorted words become the permutation in place");
 #pragma omp parallel for num_threads(threads) schedule(static)
-    for (spt_nnz k = 0; k < n; ++k) perm[k] = words[k] & mask;
+    for (spt_nnz k = 0; k < n; ++k) words[k] &= mask;
+    perm = std::move(words);
   } else if (key_bits <= 64) {
     buffer<KeyPosition> items(n);
 #pragma omp parallel for num_threads(threads) schedule(static)
@@ -156,10 +162,12 @@ buffer<spt_nnz> sort_permutation(const Exec& exec, const spt_coo_s& x, const std
       buffer<KeyPosition> scratch;
       radix_sort(items, scratch, 0, key_bits, threads);
     }
+    perm.resize(n);
 #pragma omp parallel for num_threads(threads) schedule(static)
     for (spt_nnz k = 0; k < n; ++k) perm[k] = items[k].position;
   } else {
     // Coordinates too wide for one key: compare mode by mode.
+    perm.resize(n);
 #pragma omp parallel for num_threads(threads) schedule(static)
     for (spt_nnz k = 0; k < n; ++k) perm[k] = k;
     const spt_index* const* in = ind.data();
@@ -243,6 +251,7 @@ buffer<spt_nnz> morton_permutation(const Exec& exec, const spt_coo_s& x) {
       buffer<KeyPosition> scratch;
       radix_sort(items, scratch, 0, key_bits, threads);
     }
+    perm.resize(n);
 #pragma omp parallel for num_threads(threads) schedule(static)
     for (spt_nnz k = 0; k < n; ++k) perm[k] = items[k].position;
     return perm;
@@ -343,7 +352,8 @@ buffer<spt_nnz> group_starts(const Exec& exec, const spt_coo_s& x, const std::ve
 #pragma omp parallel for num_threads(chunks) schedule(static, 1)
   for (int c = 0; c < chunks; ++c) {
     spt_nnz count = 0;
-    for (spt_nnz k = chunk_begin(n, c, chunks); k < chunk_begin(n, c + 1, chunks); ++k) count += starts_group(k);
+    const spt_nnz begin = chunk_begin(n, c, chunks), end = chunk_begin(n, c + 1, chunks);
+    for (spt_nnz k = begin; k < end; ++k) count += starts_group(k);
     offset[c + 1] = count;
   }
   for (int c = 0; c < chunks; ++c) offset[c + 1] += offset[c];
@@ -351,7 +361,10 @@ buffer<spt_nnz> group_starts(const Exec& exec, const spt_coo_s& x, const std::ve
 #pragma omp parallel for num_threads(chunks) schedule(static, 1)
   for (int c = 0; c < chunks; ++c) {
     spt_nnz out = offset[c];
-    for (spt_nnz k = chunk_begin(n, c, chunks); k < chunk_begin(n, c + 1, chunks); ++k)
+    // Bounds in locals: the stores to `starts` could alias the shared
+    // variables the loop would otherwise re-read on every entry.
+    const spt_nnz begin = chunk_begin(n, c, chunks), end = chunk_begin(n, c + 1, chunks);
+    for (spt_nnz k = begin; k < end; ++k)
       if (starts_group(k)) starts[out++] = k;
   }
   starts[offset[chunks]] = n;

@@ -1,0 +1,140 @@
+// Heap high-water marks of building CSF trees (issue 25: peak memory of a
+// CP-ALS run). Every heap allocation the library makes goes through
+// operator new (see test_alloc_failure.cpp), so this executable replaces the
+// global operator new with one that counts live bytes and their maximum.
+// A build may hold, besides the tensor and the trees it returns, the sort's
+// two word arrays, or the permutation and the sorted coordinates of the
+// tree's upper levels, but never both at once: the transient bytes above
+// the trees stay within max(2, 1 + (order - 1) / 2) words per nonzero and a
+// small constant.
+//
+// The hook is test-only: it lives in this executable, not in the library.
+#include <gtest/gtest.h>
+
+#include <malloc.h>
+#include <stdlib.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <new>
+#include <ostream>
+
+#include "common/test_util.hpp"
+#include "core/csf.hpp"
+#include "core/exec.hpp"
+
+namespace {
+
+std::atomic<long long> g_live_bytes{0};
+std::atomic<long long> g_peak_bytes{0};
+
+void note_allocated(void* p) {
+  const long long now = g_live_bytes.fetch_add(static_cast<long long>(malloc_usable_size(p))) +
+                        static_cast<long long>(malloc_usable_size(p));
+  long long peak = g_peak_bytes.load(std::memory_order_relaxed);
+  while (now > peak && !g_peak_bytes.compare_exchange_weak(peak, now)) {
+  }
+}
+
+void* allocate(size_t n, size_t align) {
+  void* p = nullptr;
+  if (align <= alignof(std::max_align_t)) p = std::malloc(n ? n : 1);
+  else if (posix_memalign(&p, align, n ? n : 1) != 0) p = nullptr;
+  if (p) note_allocated(p);
+  return p;
+}
+
+void release(void* p) {
+  if (!p) return;
+  g_live_bytes.fetch_sub(static_cast<long long>(malloc_usable_size(p)));
+  std::free(p);
+}
+
+}  // namespace
+
+void* operator new(size_t n) {
+  void* p = allocate(n, 0);
+  if (!p) throw std::bad_alloc();
+  return p;
+}
+void* operator new[](size_t n) {
+  void* p = allocate(n, 0);
+  if (!p) throw std::bad_alloc();
+  return p;
+}
+void* operator new(size_t n, std::align_val_t a) {
+  void* p = allocate(n, static_cast<size_t>(a));
+  if (!p) throw std::bad_alloc();
+  return p;
+}
+void* operator new[](size_t n, std::align_val_t a) {
+  void* p = allocate(n, static_cast<size_t>(a));
+  if (!p) throw std::bad_alloc();
+  return p;
+}
+void* operator new(size_t n, const std::nothrow_t&) noexcept { return allocate(n, 0); }
+void* operator new[](size_t n, const std::nothrow_t&) noexcept { return allocate(n, 0); }
+void operator delete(void* p) noexcept { release(p); }
+void operator delete[](void* p) noexcept { release(p); }
+void operator delete(void* p, size_t) noexcept { release(p); }
+void operator delete[](void* p, size_t) noexcept { release(p); }
+void operator delete(void* p, std::align_val_t) noexcept { release(p); }
+void operator delete[](void* p, std::align_val_t) noexcept { release(p); }
+void operator delete(void* p, size_t, std::align_val_t) noexcept { release(p); }
+void operator delete[](void* p, size_t, std::align_val_t) noexcept { release(p); }
+void operator delete(void* p, const std::nothrow_t&) noexcept { release(p); }
+void operator delete[](void* p, const std::nothrow_t&) noexcept { release(p); }
+
+namespace spt {
+namespace {
+
+struct BuildCase {
+  std::vector<spt_index> dims;
+  spt_dtype dtype;
+  spt_csf_policy policy;
+};
+
+void PrintTo(const BuildCase& c, std::ostream* os) {
+  *os << "order " << c.dims.size() << ", " << (c.dtype == SPT_FLOAT32 ? "float32" : "float64") << ", policy "
+      << csf_policy_name(c.policy);
+}
+
+class CsfBuildMemory : public ::testing::TestWithParam<BuildCase> {};
+
+TEST_P(CsfBuildMemory, TransientBytesStayWithinTheBound) {
+  const BuildCase& c = GetParam();
+  test::RandomTensorSpec spec;
+  spec.dims = c.dims;
+  spec.nnz = 200000;
+  spec.seed = 25;
+  const spt_coo_s x = test::random_coo(c.dtype, spec);
+  spt_csf_s csf;
+  const long long before = g_live_bytes.load();
+  g_peak_bytes.store(before);
+  build_csf(Exec{2}, x, c.policy, csf);
+  const long long peak_above = g_peak_bytes.load() - before;
+  const long long kept = g_live_bytes.load() - before;
+  const double order = static_cast<double>(x.order());
+  const double words_per_nonzero = std::max(2.0, 1.0 + (order - 1.0) / 2.0);
+  const double bound = static_cast<double>(kept) + words_per_nonzero * 8.0 * double(x.nnz) + 64.0 * 1024.0;
+  std::printf("order %u, %s, %u tree(s): trees %lld bytes, peak above the tensor %lld bytes, bound %.0f bytes\n",
+              x.order(), c.dtype == SPT_FLOAT32 ? "float32" : "float64", static_cast<unsigned>(csf.trees.size()),
+              kept, peak_above, bound);
+  // The handle's own estimate matches what the build kept (capacity slack
+  // of the allocator aside).
+  EXPECT_GE(kept, static_cast<long long>(csf.bytes()));
+  EXPECT_LE(kept, static_cast<long long>(csf.bytes()) + 64 * 1024);
+  EXPECT_LE(static_cast<double>(peak_above), bound);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, CsfBuildMemory,
+    ::testing::Values(BuildCase{{300, 400, 500}, SPT_FLOAT32, SPT_CSF_ALLMODE},
+                      BuildCase{{300, 400, 500}, SPT_FLOAT64, SPT_CSF_ALLMODE},
+                      BuildCase{{300, 400, 500}, SPT_FLOAT32, SPT_CSF_ONEMODE},
+                      BuildCase{{60, 70, 80, 90}, SPT_FLOAT32, SPT_CSF_ALLMODE},
+                      BuildCase{{60, 70, 80, 90}, SPT_FLOAT64, SPT_CSF_TWOMODE}));
+
+}  // namespace
+}  // namespace spt
