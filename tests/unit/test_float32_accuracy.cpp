@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <limits>
 #include <random>
 #include <string>
 #include <vector>
@@ -179,6 +180,68 @@ TEST(Float32Accuracy, CsfManyShortFibersAmongLongOnes) {
                 worst = std::max(worst, std::fabs(double(out.at<float>(i, r)) - want(i, r)) / want(i, r));
           EXPECT_LE(worst, 1e-7) << "policy " << policy << ", rank " << rank << ", mode " << mode << ", threads "
                                  << threads;
+        }
+      }
+    }
+    spt_csf_free(c);
+  }
+}
+
+// CSF fibers on both sides of the long-fiber limits: 64 leaves (one
+// float32 sum), up to 128 (two sums of alternate leaves, odd and even
+// counts), and beyond (chunks of 128 added in double). Every term is
+// t = 1 + 2^-17 (values t, factors 1), so the sums are exact and a leaf
+// lost or counted twice is an error of at least 1 / 300. Then the first
+// leaf of each fiber gets an infinite factor row: every output element
+// that sums it must be +inf, never NaN (an even count weighs the odd-count
+// leaf by a mask, not by 0 * inf).
+TEST(Float32Accuracy, CsfFibersAroundTheChunkLengths) {
+  const std::vector<spt_index> lengths = {1, 63, 64, 65, 66, 127, 128, 129, 130, 200, 255, 256, 257, 300};
+  const std::vector<spt_index> dims = {2, static_cast<spt_index>(lengths.size()), 400};
+  const float t = 1.0f + std::ldexp(1.0f, -17);
+  std::vector<std::array<spt_index, 3>> coords;
+  for (spt_index i = 0; i < dims[0]; ++i)
+    for (spt_index j = 0; j < dims[1]; ++j)
+      for (spt_index l = 0; l < lengths[j]; ++l) coords.push_back({i, j, l});
+  spt_coo_s x;
+  x.init_owned(SPT_FLOAT32, dims, coords.size());
+  for (size_t p = 0; p < coords.size(); ++p) {
+    for (uint32_t m = 0; m < 3; ++m) x.mutable_ind(m)[p] = coords[p][m];
+    x.mutable_values<float>()[p] = t;
+  }
+  for (spt_csf_policy policy : {SPT_CSF_ONEMODE, SPT_CSF_ALLMODE}) {
+    spt_context* ctx = cpu_context(2);
+    spt_csf* c = nullptr;
+    ASSERT_EQ(spt_csf_from_coo(ctx, &x, spt::test::CsfOptions(policy), &c), SPT_OK) << spt_last_error(ctx);
+    spt_context_free(ctx);
+    for (spt_nnz rank : {16, 10}) {
+      std::vector<DenseMatrix<float>> factors;
+      for (uint32_t m = 0; m < 3; ++m) {
+        factors.emplace_back(dims[m], rank);
+        std::fill(factors.back().values.begin(), factors.back().values.end(), 1.0f);
+      }
+      for (bool infinite : {false, true}) {
+        if (infinite) std::fill_n(factors[2].values.begin(), rank, std::numeric_limits<float>::infinity());
+        const auto refs = crefs(factors);
+        for (uint32_t mode = 0; mode < 3; ++mode) {
+          const DenseMatrix<double> want = f32::exact_mttkrp(x, factors, mode);
+          for (int threads : {1, 3}) {
+            spt_matrix_s out;
+            init_matrix(out, SPT_FLOAT32, x.dims[mode], rank, SPT_ROW_MAJOR);
+            kernels::cpu::mttkrp_csf(kernels::Exec{threads}, *c, refs.data(), mode,
+                                     MatRef<float>{out.ptr<float>(), out.rows, out.cols, out.ld});
+            const std::string where = cat("policy ", policy, ", rank ", rank, ", mode ", mode, ", threads ", threads,
+                                          infinite ? ", infinite row" : "");
+            for (spt_nnz i = 0; i < want.rows; ++i)
+              for (spt_nnz r = 0; r < rank; ++r) {
+                const double got = out.at<float>(i, r);
+                if (std::isinf(want(i, r))) {
+                  ASSERT_TRUE(std::isinf(got) && got > 0) << where << ": row " << i << " got " << got;
+                } else if (want(i, r) > 0) {
+                  ASSERT_LE(std::fabs(got - want(i, r)) / want(i, r), 1e-7) << where << ": row " << i;
+                }
+              }
+          }
         }
       }
     }

@@ -29,7 +29,8 @@
 //
 // Sums reach double: float32 sums cover at most kFoldEvery terms before
 // they are folded into double (a fiber's leaves, the fused sum of fiber
-// products, the additions to a private output row); sums across nodes and
+// products, the additions to a private output row; a long fiber's leaves
+// in two such sums, added pairwise: long_fiber); sums across nodes and
 // root slices, split rows and the atomics' copy are in double; results are
 // rounded to T once. So float32 results carry about one rounding per
 // output element.
@@ -122,6 +123,25 @@ template <int N, typename Vec>
       w += __builtin_convertvector(f, Wide);
       std::memcpy(wide + j * W + h * (W / 2), &w, sizeof(Wide));
     }
+  }
+}
+
+// As add_wide, through a double vector of twice the bytes, which GCC
+// splits into native registers: one conversion per half, no shuffles
+// through single lanes. For out-of-line loops only: inlined into the
+// fused fiber loop, the wider type cost that loop its registers.
+template <int N, typename Vec>
+[[gnu::always_inline]] inline void add_wide_whole(const Vec* sum, double* wide) {
+  static_assert(sizeof(sum[0][0]) == sizeof(float), "float32 sums");
+  static_assert(sizeof(Vec) == kVectorBytes, "native float32 vectors");
+  constexpr int W = kVectorBytes / sizeof(float);
+  typedef double Wide __attribute__((vector_size(2 * kVectorBytes)));
+#pragma GCC unroll 16
+  for (int j = 0; j < N; ++j) {
+    Wide w;
+    std::memcpy(&w, wide + j * W, sizeof(Wide));
+    w += __builtin_convertvector(sum[j], Wide);
+    std::memcpy(wide + j * W, &w, sizeof(Wide));
   }
 }
 
@@ -333,30 +353,77 @@ inline void fiber_sum_pass(const spt_index* __restrict gf, const spt_nnz* __rest
   for (int j = 0; j < NV; ++j) std::memcpy(acc + off[j], &out[j], sizeof(Vec));
 }
 
-// float32, a fiber of more than kFoldEvery leaves [kb, ke): wide[j*W..] +=
-// grow[off(j)..] .* (sum of v[k] * a(f[k], off(j)..)), the leaves summed in
-// float32 runs of kFoldEvery, each run's product added in double. Out of
-// line, so the short-fiber loop of fiber_sum_folded keeps its registers.
-template <typename T, int NV, typename Off>
-[[gnu::always_inline]] inline void long_fiber_into(const T* __restrict grow, const spt_index* __restrict f,
-                                       const T* __restrict v, const T* __restrict a, spt_nnz ld, spt_nnz kb,
-                                       spt_nnz ke, Off off, double* __restrict wide) {
+// NV native vectors of T, returned by value.
+template <typename T, int NV>
+struct Vectors {
   typedef T Vec __attribute__((vector_size(kVectorBytes)));
+  Vec v[NV];
+};
+
+// float32, a fiber of more than kFoldEvery leaves [kb, ke): its product
+// grow[off(j)..] .* (sum of v[k] * a(f[k], off(j)..)). The leaves go in
+// chunks of up to 2 * kFoldEvery, each summed by two float32 sums that take
+// alternate leaves (at most kFoldEvery terms each) and are then added, so
+// a chunk's error bound is that of a sum of kFoldEvery + 1 terms, and a
+// chunk is one loop with one exit (runs of kFoldEvery leaves, each its own
+// loop and its own conversion to double, made long fibers the slow part of
+// tensors whose fibers are mostly a little over kFoldEvery). The two
+// independent sums also halve the chain of dependent additions per leaf. A
+// fiber of one chunk returns its product in float32 (the caller adds it as
+// one fiber's, no conversion); a longer one adds each chunk's product to
+// wide in double and returns zeros. Out of line, so the short-fiber loop of
+// fiber_sum_folded keeps its registers.
+template <typename T, int NV, typename Off>
+[[gnu::noinline]] Vectors<T, NV> long_fiber(
+    const T* __restrict grow, const spt_index* __restrict f, const T* __restrict v, const T* __restrict a,
+    spt_nnz ld, spt_nnz kb, spt_nnz ke, Off off, double* __restrict wide) {
+  typedef T Vec __attribute__((vector_size(kVectorBytes)));
+  typedef std::conditional_t<sizeof(T) == 4, int32_t, int64_t> Lane;
+  typedef Lane Bits __attribute__((vector_size(kVectorBytes)));
+  Vectors<T, NV> product;
   for (spt_nnz rb = kb; rb < ke;) {
-    const spt_nnz re = run_end<T>(rb, ke);
-    Vec sum[NV];
+    const spt_nnz re = ke - rb > 2 * kFoldEvery ? rb + 2 * kFoldEvery : ke;
+    // An odd count: the first leaf starts the first sum, its product kept
+    // by an all-ones mask (all-zeros for an even count: no branch on the
+    // parity, and no 0 * inf).
+    const spt_nnz odd = (re - rb) & 1;
+    const T* row0 = a + static_cast<spt_nnz>(f[rb]) * ld;
+    const T x0 = v[rb];
+    const Bits keep = Bits{} - static_cast<Lane>(odd);
+    Vec first[NV], second[NV];
 #pragma GCC unroll 16
-    for (int j = 0; j < NV; ++j) sum[j] = Vec{};
-    add_leaves<T, NV>(f, v, a, ld, rb, re, off, sum);
+    for (int j = 0; j < NV; ++j) {
+      Vec r;
+      std::memcpy(&r, row0 + off(j), sizeof(Vec));
+      first[j] = reinterpret_cast<Vec>(reinterpret_cast<Bits>(x0 * r) & keep);
+      second[j] = Vec{};
+    }
+    for (spt_nnz c = rb + odd; c < re; c += 2) {
+      const T* row1 = a + static_cast<spt_nnz>(f[c]) * ld;
+      const T* row2 = a + static_cast<spt_nnz>(f[c + 1]) * ld;
+      const T x1 = v[c], x2 = v[c + 1];
+#pragma GCC unroll 16
+      for (int j = 0; j < NV; ++j) {
+        Vec r1, r2;
+        std::memcpy(&r1, row1 + off(j), sizeof(Vec));
+        std::memcpy(&r2, row2 + off(j), sizeof(Vec));
+        first[j] += x1 * r1;
+        second[j] += x2 * r2;
+      }
+    }
 #pragma GCC unroll 16
     for (int j = 0; j < NV; ++j) {
       Vec r;
       std::memcpy(&r, grow + off(j), sizeof(Vec));
-      sum[j] *= r;
+      product.v[j] = (first[j] + second[j]) * r;
     }
-    add_wide<NV>(sum, wide);
+    if (rb == kb && re == ke) return product;
+    add_wide_whole<NV>(product.v, wide);
     rb = re;
   }
+#pragma GCC unroll 16
+  for (int j = 0; j < NV; ++j) product.v[j] = Vec{};
+  return product;
 }
 
 // float32 (the fused sums of float64 are fiber_sum / fiber_sum_pass):
@@ -367,8 +434,8 @@ template <typename T, int NV, typename Off>
 // after it, so the loop over a block's fibers is fiber_sum's with one more
 // (predictable) test per fiber: most fibers are short, and a count of runs
 // or a cut of every fiber into runs costs a short fiber about as much as
-// its leaves. A fiber of more than kFoldEvery leaves goes to
-// long_fiber_into. Out of line: inlined into a caller, its loop loses
+// its leaves. A fiber of more than kFoldEvery leaves goes to long_fiber.
+// Out of line: inlined into a caller, its loop loses
 // registers to the caller's values.
 template <typename T, int NV, typename Off>
 [[gnu::noinline]] void fiber_sum_folded(const spt_index* __restrict gf, const spt_nnz* __restrict p, const T* __restrict g,
@@ -387,7 +454,9 @@ template <typename T, int NV, typename Off>
     for (spt_nnz c = cb; c < ce; ++c) {
       const spt_nnz ke = p[c + 1];
       if (__builtin_expect(ke - kb > kFoldEvery, 0)) {
-        long_fiber_into<T, NV>(g + static_cast<spt_nnz>(gf[c]) * gld, f, v, a, ld, kb, ke, off, wide);
+        const auto product = long_fiber<T, NV>(g + static_cast<spt_nnz>(gf[c]) * gld, f, v, a, ld, kb, ke, off, wide);
+#pragma GCC unroll 16
+        for (int j = 0; j < NV; ++j) out[j] += product.v[j];
       } else {
         Vec sum[NV];
 #pragma GCC unroll 16
