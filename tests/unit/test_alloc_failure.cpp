@@ -77,38 +77,7 @@ void release(void* p) {
 
 }  // namespace
 
-void* operator new(size_t n) {
-  void* p = allocate(n, 0);
-  if (!p) throw std::bad_alloc();
-  return p;
-}
-void* operator new[](size_t n) {
-  void* p = allocate(n, 0);
-  if (!p) throw std::bad_alloc();
-  return p;
-}
-void* operator new(size_t n, std::align_val_t a) {
-  void* p = allocate(n, static_cast<size_t>(a));
-  if (!p) throw std::bad_alloc();
-  return p;
-}
-void* operator new[](size_t n, std::align_val_t a) {
-  void* p = allocate(n, static_cast<size_t>(a));
-  if (!p) throw std::bad_alloc();
-  return p;
-}
-void* operator new(size_t n, const std::nothrow_t&) noexcept { return allocate(n, 0); }
-void* operator new[](size_t n, const std::nothrow_t&) noexcept { return allocate(n, 0); }
-void operator delete(void* p) noexcept { release(p); }
-void operator delete[](void* p) noexcept { release(p); }
-void operator delete(void* p, size_t) noexcept { release(p); }
-void operator delete[](void* p, size_t) noexcept { release(p); }
-void operator delete(void* p, std::align_val_t) noexcept { release(p); }
-void operator delete[](void* p, std::align_val_t) noexcept { release(p); }
-void operator delete(void* p, size_t, std::align_val_t) noexcept { release(p); }
-void operator delete[](void* p, size_t, std::align_val_t) noexcept { release(p); }
-void operator delete(void* p, const std::nothrow_t&) noexcept { release(p); }
-void operator delete[](void* p, const std::nothrow_t&) noexcept { release(p); }
+#include "common/replaced_new_delete.hpp"
 
 namespace {
 
