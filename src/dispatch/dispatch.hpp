@@ -65,10 +65,8 @@ namespace kernel_entries {
 SPT_TYPED_KERNELS(float, SPT_DISPATCH_ENTRY)
 SPT_GENERIC_KERNELS(SPT_DISPATCH_ENTRY)
 SPT_DENSE_TYPED_KERNELS(float, SPT_DISPATCH_ENTRY)
-
-#undef SPT_DISPATCH_ENTRY
-#undef SPT_DEVICE_SLOT_HOST
-#undef SPT_DEVICE_SLOT_DEVICE
+// SPT_DISPATCH_ENTRY stays defined for the lists kept in their own headers
+// (dispatch_gcp.hpp), which stamp their entries with it.
 
 }  // namespace kernel_entries
 
