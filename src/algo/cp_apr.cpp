@@ -27,6 +27,7 @@
 #include "core/error.hpp"
 #include "core/hicoo.hpp"
 #include "core/random.hpp"
+#include "dispatch/cp_apr_steps.hpp"
 #include "dispatch/dispatch.hpp"
 
 namespace spt::algo {
@@ -200,32 +201,98 @@ void require_nonnegative_t(const spt_coo_s& x) {
   }
 }
 
+// The host steps: the factors in k, lambda in double, Phi per mode in host
+// memory, Phi by the dispatcher's kernels on the storage
+// cp_apr_choose_format picks (COO groups or one HiCOO copy).
 template <typename T>
-spt_status cp_apr_t(spt_context_s& ctx, const spt_coo_s& x, const spt_cp_apr_options& opts, spt_ktensor_s& out) {
-  using clock = std::chrono::steady_clock;
-  const int threads = thread_count(ctx);
-  const uint32_t order = x.order();
-  const spt_index rank = opts.rank;
-  spt_ktensor_s k;
-  init_ktensor(k, x.dtype(), x.dims, rank);
-  init_factors<T>(ctx, opts, k);
-
-  // M = init.copy(); M.normalize(normtype=1).
-  std::vector<double> lambda(rank, 1.0);
-  for (uint32_t m = 0; m < order; ++m) normalize_columns(k.template factor<T>(m), lambda);
-
-  // Phi's storage: one HiCOO copy for every mode, or per-mode groups.
-  std::unique_ptr<spt_hicoo_s> hicoo;
-  std::string why;
-  const spt_tensor_format format = cp_apr_choose_format(ctx, x, opts.format, &hicoo, &why);
-  log(ctx, 1, cat("CP-APR: Phi on ", format == SPT_TENSOR_FORMAT_HICOO ? "HiCOO" : "COO", ": ", why));
-  std::vector<ModeGroups> groups;
-  if (format == SPT_TENSOR_FORMAT_COO) {
-    groups.resize(order);
-    for (uint32_t m = 0; m < order; ++m) groups[m] = group_by_mode(x, m);
+class HostCpAprSteps final : public dispatch::CpAprSteps<T> {
+ public:
+  HostCpAprSteps(spt_context_s& ctx, const spt_coo_s& x, const spt_cp_apr_options& opts)
+      : ctx_(ctx), x_(x), threads_(thread_count(ctx)) {
+    std::string why;
+    const spt_tensor_format format = cp_apr_choose_format(ctx, x, opts.format, &hicoo_, &why);
+    log(ctx, 1, cat("CP-APR: Phi on ", format == SPT_TENSOR_FORMAT_HICOO ? "HiCOO" : "COO", ": ", why));
+    if (format == SPT_TENSOR_FORMAT_COO) {
+      groups_.resize(x.order());
+      for (uint32_t m = 0; m < x.order(); ++m) groups_[m] = group_by_mode(x, m);
+    }
+    for (uint32_t m = 0; m < x.order(); ++m) phi_.emplace_back(x.dims[m], opts.rank);
   }
-  std::vector<DenseMatrix<T>> phi;
-  for (uint32_t m = 0; m < order; ++m) phi.emplace_back(x.dims[m], rank);
+
+  const char* name() const override { return hicoo_ ? "HiCOO" : "COO groups"; }
+  void start(spt_ktensor_s& k) override {
+    k_ = &k;
+    lambda_.assign(k.rank, 1.0);
+    for (auto& p : phi_) std::fill(p.values.data(), p.values.data() + p.values.size(), T(0));
+  }
+  void normalise(uint32_t mode) override { normalize_columns(k_->template factor<T>(mode), lambda_); }
+  void scooch(uint32_t mode, double kappa, double kappatol) override {
+    MatRef<T> a = k_->template factor<T>(mode);
+    MatRef<T> ph = phi_[mode].ref();
+    for (spt_nnz i = 0; i < a.rows; ++i)
+      for (spt_nnz r = 0; r < a.cols; ++r)
+        if (ph(i, r) > T(0) && static_cast<double>(a(i, r)) < kappatol)
+          a(i, r) = static_cast<T>(static_cast<double>(a(i, r)) + kappa);
+  }
+  void redistribute(uint32_t mode) override {
+    MatRef<T> a = k_->template factor<T>(mode);
+    for (spt_nnz i = 0; i < a.rows; ++i)
+      for (spt_nnz r = 0; r < a.cols; ++r) a(i, r) = static_cast<T>(static_cast<double>(a(i, r)) * lambda_[r]);
+    std::fill(lambda_.begin(), lambda_.end(), 1.0);
+  }
+  void phi(uint32_t mode, double eps) override {
+    std::vector<ConstMatRef<T>> fr;
+    for (uint32_t m = 0; m < k_->order(); ++m) {
+      MatRef<T> f = k_->template factor<T>(m);
+      fr.push_back({f.data, f.rows, f.cols, f.ld});
+    }
+    MatRef<T> ph = phi_[mode].ref();
+    if (hicoo_) SPT_DISPATCH(ctx_, cp_apr_phi_hicoo, *hicoo_, mode, fr.data(), eps, ph);
+    else SPT_DISPATCH(ctx_, cp_apr_phi, groups_[mode], mode, fr.data(), eps, ph);
+  }
+  double kkt_violation(uint32_t mode) override {
+    MatRef<T> a = k_->template factor<T>(mode);
+    MatRef<T> ph = phi_[mode].ref();
+    double viol = 0;
+    for (spt_nnz i = 0; i < a.rows; ++i)
+      for (spt_nnz r = 0; r < a.cols; ++r)
+        viol = std::max(viol, std::fabs(std::min(static_cast<double>(a(i, r)), 1.0 - static_cast<double>(ph(i, r)))));
+    return viol;
+  }
+  void multiply(uint32_t mode) override {
+    MatRef<T> a = k_->template factor<T>(mode);
+    MatRef<T> ph = phi_[mode].ref();
+    for (spt_nnz i = 0; i < a.rows; ++i)
+      for (spt_nnz r = 0; r < a.cols; ++r) a(i, r) *= ph(i, r);
+  }
+  double loglikelihood() override {
+    for (spt_index r = 0; r < k_->rank; ++r) k_->lambda.template ptr<T>()[r] = static_cast<T>(lambda_[r]);
+    return loglikelihood_t<T>(x_, *k_, threads_);
+  }
+  void finish(spt_ktensor_s&, std::vector<double>* lambda) override { *lambda = lambda_; }
+
+ private:
+  spt_context_s& ctx_;
+  const spt_coo_s& x_;
+  int threads_;
+  spt_ktensor_s* k_ = nullptr;
+  std::vector<double> lambda_;
+  std::unique_ptr<spt_hicoo_s> hicoo_;
+  std::vector<ModeGroups> groups_;
+  std::vector<DenseMatrix<T>> phi_;
+};
+
+// The one CP-APR loop (pyttb tt_cp_apr_mu), on whichever steps hold the
+// run's data. k holds the initial factors; the result is moved into out.
+template <typename T>
+spt_status cp_apr_loop(dispatch::CpAprSteps<T>& steps, const spt_cp_apr_options& opts, spt_ktensor_s& k,
+                       spt_ktensor_s& out) {
+  using clock = std::chrono::steady_clock;
+  const uint32_t order = k.order();
+  const spt_index rank = k.rank;
+  steps.start(k);
+  // M = init.copy(); M.normalize(normtype=1).
+  for (uint32_t m = 0; m < order; ++m) steps.normalise(m);
   std::vector<double> kkt_mode(order, 0.0);
 
   bool converged = false;
@@ -233,45 +300,23 @@ spt_status cp_apr_t(spt_context_s& ctx, const spt_coo_s& x, const spt_cp_apr_opt
     const auto t0 = clock::now();
     bool all_met = true;
     for (uint32_t n = 0; n < order; ++n) {
-      MatRef<T> a = k.template factor<T>(n);
-      MatRef<T> ph = phi[n].ref();
       // Scooch inadmissible zeros (complementary slackness), from the second
       // outer iteration on, with the Phi of the previous visit to this mode.
-      if (iter > 0) {
-        for (spt_nnz i = 0; i < a.rows; ++i)
-          for (spt_nnz r = 0; r < a.cols; ++r)
-            if (ph(i, r) > T(0) && static_cast<double>(a(i, r)) < opts.kappatol)
-              a(i, r) = static_cast<T>(static_cast<double>(a(i, r)) + opts.kappa);
-      }
+      if (iter > 0) steps.scooch(n, opts.kappa, opts.kappatol);
       // Shift the weights into mode n (redistribute).
-      for (spt_nnz i = 0; i < a.rows; ++i)
-        for (spt_nnz r = 0; r < a.cols; ++r) a(i, r) = static_cast<T>(static_cast<double>(a(i, r)) * lambda[r]);
-      std::fill(lambda.begin(), lambda.end(), 1.0);
-
-      std::vector<ConstMatRef<T>> fr;
-      for (uint32_t m = 0; m < order; ++m) {
-        MatRef<T> f = k.template factor<T>(m);
-        fr.push_back({f.data, f.rows, f.cols, f.ld});
-      }
+      steps.redistribute(n);
       for (int inner = 0; inner < opts.max_inner_iters; ++inner) {
-        if (hicoo) SPT_DISPATCH(ctx, cp_apr_phi_hicoo, *hicoo, n, fr.data(), opts.epsilon, ph);
-        else SPT_DISPATCH(ctx, cp_apr_phi, groups[n], n, fr.data(), opts.epsilon, ph);
-        double viol = 0;
-        for (spt_nnz i = 0; i < a.rows; ++i)
-          for (spt_nnz r = 0; r < a.cols; ++r)
-            viol = std::max(viol, std::fabs(std::min(static_cast<double>(a(i, r)),
-                                                     1.0 - static_cast<double>(ph(i, r)))));
+        steps.phi(n, opts.epsilon);
+        const double viol = steps.kkt_violation(n);
         kkt_mode[n] = viol;
         if (viol < opts.tol) break;
         all_met = false;
-        for (spt_nnz i = 0; i < a.rows; ++i)
-          for (spt_nnz r = 0; r < a.cols; ++r) a(i, r) *= ph(i, r);
+        steps.multiply(n);
       }
-      normalize_columns(a, lambda);
+      steps.normalise(n);
     }
     const double kkt = *std::max_element(kkt_mode.begin(), kkt_mode.end());
-    for (spt_index r = 0; r < rank; ++r) k.lambda.ptr<T>()[r] = static_cast<T>(lambda[r]);
-    const double ll = loglikelihood_t<T>(x, k, threads);
+    const double ll = steps.loglikelihood();
     const double secs = std::chrono::duration<double>(clock::now() - t0).count();
     if (!std::isfinite(kkt) || std::isnan(ll))
       fail(SPT_ERR_NUMERICAL, "CP-APR produced non-finite values in outer iteration ", iter + 1);
@@ -286,6 +331,8 @@ spt_status cp_apr_t(spt_context_s& ctx, const spt_coo_s& x, const spt_cp_apr_opt
 
   // Final clean-up as pyttb (M.normalize(sort=True, normtype=1)): all modes
   // are already 1-normalised; sort components by decreasing lambda.
+  std::vector<double> lambda;
+  steps.finish(k, &lambda);
   std::vector<spt_index> p(rank);
   std::iota(p.begin(), p.end(), 0);
   std::stable_sort(p.begin(), p.end(), [&](spt_index a, spt_index b) { return lambda[a] > lambda[b]; });
@@ -301,6 +348,35 @@ spt_status cp_apr_t(spt_context_s& ctx, const spt_coo_s& x, const spt_cp_apr_opt
   k.converged = converged ? 1 : 0;
   out = std::move(k);
   return converged ? SPT_OK : SPT_WARN_NOT_CONVERGED;
+}
+
+// The initial ktensor: the user's or random factors, lambda 1.
+template <typename T>
+spt_ktensor_s initial_ktensor(spt_context_s& ctx, const spt_coo_s& x, const spt_cp_apr_options& opts) {
+  spt_ktensor_s k;
+  init_ktensor(k, x.dtype(), x.dims, opts.rank);
+  init_factors<T>(ctx, opts, k);
+  return k;
+}
+
+template <typename T>
+spt_status cp_apr_t(spt_context_s& ctx, const spt_coo_s& x, const spt_cp_apr_options& opts, spt_ktensor_s& out) {
+  // The device steps when the context's backend runs on the GPU (nullptr
+  // when it does not, or falls back under AUTO with a note); a device
+  // failure during the run under AUTO restarts on the host from the same
+  // initial factors (the callback then sees the iterations again).
+  if (std::unique_ptr<dispatch::CpAprSteps<T>> device = dispatch::make_device_cp_apr_steps<T>(ctx, x, opts)) {
+    try {
+      spt_ktensor_s k = initial_ktensor<T>(ctx, x, opts);
+      log(ctx, 1, cat("CP-APR: Phi on ", device->name()));
+      return cp_apr_loop<T>(*device, opts, k, out);
+    } catch (const dispatch::DeviceStepFailure& f) {
+      dispatch::cp_apr_after_device_failure(ctx, f);
+    }
+  }
+  HostCpAprSteps<T> host(ctx, x, opts);
+  spt_ktensor_s k = initial_ktensor<T>(ctx, x, opts);
+  return cp_apr_loop<T>(host, opts, k, out);
 }
 
 }  // namespace

@@ -45,6 +45,8 @@
  * TUCKER_STEPS (a Tucker-HOOI session and its steps) replace cp_als,
  * cp_als_fcoo, cp_als_mixed, tucker_hooi_fcoo / _hls / _hbcsf and
  * spt_plugin_cp_als_args / spt_plugin_tucker_args (family WHOLE_RUN is gone).
+ * 12 = adds the family CP_APR_STEPS (a CP-APR session and its steps) and
+ * spt_plugin_cp_apr_groups.
  */
 #ifndef SPT_DISPATCH_PLUGIN_ABI_H
 #define SPT_DISPATCH_PLUGIN_ABI_H
@@ -56,7 +58,7 @@
 extern "C" {
 #endif
 
-#define SPT_PLUGIN_ABI_VERSION 11u
+#define SPT_PLUGIN_ABI_VERSION 12u
 #define SPT_CUDA_PLUGIN_ENTRY_NAME "spt_cuda_plugin_entry"
 /* The plugin's file carries the library's major version (the SONAME
  * number), as cuda/CMakeLists.txt names it: a library loads only a plugin of
@@ -669,6 +671,76 @@ typedef struct spt_plugin_tucker_session spt_plugin_tucker_session;
   ENTRY(tucker_core, (spt_plugin_tucker_session * s, double *norm_core_squared, char *message, size_t message_len)) \
   ENTRY(tucker_get_core, (spt_plugin_tucker_session * s, void *core, char *message, size_t message_len))
 
+/* CP-APR steps (Chi & Kolda multiplicative updates, pyttb cp_apr 'mu'
+ * numerics). The core's one CP-APR loop (src/algo/cp_apr.cpp) owns the
+ * outer and inner iterations, the convergence tests, callbacks and every
+ * error message; a session keeps the factors A_m, lambda (in double), each
+ * mode's Phi and the grouped nonzeros on the device from
+ * cp_apr_set_factors to cp_apr_get_factors, so that only scalars cross per
+ * step. Steps are queued in order on the session's stream; the entries that
+ * return a scalar (cp_apr_kkt_violation, cp_apr_loglikelihood) wait for it.
+ * A session is used by one thread at a time. Errors of every entry:
+ * INVALID_ARGUMENT (NULL arguments, a mode out of range, inconsistent
+ * groups), OUT_OF_MEMORY, UNSUPPORTED, DEVICE.
+ * cp_apr_session_create: a session on `device` for a tensor of `order`
+ *   (2..64) modes with dims[m] rows in mode m, `nnz` nonzeros, value type
+ *   dtype and rank `rank`; per_mode (order entries) holds the nonzeros
+ *   grouped by each mode's index (host memory, copied). Checks first that
+ *   the groups, factors, Phi and workspace fit the free device memory
+ *   (OUT_OF_MEMORY, nothing allocated). UNSUPPORTED for a rank above 2048
+ *   (Phi stages a few rank-long rows per warp in shared memory).
+ * cp_apr_session_release: frees a session (NULL ignored).
+ * cp_apr_set_factors: A_m from host memory (order matrices dims[m] x rank
+ *   of dtype); lambda = 1.
+ * cp_apr_get_factors: A_m and lambda (rank doubles) to host memory.
+ * cp_apr_normalise: lambda_r *= ||A_mode(:, r)||_1 (summed in double) and
+ *   the column divided by it (a zero column stays zero).
+ * cp_apr_scooch: A_mode(i, r) += kappa where Phi_mode(i, r) > 0 and
+ *   A_mode(i, r) < kappatol (Phi of the last cp_apr_phi of this mode; 0
+ *   before the first).
+ * cp_apr_redistribute: A_mode(:, r) *= lambda_r; lambda = 1.
+ * cp_apr_phi: Phi_mode = (X_(mode) ./ max(A_mode Pi^T, eps)) Pi at the
+ *   nonzeros, Pi's rows formed per nonzero in the tensor's type (other
+ *   modes ascending), model values and rows accumulated in double in the
+ *   CPU kernel's order (bitwise the CPU's COO-group Phi in float64 and
+ *   float32).
+ * cp_apr_kkt_violation: *violation = max |min(A_mode, 1 - Phi_mode)|.
+ * cp_apr_multiply: A_mode .*= Phi_mode.
+ * cp_apr_loglikelihood: *loglik = sum_nz x log(m(nz)) - sum of all model
+ *   entries, model = [[lambda; A]], in double. */
+typedef struct spt_plugin_cp_apr_session spt_plugin_cp_apr_session;
+
+/* One mode's nonzeros grouped by their index in that mode (host memory):
+ * group i is the positions [row_ptr[i], row_ptr[i+1]) (row_ptr[0] = 0,
+ * non-decreasing, row_ptr[rows] = nnz); ind[m][k] (m = 0..order-1, k <
+ * nnz) is the k-th nonzero's index in mode m (ind[mode] is not read and
+ * may be NULL) and values[k] its value, in double. */
+typedef struct spt_plugin_cp_apr_groups {
+  uint64_t rows;
+  const uint64_t *row_ptr;
+  const uint32_t *const *ind;
+  const double *values;
+} spt_plugin_cp_apr_groups;
+
+#define SPT_PLUGIN_CP_APR_STEPS_ENTRIES(ENTRY, RELEASE)                                                           \
+  ENTRY(cp_apr_session_create, (int device, int dtype, uint32_t order, const uint32_t *dims, uint64_t nnz,        \
+                                uint32_t rank, const spt_plugin_cp_apr_groups *per_mode,                         \
+                                spt_plugin_cp_apr_session **out, char *message, size_t message_len))              \
+  RELEASE(cp_apr_session_release, (spt_plugin_cp_apr_session * s))                                               \
+  ENTRY(cp_apr_set_factors, (spt_plugin_cp_apr_session * s, const spt_plugin_matrix *factors, char *message,     \
+                             size_t message_len))                                                                \
+  ENTRY(cp_apr_get_factors, (spt_plugin_cp_apr_session * s, spt_plugin_matrix *factors, double *lambda,          \
+                             char *message, size_t message_len))                                                 \
+  ENTRY(cp_apr_normalise, (spt_plugin_cp_apr_session * s, uint32_t mode, char *message, size_t message_len))     \
+  ENTRY(cp_apr_scooch, (spt_plugin_cp_apr_session * s, uint32_t mode, double kappa, double kappatol,             \
+                        char *message, size_t message_len))                                                      \
+  ENTRY(cp_apr_redistribute, (spt_plugin_cp_apr_session * s, uint32_t mode, char *message, size_t message_len))  \
+  ENTRY(cp_apr_phi, (spt_plugin_cp_apr_session * s, uint32_t mode, double eps, char *message, size_t message_len)) \
+  ENTRY(cp_apr_kkt_violation, (spt_plugin_cp_apr_session * s, uint32_t mode, double *violation, char *message,   \
+                               size_t message_len))                                                              \
+  ENTRY(cp_apr_multiply, (spt_plugin_cp_apr_session * s, uint32_t mode, char *message, size_t message_len))      \
+  ENTRY(cp_apr_loglikelihood, (spt_plugin_cp_apr_session * s, double *loglik, char *message, size_t message_len))
+
 /* The families, in table order. */
 #define SPT_PLUGIN_FAMILIES(FAMILY) \
   FAMILY(DEVICE)                    \
@@ -679,7 +751,8 @@ typedef struct spt_plugin_tucker_session spt_plugin_tucker_session;
   FAMILY(HLS)                       \
   FAMILY(TTM)                       \
   FAMILY(CP_STEPS)                  \
-  FAMILY(TUCKER_STEPS)
+  FAMILY(TUCKER_STEPS)              \
+  FAMILY(CP_APR_STEPS)
 
 #define SPT_PLUGIN_TABLE_FIELD_ENTRY(name, params) int(*name) params;
 #define SPT_PLUGIN_TABLE_FIELD_RELEASE(name, params) void(*name) params;
