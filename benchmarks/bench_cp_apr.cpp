@@ -5,6 +5,7 @@
 //   bench_cp_apr FILE [--rank 16] [--reps 10] [--threads N]
 //                     [--dtype float32|float64] [--iters K] [--tensor NAME]
 //                     [--strategy auto|direct|privatized] (HiCOO Phi strategy)
+//                     [--backend cpu|cuda|both] [--no-phi]
 //
 // Prints JSON Lines on stdout (keys of ../shared/DESIGN.md "Benchmarks"):
 //  - bench "cp_apr_storage", format "coo"/"hicoo": build seconds
@@ -18,6 +19,12 @@
 //  - with --iters K > 0, bench "cp_apr_iter", format "coo"/"hicoo": a
 //    K-outer-iteration spt_cp_apr (tol 0) per format, ms per outer
 //    iteration (median over iterations) and the final log-likelihood.
+//    --backend cuda (or both) adds format "coo" with backend "cuda": the
+//    same run with the whole loop on the GPU (CUDA forced; device = the
+//    GPU's name), with max_rel_diff = the largest relative difference of
+//    its per-iteration log-likelihoods from the CPU COO run's; --backend
+//    cuda runs the CPU on COO only (the reference), both on COO and HiCOO.
+//  - --no-phi skips the storage and per-mode Phi lines (CPU kernels).
 // Run with OMP_NUM_THREADS=2 OMP_WAIT_POLICY=passive OPENBLAS_NUM_THREADS=1.
 #include <algorithm>
 #include <cmath>
@@ -44,6 +51,8 @@ struct Args {
   int rank = 16, reps = 10, threads = 0, iters = 0;
   spt_dtype dtype = SPT_FLOAT32;
   std::string strategy = "auto";
+  std::string backend = "cpu";  // cpu, cuda or both (for --iters)
+  bool phi = true;
 };
 
 Args parse(int argc, char** argv) {
@@ -61,18 +70,23 @@ Args parse(int argc, char** argv) {
     else if (k == "--dtype") a.dtype = value() == "float64" ? SPT_FLOAT64 : SPT_FLOAT32;
     else if (k == "--tensor") a.tensor = value();
     else if (k == "--strategy") a.strategy = value();
+    else if (k == "--backend") a.backend = value();
+    else if (k == "--no-phi") a.phi = false;
     else if (!k.empty() && k[0] == '-') throw Failure("unknown option " + k);
     else a.file = k;
   }
   if (a.file.empty()) throw Failure("usage: bench_cp_apr FILE [options]");
   if (a.tensor.empty()) a.tensor = tensor_stem(a.file);
+  if (a.backend != "cpu" && a.backend != "cuda" && a.backend != "both")
+    throw Failure("--backend must be cpu, cuda or both");
   return a;
 }
 
-Record base_record(const Args& a, const char* bench, const char* format, int threads, uint32_t order, spt_nnz nnz) {
+Record base_record(const Args& a, const char* bench, const char* format, int threads, uint32_t order, spt_nnz nnz,
+                   const char* backend = "cpu", const std::string& device = cpu_model()) {
   const char* commit = std::getenv("SPT_COMMIT");
   Record r;
-  r.str("bench", bench).str("format", format).str("backend", "cpu").str("device", cpu_model());
+  r.str("bench", bench).str("format", format).str("backend", backend).str("device", device);
   r.integer("threads", threads).str("tensor", a.tensor).integer("order", order).integer("nnz", (long long)nnz);
   r.str("dtype", a.dtype == SPT_FLOAT32 ? "float32" : "float64");
   r.str("date", utc_now()).str("commit", commit ? commit : "unknown");
@@ -151,29 +165,56 @@ void bench_phi(const Args& a, const spt_coo_s& x, int threads) {
   }
 }
 
-void bench_iterations(const Args& a, spt_context* ctx, const spt_coo* x, int threads, uint32_t order, spt_nnz nnz) {
-  for (spt_tensor_format format : {SPT_TENSOR_FORMAT_COO, SPT_TENSOR_FORMAT_HICOO}) {
-    spt_cp_apr_options o;
-    spt_cp_apr_options_init(&o);
-    o.rank = static_cast<spt_index>(a.rank);
-    o.max_outer_iters = a.iters;
-    o.tol = 0;
-    o.seed = 1;
-    o.format = format;
-    spt_ktensor* k = nullptr;
-    const double t0 = now_seconds();
-    check(spt_cp_apr(ctx, x, &o, &k), ctx, "spt_cp_apr");
-    const double total = now_seconds() - t0;
-    int count = 0;
-    const double *ll = nullptr, *secs = nullptr;
-    spt_ktensor_history(k, &count, &ll, &secs);
-    Record r = base_record(a, "cp_apr_iter", format == SPT_TENSOR_FORMAT_COO ? "coo" : "hicoo", threads, order, nnz);
-    r.integer("mode", -1).integer("rank", a.rank).num("ms_median", median(std::vector<double>(secs, secs + count)) * 1e3);
-    r.num("ms_min", minimum(std::vector<double>(secs, secs + count)) * 1e3).integer("reps", count);
-    r.num("total_s", total).num("loglik", count ? ll[count - 1] : 0.0);
-    r.print();
-    spt_ktensor_free(k);
+// One K-outer-iteration spt_cp_apr (tol 0, seed 1) on ctx in `format`: its
+// line, and its per-iteration log-likelihoods in *logliks.
+void bench_iteration_run(const Args& a, spt_context* ctx, const spt_coo* x, spt_tensor_format format, int threads,
+                         uint32_t order, spt_nnz nnz, const char* backend, const std::string& device,
+                         const std::vector<double>* reference, std::vector<double>* logliks) {
+  spt_cp_apr_options o;
+  spt_cp_apr_options_init(&o);
+  o.rank = static_cast<spt_index>(a.rank);
+  o.max_outer_iters = a.iters;
+  o.tol = 0;
+  o.seed = 1;
+  o.format = format;
+  spt_ktensor* k = nullptr;
+  const double t0 = now_seconds();
+  check(spt_cp_apr(ctx, x, &o, &k), ctx, "spt_cp_apr");
+  const double total = now_seconds() - t0;
+  int count = 0;
+  const double *ll = nullptr, *secs = nullptr;
+  spt_ktensor_history(k, &count, &ll, &secs);
+  Record r = base_record(a, "cp_apr_iter", format == SPT_TENSOR_FORMAT_COO ? "coo" : "hicoo", threads, order, nnz,
+                         backend, device);
+  r.integer("mode", -1).integer("rank", a.rank).num("ms_median", median(std::vector<double>(secs, secs + count)) * 1e3);
+  r.num("ms_min", minimum(std::vector<double>(secs, secs + count)) * 1e3).integer("reps", count);
+  r.num("total_s", total).num("loglik", count ? ll[count - 1] : 0.0);
+  if (reference && reference->size() == size_t(count)) {
+    double max_rel = 0;
+    for (int i = 0; i < count; ++i)
+      max_rel = std::max(max_rel, std::fabs(ll[i] - (*reference)[i]) / std::max(std::fabs((*reference)[i]), 1e-300));
+    r.num("max_rel_diff", max_rel);
   }
+  r.print();
+  if (logliks) logliks->assign(ll, ll + count);
+  spt_ktensor_free(k);
+}
+
+void bench_iterations(const Args& a, spt_context* ctx, const spt_coo* x, int threads, uint32_t order, spt_nnz nnz) {
+  check(spt_context_set_backend(ctx, SPT_BACKEND_CPU), ctx, "backend CPU");
+  std::vector<double> cpu_logliks;
+  bench_iteration_run(a, ctx, x, SPT_TENSOR_FORMAT_COO, threads, order, nnz, "cpu", cpu_model(), nullptr,
+                      &cpu_logliks);
+  if (a.backend != "cuda")
+    bench_iteration_run(a, ctx, x, SPT_TENSOR_FORMAT_HICOO, threads, order, nnz, "cpu", cpu_model(), nullptr,
+                        nullptr);
+  if (a.backend == "cpu") return;
+  check(spt_context_set_backend(ctx, SPT_BACKEND_CUDA), ctx, "backend CUDA");
+  spt_backend_info info{};
+  info.struct_size = sizeof info;
+  check(spt_context_backend_info(ctx, &info), ctx, "backend info");
+  bench_iteration_run(a, ctx, x, SPT_TENSOR_FORMAT_COO, threads, order, nnz, "cuda", info.device_name, &cpu_logliks,
+                      nullptr);
 }
 
 int run(const Args& a) {
@@ -189,7 +230,7 @@ int run(const Args& a) {
     using T = typename decltype(tag)::type;
     T* v = xs.mutable_values<T>();
     for (spt_nnz e = 0; e < xs.nnz; ++e) v[e] = std::fabs(v[e]);
-    bench_phi<T>(a, xs, threads);
+    if (a.phi) bench_phi<T>(a, xs, threads);
   });
   if (a.iters > 0) bench_iterations(a, ctx, &xs, threads, xs.order(), xs.nnz);
   spt_coo_free(x);

@@ -56,17 +56,27 @@ class CpAprSteps {
   virtual void finish(spt_ktensor_s& k, std::vector<double>* lambda) = 0;
 };
 
+// The AUTO backend's size rule for a whole CP-APR: true when the tensor is
+// so small that the CPU's iterations beat the GPU's fixed cost per step
+// (kernel launches, one host round trip per inner iteration). For now the
+// CP-ALS rule (cp_als_prefers_cpu, device.hpp), whose per-mode work is
+// alike (a sparse pass over the nonzeros at rank R, dense work on the
+// factors); bench_cp_apr --backend cuda measures both sides. A forced
+// CUDA backend ignores it.
+bool cp_apr_prefers_cpu(const std::vector<spt_index>& dims, spt_nnz nnz, spt_index rank, int threads);
+
 // The device steps of a CP-APR of x, when the context's effective backend
 // is CUDA: every mode's nonzeros grouped by that mode's index (the CPU's
 // COO groups, uploaded once) and the run's working set are on the device.
 // Phi runs on the COO groups whatever the format AUTO would pick on the
-// CPU. Returns nullptr when the CPU must run it: backend not CUDA, format
-// HiCOO requested, an order or rank outside the plugin's range, a device
-// out-of-memory (the groups, factors, Phi and workspace do not fit; see
-// SPT_CUDA_MEMORY_LIMIT in cuda/plugin_common.cuh) or another device
-// failure, each with a note in the context's log. With CUDA forced these
-// throw instead: SPT_ERR_UNSUPPORTED, SPT_ERR_OUT_OF_MEMORY,
-// SPT_ERR_DEVICE. opts must be normalised and validated. T is x's type.
+// CPU. Returns nullptr when the CPU must run it: backend not CUDA, AUTO and
+// a small problem (cp_apr_prefers_cpu), format HiCOO requested, an order or
+// rank outside the plugin's range, a device out-of-memory (the groups,
+// factors, Phi and workspace do not fit; see SPT_CUDA_MEMORY_LIMIT in
+// cuda/plugin_common.cuh) or another device failure, each with a note in
+// the context's log. With CUDA forced these throw instead:
+// SPT_ERR_UNSUPPORTED, SPT_ERR_OUT_OF_MEMORY, SPT_ERR_DEVICE. opts must be
+// normalised and validated. T is x's type.
 template <typename T>
 std::unique_ptr<CpAprSteps<T>> make_device_cp_apr_steps(const spt_context_s& ctx, const spt_coo_s& x,
                                                         const spt_cp_apr_options& opts);

@@ -11,6 +11,7 @@
 #include "core/error.hpp"
 #include "core/mode_groups.hpp"
 #include "dispatch/cp_apr_steps.hpp"
+#include "dispatch/device.hpp"
 #include "dispatch/device_common.hpp"
 #include "dispatch/plugin_loader.hpp"
 
@@ -127,6 +128,10 @@ void cp_apr_after_device_failure(const spt_context_s& ctx, const DeviceStepFailu
   cp_apr_device_failed(ctx, status, failure.what());
 }
 
+bool cp_apr_prefers_cpu(const std::vector<spt_index>& dims, spt_nnz nnz, spt_index rank, int threads) {
+  return cp_als_prefers_cpu(dims, nnz, rank, threads);
+}
+
 template <typename T>
 std::unique_ptr<CpAprSteps<T>> make_device_cp_apr_steps(const spt_context_s& ctx, const spt_coo_s& x,
                                                         const spt_cp_apr_options& opts) {
@@ -134,6 +139,12 @@ std::unique_ptr<CpAprSteps<T>> make_device_cp_apr_steps(const spt_context_s& ctx
   if (opts.format == SPT_TENSOR_FORMAT_HICOO) {
     cp_apr_unsupported(ctx, "the GPU CP-APR runs Phi on COO groups, and opts.format asks for HiCOO "
                             "(use SPT_TENSOR_FORMAT_COO or _AUTO)");
+    return nullptr;
+  }
+  if (ctx.backend == SPT_BACKEND_AUTO && cp_apr_prefers_cpu(x.dims, x.nnz, opts.rank, thread_count(ctx))) {
+    log(ctx, 1,
+        cat("note: CP-APR runs on the CPU: the tensor is small (", x.nnz, " nonzeros, rank ", opts.rank,
+            "), a GPU iteration would cost more than the CPU's; backend CUDA forces the GPU"));
     return nullptr;
   }
   const CudaPlugin& cuda = cuda_plugin();

@@ -25,6 +25,7 @@
 #include "common/test_util.hpp"
 #include "core/context.hpp"
 #include "core/error.hpp"
+#include "dispatch/cp_apr_steps.hpp"
 #include "sptensor/cp_apr.h"
 #include "sptensor/sptensor.h"
 
@@ -299,8 +300,10 @@ TEST(CudaCpAprApi, CallbackStopsTheDeviceRun) {
 // OUT_OF_MEMORY error before any iteration.
 TEST(CudaCpAprApi, OutOfMemoryFallsBackUnderAutoAndFailsUnderCuda) {
   SKIP_WITHOUT_DEVICE();
-  const spt_coo_s x = counts_with_gaps<double>({40, 30, 20}, 3000, 6);
+  const spt_coo_s x = counts_with_gaps<double>({3000, 2000, 40}, 20000, 6);
   AprSettings s;
+  s.outer = 4;
+  ASSERT_FALSE(dispatch::cp_apr_prefers_cpu(x.dims, x.nnz, s.rank, 4)) << "AUTO would not use the GPU";
   const auto init = positive_init<double>(x.dims, s.rank, 3);
   const AprRun cpu = run_cp_apr<double>(SPT_BACKEND_CPU, x, init, s);
   ASSERT_GE(cpu.status, 0) << cpu.error;
@@ -314,6 +317,28 @@ TEST(CudaCpAprApi, OutOfMemoryFallsBackUnderAutoAndFailsUnderCuda) {
   EXPECT_EQ(forced.status, SPT_ERR_OUT_OF_MEMORY) << forced.error;
   EXPECT_NE(forced.error.find("out of memory"), std::string::npos) << forced.error;
   EXPECT_TRUE(forced.logliks.empty());
+}
+
+// AUTO's size rule on any machine, and its effect on a machine with a GPU:
+// a tiny problem under AUTO runs on the CPU with a note (the CPU's
+// result), CUDA forced still runs on the GPU.
+TEST(CudaCpAprApi, AutoRunsSmallProblemsOnTheCpu) {
+  EXPECT_TRUE(dispatch::cp_apr_prefers_cpu({14, 14, 56}, 1992, 8, 1));             // nations
+  EXPECT_FALSE(dispatch::cp_apr_prefers_cpu({979, 979, 804}, 894892, 16, 16));     // email-eu-day
+  EXPECT_FALSE(dispatch::cp_apr_prefers_cpu({3000, 2000, 40}, 20000, 4, 4));
+  SKIP_WITHOUT_DEVICE();
+  const spt_coo_s x = counts_with_gaps<double>({30, 20, 10}, 1500, 5);
+  AprSettings s;
+  const auto init = positive_init<double>(x.dims, s.rank, 5);
+  const AprRun automatic = run_cp_apr<double>(SPT_BACKEND_AUTO, x, init, s);
+  const AprRun cpu = run_cp_apr<double>(SPT_BACKEND_CPU, x, init, s);
+  const AprRun forced = run_cp_apr<double>(SPT_BACKEND_CUDA, x, init, s);
+  ASSERT_GE(automatic.status, 0) << automatic.error;
+  EXPECT_TRUE(automatic.logged("the tensor is small"));
+  EXPECT_FALSE(automatic.logged("CP-APR on the GPU"));
+  ASSERT_EQ(automatic.logliks.size(), cpu.logliks.size());
+  for (size_t i = 0; i < cpu.logliks.size(); ++i) EXPECT_EQ(automatic.logliks[i], cpu.logliks[i]) << i;
+  expect_same_run<double>(forced, cpu, "tiny tensor, CUDA forced");
 }
 
 // CPU-only machines (CI): CUDA forced (set on the internal context:
