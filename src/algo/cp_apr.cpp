@@ -1,5 +1,10 @@
 // CP-APR by multiplicative updates (pyttb cp_apr / tt_cp_apr_mu numerics).
 //
+// One loop (run_cp_apr) for every backend, on the steps of a
+// dispatch::CpAprSteps<T>: the host steps below, or the device steps
+// (dispatch/cp_apr_steps.hpp) when the context runs on CUDA, which keep the
+// factors, lambda, Phi and the grouped nonzeros on the GPU for the whole
+// run. The host steps:
 // pyttb forms Pi (nnz x R) once per mode and re-reads it in every inner
 // iteration; here each Phi evaluation recomputes Pi's rows from the other
 // factors (bitwise the same values: those factors do not change during the
@@ -31,6 +36,78 @@
 #include "dispatch/dispatch.hpp"
 
 namespace spt::algo {
+
+template <typename T>
+spt_status run_cp_apr(dispatch::CpAprSteps<T>& steps, const spt_cp_apr_options& opts, spt_ktensor_s& k,
+                       spt_ktensor_s& out) {
+  using clock = std::chrono::steady_clock;
+  const uint32_t order = k.order();
+  const spt_index rank = k.rank;
+  steps.start(k);
+  // M = init.copy(); M.normalize(normtype=1).
+  for (uint32_t m = 0; m < order; ++m) steps.normalise(m);
+  std::vector<double> kkt_mode(order, 0.0);
+
+  bool converged = false;
+  for (int iter = 0; iter < opts.max_outer_iters; ++iter) {
+    const auto t0 = clock::now();
+    bool all_met = true;
+    for (uint32_t n = 0; n < order; ++n) {
+      // Scooch inadmissible zeros (complementary slackness), from the second
+      // outer iteration on, with the Phi of the previous visit to this mode.
+      if (iter > 0) steps.scooch(n, opts.kappa, opts.kappatol);
+      // Shift the weights into mode n (redistribute).
+      steps.redistribute(n);
+      for (int inner = 0; inner < opts.max_inner_iters; ++inner) {
+        steps.phi(n, opts.epsilon);
+        const double viol = steps.kkt_violation(n);
+        kkt_mode[n] = viol;
+        if (viol < opts.tol) break;
+        all_met = false;
+        steps.multiply(n);
+      }
+      steps.normalise(n);
+    }
+    const double kkt = *std::max_element(kkt_mode.begin(), kkt_mode.end());
+    const double ll = steps.loglikelihood();
+    const double secs = std::chrono::duration<double>(clock::now() - t0).count();
+    if (!std::isfinite(kkt) || std::isnan(ll))
+      fail(SPT_ERR_NUMERICAL, "CP-APR produced non-finite values in outer iteration ", iter + 1);
+    k.fit_history.push_back(ll);
+    k.seconds_history.push_back(secs);
+    k.iterations = iter + 1;
+    k.fit = ll;
+    if (all_met) converged = true;
+    if (opts.callback && opts.callback(opts.callback_data, iter + 1, ll, kkt, secs) != 0) break;
+    if (converged) break;
+  }
+
+  // Final clean-up as pyttb (M.normalize(sort=True, normtype=1)): all modes
+  // are already 1-normalised; sort components by decreasing lambda.
+  std::vector<double> lambda;
+  steps.finish(k, &lambda);
+  std::vector<spt_index> p(rank);
+  std::iota(p.begin(), p.end(), 0);
+  std::stable_sort(p.begin(), p.end(), [&](spt_index a, spt_index b) { return lambda[a] > lambda[b]; });
+  std::vector<T> tmp(rank);
+  for (spt_index r = 0; r < rank; ++r) k.lambda.ptr<T>()[r] = static_cast<T>(lambda[p[r]]);
+  for (uint32_t m = 0; m < order; ++m) {
+    MatRef<T> a = k.template factor<T>(m);
+    for (spt_nnz i = 0; i < a.rows; ++i) {
+      for (spt_index r = 0; r < rank; ++r) tmp[r] = a(i, p[r]);
+      for (spt_index r = 0; r < rank; ++r) a(i, r) = tmp[r];
+    }
+  }
+  k.converged = converged ? 1 : 0;
+  out = std::move(k);
+  return converged ? SPT_OK : SPT_WARN_NOT_CONVERGED;
+}
+
+template spt_status run_cp_apr<float>(dispatch::CpAprSteps<float>&, const spt_cp_apr_options&, spt_ktensor_s&,
+                                      spt_ktensor_s&);
+template spt_status run_cp_apr<double>(dispatch::CpAprSteps<double>&, const spt_cp_apr_options&, spt_ktensor_s&,
+                                       spt_ktensor_s&);
+
 namespace {
 
 // Scale the columns of `a` to unit 1-norm, multiplying lambda by the norms
@@ -282,74 +359,6 @@ class HostCpAprSteps final : public dispatch::CpAprSteps<T> {
   std::vector<DenseMatrix<T>> phi_;
 };
 
-// The one CP-APR loop (pyttb tt_cp_apr_mu), on whichever steps hold the
-// run's data. k holds the initial factors; the result is moved into out.
-template <typename T>
-spt_status cp_apr_loop(dispatch::CpAprSteps<T>& steps, const spt_cp_apr_options& opts, spt_ktensor_s& k,
-                       spt_ktensor_s& out) {
-  using clock = std::chrono::steady_clock;
-  const uint32_t order = k.order();
-  const spt_index rank = k.rank;
-  steps.start(k);
-  // M = init.copy(); M.normalize(normtype=1).
-  for (uint32_t m = 0; m < order; ++m) steps.normalise(m);
-  std::vector<double> kkt_mode(order, 0.0);
-
-  bool converged = false;
-  for (int iter = 0; iter < opts.max_outer_iters; ++iter) {
-    const auto t0 = clock::now();
-    bool all_met = true;
-    for (uint32_t n = 0; n < order; ++n) {
-      // Scooch inadmissible zeros (complementary slackness), from the second
-      // outer iteration on, with the Phi of the previous visit to this mode.
-      if (iter > 0) steps.scooch(n, opts.kappa, opts.kappatol);
-      // Shift the weights into mode n (redistribute).
-      steps.redistribute(n);
-      for (int inner = 0; inner < opts.max_inner_iters; ++inner) {
-        steps.phi(n, opts.epsilon);
-        const double viol = steps.kkt_violation(n);
-        kkt_mode[n] = viol;
-        if (viol < opts.tol) break;
-        all_met = false;
-        steps.multiply(n);
-      }
-      steps.normalise(n);
-    }
-    const double kkt = *std::max_element(kkt_mode.begin(), kkt_mode.end());
-    const double ll = steps.loglikelihood();
-    const double secs = std::chrono::duration<double>(clock::now() - t0).count();
-    if (!std::isfinite(kkt) || std::isnan(ll))
-      fail(SPT_ERR_NUMERICAL, "CP-APR produced non-finite values in outer iteration ", iter + 1);
-    k.fit_history.push_back(ll);
-    k.seconds_history.push_back(secs);
-    k.iterations = iter + 1;
-    k.fit = ll;
-    if (all_met) converged = true;
-    if (opts.callback && opts.callback(opts.callback_data, iter + 1, ll, kkt, secs) != 0) break;
-    if (converged) break;
-  }
-
-  // Final clean-up as pyttb (M.normalize(sort=True, normtype=1)): all modes
-  // are already 1-normalised; sort components by decreasing lambda.
-  std::vector<double> lambda;
-  steps.finish(k, &lambda);
-  std::vector<spt_index> p(rank);
-  std::iota(p.begin(), p.end(), 0);
-  std::stable_sort(p.begin(), p.end(), [&](spt_index a, spt_index b) { return lambda[a] > lambda[b]; });
-  std::vector<T> tmp(rank);
-  for (spt_index r = 0; r < rank; ++r) k.lambda.ptr<T>()[r] = static_cast<T>(lambda[p[r]]);
-  for (uint32_t m = 0; m < order; ++m) {
-    MatRef<T> a = k.template factor<T>(m);
-    for (spt_nnz i = 0; i < a.rows; ++i) {
-      for (spt_index r = 0; r < rank; ++r) tmp[r] = a(i, p[r]);
-      for (spt_index r = 0; r < rank; ++r) a(i, r) = tmp[r];
-    }
-  }
-  k.converged = converged ? 1 : 0;
-  out = std::move(k);
-  return converged ? SPT_OK : SPT_WARN_NOT_CONVERGED;
-}
-
 // The initial ktensor: the user's or random factors, lambda 1.
 template <typename T>
 spt_ktensor_s initial_ktensor(spt_context_s& ctx, const spt_coo_s& x, const spt_cp_apr_options& opts) {
@@ -369,14 +378,14 @@ spt_status cp_apr_t(spt_context_s& ctx, const spt_coo_s& x, const spt_cp_apr_opt
     try {
       spt_ktensor_s k = initial_ktensor<T>(ctx, x, opts);
       log(ctx, 1, cat("CP-APR: Phi on ", device->name()));
-      return cp_apr_loop<T>(*device, opts, k, out);
+      return run_cp_apr<T>(*device, opts, k, out);
     } catch (const dispatch::DeviceStepFailure& f) {
       dispatch::cp_apr_after_device_failure(ctx, f);
     }
   }
   HostCpAprSteps<T> host(ctx, x, opts);
   spt_ktensor_s k = initial_ktensor<T>(ctx, x, opts);
-  return cp_apr_loop<T>(host, opts, k, out);
+  return run_cp_apr<T>(host, opts, k, out);
 }
 
 }  // namespace

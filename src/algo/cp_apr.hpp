@@ -13,6 +13,7 @@
 #include "core/ktensor.hpp"
 #include "core/matrix.hpp"
 #include "core/mode_groups.hpp"
+#include "dispatch/cp_apr_steps.hpp"
 #include "sptensor/cp_apr.h"
 
 namespace spt::algo {
@@ -37,6 +38,20 @@ void require_nonnegative(const spt_coo_s& x);
 // sentence.
 spt_tensor_format cp_apr_choose_format(spt_context_s& ctx, const spt_coo_s& x, spt_tensor_format requested,
                                        std::unique_ptr<spt_hicoo_s>* hicoo, std::string* why);
+
+// The one CP-APR loop (pyttb tt_cp_apr_mu), for every backend: outer
+// iterations over the modes, each mode's scooch (from the second outer
+// iteration on), redistribution, inner iterations (Phi, KKT violation,
+// update unless it is below tol) and normalisation; the log-likelihood,
+// non-finite check and callback per outer iteration; the convergence test;
+// at the end the components sorted by decreasing lambda. It calls only
+// `steps` (dispatch/cp_apr_steps.hpp), never a backend. k holds the
+// initial factors (opts validated); the result is moved into out. Returns
+// SPT_OK when converged, else SPT_WARN_NOT_CONVERGED; throws what the
+// steps throw and SPT_ERR_NUMERICAL for non-finite values.
+template <typename T>
+spt_status run_cp_apr(dispatch::CpAprSteps<T>& steps, const spt_cp_apr_options& opts, spt_ktensor_s& k,
+                      spt_ktensor_s& out);
 
 // Run CP-APR MU on x (validated inside) into `out`. Returns SPT_OK when an
 // outer iteration needed no update in any mode, SPT_WARN_NOT_CONVERGED

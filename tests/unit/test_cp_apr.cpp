@@ -9,13 +9,17 @@
 #include <cmath>
 #include <cstddef>
 #include <cstring>
+#include <limits>
 #include <string>
 #include <random>
 #include <vector>
 
 #include "algo/cp_apr.hpp"
 #include "common/summaries.hpp"
+#include "core/error.hpp"
 #include "core/hicoo.hpp"
+#include "core/ktensor.hpp"
+#include "dispatch/cp_apr_steps.hpp"
 #include "kernels/kernels.hpp"
 #include "common/test_util.hpp"
 #include "sptensor/cp_apr.h"
@@ -583,6 +587,130 @@ TEST(CpApr, RejectsBadFormatAndAcceptsTheOlderOptionsLayout) {
   opts.struct_size = offsetof(spt_cp_apr_options, format) - 1;
   k = nullptr;
   EXPECT_EQ(spt_cp_apr(nullptr, &x, &opts, &k), SPT_ERR_INVALID_ARGUMENT);
+}
+
+// ---- The one loop (run_cp_apr) on scripted steps ----
+
+// Steps that record each call and return scripted KKT violations (then 0)
+// and log-likelihoods -9, -8, ...; finish hands back lambda {1, 3, 2}.
+class ScriptedAprSteps final : public dispatch::CpAprSteps<double> {
+ public:
+  std::vector<std::string> calls;
+  std::vector<double> kkts;
+  size_t next = 0;
+  double ll = -10;
+  double kappa = 0, kappatol = 0, eps = 0;
+
+  const char* name() const override { return "scripted"; }
+  void start(spt_ktensor_s&) override { calls.push_back("start"); }
+  void normalise(uint32_t m) override { calls.push_back("normalise " + std::to_string(m)); }
+  void scooch(uint32_t m, double k, double kt) override {
+    calls.push_back("scooch " + std::to_string(m));
+    kappa = k;
+    kappatol = kt;
+  }
+  void redistribute(uint32_t m) override { calls.push_back("redistribute " + std::to_string(m)); }
+  void phi(uint32_t m, double e) override {
+    calls.push_back("phi " + std::to_string(m));
+    eps = e;
+  }
+  double kkt_violation(uint32_t m) override {
+    calls.push_back("kkt " + std::to_string(m));
+    return next < kkts.size() ? kkts[next++] : 0.0;
+  }
+  void multiply(uint32_t m) override { calls.push_back("multiply " + std::to_string(m)); }
+  double loglikelihood() override {
+    calls.push_back("loglikelihood");
+    return ll += 1;
+  }
+  void finish(spt_ktensor_s&, std::vector<double>* lambda) override {
+    calls.push_back("finish");
+    *lambda = {1, 3, 2};
+  }
+};
+
+// The loop's order of steps (scooch from the second outer iteration on,
+// inner iterations stopping at tol or max_inner_iters), the KKT reported
+// per outer iteration (the largest mode's), convergence, and the final
+// sort of the components by decreasing lambda.
+TEST(CpAprLoop, CallsTheStepsInOrderAndSortsByLambda) {
+  spt_ktensor_s k;
+  init_ktensor(k, SPT_FLOAT64, {2, 3}, 3);
+  for (uint32_t m = 0; m < 2; ++m)
+    for (spt_nnz i = 0; i < k.dims[m]; ++i)
+      for (spt_nnz r = 0; r < 3; ++r) k.factors[m]->at<double>(i, r) = double(10 * r + i);
+  spt_cp_apr_options opts;
+  ASSERT_EQ(spt_cp_apr_options_init(&opts), SPT_OK);
+  opts.rank = 3;
+  opts.max_outer_iters = 5;
+  opts.max_inner_iters = 2;
+  opts.tol = 1e-4;
+  std::vector<double> reported;
+  opts.callback = [](void* data, int, double, double kkt, double) -> int {
+    static_cast<std::vector<double>*>(data)->push_back(kkt);
+    return 0;
+  };
+  opts.callback_data = &reported;
+  ScriptedAprSteps steps;
+  // Outer 1: mode 0 updates twice (inner limit), mode 1 meets tol at once;
+  // outer 2: both meet tol, so the run converges.
+  steps.kkts = {0.5, 0.25, 1e-5, 1e-5, 2e-5};
+  spt_ktensor_s out;
+  EXPECT_EQ(algo::run_cp_apr<double>(steps, opts, k, out), SPT_OK);
+  const std::vector<std::string> expected = {
+      "start", "normalise 0", "normalise 1",
+      "redistribute 0", "phi 0", "kkt 0", "multiply 0", "phi 0", "kkt 0", "multiply 0", "normalise 0",
+      "redistribute 1", "phi 1", "kkt 1", "normalise 1", "loglikelihood",
+      "scooch 0", "redistribute 0", "phi 0", "kkt 0", "normalise 0",
+      "scooch 1", "redistribute 1", "phi 1", "kkt 1", "normalise 1", "loglikelihood", "finish"};
+  EXPECT_EQ(steps.calls, expected);
+  EXPECT_EQ(steps.kappa, opts.kappa);
+  EXPECT_EQ(steps.kappatol, opts.kappatol);
+  EXPECT_EQ(steps.eps, opts.epsilon);
+  EXPECT_EQ(out.iterations, 2);
+  EXPECT_EQ(out.converged, 1);
+  EXPECT_EQ(out.fit_history, (std::vector<double>{-9, -8}));
+  EXPECT_EQ(reported, (std::vector<double>{0.25, 2e-5}));
+  // lambda {1, 3, 2} sorted: components 1, 2, 0.
+  EXPECT_EQ(out.lambda.ptr<double>()[0], 3);
+  EXPECT_EQ(out.lambda.ptr<double>()[1], 2);
+  EXPECT_EQ(out.lambda.ptr<double>()[2], 1);
+  for (uint32_t m = 0; m < 2; ++m)
+    for (spt_nnz i = 0; i < out.dims[m]; ++i) {
+      EXPECT_EQ(out.factors[m]->at<double>(i, 0), double(10 + i));
+      EXPECT_EQ(out.factors[m]->at<double>(i, 1), double(20 + i));
+      EXPECT_EQ(out.factors[m]->at<double>(i, 2), double(i));
+    }
+}
+
+// A non-finite KKT violation is SPT_ERR_NUMERICAL naming the outer
+// iteration; a run that never meets tol ends not converged.
+TEST(CpAprLoop, NonFiniteIsNumericalAndTheLimitIsNotConverged) {
+  spt_cp_apr_options opts;
+  ASSERT_EQ(spt_cp_apr_options_init(&opts), SPT_OK);
+  opts.rank = 3;
+  opts.max_outer_iters = 2;
+  opts.max_inner_iters = 1;
+  {
+    spt_ktensor_s k, out;
+    init_ktensor(k, SPT_FLOAT64, {2, 3}, 3);
+    ScriptedAprSteps steps;
+    steps.kkts = {1.0, std::numeric_limits<double>::infinity()};
+    try {
+      algo::run_cp_apr<double>(steps, opts, k, out);
+      FAIL() << "a non-finite KKT violation must fail";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), SPT_ERR_NUMERICAL);
+      EXPECT_NE(std::string(e.what()).find("outer iteration 1"), std::string::npos) << e.what();
+    }
+  }
+  spt_ktensor_s k, out;
+  init_ktensor(k, SPT_FLOAT64, {2, 3}, 3);
+  ScriptedAprSteps steps;
+  steps.kkts = {1.0, 1.0, 1.0, 1.0};
+  EXPECT_EQ(algo::run_cp_apr<double>(steps, opts, k, out), SPT_WARN_NOT_CONVERGED);
+  EXPECT_EQ(out.iterations, 2);
+  EXPECT_EQ(out.converged, 0);
 }
 
 }  // namespace
