@@ -36,8 +36,18 @@
  * Both are race-free without atomics and give factors that do not depend on
  * the thread count; the two storages agree to rounding (the terms of a Phi
  * entry are added in a different order). Plus one I_n x R Phi per mode.
- * Other backends (CUDA) are not used by CP-APR yet: it always runs on the
- * CPU.
+ * With a CUDA context (backend CUDA, or AUTO on a machine with a GPU and a
+ * tensor that is not tiny) the whole run is on the GPU: every mode's
+ * grouped copy of X (the COO storage above, whatever opts->format AUTO
+ * would pick on the CPU), the factors, lambda and Phi stay on the device,
+ * and only the KKT violation and log-likelihood come back per iteration.
+ * The GPU repeats the CPU's COO arithmetic in its order, so its factors
+ * equal the CPU's COO run's (the log-likelihood's sum over the nonzeros is
+ * ordered differently: equal to rounding). Format HICOO is not run on the
+ * GPU (SPT_ERR_UNSUPPORTED with backend CUDA, the CPU under AUTO); a run
+ * that does not fit the device memory (SPT_CUDA_MEMORY_LIMIT counts) runs
+ * on the CPU under AUTO with a note in the log, and fails with
+ * SPT_ERR_OUT_OF_MEMORY with backend CUDA.
  *
  * Thread safety: spt_cp_apr calls with distinct contexts may run
  * concurrently (the input tensor is only read). The result is an ordinary
@@ -131,7 +141,8 @@ SPT_API spt_status spt_cp_apr_options_init_size(spt_cp_apr_options *opts, size_t
  *  one), rank 0, max_outer_iters or max_inner_iters < 1, tol, kappa or
  *  kappatol negative or not finite, epsilon <= 0, unknown init, init factors
  *  missing, negative, or of the wrong shape/dtype, unknown format),
- *  SPT_ERR_UNSUPPORTED (format CSF, FCOO, HBCSF or HLS), SPT_ERR_NUMERICAL (non-finite values
+ *  SPT_ERR_UNSUPPORTED (format CSF, FCOO, HBCSF or HLS; HICOO, an order above 64 or a rank above
+ *  2048 with backend CUDA), SPT_ERR_DEVICE (a CUDA failure with backend CUDA), SPT_ERR_NUMERICAL (non-finite values
  *  appeared), SPT_ERR_OVERFLOW (the factors dims[m] x rank do not fit
  *  64-bit sizes; checked before allocating), SPT_ERR_OUT_OF_MEMORY (also
  *  before allocating when the factors exceed physical memory). Thread safety: see the top of this
