@@ -130,9 +130,10 @@ spt_coo_s counts_with_gaps(const std::vector<spt_index>& dims, spt_nnz nnz, uint
   x.make_owned();
   x.dims = dims;
   for (uint32_t m = 0; m < x.order(); ++m)
-    for (spt_nnz e = 0; e < x.nnz; ++e) const_cast<spt_index*>(x.ind[m])[e] *= 2;
+    for (spt_nnz e = 0; e < x.nnz; ++e) x.own_ind[m][e] *= 2;
   T* v = x.template mutable_values<T>();
   for (spt_nnz e = 0; e < x.nnz; ++e) v[e] = std::floor(std::fabs(v[e]) * T(4)) + T(1);
+  x.touched();
   return x;
 }
 
