@@ -38,6 +38,22 @@ constexpr uint64_t kMinFunctionSamples = 100000;
 constexpr double kZeroDrawSlack = 100.0;
 // Element-wise loops over the factors go parallel from this many entries.
 constexpr size_t kParallelEntries = 32768;
+// A step's parallel regions (sampling, the sample kernel, the MTTKRPs) pay
+// only with enough samples per thread; smaller runs use fewer threads.
+constexpr uint64_t kSamplesPerThread = 16384;
+
+// Sets the context's thread count for the scope (the run's kernels read it).
+class ScopedThreads {
+ public:
+  ScopedThreads(spt_context_s& ctx, int threads) : ctx_(ctx), saved_(ctx.threads) { ctx.threads = threads; }
+  ~ScopedThreads() { ctx_.threads = saved_; }
+  ScopedThreads(const ScopedThreads&) = delete;
+  ScopedThreads& operator=(const ScopedThreads&) = delete;
+
+ private:
+  spt_context_s& ctx_;
+  int saved_;
+};
 
 // Uniform integer in [0, n) from one 64-bit draw (multiply-shift).
 inline uint64_t uniform_below(std::mt19937_64& gen, uint64_t n) {
@@ -227,8 +243,7 @@ spt_status gcp_sgd(spt_context_s& ctx, const spt_coo_s& x, const spt_gcp_options
   using clock = std::chrono::steady_clock;
   const auto start = clock::now();
   validate_sgd_options(opts);
-  const int threads = thread_count(ctx);
-  const GcpSparseData data = gcp_sparse_data(x, threads);
+  const GcpSparseData data = gcp_sparse_data(x, thread_count(ctx));
   require(data.nnz() >= 1, "GCP-SGD samples the nonzeros and needs at least one; this tensor has none");
   require_valid_nonzeros(data, opts.loss);
   const kernels::GcpLoss loss = gcp_loss_of(opts);
@@ -236,10 +251,14 @@ spt_status gcp_sgd(spt_context_s& ctx, const spt_coo_s& x, const spt_gcp_options
   const uint32_t order = x.order();
   const spt_index rank = opts.rank;
   const GcpSampleSizes sizes = gcp_sample_sizes(data, opts);
+  const uint64_t step_samples = sizes.gradient_nonzeros + sizes.gradient_zeros;
+  const int threads = static_cast<int>(
+      std::min<uint64_t>(static_cast<uint64_t>(thread_count(ctx)), std::max<uint64_t>(1, step_samples / kSamplesPerThread)));
+  const ScopedThreads scoped_threads(ctx, threads);
   log(ctx, 1, cat("GCP-SGD: ", gcp_loss_name(opts.loss), " loss, rank ", rank, ", ", data.nnz(), " nonzeros of ",
                   data.entries, " entries; per step ", sizes.gradient_nonzeros, " nonzeros + ", sizes.gradient_zeros,
                   " zeros sampled, objective estimate from ", sizes.function_nonzeros, " + ", sizes.function_zeros,
-                  "; Adam rate ", opts.rate, ", ", opts.epoch_iters, " steps per epoch"));
+                  "; Adam rate ", opts.rate, ", ", opts.epoch_iters, " steps per epoch, ", threads, " threads"));
 
   double data_norm2 = 0.0;
   for (double v : data.values) data_norm2 += v * v;
