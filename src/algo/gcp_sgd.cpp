@@ -42,17 +42,26 @@ constexpr size_t kParallelEntries = 32768;
 // only with enough samples per thread; smaller runs use fewer threads.
 constexpr uint64_t kSamplesPerThread = 16384;
 
-// Sets the context's thread count for the scope (the run's kernels read it).
-class ScopedThreads {
+// Sets the context's thread count and backend for the scope (the run's
+// kernels read them), restoring both after.
+class ScopedRunSettings {
  public:
-  ScopedThreads(spt_context_s& ctx, int threads) : ctx_(ctx), saved_(ctx.threads) { ctx.threads = threads; }
-  ~ScopedThreads() { ctx_.threads = saved_; }
-  ScopedThreads(const ScopedThreads&) = delete;
-  ScopedThreads& operator=(const ScopedThreads&) = delete;
+  ScopedRunSettings(spt_context_s& ctx, int threads, spt_backend backend)
+      : ctx_(ctx), saved_threads_(ctx.threads), saved_backend_(ctx.backend) {
+    ctx.threads = threads;
+    ctx.backend = backend;
+  }
+  ~ScopedRunSettings() {
+    ctx_.threads = saved_threads_;
+    ctx_.backend = saved_backend_;
+  }
+  ScopedRunSettings(const ScopedRunSettings&) = delete;
+  ScopedRunSettings& operator=(const ScopedRunSettings&) = delete;
 
  private:
   spt_context_s& ctx_;
-  int saved_;
+  int saved_threads_;
+  spt_backend saved_backend_;
 };
 
 // Uniform integer in [0, n) from one 64-bit draw (multiply-shift).
@@ -254,7 +263,15 @@ spt_status gcp_sgd(spt_context_s& ctx, const spt_coo_s& x, const spt_gcp_options
   const uint64_t step_samples = sizes.gradient_nonzeros + sizes.gradient_zeros;
   const int threads = static_cast<int>(
       std::min<uint64_t>(static_cast<uint64_t>(thread_count(ctx)), std::max<uint64_t>(1, step_samples / kSamplesPerThread)));
-  const ScopedThreads scoped_threads(ctx, threads);
+  // The sampled MTTKRPs go to the GPU only under a forced CUDA backend:
+  // each step's sample and factors are copied there and back, which AUTO
+  // does not choose for a run of many small steps.
+  spt_backend backend = ctx.backend;
+  if (backend == SPT_BACKEND_AUTO && dispatch::effective_backend(ctx) == SPT_BACKEND_CUDA) {
+    log(ctx, 1, "note: GCP-SGD runs on the CPU under the AUTO backend; backend CUDA sends its sampled MTTKRPs to the GPU");
+    backend = SPT_BACKEND_CPU;
+  }
+  const ScopedRunSettings scoped_settings(ctx, threads, backend);
   log(ctx, 1, cat("GCP-SGD: ", gcp_loss_name(opts.loss), " loss, rank ", rank, ", ", data.nnz(), " nonzeros of ",
                   data.entries, " entries; per step ", sizes.gradient_nonzeros, " nonzeros + ", sizes.gradient_zeros,
                   " zeros sampled, objective estimate from ", sizes.function_nonzeros, " + ", sizes.function_zeros,
