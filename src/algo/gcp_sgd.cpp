@@ -117,14 +117,21 @@ void require_valid_nonzeros(const GcpSparseData& data, spt_gcp_loss loss) {
           break;
         default: break;
       }
-    require(ok, "the ", gcp_loss_name(loss), " loss needs ", needs, "; the entry at ",
-            coordinate_text(data, data.linear[e]), " is ", v);
+    if (!ok)  // the message is formed only on failure
+      fail(SPT_ERR_INVALID_ARGUMENT, "the ", gcp_loss_name(loss), " loss needs ", needs, "; the entry at ",
+           coordinate_text(data, data.linear[e]), " is ", v);
   }
 }
 
 }  // namespace
 
-bool GcpSparseData::is_nonzero(uint64_t index) const { return std::binary_search(linear.begin(), linear.end(), index); }
+bool GcpSparseData::is_nonzero(uint64_t index) const {
+  if (bucket_start.empty()) return std::binary_search(linear.begin(), linear.end(), index);
+  const uint64_t b = index >> bucket_shift;
+  const uint64_t first = bucket_start[b], last = bucket_start[b + 1];
+  return first != last && std::binary_search(linear.begin() + static_cast<std::ptrdiff_t>(first),
+                                             linear.begin() + static_cast<std::ptrdiff_t>(last), index);
+}
 
 void GcpSparseData::coordinates(uint64_t index, spt_index* coords) const {
   for (size_t n = 0; n < dims.size(); ++n) {
@@ -150,7 +157,7 @@ GcpSparseData gcp_sparse_data(const spt_coo_s& x, int threads) {
   data.entries = entries;
   const uint32_t order = x.order();
   const spt_nnz nnz = x.nnz;
-  require_fits_memory(nnz * 32, [] { return std::string("GCP-SGD's sorted copy of the nonzeros"); });
+  require_fits_memory(nnz * 36, [] { return std::string("GCP-SGD's sorted copy of the nonzeros"); });
   std::vector<std::pair<uint64_t, double>> entries_sorted(nnz);
   const double* v = x.values<double>();
 #pragma omp parallel for schedule(static) num_threads(std::max(1, threads)) if (threads > 1 && nnz > 65536)
@@ -174,6 +181,13 @@ GcpSparseData gcp_sparse_data(const spt_coo_s& x, int threads) {
     data.linear.push_back(idx);
     data.values.push_back(sum);
   }
+  // About one bucket per two nonzeros (8 bytes each).
+  const uint64_t target = std::max<uint64_t>(1, data.linear.size() / 2);
+  while (((entries - 1) >> data.bucket_shift) >= target) ++data.bucket_shift;
+  const uint64_t buckets = ((entries - 1) >> data.bucket_shift) + 1;
+  data.bucket_start.assign(buckets + 1, 0);
+  for (uint64_t idx : data.linear) ++data.bucket_start[(idx >> data.bucket_shift) + 1];
+  for (uint64_t b = 0; b < buckets; ++b) data.bucket_start[b + 1] += data.bucket_start[b];
   return data;
 }
 

@@ -22,6 +22,12 @@ struct GcpSparseData {
   uint64_t entries = 0;  // prod(dims)
   std::vector<uint64_t> linear;
   std::vector<double> values;
+  // Bucket index over `linear`: the nonzeros of bucket b (linear indices
+  // with index >> bucket_shift == b) are linear[bucket_start[b] ..
+  // bucket_start[b + 1]); a zero test then reads one or two cache lines
+  // instead of a binary search over every nonzero. Empty: no index.
+  std::vector<uint64_t> bucket_start;
+  uint32_t bucket_shift = 0;
 
   uint64_t nnz() const { return linear.size(); }
   uint64_t zeros() const { return entries - linear.size(); }

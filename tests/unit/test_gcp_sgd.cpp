@@ -242,6 +242,9 @@ TEST(GcpSampler, StratifiedSampleHasTheRightStrataAndWeights) {
     EXPECT_EQ(s.coords[0][e] + 9ull * (s.coords[1][e] + 8ull * s.coords[2][e]), d.linear[e]);
     EXPECT_EQ(s.weights[e], 1.0);
   }
+  // The bucket index answers as a binary search over every nonzero.
+  for (uint64_t idx = 0; idx < d.entries; ++idx)
+    ASSERT_EQ(d.is_nonzero(idx), std::binary_search(d.linear.begin(), d.linear.end(), idx)) << idx;
   // The same generator state gives the same sample for any thread count.
   std::mt19937_64 g1(8), g2(8);
   algo::GcpDrawnSample s1, s2;
