@@ -39,12 +39,16 @@
  * (factors and Adam moments back to the epoch's start) and the learning
  * rate is multiplied by `decay`; the run stops after more than `max_fails`
  * such epochs, when the estimate falls below `f_est_tol`, or after
- * `max_iters` epochs. Memory: the nonzeros' sorted linear indices and
- * values (16 bytes per nonzero), the samples, and three copies of the
- * factors (Adam's moments and the epoch's start). Samples are drawn
+ * `max_iters` epochs. Adam's bias correction counts steps (Kingma & Ba, as
+ * GenTen; pyttb's counts epoch_iters per step), so the two agree in the
+ * loss reached, not step by step. Memory: the nonzeros' sorted linear
+ * indices and values with a bucket index (20 bytes per nonzero, 36 during
+ * set-up), the samples, and seven factor-sized arrays. Samples are drawn
  * sequentially from `seed`, so for one seed and thread count the result is
- * the same in every run. Missing entries are not supported with SGD.
- * prod(dims) must be below 2^63.
+ * the same in every run. The sampling and Adam steps run on the host; under
+ * SPT_BACKEND_CUDA the sampled MTTKRPs run on the GPU (AUTO keeps the run
+ * on the CPU). Missing entries are not supported with SGD. prod(dims) must
+ * be below 2^63.
  *
  * The optimiser is L-BFGS-B (Byrd, Lu, Nocedal & Zhu; version 3.0 of
  * Morales & Nocedal, the Debian liblbfgsb library), the algorithm scipy's
