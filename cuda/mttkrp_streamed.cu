@@ -5,9 +5,59 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <map>
+#include <mutex>
 #include <utility>
 
 namespace spt::cuda {
+
+namespace {
+
+// The host ranges this plugin registered, by start address, with the
+// number of users: two calls streaming one tensor at once (read-only
+// kernels on one tensor may run concurrently) share one registration, and
+// the last to finish unregisters it.
+struct Registration {
+  size_t bytes = 0;
+  int users = 0;
+};
+std::mutex registry_mutex;
+std::map<uintptr_t, Registration> registry;
+
+// Registers [p, p + n) or joins its registration; false when it could not
+// be pinned by us (then `already` tells whether someone else had pinned it).
+bool register_range(void* p, size_t n, bool read_only_supported, bool& already) {
+  std::lock_guard<std::mutex> lock(registry_mutex);
+  already = false;
+  auto it = registry.find(uintptr_t(p));
+  if (it != registry.end() && it->second.bytes == n) {
+    ++it->second.users;
+    return true;
+  }
+  cudaError_t err = cudaHostRegister(p, n, cudaHostRegisterPortable);
+  if (err != cudaSuccess && err != cudaErrorHostMemoryAlreadyRegistered && read_only_supported) {
+    cudaGetLastError();
+    err = cudaHostRegister(p, n, cudaHostRegisterPortable | cudaHostRegisterReadOnly);  // a read-only mapping (an .sptb file)
+  }
+  if (err != cudaSuccess) {
+    cudaGetLastError();
+    already = err == cudaErrorHostMemoryAlreadyRegistered;
+    return false;
+  }
+  registry[uintptr_t(p)] = Registration{n, 1};
+  return true;
+}
+
+void unregister_range(void* p) {
+  std::lock_guard<std::mutex> lock(registry_mutex);
+  auto it = registry.find(uintptr_t(p));
+  if (it == registry.end() || --it->second.users > 0) return;
+  registry.erase(it);
+  cudaHostUnregister(p);
+  cudaGetLastError();
+}
+
+}  // namespace
 
 size_t stream_buffer_bytes(uint32_t order, uint64_t chunk_nnz, size_t value_size) {
   return coo_copy_bytes(order, chunk_nnz, value_size);
@@ -19,9 +69,10 @@ StreamPlan plan_stream(uint32_t order, uint64_t nnz, size_t value_size, size_t r
   if (nnz == 0 || order == 0 || value_size == 0) return plan;
   const size_t per_buffer = ring_bytes / kStreamBuffers;
   const uint64_t per_nnz = uint64_t(order) * sizeof(uint32_t) + value_size;
-  // The alignment gap between the indices and the values is under 256 bytes.
-  uint64_t chunk = per_buffer > 256 ? (per_buffer - 256) / per_nnz : 0;
-  chunk = std::min<uint64_t>({chunk, kStreamMaxChunk, nnz});
+  // The largest chunk whose buffer fits: the alignment gap before the
+  // values (under 256 bytes) costs at most a few nonzeros.
+  uint64_t chunk = std::min<uint64_t>({per_buffer / per_nnz, kStreamMaxChunk, nnz});
+  while (chunk > 0 && stream_buffer_bytes(order, chunk, value_size) > per_buffer) --chunk;
   if (chunk < std::min<uint64_t>(kStreamMinChunk, nnz)) return plan;
   // Equal chunks (the last one not much shorter than the others): the same
   // number of chunks, each as long as needed.
@@ -64,7 +115,8 @@ StreamedCoo::~StreamedCoo() { release(); }
 
 // Registers the page ranges of the index and value arrays (merged where
 // they share a page: a page can be registered once). A range that is
-// registered already (by the caller) counts as pinned and stays theirs.
+// registered already by someone else (the caller) counts as pinned and
+// stays theirs.
 void StreamedCoo::pin() {
   const uintptr_t page = uintptr_t(std::max<long>(sysconf(_SC_PAGESIZE), 1));
   std::vector<std::pair<uintptr_t, uintptr_t>> ranges;
@@ -87,24 +139,15 @@ void StreamedCoo::pin() {
   pinned_ = true;
   for (const auto& r : merged) {
     void* p = reinterpret_cast<void*>(r.first);
-    const size_t n = r.second - r.first;
-    cudaError_t err = cudaHostRegister(p, n, cudaHostRegisterDefault);
-    if (err != cudaSuccess && err != cudaErrorHostMemoryAlreadyRegistered && read_only_supported) {
-      cudaGetLastError();
-      err = cudaHostRegister(p, n, cudaHostRegisterReadOnly);  // a read-only mapping (an .sptb file)
-    }
-    if (err == cudaSuccess) {
-      registered_.push_back(p);
-    } else {
-      cudaGetLastError();
-      if (err != cudaErrorHostMemoryAlreadyRegistered) pinned_ = false;
-    }
+    bool already = false;
+    if (register_range(p, r.second - r.first, read_only_supported != 0, already)) registered_.push_back(p);
+    else if (!already) pinned_ = false;
   }
 }
 
 void StreamedCoo::release() {
   for (cudaStream_t s : streams_) cudaStreamSynchronize(s);
-  for (void* p : registered_) cudaHostUnregister(p);
+  for (void* p : registered_) unregister_range(p);
   for (void* p : buffers_) cudaFree(p);
   for (cudaStream_t s : streams_) cudaStreamDestroy(s);
   for (cudaEvent_t e : done_) cudaEventDestroy(e);

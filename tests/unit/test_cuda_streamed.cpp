@@ -8,7 +8,9 @@
 // the whole tensor in the ring of two buffers, so only forcing reaches
 // them). A limit too small even for the factors gives the CPU fallback
 // with its note under AUTO and an out-of-memory error under CUDA, never a
-// crash. Every test skips without a usable CUDA device.
+// crash. Every device test skips without a usable CUDA device; the chunk
+// plan (a host function of the kernel library) is checked on any machine
+// where the CUDA plugin is built.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -26,6 +28,10 @@
 #include "core/ktensor.hpp"
 #include "dispatch/dispatch.hpp"
 #include "kernels/kernels.hpp"
+
+#ifdef SPT_TEST_CUDA_KERNELS
+#include "mttkrp_streamed.cuh"
+#endif
 
 namespace spt::test {
 namespace {
@@ -89,6 +95,45 @@ DenseMatrix<double> magnitudes(const spt_coo_s& x, const std::vector<DenseMatrix
     }
   return out;
 }
+
+#ifdef SPT_TEST_CUDA_KERNELS
+// The ring's plan: two buffers that fit the ring, chunks covering the
+// nonzeros in equal parts within the maximum, no plan when two buffers of
+// the minimum chunk do not fit (the caller then reports out of memory).
+TEST(StreamPlan, ChunksFitTheRingAndCoverTheNonzeros) {
+  using namespace spt::cuda;
+  for (uint32_t order : {2u, 3u, 5u})
+    for (size_t value_size : {size_t(4), size_t(8)})
+      for (uint64_t nnz : {uint64_t(1), uint64_t(1000), uint64_t(123457), uint64_t(1) << 30})
+        for (size_t ring : {size_t(0), size_t(1000), size_t(100000), size_t(1) << 20, size_t(3) << 30,
+                            size_t(80) << 30}) {
+          const StreamPlan p = plan_stream(order, nnz, value_size, ring);
+          const std::string what = cat("order ", order, " value ", value_size, " nnz ", nnz, " ring ", ring);
+          const uint64_t smallest = std::min<uint64_t>(kStreamMinChunk, nnz);
+          if (p.chunk_nnz == 0) {
+            // Not even two buffers of the smallest chunk fit.
+            EXPECT_GT(kStreamBuffers * stream_buffer_bytes(order, smallest, value_size), ring) << what;
+            continue;
+          }
+          EXPECT_EQ(p.buffers, kStreamBuffers) << what;
+          // Equal parts may shorten a chunk, by less than half.
+          EXPECT_GE(2 * p.chunk_nnz, smallest) << what;
+          EXPECT_LE(p.chunk_nnz, std::min(kStreamMaxChunk, nnz)) << what;
+          EXPECT_LE(p.ring_bytes, ring) << what;
+          EXPECT_EQ(p.ring_bytes, kStreamBuffers * stream_buffer_bytes(order, p.chunk_nnz, value_size)) << what;
+          EXPECT_EQ(p.chunks, (nnz + p.chunk_nnz - 1) / p.chunk_nnz) << what;
+          // Equal parts: the last chunk is not much shorter than the others.
+          EXPECT_GT(nnz, (p.chunks - 1) * p.chunk_nnz) << what;
+          EXPECT_LE(p.chunks * p.chunk_nnz - nnz, p.chunks) << what;
+        }
+  // Two chunks take a ring that holds the whole tensor; fewer bytes, more chunks.
+  const size_t whole = stream_buffer_bytes(3, 50000, 8);
+  EXPECT_EQ(plan_stream(3, 100000, 8, 2 * whole).chunks, 2u);
+  EXPECT_EQ(plan_stream(3, 100000, 8, 2 * whole - 4000).chunks, 3u);
+  EXPECT_GE(plan_stream(3, 100000, 8, 2 * whole / 10).chunks, 10u);
+  EXPECT_EQ(plan_stream(3, 0, 8, 2 * whole).chunk_nnz, 0u);
+}
+#endif
 
 template <typename T>
 constexpr double stream_tolerance() {
@@ -156,13 +201,13 @@ TYPED_TEST(CudaStreamedMttkrp, TwoThreeAndManyChunksEqualInMemoryAndCpu) {
       mttkrp_under_limit<T>(SPT_BACKEND_CPU, x, factors, mode, 0, cpu);
       const DenseMatrix<double> scale = magnitudes(x, factors, mode);
       expect_same_mttkrp(in_memory, cpu, scale, what + " in memory vs CPU");
-      // The tensor's copy does not fit half its size: streamed.
+      // A limit of a quarter of the tensor (any format's copy is larger): streamed.
       {
         std::vector<std::string> lines;
-        const Probe p = mttkrp_under_limit<T>(SPT_BACKEND_CUDA, x, factors, mode, tensor_bytes / 2, streamed, &lines);
+        const Probe p = mttkrp_under_limit<T>(SPT_BACKEND_CUDA, x, factors, mode, tensor_bytes / 4, streamed, &lines);
         EXPECT_GE(p.chunks, 3u) << what;
         EXPECT_TRUE(logged(lines, "the tensor's device copy does not fit")) << what;
-        expect_same_mttkrp(streamed, in_memory, scale, cat(what, ", ", p.chunks, " chunks (half the limit)"));
+        expect_same_mttkrp(streamed, in_memory, scale, cat(what, ", ", p.chunks, " chunks (a quarter of the tensor)"));
       }
       ScopedEnv force("SPT_CUDA_STREAM", "1");
       auto probe = [&](uint64_t limit) {
@@ -396,7 +441,7 @@ TEST(CudaStreamedCpAls, WorkspaceTooBigFallsBackUnderAutoAndFailsUnderCuda) {
   spec.nnz = 40000;
   const spt_coo_s x = random_coo(SPT_FLOAT64, spec);
   const auto init = positive_init<double>(x.dims, 8, 9);
-  const uint64_t limit = 1 << 20;  // room for chunks, not for the workspace reserve
+  const uint64_t limit = 500000;  // below the tensor, room for chunks, not for the workspace reserve
   const CpdRun cpu = run_cpd<double>(SPT_BACKEND_CPU, x, init, 8, 4, 0);
   const CpdRun automatic = run_cpd<double>(SPT_BACKEND_AUTO, x, init, 8, 4, limit);
   ASSERT_GE(automatic.status, 0) << automatic.error;
