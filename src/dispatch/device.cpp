@@ -708,7 +708,23 @@ std::unique_ptr<CpAlsSteps<T>> cp_als_on_device(const spt_context_s& ctx, const 
     }
     if (!on_fcoo.empty()) log(ctx, 1, cat("CP-ALS on the GPU: MTTKRP on F-COO in modes ", on_fcoo, ", COO in the others"));
   }
-  return device_steps<T>(ctx, cuda, order, opts.rank, "coo, cuda", std::move(device_x), std::move(fcoo_copies));
+  try {
+    return std::make_unique<DeviceCpAlsSteps<T>>(cuda, order, opts.rank, "coo, cuda", std::move(device_x),
+                                                 std::move(fcoo_copies));
+  } catch (const DeviceStepFailure& f) {
+    if (f.status() != SPT_ERR_OUT_OF_MEMORY) {
+      cp_als_after_device_failure(ctx, f);
+      return nullptr;
+    }
+  }
+  // The tensor's copies fit but the factors and workspace do not fit
+  // beside them: drop the cached copies (the failed session released its
+  // references) and stream the nonzeros instead.
+  {
+    std::lock_guard<std::mutex> lock(detail::device_cache_mutex());
+    x.device_cache.reset();
+  }
+  return cp_als_streamed<T>(ctx, cuda, x, opts, "the factors and workspace do not fit beside the tensor's device copy");
 }
 
 }  // namespace
