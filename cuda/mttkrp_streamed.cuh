@@ -37,11 +37,13 @@ struct StreamPlan {
 };
 
 // Device buffers the ring uses, and the fewest and most nonzeros a chunk
-// holds (fewer than the minimum: the device is too small to stream
-// usefully; more than the maximum gains nothing, the pipeline is full).
+// holds. Fewer than the minimum: the device is too small to stream
+// usefully. The maximum keeps chunks many enough that the copy of the first
+// and the kernel of the last, which nothing overlaps, stay a small part of
+// a pass, while each copy stays tens of megabytes long.
 constexpr uint32_t kStreamBuffers = 2;
 constexpr uint64_t kStreamMinChunk = 1024;
-constexpr uint64_t kStreamMaxChunk = uint64_t(1) << 25;
+constexpr uint64_t kStreamMaxChunk = uint64_t(1) << 22;
 
 // Bytes of one chunk buffer of chunk_nnz nonzeros (indices mode-major, then
 // the values at a 256-byte aligned offset, as coo_copy_bytes).
