@@ -80,7 +80,8 @@ spt_add_layer(kernels
 spt_add_layer(dispatch
   DEPENDS kernels
   SOURCES
-    dispatch/device.cpp dispatch/device_cp_apr.cpp dispatch/device_hls.cpp dispatch/device_ttm.cpp dispatch/device_tucker.cpp
+    dispatch/device.cpp dispatch/device_cp_apr.cpp dispatch/device_hls.cpp dispatch/device_streamed.cpp
+    dispatch/device_ttm.cpp dispatch/device_tucker.cpp
     dispatch/gpu_format.cpp dispatch/plugin_hbcsf.cpp dispatch/plugin_loader.cpp)
 target_link_libraries(sptensor_dispatch PRIVATE ${CMAKE_DL_LIBS})
 

@@ -584,15 +584,8 @@ int plugin_fcoo_multiply(const spt_plugin_device_fcoo* x, int kind, const spt_pl
 
 /* ------------------------------ CP-ALS steps ------------------------------ */
 
-// A CP-ALS session (table family CP_STEPS): the device run and the format
-// each mode's MTTKRP reads, chosen here once: the mode's F-COO copy when
-// given, else the COO copy (sorted by the mode when a sorted copy fits).
-struct spt_plugin_cp_session {
-  int device = 0;
-  uint32_t order = 0;
-  std::vector<spt::cuda::DeviceCooRef> coo_views;  // per mode, for COO modes
-  std::unique_ptr<spt::cuda::CpAlsSession> run;
-};
+// A CP-ALS session (table family CP_STEPS): struct spt_plugin_cp_session,
+// in plugin_copies.cuh (plugin_stream.cu makes streamed sessions too).
 
 namespace spt_plugin {
 

@@ -1,15 +1,19 @@
 // Device-copy structs of the plugin that more than one entry file reads
 // (the opaque handles of src/dispatch/plugin_abi.h, defined here so that
-// plugin.cu, plugin_hls.cu and plugin_tucker.cu see one definition).
+// plugin.cu, plugin_hls.cu, plugin_stream.cu and plugin_tucker.cu see one
+// definition).
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "dispatch/plugin_abi.h"
 #include "plugin_common.cuh"
+#include "cp_als.cuh"
 #include "fcoo.cuh"
+#include "mttkrp_streamed.cuh"
 #include "hls.cuh"
 #include "mttkrp_hbcsf.cuh"
 
@@ -43,6 +47,20 @@ struct spt_plugin_device_hls {
   std::vector<uint32_t> dims_by_mode; // every mode
   void* block = nullptr;
   spt::cuda::DeviceHlsRef ref;
+};
+
+// A CP-ALS session (table family CP_STEPS): the device run and the format
+// each mode's MTTKRP reads, chosen once when it is made: the mode's F-COO
+// copy when given, else the COO copy (sorted by the mode when a sorted copy
+// fits), or, for a streamed session (plugin_stream.cu), the host tensor's
+// chunks through `streamed` (declared before `run`, which reads it: freed
+// after it).
+struct spt_plugin_cp_session {
+  int device = 0;
+  uint32_t order = 0;
+  std::vector<spt::cuda::DeviceCooRef> coo_views;  // per mode, for COO modes
+  std::unique_ptr<spt::cuda::StreamedCoo> streamed;
+  std::unique_ptr<spt::cuda::CpAlsSession> run;
 };
 
 // Checks that per_mode[m] (m < order) is the op-MTTKRP F-COO of mode m of

@@ -18,6 +18,12 @@ if(TARGET test_cuda_chain AND TARGET sptensor_cuda_kernels)
   target_link_libraries(test_cuda_chain PRIVATE sptensor_cuda_kernels)
   target_compile_definitions(test_cuda_chain PRIVATE SPT_TEST_CUDA_KERNELS=1)
 endif()
+# The streamed-path test checks the chunk plan, a host function of the
+# kernel library, on any machine where the plugin is built.
+if(TARGET test_cuda_streamed AND TARGET sptensor_cuda_kernels)
+  target_link_libraries(test_cuda_streamed PRIVATE sptensor_cuda_kernels)
+  target_compile_definitions(test_cuda_streamed PRIVATE SPT_TEST_CUDA_KERNELS=1)
+endif()
 if(TARGET test_cuda AND TARGET sptensor_cuda)
   add_test(NAME cuda_plugin_linkage
     COMMAND sh -c "readelf -d \"$0\" | grep -q 'NEEDED.*libcudart' && { echo 'plugin needs libcudart.so'; exit 1; }; \

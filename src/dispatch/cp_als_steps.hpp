@@ -96,10 +96,11 @@ class DeviceStepFailure : public Error {
 // device and a session holds the run's working set there. Returns nullptr
 // when the CPU must run it: backend not CUDA, or AUTO with a format the GPU
 // lacks (HiCOO runs the host loop with GPU MTTKRPs), an order outside the
-// plugin's range, a device out-of-memory (the working set - tensor copy,
-// factors, workspace - does not fit; see SPT_CUDA_MEMORY_LIMIT in
-// cuda/plugin_common.cuh) or another device failure, each with a note in
-// the context's log. With CUDA forced these throw instead:
+// plugin's range, a device out-of-memory (even the factors and workspace
+// do not fit beside the smallest chunks of the streamed path, which a
+// tensor whose copy does not fit takes: device_streamed.hpp; see
+// SPT_CUDA_MEMORY_LIMIT in cuda/plugin_common.cuh) or another device
+// failure, each with a note in the context's log. With CUDA forced these throw instead:
 // SPT_ERR_UNSUPPORTED (opts.format CSF, order), SPT_ERR_OUT_OF_MEMORY,
 // SPT_ERR_DEVICE. opts must be normalised and validated. T is x's type.
 template <typename T>

@@ -10,6 +10,7 @@
 #include "core/scoo.hpp"
 #include "dispatch/cp_als_steps.hpp"
 #include "dispatch/device_common.hpp"
+#include "dispatch/device_streamed.hpp"
 #include "dispatch/gpu_format.hpp"
 #include "dispatch/plugin_hbcsf.hpp"
 #include "dispatch/plugin_loader.hpp"
@@ -278,10 +279,11 @@ void call_plugin_mttkrp(const CudaPlugin& cuda, const DeviceHbcsf& x, const spt_
 
 // One MTTKRP on the device for a COO, HiCOO or HB-CSF tensor (Handle = its device
 // copy type): the tensor's cached copy, the host factors and output passed
-// through the plugin.
+// through the plugin. With `too_big`, a copy that does not fit the device
+// sets it and returns false without the failure policy (the caller streams).
 template <typename Handle, typename T, typename Tensor>
 bool mttkrp_on_device(const spt_context_s& ctx, const char* kernel, const Tensor& x, const ConstMatRef<T>* factors,
-                      uint32_t mode, MatRef<T> out) {
+                      uint32_t mode, MatRef<T> out, bool* too_big = nullptr) {
   // Order 1 has no factor to gather: the CPU kernel is the right tool.
   if (x.order() < 2) return false;
   const CudaPlugin& cuda = cuda_plugin();
@@ -301,6 +303,10 @@ bool mttkrp_on_device(const spt_context_s& ctx, const char* kernel, const Tensor
     log(ctx, 2, cat("note: ", kernel, " runs on the CPU: ", message));
     return false;
   }
+  if (status == SPT_ERR_OUT_OF_MEMORY && too_big) {
+    *too_big = true;
+    return false;
+  }
   if (status != SPT_OK) return device_failed(ctx, kernel, status, message);
   std::vector<spt_plugin_matrix> f(x.order());
   for (uint32_t m = 0; m < x.order(); ++m) {
@@ -316,9 +322,10 @@ bool mttkrp_on_device(const spt_context_s& ctx, const char* kernel, const Tensor
 
 // One F-COO product on the device: factors[j] for the product modes in
 // order, out shaped as the plugin's output (dims[mode] or segments rows).
+// `too_big` as for mttkrp_on_device.
 template <typename T>
 bool fcoo_on_device(const spt_context_s& ctx, const char* kernel, const spt_fcoo_s& x, int kind,
-                    const std::vector<ConstMatRef<T>>& factors, MatRef<T> out) {
+                    const std::vector<ConstMatRef<T>>& factors, MatRef<T> out, bool* too_big = nullptr) {
   const CudaPlugin& cuda = cuda_plugin();
   if (!cuda.usable()) return device_failed(ctx, kernel, SPT_ERR_DEVICE, cuda.reason);
   if (x.nnz == 0) {
@@ -331,6 +338,10 @@ bool fcoo_on_device(const spt_context_s& ctx, const char* kernel, const spt_fcoo
   int status = device_copy(cuda, ctx.device, x, device_x, message);
   if (status == SPT_ERR_UNSUPPORTED) {
     log(ctx, 2, cat("note: ", kernel, " runs on the CPU: ", message));
+    return false;
+  }
+  if (status == SPT_ERR_OUT_OF_MEMORY && too_big) {
+    *too_big = true;
     return false;
   }
   if (status != SPT_OK) return device_failed(ctx, kernel, status, message);
@@ -413,16 +424,26 @@ std::shared_ptr<const spt_hbcsf_s> chosen_hbcsf(const spt_context_s& ctx, const 
 }
 
 // spt_mttkrp on the device: F-COO or HB-CSF for the modes the format model
-// gives them, the COO kernel otherwise.
+// gives them, the COO kernel otherwise; the nonzeros streamed through the
+// device when that copy does not fit it (device_streamed.hpp).
 template <typename T>
 bool coo_mttkrp_on_device(const spt_context_s& ctx, const spt_coo_s& x, const ConstMatRef<T>* factors, uint32_t mode,
                           MatRef<T> out) {
+  if (x.order() >= 2 && x.nnz > 0)
+    if (const char* why = detail::stream_without_trying(cuda_plugin(), ctx.device, x))
+      return detail::streamed_mttkrp<T>(ctx, x, factors, mode, out, why);
+  bool too_big = false;
+  bool done = false;
   if (std::shared_ptr<const spt_hbcsf_s> h = chosen_hbcsf(ctx, x, mode, out.cols))
-    return mttkrp_on_device<DeviceHbcsf>(ctx, "MTTKRP (on HB-CSF, chosen for this mode)", *h, factors, mode, out);
-  if (std::shared_ptr<const spt_fcoo_s> f = chosen_fcoo(ctx, x, mode, out.cols))
-    return fcoo_on_device<T>(ctx, "MTTKRP (on F-COO, chosen for this mode)", *f, SPT_PLUGIN_FCOO_HADAMARD,
-                             fcoo::product_mode_factors(*f, factors), out);
-  return mttkrp_on_device<DeviceCoo>(ctx, "MTTKRP", x, factors, mode, out);
+    done = mttkrp_on_device<DeviceHbcsf>(ctx, "MTTKRP (on HB-CSF, chosen for this mode)", *h, factors, mode, out,
+                                         &too_big);
+  else if (std::shared_ptr<const spt_fcoo_s> f = chosen_fcoo(ctx, x, mode, out.cols))
+    done = fcoo_on_device<T>(ctx, "MTTKRP (on F-COO, chosen for this mode)", *f, SPT_PLUGIN_FCOO_HADAMARD,
+                             fcoo::product_mode_factors(*f, factors), out, &too_big);
+  else
+    done = mttkrp_on_device<DeviceCoo>(ctx, "MTTKRP", x, factors, mode, out, &too_big);
+  if (done || !too_big) return done;
+  return detail::streamed_mttkrp<T>(ctx, x, factors, mode, out, detail::kCopyDoesNotFit);
 }
 
 template <typename T>
@@ -490,7 +511,13 @@ class DeviceCpAlsSteps final : public CpAlsSteps<T> {
     check(cuda_.table->cp_session_create(coo_.get(), per_mode.data(), order, static_cast<uint32_t>(rank), &raw,
                                          buffer_, sizeof buffer_));
     session_ = raw;
+    exact_inner_ = coo_ != nullptr;
   }
+  // Takes over a session made elsewhere (the streamed one: it sums <X, M>
+  // over the streamed nonzeros, so exact_inner works without a COO copy).
+  DeviceCpAlsSteps(const CudaPlugin& cuda, uint32_t order, spt_index rank, const char* name,
+                   spt_plugin_cp_session* session)
+      : cuda_(cuda), order_(order), rank_(rank), name_(name), session_(session), exact_inner_(true) {}
   ~DeviceCpAlsSteps() override { cuda_.table->cp_session_release(session_); }
   DeviceCpAlsSteps(const DeviceCpAlsSteps&) = delete;
   DeviceCpAlsSteps& operator=(const DeviceCpAlsSteps&) = delete;
@@ -533,7 +560,7 @@ class DeviceCpAlsSteps final : public CpAlsSteps<T> {
     return {terms.inner, terms.norm_model_squared, terms.inner_error};
   }
   std::optional<double> exact_inner() override {
-    if (!coo_) return std::nullopt;  // F-COO only: no COO copy to sum over
+    if (!exact_inner_) return std::nullopt;  // F-COO only: no COO copy to sum over
     double inner = 0.0;
     check(cuda_.table->cp_exact_inner(session_, &inner, buffer_, sizeof buffer_));
     return inner;
@@ -563,6 +590,7 @@ class DeviceCpAlsSteps final : public CpAlsSteps<T> {
   DeviceCoo coo_;                // may be null (F-COO only)
   std::vector<DeviceFcoo> fcoo_; // per mode, may be null
   spt_plugin_cp_session* session_ = nullptr;
+  bool exact_inner_ = false;  // the session can sum <X, M> over the nonzeros
   mutable char buffer_[1024] = {0};
 };
 
@@ -578,6 +606,22 @@ std::unique_ptr<CpAlsSteps<T>> device_steps(const spt_context_s& ctx, const Cuda
     cp_als_after_device_failure(ctx, f);
     return nullptr;
   }
+}
+
+// CP-ALS with the nonzeros streamed through the device (`why`: the
+// tensor's COO copy does not fit, or streaming is forced): every mode's
+// MTTKRP on the streamed COO chunks. When
+// even the factors and workspace do not fit beside the smallest chunks, the
+// CP-ALS failure policy (a note and the CPU loop under AUTO).
+template <typename T>
+std::unique_ptr<CpAlsSteps<T>> cp_als_streamed(const spt_context_s& ctx, const CudaPlugin& cuda, const spt_coo_s& x,
+                                               const spt_cpd_options& opts, const char* why) {
+  spt_plugin_cp_session* session = nullptr;
+  std::string message;
+  const int status = detail::open_streamed_cp_session(ctx, cuda, x, opts.rank, why, &session, message);
+  if (status == SPT_ERR_UNSUPPORTED) return cp_als_unsupported(ctx, message), nullptr;
+  if (status != SPT_OK) return cp_als_device_failed(ctx, status, message), nullptr;
+  return std::make_unique<DeviceCpAlsSteps<T>>(cuda, x.order(), opts.rank, "coo streamed, cuda", session);
 }
 
 // CP-ALS on F-COO on the device: one F-COO per mode (built here, threadlen
@@ -636,8 +680,14 @@ std::unique_ptr<CpAlsSteps<T>> cp_als_on_device(const spt_context_s& ctx, const 
   if (!cuda.usable()) return cp_als_device_failed(ctx, SPT_ERR_DEVICE, cuda.reason), nullptr;
   std::string message;
   DeviceCoo device_x;
+  // A tensor whose copy does not fit streams through the device.
+  if (x.nnz > 0)
+    if (const char* why = detail::stream_without_trying(cuda, ctx.device, x))
+      return cp_als_streamed<T>(ctx, cuda, x, opts, why);
   const int status = device_copy(cuda, ctx.device, x, device_x, message);
   if (status == SPT_ERR_UNSUPPORTED) return cp_als_unsupported(ctx, message), nullptr;
+  if (status == SPT_ERR_OUT_OF_MEMORY && x.nnz > 0)
+    return cp_als_streamed<T>(ctx, cuda, x, opts, detail::kCopyDoesNotFit);
   if (status != SPT_OK) return cp_als_device_failed(ctx, status, message), nullptr;
   // Format AUTO: the modes the GPU format model gives to F-COO run on
   // their F-COO copies (a copy that does not fit leaves its mode on COO).
@@ -658,7 +708,23 @@ std::unique_ptr<CpAlsSteps<T>> cp_als_on_device(const spt_context_s& ctx, const 
     }
     if (!on_fcoo.empty()) log(ctx, 1, cat("CP-ALS on the GPU: MTTKRP on F-COO in modes ", on_fcoo, ", COO in the others"));
   }
-  return device_steps<T>(ctx, cuda, order, opts.rank, "coo, cuda", std::move(device_x), std::move(fcoo_copies));
+  try {
+    return std::make_unique<DeviceCpAlsSteps<T>>(cuda, order, opts.rank, "coo, cuda", std::move(device_x),
+                                                 std::move(fcoo_copies));
+  } catch (const DeviceStepFailure& f) {
+    if (f.status() != SPT_ERR_OUT_OF_MEMORY) {
+      cp_als_after_device_failure(ctx, f);
+      return nullptr;
+    }
+  }
+  // The tensor's copies fit but the factors and workspace do not fit
+  // beside them: drop the cached copies (the failed session released its
+  // references) and stream the nonzeros instead.
+  {
+    std::lock_guard<std::mutex> lock(detail::device_cache_mutex());
+    x.device_cache.reset();
+  }
+  return cp_als_streamed<T>(ctx, cuda, x, opts, "the factors and workspace do not fit beside the tensor's device copy");
 }
 
 }  // namespace

@@ -47,6 +47,8 @@
  * spt_plugin_cp_als_args / spt_plugin_tucker_args (family WHOLE_RUN is gone).
  * 12 = adds the family CP_APR_STEPS (a CP-APR session and its steps) and
  * spt_plugin_cp_apr_groups.
+ * 13 = adds the family STREAM (mttkrp_streamed, cp_session_streamed) and
+ * spt_plugin_stream_info: COO tensors larger than the device memory.
  */
 #ifndef SPT_DISPATCH_PLUGIN_ABI_H
 #define SPT_DISPATCH_PLUGIN_ABI_H
@@ -58,7 +60,7 @@
 extern "C" {
 #endif
 
-#define SPT_PLUGIN_ABI_VERSION 12u
+#define SPT_PLUGIN_ABI_VERSION 13u
 #define SPT_CUDA_PLUGIN_ENTRY_NAME "spt_cuda_plugin_entry"
 /* The plugin's file carries the library's major version (the SONAME
  * number), as cuda/CMakeLists.txt names it: a library loads only a plugin of
@@ -740,6 +742,39 @@ typedef struct spt_plugin_cp_apr_groups {
                                size_t message_len))                                                              \
   ENTRY(cp_apr_multiply, (spt_plugin_cp_apr_session * s, uint32_t mode, char *message, size_t message_len))      \
   ENTRY(cp_apr_loglikelihood, (spt_plugin_cp_apr_session * s, double *loglik, char *message, size_t message_len))
+/* Tensors larger than the device memory (family STREAM): the nonzeros of a
+ * COO tensor stay in host memory, pinned in place (cudaHostRegister; memory
+ * that cannot be pinned is copied from pageable memory, without overlap),
+ * and stream through a ring of device chunk buffers, the copy of one chunk
+ * overlapping the kernel of the one before; the factors and the output stay
+ * on the device. The chunk size comes from the free device memory
+ * (SPT_CUDA_MEMORY_LIMIT caps it) left after the resident working set.
+ * Same results as the in-memory entries up to the summation order.
+ * mttkrp_streamed: as mttkrp, for the host COO tensor x (pinned for the
+ *   call) on device `device`. *info (may be NULL) receives the ring's
+ *   shape. Errors: OUT_OF_MEMORY when the factors, the output and a ring
+ *   of the smallest chunks do not fit the free memory (nothing is
+ *   computed); UNSUPPORTED for an order outside 2..32; INVALID_ARGUMENT;
+ *   DEVICE.
+ * cp_session_streamed: as cp_session_create, for the host COO tensor x on
+ *   device `device`: every mode's MTTKRP and cp_exact_inner stream x's
+ *   nonzeros. x's arrays stay pinned until cp_session_release and must stay
+ *   alive and unchanged until then. *info (may be NULL) as above. Errors:
+ *   those of cp_session_create; OUT_OF_MEMORY when the factors, the
+ *   workspace and a ring of the smallest chunks do not fit. */
+typedef struct spt_plugin_stream_info {
+  uint64_t chunk_nnz;  /* nonzeros per chunk (the last may hold fewer) */
+  uint64_t chunks;     /* chunks per pass over the nonzeros */
+  uint32_t buffers;    /* device chunk buffers (and streams) in the ring */
+  uint32_t pinned;     /* 1 when every host array is pinned, 0 when some is copied from pageable memory */
+  uint64_t ring_bytes; /* device bytes of the ring */
+} spt_plugin_stream_info;
+
+#define SPT_PLUGIN_STREAM_ENTRIES(ENTRY, RELEASE)                                                                  \
+  ENTRY(mttkrp_streamed, (int device, const spt_plugin_coo *x, const spt_plugin_matrix *factors, uint32_t mode,     \
+                          spt_plugin_matrix *out, spt_plugin_stream_info *info, char *message, size_t message_len)) \
+  ENTRY(cp_session_streamed, (int device, const spt_plugin_coo *x, uint32_t rank, spt_plugin_cp_session **out,      \
+                              spt_plugin_stream_info *info, char *message, size_t message_len))
 
 /* The families, in table order. */
 #define SPT_PLUGIN_FAMILIES(FAMILY) \
@@ -752,7 +787,8 @@ typedef struct spt_plugin_cp_apr_groups {
   FAMILY(TTM)                       \
   FAMILY(CP_STEPS)                  \
   FAMILY(TUCKER_STEPS)              \
-  FAMILY(CP_APR_STEPS)
+  FAMILY(CP_APR_STEPS)              \
+  FAMILY(STREAM)
 
 #define SPT_PLUGIN_TABLE_FIELD_ENTRY(name, params) int(*name) params;
 #define SPT_PLUGIN_TABLE_FIELD_RELEASE(name, params) void(*name) params;
