@@ -72,6 +72,35 @@ spt_coo_s csf_to_coo(const spt_csf_s& x) {
   return y;
 }
 
+spt_coo_s csf_tree_view(const CsfTree& t, const std::vector<spt_index>& dims, std::vector<buffer<spt_index>>& upper,
+                        int threads) {
+  const uint32_t leaf = t.levels() - 1;
+  const spt_nnz n = t.nnz();
+  upper.assign(leaf, buffer<spt_index>());
+  spt_coo_s v;
+  v.dims = dims;
+  v.nnz = n;
+  v.read_only = true;
+  v.own_val.set_dtype(t.vals.dtype());
+  v.ind.assign(t.levels(), nullptr);
+  for (uint32_t l = 0; l < leaf; ++l) {
+    resize_named(upper[l], n, [&] { return cat("CSF view: the indices of mode ", t.mode_order[l], " (nnz)"); });
+    spt_index* out = upper[l].data();
+    const spt_index* fid = t.fids[l].data();
+    const spt_nnz nodes = t.nodes(l);
+    // Every node's index goes to the leaves below it (a contiguous range).
+#pragma omp parallel for num_threads(threads) schedule(static)
+    for (spt_nnz f = 0; f < nodes; ++f) {
+      const spt_nnz end = t.first_leaf(l, f + 1);
+      for (spt_nnz k = t.first_leaf(l, f); k < end; ++k) out[k] = fid[f];
+    }
+    v.ind[t.mode_order[l]] = out;
+  }
+  v.ind[t.mode_order[leaf]] = t.fids[leaf].data();
+  v.val = t.vals.data();
+  return v;
+}
+
 }  // namespace spt
 
 namespace spt {
@@ -80,14 +109,36 @@ namespace {
 
 using sorting::chunk_begin;
 
-template <typename T>
-void gather_values(const spt_coo_s& x, const buffer<spt_nnz>& perm, ValueStore& out, int threads) {
+template <typename T, typename Perm>
+void gather_values(const spt_coo_s& x, const buffer<Perm>& perm, ValueStore& out, int threads) {
   out.set_dtype(dtype_of<T>());
   resize_named(out.get<T>(), x.nnz, [] { return std::string("CSF: the values (nnz)"); });
   const T* src = x.values<T>();
   T* dst = out.get<T>().data();
 #pragma omp parallel for num_threads(threads) schedule(static)
   for (spt_nnz k = 0; k < x.nnz; ++k) dst[k] = src[perm[k]];
+}
+
+// Gathers, in the order of `perm`, x's values and its leaf-level indices
+// into the tree t (mode order set, levels sized) and returns the sorted
+// indices of the upper levels, so the passes of build_csf_tree read them
+// sequentially (the leaf level's go straight into the tree).
+template <typename Perm>
+std::vector<buffer<spt_index>> gather_sorted(const spt_coo_s& x, const buffer<Perm>& perm, CsfTree& t, int threads) {
+  const spt_nnz n = x.nnz;
+  const uint32_t leaf = x.order() - 1;
+  with_dtype(x.dtype(), [&](auto tag) { gather_values<typename decltype(tag)::type>(x, perm, t.vals, threads); });
+  std::vector<buffer<spt_index>> sorted(leaf);
+  resize_named(t.fids[leaf], n, [&] { return cat("CSF: the leaf indices of mode ", t.mode_order[leaf], " (nnz)"); });
+  for (uint32_t l = 0; l <= leaf; ++l) {
+    if (l < leaf)
+      resize_named(sorted[l], n, [&] { return cat("CSF: the sorted indices of mode ", t.mode_order[l], " (nnz)"); });
+    spt_index* dst = l < leaf ? sorted[l].data() : t.fids[leaf].data();
+    const spt_index* src = x.ind[t.mode_order[l]];
+#pragma omp parallel for num_threads(threads) schedule(static)
+    for (spt_nnz k = 0; k < n; ++k) dst[k] = src[perm[k]];
+  }
+  return sorted;
 }
 
 }  // namespace
@@ -121,28 +172,28 @@ CsfTree build_csf_tree(const Exec& exec, const spt_coo_s& x, const std::vector<u
   // Everything that needs the permutation (the values and the coordinates
   // in sorted order) is gathered first and the permutation freed before the
   // passes below allocate, so a tree's build holds at most the permutation
-  // and the tree's own arrays plus the sorted coordinates of the upper levels.
-  buffer<spt_nnz> perm = sorting::sort_permutation(exec, x, mode_order);
-  with_dtype(x.dtype(), [&](auto tag) { gather_values<typename decltype(tag)::type>(x, perm, t.vals, threads); });
-  // Gather the coordinates in sorted order once (the leaf level's straight
-  // into the tree), so the passes below read them sequentially.
-  std::vector<buffer<spt_index>> sorted(leaf);
-  resize_named(t.fids[leaf], n, [&] { return cat("CSF: the leaf indices of mode ", mode_order[leaf], " (nnz)"); });
-  for (uint32_t l = 0; l < order; ++l) {
-    if (l < leaf)
-      resize_named(sorted[l], n, [&] { return cat("CSF: the sorted indices of mode ", mode_order[l], " (nnz)"); });
-    spt_index* dst = l < leaf ? sorted[l].data() : t.fids[leaf].data();
-    const spt_index* src = x.ind[mode_order[l]];
+  // (32-bit when nnz allows) and the tree's own arrays plus the sorted
+  // coordinates of the upper levels.
+  std::vector<buffer<spt_index>> sorted;  // the upper levels' coordinates in sorted order
+  if (n <= spt_nnz(UINT32_MAX)) {
+    buffer<uint32_t> perm32;
+    {
+      buffer<spt_nnz> wide = sorting::sort_permutation(exec, x, mode_order);
+      resize_named(perm32, n, [] { return std::string("CSF: the sort permutation (nnz)"); });
 #pragma omp parallel for num_threads(threads) schedule(static)
-    for (spt_nnz k = 0; k < n; ++k) dst[k] = src[perm[k]];
+      for (spt_nnz k = 0; k < n; ++k) perm32[k] = static_cast<uint32_t>(wide[k]);
+    }
+    sorted = gather_sorted(x, perm32, t, threads);
+  } else {
+    sorted = gather_sorted(x, sorting::sort_permutation(exec, x, mode_order), t, threads);
   }
-  buffer<spt_nnz>().swap(perm);
   std::vector<const spt_index*> ind(leaf);
   for (uint32_t l = 0; l < leaf; ++l) ind[l] = sorted[l].data();
 
   // depth[k]: shallowest level where nonzero k differs from k-1 (0 for the
   // first one; `leaf` when only the leaf index differs or k repeats k-1).
-  buffer<uint32_t> depth;
+  buffer<uint8_t> depth;  // leaf <= SPT_MAX_ORDER - 1 fits a byte
+  static_assert(SPT_MAX_ORDER <= 256, "a node depth is stored in a byte");
   resize_named(depth, n, [] { return std::string("CSF: the node depth of each nonzero (nnz)"); });
   // counts[c * leaf + l]: nodes opened on level l by chunk c.
   std::vector<spt_nnz> counts(static_cast<size_t>(threads + 1) * leaf, 0);
@@ -161,7 +212,7 @@ CsfTree build_csf_tree(const Exec& exec, const spt_coo_s& x, const std::vector<u
         uint32_t d = 0;
         if (k > 0)
           while (d < leaf && ind[d][k] == ind[d][k - 1]) ++d;
-        depth[k] = d;
+        depth[k] = static_cast<uint8_t>(d);
         repeat = repeat || (k > 0 && d == leaf && leaf_ind[k] == leaf_ind[k - 1]);
         for (uint32_t l = d; l < leaf; ++l) ++local[l];
       }
