@@ -473,6 +473,9 @@ FORTRAN_ARRAY_OUTPUT_SUFFIXES = ("dims", "modes", "modes_out")
 FORTRAN_ARRAY_OUTPUTS = {("spt_permutation_get", "out")}
 # Optional (NULL-able) pointers whose header comment does not say so yet.
 FORTRAN_OPTIONAL = {("spt_write", "opts")}
+# Handles passed by address that the library reads and then overwrites
+# (it takes the object over and stores NULL).
+FORTRAN_INOUT_HANDLES = {("spt_cpd_als_take", "x")}
 
 
 def nullable(doc, param):
@@ -514,6 +517,8 @@ def fortran_argument(function, param, t, doc):
     if depth >= 2:
         if t.target.const:  # T *const *: an input array of pointers
             return "type(c_ptr), intent(in)", "(*)", {"c_ptr"}
+        if (function, param) in FORTRAN_INOUT_HANDLES:
+            return "type(c_ptr), intent(inout)", "", {"c_ptr"}
         return "type(c_ptr), intent(out)", "", {"c_ptr"}  # the library stores an address
     if base.kind in ("handle", "void"):
         return "type(c_ptr), value", "", {"c_ptr"}

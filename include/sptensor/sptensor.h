@@ -838,6 +838,23 @@ SPT_API spt_status spt_cpd_options_init_size(spt_cpd_options *opts, size_t struc
 SPT_API spt_status spt_cpd_als(spt_context *ctx, const spt_coo *x, const spt_cpd_options *opts,
                                spt_ktensor **out);
 
+/** spt_cpd_als taking over the caller's tensor, to save memory: the call
+ *  frees the tensor handle the caller passes by address in x, and stores
+ *  NULL there, whatever its status (once that handle is not NULL), as early
+ *  in the run as it can. On the CPU with CSF (opts->format
+ *  CSF with a ONEMODE, TWOMODE, ALLMODE or AUTO policy, or AUTO choosing
+ *  CSF) the COO is freed right after the first CSF tree is built and the
+ *  other trees are built from that tree, so the COO and every tree are
+ *  never held at once (the peak memory of a run from a file); other runs
+ *  free it when they end. Results, status codes and errors as spt_cpd_als
+ *  (the same trees, kernels and numerics); *out as there. A view's handle
+ *  is freed, not the caller's arrays behind it.
+ *  Errors: as spt_cpd_als, plus INVALID_ARGUMENT for x or *x NULL (then
+ *  nothing is freed).
+ *  Thread safety: no other thread may use *x (it is freed here). */
+SPT_API spt_status spt_cpd_als_take(spt_context *ctx, spt_coo **x, const spt_cpd_options *opts,
+                                    spt_ktensor **out);
+
 /* ------------------------------------------------------------------------ */
 /* File I/O                                                                 */
 /* ------------------------------------------------------------------------ */

@@ -1230,6 +1230,17 @@ module sptensor_capi
       type(c_ptr), intent(out) :: out
       integer(c_int) :: res
     end function
+    ! spt_cpd_als taking over the caller's tensor, to save memory: the call frees the tensor handle the
+    ! caller passes by address in x, and stores NULL there, whatever its status (once that handle is not
+    ! ...
+    function spt_cpd_als_take(ctx, x, opts, out) bind(c, name="spt_cpd_als_take") result(res)
+      import :: c_int, c_ptr, spt_cpd_options
+      type(c_ptr), value :: ctx
+      type(c_ptr), intent(inout) :: x
+      type(spt_cpd_options), intent(in) :: opts
+      type(c_ptr), intent(out) :: out
+      integer(c_int) :: res
+    end function
     ! Same, writing only the first `struct_size` bytes (the caller's sizeof(spt_read_options), which is
     ! smaller when the caller was compiled against an older header); struct_size is stored in ...
     function spt_read_options_init_size(opts, &

@@ -786,6 +786,7 @@ SIGNATURES = {
     "spt_cpd_options_init": (ctypes.c_int, [ctypes.POINTER(spt_cpd_options)]),
     "spt_cpd_options_init_size": (ctypes.c_int, [ctypes.POINTER(spt_cpd_options), ctypes.c_size_t]),
     "spt_cpd_als": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_void_p, ctypes.POINTER(spt_cpd_options), ctypes.POINTER(ctypes.c_void_p)]),
+    "spt_cpd_als_take": (ctypes.c_int, [ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p), ctypes.POINTER(spt_cpd_options), ctypes.POINTER(ctypes.c_void_p)]),
     "spt_read_options_init": (ctypes.c_int, [ctypes.POINTER(spt_read_options)]),
     "spt_read_options_init_size": (ctypes.c_int, [ctypes.POINTER(spt_read_options), ctypes.c_size_t]),
     "spt_read": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_char_p, ctypes.POINTER(spt_read_options), ctypes.POINTER(ctypes.c_void_p)]),

@@ -44,6 +44,7 @@
 #include <random>
 #include <type_traits>
 
+#include "algo/format_advice.hpp"
 #include "algo/mttkrp_operands.hpp"
 #include "algo/normal_equations.hpp"
 #include "algo/summed_norm.hpp"
@@ -707,11 +708,14 @@ void validate_cpd_options(const spt_coo_s& x, const spt_cpd_options& opts) {
   validate_cpd_options(x.dims, x.nnz, x.dtype(), normalized_cpd_options(opts));
 }
 
-spt_status cp_als(spt_context_s& ctx, const spt_coo_s& x, const spt_cpd_options& given, spt_ktensor_s& out) {
-  const spt_cpd_options opts = normalized_cpd_options(given);
-  validate_cpd_options(x.dims, x.nnz, x.dtype(), opts);
-  return with_dtype(x.dtype(), [&](auto tag) -> spt_status {
-    using T = typename decltype(tag)::type;
+namespace {
+
+// cp_als after ||x||^2 (summed_norm_squared, its notes logged), with opts
+// normalised and validated.
+template <typename T>
+spt_status cp_als_normed(spt_context_s& ctx, const spt_coo_s& x, double norm_x_squared, const spt_cpd_options& opts,
+                         spt_ktensor_s& out) {
+  {
     // Decomposes t (x, or x scaled) with ||t||^2 = norm_squared.
     auto decompose = [&](const spt_coo_s& t, double norm_squared) -> spt_status {
       // The steps on the device when the context runs there (the data stays
@@ -734,7 +738,6 @@ spt_status cp_als(spt_context_s& ctx, const spt_coo_s& x, const spt_cpd_options&
                                     return SPT_DISPATCH(ctx, inner_ktensor, t, lambda, factors, opts.rank);
                                   });
     };
-    const double norm_x_squared = algo::summed_norm_squared(ctx, x, "CP-ALS");
     const int shift = magnitude_shift<T>(x, norm_x_squared);
     if (shift == 0) return decompose(x, norm_x_squared);
     // Decompose x * 2^shift (an exact copy), then scale lambda back. Its
@@ -747,6 +750,99 @@ spt_status cp_als(spt_context_s& ctx, const spt_coo_s& x, const spt_cpd_options&
     const spt_status status = decompose(scaled, SPT_DISPATCH(ctx, summed_stats, scaled).norm_squared);
     for (spt_index r = 0; r < out.rank; ++r) out.lambda.at<T>(0, r) = std::ldexp(out.lambda.at<T>(0, r), -shift);
     return status;
+  }
+}
+
+}  // namespace
+
+spt_status cp_als(spt_context_s& ctx, const spt_coo_s& x, const spt_cpd_options& given, spt_ktensor_s& out) {
+  const spt_cpd_options opts = normalized_cpd_options(given);
+  validate_cpd_options(x.dims, x.nnz, x.dtype(), opts);
+  return with_dtype(x.dtype(), [&](auto tag) -> spt_status {
+    using T = typename decltype(tag)::type;
+    return cp_als_normed<T>(ctx, x, algo::summed_norm_squared(ctx, x, "CP-ALS"), opts, out);
+  });
+}
+
+namespace {
+
+// cp_als_take on CSF: the first tree is built from x (or taken from AUTO's
+// advice), x is freed, and the other trees are built from a view of the
+// first, so the COO and the trees of the policy are never held at once.
+// The trees and the kernels are those cp_als builds, so the result is the
+// same. norm_x_squared is x's (summed_norm_squared).
+template <typename T>
+spt_status cp_als_csf_taking(spt_context_s& ctx, std::unique_ptr<spt_coo_s>& x, double norm_x_squared,
+                             const spt_cpd_options& opts, spt_csf_policy policy, CsfTree first, spt_ktensor_s& out) {
+  const Exec exec = dispatch::exec_for(ctx);
+  const std::vector<spt_index> dims = x->dims;
+  const std::vector<uint32_t> first_order = csf_mode_order(dims, csf_shortest_mode(dims));
+  if (first.mode_order != first_order || first.nnz() != x->nnz) first = build_csf_tree(exec, *x, first_order);
+  if (policy == SPT_CSF_AUTO) policy = csf_auto_picks_allmode(*x, first) ? SPT_CSF_ALLMODE : SPT_CSF_ONEMODE;
+  x.reset();
+  auto csf = std::make_unique<spt_csf_s>();
+  {
+    // The view reads the first tree's leaf indices and values where they
+    // lie: build_csf moves the tree into the handle, which keeps its arrays
+    // (vectors move their storage, not their elements). One tree needs no
+    // view: build_csf reads only the shape then.
+    std::vector<buffer<spt_index>> upper;
+    spt_coo_s source;
+    if (policy == SPT_CSF_ONEMODE) {
+      source.dims = dims;
+      source.nnz = first.nnz();
+      source.read_only = true;
+      source.own_val.set_dtype(dtype_of<T>());
+    } else {
+      source = csf_tree_view(first, dims, upper, std::max(1, exec.threads));
+    }
+    build_csf(exec, source, policy, *csf, std::move(first));
+  }
+  log(ctx, 1,
+      cat("CP-ALS on CSF (", csf_policy_name(csf->policy), ", ", csf->trees.size(), " tree(s), ", csf->bytes(),
+          " bytes; the COO freed before the trees after the first were built)"));
+  const spt_csf_s& tensor = *csf;
+  algo::CsfOperand<T> operand(std::move(csf));
+  return cp_als_stable_fit<T>(ctx, operand, tensor, norm_x_squared, opts, out,
+                              [&](const T* lambda, const ConstMatRef<T>* factors) {
+                                return SPT_DISPATCH(ctx, inner_ktensor_csf, tensor, lambda, factors, opts.rank);
+                              });
+}
+
+}  // namespace
+
+spt_status cp_als_take(spt_context_s& ctx, std::unique_ptr<spt_coo_s> x, const spt_cpd_options& given,
+                       spt_ktensor_s& out) {
+  const spt_cpd_options opts = normalized_cpd_options(given);
+  validate_cpd_options(x->dims, x->nnz, x->dtype(), opts);
+  // Only a CPU run on CSF (asked for, or AUTO's choice) differs from
+  // cp_als: the device, COO, HiCOO, F-COO and memoized CSF runs need the COO
+  // (or build from it) for the whole run.
+  const bool cpu = dispatch::effective_backend(ctx) == SPT_BACKEND_CPU;
+  const bool csf = opts.format == SPT_TENSOR_FORMAT_CSF && opts.csf_policy != SPT_CSF_MEMOIZED;
+  const bool advised = opts.format == SPT_TENSOR_FORMAT_AUTO && x->nnz >= algo::kAdviceSmallNnz;
+  if (!cpu || x->order() < 2 || !(csf || advised)) return cp_als(ctx, *x, opts, out);
+  return with_dtype(x->dtype(), [&](auto tag) -> spt_status {
+    using T = typename decltype(tag)::type;
+    const double norm_x_squared = algo::summed_norm_squared(ctx, *x, "CP-ALS");
+    // Values that need scaling: cp_als's scaled copy of the COO.
+    if (magnitude_shift<T>(*x, norm_x_squared) != 0) return cp_als_normed<T>(ctx, *x, norm_x_squared, opts, out);
+    if (csf) return cp_als_csf_taking<T>(ctx, x, norm_x_squared, opts, opts.csf_policy, CsfTree(), out);
+    algo::FormatAdvice advice = algo::advise_format(ctx, *x, opts.rank);
+    log(ctx, 1, cat("format auto: ", advice.reason));
+    if (advice.format == SPT_TENSOR_FORMAT_CSF && advice.csf_policy != SPT_CSF_MEMOIZED) {
+      const spt_csf_policy policy = opts.csf_policy == SPT_CSF_AUTO ? advice.csf_policy : opts.csf_policy;
+      if (policy != SPT_CSF_MEMOIZED)
+        return cp_als_csf_taking<T>(ctx, x, norm_x_squared, opts, policy, std::move(advice.csf_first_tree), out);
+    }
+    // Another format: as cp_als, with the advice already taken.
+    std::unique_ptr<algo::MttkrpOperand<T>> operand =
+        algo::make_mttkrp_operand_advised<T>(ctx, *x, opts, std::move(advice));
+    const spt_coo_s& t = *x;
+    return cp_als_stable_fit<T>(ctx, *operand, t, norm_x_squared, opts, out,
+                                [&](const T* lambda, const ConstMatRef<T>* factors) {
+                                  return SPT_DISPATCH(ctx, inner_ktensor, t, lambda, factors, opts.rank);
+                                });
   });
 }
 

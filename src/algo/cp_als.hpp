@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <functional>
+#include <memory>
 #include <vector>
 
 #include "algo/mttkrp_operand.hpp"
@@ -46,6 +47,14 @@ void validate_cpd_options(const spt_coo_s& x, const spt_cpd_options& opts);
 // The storage its MTTKRPs run on follows opts.format / opts.csf_policy
 // (algo::make_mttkrp_operand).
 spt_status cp_als(spt_context_s& ctx, const spt_coo_s& x, const spt_cpd_options& opts, spt_ktensor_s& out);
+
+// The same taking over x, which is freed as soon as the run no longer
+// needs it: on the CPU with CSF (asked for, or AUTO's choice) right after
+// the first tree is built, the other trees then being built from that one,
+// so the COO and all the trees are never held at once; otherwise when the
+// run ends. Same result as cp_als.
+spt_status cp_als_take(spt_context_s& ctx, std::unique_ptr<spt_coo_s> x, const spt_cpd_options& opts,
+                       spt_ktensor_s& out);
 
 // The same on a caller's CSF tensor (opts.format / csf_policy ignored).
 spt_status cp_als_csf(spt_context_s& ctx, const spt_csf_s& x, const spt_cpd_options& opts, spt_ktensor_s& out);

@@ -59,22 +59,14 @@ uint64_t FcooOperand<T>::bytes() const {
   return b;
 }
 
+namespace {
+
+// The operand of `format` (AUTO resolved); the advice's HiCOO or first CSF
+// tree, when given, is reused.
 template <typename T>
-std::unique_ptr<MttkrpOperand<T>> make_mttkrp_operand(spt_context_s& ctx, const spt_coo_s& x,
-                                                       const spt_cpd_options& opts) {
-  spt_tensor_format format = opts.format;
-  spt_csf_policy policy = opts.csf_policy;
-  // AUTO's advice builds a HiCOO or the first CSF tree; reuse them.
-  std::unique_ptr<spt_hicoo_s> advised_hicoo;
-  CsfTree advised_tree;
-  if (format == SPT_TENSOR_FORMAT_AUTO) {
-    FormatAdvice advice = advise_format(ctx, x, opts.rank);
-    log(ctx, 1, cat("format auto: ", advice.reason));
-    format = advice.format;
-    if (format == SPT_TENSOR_FORMAT_CSF && policy == SPT_CSF_AUTO) policy = advice.csf_policy;
-    advised_hicoo = std::move(advice.hicoo);
-    advised_tree = std::move(advice.csf_first_tree);
-  }
+std::unique_ptr<MttkrpOperand<T>> operand_of_format(spt_context_s& ctx, const spt_coo_s& x, const spt_cpd_options& opts,
+                                                    spt_tensor_format format, spt_csf_policy policy,
+                                                    std::unique_ptr<spt_hicoo_s> advised_hicoo, CsfTree advised_tree) {
   switch (format) {
     case SPT_TENSOR_FORMAT_COO: return std::make_unique<CooOperand<T>>(x);
     case SPT_TENSOR_FORMAT_CSF: {
@@ -112,6 +104,29 @@ std::unique_ptr<MttkrpOperand<T>> make_mttkrp_operand(spt_context_s& ctx, const 
   }
 }
 
+}  // namespace
+
+template <typename T>
+std::unique_ptr<MttkrpOperand<T>> make_mttkrp_operand_advised(spt_context_s& ctx, const spt_coo_s& x,
+                                                              const spt_cpd_options& opts, FormatAdvice&& advice) {
+  spt_csf_policy policy = opts.csf_policy;
+  if (advice.format == SPT_TENSOR_FORMAT_CSF && policy == SPT_CSF_AUTO) policy = advice.csf_policy;
+  return operand_of_format<T>(ctx, x, opts, advice.format, policy, std::move(advice.hicoo),
+                              std::move(advice.csf_first_tree));
+}
+
+template <typename T>
+std::unique_ptr<MttkrpOperand<T>> make_mttkrp_operand(spt_context_s& ctx, const spt_coo_s& x,
+                                                       const spt_cpd_options& opts) {
+  // AUTO's advice builds a HiCOO or the first CSF tree; reuse them.
+  if (opts.format == SPT_TENSOR_FORMAT_AUTO) {
+    FormatAdvice advice = advise_format(ctx, x, opts.rank);
+    log(ctx, 1, cat("format auto: ", advice.reason));
+    return make_mttkrp_operand_advised<T>(ctx, x, opts, std::move(advice));
+  }
+  return operand_of_format<T>(ctx, x, opts, opts.format, opts.csf_policy, nullptr, CsfTree());
+}
+
 template class CooOperand<float>;
 template class CooOperand<double>;
 template class CsfOperand<float>;
@@ -122,5 +137,11 @@ template std::unique_ptr<MttkrpOperand<float>> make_mttkrp_operand<float>(spt_co
                                                                           const spt_cpd_options&);
 template std::unique_ptr<MttkrpOperand<double>> make_mttkrp_operand<double>(spt_context_s&, const spt_coo_s&,
                                                                             const spt_cpd_options&);
+template std::unique_ptr<MttkrpOperand<float>> make_mttkrp_operand_advised<float>(spt_context_s&, const spt_coo_s&,
+                                                                                  const spt_cpd_options&,
+                                                                                  FormatAdvice&&);
+template std::unique_ptr<MttkrpOperand<double>> make_mttkrp_operand_advised<double>(spt_context_s&, const spt_coo_s&,
+                                                                                    const spt_cpd_options&,
+                                                                                    FormatAdvice&&);
 
 }  // namespace spt::algo

@@ -66,4 +66,13 @@ template <typename T>
 SPT_INTERNAL_API std::unique_ptr<MttkrpOperand<T>> make_mttkrp_operand(spt_context_s& ctx, const spt_coo_s& x,
                                                        const spt_cpd_options& opts);
 
+struct FormatAdvice;  // algo/format_advice.hpp
+
+// The same with AUTO's advice already taken (advise_format(ctx, x,
+// opts.rank), its reason logged by the caller): builds what it says,
+// reusing its HiCOO or first CSF tree.
+template <typename T>
+std::unique_ptr<MttkrpOperand<T>> make_mttkrp_operand_advised(spt_context_s& ctx, const spt_coo_s& x,
+                                                              const spt_cpd_options& opts, FormatAdvice&& advice);
+
 }  // namespace spt::algo

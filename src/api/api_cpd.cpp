@@ -35,6 +35,22 @@ SPT_API spt_status spt_cpd_als(spt_context* ctx, const spt_coo* x, const spt_cpd
   });
 }
 
+SPT_API spt_status spt_cpd_als_take(spt_context* ctx, spt_coo** x, const spt_cpd_options* opts, spt_ktensor** out) {
+  return guarded(ctx, "spt_cpd_als_take", [&]() -> spt_status {
+    require_not_null(x, "x");
+    require_not_null(*x, "tensor (*x)");
+    // The handle is ours from here on, whatever happens below.
+    std::unique_ptr<spt_coo_s> taken(*x);
+    *x = nullptr;
+    require_not_null(opts, "opts (initialise one with spt_cpd_options_init)");
+    require_not_null(out, "out");
+    auto k = std::make_unique<spt_ktensor_s>();
+    const spt_status status = cp_als_take(resolve(ctx), std::move(taken), *opts, *k);
+    *out = k.release();
+    return status;
+  });
+}
+
 SPT_API spt_status spt_ktensor_norm(spt_context* ctx, const spt_ktensor* k, double* norm) {
   return guarded(ctx, "spt_ktensor_norm", [&] {
     require_not_null(k, "ktensor");

@@ -432,9 +432,17 @@ int run_cpd(const ParsedArgs& args) {
 
   spt_ktensor* raw = nullptr;
   double start = now_seconds();
-  spt_status st = poisson ? run_cp_apr(ctx.get(), x.get(), opts, quiet, &raw)
-                  : gcp   ? run_gcp(ctx.get(), x.get(), opts, gcp_settings, quiet, &raw)
-                          : spt_cpd_als(ctx.get(), x.get(), &opts, &raw);
+  spt_status st;
+  if (poisson) {
+    st = run_cp_apr(ctx.get(), x.get(), opts, quiet, &raw);
+  } else if (gcp) {
+    st = run_gcp(ctx.get(), x.get(), opts, gcp_settings, quiet, &raw);
+  } else {
+    // CP-ALS takes the tensor over (it is not needed afterwards), so the
+    // library frees it once the CSF trees no longer need it.
+    spt_coo* taken = x.release();
+    st = spt_cpd_als_take(ctx.get(), &taken, &opts, &raw);
+  }
   double total = now_seconds() - start;
   check(st, ctx.get(), poisson ? "CP-APR failed" : gcp ? (gcp_settings.sgd ? "GCP-SGD failed" : "GCP-OPT failed") : "CP-ALS failed");
   KtensorPtr model(raw);

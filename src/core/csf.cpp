@@ -72,6 +72,35 @@ spt_coo_s csf_to_coo(const spt_csf_s& x) {
   return y;
 }
 
+spt_coo_s csf_tree_view(const CsfTree& t, const std::vector<spt_index>& dims, std::vector<buffer<spt_index>>& upper,
+                        int threads) {
+  const uint32_t leaf = t.levels() - 1;
+  const spt_nnz n = t.nnz();
+  upper.assign(leaf, buffer<spt_index>());
+  spt_coo_s v;
+  v.dims = dims;
+  v.nnz = n;
+  v.read_only = true;
+  v.own_val.set_dtype(t.vals.dtype());
+  v.ind.assign(t.levels(), nullptr);
+  for (uint32_t l = 0; l < leaf; ++l) {
+    resize_named(upper[l], n, [&] { return cat("CSF view: the indices of mode ", t.mode_order[l], " (nnz)"); });
+    spt_index* out = upper[l].data();
+    const spt_index* fid = t.fids[l].data();
+    const spt_nnz nodes = t.nodes(l);
+    // Every node's index goes to the leaves below it (a contiguous range).
+#pragma omp parallel for num_threads(threads) schedule(static)
+    for (spt_nnz f = 0; f < nodes; ++f) {
+      const spt_nnz end = t.first_leaf(l, f + 1);
+      for (spt_nnz k = t.first_leaf(l, f); k < end; ++k) out[k] = fid[f];
+    }
+    v.ind[t.mode_order[l]] = out;
+  }
+  v.ind[t.mode_order[leaf]] = t.fids[leaf].data();
+  v.val = t.vals.data();
+  return v;
+}
+
 }  // namespace spt
 
 namespace spt {
@@ -80,14 +109,111 @@ namespace {
 
 using sorting::chunk_begin;
 
-template <typename T>
-void gather_values(const spt_coo_s& x, const buffer<spt_nnz>& perm, ValueStore& out, int threads) {
+template <typename T, typename Perm>
+void gather_values(const spt_coo_s& x, const buffer<Perm>& perm, ValueStore& out, int threads) {
   out.set_dtype(dtype_of<T>());
   resize_named(out.get<T>(), x.nnz, [] { return std::string("CSF: the values (nnz)"); });
   const T* src = x.values<T>();
   T* dst = out.get<T>().data();
 #pragma omp parallel for num_threads(threads) schedule(static)
   for (spt_nnz k = 0; k < x.nnz; ++k) dst[k] = src[perm[k]];
+}
+
+// Gathers, in the order of `perm`, x's values and its leaf-level indices
+// into the tree t (mode order set, levels sized).
+template <typename Perm>
+void gather_leaves(const spt_coo_s& x, const buffer<Perm>& perm, CsfTree& t, int threads) {
+  const spt_nnz n = x.nnz;
+  const uint32_t leaf = x.order() - 1;
+  with_dtype(x.dtype(), [&](auto tag) { gather_values<typename decltype(tag)::type>(x, perm, t.vals, threads); });
+  resize_named(t.fids[leaf], n, [&] { return cat("CSF: the leaf indices of mode ", t.mode_order[leaf], " (nnz)"); });
+  spt_index* dst = t.fids[leaf].data();
+  const spt_index* src = x.ind[t.mode_order[leaf]];
+#pragma omp parallel for num_threads(threads) schedule(static)
+  for (spt_nnz k = 0; k < n; ++k) dst[k] = src[perm[k]];
+}
+
+// The upper levels of t (mode order set, values and leaf indices gathered)
+// from x in the order of `perm`: the first pass finds, for each nonzero, the
+// shallowest level where its coordinates differ from the previous nonzero's
+// (it opens a node there and on every deeper level) and counts nodes per
+// level and chunk; the second writes the node indices and child pointers at
+// offsets from the prefix sums of the counts.
+template <typename Perm>
+void build_upper_levels(const spt_coo_s& x, const buffer<Perm>& perm, CsfTree& t, int threads) {
+  const spt_nnz n = x.nnz;
+  const uint32_t leaf = x.order() - 1;
+  const std::vector<uint32_t>& mode_order = t.mode_order;
+  std::vector<const spt_index*> ind(leaf);
+  for (uint32_t l = 0; l < leaf; ++l) ind[l] = x.ind[mode_order[l]];
+
+  // depth[k]: shallowest level where nonzero k differs from k-1 (0 for the
+  // first one; `leaf` when only the leaf index differs or k repeats k-1).
+  buffer<uint8_t> depth;  // leaf <= SPT_MAX_ORDER - 1 fits a byte
+  static_assert(SPT_MAX_ORDER <= 256, "a node depth is stored in a byte");
+  resize_named(depth, n, [] { return std::string("CSF: the node depth of each nonzero (nnz)"); });
+  // counts[c * leaf + l]: nodes opened on level l by chunk c.
+  std::vector<spt_nnz> counts(static_cast<size_t>(threads + 1) * leaf, 0);
+  const spt_index* leaf_ind = t.fids[leaf].data();
+  std::vector<char> repeats(threads, 0);  // per chunk: a leaf index repeats the one before it in its fiber
+  ParallelErrors errors;  // per-chunk buffers below may fail to allocate
+#pragma omp parallel for num_threads(threads) schedule(static, 1)
+  for (int c = 0; c < threads; ++c) {
+    errors.run([&] {
+      std::vector<spt_nnz> local(leaf, 0);
+      // The upper coordinates of nonzero k-1 and k (each read once).
+      std::vector<spt_index> prev(leaf), cur(leaf);
+      bool repeat = false;
+      // Bounds in locals: the stores below could alias the shared variables
+      // the loop would otherwise re-read (and re-divide) on every nonzero.
+      const spt_nnz begin = chunk_begin(n, c, threads), end = chunk_begin(n, c + 1, threads);
+      if (begin > 0 && begin < end)
+        for (uint32_t l = 0; l < leaf; ++l) prev[l] = ind[l][perm[begin - 1]];
+      for (spt_nnz k = begin; k < end; ++k) {
+        for (uint32_t l = 0; l < leaf; ++l) cur[l] = ind[l][perm[k]];
+        uint32_t d = 0;
+        if (k > 0)
+          while (d < leaf && cur[d] == prev[d]) ++d;
+        depth[k] = static_cast<uint8_t>(d);
+        repeat = repeat || (k > 0 && d == leaf && leaf_ind[k] == leaf_ind[k - 1]);
+        for (uint32_t l = d; l < leaf; ++l) ++local[l];
+        prev.swap(cur);
+      }
+      for (uint32_t l = 0; l < leaf; ++l) counts[static_cast<size_t>(c + 1) * leaf + l] = local[l];
+      repeats[c] = repeat;
+    });
+  }
+  errors.rethrow();
+  t.leaf_repeats = std::find(repeats.begin(), repeats.end(), 1) != repeats.end();
+  // Exclusive prefix over chunks: counts[c*leaf + l] = first node of chunk c on level l.
+  for (int c = 0; c < threads; ++c)
+    for (uint32_t l = 0; l < leaf; ++l)
+      counts[static_cast<size_t>(c + 1) * leaf + l] += counts[static_cast<size_t>(c) * leaf + l];
+  for (uint32_t l = 0; l < leaf; ++l) {
+    const spt_nnz nodes = counts[static_cast<size_t>(threads) * leaf + l];
+    resize_named(t.fids[l], nodes, [&] { return cat("CSF: the node indices of level ", l, " (mode ", mode_order[l], ")"); });
+    resize_named(t.fptr[l], nodes + 1,
+                 [&] { return cat("CSF: the child pointers of level ", l, " (mode ", mode_order[l], ")"); });
+  }
+
+#pragma omp parallel for num_threads(threads) schedule(static, 1)
+  for (int c = 0; c < threads; ++c) {
+    errors.run([&] {
+      std::vector<spt_nnz> next(counts.begin() + static_cast<size_t>(c) * leaf,
+                                counts.begin() + static_cast<size_t>(c + 1) * leaf);
+      const spt_nnz begin = chunk_begin(n, c, threads), end = chunk_begin(n, c + 1, threads);
+      for (spt_nnz k = begin; k < end; ++k) {
+        for (uint32_t l = depth[k]; l < leaf; ++l) {
+          // Read the child level's counter before it advances for this nonzero.
+          t.fids[l][next[l]] = ind[l][perm[k]];
+          t.fptr[l][next[l]] = l + 1 < leaf ? next[l + 1] : k;
+          ++next[l];
+        }
+      }
+    });
+  }
+  errors.rethrow();
+  for (uint32_t l = 0; l < leaf; ++l) t.fptr[l][t.nodes(l)] = l + 1 < leaf ? t.nodes(l + 1) : n;
 }
 
 }  // namespace
@@ -118,88 +244,26 @@ CsfTree build_csf_tree(const Exec& exec, const spt_coo_s& x, const std::vector<u
   t.fids.resize(order);
   t.fptr.resize(leaf);
 
-  // Everything that needs the permutation (the values and the coordinates
-  // in sorted order) is gathered first and the permutation freed before the
-  // passes below allocate, so a tree's build holds at most the permutation
-  // and the tree's own arrays plus the sorted coordinates of the upper levels.
-  buffer<spt_nnz> perm = sorting::sort_permutation(exec, x, mode_order);
-  with_dtype(x.dtype(), [&](auto tag) { gather_values<typename decltype(tag)::type>(x, perm, t.vals, threads); });
-  // Gather the coordinates in sorted order once (the leaf level's straight
-  // into the tree), so the passes below read them sequentially.
-  std::vector<buffer<spt_index>> sorted(leaf);
-  resize_named(t.fids[leaf], n, [&] { return cat("CSF: the leaf indices of mode ", mode_order[leaf], " (nnz)"); });
-  for (uint32_t l = 0; l < order; ++l) {
-    if (l < leaf)
-      resize_named(sorted[l], n, [&] { return cat("CSF: the sorted indices of mode ", mode_order[l], " (nnz)"); });
-    spt_index* dst = l < leaf ? sorted[l].data() : t.fids[leaf].data();
-    const spt_index* src = x.ind[mode_order[l]];
+  // The values and the leaf level's indices are gathered through the
+  // permutation (32-bit when nnz allows) straight into the tree; the upper
+  // levels' indices are read through it too, so a build holds the
+  // permutation, the tree's arrays and a byte per nonzero, and no sorted
+  // copy of the coordinates.
+  if (n <= spt_nnz(UINT32_MAX)) {
+    buffer<uint32_t> perm32;
+    {
+      buffer<spt_nnz> wide = sorting::sort_permutation(exec, x, mode_order);
+      resize_named(perm32, n, [] { return std::string("CSF: the sort permutation (nnz)"); });
 #pragma omp parallel for num_threads(threads) schedule(static)
-    for (spt_nnz k = 0; k < n; ++k) dst[k] = src[perm[k]];
+      for (spt_nnz k = 0; k < n; ++k) perm32[k] = static_cast<uint32_t>(wide[k]);
+    }
+    gather_leaves(x, perm32, t, threads);
+    build_upper_levels(x, perm32, t, threads);
+  } else {
+    const buffer<spt_nnz> perm = sorting::sort_permutation(exec, x, mode_order);
+    gather_leaves(x, perm, t, threads);
+    build_upper_levels(x, perm, t, threads);
   }
-  buffer<spt_nnz>().swap(perm);
-  std::vector<const spt_index*> ind(leaf);
-  for (uint32_t l = 0; l < leaf; ++l) ind[l] = sorted[l].data();
-
-  // depth[k]: shallowest level where nonzero k differs from k-1 (0 for the
-  // first one; `leaf` when only the leaf index differs or k repeats k-1).
-  buffer<uint32_t> depth;
-  resize_named(depth, n, [] { return std::string("CSF: the node depth of each nonzero (nnz)"); });
-  // counts[c * leaf + l]: nodes opened on level l by chunk c.
-  std::vector<spt_nnz> counts(static_cast<size_t>(threads + 1) * leaf, 0);
-  const spt_index* leaf_ind = t.fids[leaf].data();
-  std::vector<char> repeats(threads, 0);  // per chunk: a leaf index repeats the one before it in its fiber
-  ParallelErrors errors;  // per-chunk buffers below may fail to allocate
-#pragma omp parallel for num_threads(threads) schedule(static, 1)
-  for (int c = 0; c < threads; ++c) {
-    errors.run([&] {
-      std::vector<spt_nnz> local(leaf, 0);
-      bool repeat = false;
-      // Bounds in locals: the stores below could alias the shared variables
-      // the loop would otherwise re-read (and re-divide) on every nonzero.
-      const spt_nnz begin = chunk_begin(n, c, threads), end = chunk_begin(n, c + 1, threads);
-      for (spt_nnz k = begin; k < end; ++k) {
-        uint32_t d = 0;
-        if (k > 0)
-          while (d < leaf && ind[d][k] == ind[d][k - 1]) ++d;
-        depth[k] = d;
-        repeat = repeat || (k > 0 && d == leaf && leaf_ind[k] == leaf_ind[k - 1]);
-        for (uint32_t l = d; l < leaf; ++l) ++local[l];
-      }
-      for (uint32_t l = 0; l < leaf; ++l) counts[static_cast<size_t>(c + 1) * leaf + l] = local[l];
-      repeats[c] = repeat;
-    });
-  }
-  errors.rethrow();
-  t.leaf_repeats = std::find(repeats.begin(), repeats.end(), 1) != repeats.end();
-  // Exclusive prefix over chunks: counts[c*leaf + l] = first node of chunk c on level l.
-  for (int c = 0; c < threads; ++c)
-    for (uint32_t l = 0; l < leaf; ++l)
-      counts[static_cast<size_t>(c + 1) * leaf + l] += counts[static_cast<size_t>(c) * leaf + l];
-  for (uint32_t l = 0; l < leaf; ++l) {
-    const spt_nnz nodes = counts[static_cast<size_t>(threads) * leaf + l];
-    resize_named(t.fids[l], nodes, [&] { return cat("CSF: the node indices of level ", l, " (mode ", mode_order[l], ")"); });
-    resize_named(t.fptr[l], nodes + 1,
-                 [&] { return cat("CSF: the child pointers of level ", l, " (mode ", mode_order[l], ")"); });
-  }
-
-#pragma omp parallel for num_threads(threads) schedule(static, 1)
-  for (int c = 0; c < threads; ++c) {
-    errors.run([&] {
-      std::vector<spt_nnz> next(counts.begin() + static_cast<size_t>(c) * leaf,
-                                counts.begin() + static_cast<size_t>(c + 1) * leaf);
-      const spt_nnz begin = chunk_begin(n, c, threads), end = chunk_begin(n, c + 1, threads);
-      for (spt_nnz k = begin; k < end; ++k) {
-        for (uint32_t l = depth[k]; l < leaf; ++l) {
-          // Read the child level's counter before it advances for this nonzero.
-          t.fids[l][next[l]] = ind[l][k];
-          t.fptr[l][next[l]] = l + 1 < leaf ? next[l + 1] : k;
-          ++next[l];
-        }
-      }
-    });
-  }
-  errors.rethrow();
-  for (uint32_t l = 0; l < leaf; ++l) t.fptr[l][t.nodes(l)] = l + 1 < leaf ? t.nodes(l + 1) : n;
   return t;
 }
 

@@ -87,6 +87,17 @@ void build_csf(const Exec& exec, const spt_coo_s& x, spt_csf_policy policy, spt_
 void build_csf(const Exec& exec, const spt_coo_s& x, spt_csf_policy policy, spt_csf_s& out,
                CsfTree&& first);
 
+// A read-only COO view of `tree`'s nonzeros in the tree's order (the same
+// nonzeros, repeats kept and in the relative order the tree has them): the
+// leaf level's indices and the values are the tree's own arrays; the indices
+// of each upper level are expanded into `upper` (one array of nnz per level
+// above the leaf), which must outlive the view, as must the tree's arrays.
+// A tree built from the view (build_csf_tree) equals one built from the COO
+// the tree came from, since ties keep that order. Lets the other trees of a
+// handle be built after the COO is freed.
+spt_coo_s csf_tree_view(const CsfTree& tree, const std::vector<spt_index>& dims, std::vector<buffer<spt_index>>& upper,
+                        int threads);
+
 // Decode the handle's first tree into a new owning COO: the same dims,
 // dtype and nonzeros (repeats kept), in that tree's mode order.
 spt_coo_s csf_to_coo(const spt_csf_s& x);
