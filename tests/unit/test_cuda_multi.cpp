@@ -186,12 +186,14 @@ template <typename T>
 constexpr double fit_tolerance() {
   return sizeof(T) == 4 ? 1e-6 : 1e-12;
 }
-// The factors (after normalisation) to first order: the rounding above
-// times the conditioning of the normal equations over a few sweeps
-// (well-conditioned signed initial factors keep it small).
+// The factors (after normalisation) see the rounding above at first
+// order, times the conditioning of the normal equations over a few sweeps
+// (well-conditioned signed initial factors keep it small); relative to the
+// factor's largest entry. A range lost or counted twice changes them at
+// order 1.
 template <typename T>
 constexpr double factor_tolerance() {
-  return sizeof(T) == 4 ? 1e-3 : 1e-10;
+  return sizeof(T) == 4 ? 1e-2 : 1e-10;
 }
 
 template <typename T>
@@ -270,12 +272,14 @@ TEST(MultiDeviceCpAlsPaths, OneDeviceListRunsTheSingleGpuPath) {
   const CpdResult run = run_cpd<double>({device}, x, init, 8, 3);
   ASSERT_GE(run.status, 0) << run.error;
   EXPECT_FALSE(run.said("GPUs (devices"));
-  EXPECT_TRUE(run.said(cat("CP-ALS on GPU ", device))) << "the single-GPU path names its device";
+  EXPECT_FALSE(run.said("devices")) << "the steps' name says how many devices ran";
+  EXPECT_TRUE(run.said("coo, cuda")) << "the run was on the GPU";
 }
 
 TEST(MultiDeviceCpAlsPaths, DefaultListLeavesSmallTensorsOnOneDevice) {
   SKIP_WITHOUT_TWO_DEVICES();
   spt_coo_s x = random_coo(SPT_FLOAT64, RandomTensorSpec{{100, 80, 60}, 20000, 32});
+  ScopedEnv default_list("SPT_DEVICES", nullptr);
   spt_context* ctx = nullptr;
   ASSERT_EQ(spt_context_create(&ctx), SPT_OK);
   std::vector<std::string> log;
