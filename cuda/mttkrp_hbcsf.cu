@@ -965,16 +965,22 @@ uint64_t hbcsf_leaf_chunk(const DeviceHbcsfRef& x, int multiprocessors) {
 
 namespace {
 
+// Root-kernel row flushes a row of one output copy may take (see
+// launch_root_mttkrp): about six float32 roundings of a row's partial sums.
+constexpr uint64_t kRootFlushesPerCopy = 32;
+
 // Runs launch() with a.out on copies of `out` when the float32 rows of
 // `mode` take many atomic additions (output_copies.cuh), then sums them
 // into out. Root rows of split slices and every non-root row are added
 // atomically; a row stored whole goes to its block's copy alone.
+// `additions` bounds the atomic additions, `per_copy` as in
+// output_copy_count.
 template <typename T, typename Launch>
 cudaError_t with_output_copies(const DeviceHbcsfRef& x, uint32_t mode, uint32_t rank, T* out, int multiprocessors,
-                               cudaStream_t stream, HbcsfArgs<T>& a, Launch&& launch) {
+                               cudaStream_t stream, HbcsfArgs<T>& a, uint64_t additions, uint64_t per_copy,
+                               Launch&& launch) {
   const uint64_t rows = x.dims[mode];
-  const uint32_t copies =
-      output_copy_count(x.coo_nnz + x.csl_nnz + x.bcsf_nnz, rows, sizeof(T), uint64_t(multiprocessors) * 32);
+  const uint32_t copies = output_copy_count(additions, rows, sizeof(T), uint64_t(multiprocessors) * 32, per_copy);
   if (cudaError_t err = begin_output_copies<T>(out, rows, rank, copies, stream, &a.out); err != cudaSuccess)
     return err;
   return finish_output_copies<T>(out, rows, rank, a.out, launch(), stream);
@@ -995,7 +1001,18 @@ cudaError_t launch_root_mttkrp(const DeviceHbcsfRef& x, const T* const* factors,
   constexpr int wide = sizeof(T) == 4 ? 4 : 2;
   bool vectorised = false;
   const int lanes = lanes_for(rank, wide, vectorised);
-  return with_output_copies<T>(x, x.mode_order[0], rank, out, multiprocessors, stream, a, [&] {
+  // The root kernel adds a row atomically only where a chunk of leaves (or
+  // of CSL nonzeros) ends or its root row changes, each addition a
+  // compensated running sum: at most one per chunk plus one per row. Such
+  // sums are long, so a copy takes few of them (kRootFlushesPerCopy).
+  uint64_t flushes = x.dims[x.mode_order[0]];
+  if (x.bcsf_nnz > 0) flushes += (x.bcsf_nnz + a.leaf_chunk - 1) / a.leaf_chunk;
+  if (x.csl_nnz > 0 && x.csl_max_slice >= kCslChunksFromSlice) {
+    const uint64_t csl_chunk = hbcsf_csl_chunk(x.csl_nnz);
+    flushes += (x.csl_nnz + csl_chunk - 1) / csl_chunk;
+  }
+  return with_output_copies<T>(x, x.mode_order[0], rank, out, multiprocessors, stream, a, flushes,
+                               kRootFlushesPerCopy, [&] {
     return vectorised ? launch_for_lanes<T, wide>(a, x, lanes, multiprocessors, stream, plan)
                       : launch_for_lanes<T, 1>(a, x, lanes, multiprocessors, stream, plan);
   });
@@ -1029,7 +1046,8 @@ cudaError_t launch_mttkrp_hbcsf_nonroot(const DeviceHbcsfRef& x, const T* const*
   constexpr int wide = sizeof(T) == 4 ? 4 : 2;
   bool vectorised = false;
   const int lanes = lanes_for(rank, wide, vectorised);
-  return with_output_copies<T>(x, mode, rank, out, multiprocessors, stream, a, [&] {
+  return with_output_copies<T>(x, mode, rank, out, multiprocessors, stream, a, x.coo_nnz + x.csl_nnz + x.bcsf_nnz,
+                               kAdditionsPerCopy, [&] {
     return vectorised ? launch_nonroot_for_lanes<T, wide>(a, x, lanes, multiprocessors, stream, plan)
                       : launch_nonroot_for_lanes<T, 1>(a, x, lanes, multiprocessors, stream, plan);
   });

@@ -396,6 +396,18 @@ cudaError_t hicoo_upload(const HostHicooView& x, void* block, DeviceHicooRef* ou
   return cudaSuccess;
 }
 
+namespace {
+
+// Nonzeros per thread block: about 4 waves of the blocks resident with
+// `shared_bytes` of shared memory each; at least 256 nonzeros.
+uint64_t hicoo_chunk(uint64_t nnz, int multiprocessors, size_t shared_bytes) {
+  const int resident_per_sm = shared_bytes == 0 ? 8 : std::max<int>(1, int((227u << 10) / (shared_bytes + 1024)));
+  const uint64_t target = uint64_t(std::max(multiprocessors, 1)) * std::min(resident_per_sm, 8) * 4;
+  return std::max<uint64_t>(256, (nnz + target - 1) / target);
+}
+
+}  // namespace
+
 template <typename T>
 cudaError_t launch_mttkrp_hicoo(const DeviceHicooRef& x, const T* const* factors, uint32_t mode, uint32_t rank,
                                 T* out, int multiprocessors, cudaStream_t stream, HicooLaunchPlan* plan,
@@ -433,17 +445,23 @@ cudaError_t launch_mttkrp_hicoo(const DeviceHicooRef& x, const T* const* factors
   const size_t with_factors = with_output + size_t(x.order - 1) * window;
   // No block dense in this mode: no window, and no shared memory to hold
   // one (it would cost resident blocks and the grid sized from them).
-  const bool shared_output =
-      use != HicooSharedUse::atomics_only && x.dense_blocks[mode] > 0 && with_output <= kSharedBudget;
+  // Rows that take enough additions for output copies (float32, short
+  // modes) meet little contention once spread over the copies, and the
+  // window's staging then costs more than it saves: atomics, unless the
+  // caller asks for the window.
+  const uint64_t rows = x.dims[mode];
+  const uint64_t plain_chunk = hicoo_chunk(x.nnz, multiprocessors, 0);
+  const uint64_t plain_grid = (x.nnz + plain_chunk - 1) / plain_chunk;
+  const bool copies_spread_rows =
+      use == HicooSharedUse::automatic && output_copy_count(x.nnz, rows, sizeof(T), plain_grid) > 1;
+  const bool shared_output = use != HicooSharedUse::atomics_only && !copies_spread_rows &&
+                             x.dense_blocks[mode] > 0 && with_output <= kSharedBudget;
   const bool staged = shared_output && use == HicooSharedUse::automatic && with_factors <= kSharedBudget;
   a.shared_output = shared_output ? 1u : 0u;
   a.stage_threshold = staged ? (1u << x.block_bits) : kNever;
   const size_t shared_bytes = staged ? with_factors : shared_output ? with_output : 0;
 
-  // About 4 waves of resident thread blocks; at least 256 nonzeros each.
-  const int resident_per_sm = shared_bytes == 0 ? 8 : std::max<int>(1, int((227u << 10) / (shared_bytes + 1024)));
-  const uint64_t target = uint64_t(std::max(multiprocessors, 1)) * std::min(resident_per_sm, 8) * 4;
-  uint64_t chunk = std::max<uint64_t>(256, (x.nnz + target - 1) / target);
+  const uint64_t chunk = hicoo_chunk(x.nnz, multiprocessors, shared_bytes);
   const uint64_t grid = (x.nnz + chunk - 1) / chunk;
   if (grid > 0x7fffffffull) return cudaErrorInvalidConfiguration;
   a.chunk = chunk;
@@ -457,7 +475,6 @@ cudaError_t launch_mttkrp_hicoo(const DeviceHicooRef& x, const T* const* factors
     plan->chunk = chunk;
   }
   // float32 rows that take many atomic additions: copies of the output.
-  const uint64_t rows = x.dims[mode];
   const uint32_t copies = output_copy_count(x.nnz, rows, sizeof(T), grid);
   if (plan) plan->output_copies = copies;
   if (cudaError_t err = begin_output_copies<T>(out, rows, rank, copies, stream, &a.out); err != cudaSuccess)

@@ -19,9 +19,10 @@ __global__ void sum_output_copies(T* out, const T* copies, uint32_t count, uint6
 
 }  // namespace
 
-uint32_t output_copy_count(uint64_t additions, uint64_t rows, size_t value_size, uint64_t blocks) {
+uint32_t output_copy_count(uint64_t additions, uint64_t rows, size_t value_size, uint64_t blocks,
+                           uint64_t per_copy) {
   if (value_size != sizeof(float) || rows == 0) return 1;
-  const uint64_t want = additions / rows / kAdditionsPerCopy;
+  const uint64_t want = additions / rows / std::max<uint64_t>(per_copy, 1);
   const uint64_t cap = std::min<uint64_t>({want, kMaxOutputCopies, blocks});
   uint32_t k = 1;
   while (uint64_t(k) * 2 <= cap) k *= 2;

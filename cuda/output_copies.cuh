@@ -35,13 +35,20 @@ __device__ __forceinline__ T* output_copy(const OutputCopies<T>& c) {
 #endif
 
 // The number of copies for an output of `rows` x `rank` values of
-// `value_size` bytes that `additions` atomic additions (an upper bound:
-// the nonzeros) reach: 1 for float64; else the largest power of two <=
-// additions / (rows * kAdditionsPerCopy), at most kMaxOutputCopies and
-// at most `blocks` (the kernel's thread blocks).
+// `value_size` bytes that `additions` atomic additions (an upper bound)
+// reach: 1 for float64; else the largest power of two <=
+// additions / (rows * per_copy), at most kMaxOutputCopies and at most
+// `blocks` (the kernel's thread blocks). per_copy: the additions a row of
+// one copy may take; kAdditionsPerCopy where an addition is a nonzero's
+// product or a short partial sum, fewer where each addition is a long
+// running sum (the error of n additions grows with sqrt(n) times the
+// magnitude of what is added). Copies cost an allocation, a memset and a
+// summing launch, which a small kernel feels: use them only where the
+// error calls for them.
 constexpr uint64_t kAdditionsPerCopy = 1024;
 constexpr uint32_t kMaxOutputCopies = 32;
-uint32_t output_copy_count(uint64_t additions, uint64_t rows, size_t value_size, uint64_t blocks);
+uint32_t output_copy_count(uint64_t additions, uint64_t rows, size_t value_size, uint64_t blocks,
+                           uint64_t per_copy = kAdditionsPerCopy);
 
 // Makes the copies for `out` (rows x rank, zeroed by the caller): with one
 // copy, c->base = out and nothing is allocated; else zeroed scratch for all
