@@ -93,7 +93,7 @@ spt_add_layer(reorder
 spt_add_layer(algo
   DEPENDS dispatch
   SOURCES
-    algo/cp_als.cpp algo/cp_apr.cpp algo/dense_steps.cpp algo/format_advice.cpp algo/gcp_opt.cpp algo/hicoo_operand.cpp algo/lbfgsb.cpp
+    algo/cp_als.cpp algo/cp_apr.cpp algo/dense_steps.cpp algo/format_advice.cpp algo/gcp_opt.cpp algo/gcp_sgd.cpp algo/hicoo_operand.cpp algo/lbfgsb.cpp
     algo/memo_mttkrp.cpp algo/mttkrp_operands.cpp algo/normal_equations.cpp algo/summed_norm.cpp
     algo/ttm_chain.cpp algo/tucker_hooi.cpp)
 target_include_directories(sptensor_algo PRIVATE ${SPT_CBLAS_INCLUDE_DIR} ${SPT_LAPACKE_INCLUDE_DIR})

@@ -6,6 +6,9 @@
 #   fortran_cpd         a Fortran program reads nations.tns.xz and reproduces
 #                       the `sptensor` CLI's CP-ALS fit, lambda and factors and
 #                       its Tucker fit; MTTKRP on arrays wrapped in place
+#   fortran_gcp         a Fortran program runs GCP-OPT and GCP-SGD on
+#                       nations.tns.xz and reproduces the CLI's objective and
+#                       estimate (tests/fortran/gcp_check.f90)
 #   fortran_kernels     TTV/TTM family, F-COO, dense tensors, reordering,
 #                       backend info and statistics through the module against
 #                       Fortran loops over the nonzeros and the C results
@@ -53,6 +56,22 @@ if(TARGET sptensor_cli)
   set_tests_properties(fortran_cpd PROPERTIES TIMEOUT 120 LABELS fortran)
   if(NOT SPT_FORTRAN_NATIONS)
     set_tests_properties(fortran_cpd PROPERTIES DISABLED TRUE)
+  endif()
+endif()
+
+# GCP-OPT and GCP-SGD through the module, against the CLI's objective and estimate.
+add_executable(spt_fortran_gcp_check ${CMAKE_CURRENT_SOURCE_DIR}/fortran/gcp_check.f90)
+target_link_libraries(spt_fortran_gcp_check PRIVATE spt_fortran_test_checks sptensor_fortran)
+if(CMAKE_Fortran_COMPILER_ID STREQUAL "GNU")
+  target_compile_options(spt_fortran_gcp_check PRIVATE -std=f2008 -Wall -Wextra -fimplicit-none)
+endif()
+if(TARGET sptensor_cli AND SPT_LBFGSB_LIBS)
+  add_test(NAME fortran_gcp
+    COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/fortran/run_fortran_gcp.sh $<TARGET_FILE:sptensor_cli>
+            $<TARGET_FILE:spt_fortran_gcp_check> ${SPT_FORTRAN_NATIONS} ${CMAKE_CURRENT_BINARY_DIR}/fortran-gcp)
+  set_tests_properties(fortran_gcp PROPERTIES TIMEOUT 120 LABELS fortran)
+  if(NOT SPT_FORTRAN_NATIONS)
+    set_tests_properties(fortran_gcp PROPERTIES DISABLED TRUE)
   endif()
 endif()
 

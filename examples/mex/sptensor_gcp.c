@@ -23,6 +23,14 @@
  *   init      1 x N cell of DIMS(n) x R starting factors (read in place)
  *   threads   OpenMP threads (default: OMP_NUM_THREADS or all cores)
  *   display   print the objective every display iterations (default 0)
+ *   optimizer 'lbfgsb' (GCP-OPT, default) or 'sgd' (GCP-SGD: pyttb gcp_opt with
+ *             Adam, stratified samples of nonzeros and zeros, any tensor size;
+ *             maxiters = epochs, INFO.objective(s) = the objective estimate,
+ *             INFO.iterations = epochs; the seed also seeds the samples)
+ *   rate, epochiters, maxfails   GCP-SGD: Adam learning rate (default 1e-3),
+ *             steps per epoch (default 1000), failed epochs allowed (default 1)
+ *   gsamples, fsamples   GCP-SGD: nonzeros and zeros sampled per step / in the
+ *             objective estimate, that many of each (default pyttb's)
  * Reaching maxiters is not an error (INFO.converged is false).
  * Ctrl-C (Octave) stops the run within one iteration: sptensor:interrupted.
  * Errors: sptensor:usage (bad arguments, an unknown OPTS field), and the
@@ -30,6 +38,9 @@
  */
 #include "sptensor_mex.h"
 #include "sptensor/gcp.h"
+
+/* Set for a GCP-SGD run: the callback then gets epochs, estimates and the learning rate. */
+static int gcp_sgd_run = 0;
 
 /* The per-iteration callback: Ctrl-C, and the objective every `display` iterations. */
 static int gcp_iteration(void *data, int iteration, double objective, double pg_norm, double seconds) {
@@ -39,7 +50,10 @@ static int gcp_iteration(void *data, int iteration, double objective, double pg_
     p->interrupted = 1;
     return 1;
   }
-  if (p->display > 0 && iteration % p->display == 0) mexPrintf(" Iter %2d: f = %e |proj grad| = %7.1e\n", iteration, objective, pg_norm);
+  if (p->display > 0 && iteration % p->display == 0) {
+    if (gcp_sgd_run) mexPrintf(" Epoch %2d: f-est = %e step = %7.1e\n", iteration, objective, pg_norm);
+    else mexPrintf(" Iter %2d: f = %e |proj grad| = %7.1e\n", iteration, objective, pg_norm);
+  }
   return 0;
 }
 
@@ -56,8 +70,9 @@ void mexFunction(int nlhs, mxArray *plhs[], int nrhs, const mxArray *prhs[]) {
   int iterations = 0, converged = 0, count = 0;
   const double *objectives = NULL, *seconds = NULL;
   const char *info_fields[] = {"objective", "iterations", "converged", "objectives", "seconds"};
-  static const char *const accepted[] = {"loss", "huber", "lower", "maxiters", "pgtol", "seed", "init", "threads",
-                                         "display"};
+  static const char *const accepted[] = {"loss",     "huber", "lower",      "maxiters", "pgtol",
+                                         "seed",     "init",  "threads",    "display",  "optimizer",
+                                         "rate",     "epochiters", "maxfails", "gsamples", "fsamples"};
   spt_mex_progress progress = {0, 0};
   spt_index dims[SPT_MEX_MAX_HANDLES];
 
@@ -101,6 +116,22 @@ void mexFunction(int nlhs, mxArray *plhs[], int nrhs, const mxArray *prhs[]) {
   if ((field = spt_mex_field(&h, opts, "maxiters"))) o.max_iters = (int)spt_mex_scalar(&h, field, "opts.maxiters", 1, 1);
   if ((field = spt_mex_field(&h, opts, "pgtol"))) o.pgtol = spt_mex_scalar(&h, field, "opts.pgtol", 0, 0);
   if ((field = spt_mex_field(&h, opts, "seed"))) o.seed = (uint64_t)spt_mex_scalar(&h, field, "opts.seed", 0, 1);
+  if ((field = spt_mex_field(&h, opts, "optimizer"))) {
+    char name[16];
+    if (!mxIsChar(field) || mxGetString(field, name, sizeof name) != 0) name[0] = '\0';
+    if (strcmp(name, "lbfgsb") == 0) o.optimizer = SPT_GCP_OPTIMIZER_LBFGSB;
+    else if (strcmp(name, "sgd") == 0) o.optimizer = SPT_GCP_OPTIMIZER_SGD;
+    else spt_mex_usage(&h, "opts.optimizer must be 'lbfgsb' or 'sgd'");
+  }
+  gcp_sgd_run = o.optimizer == SPT_GCP_OPTIMIZER_SGD;
+  if ((field = spt_mex_field(&h, opts, "rate"))) o.rate = spt_mex_scalar(&h, field, "opts.rate", 0, 0);
+  if ((field = spt_mex_field(&h, opts, "epochiters")))
+    o.epoch_iters = (int)spt_mex_scalar(&h, field, "opts.epochiters", 1, 1);
+  if ((field = spt_mex_field(&h, opts, "maxfails"))) o.max_fails = (int)spt_mex_scalar(&h, field, "opts.maxfails", 0, 1);
+  if ((field = spt_mex_field(&h, opts, "gsamples")))
+    o.gradient_nonzeros = o.gradient_zeros = (spt_nnz)spt_mex_scalar(&h, field, "opts.gsamples", 1, 1);
+  if ((field = spt_mex_field(&h, opts, "fsamples")))
+    o.function_nonzeros = o.function_zeros = (spt_nnz)spt_mex_scalar(&h, field, "opts.fsamples", 1, 1);
   if ((field = spt_mex_field(&h, opts, "init"))) {
     if (!mxIsCell(field) || mxGetNumberOfElements(field) != order || order > SPT_MEX_MAX_HANDLES)
       spt_mex_usage(&h, "opts.init must be a cell with one DIMS(n) x R matrix per mode");

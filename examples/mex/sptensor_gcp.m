@@ -1,5 +1,5 @@
 function varargout = sptensor_gcp(varargin)
-%  SPTENSOR_GCP  Generalized CP decomposition (GCP-OPT) of a sparse tensor with libsptensor.
+%  SPTENSOR_GCP  Generalized CP decomposition (GCP-OPT or GCP-SGD) of a sparse tensor with libsptensor.
 %
 %   [U, INFO] = sptensor_gcp(SUBS, VALS, DIMS, R)
 %   [U, INFO] = sptensor_gcp(SUBS, VALS, DIMS, R, OPTS)
@@ -24,6 +24,14 @@ function varargout = sptensor_gcp(varargin)
 %   init      1 x N cell of DIMS(n) x R starting factors (read in place)
 %   threads   OpenMP threads (default: OMP_NUM_THREADS or all cores)
 %   display   print the objective every display iterations (default 0)
+%   optimizer 'lbfgsb' (GCP-OPT, default) or 'sgd' (GCP-SGD: pyttb gcp_opt with
+%             Adam, stratified samples of nonzeros and zeros, any tensor size;
+%             maxiters = epochs, INFO.objective(s) = the objective estimate,
+%             INFO.iterations = epochs; the seed also seeds the samples)
+%   rate, epochiters, maxfails   GCP-SGD: Adam learning rate (default 1e-3),
+%             steps per epoch (default 1000), failed epochs allowed (default 1)
+%   gsamples, fsamples   GCP-SGD: nonzeros and zeros sampled per step / in the
+%             objective estimate, that many of each (default pyttb's)
 % Reaching maxiters is not an error (INFO.converged is false).
 % Ctrl-C (Octave) stops the run within one iteration: sptensor:interrupted.
 % Errors: sptensor:usage (bad arguments, an unknown OPTS field), and the

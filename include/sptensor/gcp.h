@@ -22,9 +22,33 @@
  * A_n, which is the MTTKRP of the dense derivative tensor Y with the other
  * factors. Memory: two doubles per entry (the dense data and weights) plus
  * the L-BFGS-B work space (about (2 m + 5) doubles per factor entry).
- * Tensors above SPT_GCP_MAX_DENSE_ENTRIES entries are refused (the
- * stochastic path, GCP-SGD, which samples zeros, is meant for those and is
- * not available yet).
+ * Tensors above SPT_GCP_MAX_DENSE_ENTRIES entries are refused there; the
+ * stochastic path is meant for those.
+ *
+ * GCP-SGD (optimizer = SPT_GCP_OPTIMIZER_SGD) is pyttb gcp_opt with a
+ * stochastic solver (Adam) and its stratified GCPSampler: it never forms the
+ * full tensor. Each Adam step estimates the gradient from a fresh sample of
+ * `gradient_nonzeros` nonzeros (uniform, with replacement, weight
+ * nnz / samples) and `gradient_zeros` zeros (uniform coordinates that are
+ * not nonzeros, weight (prod(dims) - nnz) / samples); the gradient with
+ * respect to A_n is the MTTKRP of that small sampled tensor of derivatives
+ * with the other factors, run through the library's MTTKRP. Steps are
+ * grouped in epochs of `epoch_iters`; after each epoch the objective is
+ * estimated from one fixed stratified sample (`function_nonzeros`,
+ * `function_zeros`, drawn once). An epoch whose estimate rose is undone
+ * (factors and Adam moments back to the epoch's start) and the learning
+ * rate is multiplied by `decay`; the run stops after more than `max_fails`
+ * such epochs, when the estimate falls below `f_est_tol`, or after
+ * `max_iters` epochs. Adam's bias correction counts steps (Kingma & Ba, as
+ * GenTen; pyttb's counts epoch_iters per step), so the two agree in the
+ * loss reached, not step by step. Memory: the nonzeros' sorted linear
+ * indices and values with a bucket index (20 bytes per nonzero, 36 during
+ * set-up), the samples, and seven factor-sized arrays. Samples are drawn
+ * sequentially from `seed`, so for one seed and thread count the result is
+ * the same in every run. The sampling and Adam steps run on the host; under
+ * SPT_BACKEND_CUDA the sampled MTTKRPs run on the GPU (AUTO keeps the run
+ * on the CPU). Missing entries are not supported with SGD. prod(dims) must
+ * be below 2^63.
  *
  * The optimiser is L-BFGS-B (Byrd, Lu, Nocedal & Zhu; version 3.0 of
  * Morales & Nocedal, the Debian liblbfgsb library), the algorithm scipy's
@@ -70,7 +94,8 @@ typedef enum spt_gcp_loss {
 /** Which optimiser runs. */
 typedef enum spt_gcp_optimizer {
   SPT_GCP_OPTIMIZER_LBFGSB = 0, /**< GCP-OPT: L-BFGS-B over the full tensor (see the top of this header) */
-  SPT_GCP_OPTIMIZER_SGD = 1,    /**< GCP-SGD (stratified sampling, Adam): not implemented yet, SPT_ERR_UNSUPPORTED */
+  SPT_GCP_OPTIMIZER_SGD = 1,    /**< GCP-SGD: stratified sampling of nonzeros and zeros, Adam steps (see the top
+                                     of this header) */
   SPT_GCP_OPTIMIZER_MAX_ENUM = 0x7FFFFFFF /**< not a value (checked at run time) */
 } spt_gcp_optimizer;
 
@@ -87,8 +112,11 @@ typedef enum spt_gcp_init {
 
 /** Per-iteration callback: iteration (1-based), the objective after it, the
  *  infinity norm of its projected gradient, and the seconds since the start.
- *  Called from the thread that called spt_gcp_opt. Return non-zero to stop
- *  (the model so far is kept; status SPT_WARN_NOT_CONVERGED). */
+ *  With GCP-SGD it is called once per epoch with the epoch (1-based), the
+ *  estimated objective of the model kept after it, and the learning rate
+ *  used in place of the gradient norm. Called from the thread that called
+ *  spt_gcp_opt. Return non-zero to stop (the model so far is kept; status
+ *  SPT_WARN_NOT_CONVERGED). */
 typedef int (*spt_gcp_callback)(void *user_data, int iteration, double objective, double projected_gradient_norm,
                                 double seconds);
 
@@ -103,7 +131,8 @@ typedef struct spt_gcp_options {
                                               own bound (listed with spt_gcp_loss). A bound above the loss's
                                               own is allowed; -inf below a bound of 0 is refused */
   spt_gcp_optimizer optimizer;           /**< default SPT_GCP_OPTIMIZER_LBFGSB */
-  int max_iters;                         /**< L-BFGS-B iterations (default 1000; scipy maxiter) */
+  int max_iters;                         /**< L-BFGS-B iterations (default 1000; scipy maxiter); GCP-SGD: epochs
+                                              (pyttb Adam max_iters) */
   int max_fun_evals;                     /**< objective/gradient evaluations (default 15000; scipy maxfun): checked
                                               after each iteration, as scipy does */
   int memory;                            /**< L-BFGS-B corrections kept (default 10; scipy m) */
@@ -112,14 +141,34 @@ typedef struct spt_gcp_options {
   double pgtol;                          /**< stop when the projected gradient's infinity norm is <= pgtol
                                               (default 1e-5; scipy pgtol) */
   spt_gcp_init init;                     /**< default SPT_GCP_INIT_RANDOM */
-  uint64_t seed;                         /**< random init seed (0 = the context seed) */
+  uint64_t seed;                         /**< seed of the random init and of GCP-SGD's samples (0 = the context
+                                              seed) */
   const spt_matrix *const *init_factors; /**< with SPT_GCP_INIT_USER: `order` float64 matrices I_n x R, any
                                               layout; only read. Entries below the lower bound are raised to
                                               it (as scipy clips the start) */
   spt_gcp_callback callback;             /**< optional */
   void *callback_data;                   /**< passed to callback */
   const spt_coo *missing;                /**< optional: coordinates of missing entries (weight 0; their values are
-                                              ignored), same dims as the tensor; only read. NULL = none */
+                                              ignored), same dims as the tensor; only read. NULL = none
+                                              (GCP-OPT only) */
+  /* GCP-SGD settings (optimizer = SPT_GCP_OPTIMIZER_SGD; GCP-OPT ignores them). The defaults are pyttb's
+     Adam and GCPSampler defaults. */
+  double rate;                           /**< Adam learning rate (default 1e-3; pyttb rate) */
+  double decay;                          /**< learning-rate factor after a failed epoch, in (0, 1] (default 0.1) */
+  int max_fails;                         /**< stop after more than this many failed epochs, >= 0 (default 1) */
+  int epoch_iters;                       /**< Adam steps per epoch, >= 1 (default 1000) */
+  double f_est_tol;                      /**< stop when the estimated objective falls below it (default -inf) */
+  double beta1;                          /**< Adam first-moment decay in [0, 1) (default 0.9) */
+  double beta2;                          /**< Adam second-moment decay in [0, 1) (default 0.999) */
+  double epsilon;                        /**< Adam denominator offset > 0 (default 1e-8) */
+  spt_nnz gradient_nonzeros;             /**< nonzeros sampled per step (0 = pyttb's default,
+                                              min(nnz, max(1000, ceil(3 nnz / 1000)))) */
+  spt_nnz gradient_zeros;                /**< zeros sampled per step (0 = pyttb's default, the same count, at most
+                                              the number of zeros) */
+  spt_nnz function_nonzeros;             /**< nonzeros in the objective-estimate sample (0 = pyttb's default,
+                                              min(nnz, max(ceil(nnz / 100), 100000))) */
+  spt_nnz function_zeros;                /**< zeros in that sample (0 = pyttb's default, the same count, at most the
+                                              number of zeros) */
 } spt_gcp_options;
 
 /** Fill `opts` with the defaults listed above. Errors:
@@ -142,8 +191,13 @@ SPT_API spt_status spt_gcp_options_init_size(spt_gcp_options *opts, size_t struc
  *  sorted: pyttb gcp_opt's result). spt_ktensor_result's `fit` slot holds
  *  the final objective F (NOT a least-squares fit), `iterations` the L-BFGS-B
  *  iterations, `converged` 1 on convergence; spt_ktensor_history's `fits`
- *  holds F after each iteration and `seconds` the time since the start. On
- *  error *out is unchanged and nothing leaks.
+ *  holds F after each iteration and `seconds` the time since the start.
+ *  GCP-SGD: `fit` is the final estimated F (from the objective sample; use
+ *  spt_gcp_objective for the exact value on tensors small enough),
+ *  `iterations` the epochs run, `converged` 1 when it stopped by max_fails
+ *  or f_est_tol (SPT_OK), 0 at max_iters epochs or by the callback
+ *  (SPT_WARN_NOT_CONVERGED); the history holds the estimate after each
+ *  epoch. On error *out is unchanged and nothing leaks.
  *  Errors: SPT_ERR_INVALID_ARGUMENT (NULL x/opts/out, opts not initialised,
  *  order < 2, rank 0, unknown loss/optimizer/init, Huber threshold <= 0 or
  *  not finite, lower bound +inf or below a bound of 0 the loss needs,
@@ -151,9 +205,13 @@ SPT_API spt_status spt_gcp_options_init_size(spt_gcp_options *opts, size_t struc
  *  finite, data the loss cannot take (the message names the first bad
  *  entry: Bernoulli needs 0/1, Poisson nonnegative integers, Gamma and
  *  Rayleigh nonnegative values), init factors missing or of the wrong
- *  shape/dtype, missing of other dims), SPT_ERR_UNSUPPORTED (float32,
- *  optimizer SGD, more than SPT_GCP_MAX_DENSE_ENTRIES entries, or a build
- *  without L-BFGS-B), SPT_ERR_NUMERICAL (the objective became NaN),
+ *  shape/dtype, missing of other dims; GCP-SGD: rate, epsilon not finite
+ *  and > 0, decay outside (0, 1], beta1/beta2 outside [0, 1), max_fails < 0,
+ *  epoch_iters < 1, f_est_tol NaN, a tensor without nonzeros),
+ *  SPT_ERR_UNSUPPORTED (float32; GCP-OPT: more than
+ *  SPT_GCP_MAX_DENSE_ENTRIES entries or a build without L-BFGS-B; GCP-SGD:
+ *  missing entries, prod(dims) of 2^63 or more), SPT_ERR_NUMERICAL (the
+ *  objective became NaN, or GCP-SGD's gradient infinite),
  *  SPT_ERR_OUT_OF_MEMORY. Thread safety: see the top of this header. */
 SPT_API spt_status spt_gcp_opt(spt_context *ctx, const spt_coo *x, const spt_gcp_options *opts,
                                spt_ktensor **out);

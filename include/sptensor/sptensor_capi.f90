@@ -496,6 +496,18 @@ module sptensor_capi
     type(c_funptr) :: callback = c_null_funptr
     type(c_ptr) :: callback_data = c_null_ptr
     type(c_ptr) :: missing = c_null_ptr
+    real(c_double) :: rate = 0
+    real(c_double) :: decay = 0
+    integer(c_int) :: max_fails = 0
+    integer(c_int) :: epoch_iters = 0
+    real(c_double) :: f_est_tol = 0
+    real(c_double) :: beta1 = 0
+    real(c_double) :: beta2 = 0
+    real(c_double) :: epsilon = 0
+    integer(c_int64_t) :: gradient_nonzeros = 0
+    integer(c_int64_t) :: gradient_zeros = 0
+    integer(c_int64_t) :: function_nonzeros = 0
+    integer(c_int64_t) :: function_zeros = 0
   end type spt_gcp_options
 
   ! Callbacks: write a bind(c) procedure with this interface and pass

@@ -2143,13 +2143,33 @@ GCPResult = namedtuple("GCPResult", "weights factors objective iterations conver
 GCPResult.__doc__ = """Result of :func:`gcp_opt`: weights (all 1, as pyttb's gcp_opt result),
 factors (the optimised factor matrices, not normalised), the final objective,
 L-BFGS-B iterations, converged flag, objective after each iteration and the
-seconds since the start at each. ``to_pyttb()`` gives a pyttb.ktensor."""
+seconds since the start at each (GCP-SGD: the objective estimate, epochs,
+and the estimate after each epoch). ``to_pyttb()`` gives a pyttb.ktensor."""
 GCPResult.to_pyttb = _cp_to_pyttb
 
 # Loss names (and pyttb.gcp.handles.Objectives member names, lower-cased) -> spt_gcp_loss.
 _GCP_LOSSES = {"gaussian": 0, "normal": 0, "bernoulli_odds": 1, "bernoulli_logit": 2, "binary": 2,
                "poisson": 3, "poisson_log": 4, "count": 4, "rayleigh": 5, "gamma": 6, "huber": 7}
-_GCP_OPTIMIZERS = {"lbfgsb": 0, "sgd": 1}
+_GCP_OPTIMIZERS = {"lbfgsb": 0, "sgd": 1, "adam": 1}
+# pyttb Adam attributes -> our GCP-SGD settings.
+_PYTTB_ADAM = {"_rate": "rate", "_decay": "decay", "_max_fails": "max_fails", "_epoch_iters": "epoch_iters",
+               "_f_est_tol": "f_est_tol", "_max_iters": "maxiter", "_beta_1": "beta_1", "_beta_2": "beta_2",
+               "_epsilon": "epsilon"}
+
+
+def _gcp_sample_counts(samples, name):
+    """(nonzeros, zeros) from None (pyttb's defaults), an int (both), a pair or a
+    pyttb StratifiedCount."""
+    if samples is None:
+        return 0, 0
+    if hasattr(samples, "num_nonzeros") and hasattr(samples, "num_zeros"):
+        samples = (samples.num_nonzeros, samples.num_zeros)
+    if isinstance(samples, (tuple, list)):
+        if len(samples) != 2:
+            raise InvalidArgumentError(-1, "SPT_ERR_INVALID_ARGUMENT", f"{name}: (nonzeros, zeros), got {samples!r}")
+        return _integer(samples[0], name, 1, 2**62), _integer(samples[1], name, 1, 2**62)
+    n = _integer(samples, name, 1, 2**62)
+    return n, n
 
 
 def _gcp_loss_code(loss):
@@ -2174,7 +2194,8 @@ def _gcp_missing(missing, shape, ctx):
 
 def gcp_opt(tensor, rank, loss="gaussian", init="random", missing=None, lower_bound=None, huber_threshold=0.25,
             optimizer="lbfgsb", maxiter=1000, maxfun=15000, m=10, factr=1e7, pgtol=1e-5, seed=0, printitn=0,
-            progress=False, ctx=None):
+            progress=False, ctx=None, rate=1e-3, decay=0.1, max_fails=1, epoch_iters=1000, f_est_tol=-np.inf,
+            beta_1=0.9, beta_2=0.999, epsilon=1e-8, gradient_samples=None, function_samples=None):
     """Generalized CP decomposition by GCP-OPT (pyttb gcp_opt with its
     LBFGSB optimizer; Hong, Kolda & Duersch 2020): minimises the sum over
     every entry of the full tensor (zeros included) of loss(x, m).
@@ -2188,9 +2209,21 @@ def gcp_opt(tensor, rank, loss="gaussian", init="random", missing=None, lower_bo
     (CP-WOPT): a Tensor or pyttb.sptensor of missing coordinates, or
     pyttb's dense mask (1 = observed). lower_bound: None = the loss's own
     (0 or -inf). maxiter, maxfun, m, factr, pgtol: scipy fmin_l_bfgs_b's
-    (pyttb LBFGSB's). optimizer "sgd" is not available yet
-    (UnsupportedError). printitn (objective and projected-gradient norm),
-    progress and Ctrl-C: as :func:`cp_als`. Returns a :class:`GCPResult`."""
+    (pyttb LBFGSB's).
+
+    optimizer "sgd" (or "adam", or a pyttb.gcp.optimizers.Adam instance,
+    whose settings are read) runs GCP-SGD, pyttb gcp_opt with its Adam
+    solver and stratified sampler: any tensor size, zeros sampled; maxiter
+    = epochs; rate, decay, max_fails, epoch_iters, f_est_tol, beta_1,
+    beta_2, epsilon as pyttb's Adam; gradient_samples / function_samples:
+    None (pyttb's defaults), an int (that many nonzeros and zeros), a
+    (nonzeros, zeros) pair or a pyttb StratifiedCount; `seed` also seeds the
+    samples. The result's objective is then the final estimate (from the
+    objective sample) and iterations the epochs; missing is refused.
+
+    printitn (objective and projected-gradient norm; GCP-SGD: estimate and
+    learning rate per epoch), progress and Ctrl-C: as :func:`cp_als`.
+    Returns a :class:`GCPResult`."""
     c = _ctx(ctx)
     tensor = _operand(tensor, ctx)
     L = _lib.lib()
@@ -2201,7 +2234,21 @@ def gcp_opt(tensor, rank, loss="gaussian", init="random", missing=None, lower_bo
     opts.loss_parameter = float(huber_threshold)
     if lower_bound is not None:
         opts.lower_bound = float(lower_bound)
-    opts.optimizer = _choice(_GCP_OPTIMIZERS, optimizer, "optimizer")
+    if not isinstance(optimizer, str) and type(optimizer).__name__ == "Adam" and hasattr(optimizer, "_rate"):
+        adam = {ours: getattr(optimizer, theirs) for theirs, ours in _PYTTB_ADAM.items()}
+        rate, decay, max_fails, epoch_iters = adam["rate"], adam["decay"], adam["max_fails"], adam["epoch_iters"]
+        f_est_tol, maxiter = adam["f_est_tol"], adam["maxiter"]
+        beta_1, beta_2, epsilon = adam["beta_1"], adam["beta_2"], adam["epsilon"]
+        optimizer = "adam"
+    opts.optimizer = _choice(_GCP_OPTIMIZERS, str(optimizer).lower(), "optimizer")
+    sgd = opts.optimizer == _GCP_OPTIMIZERS["sgd"]
+    if sgd:
+        opts.rate, opts.decay, opts.f_est_tol = float(rate), float(decay), float(f_est_tol)
+        opts.max_fails = _integer(max_fails, "max_fails", 0, _INT32_MAX)
+        opts.epoch_iters = _iterations(epoch_iters, "epoch_iters")
+        opts.beta1, opts.beta2, opts.epsilon = float(beta_1), float(beta_2), float(epsilon)
+        opts.gradient_nonzeros, opts.gradient_zeros = _gcp_sample_counts(gradient_samples, "gradient_samples")
+        opts.function_nonzeros, opts.function_zeros = _gcp_sample_counts(function_samples, "function_samples")
     opts.max_iters = _iterations(maxiter, "maxiter")
     opts.max_fun_evals = _iterations(maxfun, "maxfun")
     opts.memory = _iterations(m, "m")
@@ -2211,7 +2258,7 @@ def gcp_opt(tensor, rank, loss="gaussian", init="random", missing=None, lower_bo
     if missing is not None:
         missing_tensor = _gcp_missing(missing, tensor.shape, ctx)
         opts.missing = missing_tensor._h
-    control = _RunControl(_lib.GCP_CALLBACK, printitn, ("f", "|proj grad|"),
+    control = _RunControl(_lib.GCP_CALLBACK, printitn, ("f-est", "step") if sgd else ("f", "|proj grad|"),
                           _progress.IterationBar(progress, "gcp_opt", opts.max_iters, "f"))
     opts.callback = control.c_function
     k = ctypes.c_void_p()

@@ -661,6 +661,18 @@ class spt_gcp_options(ctypes.Structure):
         ("callback", spt_gcp_callback),
         ("callback_data", ctypes.c_void_p),
         ("missing", ctypes.c_void_p),
+        ("rate", ctypes.c_double),
+        ("decay", ctypes.c_double),
+        ("max_fails", ctypes.c_int),
+        ("epoch_iters", ctypes.c_int),
+        ("f_est_tol", ctypes.c_double),
+        ("beta1", ctypes.c_double),
+        ("beta2", ctypes.c_double),
+        ("epsilon", ctypes.c_double),
+        ("gradient_nonzeros", ctypes.c_uint64),
+        ("gradient_zeros", ctypes.c_uint64),
+        ("function_nonzeros", ctypes.c_uint64),
+        ("function_zeros", ctypes.c_uint64),
     ]
 
 

@@ -12,6 +12,7 @@
 #include <random>
 #include <algorithm>
 
+#include "algo/gcp_sgd.hpp"
 #include "algo/lbfgsb.hpp"
 #include "core/buffer.hpp"
 #include "core/error.hpp"
@@ -22,22 +23,8 @@ namespace spt::algo {
 
 namespace {
 
-// Size of spt_gcp_options in its first release (every field up to `missing`).
+// Size of spt_gcp_options in its first release (every field up to `function_zeros`).
 constexpr size_t kGcpOptionsFirstSize = sizeof(spt_gcp_options);
-
-const char* loss_name(spt_gcp_loss loss) {
-  switch (loss) {
-    case SPT_GCP_LOSS_GAUSSIAN: return "Gaussian";
-    case SPT_GCP_LOSS_BERNOULLI_ODDS: return "Bernoulli (odds link)";
-    case SPT_GCP_LOSS_BERNOULLI_LOGIT: return "Bernoulli (logit link)";
-    case SPT_GCP_LOSS_POISSON: return "Poisson (identity link)";
-    case SPT_GCP_LOSS_POISSON_LOG: return "Poisson (log link)";
-    case SPT_GCP_LOSS_RAYLEIGH: return "Rayleigh";
-    case SPT_GCP_LOSS_GAMMA: return "Gamma";
-    case SPT_GCP_LOSS_HUBER: return "Huber";
-    default: return "unknown";
-  }
-}
 
 void require_known_loss(spt_gcp_loss loss) {
   require(loss >= SPT_GCP_LOSS_GAUSSIAN && loss <= SPT_GCP_LOSS_HUBER, "unknown loss ", static_cast<int>(loss),
@@ -60,7 +47,7 @@ double effective_lower_bound(const spt_gcp_options& opts) {
   const double own = gcp_default_lower_bound(opts.loss);
   if (std::isnan(opts.lower_bound)) return own;
   require(opts.lower_bound < std::numeric_limits<double>::infinity(), "lower_bound must be below +inf");
-  require(opts.lower_bound >= own, "the ", loss_name(opts.loss), " loss needs factors >= ", own,
+  require(opts.lower_bound >= own, "the ", gcp_loss_name(opts.loss), " loss needs factors >= ", own,
           "; lower_bound ", opts.lower_bound, " is below that");
   return opts.lower_bound;
 }
@@ -137,10 +124,6 @@ void validate_options(const spt_coo_s& x, const spt_gcp_options& opts) {
   require_initialised(opts);
   require(opts.optimizer == SPT_GCP_OPTIMIZER_LBFGSB || opts.optimizer == SPT_GCP_OPTIMIZER_SGD,
           "unknown optimizer ", static_cast<int>(opts.optimizer), " (SPT_GCP_OPTIMIZER_LBFGSB or _SGD)");
-  if (opts.optimizer == SPT_GCP_OPTIMIZER_SGD)
-    fail(SPT_ERR_UNSUPPORTED,
-         "GCP-SGD (stochastic GCP with sampled zeros) is not implemented yet; use SPT_GCP_OPTIMIZER_LBFGSB "
-         "(GCP-OPT over the full tensor, up to ", SPT_GCP_MAX_DENSE_ENTRIES, " entries)");
   require(x.order() >= 2, "GCP needs a tensor of order >= 2, got order ", x.order());
   require(opts.rank >= 1, "rank must be at least 1, got ", opts.rank);
   loss_of(opts);
@@ -165,6 +148,20 @@ void validate_options(const spt_coo_s& x, const spt_gcp_options& opts) {
 }
 
 }  // namespace
+
+const char* gcp_loss_name(spt_gcp_loss loss) {
+  switch (loss) {
+    case SPT_GCP_LOSS_GAUSSIAN: return "Gaussian";
+    case SPT_GCP_LOSS_BERNOULLI_ODDS: return "Bernoulli (odds link)";
+    case SPT_GCP_LOSS_BERNOULLI_LOGIT: return "Bernoulli (logit link)";
+    case SPT_GCP_LOSS_POISSON: return "Poisson (identity link)";
+    case SPT_GCP_LOSS_POISSON_LOG: return "Poisson (log link)";
+    case SPT_GCP_LOSS_RAYLEIGH: return "Rayleigh";
+    case SPT_GCP_LOSS_GAMMA: return "Gamma";
+    case SPT_GCP_LOSS_HUBER: return "Huber";
+    default: return "unknown";
+  }
+}
 
 kernels::GcpDense GcpFullTensor::view() const {
   kernels::GcpDense d;
@@ -194,7 +191,7 @@ GcpFullTensor gcp_full_tensor(const spt_coo_s& x, const spt_coo_s* missing) {
     if (entries > SPT_GCP_MAX_DENSE_ENTRIES)
       fail(SPT_ERR_UNSUPPORTED, "GCP-OPT visits every entry of the full tensor and takes at most ",
            SPT_GCP_MAX_DENSE_ENTRIES, " entries (SPT_GCP_MAX_DENSE_ENTRIES); this tensor has more. "
-           "GCP-SGD, which samples the zeros, is not available yet");
+           "GCP-SGD (optimizer SPT_GCP_OPTIMIZER_SGD), which samples the zeros, takes it");
   }
   require(entries >= 1, "GCP needs a tensor with at least one entry (a dimension is 0)");
   if (missing) {
@@ -243,17 +240,17 @@ void gcp_require_valid_data(const GcpFullTensor& x, spt_gcp_loss loss) {
     switch (loss) {
       case SPT_GCP_LOSS_BERNOULLI_ODDS:
       case SPT_GCP_LOSS_BERNOULLI_LOGIT:
-        require(v == 1.0, "the ", loss_name(loss), " loss needs binary (0/1) data; the entry at ", where(e), " is ",
+        require(v == 1.0, "the ", gcp_loss_name(loss), " loss needs binary (0/1) data; the entry at ", where(e), " is ",
                 v, " (repeated coordinates are summed)");
         break;
       case SPT_GCP_LOSS_POISSON:
       case SPT_GCP_LOSS_POISSON_LOG:
-        require(v > 0 && v == std::floor(v), "the ", loss_name(loss),
+        require(v > 0 && v == std::floor(v), "the ", gcp_loss_name(loss),
                 " loss needs count data (nonnegative integers); the entry at ", where(e), " is ", v);
         break;
       case SPT_GCP_LOSS_RAYLEIGH:
       case SPT_GCP_LOSS_GAMMA:
-        require(v > 0, "the ", loss_name(loss), " loss needs nonnegative data; the entry at ", where(e), " is ", v);
+        require(v > 0, "the ", gcp_loss_name(loss), " loss needs nonnegative data; the entry at ", where(e), " is ", v);
         break;
       default: break;
     }
@@ -266,9 +263,40 @@ double gcp_value_gradient(const spt_context_s& ctx, const GcpFullTensor& x, cons
   return SPT_DISPATCH(ctx, gcp_value_gradient, view, loss, factors, gradients);
 }
 
+std::vector<std::vector<double>> gcp_initial_factors(const spt_context_s& ctx, const std::vector<spt_index>& dims,
+                                                     const spt_gcp_options& opts, double data_norm) {
+  const size_t order = dims.size();
+  const spt_index rank = opts.rank;
+  std::vector<std::vector<double>> factors(order);
+  for (size_t n = 0; n < order; ++n) factors[n].assign(size_t{dims[n]} * rank, 0.0);
+  if (opts.init == SPT_GCP_INIT_USER) {
+    for (size_t n = 0; n < order; ++n)
+      for (spt_index i = 0; i < dims[n]; ++i)
+        for (spt_index r = 0; r < rank; ++r) factors[n][size_t{i} * rank + r] = opts.init_factors[n]->at<double>(i, r);
+  } else {
+    std::mt19937_64 gen(opts.seed != 0 ? opts.seed : ctx.seed);
+    for (size_t n = 0; n < order; ++n)
+      for (double& v : factors[n]) v = unit_uniform<double>(gen);
+  }
+  std::vector<double> start_weights(rank, 1.0);
+  if (opts.init == SPT_GCP_INIT_RANDOM) {
+    // pyttb: M0 *= norm(X) / norm(M0) (the weights carry the scale).
+    const double model_norm = kruskal_norm(factors, dims, rank);
+    if (model_norm > 0)
+      for (double& w : start_weights) w = data_norm / model_norm;
+  }
+  normalize_all(factors, dims, rank, start_weights);
+  return factors;
+}
+
+kernels::GcpLoss gcp_loss_of(const spt_gcp_options& opts) { return loss_of(opts); }
+
+double gcp_lower_bound_of(const spt_gcp_options& opts) { return effective_lower_bound(opts); }
+
 spt_status gcp_opt(spt_context_s& ctx, const spt_coo_s& x, const spt_gcp_options& opts, spt_ktensor_s& out) {
   using clock = std::chrono::steady_clock;
   validate_options(x, opts);
+  if (opts.optimizer == SPT_GCP_OPTIMIZER_SGD) return gcp_sgd(ctx, x, opts, out);
   if (!lbfgsb_available())
     fail(SPT_ERR_UNSUPPORTED, "this libsptensor was built without L-BFGS-B (Debian package liblbfgsb-dev); "
                               "GCP-OPT needs it: install it and rebuild");
@@ -279,31 +307,13 @@ spt_status gcp_opt(spt_context_s& ctx, const spt_coo_s& x, const spt_gcp_options
   const uint32_t order = x.order();
   const spt_index rank = opts.rank;
   const std::vector<size_t> offsets = variable_offsets(x.dims, rank);
-  log(ctx, 1, cat("GCP-OPT: ", loss_name(opts.loss), " loss, rank ", rank, ", ", full.values.size(),
+  log(ctx, 1, cat("GCP-OPT: ", gcp_loss_name(opts.loss), " loss, rank ", rank, ", ", full.values.size(),
                   " entries, lower bound ", lower, ", L-BFGS-B over ", offsets[order], " variables"));
 
   // Initial factors (row-major), then the L-BFGS-B vector.
-  std::vector<std::vector<double>> factors(order);
-  for (uint32_t n = 0; n < order; ++n) factors[n].assign(size_t{x.dims[n]} * rank, 0.0);
-  if (opts.init == SPT_GCP_INIT_USER) {
-    for (uint32_t n = 0; n < order; ++n)
-      for (spt_index i = 0; i < x.dims[n]; ++i)
-        for (spt_index r = 0; r < rank; ++r) factors[n][size_t{i} * rank + r] = opts.init_factors[n]->at<double>(i, r);
-  } else {
-    std::mt19937_64 gen(opts.seed != 0 ? opts.seed : ctx.seed);
-    for (uint32_t n = 0; n < order; ++n)
-      for (double& v : factors[n]) v = unit_uniform<double>(gen);
-  }
-  std::vector<double> start_weights(rank, 1.0);
-  if (opts.init == SPT_GCP_INIT_RANDOM) {
-    // pyttb: M0 *= norm(X) / norm(M0) (the weights carry the scale).
-    const double model_norm = kruskal_norm(factors, x.dims, rank);
-    double data_norm2 = 0.0;
-    for (double v : full.values) data_norm2 += v * v;
-    if (model_norm > 0)
-      for (double& w : start_weights) w = std::sqrt(data_norm2) / model_norm;
-  }
-  normalize_all(factors, x.dims, rank, start_weights);
+  double data_norm2 = 0.0;
+  for (double v : full.values) data_norm2 += v * v;
+  std::vector<std::vector<double>> factors = gcp_initial_factors(ctx, x.dims, opts, std::sqrt(data_norm2));
   std::vector<double> variables(offsets[order]);
   factors_to_vector(factors, x.dims, rank, variables.data());
 
@@ -344,7 +354,7 @@ spt_status gcp_opt(spt_context_s& ctx, const spt_coo_s& x, const spt_gcp_options
   };
   const LbfgsbOutcome outcome = lbfgsb_minimize(variables, lower, settings, objective, progress);
   if (numerical_failure || std::isnan(outcome.f))
-    fail(SPT_ERR_NUMERICAL, "the GCP objective became NaN (", loss_name(opts.loss),
+    fail(SPT_ERR_NUMERICAL, "the GCP objective became NaN (", gcp_loss_name(opts.loss),
          " loss); check the data and lower bound, or start from other factors");
   log(ctx, 1, cat("GCP-OPT: ", outcome.message, " after ", outcome.iterations, " iterations and ", outcome.evaluations,
                   " evaluations, objective ", outcome.f));

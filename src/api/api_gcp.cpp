@@ -28,6 +28,18 @@ SPT_API spt_status spt_gcp_options_init_size(spt_gcp_options* opts, size_t struc
     d.pgtol = 1e-5;
     d.init = SPT_GCP_INIT_RANDOM;
     d.missing = nullptr;
+    d.rate = 1e-3;
+    d.decay = 0.1;
+    d.max_fails = 1;
+    d.epoch_iters = 1000;
+    d.f_est_tol = -std::numeric_limits<double>::infinity();
+    d.beta1 = 0.9;
+    d.beta2 = 0.999;
+    d.epsilon = 1e-8;
+    d.gradient_nonzeros = 0;
+    d.gradient_zeros = 0;
+    d.function_nonzeros = 0;
+    d.function_zeros = 0;
     write_options_defaults(opts, struct_size, d, sizeof(spt_gcp_options));
   });
 }

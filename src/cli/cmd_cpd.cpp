@@ -5,6 +5,7 @@
 // K, R space-separated values per row; PREFIX.lambda.txt holds the R weights,
 // one per line. Values are written with %.17g (float64) or %.9g (float32),
 // enough digits to read back exactly.
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -63,7 +64,20 @@ const CommandSpec& cpd_spec() {
          "L-BFGS-B over every entry of the full tensor, zeros included, so at most 1e8 entries; --loss picks "
          "the loss; --iters = L-BFGS-B iterations (default 1000), --tol = projected-gradient tolerance "
          "(default 1e-5); prints the objective per iteration; float64 only; --format and --csf-policy "
-         "ignored)"},
+         "ignored; --optimizer sgd for GCP-SGD, which samples the zeros and takes any size)"},
+        {"optimizer", 0, "NAME",
+         "with --model gcp: lbfgsb (GCP-OPT, default) or sgd (GCP-SGD, pyttb gcp_opt with Adam: stratified "
+         "samples of nonzeros and zeros; --iters = epochs (default 1000), prints the objective estimate per "
+         "epoch)"},
+        {"rate", 0, "R", "with --optimizer sgd: Adam learning rate (default 1e-3)"},
+        {"epoch-iters", 0, "N", "with --optimizer sgd: Adam steps per epoch (default 1000)"},
+        {"max-fails", 0, "N", "with --optimizer sgd: stop after more than N epochs that raised the estimate (default 1)"},
+        {"gradient-samples", 0, "N",
+         "with --optimizer sgd: nonzeros and zeros sampled per step, N of each (default pyttb's: "
+         "max(1000, 3 nnz / 1000))"},
+        {"function-samples", 0, "N",
+         "with --optimizer sgd: nonzeros and zeros in the objective-estimate sample, N of each (default "
+         "pyttb's: max(nnz / 100, 100000))"},
         {"loss", 0, "NAME",
          "with --model gcp: gaussian (default), poisson (identity link, factors >= 0), poisson-log, "
          "bernoulli (logit link; = bernoulli-logit), bernoulli-odds (factors >= 0), gamma, rayleigh, huber"},
@@ -80,6 +94,38 @@ const CommandSpec& cpd_spec() {
 }
 
 namespace {
+
+// A .tns file has no dims: the reader takes each mode's largest index. A
+// --missing file that lists none of the last slices of some mode therefore
+// reads smaller than the tensor; it gets the tensor's dims (same order, no
+// index beyond them), else it is left as read and the library names the
+// mismatch.
+CooPtr widen_to_dims(spt_context* ctx, CooPtr missing, const spt_coo* x) {
+  spt_coo_summary mi{}, xi{};
+  mi.struct_size = xi.struct_size = sizeof(spt_coo_summary);
+  check(spt_coo_info(ctx, missing.get(), &mi), ctx, "querying --missing");
+  check(spt_coo_info(ctx, x, &xi), ctx, "querying the tensor");
+  if (mi.order != xi.order) return missing;
+  std::vector<spt_index> mdims(mi.order), xdims(xi.order);
+  check(spt_coo_dims(missing.get(), mdims.data()), ctx, "querying --missing");
+  check(spt_coo_dims(x, xdims.data()), ctx, "querying the tensor");
+  if (mdims == xdims) return missing;
+  for (uint32_t m = 0; m < mi.order; ++m)
+    if (mdims[m] > xdims[m]) return missing;
+  std::vector<spt_index> indices(static_cast<size_t>(mi.nnz) * mi.order);
+  for (uint32_t m = 0; m < mi.order; ++m) {
+    const spt_index* ind = nullptr;
+    check(spt_coo_indices(missing.get(), m, &ind), ctx, "reading --missing");
+    std::copy(ind, ind + mi.nnz, indices.begin() + static_cast<std::ptrdiff_t>(m * mi.nnz));
+  }
+  const void* values = nullptr;
+  check(spt_coo_values(missing.get(), &values), ctx, "reading --missing");
+  spt_coo* wide = nullptr;
+  check(spt_coo_create(ctx, mi.dtype, mi.order, xdims.data(), &wide), ctx, "widening --missing");
+  CooPtr out(wide);
+  check(spt_coo_append(ctx, wide, mi.nnz, indices.data(), mi.nnz, 0, values, 0), ctx, "widening --missing");
+  return out;
+}
 
 std::string factor_path(const std::string& prefix, uint32_t mode) {
   return prefix + ".mode-" + std::to_string(mode + 1) + ".txt";
@@ -265,8 +311,21 @@ int run_cpd(const ParsedArgs& args) {
                                                        : std::numeric_limits<double>::quiet_NaN();
     gcp_settings.max_iters = static_cast<int>(args.integer("iters", 1000, 1, 1000000));
     gcp_settings.pgtol = args.real("tol", 1e-5, 0.0);
+    gcp_settings.sgd = args.choice("optimizer", "lbfgsb", {"lbfgsb", "sgd"}) == "sgd";
+    if (gcp_settings.sgd) {
+      gcp_settings.rate = args.real("rate", 1e-3, 0.0);
+      gcp_settings.epoch_iters = static_cast<int>(args.integer("epoch-iters", 1000, 1, 100000000));
+      gcp_settings.max_fails = static_cast<int>(args.integer("max-fails", 1, 0, 1000000));
+      gcp_settings.gradient_samples = args.unsigned_integer("gradient-samples", 0);
+      gcp_settings.function_samples = args.unsigned_integer("function-samples", 0);
+      if (args.has("tol")) throw UsageError("--tol is L-BFGS-B's; GCP-SGD stops by --max-fails and --iters");
+    } else {
+      for (const char* name : {"rate", "epoch-iters", "max-fails", "gradient-samples", "function-samples"})
+        if (args.has(name)) throw UsageError(std::string("--") + name + " needs --optimizer sgd");
+    }
   } else {
-    for (const char* name : {"loss", "huber-threshold", "lower-bound", "missing"})
+    for (const char* name : {"loss", "huber-threshold", "lower-bound", "missing", "optimizer", "rate", "epoch-iters",
+                             "max-fails", "gradient-samples", "function-samples"})
       if (args.has(name)) throw UsageError(std::string("--") + name + " needs --model gcp");
   }
   const std::string format =
@@ -296,6 +355,7 @@ int run_cpd(const ParsedArgs& args) {
     double missing_seconds = 0;
     missing = read_tensor(ctx.get(), args, args.text("missing", ""), &missing_seconds);
     read_seconds += missing_seconds;
+    missing = widen_to_dims(ctx.get(), std::move(missing), x.get());
   }
   if (args.has("output"))
     for (uint32_t m = 0; m < s.order; ++m) check_output_file(factor_path(output_prefix, m), "-o");
@@ -354,7 +414,11 @@ int run_cpd(const ParsedArgs& args) {
   const std::string backend_text = backend.backend == SPT_BACKEND_CUDA ? std::string("cuda (") + backend.device_name + ")"
                                    : backend.backend == SPT_BACKEND_REFERENCE ? "reference"
                                                                                : "cpu";
-  if (gcp)
+  if (gcp && gcp_settings.sgd)
+    std::printf("GCP-SGD: loss %s, rank %u, max %d epochs of %d Adam steps, rate %g, %s, %d threads, backend %s",
+                args.text("loss", "gaussian").c_str(), rank, gcp_settings.max_iters, gcp_settings.epoch_iters,
+                gcp_settings.rate, init.c_str(), threads, backend_text.c_str());
+  else if (gcp)
     std::printf("GCP-OPT: loss %s, rank %u, max %d iterations, pgtol %g, %s, %d threads%s", args.text("loss", "gaussian").c_str(),
                 rank, gcp_settings.max_iters, gcp_settings.pgtol, init.c_str(), threads,
                 missing ? ", missing entries from --missing" : "");
@@ -372,7 +436,7 @@ int run_cpd(const ParsedArgs& args) {
                   : gcp   ? run_gcp(ctx.get(), x.get(), opts, gcp_settings, quiet, &raw)
                           : spt_cpd_als(ctx.get(), x.get(), &opts, &raw);
   double total = now_seconds() - start;
-  check(st, ctx.get(), poisson ? "CP-APR failed" : gcp ? "GCP-OPT failed" : "CP-ALS failed");
+  check(st, ctx.get(), poisson ? "CP-APR failed" : gcp ? (gcp_settings.sgd ? "GCP-SGD failed" : "GCP-OPT failed") : "CP-ALS failed");
   KtensorPtr model(raw);
   if (perm) check(spt_ktensor_unpermute(ctx.get(), model.get(), perm.get()), ctx.get(), "mapping factors back");
 
@@ -383,10 +447,14 @@ int run_cpd(const ParsedArgs& args) {
   const double* seconds = nullptr;
   check(spt_ktensor_history(model.get(), &count, nullptr, &seconds), ctx.get(), "querying the history");
   // CP-APR stores the final Poisson log-likelihood in the fit slot, GCP-OPT its objective.
+  // GCP-SGD: the estimate from its objective sample, per epoch.
+  const bool sgd = gcp && gcp_settings.sgd;
   std::printf(poisson ? "final log-likelihood %.10e after %d iterations (%s); %s\n"
+              : sgd   ? "final objective estimate %.10e after %d epochs (%s); %s\n"
               : gcp   ? "final objective %.10e after %d iterations (%s); %s\n"
                       : "final fit %.10f after %d iterations (%s); %s\n",
-              fit, done, converged ? "converged" : "iteration limit reached",
+              fit, done, converged ? (sgd ? "stopped by --max-fails" : "converged")
+                                   : (sgd ? "epoch limit reached" : "iteration limit reached"),
               timing_summary(read_seconds, total, seconds, count).c_str());
 
   if (args.has("output")) {

@@ -1,6 +1,7 @@
 // `sptensor cpd --model gcp`: Generalized CP by GCP-OPT (L-BFGS-B over the
-// full tensor) with the loss from --loss; prints the objective and the
-// projected-gradient norm per iteration.
+// full tensor) or GCP-SGD (--optimizer sgd) with the loss from --loss;
+// prints the objective and the projected-gradient norm per iteration, or
+// the objective estimate and the learning rate per epoch.
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -12,13 +13,17 @@ namespace {
 
 struct ObjectivePrinter {
   bool quiet = false;
+  bool sgd = false;
 };
 
 int print_objective(void* user_data, int iteration, double objective, double pg_norm, double seconds) {
-  if (!static_cast<ObjectivePrinter*>(user_data)->quiet) {
+  const auto* printer = static_cast<ObjectivePrinter*>(user_data);
+  if (printer->quiet) return 0;
+  if (printer->sgd)  // pg_norm holds the epoch's learning rate
+    std::printf("epoch %4d  objective estimate %.10e  rate %.3e  time %.4f s\n", iteration, objective, pg_norm, seconds);
+  else
     std::printf("iter %4d  objective %.10e  |proj grad| %.3e  time %.4f s\n", iteration, objective, pg_norm, seconds);
-    std::fflush(stdout);
-  }
+  std::fflush(stdout);
   return 0;
 }
 
@@ -47,11 +52,19 @@ spt_status run_gcp(spt_context* ctx, const spt_coo* x, const spt_cpd_options& al
   opts.max_iters = gcp.max_iters;
   opts.pgtol = gcp.pgtol;
   opts.missing = gcp.missing;
+  if (gcp.sgd) {
+    opts.optimizer = SPT_GCP_OPTIMIZER_SGD;
+    opts.rate = gcp.rate;
+    opts.epoch_iters = gcp.epoch_iters;
+    opts.max_fails = gcp.max_fails;
+    opts.gradient_nonzeros = opts.gradient_zeros = gcp.gradient_samples;
+    opts.function_nonzeros = opts.function_zeros = gcp.function_samples;
+  }
   if (als.init == SPT_CPD_INIT_USER) {
     opts.init = SPT_GCP_INIT_USER;
     opts.init_factors = als.init_factors;
   }
-  ObjectivePrinter printer{quiet};  // outlives the (synchronous) call
+  ObjectivePrinter printer{quiet, gcp.sgd};  // outlives the (synchronous) call
   opts.callback = print_objective;
   opts.callback_data = &printer;
   return spt_gcp_opt(ctx, x, &opts, out);

@@ -2,6 +2,7 @@
 // parses and the run.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include "cli.hpp"
@@ -16,12 +17,19 @@ struct GcpCliSettings {
   int max_iters = 1000;
   double pgtol = 1e-5;
   const spt_coo* missing = nullptr;
+  // --optimizer sgd and its settings (0 samples: the library's defaults).
+  bool sgd = false;
+  double rate = 1e-3;
+  int epoch_iters = 1000;
+  int max_fails = 1;
+  uint64_t gradient_samples = 0;
+  uint64_t function_samples = 0;
 };
 
 // The spt_gcp_loss of a --loss name (one of the names cpd offers).
 spt_gcp_loss gcp_loss_from_name(const std::string& name);
 
-// Runs GCP-OPT on x with rank, seed and user init from `als` (the options
+// Runs GCP-OPT (or GCP-SGD with gcp.sgd) on x with rank, seed and user init from `als` (the options
 // cpd built) and the GCP settings from `gcp`.
 spt_status run_gcp(spt_context* ctx, const spt_coo* x, const spt_cpd_options& als, const GcpCliSettings& gcp, bool quiet,
                    spt_ktensor** out);

@@ -85,12 +85,27 @@ struct GcpDense {
   spt_nnz entries = 0;              // prod(dims)
 };
 
+// Sampled entries of a tensor for GCP-SGD: entry s has coordinates
+// (ind[0][s], ..., ind[order-1][s]), data value values[s] and weight
+// weights[s]. Coordinates may repeat.
+struct GcpSample {
+  uint32_t order = 0;
+  const spt_index* const* ind = nullptr;
+  const double* values = nullptr;
+  const double* weights = nullptr;
+  spt_nnz count = 0;
+};
+
 // The GCP kernel list, in the form of kernels.hpp's lists (float64 only).
 #define SPT_GCP_KERNELS(X)                                                                                \
   /* returns sum_i w_i f(x_i, m_i), m = [factors] (weights 1), accumulated in double; when gradients is */ \
   /* not NULL, gradients[n] (dims[n] x R) = d/dA_n of that sum (overwritten); thread-count independent */   \
   X(HOST, double, gcp_value_gradient,                                                                     \
-    (const GcpDense& x, const GcpLoss& loss, const ConstMatRef<double>* factors, const MatRef<double>* gradients))
+    (const GcpDense& x, const GcpLoss& loss, const ConstMatRef<double>* factors, const MatRef<double>* gradients)) \
+  /* returns sum_s w_s f(x_s, m_s) over the sample, m_s the model [factors] at its coordinates; when */   \
+  /* derivatives is not NULL, derivatives[s] = w_s df/dm(x_s, m_s); thread-count independent */          \
+  X(HOST, double, gcp_sample_value_derivative,                                                          \
+    (const GcpSample& s, const GcpLoss& loss, const ConstMatRef<double>* factors, double* derivatives))
 
 #define SPT_DECLARE_GCP_BACKEND(backend) \
   namespace backend {                    \

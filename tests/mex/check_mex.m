@@ -52,6 +52,16 @@ assert(abs(ginfo.objective - cli_objective) <= 1e-9 * abs(cli_objective), 'gcp: 
 assert(ginfo.iterations == 20 && numel(ginfo.objectives) == 20 && all(diff(ginfo.objectives) <= 0), 'gcp: info');
 assert(numel(Ug) == 3 && isequal(size(Ug{2}), [55 3]), 'gcp: factors');
 printf('ok    sptensor_gcp: objective equals the CLI''s\n');
+% GCP-SGD: same seed, settings and threads as `sptensor cpd --model gcp --optimizer sgd`
+sgd_opts = struct('loss', 'bernoulli', 'optimizer', 'sgd', 'maxiters', 4, 'epochiters', 50, 'rate', 0.01, ...
+                  'seed', 1, 'threads', 2);
+[Us, sinfo] = sptensor_gcp(subs, vals, dims, 3, sgd_opts);
+cli_estimate = load(fullfile(work, 'gcp_sgd.objective'));
+printf('      mex gcp-sgd estimate %.10e, cli estimate %.10e\n', sinfo.objective, cli_estimate);
+assert(abs(sinfo.objective - cli_estimate) <= 1e-9 * abs(cli_estimate), 'gcp sgd: estimate equals the CLI''s');
+assert(sinfo.iterations == numel(sinfo.objectives) && all(diff(sinfo.objectives) <= 0), 'gcp sgd: info');
+assert(isequal(size(Us{2}), [55 3]), 'gcp sgd: factors');
+printf('ok    sptensor_gcp with opts.optimizer = ''sgd'': estimate equals the CLI''s\n');
 
 % --- sptensor_tucker ----------------------------------------------------------
 [G, Ut, tinfo] = sptensor_tucker(subs, vals, dims, [3 4 3], struct('maxiters', 5, 'tol', 0, 'threads', 2));

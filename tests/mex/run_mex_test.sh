@@ -65,7 +65,10 @@ final_fit "$work_dir/cpd_init.out" > "$work_dir/cpd_init.fit"
 final_fit "$work_dir/tucker.out" > "$work_dir/tucker.fit"
 "$cli" cpd "$data_file" -r 3 --iters 20 --seed 1 --threads 2 -q --model gcp --loss bernoulli > "$work_dir/gcp.out"
 sed -n 's/^final objective \([0-9.e+-]*\) after.*/\1/p' "$work_dir/gcp.out" > "$work_dir/gcp.objective"
-for f in cpd.fit cpd_init.fit tucker.fit gcp.objective; do [[ -s "$work_dir/$f" ]] || fail "no final fit in the CLI output ($f)"; done
+"$cli" cpd "$data_file" -r 3 --iters 4 --seed 1 --threads 2 -q --model gcp --loss bernoulli --optimizer sgd \
+  --epoch-iters 50 --rate 0.01 > "$work_dir/gcp_sgd.out"
+sed -n 's/^final objective estimate \([0-9.e+-]*\) after.*/\1/p' "$work_dir/gcp_sgd.out" > "$work_dir/gcp_sgd.objective"
+for f in cpd.fit cpd_init.fit tucker.fit gcp.objective gcp_sgd.objective; do [[ -s "$work_dir/$f" ]] || fail "no final fit in the CLI output ($f)"; done
 xz -dc "$data_file" > "$work_dir/plain.tns"
 
 echo "== octave-cli"

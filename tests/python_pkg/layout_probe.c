@@ -287,5 +287,17 @@ int main(void) {
   F(spt_gcp_options, callback);
   F(spt_gcp_options, callback_data);
   F(spt_gcp_options, missing);
+  F(spt_gcp_options, rate);
+  F(spt_gcp_options, decay);
+  F(spt_gcp_options, max_fails);
+  F(spt_gcp_options, epoch_iters);
+  F(spt_gcp_options, f_est_tol);
+  F(spt_gcp_options, beta1);
+  F(spt_gcp_options, beta2);
+  F(spt_gcp_options, epsilon);
+  F(spt_gcp_options, gradient_nonzeros);
+  F(spt_gcp_options, gradient_zeros);
+  F(spt_gcp_options, function_nonzeros);
+  F(spt_gcp_options, function_zeros);
   return 0;
 }

@@ -670,11 +670,50 @@ class TensorTimes(unittest.TestCase):
             M2 = np.einsum("ir,jr,kr->ijk", *r2.factors)
             self.assertAlmostEqual(float(np.sum(mask * (M2 - binary) ** 2)), r2.objective, places=9)
         with self.assertRaises(sptensor.UnsupportedError):
-            sptensor.gcp_opt(X, 2, optimizer="sgd")
+            sptensor.gcp_opt(X, 2, optimizer="sgd", missing=X)  # GCP-SGD takes no missing entries
         with self.assertRaises(sptensor.InvalidArgumentError):
             sptensor.gcp_opt(X * 2.0, 2, loss="bernoulli_logit")  # not binary
         with self.assertRaises(sptensor.InvalidArgumentError):
             sptensor.gcp_opt(X, 2, loss="cauchy")
+
+    def test_gcp_opt_sgd(self):
+        rng = np.random.default_rng(9)
+        shape, rank = (9, 8, 7), 2
+        binary = (rng.uniform(size=shape) < 0.3).astype(np.float64)
+        subs = np.argwhere(binary > 0)
+        X = sptensor.coo(subs, np.ones(len(subs)), shape=shape)
+        init = [rng.uniform(0.0, 1.0, (d, rank)) for d in shape]
+        kw = dict(loss="bernoulli_logit", init=init, optimizer="sgd", maxiter=6, epoch_iters=50, rate=0.01, seed=3,
+                  gradient_samples=(40, 60), function_samples=100)
+        r = sptensor.gcp_opt(X, rank, **kw)
+        self.assertEqual(r.iterations, len(r.objective_history))
+        self.assertTrue(np.all(np.diff(r.objective_history) <= 0))  # the kept estimate never rises
+        self.assertEqual(r.objective, r.objective_history[-1])
+        again = sptensor.gcp_opt(X, rank, **kw)  # the same seed: the same run
+        for a, b in zip(r.factors, again.factors):
+            np.testing.assert_array_equal(a, b)
+        other = sptensor.gcp_opt(X, rank, **dict(kw, seed=4))
+        self.assertFalse(all(np.array_equal(a, b) for a, b in zip(r.factors, other.factors)))
+        # The exact objective (numpy) went down from the start.
+        def exact(factors):
+            M = np.einsum("ir,jr,kr->ijk", *factors)
+            return float(np.sum(np.logaddexp(0, M) - binary * M))
+        start = sptensor.gcp_opt(X, rank, **dict(kw, rate=1e-12, maxiter=1))
+        self.assertLess(exact(r.factors), exact(start.factors))
+        with self.assertRaises(sptensor.InvalidArgumentError):
+            sptensor.gcp_opt(X, rank, **dict(kw, rate=0.0))
+        with self.assertRaises(sptensor.InvalidArgumentError):
+            sptensor.gcp_opt(X, rank, **dict(kw, gradient_samples=(1, 2, 3)))
+        if ttb:
+            from pyttb.gcp.optimizers import Adam
+            from pyttb.gcp.samplers import StratifiedCount
+            # A pyttb Adam instance's settings are used (its max_iters = epochs).
+            adam = Adam(rate=0.01, epoch_iters=50, max_iters=6, printitn=0)
+            r3 = sptensor.gcp_opt(X, rank, loss="bernoulli_logit", init=init, optimizer=adam, seed=3,
+                                  gradient_samples=StratifiedCount(num_zeros=60, num_nonzeros=40),
+                                  function_samples=100)
+            for a, b in zip(r.factors, r3.factors):
+                np.testing.assert_array_equal(a, b)
 
     def test_backend_device(self):
         info = sptensor.backend_info()

@@ -403,8 +403,8 @@ TEST(GcpApi, ArgumentErrors) {
   expect(o, SPT_ERR_INVALID_ARGUMENT, "rank");
   o = opts, o.loss = static_cast<spt_gcp_loss>(42);
   expect(o, SPT_ERR_INVALID_ARGUMENT, "unknown loss");
-  o = opts, o.optimizer = SPT_GCP_OPTIMIZER_SGD;
-  expect(o, SPT_ERR_UNSUPPORTED, "GCP-SGD");
+  o = opts, o.optimizer = static_cast<spt_gcp_optimizer>(7);
+  expect(o, SPT_ERR_INVALID_ARGUMENT, "unknown optimizer");
   o = opts, o.loss = SPT_GCP_LOSS_HUBER, o.loss_parameter = 0;
   expect(o, SPT_ERR_INVALID_ARGUMENT, "Huber threshold");
   o = opts, o.loss = SPT_GCP_LOSS_POISSON, o.lower_bound = -1;

@@ -126,4 +126,42 @@ double gcp_value_gradient(const Exec& exec, const GcpDense& x, const GcpLoss& lo
   return total;
 }
 
+// Sampled entries: a fixed number of chunks (independent of the thread
+// count), each summed in order, the chunk sums added in chunk order.
+double gcp_sample_value_derivative(const Exec& exec, const GcpSample& s, const GcpLoss& loss,
+                                   const ConstMatRef<double>* factors, double* derivatives) {
+  constexpr spt_nnz kSampleChunks = 64;
+  constexpr spt_nnz kMinSamplesPerChunk = 2048;
+  const spt_nnz rank = factors[0].cols;
+  const spt_nnz chunks = std::max<spt_nnz>(1, std::min<spt_nnz>(kSampleChunks, s.count / kMinSamplesPerChunk));
+  std::vector<double> chunk_totals(static_cast<size_t>(chunks), 0.0);
+  const int threads = static_cast<int>(std::min<spt_nnz>(std::max(1, exec.threads), chunks));
+#pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1)
+  for (spt_nnz c = 0; c < chunks; ++c) {
+    const spt_nnz first = s.count * c / chunks, last = s.count * (c + 1) / chunks;
+    double total = 0.0;
+    for (spt_nnz e = first; e < last; ++e) {
+      const double* a0 = factors[0].row(s.ind[0][e]);
+      double model = 0.0;
+      if (s.order == 3) {
+        const double* a1 = factors[1].row(s.ind[1][e]);
+        const double* a2 = factors[2].row(s.ind[2][e]);
+        for (spt_nnz r = 0; r < rank; ++r) model += a0[r] * a1[r] * a2[r];
+      } else {
+        for (spt_nnz r = 0; r < rank; ++r) {
+          double p = a0[r];
+          for (uint32_t n = 1; n < s.order; ++n) p *= factors[n](s.ind[n][e], r);
+          model += p;
+        }
+      }
+      total += s.weights[e] * gcp_loss_value(loss, s.values[e], model);
+      if (derivatives) derivatives[e] = s.weights[e] * gcp_loss_derivative(loss, s.values[e], model);
+    }
+    chunk_totals[static_cast<size_t>(c)] = total;
+  }
+  double total = 0.0;
+  for (double t : chunk_totals) total += t;
+  return total;
+}
+
 }  // namespace spt::kernels::cpu

@@ -42,4 +42,21 @@ double gcp_value_gradient(const Exec&, const GcpDense& x, const GcpLoss& loss, c
   return total;
 }
 
+double gcp_sample_value_derivative(const Exec&, const GcpSample& s, const GcpLoss& loss,
+                                   const ConstMatRef<double>* factors, double* derivatives) {
+  const spt_nnz rank = factors[0].cols;
+  double total = 0.0;
+  for (spt_nnz e = 0; e < s.count; ++e) {
+    double model = 0.0;
+    for (spt_nnz r = 0; r < rank; ++r) {
+      double p = 1.0;
+      for (uint32_t n = 0; n < s.order; ++n) p *= factors[n](s.ind[n][e], r);
+      model += p;
+    }
+    total += s.weights[e] * gcp_loss_value(loss, s.values[e], model);
+    if (derivatives) derivatives[e] = s.weights[e] * gcp_loss_derivative(loss, s.values[e], model);
+  }
+  return total;
+}
+
 }  // namespace spt::kernels::reference
