@@ -82,7 +82,7 @@ spt_add_layer(dispatch
   SOURCES
     dispatch/device.cpp dispatch/device_cp_apr.cpp dispatch/device_hls.cpp dispatch/device_streamed.cpp
     dispatch/device_ttm.cpp dispatch/device_tucker.cpp
-    dispatch/gpu_format.cpp dispatch/plugin_hbcsf.cpp dispatch/plugin_loader.cpp)
+    dispatch/gpu_format.cpp dispatch/multi_device.cpp dispatch/plugin_hbcsf.cpp dispatch/plugin_loader.cpp)
 target_link_libraries(sptensor_dispatch PRIVATE ${CMAKE_DL_LIBS})
 
 spt_add_layer(reorder

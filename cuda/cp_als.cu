@@ -666,6 +666,18 @@ class DeviceCpAlsSession final : public CpAlsSession {
     return bad < int(rank_) ? bad : -1;
   }
 
+  CpAlsBuffers buffers() override {
+    CpAlsBuffers b;
+    for (uint32_t m = 0; m < order_; ++m) b.factors.push_back(factor(m));
+    b.lambda = at(layout_.lambda);
+    b.mttkrp = at(layout_.mttkrp);
+    b.stream = r_.main;
+    b.dims = dims_;
+    b.rank = rank_;
+    b.value_size = sizeof(T);
+    return b;
+  }
+
  private:
   T* at(size_t offset) { return reinterpret_cast<T*>(static_cast<char*>(r_.block) + offset); }
   T* factor(uint32_t m) { return at(layout_.factor[m]); }

@@ -31,6 +31,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "dispatch/plugin_abi.h"
 #include "mttkrp.cuh"
@@ -77,6 +78,19 @@ using ExactInnerLauncher =
     std::function<cudaError_t(const T* const* factors, const T* lambda, uint32_t rank, double* out,
                               cudaStream_t stream)>;
 
+// Where a session keeps what a multi-device group (plugin_multi.cu)
+// exchanges: device pointers on the session's device and the stream the
+// steps run on (main chain).
+struct CpAlsBuffers {
+  std::vector<void*> factors;  // per mode, dims[m] x rank, row-major
+  void* lambda = nullptr;      // rank values
+  void* mttkrp = nullptr;      // the MTTKRP output of the last cp_mttkrp (dims[mode] x rank)
+  cudaStream_t stream = nullptr;
+  std::vector<uint32_t> dims;
+  uint32_t rank = 0;
+  size_t value_size = 0;       // sizeof(T)
+};
+
 // One CP-ALS run's device state and its steps (plugin_abi.h, CP_STEPS,
 // says what each computes). Every step throws library_checks::Failure on a
 // CUDA, cuBLAS or cuSOLVER failure. The tensor copies the launchers read
@@ -96,6 +110,7 @@ class CpAlsSession {
   virtual bool has_exact_inner() const = 0;
   virtual double exact_inner() = 0;
   virtual int32_t non_finite(uint32_t mode) = 0;
+  virtual CpAlsBuffers buffers() = 0;
 };
 
 // A session for a device tensor of `order` modes (dims[order], on the

@@ -148,10 +148,13 @@ typedef void (*spt_log_fn)(void *user_data, int level, const char *message);
 
 /** Create a context with defaults: threads = all available (or OMP_NUM_THREADS),
  *  backend from env SPT_BACKEND (auto|cpu|cuda|reference) else AUTO, device 0,
- *  seed 0, verbosity 0, no callbacks.
- *  Errors: SPT_ERR_INVALID_ARGUMENT (out NULL, or SPT_BACKEND has an unknown
- *  value), SPT_ERR_DEVICE (SPT_BACKEND=cuda but no CUDA plugin or device is
- *  usable; the message says why), SPT_ERR_OUT_OF_MEMORY. */
+ *  devices from env SPT_DEVICES (comma-separated ordinals, as
+ *  spt_context_set_devices takes them) else every device, seed 0,
+ *  verbosity 0, no callbacks.
+ *  Errors: SPT_ERR_INVALID_ARGUMENT (out NULL, or SPT_BACKEND or SPT_DEVICES
+ *  has an invalid value), SPT_ERR_DEVICE (SPT_BACKEND=cuda or SPT_DEVICES
+ *  but no CUDA plugin or device is usable, or SPT_DEVICES names a device
+ *  that does not exist; the message says why), SPT_ERR_OUT_OF_MEMORY. */
 SPT_API spt_status spt_context_create(spt_context **out);
 
 /** Free a context. NULL is accepted and ignored. Returns SPT_OK. */
@@ -187,10 +190,31 @@ SPT_API spt_status spt_context_set_backend(spt_context *ctx, spt_backend backend
 SPT_API spt_status spt_context_get_backend(const spt_context *ctx, spt_backend *backend);
 
 /** Choose the CUDA device (0-based ordinal, default 0) used when the backend
- *  resolves to CUDA. Errors: SPT_ERR_INVALID_ARGUMENT (ctx NULL, device < 0),
- *  SPT_ERR_DEVICE (no such device, or no usable CUDA plugin/device: the
- *  message says why). */
+ *  resolves to CUDA; runs that can use several devices then use this one
+ *  only (as spt_context_set_devices(ctx, &device, 1)). Errors:
+ *  SPT_ERR_INVALID_ARGUMENT (ctx NULL, device < 0), SPT_ERR_DEVICE (no such
+ *  device, or no usable CUDA plugin/device: the message says why). */
 SPT_API spt_status spt_context_set_device(spt_context *ctx, int device);
+
+/** Most devices spt_context_set_devices takes. */
+#define SPT_MAX_DEVICES 64
+
+/** Choose the CUDA devices that runs able to use several GPUs of one host
+ *  use (today CP-ALS on a COO tensor, formats AUTO and COO; see
+ *  docs/guide.md "Several GPUs"): ids[0..count) are distinct 0-based
+ *  ordinals, ids[0] the lead device, which also becomes the context's
+ *  device (spt_context_set_device). count = 0 (ids may then be NULL)
+ *  restores the default: every visible device, for tensors of at least
+ *  2^20 nonzeros per device (an explicit list applies to any size). One id
+ *  gives single-device runs on that device. Several devices need NCCL
+ *  (libnccl.so.2, or the file env SPT_NCCL_LIBRARY names), loaded at run
+ *  time; without it a run uses the lead device alone, with a note in the
+ *  log. The array is copied. Errors: SPT_ERR_INVALID_ARGUMENT (ctx NULL,
+ *  count < 0 or > SPT_MAX_DEVICES, ids NULL with count > 0, an id < 0 or
+ *  repeated), SPT_ERR_DEVICE (an id that does not exist, or no usable CUDA
+ *  plugin/device when count > 0). On error the context is left unchanged.
+ *  Not thread safe for one context. */
+SPT_API spt_status spt_context_set_devices(spt_context *ctx, const int *ids, int count);
 
 /** What a context's backend resolves to and what CUDA support was found.
  *  Fixed-size strings, NUL terminated; no pointers to free. */

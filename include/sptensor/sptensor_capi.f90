@@ -161,6 +161,7 @@ module sptensor_capi
   integer(c_int64_t), parameter :: SPT_DENSE_DEFAULT_MAX_BYTES = 1073741824_c_int64_t
   integer(c_int), parameter :: SPT_GCP_MAX_DENSE_ENTRIES = 100000000
   integer(c_int), parameter :: SPT_HBCSF_PLAIN_BCSF = 1
+  integer(c_int), parameter :: SPT_MAX_DEVICES = 64
   integer(c_int), parameter :: SPT_MAX_ORDER = 64
   integer(c_int), parameter :: SPT_MAX_THREADS = 1024
   integer(c_int), parameter :: SPT_VERSION_MAJOR = 1
@@ -584,7 +585,7 @@ module sptensor_capi
       type(c_ptr) :: res
     end function
     ! Create a context with defaults: threads = all available (or OMP_NUM_THREADS), backend from env
-    ! SPT_BACKEND (auto|cpu|cuda|reference) else AUTO, device 0, seed 0, verbosity 0, no callbacks.
+    ! SPT_BACKEND (auto|cpu|cuda|reference) else AUTO, device 0, devices from env SPT_DEVICES ...
     function spt_context_create(out) bind(c, name="spt_context_create") result(res)
       import :: c_int, c_ptr
       type(c_ptr), intent(out) :: out
@@ -625,11 +626,21 @@ module sptensor_capi
       integer(c_int), intent(out) :: backend
       integer(c_int) :: res
     end function
-    ! Choose the CUDA device (0-based ordinal, default 0) used when the backend resolves to CUDA.
+    ! Choose the CUDA device (0-based ordinal, default 0) used when the backend resolves to CUDA; runs
+    ! that can use several devices then use this one only (as spt_context_set_devices(ctx, &device, 1)).
     function spt_context_set_device(ctx, device) bind(c, name="spt_context_set_device") result(res)
       import :: c_int, c_ptr
       type(c_ptr), value :: ctx
       integer(c_int), value :: device
+      integer(c_int) :: res
+    end function
+    ! Choose the CUDA devices that runs able to use several GPUs of one host use (today CP-ALS on a COO
+    ! tensor, formats AUTO and COO; see docs/guide.md "Several GPUs"): ids[0..count) are distinct ...
+    function spt_context_set_devices(ctx, ids, count) bind(c, name="spt_context_set_devices") result(res)
+      import :: c_int, c_ptr
+      type(c_ptr), value :: ctx
+      integer(c_int), intent(in) :: ids(*)
+      integer(c_int), value :: count
       integer(c_int) :: res
     end function
     ! Fill `info` (info->struct_size must be set; a smaller struct from an older header is filled up to

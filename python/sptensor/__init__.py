@@ -1689,6 +1689,19 @@ def set_device(device, ctx=None):
     _lib.check(_lib.lib().spt_context_set_device(c._h, int(device)), "spt_context_set_device", c._h)
 
 
+def set_devices(devices, ctx=None):
+    """CUDA devices (ordinals, lead first) that multi-GPU runs of the context use.
+
+    An empty sequence restores the default, every device (CP-ALS on a COO
+    tensor splits its nonzeros among them; NCCL is needed, else one GPU runs).
+    """
+    c = _ctx(ctx)
+    ids = [int(d) for d in devices]
+    arr = (ctypes.c_int * max(len(ids), 1))(*ids)
+    _lib.check(_lib.lib().spt_context_set_devices(c._h, arr if ids else None, len(ids)), "spt_context_set_devices",
+               c._h)
+
+
 # ---------------------------------------------------------------------------
 # CP-APR, elementwise operations, unfoldings
 # ---------------------------------------------------------------------------
@@ -1799,7 +1812,7 @@ def unfold(tensor, mode, ctx=None):
 __all__ += ["APRResult", "cp_apr", "elementwise", "unfold", "HBCSF", "HLS"]
 
 __all__ += ["SemiSparse", "FCOO", "Permutation", "ttv", "ttv_chain", "ttv_all", "ttm", "ttm_chain", "ttmc",
-            "fcoo_suggest_threadlen", "to_dense", "from_dense", "reorder", "relabel", "set_device"]
+            "fcoo_suggest_threadlen", "to_dense", "from_dense", "reorder", "relabel", "set_device", "set_devices"]
 
 
 # ---------------------------------------------------------------------------

@@ -3,6 +3,7 @@
 #include <cstddef>
 #include <cstdlib>
 #include <cstring>
+#include <vector>
 
 #include "api/guard.hpp"
 #include "dispatch/plugin_loader.hpp"
@@ -18,6 +19,32 @@ void require_cuda_device(int device, const char* what) {
   if (device >= static_cast<int>(cuda.devices.size()))
     fail(SPT_ERR_DEVICE, what, ": CUDA device ", device, " does not exist (", cuda.devices.size(),
          " device(s) found, ordinals start at 0)");
+}
+
+// SPT_DEVICES (e.g. "0,1"): the devices of a new context, as
+// spt_context_set_devices takes them; empty when unset.
+std::vector<int> devices_from_environment() {
+  const char* env = std::getenv("SPT_DEVICES");
+  if (!env || !*env) return {};
+  std::vector<int> ids;
+  const char* p = env;
+  while (true) {
+    char* end = nullptr;
+    const long id = std::strtol(p, &end, 10);
+    if (end == p || id < 0 || id > 1 << 20 || (*end != ',' && *end != '\0'))
+      fail(SPT_ERR_INVALID_ARGUMENT, "environment variable SPT_DEVICES=", env,
+           " is not a comma-separated list of CUDA device ordinals (e.g. 0,1)");
+    if (std::find(ids.begin(), ids.end(), int(id)) != ids.end())
+      fail(SPT_ERR_INVALID_ARGUMENT, "environment variable SPT_DEVICES=", env, " names device ", id, " twice");
+    ids.push_back(static_cast<int>(id));
+    if (ids.size() > SPT_MAX_DEVICES)
+      fail(SPT_ERR_INVALID_ARGUMENT, "environment variable SPT_DEVICES=", env, " names more than SPT_MAX_DEVICES (",
+           SPT_MAX_DEVICES, ") devices");
+    if (*end == '\0') break;
+    p = end + 1;
+  }
+  for (int id : ids) require_cuda_device(id, "SPT_DEVICES");
+  return ids;
 }
 
 void copy_text(char* dst, size_t size, const std::string& text) {
@@ -73,8 +100,11 @@ SPT_API spt_status spt_context_create(spt_context** out) {
              " is not one of auto, cpu, cuda, reference");
       if (backend == SPT_BACKEND_CUDA) require_cuda_device(0, "SPT_BACKEND=cuda");
     }
+    std::vector<int> devices = devices_from_environment();
     auto* ctx = new spt_context_s();
     ctx->backend = backend;
+    if (!devices.empty()) ctx->device = devices.front();
+    ctx->devices = std::move(devices);
     *out = ctx;
   });
 }
@@ -129,6 +159,29 @@ SPT_API spt_status spt_context_set_device(spt_context* ctx, int device) {
     require(device >= 0, "device must be >= 0 (a CUDA device ordinal), got ", device);
     require_cuda_device(device, "spt_context_set_device");
     ctx->device = device;
+    ctx->devices.assign(1, device);
+  });
+}
+
+SPT_API spt_status spt_context_set_devices(spt_context* ctx, const int* ids, int count) {
+  return guarded(ctx, "spt_context_set_devices", [&] {
+    require_not_null(ctx, "ctx");
+    require(count >= 0 && count <= SPT_MAX_DEVICES, "count must be 0 (every device) to SPT_MAX_DEVICES (",
+            SPT_MAX_DEVICES, "), got ", count);
+    if (count == 0) {
+      ctx->devices.clear();
+      return;
+    }
+    require_not_null(ids, "ids");
+    std::vector<int> chosen(ids, ids + count);
+    for (int i = 0; i < count; ++i) {
+      require(chosen[i] >= 0, "ids[", i, "] must be >= 0 (a CUDA device ordinal), got ", chosen[i]);
+      require(std::find(chosen.begin(), chosen.begin() + i, chosen[i]) == chosen.begin() + i, "ids[", i, "] = ",
+              chosen[i], " appears twice");
+    }
+    for (int i = 0; i < count; ++i) require_cuda_device(chosen[i], "spt_context_set_devices");
+    ctx->device = chosen[0];
+    ctx->devices = std::move(chosen);
   });
 }
 

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "sptensor/sptensor.h"
 #include "util/internal_api.hpp"
@@ -13,6 +14,9 @@ struct spt_context_s {
   int threads = 0;  // 0 = default (thread_count: OpenMP's, capped at the processors)
   spt_backend backend = SPT_BACKEND_AUTO;
   int device = 0;  // CUDA device ordinal used when the backend resolves to CUDA
+  // The CUDA devices a multi-device run may use, lead first (its first is
+  // `device`); empty = every device (spt_context_set_devices).
+  std::vector<int> devices;
   uint64_t seed = 0;
   int verbosity = 0;
   spt_progress_fn progress = nullptr;

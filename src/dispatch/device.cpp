@@ -12,6 +12,7 @@
 #include "dispatch/device_common.hpp"
 #include "dispatch/device_streamed.hpp"
 #include "dispatch/gpu_format.hpp"
+#include "dispatch/multi_device.hpp"
 #include "dispatch/plugin_hbcsf.hpp"
 #include "dispatch/plugin_loader.hpp"
 
@@ -678,39 +679,23 @@ std::unique_ptr<CpAlsSteps<T>> cp_als_on_device(const spt_context_s& ctx, const 
   }
   const CudaPlugin& cuda = cuda_plugin();
   if (!cuda.usable()) return cp_als_device_failed(ctx, SPT_ERR_DEVICE, cuda.reason), nullptr;
+  // Several devices when the context has them (multi_device.hpp); nullptr
+  // = this one.
+  if (std::unique_ptr<CpAlsSteps<T>> multi = make_multi_device_cp_als_steps<T>(ctx, x, opts)) return multi;
   std::string message;
-  DeviceCoo device_x;
   // A tensor whose copy does not fit streams through the device.
   if (x.nnz > 0)
     if (const char* why = detail::stream_without_trying(cuda, ctx.device, x))
       return cp_als_streamed<T>(ctx, cuda, x, opts, why);
-  const int status = device_copy(cuda, ctx.device, x, device_x, message);
+  detail::CpAlsDeviceCopies copies;
+  const int status = detail::cp_als_device_copies(ctx, cuda, ctx.device, x, opts, copies, message);
   if (status == SPT_ERR_UNSUPPORTED) return cp_als_unsupported(ctx, message), nullptr;
   if (status == SPT_ERR_OUT_OF_MEMORY && x.nnz > 0)
     return cp_als_streamed<T>(ctx, cuda, x, opts, detail::kCopyDoesNotFit);
   if (status != SPT_OK) return cp_als_device_failed(ctx, status, message), nullptr;
-  // Format AUTO: the modes the GPU format model gives to F-COO run on
-  // their F-COO copies (a copy that does not fit leaves its mode on COO).
-  const uint32_t order = x.order();
-  std::vector<DeviceFcoo> fcoo_copies(order);
-  if (opts.format == SPT_TENSOR_FORMAT_AUTO) {
-    std::string on_fcoo;
-    for (uint32_t m = 0; m < order; ++m) {
-      const std::shared_ptr<const spt_fcoo_s> f = chosen_fcoo(ctx, x, m, opts.rank, true);
-      if (!f) continue;
-      std::string why;
-      if (const int st = device_copy(cuda, ctx.device, *f, fcoo_copies[m], why); st != SPT_OK) {
-        log(ctx, 1, cat("note: CP-ALS mode ", m, " stays on COO on the GPU: its F-COO copy failed (", why, ")"));
-        fcoo_copies[m].reset();
-        continue;
-      }
-      on_fcoo += cat(on_fcoo.empty() ? "" : ", ", m);
-    }
-    if (!on_fcoo.empty()) log(ctx, 1, cat("CP-ALS on the GPU: MTTKRP on F-COO in modes ", on_fcoo, ", COO in the others"));
-  }
   try {
-    return std::make_unique<DeviceCpAlsSteps<T>>(cuda, order, opts.rank, "coo, cuda", std::move(device_x),
-                                                 std::move(fcoo_copies));
+    return std::make_unique<DeviceCpAlsSteps<T>>(cuda, x.order(), opts.rank, "coo, cuda", std::move(copies.coo),
+                                                 std::move(copies.fcoo));
   } catch (const DeviceStepFailure& f) {
     if (f.status() != SPT_ERR_OUT_OF_MEMORY) {
       cp_als_after_device_failure(ctx, f);
@@ -728,6 +713,32 @@ std::unique_ptr<CpAlsSteps<T>> cp_als_on_device(const spt_context_s& ctx, const 
 }
 
 }  // namespace
+
+int detail::cp_als_device_copies(const spt_context_s& ctx, const CudaPlugin& cuda, int device, const spt_coo_s& x,
+                                 const spt_cpd_options& opts, CpAlsDeviceCopies& out, std::string& message) {
+  out = {};
+  if (const int status = device_copy(cuda, device, x, out.coo, message); status != SPT_OK) return status;
+  // Format AUTO: the modes the GPU format model gives to F-COO run on
+  // their F-COO copies (a copy that does not fit leaves its mode on COO).
+  const uint32_t order = x.order();
+  out.fcoo.assign(order, nullptr);
+  if (opts.format != SPT_TENSOR_FORMAT_AUTO) return SPT_OK;
+  std::string on_fcoo;
+  for (uint32_t m = 0; m < order; ++m) {
+    const std::shared_ptr<const spt_fcoo_s> f = chosen_fcoo(ctx, x, m, opts.rank, true);
+    if (!f) continue;
+    std::string why;
+    if (const int st = device_copy(cuda, device, *f, out.fcoo[m], why); st != SPT_OK) {
+      log(ctx, 1, cat("note: CP-ALS mode ", m, " stays on COO on GPU ", device, ": its F-COO copy failed (", why, ")"));
+      out.fcoo[m].reset();
+      continue;
+    }
+    on_fcoo += cat(on_fcoo.empty() ? "" : ", ", m);
+  }
+  if (!on_fcoo.empty())
+    log(ctx, 1, cat("CP-ALS on GPU ", device, ": MTTKRP on F-COO in modes ", on_fcoo, ", COO in the others"));
+  return SPT_OK;
+}
 
 void cp_als_after_device_failure(const spt_context_s& ctx, const DeviceStepFailure& failure) {
   const int status = failure.status();

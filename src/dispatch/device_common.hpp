@@ -7,8 +7,10 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "core/context.hpp"
+#include "core/coo.hpp"
 #include "core/error.hpp"
 #include "core/fcoo.hpp"
 #include "core/hbcsf.hpp"
@@ -63,6 +65,21 @@ int upload_fcoo_copy(const CudaPlugin& cuda, int device, const spt_fcoo_s& x,
 // copy. Returns the plugin's status with `message` set on failure.
 int upload_hbcsf_copy(const CudaPlugin& cuda, int device, const spt_hbcsf_s& h,
                       std::shared_ptr<spt_plugin_device_hbcsf>& out, std::string& message);
+
+// The device copies a CP-ALS of x reads on one device (formats AUTO and
+// COO): the COO copy (cached on x) and, under AUTO, per mode the F-COO copy
+// when the GPU format model picks F-COO (or HB-CSF) for that mode (null
+// for the modes on COO; a copy that fails leaves its mode on COO, with a
+// note).
+struct CpAlsDeviceCopies {
+  std::shared_ptr<spt_plugin_device_coo> coo;
+  std::vector<std::shared_ptr<spt_plugin_device_fcoo>> fcoo;  // per mode
+};
+
+// Makes `out` for x on `device` (device.cpp). Returns the plugin's status of
+// the COO copy (`message` set on failure).
+int cp_als_device_copies(const spt_context_s& ctx, const CudaPlugin& cuda, int device, const spt_coo_s& x,
+                         const spt_cpd_options& opts, CpAlsDeviceCopies& out, std::string& message);
 
 // The device copy of x on `device`, from x's cache (type Cache) or made by
 // upload(out, message) (a plugin status) and then cached. Views are cached

@@ -49,6 +49,8 @@
  * spt_plugin_cp_apr_groups.
  * 13 = adds the family STREAM (mttkrp_streamed, cp_session_streamed) and
  * spt_plugin_stream_info: COO tensors larger than the device memory.
+ * 14 = adds the family MULTI_DEVICE (CP-ALS sessions on several devices of
+ * one host joined by NCCL collectives).
  */
 #ifndef SPT_DISPATCH_PLUGIN_ABI_H
 #define SPT_DISPATCH_PLUGIN_ABI_H
@@ -60,7 +62,7 @@
 extern "C" {
 #endif
 
-#define SPT_PLUGIN_ABI_VERSION 13u
+#define SPT_PLUGIN_ABI_VERSION 14u
 #define SPT_CUDA_PLUGIN_ENTRY_NAME "spt_cuda_plugin_entry"
 /* The plugin's file carries the library's major version (the SONAME
  * number), as cuda/CMakeLists.txt names it: a library loads only a plugin of
@@ -776,6 +778,40 @@ typedef struct spt_plugin_stream_info {
   ENTRY(cp_session_streamed, (int device, const spt_plugin_coo *x, uint32_t rank, spt_plugin_cp_session **out,      \
                               spt_plugin_stream_info *info, char *message, size_t message_len))
 
+/* Multi-device CP-ALS: one CP_STEPS session per device, each on its share
+ * of the nonzeros (the same tensor's dims, rank and dtype), joined into a
+ * group by NCCL collectives. NCCL is loaded at run time (libnccl.so.2, or
+ * the file SPT_NCCL_LIBRARY names; see cuda/nccl_loader.cuh); without it
+ * these entries answer UNSUPPORTED and the core runs on one device. The
+ * group's first session is the lead: it holds the summed MTTKRP output and
+ * runs every step after the MTTKRP; the others hold copies of the factors
+ * (and of lambda when asked) for their MTTKRPs. Collectives are queued on
+ * the sessions' streams (the host does not wait).
+ * collectives_available: OK when NCCL loads (`message` then names the
+ *   library and its version), else UNSUPPORTED with the reason.
+ * cp_group_create: a group of the `count` (2..64) sessions, each on a
+ *   different device, all of the same dims, rank and dtype (sessions[0]
+ *   the lead); the sessions must outlive the group. Sets NCCL_NVLS_ENABLE=0
+ *   in the process first when it is unset (NVLink multicast can take a
+ *   shared host's GPUs out of service). UNSUPPORTED without NCCL,
+ *   INVALID_ARGUMENT for sessions that do not match, DEVICE for an NCCL
+ *   failure.
+ * cp_group_release: frees a group (its communicators; NULL ignored).
+ * cp_group_reduce_mttkrp: the lead's MTTKRP output of `mode` becomes the sum
+ *   of every session's (each after its cp_mttkrp of `mode`).
+ * cp_group_broadcast: the lead's factor of `mode` (and, when with_lambda
+ *   is not 0, its lambda) copied to every other session. */
+typedef struct spt_plugin_cp_group spt_plugin_cp_group;
+
+#define SPT_PLUGIN_MULTI_DEVICE_ENTRIES(ENTRY, RELEASE)                                                            \
+  ENTRY(collectives_available, (char *message, size_t message_len))                                               \
+  ENTRY(cp_group_create, (spt_plugin_cp_session *const *sessions, uint32_t count, spt_plugin_cp_group **out,      \
+                          char *message, size_t message_len))                                                     \
+  RELEASE(cp_group_release, (spt_plugin_cp_group * g))                                                           \
+  ENTRY(cp_group_reduce_mttkrp, (spt_plugin_cp_group * g, uint32_t mode, char *message, size_t message_len))     \
+  ENTRY(cp_group_broadcast, (spt_plugin_cp_group * g, uint32_t mode, int with_lambda, char *message,              \
+                             size_t message_len))
+
 /* The families, in table order. */
 #define SPT_PLUGIN_FAMILIES(FAMILY) \
   FAMILY(DEVICE)                    \
@@ -788,7 +824,8 @@ typedef struct spt_plugin_stream_info {
   FAMILY(CP_STEPS)                  \
   FAMILY(TUCKER_STEPS)              \
   FAMILY(CP_APR_STEPS)              \
-  FAMILY(STREAM)
+  FAMILY(STREAM)                    \
+  FAMILY(MULTI_DEVICE)
 
 #define SPT_PLUGIN_TABLE_FIELD_ENTRY(name, params) int(*name) params;
 #define SPT_PLUGIN_TABLE_FIELD_RELEASE(name, params) void(*name) params;

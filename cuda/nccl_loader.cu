@@ -1,0 +1,120 @@
+// Loads NCCL with dlopen (see nccl_loader.cuh).
+#include "nccl_loader.cuh"
+
+#include <dlfcn.h>
+#include <glob.h>
+
+#include <cstdlib>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace spt::cuda::nccl {
+
+namespace {
+
+constexpr const char* kSoname = "libnccl.so.2";
+
+// The nvidia/nccl/lib folders of pip-installed NCCL under the usual
+// prefixes (site-packages or dist-packages of any python3.x).
+std::vector<std::string> python_package_candidates() {
+  std::vector<std::string> prefixes;
+  for (const char* var : {"VIRTUAL_ENV", "CONDA_PREFIX"})
+    if (const char* p = std::getenv(var); p && *p) prefixes.emplace_back(p);
+  if (const char* home = std::getenv("HOME"); home && *home) prefixes.push_back(std::string(home) + "/.local");
+  prefixes.emplace_back("/usr/local");
+  prefixes.emplace_back("/usr");
+  std::vector<std::string> found;
+  for (const std::string& prefix : prefixes) {
+    for (const char* tail : {"/lib/python3*/site-packages/nvidia/nccl/lib/libnccl.so.2",
+                             "/lib/python3*/dist-packages/nvidia/nccl/lib/libnccl.so.2",
+                             "/lib64/python3*/site-packages/nvidia/nccl/lib/libnccl.so.2"}) {
+      glob_t g{};
+      const std::string pattern = prefix + tail;
+      if (glob(pattern.c_str(), 0, nullptr, &g) == 0)
+        for (size_t i = 0; i < g.gl_pathc; ++i) found.emplace_back(g.gl_pathv[i]);
+      globfree(&g);
+    }
+  }
+  return found;
+}
+
+template <typename F>
+bool resolve(void* handle, const char* name, F& out, std::string& missing) {
+  out = reinterpret_cast<F>(dlsym(handle, name));
+  if (!out) missing += std::string(missing.empty() ? "" : ", ") + name;
+  return out != nullptr;
+}
+
+// The API of the library at `path` (kept for the process), or nullptr with
+// `why` extended.
+std::unique_ptr<Api> open_library(const std::string& path, std::string& why) {
+  void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!handle) {
+    const char* err = dlerror();
+    why += std::string(why.empty() ? "" : "; ") + (err ? err : path + ": cannot be loaded");
+    return nullptr;
+  }
+  auto api = std::make_unique<Api>();
+  std::string missing;
+  resolve(handle, "ncclCommInitAll", api->comm_init_all, missing);
+  resolve(handle, "ncclCommDestroy", api->comm_destroy, missing);
+  resolve(handle, "ncclReduce", api->reduce, missing);
+  resolve(handle, "ncclBroadcast", api->broadcast, missing);
+  resolve(handle, "ncclGroupStart", api->group_start, missing);
+  resolve(handle, "ncclGroupEnd", api->group_end, missing);
+  resolve(handle, "ncclGetErrorString", api->error_string, missing);
+  resolve(handle, "ncclGetVersion", api->get_version, missing);
+  if (!missing.empty()) {
+    why += std::string(why.empty() ? "" : "; ") + path + " lacks " + missing;
+    dlclose(handle);
+    return nullptr;
+  }
+  if (api->get_version(&api->version) != kSuccess) api->version = 0;
+  api->path = path;
+  // The file actually mapped, for the log.
+  Dl_info info{};
+  if (dladdr(reinterpret_cast<void*>(api->comm_init_all), &info) && info.dli_fname) api->path = info.dli_fname;
+  return api;
+}
+
+}  // namespace
+
+const Api* load(std::string& why) {
+  static std::mutex mutex;
+  // One Api per file name asked for (loaded once, never unloaded: NCCL
+  // keeps threads and device state for the process).
+  static std::map<std::string, std::unique_ptr<Api>> loaded;
+  std::lock_guard<std::mutex> lock(mutex);
+  std::vector<std::string> candidates;
+  if (const char* forced = std::getenv("SPT_NCCL_LIBRARY"); forced && *forced) {
+    candidates.emplace_back(forced);
+  } else {
+    candidates.emplace_back(kSoname);
+    for (std::string& c : python_package_candidates()) candidates.push_back(std::move(c));
+  }
+  why.clear();
+  // NVLink multicast off unless the user chose (see cp_group_create), set
+  // before NCCL first reads its environment.
+  setenv("NCCL_NVLS_ENABLE", "0", 0);
+  for (const std::string& c : candidates) {
+    if (auto it = loaded.find(c); it != loaded.end()) return it->second.get();
+    if (std::unique_ptr<Api> api = open_library(c, why)) {
+      const Api* out = api.get();
+      loaded.emplace(c, std::move(api));
+      return out;
+    }
+  }
+  why = "NCCL (" + std::string(kSoname) + ") was not found: " + why +
+        " (install the nvidia-nccl-cu13 Python package or NCCL, or set SPT_NCCL_LIBRARY to the library's path)";
+  return nullptr;
+}
+
+std::string describe(const Api& api, Result result) {
+  const char* text = api.error_string ? api.error_string(result) : nullptr;
+  return "NCCL error " + std::to_string(result) + (text ? std::string(" (") + text + ")" : std::string());
+}
+
+}  // namespace spt::cuda::nccl

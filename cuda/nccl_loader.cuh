@@ -1,0 +1,50 @@
+// NCCL, loaded at run time: the plugin builds and loads without it, and the
+// multi-device CP-ALS (plugin_multi.cu) uses it where it is installed. Only
+// the few types and functions used here are declared; NCCL's C interface is
+// stable across its 2.x releases (the values below are nccl.h's).
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <string>
+
+namespace spt::cuda::nccl {
+
+using Comm = struct ncclComm*;
+using Result = int;  // ncclResult_t
+constexpr Result kSuccess = 0;
+constexpr int kFloat32 = 7;  // ncclFloat32
+constexpr int kFloat64 = 8;  // ncclFloat64
+constexpr int kSum = 0;      // ncclSum
+
+// The entry points, resolved from the loaded library.
+struct Api {
+  Result (*comm_init_all)(Comm* comms, int ndev, const int* devlist) = nullptr;
+  Result (*comm_destroy)(Comm comm) = nullptr;
+  Result (*reduce)(const void* send, void* recv, size_t count, int datatype, int op, int root, Comm comm,
+                   cudaStream_t stream) = nullptr;
+  Result (*broadcast)(const void* send, void* recv, size_t count, int datatype, int root, Comm comm,
+                      cudaStream_t stream) = nullptr;
+  Result (*group_start)() = nullptr;
+  Result (*group_end)() = nullptr;
+  const char* (*error_string)(Result result) = nullptr;
+  Result (*get_version)(int* version) = nullptr;
+  std::string path;  // the file that was loaded
+  int version = 0;   // e.g. 22703 for 2.27.3
+};
+
+// NCCL, loaded on first use (thread safe; the library stays loaded for the
+// process). Looks for the file SPT_NCCL_LIBRARY names when that is set (only
+// there: a test points it at a missing file to run without NCCL), else for
+// libnccl.so.2 on the loader's path, then in the lib folder of the
+// `nvidia-nccl-cu*` Python packages (nvidia/nccl/lib) under $VIRTUAL_ENV,
+// $CONDA_PREFIX, ~/.local and /usr/local, /usr. Returns nullptr with `why`
+// set when none loads or one lacks an entry point. The value of
+// SPT_NCCL_LIBRARY is read at each call, so a process may change it.
+const Api* load(std::string& why);
+
+// "ncclX (description)" for messages.
+std::string describe(const Api& api, Result result);
+
+}  // namespace spt::cuda::nccl

@@ -1,0 +1,320 @@
+// CP-ALS on several GPUs of one host (src/dispatch/multi_device.hpp,
+// cuda/plugin_multi.cu). Any machine: the device-list option's argument
+// checks. With two or more GPUs (and NCCL; the test skips with the reason
+// without it): CP-ALS on two devices against the same run on one device,
+// from the same initial factors, per sweep fit and the final model; a
+// device list of one device runs the single-GPU path; NCCL missing (a
+// bogus SPT_NCCL_LIBRARY) runs the single-GPU path with a note.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/cuda_test_util.hpp"
+#include "common/test_util.hpp"
+#include "core/context.hpp"
+#include "core/ktensor.hpp"
+#include "dispatch/multi_device.hpp"
+#include "dispatch/plugin_loader.hpp"
+
+namespace spt::test {
+namespace {
+
+int device_count() { return have_device() ? static_cast<int>(dispatch::cuda_plugin().devices.size()) : 0; }
+
+bool nccl_available(std::string& why) {
+  char buffer[1024] = {0};
+  const int status = dispatch::cuda_plugin().table->collectives_available(buffer, sizeof buffer);
+  why = buffer;
+  return status == SPT_OK;
+}
+
+#define SKIP_WITHOUT_TWO_DEVICES()                                                                  \
+  do {                                                                                              \
+    if (device_count() < 2) GTEST_SKIP() << "fewer than 2 usable CUDA devices (" << device_count() << ")"; \
+  } while (0)
+
+/* --------------------------- any machine --------------------------------- */
+
+TEST(MultiDeviceOption, ArgumentChecks) {
+  EXPECT_EQ(spt_context_set_devices(nullptr, nullptr, 0), SPT_ERR_INVALID_ARGUMENT);
+  spt_context* ctx = nullptr;
+  ASSERT_EQ(spt_context_create(&ctx), SPT_OK);
+  EXPECT_EQ(spt_context_set_devices(ctx, nullptr, -1), SPT_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(spt_context_set_devices(ctx, nullptr, SPT_MAX_DEVICES + 1), SPT_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(spt_context_set_devices(ctx, nullptr, 2), SPT_ERR_INVALID_ARGUMENT);
+  const int negative[] = {0, -1};
+  EXPECT_EQ(spt_context_set_devices(ctx, negative, 2), SPT_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(spt_last_error(ctx)).find("ids[1]"), std::string::npos) << spt_last_error(ctx);
+  const int repeated[] = {0, 0};
+  EXPECT_EQ(spt_context_set_devices(ctx, repeated, 2), SPT_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(spt_last_error(ctx)).find("twice"), std::string::npos) << spt_last_error(ctx);
+  // Nothing changed by the refused calls; count 0 restores the default.
+  EXPECT_TRUE(resolve(ctx).devices.empty());
+  EXPECT_EQ(spt_context_set_devices(ctx, nullptr, 0), SPT_OK);
+  EXPECT_TRUE(resolve(ctx).devices.empty());
+  const int first[] = {0};
+  const int beyond[] = {device_count()};  // one past the last device
+  EXPECT_EQ(spt_context_set_devices(ctx, beyond, 1), SPT_ERR_DEVICE);
+  EXPECT_TRUE(resolve(ctx).devices.empty());
+  if (have_device()) {
+    EXPECT_EQ(spt_context_set_devices(ctx, first, 1), SPT_OK) << spt_last_error(ctx);
+    EXPECT_EQ(resolve(ctx).devices, std::vector<int>{0});
+    EXPECT_EQ(resolve(ctx).device, 0);
+    EXPECT_EQ(spt_context_set_devices(ctx, nullptr, 0), SPT_OK);
+    // The default list is every device.
+    EXPECT_EQ(dispatch::context_devices(resolve(ctx), dispatch::cuda_plugin()).size(), size_t(device_count()));
+    // One device chosen with spt_context_set_device limits runs to it.
+    EXPECT_EQ(spt_context_set_device(ctx, 0), SPT_OK);
+    EXPECT_EQ(resolve(ctx).devices, std::vector<int>{0});
+  } else {
+    EXPECT_EQ(spt_context_set_devices(ctx, first, 1), SPT_ERR_DEVICE);
+  }
+  if (device_count() >= 2) {
+    const int two[] = {1, 0};
+    EXPECT_EQ(spt_context_set_devices(ctx, two, 2), SPT_OK) << spt_last_error(ctx);
+    EXPECT_EQ(resolve(ctx).device, 1);  // the lead
+    EXPECT_EQ(resolve(ctx).devices, (std::vector<int>{1, 0}));
+  }
+  spt_context_free(ctx);
+}
+
+TEST(MultiDeviceOption, EnvironmentList) {
+  spt_context* ctx = nullptr;
+  {
+    ScopedEnv env("SPT_DEVICES", "0,x");
+    EXPECT_EQ(spt_context_create(&ctx), SPT_ERR_INVALID_ARGUMENT);
+    EXPECT_NE(std::string(spt_thread_last_error()).find("SPT_DEVICES"), std::string::npos);
+  }
+  {
+    ScopedEnv env("SPT_DEVICES", "0,0");
+    EXPECT_EQ(spt_context_create(&ctx), SPT_ERR_INVALID_ARGUMENT);
+  }
+  {
+    ScopedEnv env("SPT_DEVICES", "0");
+    if (have_device()) {
+      ASSERT_EQ(spt_context_create(&ctx), SPT_OK) << spt_thread_last_error();
+      EXPECT_EQ(resolve(ctx).devices, std::vector<int>{0});
+      spt_context_free(ctx);
+    } else {
+      EXPECT_EQ(spt_context_create(&ctx), SPT_ERR_DEVICE);
+    }
+  }
+}
+
+// The NCCL loader, wherever the plugin loads (no device needed): a missing
+// library is UNSUPPORTED with its name and the way out in the message.
+TEST(MultiDeviceOption, MissingNcclIsUnsupportedWithTheReason) {
+  const spt_plugin_table* table = dispatch::cuda_plugin().table;
+  if (!table) GTEST_SKIP() << "the CUDA plugin did not load: " << dispatch::cuda_plugin().reason;
+  ScopedEnv env("SPT_NCCL_LIBRARY", "/nonexistent/libnccl-for-a-test.so.2");
+  char buffer[1024] = {0};
+  EXPECT_EQ(table->collectives_available(buffer, sizeof buffer), SPT_ERR_UNSUPPORTED);
+  EXPECT_NE(std::string(buffer).find("libnccl-for-a-test.so.2"), std::string::npos) << buffer;
+  EXPECT_NE(std::string(buffer).find("SPT_NCCL_LIBRARY"), std::string::npos) << buffer;
+  // A group cannot be made without NCCL either (and takes no sessions here).
+  spt_plugin_cp_group* group = nullptr;
+  EXPECT_EQ(table->cp_group_create(nullptr, 2, &group, buffer, sizeof buffer), SPT_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(group, nullptr);
+  table->cp_group_release(nullptr);  // ignored
+}
+
+/* ------------------------- two or more GPUs ------------------------------ */
+
+struct CpdResult {
+  spt_status status = SPT_OK;
+  std::string error;
+  std::vector<std::string> log;
+  std::unique_ptr<spt_ktensor_s> k;
+  bool said(const std::string& text) const {
+    for (const std::string& line : log)
+      if (line.find(text) != std::string::npos) return true;
+    return false;
+  }
+};
+
+void record_log(void* data, int, const char* message) { static_cast<std::vector<std::string>*>(data)->push_back(message); }
+
+// CP-ALS through the C API with the CUDA backend on `devices`, from `init`.
+template <typename T>
+CpdResult run_cpd(const std::vector<int>& devices, const spt_coo_s& x, const std::vector<DenseMatrix<T>>& init,
+            spt_index rank, int iters) {
+  CpdResult run;
+  spt_context* ctx = nullptr;
+  EXPECT_EQ(spt_context_create(&ctx), SPT_OK);
+  EXPECT_EQ(spt_context_set_backend(ctx, SPT_BACKEND_CUDA), SPT_OK) << spt_last_error(ctx);
+  EXPECT_EQ(spt_context_set_devices(ctx, devices.data(), static_cast<int>(devices.size())), SPT_OK)
+      << spt_last_error(ctx);
+  EXPECT_EQ(spt_context_set_verbosity(ctx, 2), SPT_OK);
+  EXPECT_EQ(spt_context_set_log(ctx, record_log, &run.log), SPT_OK);
+  std::vector<spt_matrix*> handles;
+  for (const auto& f : init) {
+    spt_matrix* m = nullptr;
+    EXPECT_EQ(spt_matrix_wrap(ctx, dtype_of<T>(), f.rows, f.cols, SPT_ROW_MAJOR, const_cast<T*>(f.values.data()),
+                              f.cols, &m),
+              SPT_OK);
+    handles.push_back(m);
+  }
+  spt_cpd_options opts;
+  EXPECT_EQ(spt_cpd_options_init(&opts), SPT_OK);
+  opts.rank = rank;
+  opts.max_iters = iters;
+  opts.tol = 0.0;
+  opts.init = SPT_CPD_INIT_USER;
+  opts.init_factors = handles.data();
+  spt_ktensor* k = nullptr;
+  run.status = spt_cpd_als(ctx, &x, &opts, &k);
+  if (run.status < 0) run.error = spt_last_error(ctx);
+  run.k.reset(k);
+  for (spt_matrix* m : handles) spt_matrix_free(m);
+  spt_context_free(ctx);
+  return run;
+}
+
+// Per-sweep fit tolerance between a run on several devices and
+// on one. float64: the runs differ only in the order the MTTKRP's terms are
+// added (each device sums its range, NCCL adds the ranges; one device adds
+// in the order of its atomics), a few units of 1e-16 per entry, which the
+// fit sees at second order (absolute for the fits below 1 of random
+// tensors, relative above). float32: the same in float32 rounding (about
+// 6e-8 per entry), which the fit sees through the MTTKRP's inner product;
+// 1e-6 is the bar for one against four GPUs.
+template <typename T>
+constexpr double fit_tolerance() {
+  return sizeof(T) == 4 ? 1e-6 : 1e-12;
+}
+// The factors (after normalisation) see the rounding above at first
+// order, times the conditioning of the normal equations over a few sweeps
+// (well-conditioned signed initial factors keep it small); relative to the
+// factor's largest entry. A range lost or counted twice changes them at
+// order 1.
+template <typename T>
+constexpr double factor_tolerance() {
+  return sizeof(T) == 4 ? 1e-2 : 1e-10;
+}
+
+template <typename T>
+void expect_same(const CpdResult& multi, const CpdResult& one, const std::string& what) {
+  ASSERT_GE(multi.status, 0) << what << ": " << multi.error;
+  ASSERT_GE(one.status, 0) << what << ": " << one.error;
+  ASSERT_EQ(multi.k->fit_history.size(), one.k->fit_history.size()) << what;
+  for (size_t i = 0; i < one.k->fit_history.size(); ++i) {
+    const double want = one.k->fit_history[i], got = multi.k->fit_history[i];
+    EXPECT_LE(std::abs(want - got), fit_tolerance<T>() * std::max(std::abs(want), 1.0))
+        << what << " sweep " << i + 1 << ": one GPU " << want << ", several " << got;
+  }
+  const spt_ktensor_s& a = *multi.k;
+  const spt_ktensor_s& b = *one.k;
+  for (spt_index r = 0; r < a.rank; ++r) {
+    const double la = static_cast<double>(a.lambda.ptr<T>()[r]), lb = static_cast<double>(b.lambda.ptr<T>()[r]);
+    EXPECT_LE(std::abs(la - lb), factor_tolerance<T>() * std::max(1.0, std::abs(lb))) << what << " lambda " << r;
+  }
+  for (uint32_t m = 0; m < a.order(); ++m) {
+    const T* fa = a.factors[m]->ptr<T>();
+    const T* fb = b.factors[m]->ptr<T>();
+    double worst = 0.0, scale = 0.0;
+    for (size_t e = 0; e < size_t(a.dims[m]) * a.rank; ++e) {
+      worst = std::max(worst, std::abs(static_cast<double>(fa[e]) - static_cast<double>(fb[e])));
+      scale = std::max(scale, std::abs(static_cast<double>(fb[e])));
+    }
+    EXPECT_LE(worst, factor_tolerance<T>() * std::max(scale, 1e-300)) << what << " factor " << m;
+  }
+}
+
+template <typename T>
+class MultiDeviceCpAls : public ::testing::Test {};
+using MultiDeviceTypes = ::testing::Types<float, double>;
+TYPED_TEST_SUITE(MultiDeviceCpAls, MultiDeviceTypes);
+
+TYPED_TEST(MultiDeviceCpAls, TwoDevicesMatchOne) {
+  SKIP_WITHOUT_TWO_DEVICES();
+  std::string why;
+  if (!nccl_available(why)) GTEST_SKIP() << "NCCL is not available: " << why;
+  using T = TypeParam;
+  std::vector<RandomTensorSpec> specs(3);
+  specs[0].dims = {300, 200, 150};  // modes on COO
+  specs[0].nnz = 40000;
+  specs[0].seed = 21;
+  specs[1].dims = {8, 300, 400};  // mode 0 heavy: F-COO under AUTO
+  specs[1].nnz = 64000;
+  specs[1].seed = 22;
+  specs[1].skewed = false;
+  specs[2].dims = {40, 30, 20, 10};
+  specs[2].nnz = 30000;
+  specs[2].seed = 23;
+  for (const RandomTensorSpec& spec : specs) {
+    const spt_coo_s x = random_coo(dtype_of<T>(), spec);
+    for (spt_index rank : {1u, 8u, 32u}) {
+      const auto init = random_factors<T>(x.dims, rank, 300 + rank);
+      const std::string what = cat("order ", x.order(), " dims[0] ", x.dims[0], " rank ", rank);
+      const CpdResult one = run_cpd<T>({0}, x, init, rank, 6);
+      const CpdResult two = run_cpd<T>({0, 1}, x, init, rank, 6);
+      EXPECT_TRUE(two.said("CP-ALS on 2 GPUs (devices 0, 1")) << what;
+      EXPECT_FALSE(one.said("GPUs (devices")) << what;
+      expect_same<T>(two, one, what);
+      if (device_count() >= 3) {
+        const CpdResult three = run_cpd<T>({2, 0, 1}, x, init, rank, 6);
+        EXPECT_TRUE(three.said("CP-ALS on 3 GPUs (devices 2, 0, 1")) << what;
+        expect_same<T>(three, one, what + ", 3 devices");
+      }
+    }
+  }
+}
+
+TEST(MultiDeviceCpAlsPaths, OneDeviceListRunsTheSingleGpuPath) {
+  SKIP_WITHOUT_DEVICE();
+  const int device = device_count() - 1;
+  spt_coo_s x = random_coo(SPT_FLOAT64, RandomTensorSpec{{100, 80, 60}, 20000, 31});
+  const auto init = random_factors<double>(x.dims, 8, 5);
+  const CpdResult run = run_cpd<double>({device}, x, init, 8, 3);
+  ASSERT_GE(run.status, 0) << run.error;
+  EXPECT_FALSE(run.said("GPUs (devices"));
+  EXPECT_FALSE(run.said("devices")) << "the steps' name says how many devices ran";
+  EXPECT_TRUE(run.said("coo, cuda")) << "the run was on the GPU";
+}
+
+TEST(MultiDeviceCpAlsPaths, DefaultListLeavesSmallTensorsOnOneDevice) {
+  SKIP_WITHOUT_TWO_DEVICES();
+  spt_coo_s x = random_coo(SPT_FLOAT64, RandomTensorSpec{{100, 80, 60}, 20000, 32});
+  ScopedEnv default_list("SPT_DEVICES", nullptr);
+  spt_context* ctx = nullptr;
+  ASSERT_EQ(spt_context_create(&ctx), SPT_OK);
+  std::vector<std::string> log;
+  ASSERT_EQ(spt_context_set_backend(ctx, SPT_BACKEND_CUDA), SPT_OK);
+  ASSERT_EQ(spt_context_set_verbosity(ctx, 2), SPT_OK);
+  ASSERT_EQ(spt_context_set_log(ctx, record_log, &log), SPT_OK);
+  spt_cpd_options opts;
+  ASSERT_EQ(spt_cpd_options_init(&opts), SPT_OK);
+  opts.rank = 4;
+  opts.max_iters = 2;
+  spt_ktensor* k = nullptr;
+  ASSERT_GE(spt_cpd_als(ctx, &x, &opts, &k), 0) << spt_last_error(ctx);
+  bool too_few = false;
+  for (const std::string& line : log) too_few = too_few || line.find("too few to share") != std::string::npos;
+  EXPECT_TRUE(too_few);
+  spt_ktensor_free(k);
+  spt_context_free(ctx);
+}
+
+TEST(MultiDeviceCpAlsPaths, MissingNcclRunsOneGpuWithANote) {
+  SKIP_WITHOUT_TWO_DEVICES();
+  spt_coo_s x = random_coo(SPT_FLOAT64, RandomTensorSpec{{100, 80, 60}, 20000, 33});
+  const auto init = random_factors<double>(x.dims, 8, 6);
+  CpdResult without;
+  {
+    ScopedEnv env("SPT_NCCL_LIBRARY", "/nonexistent/libnccl-for-a-test.so.2");
+    without = run_cpd<double>({0, 1}, x, init, 8, 4);
+  }
+  ASSERT_GE(without.status, 0) << without.error;
+  EXPECT_TRUE(without.said("note: CP-ALS runs on one GPU (device 0)"));
+  EXPECT_TRUE(without.said("libnccl-for-a-test.so.2")) << "the note says which library was missing";
+  EXPECT_FALSE(without.said("GPUs (devices"));
+  const CpdResult one = run_cpd<double>({0}, x, init, 8, 4);
+  expect_same<double>(without, one, "NCCL missing");
+}
+
+}  // namespace
+}  // namespace spt::test
