@@ -25,6 +25,10 @@ constexpr int kThreads = 256;
 constexpr size_t kPhiSharedLimit = 48 * 1024;
 // Doubles of shared memory per row group of the Phi kernel, per unit of rank.
 constexpr size_t kPhiRowsPerGroup = 3;
+// Nonzeros of one Phi chunk at most: a row with more is split into chunks
+// whose partial sums a second kernel adds, so that one heavy row (power-law
+// slices) does not run alone on one group of lanes while the GPU idles.
+constexpr uint64_t kPhiChunk = 64;
 // Blocks of the reductions over the nonzeros: a fixed count (not the
 // device's SM count) so that the sums' order, and so the results, are the
 // same on every device.
@@ -38,11 +42,40 @@ size_t aligned(size_t n) { return n > SIZE_MAX - 255 ? SIZE_MAX : (n + 255) / 25
 // bytes, each 256-aligned).
 struct Layout {
   std::vector<size_t> row_ptr, ind, val;  // per mode
+  std::vector<size_t> chunk_ptr, chunk_begin, chunk_row;  // per mode: Phi's chunks (at most max_chunks)
   std::vector<size_t> factor, phi;        // per mode
+  size_t chunk_partials = 0;              // one mode's chunk sums at a time
   size_t lambda = 0, norms = 0, colsums = 0, partials = 0, scalars = 0;
   size_t other_ind = 0, other_factors = 0, all_factors = 0;
   size_t total = 0;
 };
+
+// Phi chunks of a mode with `rows` rows: every nonempty row has
+// ceil(len / kPhiChunk) <= len / kPhiChunk + 1 of them.
+size_t max_chunks(uint64_t rows, uint64_t nnz) { return std::min<uint64_t>(nnz, rows + nnz / kPhiChunk); }
+
+// The chunks of one mode from its row pointers: chunk c holds the nonzeros
+// [begin[c], begin[c + 1]) of row row[c]; row i's chunks are
+// ptr[i] .. ptr[i + 1] - 1 (none for an empty row).
+struct PhiChunks {
+  std::vector<uint64_t> ptr, begin;
+  std::vector<uint32_t> row;
+};
+
+PhiChunks phi_chunks(uint32_t rows, const uint64_t* row_ptr) {
+  PhiChunks c;
+  c.ptr.reserve(size_t(rows) + 1);
+  c.ptr.push_back(0);
+  for (uint32_t i = 0; i < rows; ++i) {
+    for (uint64_t k = row_ptr[i]; k < row_ptr[i + 1]; k += kPhiChunk) {
+      c.begin.push_back(k);
+      c.row.push_back(i);
+    }
+    c.ptr.push_back(c.row.size());
+  }
+  c.begin.push_back(row_ptr[rows]);
+  return c;
+}
 
 Layout layout(uint32_t order, const uint32_t* dims, uint64_t nnz, uint32_t rank, size_t value_size) {
   Layout l;
@@ -53,11 +86,18 @@ Layout layout(uint32_t order, const uint32_t* dims, uint64_t nnz, uint32_t rank,
     return here;
   };
   const size_t others = order > 0 ? order - 1 : 0;
+  size_t most_chunks = 0;
   for (uint32_t n = 0; n < order; ++n) {
     l.row_ptr.push_back(take(saturating_mul(size_t(dims[n]) + 1, sizeof(uint64_t))));
     l.ind.push_back(take(saturating_mul(saturating_mul(nnz, others), sizeof(uint32_t))));
     l.val.push_back(take(saturating_mul(nnz, sizeof(double))));
+    const size_t chunks = max_chunks(dims[n], nnz);
+    l.chunk_ptr.push_back(take(saturating_mul(size_t(dims[n]) + 1, sizeof(uint64_t))));
+    l.chunk_begin.push_back(take(saturating_mul(saturating_add(chunks, 1), sizeof(uint64_t))));
+    l.chunk_row.push_back(take(saturating_mul(chunks, sizeof(uint32_t))));
+    most_chunks = std::max(most_chunks, chunks);
   }
+  l.chunk_partials = take(saturating_mul(saturating_mul(most_chunks, rank), sizeof(double)));
   for (uint32_t n = 0; n < order; ++n) {
     l.factor.push_back(take(saturating_mul(saturating_mul(dims[n], rank), value_size)));
     l.phi.push_back(take(saturating_mul(saturating_mul(dims[n], rank), value_size)));
@@ -81,10 +121,10 @@ Layout layout(uint32_t order, const uint32_t* dims, uint64_t nnz, uint32_t rank,
 // interleaved partial sums (lanes 0..3, one sum each; lane 0 adds the tail
 // columns), combined as (s0 + s1) + (s2 + s3).
 template <typename T, int G>
-__global__ void phi_kernel(uint64_t rows, uint32_t rank, uint32_t others, const uint64_t* __restrict__ row_ptr,
-                           const uint32_t* const* __restrict__ ind, const double* __restrict__ val,
-                           const T* const* __restrict__ other_factors, const T* __restrict__ a, double eps,
-                           T* __restrict__ phi) {
+__global__ void phi_kernel(uint64_t chunks, uint32_t rank, uint32_t others, const uint64_t* __restrict__ chunk_begin,
+                           const uint32_t* __restrict__ chunk_row, const uint32_t* const* __restrict__ ind,
+                           const double* __restrict__ val, const T* const* __restrict__ other_factors,
+                           const T* __restrict__ a, double eps, double* __restrict__ partials) {
   extern __shared__ double staging[];
   const uint32_t lane = threadIdx.x % G;
   const uint32_t group = threadIdx.x / G;
@@ -94,11 +134,11 @@ __global__ void phi_kernel(uint64_t rows, uint32_t rank, uint32_t others, const 
   double* prod = acc + rank;
   const unsigned group_mask = G == 32 ? 0xffffffffu : (((1u << G) - 1u) << ((threadIdx.x % 32) / G * G));
   const uint32_t rank4 = rank / 4 * 4;
-  for (uint64_t i = uint64_t(blockIdx.x) * groups + group; i < rows; i += uint64_t(gridDim.x) * groups) {
+  for (uint64_t c = uint64_t(blockIdx.x) * groups + group; c < chunks; c += uint64_t(gridDim.x) * groups) {
     for (uint32_t r = lane; r < rank; r += G) acc[r] = 0.0;
-    const T* ai = a + i * rank;
-    const uint64_t end = row_ptr[i + 1];
-    for (uint64_t k = row_ptr[i]; k < end; ++k) {
+    const T* ai = a + size_t(chunk_row[c]) * rank;
+    const uint64_t end = chunk_begin[c + 1];
+    for (uint64_t k = chunk_begin[c]; k < end; ++k) {
       for (uint32_t r = lane; r < rank; r += G) {
         T p = other_factors[0][size_t(ind[0][k]) * rank + r];
         for (uint32_t o = 1; o < others; ++o) p *= other_factors[o][size_t(ind[o][k]) * rank + r];
@@ -123,7 +163,23 @@ __global__ void phi_kernel(uint64_t rows, uint32_t rank, uint32_t others, const 
       // Lanes 0..3 read every lane's products: the next nonzero's must wait.
       __syncwarp(group_mask);
     }
-    for (uint32_t r = lane; r < rank; r += G) phi[i * rank + r] = static_cast<T>(acc[r]);
+    for (uint32_t r = lane; r < rank; r += G) partials[c * rank + r] = acc[r];
+  }
+}
+
+// Phi(i, r) = the sum of row i's chunk sums in chunk order (0 for an empty
+// row); a row of one chunk gets its sum unchanged.
+template <typename T>
+__global__ void phi_rows(uint64_t entries, uint32_t rank, const uint64_t* __restrict__ chunk_ptr,
+                         const double* __restrict__ partials, T* __restrict__ phi) {
+  for (uint64_t e = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x; e < entries;
+       e += uint64_t(gridDim.x) * blockDim.x) {
+    const uint64_t i = e / rank, r = e % rank;
+    double s = 0.0;
+    const uint64_t first = chunk_ptr[i], last = chunk_ptr[i + 1];
+    if (first < last) s = partials[first * rank + r];
+    for (uint64_t c = first + 1; c < last; ++c) s = __dadd_rn(s, partials[c * rank + r]);
+    phi[e] = static_cast<T>(s);
   }
 }
 
@@ -314,6 +370,20 @@ class CpAprSessionImpl final : public CpAprSession {
       if (nnz > 0)
         check(cudaMemcpyAsync(at(layout_.val[n]), g.values, nnz * sizeof(double), cudaMemcpyHostToDevice, stream()),
               "copying the values to the device");
+      const PhiChunks c = phi_chunks(dims[n], g.row_ptr);
+      chunks_.push_back(c.row.size());
+      check(cudaMemcpyAsync(at(layout_.chunk_ptr[n]), c.ptr.data(), c.ptr.size() * sizeof(uint64_t),
+                            cudaMemcpyHostToDevice, stream()),
+            "copying the Phi chunks to the device");
+      check(cudaMemcpyAsync(at(layout_.chunk_begin[n]), c.begin.data(), c.begin.size() * sizeof(uint64_t),
+                            cudaMemcpyHostToDevice, stream()),
+            "copying the Phi chunks to the device");
+      if (!c.row.empty())
+        check(cudaMemcpyAsync(at(layout_.chunk_row[n]), c.row.data(), c.row.size() * sizeof(uint32_t),
+                              cudaMemcpyHostToDevice, stream()),
+              "copying the Phi chunks to the device");
+      // The copies read pageable host memory: done before `c` goes.
+      check(cudaStreamSynchronize(stream()), "uploading the CP-APR tensor");
       all_factors[n] = factor(n);
     }
     check(cudaMemcpyAsync(at(layout_.other_ind), other_ind.data(), other_ind.size() * sizeof(void*),
@@ -396,31 +466,36 @@ class CpAprSessionImpl final : public CpAprSession {
     const size_t group_bytes = kPhiRowsPerGroup * rank_ * sizeof(double);
     const uint32_t groups =
         static_cast<uint32_t>(std::max<size_t>(1, std::min<size_t>(kThreads / lanes, kPhiSharedLimit / group_bytes)));
-    const uint64_t rows = dims_[mode];
+    const uint64_t chunks = chunks_[mode];
     const unsigned grid = static_cast<unsigned>(
-        std::max<uint64_t>(1, std::min<uint64_t>((rows + groups - 1) / groups, uint64_t(sms_) * 64)));
+        std::max<uint64_t>(1, std::min<uint64_t>((chunks + groups - 1) / groups, uint64_t(sms_) * 64)));
     const unsigned threads = groups * static_cast<unsigned>(lanes);
     const size_t shared = groups * group_bytes;
     const uint32_t others = order_ - 1;
-    const uint64_t* row_ptr = reinterpret_cast<const uint64_t*>(at(layout_.row_ptr[mode]));
+    const uint64_t* chunk_begin = reinterpret_cast<const uint64_t*>(at(layout_.chunk_begin[mode]));
+    const uint32_t* chunk_row = reinterpret_cast<const uint32_t*>(at(layout_.chunk_row[mode]));
+    double* partials = reinterpret_cast<double*>(at(layout_.chunk_partials));
     const uint32_t* const* ind = reinterpret_cast<const uint32_t* const*>(at(layout_.other_ind)) + size_t(mode) * others;
     const double* val = reinterpret_cast<const double*>(at(layout_.val[mode]));
     const T* const* other = reinterpret_cast<const T* const*>(at(layout_.other_factors)) + size_t(mode) * others;
     switch (lanes) {
       case 8:
-        phi_kernel<T, 8><<<grid, threads, shared, stream()>>>(rows, rank_, others, row_ptr, ind, val, other,
-                                                             factor(mode), eps, phi_of(mode));
+        phi_kernel<T, 8><<<grid, threads, shared, stream()>>>(chunks, rank_, others, chunk_begin, chunk_row, ind,
+                                                             val, other, factor(mode), eps, partials);
         break;
       case 16:
-        phi_kernel<T, 16><<<grid, threads, shared, stream()>>>(rows, rank_, others, row_ptr, ind, val, other,
-                                                              factor(mode), eps, phi_of(mode));
+        phi_kernel<T, 16><<<grid, threads, shared, stream()>>>(chunks, rank_, others, chunk_begin, chunk_row, ind,
+                                                              val, other, factor(mode), eps, partials);
         break;
       default:
-        phi_kernel<T, 32><<<grid, threads, shared, stream()>>>(rows, rank_, others, row_ptr, ind, val, other,
-                                                              factor(mode), eps, phi_of(mode));
+        phi_kernel<T, 32><<<grid, threads, shared, stream()>>>(chunks, rank_, others, chunk_begin, chunk_row, ind,
+                                                              val, other, factor(mode), eps, partials);
         break;
     }
     check_launch("launching the Phi kernel");
+    phi_rows<T><<<elementwise_blocks(mode), kThreads, 0, stream()>>>(
+        entries(mode), rank_, reinterpret_cast<const uint64_t*>(at(layout_.chunk_ptr[mode])), partials, phi_of(mode));
+    check_launch("launching the Phi row sums");
   }
 
   double kkt_violation(uint32_t mode) override {
@@ -485,6 +560,7 @@ class CpAprSessionImpl final : public CpAprSession {
   uint32_t rank_;
   int sms_;
   Layout layout_;
+  std::vector<uint64_t> chunks_;  // Phi chunks per mode
   // Owners of the stream and the working set (members, so that a
   // constructor that throws part way frees what it made).
   struct OwnedStream {

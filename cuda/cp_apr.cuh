@@ -7,12 +7,14 @@
 //
 // The steps repeat the CPU's arithmetic operation for operation, so that a
 // float64 or float32 run gives the CPU's COO-group results bit for bit
-// where the CPU's order is sequential:
-// - Phi (one group of lanes per output row, the row's nonzeros in order):
-//   Pi's row in T (other modes ascending), the model value A(i,:) . Pi(k,:)
-//   in double as the CPU's four interleaved partial sums, the row
-//   accumulated in double; explicit round-to-nearest intrinsics keep the
-//   compiler from fusing multiply-adds the CPU does not fuse.
+// where the CPU's order is sequential, and to rounding elsewhere:
+// - Phi (one group of lanes per chunk of at most 64 of a row's nonzeros,
+//   in order): Pi's row in T (other modes ascending), the model value
+//   A(i,:) . Pi(k,:) in double as the CPU's four interleaved partial sums,
+//   the chunk accumulated in double; explicit round-to-nearest intrinsics
+//   keep the compiler from fusing multiply-adds the CPU does not fuse. A
+//   row of one chunk is the CPU's sum; a longer row adds its chunk sums in
+//   order (split so that heavy rows do not serialise the kernel).
 // - the column 1-norms of normalise and the column sums of the
 //   log-likelihood: one thread per column, rows in order (the CPU's order).
 // - the KKT violation is a maximum (any order gives the CPU's value).
