@@ -19,7 +19,11 @@ sums), Gaussian ||X||^2 - 2 <X, M> + ||M||^2.
 
   benchmarks/gcp_sgd_vs_pyttb.py [--data ../shared/data] [--tensor text-trigrams-mc100]
       [--loss poisson] [--rank 10] [--epochs 2] [--epoch-iters 10] [--repeats 2]
-      [--threads 2] [--out benchmarks/results/X.jsonl]
+      [--threads 2] [--backends cpu[,cuda]] [--out benchmarks/results/X.jsonl]
+
+--backends runs ours once per listed backend in each round (cuda: the
+sampled MTTKRPs on the GPU through the CUDA plugin, which the library finds
+as usual, e.g. SPT_PLUGIN_PATH); pyttb runs once per round.
 
 Needs numpy and pyttb (pip install pyttb) and the Python package of this
 tree (PYTHONPATH=python SPTENSOR_LIBRARY=build/libsptensor.so).
@@ -88,6 +92,7 @@ def main():
     ap.add_argument("--repeats", type=int, default=2)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--backends", default="cpu", help="comma-separated backends ours runs on: cpu, cuda")
     ap.add_argument("--out", default="")
     args = ap.parse_args()
 
@@ -121,7 +126,8 @@ def main():
         print(f"  pyttb {args.epochs} epochs: exact objective {f:.8e}, wall {wall:.1f} s, cpu {cpu:.1f} s", flush=True)
         return rec
 
-    def run_ours(round_no, target):
+    def run_ours(round_no, target, backend):
+        sptensor.set_backend(backend)
         reached = None
         tried = []
         for k in range(1, max_ours + 1):
@@ -130,24 +136,25 @@ def main():
                 seed=args.seed + 100 * round_no, **adam))
             f = exact_objective(args.loss, r.factors, subs, vals)
             tried.append(dict(epochs=k, wall_s=wall, cpu_s=cpu, exact_objective=f))
-            print(f"  ours {k} epochs: exact objective {f:.8e}, wall {wall:.1f} s, cpu {cpu:.1f} s", flush=True)
+            print(f"  ours ({backend}) {k} epochs: exact objective {f:.8e}, wall {wall:.1f} s, cpu {cpu:.1f} s", flush=True)
             if target is not None and f <= target:
                 reached = tried[-1]
                 break
-        return dict(impl="libsptensor", round=round_no, runs=tried, reached=reached)
+        return dict(impl="libsptensor", backend=backend, round=round_no, runs=tried, reached=reached)
 
     sptensor.set_threads(args.threads)
+    backends = [b for b in args.backends.split(",") if b]
     for round_no in range(args.repeats):
         # Alternate which goes first; ours needs pyttb's target, so when
         # ours goes first it runs against the previous round's target.
         if round_no % 2 == 0:
             p = run_pyttb(round_no)
-            o = run_ours(round_no, p["exact_objective"])
+            o = [run_ours(round_no, p["exact_objective"], b) for b in backends]
         else:
             prev = [r for r in records if r["impl"] == "pyttb"][-1]["exact_objective"]
-            o = run_ours(round_no, prev)
+            o = [run_ours(round_no, prev, b) for b in backends]
             p = run_pyttb(round_no)
-        records += [p, o]
+        records += [p] + o
 
     common = dict(benchmark="gcp_sgd_vs_pyttb", tensor=args.tensor, shape=shape, nnz=len(vals), loss=args.loss,
                   rank=args.rank, rate=args.rate, epoch_iters=args.epoch_iters, threads=args.threads,
