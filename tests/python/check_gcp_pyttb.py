@@ -42,7 +42,10 @@ CASES = [
     ("poisson", Objectives.POISSON, capi.SPT_GCP_LOSS_POISSON, (8, 6, 5), 3, 30, None),
     ("poisson_log", Objectives.POISSON_LOG, capi.SPT_GCP_LOSS_POISSON_LOG, (8, 6, 5), 2, 30, None),
     ("rayleigh", (handles.rayleigh, handles.rayleigh_grad, 0.0), capi.SPT_GCP_LOSS_RAYLEIGH, (6, 5, 4), 2, 20, None),
-    ("gamma", (handles.gamma, handles.gamma_grad, 0.0), capi.SPT_GCP_LOSS_GAMMA, (6, 5, 4), 2, 20, None),
+    # Gamma stops at 15 iterations: from iteration 18 on this problem is so flat
+    # that pyttb's own result depends on the scipy version (1.14: 20 iterations,
+    # -93.32; 1.17: stops at 19, -92.01), so no 1e-8 comparison is meaningful.
+    ("gamma", (handles.gamma, handles.gamma_grad, 0.0), capi.SPT_GCP_LOSS_GAMMA, (6, 5, 4), 2, 15, None),
     ("huber", (partial(handles.huber, threshold=HUBER_THRESHOLD), partial(handles.huber_grad, threshold=HUBER_THRESHOLD),
                -np.inf), capi.SPT_GCP_LOSS_HUBER, (6, 5, 4), 3, 30, None),
 ]
