@@ -1,7 +1,8 @@
 // Heap high-water marks of building CSF trees (issue 25: peak memory of a
 // CP-ALS run). Every heap allocation the library makes goes through
 // operator new (see test_alloc_failure.cpp), so this executable replaces the
-// global operator new with one that counts live bytes and their maximum.
+// global operator new with one that counts live bytes and their maximum
+// (common/heap_counter.hpp).
 // A build may hold, besides the tensor and the trees it returns, the sort's
 // two word arrays, or the permutation (32-bit) and a byte per nonzero: the
 // transient bytes above the trees stay within 2 words per nonzero and a
@@ -10,49 +11,14 @@
 // The hook is test-only: it lives in this executable, not in the library.
 #include <gtest/gtest.h>
 
-#include <malloc.h>
-#include <stdlib.h>
-
 #include <algorithm>
-#include <atomic>
 #include <cstdio>
-#include <new>
 #include <ostream>
 
+#include "common/heap_counter.hpp"
 #include "common/test_util.hpp"
 #include "core/csf.hpp"
 #include "core/exec.hpp"
-
-namespace {
-
-std::atomic<long long> g_live_bytes{0};
-std::atomic<long long> g_peak_bytes{0};
-
-void note_allocated(void* p) {
-  const long long now = g_live_bytes.fetch_add(static_cast<long long>(malloc_usable_size(p))) +
-                        static_cast<long long>(malloc_usable_size(p));
-  long long peak = g_peak_bytes.load(std::memory_order_relaxed);
-  while (now > peak && !g_peak_bytes.compare_exchange_weak(peak, now)) {
-  }
-}
-
-void* allocate(size_t n, size_t align) {
-  void* p = nullptr;
-  if (align <= alignof(std::max_align_t)) p = std::malloc(n ? n : 1);
-  else if (posix_memalign(&p, align, n ? n : 1) != 0) p = nullptr;
-  if (p) note_allocated(p);
-  return p;
-}
-
-void release(void* p) {
-  if (!p) return;
-  g_live_bytes.fetch_sub(static_cast<long long>(malloc_usable_size(p)));
-  std::free(p);
-}
-
-}  // namespace
-
-#include "common/replaced_new_delete.hpp"
 
 namespace spt {
 namespace {
@@ -78,11 +44,10 @@ TEST_P(CsfBuildMemory, TransientBytesStayWithinTheBound) {
   spec.seed = 25;
   const spt_coo_s x = test::random_coo(c.dtype, spec);
   spt_csf_s csf;
-  const long long before = g_live_bytes.load();
-  g_peak_bytes.store(before);
+  const HeapWatch watch;
   build_csf(Exec{2}, x, c.policy, csf);
-  const long long peak_above = g_peak_bytes.load() - before;
-  const long long kept = g_live_bytes.load() - before;
+  const long long peak_above = watch.peak_above();
+  const long long kept = watch.live_above();
   const double words_per_nonzero = 2.0;
   const double bound = static_cast<double>(kept) + words_per_nonzero * 8.0 * double(x.nnz) + 64.0 * 1024.0;
   std::printf("order %u, %s, %u tree(s): trees %lld bytes, peak above the tensor %lld bytes, bound %.0f bytes\n",

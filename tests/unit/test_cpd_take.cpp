@@ -7,19 +7,17 @@
 // order index words and a value).
 //
 // This executable replaces the global operator new (as test_build_memory)
-// to count live heap bytes and their maximum; the hook is test-only.
+// to count live heap bytes and their maximum (common/heap_counter.hpp); the
+// hook is test-only.
 #include <gtest/gtest.h>
 
-#include <malloc.h>
-#include <stdlib.h>
-
-#include <atomic>
 #include <cstdio>
 #include <cstring>
 #include <memory>
-#include <new>
 #include <ostream>
 
+#include "common/c_handles.hpp"
+#include "common/heap_counter.hpp"
 #include "common/test_util.hpp"
 #include "core/coo.hpp"
 #include "core/ktensor.hpp"
@@ -27,53 +25,9 @@
 
 namespace {
 
-std::atomic<long long> g_live_bytes{0};
-std::atomic<long long> g_peak_bytes{0};
-
-void note_allocated(void* p) {
-  const long long now = g_live_bytes.fetch_add(static_cast<long long>(malloc_usable_size(p))) +
-                        static_cast<long long>(malloc_usable_size(p));
-  long long peak = g_peak_bytes.load(std::memory_order_relaxed);
-  while (now > peak && !g_peak_bytes.compare_exchange_weak(peak, now)) {
-  }
-}
-
-void* allocate(size_t n, size_t align) {
-  void* p = nullptr;
-  if (align <= alignof(std::max_align_t)) p = std::malloc(n ? n : 1);
-  else if (posix_memalign(&p, align, n ? n : 1) != 0) p = nullptr;
-  if (p) note_allocated(p);
-  return p;
-}
-
-void release(void* p) {
-  if (!p) return;
-  g_live_bytes.fetch_sub(static_cast<long long>(malloc_usable_size(p)));
-  std::free(p);
-}
-
-}  // namespace
-
-#include "common/replaced_new_delete.hpp"
-
-namespace {
-
-struct ContextDeleter {
-  void operator()(spt_context* c) const { spt_context_free(c); }
-};
-struct KtensorDeleter {
-  void operator()(spt_ktensor* k) const { spt_ktensor_free(k); }
-};
-using ContextPtr = std::unique_ptr<spt_context, ContextDeleter>;
-using KtensorPtr = std::unique_ptr<spt_ktensor, KtensorDeleter>;
-
-ContextPtr cpu_context(int threads) {
-  spt_context* c = nullptr;
-  EXPECT_EQ(spt_context_create(&c), SPT_OK);
-  EXPECT_EQ(spt_context_set_backend(c, SPT_BACKEND_CPU), SPT_OK);
-  EXPECT_EQ(spt_context_set_threads(c, threads), SPT_OK);
-  return ContextPtr(c);
-}
+using spt::test::ContextPtr;
+using spt::test::cpu_context;
+using spt::test::KtensorPtr;
 
 struct TakeCase {
   std::vector<spt_index> dims;
@@ -123,12 +77,17 @@ std::vector<unsigned char> model_bytes(const spt_ktensor_s& k) {
   return out;
 }
 
-class CpdTake : public ::testing::TestWithParam<TakeCase> {};
-
-TEST_P(CpdTake, SameResultAsCpdAlsAndTheTensorIsFreed) {
+// A case's runs: a 2-thread CPU context and the case's options.
+class TakeTest : public ::testing::TestWithParam<TakeCase> {
+ protected:
   const TakeCase& c = GetParam();
   ContextPtr ctx = cpu_context(2);
   const spt_cpd_options opts = options_of(c);
+};
+
+class CpdTake : public TakeTest {};
+
+TEST_P(CpdTake, SameResultAsCpdAlsAndTheTensorIsFreed) {
   // Enough nonzeros for AUTO to advise CSF rather than its small-tensor HiCOO.
   const spt_nnz nnz = 40000;
 
@@ -170,33 +129,28 @@ INSTANTIATE_TEST_SUITE_P(
 // before the call in both runs): at least a third of the COO's bytes lower
 // with spt_cpd_als_take, where the last tree's build would otherwise sit
 // beside the COO.
-class CpdTakeMemory : public ::testing::TestWithParam<TakeCase> {};
+class CpdTakeMemory : public TakeTest {};
 
 TEST_P(CpdTakeMemory, PeakIsLowerByAThirdOfTheCoo) {
-  const TakeCase& c = GetParam();
-  ContextPtr ctx = cpu_context(2);
-  const spt_cpd_options opts = options_of(c);
   const spt_nnz nnz = 200000;
   const double coo_bytes =
       double(nnz) * (double(c.dims.size()) * sizeof(spt_index) + (c.dtype == SPT_FLOAT32 ? 4.0 : 8.0));
 
   std::unique_ptr<spt_coo_s> kept(new_tensor(c, nnz));
-  long long before = g_live_bytes.load();
-  g_peak_bytes.store(before);
+  const HeapWatch kept_run;
   spt_ktensor* raw = nullptr;
   ASSERT_GE(spt_cpd_als(ctx.get(), kept.get(), &opts, &raw), 0) << spt_last_error(ctx.get());
-  const long long peak_kept = g_peak_bytes.load() - before;
+  const long long peak_kept = kept_run.peak_above();
   spt_ktensor_free(raw);
   kept.reset();
 
   spt_coo* taken = new_tensor(c, nnz);
-  before = g_live_bytes.load();
-  g_peak_bytes.store(before);
+  const HeapWatch taken_run;
   raw = nullptr;
   ASSERT_GE(spt_cpd_als_take(ctx.get(), &taken, &opts, &raw), 0) << spt_last_error(ctx.get());
-  const long long peak_taken = g_peak_bytes.load() - before;
+  const long long peak_taken = taken_run.peak_above();
   // Everything the call took is gone but the model.
-  const long long after = g_live_bytes.load() - before;
+  const long long after = taken_run.live_above();
   spt_ktensor_free(raw);
 
   std::printf("%s, %zu modes: peak above the tensor %lld bytes (spt_cpd_als) vs %lld (take), COO %.0f bytes, %lld "

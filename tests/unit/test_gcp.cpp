@@ -16,6 +16,8 @@
 
 #include "algo/gcp_opt.hpp"
 #include "algo/lbfgsb.hpp"
+#include "common/gcp_test_util.hpp"
+#include "common/test_util.hpp"
 #include "core/coo.hpp"
 #include "core/ktensor.hpp"
 #include "kernels/gcp.hpp"
@@ -24,82 +26,7 @@
 namespace spt::test {
 namespace {
 
-const spt_gcp_loss kAllLosses[] = {SPT_GCP_LOSS_GAUSSIAN,     SPT_GCP_LOSS_BERNOULLI_ODDS, SPT_GCP_LOSS_BERNOULLI_LOGIT,
-                                   SPT_GCP_LOSS_POISSON,      SPT_GCP_LOSS_POISSON_LOG,    SPT_GCP_LOSS_RAYLEIGH,
-                                   SPT_GCP_LOSS_GAMMA,        SPT_GCP_LOSS_HUBER};
-
-uint64_t entry_count(const std::vector<spt_index>& dims) {
-  uint64_t n = 1;
-  for (spt_index d : dims) n *= d;
-  return n;
-}
-
-// Data the loss accepts, in linear order (mode 0 fastest), about 30% zeros.
-std::vector<double> data_for(spt_gcp_loss loss, uint64_t entries, uint64_t seed) {
-  std::mt19937_64 gen(seed);
-  std::uniform_real_distribution<double> u(0.0, 1.0);
-  std::vector<double> v(entries);
-  for (double& x : v) {
-    const bool zero = u(gen) < 0.3;
-    switch (loss) {
-      case SPT_GCP_LOSS_BERNOULLI_ODDS:
-      case SPT_GCP_LOSS_BERNOULLI_LOGIT: x = zero ? 0.0 : 1.0; break;
-      case SPT_GCP_LOSS_POISSON:
-      case SPT_GCP_LOSS_POISSON_LOG: x = zero ? 0.0 : std::floor(1 + 4 * u(gen)); break;
-      case SPT_GCP_LOSS_RAYLEIGH:
-      case SPT_GCP_LOSS_GAMMA: x = zero ? 0.0 : 0.1 + 2 * u(gen); break;
-      default: x = zero ? 0.0 : 4 * u(gen) - 2; break;
-    }
-  }
-  return v;
-}
-
-// Factors in (0.2, 1.2) so every loss's model values stay inside its domain.
-std::vector<DenseMatrix<double>> positive_factors(const std::vector<spt_index>& dims, spt_index rank, uint64_t seed) {
-  std::mt19937_64 gen(seed);
-  std::uniform_real_distribution<double> u(0.2, 1.2);
-  std::vector<DenseMatrix<double>> f;
-  for (spt_index d : dims) {
-    DenseMatrix<double> m(d, rank);
-    for (auto& v : m.values) v = u(gen) / std::sqrt(double(rank));
-    f.push_back(std::move(m));
-  }
-  return f;
-}
-
-std::vector<ConstMatRef<double>> crefs_of(const std::vector<DenseMatrix<double>>& f) {
-  std::vector<ConstMatRef<double>> r;
-  for (const auto& m : f) r.push_back(m.cref());
-  return r;
-}
-
 kernels::GcpLoss loss_with_parameter(spt_gcp_loss kind) { return {kind, 0.3}; }
-
-// A COO tensor (owned by the caller) holding the nonzeros of `full` (linear order).
-spt_coo* coo_from_full(const std::vector<spt_index>& dims, const std::vector<double>& full, spt_dtype dtype = SPT_FLOAT64) {
-  const uint32_t order = static_cast<uint32_t>(dims.size());
-  std::vector<uint64_t> linear;
-  for (uint64_t e = 0; e < full.size(); ++e)
-    if (full[e] != 0.0) linear.push_back(e);
-  const spt_nnz nnz = linear.size();
-  std::vector<spt_index> ind(static_cast<size_t>(nnz) * order);
-  std::vector<double> vals(nnz);
-  std::vector<float> vals32(nnz);
-  for (spt_nnz k = 0; k < nnz; ++k) {
-    uint64_t rest = linear[k];
-    for (uint32_t m = 0; m < order; ++m) {
-      ind[m * nnz + k] = static_cast<spt_index>(rest % dims[m]);
-      rest /= dims[m];
-    }
-    vals[k] = full[linear[k]];
-    vals32[k] = static_cast<float>(vals[k]);
-  }
-  spt_coo* x = nullptr;
-  const void* values = dtype == SPT_FLOAT64 ? static_cast<const void*>(vals.data()) : vals32.data();
-  EXPECT_EQ(spt_coo_create_from_arrays(nullptr, dtype, order, dims.data(), nnz, ind.data(), nnz, 0, values, 0, &x),
-            SPT_OK);
-  return x;
-}
 
 algo::GcpFullTensor full_tensor(const std::vector<spt_index>& dims, std::vector<double> values,
                                 std::vector<double> weights = {}) {
@@ -124,7 +51,7 @@ TEST(GcpKernel, CpuMatchesReferenceForEveryLossAndThreadCount) {
         const algo::GcpFullTensor x = full_tensor(dims, data_for(loss, entries, 5 + dims.size()), weights);
         const spt_index rank = 3;
         const auto f = positive_factors(dims, rank, 17);
-        const auto refs = crefs_of(f);
+        const auto refs = crefs(f);
         std::vector<DenseMatrix<double>> want, got1, got3;
         std::vector<MatRef<double>> want_refs, got1_refs, got3_refs;
         for (spt_index d : dims) {
@@ -170,7 +97,7 @@ TEST(GcpKernel, GradientMatchesFiniteDifferencesForEveryLoss) {
     for (spt_index d : dims) g.emplace_back(d, rank);
     for (auto& m : g) grefs.push_back(m.ref());
     const auto kind = loss_with_parameter(loss);
-    auto refs = crefs_of(f);
+    auto refs = crefs(f);
     kernels::reference::gcp_value_gradient(kernels::Exec{1}, x.view(), kind, refs.data(), grefs.data());
     for (size_t n = 0; n < dims.size(); ++n)
       for (spt_nnz i = 0; i < dims[n]; ++i)
@@ -205,67 +132,30 @@ TEST(GcpKernel, HandComputedObjective) {
   EXPECT_DOUBLE_EQ(kernels::cpu::gcp_value_gradient(kernels::Exec{1}, x.view(), {SPT_GCP_LOSS_HUBER, 1.5}, refs, nullptr), 4.75);
 }
 
-struct GcpRun {
-  spt_status status = SPT_OK;
-  std::vector<double> history;
-  std::vector<std::vector<double>> factors;
-  double objective = 0.0;
-  int iterations = 0;
-};
-
-GcpRun run_gcp(const spt_coo* x, spt_gcp_options opts, int threads = 1) {
+// A GCP-OPT run on a context with `threads` threads; spt_gcp_objective of
+// its model must equal the objective it reports.
+GcpRun run_gcp(const spt_coo* x, const spt_gcp_options& opts, int threads = 1) {
   spt_context* ctx = nullptr;
   EXPECT_EQ(spt_context_create(&ctx), SPT_OK);
   spt_context_set_threads(ctx, threads);
-  spt_ktensor* k = nullptr;
-  GcpRun run;
-  run.status = spt_gcp_opt(ctx, x, &opts, &k);
-  EXPECT_TRUE(run.status == SPT_OK || run.status == SPT_WARN_NOT_CONVERGED) << spt_last_error(ctx);
-  if (k) {
-    int count = 0, converged = 0;
-    const double* fits = nullptr;
-    spt_ktensor_history(k, &count, &fits, nullptr);
-    run.history.assign(fits, fits + count);
-    spt_ktensor_result(k, &run.objective, &run.iterations, &converged);
-    for (uint32_t m = 0; m < k->order(); ++m)
-      run.factors.emplace_back(k->factors[m]->ptr<double>(), k->factors[m]->ptr<double>() + size_t{k->dims[m]} * k->rank);
+  GcpRun run = run_gcp_on(ctx, x, opts, true);
+  if (run.model) {
     double again = 0.0;
-    EXPECT_EQ(spt_gcp_objective(ctx, x, k, &opts, &again), SPT_OK) << spt_last_error(ctx);
+    EXPECT_EQ(spt_gcp_objective(ctx, x, run.model, &opts, &again), SPT_OK) << spt_last_error(ctx);
     EXPECT_NEAR(again, run.objective, 1e-12 * std::fabs(run.objective) + 1e-300);
-    spt_ktensor_free(k);
+    spt_ktensor_free(run.model);
+    run.model = nullptr;
   }
   spt_context_free(ctx);
   return run;
-}
-
-// A planted rank-`rank` tensor with positive factors, linear order.
-std::vector<double> planted(const std::vector<spt_index>& dims, spt_index rank, uint64_t seed) {
-  const auto f = positive_factors(dims, rank, seed);
-  std::vector<double> v(entry_count(dims));
-  std::vector<spt_index> idx(dims.size());
-  for (uint64_t e = 0; e < v.size(); ++e) {
-    uint64_t rest = e;
-    for (size_t n = 0; n < dims.size(); ++n) idx[n] = rest % dims[n], rest /= dims[n];
-    double m = 0;
-    for (spt_index r = 0; r < rank; ++r) {
-      double p = 1;
-      for (size_t n = 0; n < dims.size(); ++n) p *= f[n](idx[n], r);
-      m += p;
-    }
-    v[e] = m;
-  }
-  return v;
 }
 
 TEST(GcpOpt, EveryLossDecreasesTheObjectiveAndIsThreadCountIndependent) {
   if (!algo::lbfgsb_available()) GTEST_SKIP() << "built without L-BFGS-B";
   const std::vector<spt_index> dims = {6, 5, 4};
   for (spt_gcp_loss loss : kAllLosses) {
-    spt_coo* x = coo_from_full(dims, data_for(loss, entry_count(dims), 8));
-    spt_gcp_options opts;
-    spt_gcp_options_init(&opts);
-    opts.rank = 2;
-    opts.loss = loss;
+    spt_coo* x = random_gcp_coo(loss, dims, 8);
+    spt_gcp_options opts = gcp_options(loss, 2);
     opts.seed = 5;
     opts.max_iters = 25;
     const GcpRun one = run_gcp(x, opts, 1), two = run_gcp(x, opts, 2);
@@ -274,9 +164,7 @@ TEST(GcpOpt, EveryLossDecreasesTheObjectiveAndIsThreadCountIndependent) {
       EXPECT_LE(one.history[i], one.history[i - 1]) << "loss " << loss << " iteration " << i + 1;
     EXPECT_EQ(one.history, two.history) << "loss " << loss;
     EXPECT_EQ(one.factors, two.factors) << "loss " << loss;
-    const double bound = algo::gcp_default_lower_bound(loss);
-    for (const auto& f : one.factors)
-      for (double v : f) EXPECT_GE(v, bound) << "loss " << loss;
+    expect_default_lower_bound_holds(one, loss);
     spt_coo_free(x);
   }
 }
@@ -286,11 +174,8 @@ TEST(GcpOpt, GaussianRecoversAPlantedTensor) {
   const std::vector<spt_index> dims = {8, 7, 6};
   const std::vector<double> truth = planted(dims, 2, 3);
   spt_coo* x = coo_from_full(dims, truth);
-  double norm2 = 0;
-  for (double v : truth) norm2 += v * v;
-  spt_gcp_options opts;
-  spt_gcp_options_init(&opts);
-  opts.rank = 2;
+  const double norm2 = sum_of_squares(truth);
+  spt_gcp_options opts = gcp_options(SPT_GCP_LOSS_GAUSSIAN, 2);
   opts.seed = 9;
   opts.pgtol = 1e-10;
   opts.factr = 10;
@@ -318,9 +203,7 @@ TEST(GcpOpt, MissingEntriesCpWoptRecoversAPlantedTensorFromHalfTheEntries) {
   }
   spt_coo* x = coo_from_full(dims, observed);
   spt_coo* missing = coo_from_full(dims, missing_marks);
-  spt_gcp_options opts;
-  spt_gcp_options_init(&opts);
-  opts.rank = 2;
+  spt_gcp_options opts = gcp_options(SPT_GCP_LOSS_GAUSSIAN, 2);
   opts.seed = 4;
   opts.pgtol = 1e-10;
   opts.factr = 10;
@@ -350,16 +233,13 @@ TEST(GcpOpt, MissingEntriesCpWoptRecoversAPlantedTensorFromHalfTheEntries) {
 TEST(GcpOpt, UserFactorsBelowTheBoundAreClippedAndIterationLimitWarns) {
   if (!algo::lbfgsb_available()) GTEST_SKIP() << "built without L-BFGS-B";
   const std::vector<spt_index> dims = {4, 3};
-  spt_coo* x = coo_from_full(dims, data_for(SPT_GCP_LOSS_POISSON, 12, 1));
+  spt_coo* x = random_gcp_coo(SPT_GCP_LOSS_POISSON, dims, 1);
   std::vector<double> a(4 * 2, -1.0), b(3 * 2, 0.5);
   spt_matrix *ma = nullptr, *mb = nullptr;
   ASSERT_EQ(spt_matrix_wrap(nullptr, SPT_FLOAT64, 4, 2, SPT_ROW_MAJOR, a.data(), 2, &ma), SPT_OK);
   ASSERT_EQ(spt_matrix_wrap(nullptr, SPT_FLOAT64, 3, 2, SPT_ROW_MAJOR, b.data(), 2, &mb), SPT_OK);
   const spt_matrix* init[] = {ma, mb};
-  spt_gcp_options opts;
-  spt_gcp_options_init(&opts);
-  opts.rank = 2;
-  opts.loss = SPT_GCP_LOSS_POISSON;
+  spt_gcp_options opts = gcp_options(SPT_GCP_LOSS_POISSON, 2);
   opts.init = SPT_GCP_INIT_USER;
   opts.init_factors = init;
   opts.max_iters = 2;

@@ -17,6 +17,7 @@
 #include "algo/gcp_opt.hpp"
 #include "algo/gcp_sgd.hpp"
 #include "algo/lbfgsb.hpp"
+#include "common/gcp_test_util.hpp"
 #include "core/coo.hpp"
 #include "core/ktensor.hpp"
 #include "kernels/gcp.hpp"
@@ -25,116 +26,13 @@
 namespace spt::test {
 namespace {
 
-const spt_gcp_loss kAllLosses[] = {SPT_GCP_LOSS_GAUSSIAN,     SPT_GCP_LOSS_BERNOULLI_ODDS, SPT_GCP_LOSS_BERNOULLI_LOGIT,
-                                   SPT_GCP_LOSS_POISSON,      SPT_GCP_LOSS_POISSON_LOG,    SPT_GCP_LOSS_RAYLEIGH,
-                                   SPT_GCP_LOSS_GAMMA,        SPT_GCP_LOSS_HUBER};
-
-uint64_t entry_count(const std::vector<spt_index>& dims) {
-  uint64_t n = 1;
-  for (spt_index d : dims) n *= d;
-  return n;
-}
-
-// Data the loss accepts in linear order (mode 0 fastest), `zero_share` zeros.
-std::vector<double> data_for(spt_gcp_loss loss, uint64_t entries, uint64_t seed, double zero_share = 0.3) {
-  std::mt19937_64 gen(seed);
-  std::uniform_real_distribution<double> u(0.0, 1.0);
-  std::vector<double> v(entries);
-  for (double& x : v) {
-    const bool zero = u(gen) < zero_share;
-    switch (loss) {
-      case SPT_GCP_LOSS_BERNOULLI_ODDS:
-      case SPT_GCP_LOSS_BERNOULLI_LOGIT: x = zero ? 0.0 : 1.0; break;
-      case SPT_GCP_LOSS_POISSON:
-      case SPT_GCP_LOSS_POISSON_LOG: x = zero ? 0.0 : std::floor(1 + 4 * u(gen)); break;
-      case SPT_GCP_LOSS_RAYLEIGH:
-      case SPT_GCP_LOSS_GAMMA: x = zero ? 0.0 : 0.1 + 2 * u(gen); break;
-      default: x = zero ? 0.0 : 4 * u(gen) - 2; break;
-    }
-  }
-  return v;
-}
-
-// A COO tensor (owned by the caller) of the nonzeros of `full` (linear order).
-spt_coo* coo_from_full(const std::vector<spt_index>& dims, const std::vector<double>& full) {
-  const uint32_t order = static_cast<uint32_t>(dims.size());
-  std::vector<uint64_t> linear;
-  for (uint64_t e = 0; e < full.size(); ++e)
-    if (full[e] != 0.0) linear.push_back(e);
-  const spt_nnz nnz = linear.size();
-  std::vector<spt_index> ind(static_cast<size_t>(nnz) * order);
-  std::vector<double> vals(nnz);
-  for (spt_nnz k = 0; k < nnz; ++k) {
-    uint64_t rest = linear[k];
-    for (uint32_t m = 0; m < order; ++m) {
-      ind[m * nnz + k] = static_cast<spt_index>(rest % dims[m]);
-      rest /= dims[m];
-    }
-    vals[k] = full[linear[k]];
-  }
-  spt_coo* x = nullptr;
-  EXPECT_EQ(spt_coo_create_from_arrays(nullptr, SPT_FLOAT64, order, dims.data(), nnz, ind.data(), nnz, 0,
-                                       vals.data(), 0, &x),
-            SPT_OK);
-  return x;
-}
-
-// A planted rank-`rank` tensor with factors in (0.2, 1.2) / sqrt(rank), linear order.
-std::vector<double> planted(const std::vector<spt_index>& dims, spt_index rank, uint64_t seed) {
-  std::mt19937_64 gen(seed);
-  std::uniform_real_distribution<double> u(0.2, 1.2);
-  std::vector<std::vector<double>> f;
-  for (spt_index d : dims) {
-    std::vector<double> m(size_t{d} * rank);
-    for (double& v : m) v = u(gen) / std::sqrt(double(rank));
-    f.push_back(std::move(m));
-  }
-  std::vector<double> v(entry_count(dims));
-  for (uint64_t e = 0; e < v.size(); ++e) {
-    uint64_t rest = e;
-    double m = 0;
-    std::vector<spt_index> idx(dims.size());
-    for (size_t n = 0; n < dims.size(); ++n) idx[n] = rest % dims[n], rest /= dims[n];
-    for (spt_index r = 0; r < rank; ++r) {
-      double p = 1;
-      for (size_t n = 0; n < dims.size(); ++n) p *= f[n][size_t{idx[n]} * rank + r];
-      m += p;
-    }
-    v[e] = m;
-  }
-  return v;
-}
-
-struct SgdRun {
-  spt_status status = SPT_OK;
-  std::vector<double> history;
-  std::vector<std::vector<double>> factors;
-  double estimate = 0.0;
-  int epochs = 0;
-  int converged = 0;
-  spt_ktensor* model = nullptr;  // kept when keep_model
-};
-
-SgdRun run_sgd(const spt_coo* x, spt_gcp_options opts, int threads = 1, bool keep_model = false) {
+// A GCP-SGD run on a context with `threads` threads.
+GcpRun run_sgd(const spt_coo* x, spt_gcp_options opts, int threads = 1, bool keep_model = false) {
   opts.optimizer = SPT_GCP_OPTIMIZER_SGD;
   spt_context* ctx = nullptr;
   EXPECT_EQ(spt_context_create(&ctx), SPT_OK);
   spt_context_set_threads(ctx, threads);
-  spt_ktensor* k = nullptr;
-  SgdRun run;
-  run.status = spt_gcp_opt(ctx, x, &opts, &k);
-  EXPECT_TRUE(run.status == SPT_OK || run.status == SPT_WARN_NOT_CONVERGED) << spt_last_error(ctx);
-  if (k) {
-    int count = 0;
-    const double* fits = nullptr;
-    spt_ktensor_history(k, &count, &fits, nullptr);
-    run.history.assign(fits, fits + count);
-    spt_ktensor_result(k, &run.estimate, &run.epochs, &run.converged);
-    for (uint32_t m = 0; m < k->order(); ++m)
-      run.factors.emplace_back(k->factors[m]->ptr<double>(), k->factors[m]->ptr<double>() + size_t{k->dims[m]} * k->rank);
-    if (keep_model) run.model = k;
-    else spt_ktensor_free(k);
-  }
+  GcpRun run = run_gcp_on(ctx, x, opts, keep_model);
   spt_context_free(ctx);
   return run;
 }
@@ -318,30 +216,25 @@ TEST(GcpSampler, DefaultSampleSizesArePyttbs) {
 TEST(GcpSgd, SameSeedSameRunKeptEstimateNeverRisesAndBoundsHold) {
   const std::vector<spt_index> dims = {15, 12, 10};
   for (spt_gcp_loss loss : kAllLosses) {
-    spt_coo* x = coo_from_full(dims, data_for(loss, entry_count(dims), 8, 0.6));
-    spt_gcp_options opts;
-    spt_gcp_options_init(&opts);
-    opts.rank = 3;
-    opts.loss = loss;
+    spt_coo* x = random_gcp_coo(loss, dims, 8, 0.6);
+    spt_gcp_options opts = gcp_options(loss, 3);
     opts.seed = 5;
     opts.max_iters = 12;
     opts.epoch_iters = 20;
     opts.rate = 0.02;
     opts.gradient_nonzeros = opts.gradient_zeros = 100;
-    const SgdRun a = run_sgd(x, opts, 2), b = run_sgd(x, opts, 2);
+    const GcpRun a = run_sgd(x, opts, 2), b = run_sgd(x, opts, 2);
     ASSERT_FALSE(a.history.empty()) << "loss " << loss;
     EXPECT_EQ(a.history, b.history) << "loss " << loss;
     EXPECT_EQ(a.factors, b.factors) << "loss " << loss;
-    EXPECT_EQ(a.epochs, static_cast<int>(a.history.size()));
-    EXPECT_EQ(a.estimate, a.history.back());
+    EXPECT_EQ(a.iterations, static_cast<int>(a.history.size()));
+    EXPECT_EQ(a.objective, a.history.back());
     for (size_t i = 1; i < a.history.size(); ++i) EXPECT_LE(a.history[i], a.history[i - 1]) << "loss " << loss;
-    const double bound = algo::gcp_default_lower_bound(loss);
-    for (const auto& f : a.factors)
-      for (double v : f) EXPECT_GE(v, bound) << "loss " << loss;
+    expect_default_lower_bound_holds(a, loss);
     // One thread: the same samples; the objective agrees to rounding.
-    const SgdRun one = run_sgd(x, opts, 1);
-    EXPECT_EQ(one.epochs, a.epochs) << "loss " << loss;
-    EXPECT_NEAR(one.estimate, a.estimate, 1e-6 * std::fabs(a.estimate)) << "loss " << loss;
+    const GcpRun one = run_sgd(x, opts, 1);
+    EXPECT_EQ(one.iterations, a.iterations) << "loss " << loss;
+    EXPECT_NEAR(one.objective, a.objective, 1e-6 * std::fabs(a.objective)) << "loss " << loss;
     // Another seed: another run.
     opts.seed = 6;
     EXPECT_NE(run_sgd(x, opts, 2).factors, a.factors) << "loss " << loss;
@@ -354,21 +247,18 @@ TEST(GcpSgd, GaussianRecoversAPlantedTensor) {
   const std::vector<spt_index> dims = {10, 9, 8};
   const std::vector<double> truth = planted(dims, 2, 3);
   spt_coo* x = coo_from_full(dims, truth);
-  double norm2 = 0;
-  for (double v : truth) norm2 += v * v;
-  spt_gcp_options opts;
-  spt_gcp_options_init(&opts);
-  opts.rank = 2;
+  const double norm2 = sum_of_squares(truth);
+  spt_gcp_options opts = gcp_options(SPT_GCP_LOSS_GAUSSIAN, 2);
   opts.seed = 9;
   opts.rate = 0.01;
   opts.epoch_iters = 100;
   opts.max_iters = 200;
   opts.max_fails = 4;
   opts.gradient_nonzeros = 200;
-  SgdRun run = run_sgd(x, opts, 1, true);
+  GcpRun run = run_sgd(x, opts, 1, true);
   ASSERT_NE(run.model, nullptr);
   const double f = exact_objective(x, run.model, opts);
-  EXPECT_GT(1 - std::sqrt(f / norm2), 0.99) << "objective " << f << " after " << run.epochs << " epochs";
+  EXPECT_GT(1 - std::sqrt(f / norm2), 0.99) << "objective " << f << " after " << run.iterations << " epochs";
   spt_ktensor_free(run.model);
   spt_coo_free(x);
 }
@@ -376,11 +266,8 @@ TEST(GcpSgd, GaussianRecoversAPlantedTensor) {
 TEST(GcpSgd, LossReachedIsCloseToGcpOptsForSparseCounts) {
   if (!algo::lbfgsb_available()) GTEST_SKIP() << "built without L-BFGS-B";
   const std::vector<spt_index> dims = {20, 15, 12};
-  spt_coo* x = coo_from_full(dims, data_for(SPT_GCP_LOSS_POISSON, entry_count(dims), 13, 0.85));
-  spt_gcp_options opts;
-  spt_gcp_options_init(&opts);
-  opts.rank = 3;
-  opts.loss = SPT_GCP_LOSS_POISSON;
+  spt_coo* x = random_gcp_coo(SPT_GCP_LOSS_POISSON, dims, 13, 0.85);
+  spt_gcp_options opts = gcp_options(SPT_GCP_LOSS_POISSON, 3);
   opts.seed = 2;
   spt_ktensor* k = nullptr;
   ASSERT_GE(spt_gcp_opt(nullptr, x, &opts, &k), 0) << spt_last_error(nullptr);
@@ -391,7 +278,7 @@ TEST(GcpSgd, LossReachedIsCloseToGcpOptsForSparseCounts) {
   opts.max_iters = 100;
   opts.max_fails = 3;
   opts.gradient_nonzeros = opts.gradient_zeros = 300;
-  SgdRun run = run_sgd(x, opts, 2, true);
+  GcpRun run = run_sgd(x, opts, 2, true);
   ASSERT_NE(run.model, nullptr);
   const double f_sgd = exact_objective(x, run.model, opts);
   // Poisson objectives here are negative; the SGD model is within 2% of the optimum's.
@@ -414,18 +301,15 @@ TEST(GcpSgd, RunsOnATensorAboveTheDenseLimit) {
   spt_coo* x = nullptr;
   ASSERT_EQ(spt_coo_create_from_arrays(nullptr, SPT_FLOAT64, 3, dims, nnz, ind.data(), nnz, 0, vals.data(), 0, &x),
             SPT_OK);
-  spt_gcp_options opts;
-  spt_gcp_options_init(&opts);
-  opts.rank = 2;
-  opts.loss = SPT_GCP_LOSS_POISSON;
+  spt_gcp_options opts = gcp_options(SPT_GCP_LOSS_POISSON, 2);
   opts.epoch_iters = 5;
   opts.max_iters = 3;
   opts.seed = 3;
   spt_ktensor* k = nullptr;
   EXPECT_EQ(spt_gcp_opt(nullptr, x, &opts, &k), SPT_ERR_UNSUPPORTED);  // L-BFGS-B: dense limit
-  const SgdRun run = run_sgd(x, opts, 2);
-  EXPECT_EQ(run.epochs, 3);
-  EXPECT_TRUE(std::isfinite(run.estimate));
+  const GcpRun run = run_sgd(x, opts, 2);
+  EXPECT_EQ(run.iterations, 3);
+  EXPECT_TRUE(std::isfinite(run.objective));
   EXPECT_LE(run.history.back(), run.history.front());
   spt_coo_free(x);
 }
@@ -438,25 +322,22 @@ int stop_after_two(void* data, int epoch, double, double rate, double) {
 
 TEST(GcpSgd, StoppingRules) {
   const std::vector<spt_index> dims = {8, 7, 6};
-  spt_coo* x = coo_from_full(dims, data_for(SPT_GCP_LOSS_POISSON, entry_count(dims), 4, 0.5));
-  spt_gcp_options opts;
-  spt_gcp_options_init(&opts);
-  opts.rank = 2;
-  opts.loss = SPT_GCP_LOSS_POISSON;
+  spt_coo* x = random_gcp_coo(SPT_GCP_LOSS_POISSON, dims, 4, 0.5);
+  spt_gcp_options opts = gcp_options(SPT_GCP_LOSS_POISSON, 2);
   opts.epoch_iters = 10;
   opts.max_iters = 50;
   // f_est_tol above any estimate: one epoch, converged.
   opts.f_est_tol = 1e300;
-  SgdRun run = run_sgd(x, opts);
+  GcpRun run = run_sgd(x, opts);
   EXPECT_EQ(run.status, SPT_OK);
-  EXPECT_EQ(run.epochs, 1);
+  EXPECT_EQ(run.iterations, 1);
   EXPECT_EQ(run.converged, 1);
   // The epoch limit: not converged.
   opts.f_est_tol = -std::numeric_limits<double>::infinity();
   opts.max_iters = 2;
   run = run_sgd(x, opts);
   EXPECT_EQ(run.status, SPT_WARN_NOT_CONVERGED);
-  EXPECT_EQ(run.epochs, 2);
+  EXPECT_EQ(run.iterations, 2);
   EXPECT_EQ(run.converged, 0);
   // A huge rate fails the first epoch, which is undone (the start is
   // kept: an epoch at a tiny rate estimates nearly the same objective);
@@ -465,12 +346,12 @@ TEST(GcpSgd, StoppingRules) {
   opts.max_fails = 0;
   opts.rate = 1e-12;
   opts.f_est_tol = 1e300;
-  const SgdRun still = run_sgd(x, opts);
+  const GcpRun still = run_sgd(x, opts);
   opts.f_est_tol = -std::numeric_limits<double>::infinity();
   opts.rate = 50;
   run = run_sgd(x, opts);
   EXPECT_EQ(run.status, SPT_OK);
-  EXPECT_EQ(run.epochs, 1);
+  EXPECT_EQ(run.iterations, 1);
   ASSERT_EQ(run.history.size(), 1u);
   EXPECT_NEAR(run.history[0], still.history[0], 1e-6 * std::fabs(still.history[0]));
   EXPECT_EQ(run.factors.size(), still.factors.size());
@@ -482,7 +363,7 @@ TEST(GcpSgd, StoppingRules) {
   opts.callback_data = &rates;
   run = run_sgd(x, opts);
   EXPECT_EQ(run.status, SPT_WARN_NOT_CONVERGED);
-  EXPECT_EQ(run.epochs, 2);
+  EXPECT_EQ(run.iterations, 2);
   ASSERT_EQ(rates.size(), 2u);
   EXPECT_TRUE(rates[1] == 1e-3 || rates[1] == 1e-4);
   spt_coo_free(x);
@@ -492,7 +373,7 @@ TEST(GcpSgd, ArgumentErrors) {
   spt_context* ctx = nullptr;
   ASSERT_EQ(spt_context_create(&ctx), SPT_OK);
   const std::vector<spt_index> dims = {3, 4};
-  spt_coo* x = coo_from_full(dims, data_for(SPT_GCP_LOSS_POISSON, 12, 2));
+  spt_coo* x = random_gcp_coo(SPT_GCP_LOSS_POISSON, dims, 2);
   spt_gcp_options opts;
   ASSERT_EQ(spt_gcp_options_init(&opts), SPT_OK);
   EXPECT_EQ(opts.rate, 1e-3);
