@@ -17,8 +17,8 @@ import ctypes
 import sys
 
 from crosscheck_common import (
-    SKIP, SPT_OK, SPT_WARN_NOT_CONVERGED, capi, check, coo_from_subs, copy_factors, find, init_options,
-    ktensor_lambda, load_library, np, read_tns, run_main, ttb, wrap_matrices)
+    SKIP, SPT_OK, SPT_WARN_NOT_CONVERGED, call_inputs, capi, check, copy_factors, find, init_options,
+    ktensor_lambda, load_library, np, read_tns, run_main, ttb)
 
 FIT_RTOL = 1e-6
 FACTOR_RTOL = 1e-4  # arranged factors: loose, iterates amplify rounding
@@ -41,18 +41,13 @@ SPT_CPD_INIT_USER = capi.SPT_CPD_INIT_USER
 def run_sptensor(lib, subs, vals, shape, rank, iters, init_factors):
     """spt_cpd_als from init_factors; returns (fit, fits per iteration, weights, factors)."""
     order = len(shape)
-    x = coo_from_subs(lib, subs, vals, shape)
-    wrapped = []
-    k = ctypes.c_void_p()
-    try:
-        arrays = wrap_matrices(lib, init_factors, wrapped)
-        ptrs = (ctypes.c_void_p * order)(*[m.value for m in wrapped])
+    with call_inputs(lib, subs, vals, shape, init_factors, lib.spt_ktensor_free) as (x, init_ptr, k):
         opts = init_options(lib, "spt_cpd_options_init", CpdOptions)
         opts.rank = rank
         opts.max_iters = iters
         opts.tol = 0.0
         opts.init = SPT_CPD_INIT_USER
-        opts.init_factors = ctypes.cast(ptrs, ctypes.POINTER(ctypes.c_void_p))
+        opts.init_factors = init_ptr
         check(lib, lib.spt_cpd_als(None, x, ctypes.byref(opts), ctypes.byref(k)), "spt_cpd_als",
               (SPT_OK, SPT_WARN_NOT_CONVERGED))
         fit = ctypes.c_double()
@@ -66,11 +61,6 @@ def run_sptensor(lib, subs, vals, shape, rank, iters, init_factors):
         factors = copy_factors(lib, lib.spt_ktensor_factor, k, shape, [rank] * order)
         assert iterations.value == iters == len(history)
         return fit.value, history, weights, factors
-    finally:
-        lib.spt_ktensor_free(k)
-        for m in wrapped:
-            lib.spt_matrix_free(m)
-        lib.spt_coo_free(x)
 
 
 def rel_diff(a, b):

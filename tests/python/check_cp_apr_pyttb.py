@@ -21,8 +21,8 @@ import ctypes
 import sys
 
 from crosscheck_common import (
-    SKIP, SPT_OK, SPT_WARN_NOT_CONVERGED, capi, check, coo_from_subs, copy_factors, find, init_options,
-    ktensor_lambda, load_library, np, read_tns, run_main, ttb, wrap_matrices)
+    SKIP, SPT_OK, SPT_WARN_NOT_CONVERGED, call_inputs, capi, check, copy_factors, find, init_options,
+    ktensor_lambda, load_library, np, read_tns, run_main, ttb)
 
 LL_RTOL = 1e-6
 
@@ -48,18 +48,13 @@ SPT_CP_APR_INIT_USER = capi.SPT_CP_APR_INIT_USER
 def run_sptensor(lib, subs, vals, shape, rank, iters, tol, init_factors):
     """spt_cp_apr from init_factors; returns (loglik, iterations, lambda, factors)."""
     order = len(shape)
-    x = coo_from_subs(lib, subs, vals, shape)
-    wrapped = []
-    k = ctypes.c_void_p()
-    try:
-        arrays = wrap_matrices(lib, init_factors, wrapped)
-        ptrs = (ctypes.c_void_p * order)(*[m.value for m in wrapped])
+    with call_inputs(lib, subs, vals, shape, init_factors, lib.spt_ktensor_free) as (x, init_ptr, k):
         opts = init_options(lib, "spt_cp_apr_options_init", CpAprOptions)
         opts.rank = rank
         opts.max_outer_iters = iters
         opts.tol = tol
         opts.init = SPT_CP_APR_INIT_USER
-        opts.init_factors = ctypes.cast(ptrs, ctypes.POINTER(ctypes.c_void_p))
+        opts.init_factors = init_ptr
         check(lib, lib.spt_cp_apr(None, x, ctypes.byref(opts), ctypes.byref(k)), "spt_cp_apr",
               (SPT_OK, SPT_WARN_NOT_CONVERGED))
         ll = ctypes.c_double()
@@ -68,11 +63,6 @@ def run_sptensor(lib, subs, vals, shape, rank, iters, tol, init_factors):
         lam = ktensor_lambda(lib, k, rank)
         factors = copy_factors(lib, lib.spt_ktensor_factor, k, shape, [rank] * order)
         return ll.value, iterations.value, lam, factors
-    finally:
-        lib.spt_ktensor_free(k)
-        for m in wrapped:
-            lib.spt_matrix_free(m)
-        lib.spt_coo_free(x)
 
 
 def synthetic_counts(rank, seed):

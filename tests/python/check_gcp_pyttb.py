@@ -23,8 +23,8 @@ import sys
 from functools import partial
 
 from crosscheck_common import (
-    SKIP, SPT_OK, SPT_WARN_NOT_CONVERGED, capi, check, coo_from_subs, copy_factors, init_options, load_library,
-    np, run_main, ttb, wrap_matrices)
+    SKIP, SPT_OK, SPT_WARN_NOT_CONVERGED, call_inputs, capi, check, copy_factors, init_options, load_library,
+    np, run_main, ttb)
 
 from pyttb.gcp import fg_setup, handles
 from pyttb.gcp.handles import Objectives
@@ -72,12 +72,7 @@ def run_sptensor(lib, x_dense, loss_code, rank, maxiter, settings, init):
     order = len(shape)
     subs = np.argwhere(x_dense != 0)
     vals = x_dense[x_dense != 0]
-    x = coo_from_subs(lib, subs, vals, shape)
-    wrapped = []
-    k = ctypes.c_void_p()
-    try:
-        arrays = wrap_matrices(lib, init, wrapped)  # noqa: F841 (kept alive for the views)
-        ptrs = (ctypes.c_void_p * order)(*[m.value for m in wrapped])
+    with call_inputs(lib, subs, vals, shape, init, lib.spt_ktensor_free) as (x, init_ptr, k):
         opts = init_options(lib, "spt_gcp_options_init", capi.GcpOptions)
         opts.rank = rank
         opts.loss = loss_code
@@ -86,7 +81,7 @@ def run_sptensor(lib, x_dense, loss_code, rank, maxiter, settings, init):
         if settings:
             opts.memory, opts.factr, opts.pgtol = settings["m"], settings["factr"], settings["pgtol"]
         opts.init = capi.SPT_GCP_INIT_USER
-        opts.init_factors = ctypes.cast(ptrs, ctypes.POINTER(ctypes.c_void_p))
+        opts.init_factors = init_ptr
         check(lib, lib.spt_gcp_opt(None, x, ctypes.byref(opts), ctypes.byref(k)), "spt_gcp_opt",
               (SPT_OK, SPT_WARN_NOT_CONVERGED))
         f = ctypes.c_double()
@@ -94,11 +89,6 @@ def run_sptensor(lib, x_dense, loss_code, rank, maxiter, settings, init):
         check(lib, lib.spt_ktensor_result(k, ctypes.byref(f), ctypes.byref(iterations), None), "result")
         factors = copy_factors(lib, lib.spt_ktensor_factor, k, shape, [rank] * order)
         return f.value, iterations.value, factors
-    finally:
-        lib.spt_ktensor_free(k)
-        for m in wrapped:
-            lib.spt_matrix_free(m)
-        lib.spt_coo_free(x)
 
 
 def main(argv):

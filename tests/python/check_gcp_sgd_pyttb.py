@@ -23,8 +23,8 @@ import sys
 import time
 
 from crosscheck_common import (
-    SPT_OK, SPT_WARN_NOT_CONVERGED, capi, check, coo_from_subs, copy_factors, init_options, load_library, np,
-    read_tns, run_main, ttb, wrap_matrices)
+    SPT_OK, SPT_WARN_NOT_CONVERGED, call_inputs, capi, check, copy_factors, init_options, load_library, np,
+    read_tns, run_main, ttb)
 
 from pyttb.gcp import fg_setup
 from pyttb.gcp.handles import Objectives
@@ -44,12 +44,7 @@ CASES = [
 def run_sptensor(lib, subs, vals, shape, loss_code, init, seed):
     """GCP-SGD from init; returns (factors, epochs, seconds)."""
     order = len(shape)
-    x = coo_from_subs(lib, subs, vals, shape)
-    wrapped = []
-    k = ctypes.c_void_p()
-    try:
-        arrays = wrap_matrices(lib, init, wrapped)  # noqa: F841 (kept alive for the views)
-        ptrs = (ctypes.c_void_p * order)(*[m.value for m in wrapped])
+    with call_inputs(lib, subs, vals, shape, init, lib.spt_ktensor_free) as (x, init_ptr, k):
         opts = init_options(lib, "spt_gcp_options_init", capi.GcpOptions)
         opts.rank = RANK
         opts.loss = loss_code
@@ -59,7 +54,7 @@ def run_sptensor(lib, subs, vals, shape, loss_code, init, seed):
                                                                 ADAM["epsilon"])
         opts.seed = seed
         opts.init = capi.SPT_GCP_INIT_USER
-        opts.init_factors = ctypes.cast(ptrs, ctypes.POINTER(ctypes.c_void_p))
+        opts.init_factors = init_ptr
         start = time.perf_counter()
         check(lib, lib.spt_gcp_opt(None, x, ctypes.byref(opts), ctypes.byref(k)), "spt_gcp_opt",
               (SPT_OK, SPT_WARN_NOT_CONVERGED))
@@ -68,11 +63,6 @@ def run_sptensor(lib, subs, vals, shape, loss_code, init, seed):
         epochs = ctypes.c_int()
         check(lib, lib.spt_ktensor_result(k, ctypes.byref(f), ctypes.byref(epochs), None), "result")
         return copy_factors(lib, lib.spt_ktensor_factor, k, shape, [RANK] * order), epochs.value, seconds
-    finally:
-        lib.spt_ktensor_free(k)
-        for m in wrapped:
-            lib.spt_matrix_free(m)
-        lib.spt_coo_free(x)
 
 
 def main(argv):

@@ -18,8 +18,8 @@ import ctypes
 import sys
 
 from crosscheck_common import (
-    SKIP, SPT_OK, SPT_WARN_NOT_CONVERGED, capi, check, coo_from_subs, copy_factors, find, init_options, load_library,
-    np, read_tns, run_main, ttb, wrap_matrices)
+    SKIP, SPT_OK, SPT_WARN_NOT_CONVERGED, call_inputs, capi, check, copy_factors, find, init_options, load_library,
+    np, read_tns, run_main, ttb)
 
 FIT_RTOL = 1e-6
 ANGLE_TOL = 1e-6
@@ -48,23 +48,18 @@ SPT_TUCKER_INIT_USER = capi.SPT_TUCKER_INIT_USER
 def run_sptensor(lib, subs, vals, shape, ranks, iters, init_factors):
     """spt_tucker_hooi from init_factors (None: HOSVD init); returns (fit, iterations, factors)."""
     order = len(shape)
-    x = coo_from_subs(lib, subs, vals, shape)
-    wrapped = []
-    t = ctypes.c_void_p()
-    try:
-        arrays = wrap_matrices(lib, (init_factors or []), wrapped)
-        ptrs = (ctypes.c_void_p * order)(*[m.value for m in wrapped]) if wrapped else None
+    with call_inputs(lib, subs, vals, shape, init_factors, lib.spt_ttensor_free) as (x, init_ptr, t):
         rank_array = (ctypes.c_uint32 * order)(*ranks)
         opts = init_options(lib, "spt_tucker_options_init", TuckerOptions)
         opts.ranks = rank_array
         opts.ranks_count = order
         opts.max_iters = iters
         opts.tol = 0.0
-        if ptrs is None:
+        if init_ptr is None:
             opts.init = SPT_TUCKER_INIT_HOSVD
         else:
             opts.init = SPT_TUCKER_INIT_USER
-            opts.init_factors = ctypes.cast(ptrs, ctypes.POINTER(ctypes.c_void_p))
+            opts.init_factors = init_ptr
         check(lib, lib.spt_tucker_hooi(None, x, ctypes.byref(opts), ctypes.byref(t)), "spt_tucker_hooi",
               (SPT_OK, SPT_WARN_NOT_CONVERGED))
         summary = TtensorSummary()
@@ -72,11 +67,6 @@ def run_sptensor(lib, subs, vals, shape, ranks, iters, init_factors):
         check(lib, lib.spt_ttensor_info(None, t, ctypes.byref(summary)), "info")
         factors = copy_factors(lib, lib.spt_ttensor_factor, t, shape, ranks)
         return summary.fit, summary.iterations, factors
-    finally:
-        lib.spt_ttensor_free(t)
-        for m in wrapped:
-            lib.spt_matrix_free(m)
-        lib.spt_coo_free(x)
 
 
 def max_principal_angle_sine(a, b):

@@ -1,8 +1,10 @@
 """Pieces shared by the pyttb cross-check scripts (check_*_pyttb.py): the
 skip/fail convention of ctest, the numpy/pyttb imports, status checks on
 the C API through ctypes (the generated python/sptensor/_capi.py: its
-structs and every prototype), handles built from numpy arrays, options
-initialisation, .tns reading, data-file lookup and the script entry point."""
+structs and every prototype), handles built from numpy arrays, the inputs
+of one decomposition call, options initialisation, .tns reading, data-file
+lookup and the script entry point."""
+import contextlib
 import ctypes
 import importlib.util
 import lzma
@@ -98,6 +100,30 @@ def wrap_matrices(lib, matrices, wrapped):
                                        a.shape[1], ctypes.byref(m)), "spt_matrix_wrap")
         wrapped.append(m)
     return arrays
+
+
+@contextlib.contextmanager
+def call_inputs(lib, subs, vals, shape, init_factors, free_result):
+    """The handles of one decomposition call, all freed on leaving: yields
+    (x, init, out) -- x the float64 spt_coo of subs/vals, init the
+    `init_factors` as the options' init_factors pointer to row-major views
+    (None when there are none) and out an empty handle for the call's
+    result, freed with free_result (e.g. lib.spt_ktensor_free)."""
+    x = coo_from_subs(lib, subs, vals, shape)
+    wrapped = []
+    out = ctypes.c_void_p()
+    try:
+        arrays = wrap_matrices(lib, init_factors or [], wrapped)  # noqa: F841 (kept alive for the views)
+        init = None
+        if wrapped:
+            ptrs = (ctypes.c_void_p * len(wrapped))(*[m.value for m in wrapped])
+            init = ctypes.cast(ptrs, ctypes.POINTER(ctypes.c_void_p))  # keeps ptrs alive
+        yield x, init, out
+    finally:
+        free_result(out)
+        for m in wrapped:
+            lib.spt_matrix_free(m)
+        lib.spt_coo_free(x)
 
 
 def init_options(lib, init_name, options_type):

@@ -212,6 +212,16 @@ def reference_init(shape, rank, seed):
     return [rng.uniform(0.0, 1.0, (d, rank)) for d in shape]
 
 
+def random_binary(rng, shape, rank, density):
+    """A random 0/1 tensor (ones with probability `density`) as a dense array
+    and a sptensor.coo, and uniform [0, 1) initial factors of `rank` columns,
+    all drawn from rng in that order."""
+    binary = (rng.uniform(size=shape) < density).astype(np.float64)
+    subs = np.argwhere(binary > 0)
+    X = sptensor.coo(subs, np.ones(len(subs)), shape=shape)
+    return binary, X, [rng.uniform(0.0, 1.0, (d, rank)) for d in shape]
+
+
 class Decompositions(unittest.TestCase):
     def test_cp_als_result(self):
         X = sptensor.read(NATIONS)
@@ -643,10 +653,7 @@ class TensorTimes(unittest.TestCase):
     def test_gcp_opt(self):
         rng = np.random.default_rng(8)
         shape, rank = (7, 6, 5), 2
-        binary = (rng.uniform(size=shape) < 0.4).astype(np.float64)
-        subs = np.argwhere(binary > 0)
-        X = sptensor.coo(subs, np.ones(len(subs)), shape=shape)
-        init = [rng.uniform(0.0, 1.0, (d, rank)) for d in shape]
+        binary, X, init = random_binary(rng, shape, rank, 0.4)
         r = sptensor.gcp_opt(X, rank, loss="bernoulli_odds", init=init, maxiter=15)
         self.assertEqual(r.iterations, 15)
         self.assertEqual(len(r.objective_history), 15)
@@ -679,10 +686,7 @@ class TensorTimes(unittest.TestCase):
     def test_gcp_opt_sgd(self):
         rng = np.random.default_rng(9)
         shape, rank = (9, 8, 7), 2
-        binary = (rng.uniform(size=shape) < 0.3).astype(np.float64)
-        subs = np.argwhere(binary > 0)
-        X = sptensor.coo(subs, np.ones(len(subs)), shape=shape)
-        init = [rng.uniform(0.0, 1.0, (d, rank)) for d in shape]
+        binary, X, init = random_binary(rng, shape, rank, 0.3)
         kw = dict(loss="bernoulli_logit", init=init, optimizer="sgd", maxiter=6, epoch_iters=50, rate=0.01, seed=3,
                   gradient_samples=(40, 60), function_samples=100)
         r = sptensor.gcp_opt(X, rank, **kw)
