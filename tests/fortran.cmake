@@ -44,44 +44,46 @@ target_link_libraries(spt_fortran_test_checks PUBLIC sptensor_fortran)
 set_target_properties(spt_fortran_test_checks PROPERTIES
   Fortran_MODULE_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/fortran-checks-mod)
 target_include_directories(spt_fortran_test_checks PUBLIC ${CMAKE_CURRENT_BINARY_DIR}/fortran-checks-mod)
-add_executable(spt_fortran_cpd_check ${CMAKE_CURRENT_SOURCE_DIR}/fortran/cpd_check.f90)
-target_link_libraries(spt_fortran_cpd_check PRIVATE spt_fortran_test_checks sptensor_fortran)
-if(CMAKE_Fortran_COMPILER_ID STREQUAL "GNU")
-  target_compile_options(spt_fortran_cpd_check PRIVATE -std=f2008 -Wall -Wextra -fimplicit-none)
-endif()
-if(TARGET sptensor_cli)
-  add_test(NAME fortran_cpd
-    COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/fortran/run_fortran_cpd.sh $<TARGET_FILE:sptensor_cli>
-            $<TARGET_FILE:spt_fortran_cpd_check> ${SPT_FORTRAN_NATIONS} ${CMAKE_CURRENT_BINARY_DIR}/fortran-cpd)
-  set_tests_properties(fortran_cpd PROPERTIES TIMEOUT 120 LABELS fortran)
-  if(NOT SPT_FORTRAN_NATIONS)
-    set_tests_properties(fortran_cpd PROPERTIES DISABLED TRUE)
+
+# spt_fortran_check_program(NAME): the test program spt_fortran_NAME_check
+# from fortran/NAME_check.f90, on the check module (strict F2008 with gfortran).
+function(spt_fortran_check_program name)
+  set(target spt_fortran_${name}_check)
+  add_executable(${target} ${CMAKE_CURRENT_SOURCE_DIR}/fortran/${name}_check.f90)
+  target_link_libraries(${target} PRIVATE spt_fortran_test_checks sptensor_fortran)
+  if(CMAKE_Fortran_COMPILER_ID STREQUAL "GNU")
+    target_compile_options(${target} PRIVATE -std=f2008 -Wall -Wextra -fimplicit-none)
   endif()
+endfunction()
+
+# spt_fortran_cli_test(NAME): the test fortran_NAME, fortran/run_fortran_NAME.sh
+# running the CLI and then spt_fortran_NAME_check on nations.tns.xz (disabled
+# without that file).
+function(spt_fortran_cli_test name)
+  add_test(NAME fortran_${name}
+    COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/fortran/run_fortran_${name}.sh $<TARGET_FILE:sptensor_cli>
+            $<TARGET_FILE:spt_fortran_${name}_check> ${SPT_FORTRAN_NATIONS}
+            ${CMAKE_CURRENT_BINARY_DIR}/fortran-${name})
+  set_tests_properties(fortran_${name} PROPERTIES TIMEOUT 120 LABELS fortran)
+  if(NOT SPT_FORTRAN_NATIONS)
+    set_tests_properties(fortran_${name} PROPERTIES DISABLED TRUE)
+  endif()
+endfunction()
+
+spt_fortran_check_program(cpd)
+if(TARGET sptensor_cli)
+  spt_fortran_cli_test(cpd)
 endif()
 
 # GCP-OPT and GCP-SGD through the module, against the CLI's objective and estimate.
-add_executable(spt_fortran_gcp_check ${CMAKE_CURRENT_SOURCE_DIR}/fortran/gcp_check.f90)
-target_link_libraries(spt_fortran_gcp_check PRIVATE spt_fortran_test_checks sptensor_fortran)
-if(CMAKE_Fortran_COMPILER_ID STREQUAL "GNU")
-  target_compile_options(spt_fortran_gcp_check PRIVATE -std=f2008 -Wall -Wextra -fimplicit-none)
-endif()
+spt_fortran_check_program(gcp)
 if(TARGET sptensor_cli AND SPT_LBFGSB_LIBS)
-  add_test(NAME fortran_gcp
-    COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/fortran/run_fortran_gcp.sh $<TARGET_FILE:sptensor_cli>
-            $<TARGET_FILE:spt_fortran_gcp_check> ${SPT_FORTRAN_NATIONS} ${CMAKE_CURRENT_BINARY_DIR}/fortran-gcp)
-  set_tests_properties(fortran_gcp PROPERTIES TIMEOUT 120 LABELS fortran)
-  if(NOT SPT_FORTRAN_NATIONS)
-    set_tests_properties(fortran_gcp PROPERTIES DISABLED TRUE)
-  endif()
+  spt_fortran_cli_test(gcp)
 endif()
 
 # The bindings beyond CP/Tucker (TTV/TTM family, F-COO, dense tensors,
 # reordering, backend info, statistics) against Fortran loops and C results.
-add_executable(spt_fortran_kernels_check ${CMAKE_CURRENT_SOURCE_DIR}/fortran/kernels_check.f90)
-target_link_libraries(spt_fortran_kernels_check PRIVATE spt_fortran_test_checks sptensor_fortran)
-if(CMAKE_Fortran_COMPILER_ID STREQUAL "GNU")
-  target_compile_options(spt_fortran_kernels_check PRIVATE -std=f2008 -Wall -Wextra -fimplicit-none)
-endif()
+spt_fortran_check_program(kernels)
 add_test(NAME fortran_kernels COMMAND spt_fortran_kernels_check ${SPT_FORTRAN_NATIONS})
 set_tests_properties(fortran_kernels PROPERTIES TIMEOUT 120 ENVIRONMENT "OMP_NUM_THREADS=2;SPT_BACKEND=cpu"
   PASS_REGULAR_EXPRESSION "fortran kernels: all checks passed" LABELS fortran)
