@@ -2,10 +2,11 @@
 // memory: the nonzeros stream from pinned host memory in chunks, copies
 // overlapping the COO kernel) against the in-memory GPU path, on the same
 // tensors: MTTKRP per mode through spt_mttkrp and CP-ALS per sweep through
-// spt_cpd_als, backend CUDA. The streamed runs set SPT_CUDA_STREAM=1 (the
-// path a tensor that does not fit takes, on a tensor that fits, so that
-// both paths run on one tensor); --limit BYTES sets SPT_CUDA_MEMORY_LIMIT
-// for them as well (smaller chunks, as on a smaller device).
+// spt_cpd_als, backend CUDA. The streamed runs set the context's device
+// streaming to ALWAYS (the path a tensor that does not fit takes, on a
+// tensor that fits, so that both paths run on one tensor); --limit BYTES
+// sets SPT_CUDA_MEMORY_LIMIT for them as well (smaller chunks, as on a
+// smaller device).
 //
 //   bench_gpu_streamed FILE... [--rank 32] [--reps 5] [--iters 5]
 //                      [--dtype float32|float64 (default float32)]
@@ -63,17 +64,23 @@ int usage() {
   return 2;
 }
 
-// Sets SPT_CUDA_STREAM=1 (and the limit, when given) for the scope.
+// Streams every GPU run of `gpu` (device streaming ALWAYS) under the limit,
+// when given, for the scope. Throws Failure.
 class StreamedScope {
  public:
-  explicit StreamedScope(const std::string& limit) {
-    setenv("SPT_CUDA_STREAM", "1", 1);
+  StreamedScope(spt_context* gpu, const std::string& limit) : gpu_(gpu) {
+    check(spt_context_set_device_streaming(gpu, SPT_DEVICE_STREAMING_ALWAYS), gpu, "spt_context_set_device_streaming");
     if (!limit.empty()) setenv("SPT_CUDA_MEMORY_LIMIT", limit.c_str(), 1);
   }
   ~StreamedScope() {
-    unsetenv("SPT_CUDA_STREAM");
+    spt_context_set_device_streaming(gpu_, SPT_DEVICE_STREAMING_AUTO);
     unsetenv("SPT_CUDA_MEMORY_LIMIT");
   }
+  StreamedScope(const StreamedScope&) = delete;
+  StreamedScope& operator=(const StreamedScope&) = delete;
+
+ private:
+  spt_context* gpu_;
 };
 
 void record_log(void* data, int, const char* message) {
@@ -197,7 +204,6 @@ int main(int argc, char** argv) {
     }
   }
   if (o.rank == 0 || o.files.empty()) return usage();
-  unsetenv("SPT_CUDA_STREAM");
   try {
     BenchEnv env;
     env.open(0);
@@ -242,7 +248,7 @@ int main(int argc, char** argv) {
         double streamed_ms = 0;
         std::vector<std::string> lines;
         {
-          StreamedScope scope(o.limit);
+          StreamedScope scope(gpu, o.limit);
           check(spt_context_set_log(gpu, record_log, &lines), gpu, "spt_context_set_log");
           streamed_ms = median_of_calls(o.reps, call);
           check(spt_context_set_log(gpu, nullptr, nullptr), gpu, "spt_context_set_log");
@@ -262,7 +268,7 @@ int main(int argc, char** argv) {
       const CpdOutcome in_memory = run_cpd(gpu, x.get(), o.rank, o.iters);
       CpdOutcome streamed;
       {
-        StreamedScope scope(o.limit);
+        StreamedScope scope(gpu, o.limit);
         streamed = run_cpd(gpu, x.get(), o.rank, o.iters);
       }
       base("cp_als_streamed")

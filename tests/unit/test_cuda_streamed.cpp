@@ -2,15 +2,17 @@
 // SPT_CUDA_MEMORY_LIMIT set so that the tensor's device copy does not fit
 // but the factors and output do, MTTKRP through the dispatcher and CP-ALS
 // through the C API stream the nonzeros through the GPU in chunks, and
-// equal the in-memory GPU result. With SPT_CUDA_STREAM=1 (streaming forced)
-// and the limit found by bisection on the logged chunk count, 2, 3 and
+// equal the in-memory GPU result. With the context's device streaming
+// ALWAYS (streaming forced) and the limit found by bisection on the logged
+// chunk count, 2, 3 and
 // many chunks equal the in-memory GPU result and the CPU's (2 chunks need
 // the whole tensor in the ring of two buffers, so only forcing reaches
 // them). A limit too small even for the factors gives the CPU fallback
 // with its note under AUTO and an out-of-memory error under CUDA, never a
 // crash. Every device test skips without a usable CUDA device; the chunk
 // plan (a host function of the kernel library) is checked on any machine
-// where the CUDA plugin is built.
+// where the CUDA plugin is built, the device-streaming option's argument
+// checks on any machine.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -135,6 +137,33 @@ TEST(StreamPlan, ChunksFitTheRingAndCoverTheNonzeros) {
 }
 #endif
 
+// spt_context_set_device_streaming / _get_device_streaming, on any machine:
+// AUTO by default, ALWAYS kept, a NULL context or an unknown value refused
+// with the context unchanged.
+TEST(DeviceStreamingOption, ArgumentChecks) {
+  EXPECT_EQ(spt_context_set_device_streaming(nullptr, SPT_DEVICE_STREAMING_ALWAYS), SPT_ERR_INVALID_ARGUMENT);
+  spt_device_streaming got = SPT_DEVICE_STREAMING_ALWAYS;
+  EXPECT_EQ(spt_context_get_device_streaming(nullptr, &got), SPT_OK);
+  EXPECT_EQ(got, SPT_DEVICE_STREAMING_AUTO);
+  spt_context* ctx = nullptr;
+  ASSERT_EQ(spt_context_create(&ctx), SPT_OK);
+  EXPECT_EQ(spt_context_get_device_streaming(ctx, nullptr), SPT_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(spt_context_get_device_streaming(ctx, &got), SPT_OK);
+  EXPECT_EQ(got, SPT_DEVICE_STREAMING_AUTO);
+  EXPECT_EQ(spt_context_set_device_streaming(ctx, SPT_DEVICE_STREAMING_ALWAYS), SPT_OK) << spt_last_error(ctx);
+  EXPECT_EQ(spt_context_get_device_streaming(ctx, &got), SPT_OK);
+  EXPECT_EQ(got, SPT_DEVICE_STREAMING_ALWAYS);
+  EXPECT_EQ(spt_context_set_device_streaming(ctx, static_cast<spt_device_streaming>(2)), SPT_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(spt_last_error(ctx)).find("streaming"), std::string::npos) << spt_last_error(ctx);
+  EXPECT_EQ(spt_context_set_device_streaming(ctx, static_cast<spt_device_streaming>(-1)), SPT_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(spt_context_get_device_streaming(ctx, &got), SPT_OK);
+  EXPECT_EQ(got, SPT_DEVICE_STREAMING_ALWAYS);
+  EXPECT_EQ(spt_context_set_device_streaming(ctx, SPT_DEVICE_STREAMING_AUTO), SPT_OK);
+  EXPECT_EQ(spt_context_get_device_streaming(ctx, &got), SPT_OK);
+  EXPECT_EQ(got, SPT_DEVICE_STREAMING_AUTO);
+  spt_context_free(ctx);
+}
+
 template <typename T>
 constexpr double stream_tolerance() {
   return sizeof(T) == 4 ? 1e-5 : 1e-12;
@@ -155,13 +184,15 @@ void expect_same_mttkrp(const DenseMatrix<T>& got, const DenseMatrix<T>& want, c
 // cached from an earlier run) under `limit` (0: none), with its log.
 template <typename T>
 Probe mttkrp_under_limit(spt_backend backend, const spt_coo_s& x, const std::vector<DenseMatrix<T>>& factors,
-                         uint32_t mode, uint64_t limit, DenseMatrix<T>& out, std::vector<std::string>* log_out = nullptr) {
+                         uint32_t mode, uint64_t limit, DenseMatrix<T>& out, std::vector<std::string>* log_out = nullptr,
+                         spt_device_streaming streaming = SPT_DEVICE_STREAMING_AUTO) {
   const spt_coo_s fresh = copy_coo(x, x.dtype());
   const std::string text = std::to_string(limit);
   ScopedEnv env("SPT_CUDA_MEMORY_LIMIT", limit ? text.c_str() : nullptr);
   std::vector<std::string> lines;
   spt_context_s ctx;
   ctx.backend = backend;
+  ctx.device_streaming = streaming;
   ctx.verbosity = 2;
   ctx.log = record_log_line;
   ctx.log_data = &lines;
@@ -209,9 +240,9 @@ TYPED_TEST(CudaStreamedMttkrp, TwoThreeAndManyChunksEqualInMemoryAndCpu) {
         EXPECT_TRUE(logged(lines, "the tensor's device copy does not fit")) << what;
         expect_same_mttkrp(streamed, in_memory, scale, cat(what, ", ", p.chunks, " chunks (a quarter of the tensor)"));
       }
-      ScopedEnv force("SPT_CUDA_STREAM", "1");
       auto probe = [&](uint64_t limit) {
-        return mttkrp_under_limit<T>(SPT_BACKEND_AUTO, x, factors, mode, limit, streamed);
+        return mttkrp_under_limit<T>(SPT_BACKEND_AUTO, x, factors, mode, limit, streamed, nullptr,
+                                     SPT_DEVICE_STREAMING_ALWAYS);
       };
       for (uint64_t target : {uint64_t(2), uint64_t(3), uint64_t(12)}) {
         Probe found;
@@ -222,7 +253,8 @@ TYPED_TEST(CudaStreamedMttkrp, TwoThreeAndManyChunksEqualInMemoryAndCpu) {
         else EXPECT_GE(found.chunks, 8u) << what << ": limit " << limit;
         // The run found last may be another limit's: run the chosen one again.
         std::vector<std::string> lines;
-        const Probe p = mttkrp_under_limit<T>(SPT_BACKEND_CUDA, x, factors, mode, limit, streamed, &lines);
+        const Probe p = mttkrp_under_limit<T>(SPT_BACKEND_CUDA, x, factors, mode, limit, streamed, &lines,
+                                              SPT_DEVICE_STREAMING_ALWAYS);
         EXPECT_EQ(p.chunks, found.chunks) << what;
         EXPECT_TRUE(logged(lines, "MTTKRP mode " + std::to_string(mode) + " on the GPU, streamed")) << what;
         expect_same_mttkrp(streamed, in_memory, scale, cat(what, ", ", p.chunks, " chunks vs in memory"));
@@ -272,10 +304,11 @@ struct CpdRun {
 void record(void* data, int, const char* message) { static_cast<std::vector<std::string>*>(data)->push_back(message); }
 
 // CP-ALS through the C API on a fresh copy of x under `limit` (0: none),
-// from the given initial factors, tol 0.
+// from the given initial factors, tol 0, with the context's device
+// streaming `streaming`.
 template <typename T>
 CpdRun run_cpd(spt_backend backend, const spt_coo_s& x, const std::vector<DenseMatrix<T>>& init, spt_index rank,
-               int iters, uint64_t limit) {
+               int iters, uint64_t limit, spt_device_streaming streaming = SPT_DEVICE_STREAMING_AUTO) {
   const spt_coo_s fresh = copy_coo(x, x.dtype());
   const std::string text = std::to_string(limit);
   ScopedEnv env("SPT_CUDA_MEMORY_LIMIT", limit ? text.c_str() : nullptr);
@@ -283,6 +316,7 @@ CpdRun run_cpd(spt_backend backend, const spt_coo_s& x, const std::vector<DenseM
   spt_context* ctx = nullptr;
   EXPECT_EQ(spt_context_create(&ctx), SPT_OK);
   EXPECT_EQ(spt_context_set_backend(ctx, backend), SPT_OK) << spt_last_error(ctx);
+  EXPECT_EQ(spt_context_set_device_streaming(ctx, streaming), SPT_OK) << spt_last_error(ctx);
   EXPECT_EQ(spt_context_set_verbosity(ctx, 1), SPT_OK);
   EXPECT_EQ(spt_context_set_log(ctx, record, &run.log), SPT_OK);
   std::vector<spt_matrix*> handles;
@@ -381,9 +415,8 @@ TYPED_TEST(CudaStreamedCpAls, TwoThreeAndManyChunksEqualInMemoryAndCpu) {
   const double fit_tol = sizeof(T) == 4 ? 1e-4 : 1e-9;
   const double model_tol = sizeof(T) == 4 ? 1e-2 : 1e-7;
   const uint64_t tensor_bytes = x.nnz * (3 * sizeof(uint32_t) + sizeof(T));
-  ScopedEnv force("SPT_CUDA_STREAM", "1");
   auto probe = [&](uint64_t limit) {
-    const CpdRun r = run_cpd<T>(SPT_BACKEND_CUDA, x, init, rank, 1, limit);
+    const CpdRun r = run_cpd<T>(SPT_BACKEND_CUDA, x, init, rank, 1, limit, SPT_DEVICE_STREAMING_ALWAYS);
     Probe p;
     p.chunks = logged_chunks(r.log);
     p.on_cpu = r.status < 0;  // out of memory (CUDA forced: no fallback)
@@ -398,7 +431,7 @@ TYPED_TEST(CudaStreamedCpAls, TwoThreeAndManyChunksEqualInMemoryAndCpu) {
     ASSERT_GE(found.chunks, 2u) << "limit " << limit << " was not streamed";
     if (target <= 3) EXPECT_EQ(found.chunks, target) << "limit " << limit;
     else EXPECT_GE(found.chunks, 8u) << "limit " << limit;
-    const CpdRun streamed = run_cpd<T>(SPT_BACKEND_CUDA, x, init, rank, iters, limit);
+    const CpdRun streamed = run_cpd<T>(SPT_BACKEND_CUDA, x, init, rank, iters, limit, SPT_DEVICE_STREAMING_ALWAYS);
     const std::string what = cat(found.chunks, " chunks");
     EXPECT_TRUE(logged(streamed.log, "CP-ALS on the GPU, streamed")) << what;
     EXPECT_EQ(logged_chunks(streamed.log), found.chunks) << what;
