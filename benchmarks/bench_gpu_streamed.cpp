@@ -43,6 +43,7 @@
 #include "core/coo.hpp"
 #include "core/dtype.hpp"
 #include "core/ktensor.hpp"
+#include "dispatch/device_streamed.hpp"
 #include "sptensor/sptensor.h"
 
 using namespace spt_bench;
@@ -90,26 +91,9 @@ void record_log(void* data, int, const char* message) {
 // The chunk count of the last "streamed" log line, 0 if none.
 long long logged_chunks(const std::vector<std::string>& lines) {
   long long chunks = 0;
-  for (const std::string& l : lines) {
-    if (l.find("streamed") == std::string::npos) continue;
-    const size_t at = l.find(" chunk");
-    if (at == std::string::npos) continue;
-    size_t begin = at;
-    while (begin > 0 && l[begin - 1] >= '0' && l[begin - 1] <= '9') --begin;
-    if (begin < at) chunks = std::strtoll(l.c_str() + begin, nullptr, 10);
-  }
+  for (const std::string& l : lines)
+    if (const uint64_t n = spt::dispatch::detail::streamed_chunks(l)) chunks = static_cast<long long>(n);
   return chunks;
-}
-
-double median_of_calls(int reps, const std::function<void()>& call) {
-  for (int w = 0; w < 2; ++w) call();
-  std::vector<double> ms;
-  for (int r = 0; r < reps; ++r) {
-    const double t0 = now_seconds();
-    call();
-    ms.push_back((now_seconds() - t0) * 1e3);
-  }
-  return median(ms);
 }
 
 void cuda_check(cudaError_t err, const char* what) {
@@ -175,46 +159,24 @@ CpdOutcome run_cpd(spt_context* gpu, const spt_coo* x, uint32_t rank, int iters)
 }  // namespace
 
 int main(int argc, char** argv) {
-#ifdef SPT_CUDA_PLUGIN_FILE
-  setenv("SPT_PLUGIN_PATH", SPT_CUDA_PLUGIN_FILE, /*overwrite=*/0);
-#endif
+  use_built_cuda_plugin();
   Options o;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    auto next = [&]() -> const char* { return i + 1 < argc ? argv[++i] : nullptr; };
-    if (a == "--rank") {
-      const char* v = next();
-      if (!v) return usage();
-      o.rank = uint32_t(std::strtoul(v, nullptr, 10));
-    } else if (a == "--reps" || a == "--iters") {
-      const char* v = next();
-      if (!v) return usage();
-      (a == "--reps" ? o.reps : o.iters) = std::max(1, std::atoi(v));
-    } else if (a == "--dtype") {
-      const char* v = next();
-      if (!v || !parse_dtype_name(v, &o.dtype)) return usage();
-    } else if (a == "--limit") {
-      const char* v = next();
-      if (!v) return usage();
-      o.limit = v;
-    } else if (!a.empty() && a[0] == '-') {
-      return usage();
-    } else {
-      o.files.push_back(a);
-    }
-  }
-  if (o.rank == 0 || o.files.empty()) return usage();
+  const bool ok = read_gpu_command_line(argc, argv, o.rank, o.reps, o.dtype, o.files, [&](const std::string& a, auto& value) {
+    const char* v = value();
+    if (!v) return false;
+    if (a == "--iters") o.iters = std::max(1, std::atoi(v));
+    else if (a == "--limit") o.limit = v;
+    else return false;
+    return true;
+  });
+  if (!ok || o.rank == 0 || o.files.empty()) return usage();
   try {
     BenchEnv env;
     env.open(0);
-    spt_context* gpu = nullptr;
-    check(spt_context_create(&gpu), nullptr, "spt_context_create");
-    std::unique_ptr<spt_context, decltype(&spt_context_free)> gpu_owned(gpu, spt_context_free);
-    check(spt_context_set_backend(gpu, SPT_BACKEND_CUDA), gpu, "spt_context_set_backend");
+    spt_backend_info info;
+    const ContextPtr gpu_owned = backend_context(SPT_BACKEND_CUDA, &info);
+    spt_context* gpu = gpu_owned.get();
     check(spt_context_set_verbosity(gpu, 1), gpu, "spt_context_set_verbosity");
-    spt_backend_info info{};
-    info.struct_size = sizeof info;
-    check(spt_context_backend_info(gpu, &info), gpu, "spt_context_backend_info");
     if (!info.cuda_available) {
       std::fprintf(stderr, "bench_gpu_streamed: no usable CUDA device: %s\n", info.reason);
       return 1;
@@ -244,13 +206,13 @@ int main(int argc, char** argv) {
       for (uint32_t mode = 0; mode < order; ++mode) {
         MatrixPtr out = random_factor(env, o.dtype, xs.dims[mode], o.rank, 1);
         auto call = [&] { check(spt_mttkrp(gpu, x.get(), views.data(), mode, out.get()), gpu, "spt_mttkrp"); };
-        const double in_memory_ms = median_of_calls(o.reps, call);
+        const double in_memory_ms = time_calls(o.reps, call).median_ms;
         double streamed_ms = 0;
         std::vector<std::string> lines;
         {
           StreamedScope scope(gpu, o.limit);
           check(spt_context_set_log(gpu, record_log, &lines), gpu, "spt_context_set_log");
-          streamed_ms = median_of_calls(o.reps, call);
+          streamed_ms = time_calls(o.reps, call).median_ms;
           check(spt_context_set_log(gpu, nullptr, nullptr), gpu, "spt_context_set_log");
         }
         const double net_ms = std::max(streamed_ms - link.pin_ms, 1e-6);

@@ -1,5 +1,6 @@
 #include "dispatch/device_streamed.hpp"
 
+#include <cstdlib>
 #include <vector>
 
 #include "core/dtype.hpp"
@@ -28,6 +29,15 @@ std::string describe(const spt_plugin_stream_info& info) {
 }
 
 }  // namespace
+
+uint64_t streamed_chunks(const std::string& line) {
+  if (line.find("streamed") == std::string::npos) return 0;
+  const size_t at = line.find(" chunk");
+  if (at == std::string::npos) return 0;
+  size_t begin = at;
+  while (begin > 0 && line[begin - 1] >= '0' && line[begin - 1] <= '9') --begin;
+  return begin < at ? std::strtoull(line.c_str() + begin, nullptr, 10) : 0;
+}
 
 const char* stream_without_trying(const spt_context_s& ctx, const CudaPlugin& cuda, const spt_coo_s& x) {
   if (ctx.device_streaming == SPT_DEVICE_STREAMING_ALWAYS) return "the context's device streaming is ALWAYS";

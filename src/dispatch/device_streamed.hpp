@@ -22,6 +22,12 @@ namespace spt::dispatch::detail {
 // can fit).
 const char* stream_without_trying(const spt_context_s& ctx, const CudaPlugin& cuda, const spt_coo_s& x);
 
+// The chunk count a log line of a streamed run gives ("... streamed (why):
+// ... N chunks of ..."), 0 for any other line. Beside the code that writes
+// these lines so that the tests and benchmarks that read the log follow
+// its format.
+uint64_t streamed_chunks(const std::string& line);
+
 // Why a tensor streams after its upload failed for memory.
 constexpr const char* kCopyDoesNotFit = "the tensor's device copy does not fit the free device memory";
 

@@ -28,6 +28,7 @@
 #include "core/context.hpp"
 #include "core/coo.hpp"
 #include "core/ktensor.hpp"
+#include "dispatch/device_streamed.hpp"
 #include "dispatch/dispatch.hpp"
 #include "kernels/kernels.hpp"
 
@@ -41,14 +42,8 @@ namespace {
 // The chunk count in a "streamed" log line ("... in N chunks of ..." or
 // "...; N chunks of ..."), 0 when no line says the run was streamed.
 uint64_t logged_chunks(const std::vector<std::string>& lines) {
-  for (const std::string& l : lines) {
-    if (l.find("streamed") == std::string::npos) continue;
-    const size_t at = l.find(" chunk");
-    if (at == std::string::npos) continue;
-    size_t begin = at;
-    while (begin > 0 && l[begin - 1] >= '0' && l[begin - 1] <= '9') --begin;
-    if (begin < at) return std::strtoull(l.c_str() + begin, nullptr, 10);
-  }
+  for (const std::string& l : lines)
+    if (const uint64_t chunks = dispatch::detail::streamed_chunks(l)) return chunks;
   return 0;
 }
 
@@ -187,8 +182,7 @@ Probe mttkrp_under_limit(spt_backend backend, const spt_coo_s& x, const std::vec
                          uint32_t mode, uint64_t limit, DenseMatrix<T>& out, std::vector<std::string>* log_out = nullptr,
                          spt_device_streaming streaming = SPT_DEVICE_STREAMING_AUTO) {
   const spt_coo_s fresh = copy_coo(x, x.dtype());
-  const std::string text = std::to_string(limit);
-  ScopedEnv env("SPT_CUDA_MEMORY_LIMIT", limit ? text.c_str() : nullptr);
+  const ScopedMemoryLimit memory(limit);
   std::vector<std::string> lines;
   spt_context_s ctx;
   ctx.backend = backend;
@@ -216,11 +210,7 @@ TYPED_TEST_SUITE(CudaStreamedMttkrp, ValueTypes);
 TYPED_TEST(CudaStreamedMttkrp, TwoThreeAndManyChunksEqualInMemoryAndCpu) {
   SKIP_WITHOUT_DEVICE();
   using T = TypeParam;
-  RandomTensorSpec spec;
-  spec.dims = {700, 500, 60};
-  spec.nnz = 60000;
-  spec.seed = 5;
-  const spt_coo_s x = random_coo(dtype_of<T>(), spec);
+  const spt_coo_s x = random_coo(dtype_of<T>(), RandomTensorSpec{{700, 500, 60}, 60000, 5});
   const uint64_t tensor_bytes = x.nnz * (3 * sizeof(uint32_t) + sizeof(T));
   for (spt_nnz rank : {spt_nnz(16), spt_nnz(7)}) {
     const auto factors = random_factors<T>(x.dims, rank, 40 + rank);
@@ -294,15 +284,6 @@ TEST(CudaStreamedMttkrp, FactorsTooBigFallBackUnderAutoAndFailUnderCuda) {
 
 /* --------------------------------- CP-ALS --------------------------------- */
 
-struct CpdRun {
-  spt_status status = SPT_OK;
-  std::string error;
-  std::vector<std::string> log;
-  std::unique_ptr<spt_ktensor_s> k;
-};
-
-void record(void* data, int, const char* message) { static_cast<std::vector<std::string>*>(data)->push_back(message); }
-
 // CP-ALS through the C API on a fresh copy of x under `limit` (0: none),
 // from the given initial factors, tol 0, with the context's device
 // streaming `streaming`.
@@ -310,57 +291,12 @@ template <typename T>
 CpdRun run_cpd(spt_backend backend, const spt_coo_s& x, const std::vector<DenseMatrix<T>>& init, spt_index rank,
                int iters, uint64_t limit, spt_device_streaming streaming = SPT_DEVICE_STREAMING_AUTO) {
   const spt_coo_s fresh = copy_coo(x, x.dtype());
-  const std::string text = std::to_string(limit);
-  ScopedEnv env("SPT_CUDA_MEMORY_LIMIT", limit ? text.c_str() : nullptr);
+  const ScopedMemoryLimit memory(limit);
   CpdRun run;
-  spt_context* ctx = nullptr;
-  EXPECT_EQ(spt_context_create(&ctx), SPT_OK);
-  EXPECT_EQ(spt_context_set_backend(ctx, backend), SPT_OK) << spt_last_error(ctx);
-  EXPECT_EQ(spt_context_set_device_streaming(ctx, streaming), SPT_OK) << spt_last_error(ctx);
-  EXPECT_EQ(spt_context_set_verbosity(ctx, 1), SPT_OK);
-  EXPECT_EQ(spt_context_set_log(ctx, record, &run.log), SPT_OK);
-  std::vector<spt_matrix*> handles;
-  for (const auto& f : init) {
-    spt_matrix* m = nullptr;
-    EXPECT_EQ(spt_matrix_wrap(ctx, dtype_of<T>(), f.rows, f.cols, SPT_ROW_MAJOR, const_cast<T*>(f.values.data()),
-                              f.cols, &m),
-              SPT_OK);
-    handles.push_back(m);
-  }
-  spt_cpd_options opts;
-  EXPECT_EQ(spt_cpd_options_init(&opts), SPT_OK);
-  opts.rank = rank;
-  opts.max_iters = iters;
-  opts.tol = 0.0;
-  opts.init = SPT_CPD_INIT_USER;
-  opts.init_factors = handles.data();
-  spt_ktensor* k = nullptr;
-  run.status = spt_cpd_als(ctx, &fresh, &opts, &k);
-  if (run.status < 0) run.error = spt_last_error(ctx);
-  run.k.reset(k);
-  for (spt_matrix* m : handles) spt_matrix_free(m);
-  spt_context_free(ctx);
+  const ContextPtr ctx = logging_context(backend, 1, &run.log);
+  EXPECT_EQ(spt_context_set_device_streaming(ctx.get(), streaming), SPT_OK) << spt_last_error(ctx.get());
+  run_cpd_als(run, ctx.get(), fresh, init, rank, iters, 0.0);
   return run;
-}
-
-template <typename T>
-std::vector<DenseMatrix<T>> positive_init(const std::vector<spt_index>& dims, spt_index rank, uint64_t seed) {
-  auto f = random_factors<T>(dims, rank, seed);
-  for (auto& m : f)
-    for (auto& v : m.values) v = std::abs(v);
-  return f;
-}
-
-// Model value sum_r lambda_r prod_m U_m(c_m, r) of a ktensor.
-template <typename T>
-double model_value(const spt_ktensor_s& k, const std::vector<spt_index>& c) {
-  double total = 0.0;
-  for (spt_index r = 0; r < k.rank; ++r) {
-    double v = static_cast<double>(k.lambda.ptr<T>()[r]);
-    for (uint32_t m = 0; m < k.order(); ++m) v *= static_cast<double>(k.factors[m]->ptr<T>()[c[m] * k.rank + r]);
-    total += v;
-  }
-  return total;
 }
 
 // Same sweeps, every fit within `fit_tol` relative, and the models within
@@ -369,23 +305,8 @@ double model_value(const spt_ktensor_s& k, const std::vector<spt_index>& c) {
 template <typename T>
 void expect_same_cpd(const CpdRun& got, const CpdRun& want, const spt_coo_s& x, double fit_tol, double model_tol,
                      const std::string& what) {
-  ASSERT_GE(got.status, 0) << what << ": " << got.error;
-  ASSERT_GE(want.status, 0) << what << ": " << want.error;
-  ASSERT_EQ(got.k->fit_history.size(), want.k->fit_history.size()) << what;
-  for (size_t i = 0; i < want.k->fit_history.size(); ++i)
-    EXPECT_LE(std::abs(got.k->fit_history[i] - want.k->fit_history[i]), fit_tol * std::abs(want.k->fit_history[i]))
-        << what << " sweep " << i + 1 << ": want " << want.k->fit_history[i] << " got " << got.k->fit_history[i];
-  double scale = 0.0, worst = 0.0;
-  const spt_nnz samples = std::min<spt_nnz>(x.nnz, 500);
-  std::vector<spt_index> c(x.order());
-  for (spt_nnz e = 0; e < samples; ++e) {
-    for (uint32_t m = 0; m < x.order(); ++m) c[m] = x.ind[m][e * (x.nnz / samples)];
-    const double w = model_value<T>(*want.k, c), g = model_value<T>(*got.k, c);
-    scale = std::max(scale, std::abs(w));
-    worst = std::max(worst, std::abs(w - g));
-  }
-  EXPECT_LE(worst, model_tol * std::max(scale, 1e-12))
-      << what << ": models differ by " << worst << " at the nonzeros (largest value " << scale << ")";
+  ASSERT_NO_FATAL_FAILURE(expect_same_fits(got, want, fit_tol, 0.0, what));
+  expect_same_model_at_nonzeros<T>(*got.k, *want.k, x, model_tol, what);
 }
 
 template <typename T>
@@ -398,11 +319,7 @@ TYPED_TEST_SUITE(CudaStreamedCpAls, ValueTypes);
 TYPED_TEST(CudaStreamedCpAls, TwoThreeAndManyChunksEqualInMemoryAndCpu) {
   SKIP_WITHOUT_DEVICE();
   using T = TypeParam;
-  RandomTensorSpec spec;
-  spec.dims = {900, 700, 50};
-  spec.nnz = 50000;
-  spec.seed = 9;
-  const spt_coo_s x = random_coo(dtype_of<T>(), spec);
+  const spt_coo_s x = random_coo(dtype_of<T>(), RandomTensorSpec{{900, 700, 50}, 50000, 9});
   const spt_index rank = 8;
   const int iters = 5;
   const auto init = positive_init<T>(x.dims, rank, 17);
