@@ -7,11 +7,13 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <fstream>
+#include <functional>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -44,6 +46,22 @@ inline double median(std::vector<double> v) {
 }
 
 inline double minimum(const std::vector<double>& v) { return v.empty() ? 0 : *std::min_element(v.begin(), v.end()); }
+
+struct CallTiming {
+  double median_ms = 0, min_ms = 0;
+};
+
+// 2 warm-ups, then `reps` timed calls (wall clock).
+inline CallTiming time_calls(int reps, const std::function<void()>& call) {
+  for (int w = 0; w < 2; ++w) call();
+  std::vector<double> ms;
+  for (int r = 0; r < reps; ++r) {
+    const double t0 = now_seconds();
+    call();
+    ms.push_back((now_seconds() - t0) * 1e3);
+  }
+  return {median(ms), minimum(ms)};
+}
 
 inline unsigned long long file_bytes(const std::string& path) {
   struct stat st;
@@ -124,6 +142,60 @@ inline bool parse_dtype_name(const std::string& name, spt_dtype* out) {
   else if (name == "float64") *out = SPT_FLOAT64;
   else return false;
   return true;
+}
+
+// Points the plugin loader at the CUDA plugin this build made
+// (SPT_CUDA_PLUGIN_FILE, defined for the GPU drivers) unless
+// SPT_PLUGIN_PATH already names one.
+inline void use_built_cuda_plugin() {
+#ifdef SPT_CUDA_PLUGIN_FILE
+  setenv("SPT_PLUGIN_PATH", SPT_CUDA_PLUGIN_FILE, /*overwrite=*/0);
+#endif
+}
+
+// The command line of a GPU driver. The options every driver takes go into
+// the fields: --rank R, --reps N (at least 1), --dtype float32|float64; an
+// argument without a leading '-' is a file; any other option goes to
+// other(name, value), where value() takes the next argument as the
+// option's value (nullptr when there is none), and which returns false for
+// an unknown option or a bad value. False when an argument is bad.
+template <typename Other>
+bool read_gpu_command_line(int argc, char** argv, uint32_t& rank, int& reps, spt_dtype& dtype,
+                           std::vector<std::string>& files, Other&& other) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto value = [&]() -> const char* { return i + 1 < argc ? argv[++i] : nullptr; };
+    if (a == "--rank" || a == "--reps" || a == "--dtype") {
+      const char* v = value();
+      if (!v) return false;
+      if (a == "--rank") rank = uint32_t(std::strtoul(v, nullptr, 10));
+      else if (a == "--reps") reps = std::max(1, std::atoi(v));
+      else if (!parse_dtype_name(v, &dtype)) return false;
+    } else if (a.empty() || a[0] != '-') {
+      files.push_back(a);
+    } else if (!other(a, value)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+struct ContextDeleter {
+  void operator()(spt_context* c) const { spt_context_free(c); }
+};
+using ContextPtr = std::unique_ptr<spt_context, ContextDeleter>;
+
+// A new context on `backend`, and in *info what it resolves to (device
+// name, whether CUDA is usable and why not). Throws Failure.
+inline ContextPtr backend_context(spt_backend backend, spt_backend_info* info) {
+  spt_context* raw = nullptr;
+  check(spt_context_create(&raw), nullptr, "spt_context_create");
+  ContextPtr ctx(raw);
+  check(spt_context_set_backend(raw, backend), raw, "spt_context_set_backend");
+  *info = spt_backend_info{};
+  info->struct_size = sizeof *info;
+  check(spt_context_backend_info(raw, info), raw, "spt_context_backend_info");
+  return ctx;
 }
 
 // The context a driver runs with and the host fields every record carries.

@@ -53,22 +53,6 @@ struct CooDeleter {
 };
 using CooPtr = std::unique_ptr<spt_coo, CooDeleter>;
 
-struct Timing {
-  double median_ms = 0, min_ms = 0;
-};
-
-// 2 warm-ups, then `reps` timed calls (wall clock).
-Timing time_calls(int reps, const std::function<void()>& call) {
-  for (int w = 0; w < 2; ++w) call();
-  std::vector<double> ms;
-  for (int r = 0; r < reps; ++r) {
-    const double t0 = now_seconds();
-    call();
-    ms.push_back((now_seconds() - t0) * 1e3);
-  }
-  return {median(ms), minimum(ms)};
-}
-
 uint64_t lcg(uint64_t& s) {
   s = s * 6364136223846793005ull + 1442695040888963407ull;
   return s >> 17;
@@ -204,7 +188,7 @@ class Bench {
     return r;
   }
 
-  void emit(Record& r, const Timing& tm, double flops, const Errors* e, double build_seconds) const {
+  void emit(Record& r, const CallTiming& tm, double flops, const Errors* e, double build_seconds) const {
     r.num("ms_median", tm.median_ms).num("ms_min", tm.min_ms).integer("reps", o_.reps);
     r.num("gflops", tm.median_ms > 0 ? flops / (tm.median_ms * 1e6) : 0);
     if (build_seconds >= 0) r.num("build_seconds", build_seconds);
@@ -268,7 +252,7 @@ class Bench {
 
     // COO MTTKRP.
     {
-      const Timing tm = time_calls(o_.reps, [&] {
+      const CallTiming tm = time_calls(o_.reps, [&] {
         check(spt_mttkrp(gpu_, t.x.get(), fp.data(), mode, out.get()), gpu_, "GPU COO MTTKRP");
       });
       const Errors e = compare(want_m, values_of(out.get()));
@@ -284,7 +268,7 @@ class Bench {
       ho.root_mode = mode;
       check(spt_hbcsf_from_coo(gpu_, t.x.get(), &ho, &h), gpu_, "spt_hbcsf_from_coo");
       const double build = now_seconds() - t0;
-      const Timing tm = time_calls(o_.reps, [&] {
+      const CallTiming tm = time_calls(o_.reps, [&] {
         check(spt_mttkrp_hbcsf(gpu_, h, fp.data(), mode, out.get()), gpu_, "GPU HB-CSF MTTKRP");
       });
       const Errors e = compare(want_m, values_of(out.get()));
@@ -301,7 +285,7 @@ class Bench {
       fo.mode = mode;
       check(spt_fcoo_from_coo(gpu_, t.x.get(), &fo, &fc), gpu_, "spt_fcoo_from_coo");
       const double build = now_seconds() - t0;
-      Timing tm = time_calls(o_.reps, [&] {
+      CallTiming tm = time_calls(o_.reps, [&] {
         check(spt_mttkrp_fcoo(gpu_, fc, fp.data(), mode, out.get()), gpu_, "GPU F-COO MTTKRP");
       });
       Errors e = compare(want_m, values_of(out.get()));
@@ -346,7 +330,7 @@ class Bench {
         r.integer("dense_tiles", static_cast<long long>(s.dense_tiles)).num("hls_build_seconds", s.build_seconds);
         r.integer("format_bytes", static_cast<long long>(s.bytes));
       };
-      Timing tm = time_calls(o_.reps, [&] {
+      CallTiming tm = time_calls(o_.reps, [&] {
         check(spt_mttkrp_hls(gpu_, h, fp.data(), mode, out.get()), gpu_, "GPU HLS MTTKRP");
       });
       Errors e = compare(want_m, values_of(out.get()));
@@ -384,58 +368,37 @@ int usage() {
 }  // namespace
 
 int main(int argc, char** argv) {
-#ifdef SPT_CUDA_PLUGIN_FILE
-  setenv("SPT_PLUGIN_PATH", SPT_CUDA_PLUGIN_FILE, /*overwrite=*/0);
-#endif
+  use_built_cuda_plugin();
   Options o;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    auto next = [&]() -> const char* { return i + 1 < argc ? argv[++i] : nullptr; };
-    if (a == "--rank") {
-      const char* v = next();
-      if (!v) return usage();
-      o.rank = uint32_t(std::strtoul(v, nullptr, 10));
-    } else if (a == "--reps") {
-      const char* v = next();
-      if (!v) return usage();
-      o.reps = std::max(1, std::atoi(v));
-    } else if (a == "--dtype") {
-      const char* v = next();
-      if (!v || !parse_dtype_name(v, &o.dtype)) return usage();
-    } else if (a == "--synthetic-nnz") {
-      const char* v = next();
-      if (!v) return usage();
-      o.synthetic_nnz = std::strtoull(v, nullptr, 10);
-    } else if (a == "--cpu") {
+  const bool ok = read_gpu_command_line(argc, argv, o.rank, o.reps, o.dtype, o.files, [&](const std::string& a, auto& value) {
+    if (a == "--cpu") {
       o.cpu = true;
     } else if (a == "--no-synthetic") {
       o.synthetic = false;
-    } else if (a == "--modes") {
-      const char* v = next();
-      if (!v) return usage();
-      if (std::string(v) != "all")
+    } else if (a == "--synthetic-nnz" || a == "--modes") {
+      const char* v = value();
+      if (!v) return false;
+      if (a == "--synthetic-nnz") {
+        o.synthetic_nnz = std::strtoull(v, nullptr, 10);
+      } else if (std::string(v) != "all") {
         for (const char* p = v; *p;) {
           o.modes.push_back(uint32_t(std::strtoul(p, const_cast<char**>(&p), 10)));
           if (*p == ',') ++p;
-          else if (*p) return usage();
+          else if (*p) return false;
         }
-    } else if (!a.empty() && a[0] == '-') {
-      return usage();
+      }
     } else {
-      o.files.push_back(a);
+      return false;
     }
-  }
-  if (o.rank == 0) return usage();
+    return true;
+  });
+  if (!ok || o.rank == 0) return usage();
   try {
     BenchEnv env;
     env.open(0);
-    spt_context* gpu = nullptr;
-    check(spt_context_create(&gpu), nullptr, "spt_context_create");
-    std::unique_ptr<spt_context, decltype(&spt_context_free)> gpu_owned(gpu, spt_context_free);
-    check(spt_context_set_backend(gpu, o.cpu ? SPT_BACKEND_CPU : SPT_BACKEND_CUDA), gpu, "spt_context_set_backend");
-    spt_backend_info info{};
-    info.struct_size = sizeof info;
-    check(spt_context_backend_info(gpu, &info), gpu, "spt_context_backend_info");
+    spt_backend_info info;
+    const ContextPtr gpu_owned = backend_context(o.cpu ? SPT_BACKEND_CPU : SPT_BACKEND_CUDA, &info);
+    spt_context* gpu = gpu_owned.get();
     if (o.cpu) {
       std::snprintf(info.device_name, sizeof info.device_name, "%s", env.device.c_str());
     } else if (!info.cuda_available) {

@@ -2,10 +2,11 @@
 // memory: the nonzeros stream from pinned host memory in chunks, copies
 // overlapping the COO kernel) against the in-memory GPU path, on the same
 // tensors: MTTKRP per mode through spt_mttkrp and CP-ALS per sweep through
-// spt_cpd_als, backend CUDA. The streamed runs set SPT_CUDA_STREAM=1 (the
-// path a tensor that does not fit takes, on a tensor that fits, so that
-// both paths run on one tensor); --limit BYTES sets SPT_CUDA_MEMORY_LIMIT
-// for them as well (smaller chunks, as on a smaller device).
+// spt_cpd_als, backend CUDA. The streamed runs set the context's device
+// streaming to ALWAYS (the path a tensor that does not fit takes, on a
+// tensor that fits, so that both paths run on one tensor); --limit BYTES
+// sets SPT_CUDA_MEMORY_LIMIT for them as well (smaller chunks, as on a
+// smaller device).
 //
 //   bench_gpu_streamed FILE... [--rank 32] [--reps 5] [--iters 5]
 //                      [--dtype float32|float64 (default float32)]
@@ -42,6 +43,7 @@
 #include "core/coo.hpp"
 #include "core/dtype.hpp"
 #include "core/ktensor.hpp"
+#include "dispatch/device_streamed.hpp"
 #include "sptensor/sptensor.h"
 
 using namespace spt_bench;
@@ -63,17 +65,23 @@ int usage() {
   return 2;
 }
 
-// Sets SPT_CUDA_STREAM=1 (and the limit, when given) for the scope.
+// Streams every GPU run of `gpu` (device streaming ALWAYS) under the limit,
+// when given, for the scope. Throws Failure.
 class StreamedScope {
  public:
-  explicit StreamedScope(const std::string& limit) {
-    setenv("SPT_CUDA_STREAM", "1", 1);
+  StreamedScope(spt_context* gpu, const std::string& limit) : gpu_(gpu) {
+    check(spt_context_set_device_streaming(gpu, SPT_DEVICE_STREAMING_ALWAYS), gpu, "spt_context_set_device_streaming");
     if (!limit.empty()) setenv("SPT_CUDA_MEMORY_LIMIT", limit.c_str(), 1);
   }
   ~StreamedScope() {
-    unsetenv("SPT_CUDA_STREAM");
+    spt_context_set_device_streaming(gpu_, SPT_DEVICE_STREAMING_AUTO);
     unsetenv("SPT_CUDA_MEMORY_LIMIT");
   }
+  StreamedScope(const StreamedScope&) = delete;
+  StreamedScope& operator=(const StreamedScope&) = delete;
+
+ private:
+  spt_context* gpu_;
 };
 
 void record_log(void* data, int, const char* message) {
@@ -83,26 +91,9 @@ void record_log(void* data, int, const char* message) {
 // The chunk count of the last "streamed" log line, 0 if none.
 long long logged_chunks(const std::vector<std::string>& lines) {
   long long chunks = 0;
-  for (const std::string& l : lines) {
-    if (l.find("streamed") == std::string::npos) continue;
-    const size_t at = l.find(" chunk");
-    if (at == std::string::npos) continue;
-    size_t begin = at;
-    while (begin > 0 && l[begin - 1] >= '0' && l[begin - 1] <= '9') --begin;
-    if (begin < at) chunks = std::strtoll(l.c_str() + begin, nullptr, 10);
-  }
+  for (const std::string& l : lines)
+    if (const uint64_t n = spt::dispatch::detail::streamed_chunks(l)) chunks = static_cast<long long>(n);
   return chunks;
-}
-
-double median_of_calls(int reps, const std::function<void()>& call) {
-  for (int w = 0; w < 2; ++w) call();
-  std::vector<double> ms;
-  for (int r = 0; r < reps; ++r) {
-    const double t0 = now_seconds();
-    call();
-    ms.push_back((now_seconds() - t0) * 1e3);
-  }
-  return median(ms);
 }
 
 void cuda_check(cudaError_t err, const char* what) {
@@ -168,47 +159,24 @@ CpdOutcome run_cpd(spt_context* gpu, const spt_coo* x, uint32_t rank, int iters)
 }  // namespace
 
 int main(int argc, char** argv) {
-#ifdef SPT_CUDA_PLUGIN_FILE
-  setenv("SPT_PLUGIN_PATH", SPT_CUDA_PLUGIN_FILE, /*overwrite=*/0);
-#endif
+  use_built_cuda_plugin();
   Options o;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    auto next = [&]() -> const char* { return i + 1 < argc ? argv[++i] : nullptr; };
-    if (a == "--rank") {
-      const char* v = next();
-      if (!v) return usage();
-      o.rank = uint32_t(std::strtoul(v, nullptr, 10));
-    } else if (a == "--reps" || a == "--iters") {
-      const char* v = next();
-      if (!v) return usage();
-      (a == "--reps" ? o.reps : o.iters) = std::max(1, std::atoi(v));
-    } else if (a == "--dtype") {
-      const char* v = next();
-      if (!v || !parse_dtype_name(v, &o.dtype)) return usage();
-    } else if (a == "--limit") {
-      const char* v = next();
-      if (!v) return usage();
-      o.limit = v;
-    } else if (!a.empty() && a[0] == '-') {
-      return usage();
-    } else {
-      o.files.push_back(a);
-    }
-  }
-  if (o.rank == 0 || o.files.empty()) return usage();
-  unsetenv("SPT_CUDA_STREAM");
+  const bool ok = read_gpu_command_line(argc, argv, o.rank, o.reps, o.dtype, o.files, [&](const std::string& a, auto& value) {
+    const char* v = value();
+    if (!v) return false;
+    if (a == "--iters") o.iters = std::max(1, std::atoi(v));
+    else if (a == "--limit") o.limit = v;
+    else return false;
+    return true;
+  });
+  if (!ok || o.rank == 0 || o.files.empty()) return usage();
   try {
     BenchEnv env;
     env.open(0);
-    spt_context* gpu = nullptr;
-    check(spt_context_create(&gpu), nullptr, "spt_context_create");
-    std::unique_ptr<spt_context, decltype(&spt_context_free)> gpu_owned(gpu, spt_context_free);
-    check(spt_context_set_backend(gpu, SPT_BACKEND_CUDA), gpu, "spt_context_set_backend");
+    spt_backend_info info;
+    const ContextPtr gpu_owned = backend_context(SPT_BACKEND_CUDA, &info);
+    spt_context* gpu = gpu_owned.get();
     check(spt_context_set_verbosity(gpu, 1), gpu, "spt_context_set_verbosity");
-    spt_backend_info info{};
-    info.struct_size = sizeof info;
-    check(spt_context_backend_info(gpu, &info), gpu, "spt_context_backend_info");
     if (!info.cuda_available) {
       std::fprintf(stderr, "bench_gpu_streamed: no usable CUDA device: %s\n", info.reason);
       return 1;
@@ -238,13 +206,13 @@ int main(int argc, char** argv) {
       for (uint32_t mode = 0; mode < order; ++mode) {
         MatrixPtr out = random_factor(env, o.dtype, xs.dims[mode], o.rank, 1);
         auto call = [&] { check(spt_mttkrp(gpu, x.get(), views.data(), mode, out.get()), gpu, "spt_mttkrp"); };
-        const double in_memory_ms = median_of_calls(o.reps, call);
+        const double in_memory_ms = time_calls(o.reps, call).median_ms;
         double streamed_ms = 0;
         std::vector<std::string> lines;
         {
-          StreamedScope scope(o.limit);
+          StreamedScope scope(gpu, o.limit);
           check(spt_context_set_log(gpu, record_log, &lines), gpu, "spt_context_set_log");
-          streamed_ms = median_of_calls(o.reps, call);
+          streamed_ms = time_calls(o.reps, call).median_ms;
           check(spt_context_set_log(gpu, nullptr, nullptr), gpu, "spt_context_set_log");
         }
         const double net_ms = std::max(streamed_ms - link.pin_ms, 1e-6);
@@ -262,7 +230,7 @@ int main(int argc, char** argv) {
       const CpdOutcome in_memory = run_cpd(gpu, x.get(), o.rank, o.iters);
       CpdOutcome streamed;
       {
-        StreamedScope scope(o.limit);
+        StreamedScope scope(gpu, o.limit);
         streamed = run_cpd(gpu, x.get(), o.rank, o.iters);
       }
       base("cp_als_streamed")

@@ -20,8 +20,8 @@ gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)
 for file in "$@"; do
   for list in $lists; do
     log="$out/gpu_multi_$(basename "$file")_${list//,/-}.log"
-    SPT_DEVICES=$list "$build/sptensor" cpd "$file" -r "$rank" -n "$iters" --tol 0 --dtype "$dtype" \
-      --backend cuda -v > "$log" 2>&1 || { echo "failed: $file on $list" >&2; tail -5 "$log" >&2; continue; }
+    "$build/sptensor" cpd "$file" -r "$rank" -n "$iters" --tol 0 --dtype "$dtype" \
+      --backend cuda --devices "$list" -v > "$log" 2>&1 || { echo "failed: $file on $list" >&2; tail -5 "$log" >&2; continue; }
     median=$(awk '/^iter /{ if ($2 > 1) print $(NF-1) }' "$log" | sort -g |
       awk '{ t[n++] = $1 } END { if (!n) print "null"; else print (n % 2 ? t[(n-1)/2] : (t[n/2-1] + t[n/2]) / 2) }')
     fit=$(awk '/^final fit/{ print $3 }' "$log")

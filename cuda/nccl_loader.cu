@@ -17,8 +17,9 @@ namespace {
 
 constexpr const char* kSoname = "libnccl.so.2";
 
-// The nvidia/nccl/lib folders of pip-installed NCCL under the usual
-// prefixes (site-packages or dist-packages of any python3.x).
+// libnccl.so.2 of the nvidia-nccl-cu13 (or -cu12) Python package, pip-installed
+// into the active virtual or conda environment, the user's ~/.local (pip
+// --user) or the system prefixes (docs/guide.md, "Several GPUs").
 std::vector<std::string> python_package_candidates() {
   std::vector<std::string> prefixes;
   for (const char* var : {"VIRTUAL_ENV", "CONDA_PREFIX"})
@@ -28,15 +29,11 @@ std::vector<std::string> python_package_candidates() {
   prefixes.emplace_back("/usr");
   std::vector<std::string> found;
   for (const std::string& prefix : prefixes) {
-    for (const char* tail : {"/lib/python3*/site-packages/nvidia/nccl/lib/libnccl.so.2",
-                             "/lib/python3*/dist-packages/nvidia/nccl/lib/libnccl.so.2",
-                             "/lib64/python3*/site-packages/nvidia/nccl/lib/libnccl.so.2"}) {
-      glob_t g{};
-      const std::string pattern = prefix + tail;
-      if (glob(pattern.c_str(), 0, nullptr, &g) == 0)
-        for (size_t i = 0; i < g.gl_pathc; ++i) found.emplace_back(g.gl_pathv[i]);
-      globfree(&g);
-    }
+    const std::string pattern = prefix + "/lib{,64}/python3*/{site,dist}-packages/nvidia/nccl/lib/" + kSoname;
+    glob_t g{};
+    if (glob(pattern.c_str(), GLOB_BRACE, nullptr, &g) == 0)
+      for (size_t i = 0; i < g.gl_pathc; ++i) found.emplace_back(g.gl_pathv[i]);
+    globfree(&g);
   }
   return found;
 }

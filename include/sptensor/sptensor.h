@@ -148,13 +148,11 @@ typedef void (*spt_log_fn)(void *user_data, int level, const char *message);
 
 /** Create a context with defaults: threads = all available (or OMP_NUM_THREADS),
  *  backend from env SPT_BACKEND (auto|cpu|cuda|reference) else AUTO, device 0,
- *  devices from env SPT_DEVICES (comma-separated ordinals, as
- *  spt_context_set_devices takes them) else every device, seed 0,
+ *  every device for multi-GPU runs, device streaming AUTO, seed 0,
  *  verbosity 0, no callbacks.
- *  Errors: SPT_ERR_INVALID_ARGUMENT (out NULL, or SPT_BACKEND or SPT_DEVICES
- *  has an invalid value), SPT_ERR_DEVICE (SPT_BACKEND=cuda or SPT_DEVICES
- *  but no CUDA plugin or device is usable, or SPT_DEVICES names a device
- *  that does not exist; the message says why), SPT_ERR_OUT_OF_MEMORY. */
+ *  Errors: SPT_ERR_INVALID_ARGUMENT (out NULL, or SPT_BACKEND has an
+ *  invalid value), SPT_ERR_DEVICE (SPT_BACKEND=cuda but no CUDA plugin or
+ *  device is usable; the message says why), SPT_ERR_OUT_OF_MEMORY. */
 SPT_API spt_status spt_context_create(spt_context **out);
 
 /** Free a context. NULL is accepted and ignored. Returns SPT_OK. */
@@ -215,6 +213,29 @@ SPT_API spt_status spt_context_set_device(spt_context *ctx, int device);
  *  plugin/device when count > 0). On error the context is left unchanged.
  *  Not thread safe for one context. */
 SPT_API spt_status spt_context_set_devices(spt_context *ctx, const int *ids, int count);
+
+/** When the GPU streams a COO tensor's nonzeros from host memory instead of
+ *  holding a copy of the tensor on the device (spt_mttkrp on a COO tensor
+ *  and CP-ALS on the GPU; see docs/guide.md "Tuning", GPU). */
+typedef enum spt_device_streaming {
+  SPT_DEVICE_STREAMING_AUTO = 0,   /**< only when the tensor's device copy does not fit (default) */
+  SPT_DEVICE_STREAMING_ALWAYS = 1, /**< always, even when the tensor fits (to measure or test the
+                                        streamed path; slower where the copy fits) */
+  SPT_DEVICE_STREAMING_MAX_ENUM = 0x7FFFFFFF /**< not a value: makes every 32-bit int representable (checked at run time) */
+} spt_device_streaming;
+
+/** Choose when the context's GPU runs stream a COO tensor's nonzeros from
+ *  pinned host memory in chunks (the factors and output stay on the
+ *  device): SPT_DEVICE_STREAMING_AUTO (the default) streams only a tensor
+ *  whose device copy does not fit the free device memory, ALWAYS streams
+ *  every one. Runs that do not use the GPU are unaffected; streamed or not,
+ *  results agree to rounding. Errors: SPT_ERR_INVALID_ARGUMENT (ctx NULL,
+ *  unknown value; the context is left unchanged). Not thread safe for one
+ *  context. */
+SPT_API spt_status spt_context_set_device_streaming(spt_context *ctx, spt_device_streaming streaming);
+/** The context's device-streaming setting (ctx NULL: the default, AUTO)
+ *  into *streaming. Errors: SPT_ERR_INVALID_ARGUMENT (streaming NULL). */
+SPT_API spt_status spt_context_get_device_streaming(const spt_context *ctx, spt_device_streaming *streaming);
 
 /** What a context's backend resolves to and what CUDA support was found.
  *  Fixed-size strings, NUL terminated; no pointers to free. */

@@ -52,6 +52,10 @@ module sptensor_capi
   integer(c_int), parameter :: SPT_BACKEND_CUDA = 2
   integer(c_int), parameter :: SPT_BACKEND_REFERENCE = 3
   integer(c_int), parameter :: SPT_BACKEND_MAX_ENUM = 2147483647
+  ! spt_device_streaming
+  integer(c_int), parameter :: SPT_DEVICE_STREAMING_AUTO = 0
+  integer(c_int), parameter :: SPT_DEVICE_STREAMING_ALWAYS = 1
+  integer(c_int), parameter :: SPT_DEVICE_STREAMING_MAX_ENUM = 2147483647
   ! spt_coo_flags
   integer(c_int), parameter :: SPT_COO_DEFAULT = 0
   integer(c_int), parameter :: SPT_COO_REJECT_NONFINITE = 1
@@ -585,7 +589,8 @@ module sptensor_capi
       type(c_ptr) :: res
     end function
     ! Create a context with defaults: threads = all available (or OMP_NUM_THREADS), backend from env
-    ! SPT_BACKEND (auto|cpu|cuda|reference) else AUTO, device 0, devices from env SPT_DEVICES ...
+    ! SPT_BACKEND (auto|cpu|cuda|reference) else AUTO, device 0, every device for multi-GPU runs, device
+    ! ...
     function spt_context_create(out) bind(c, name="spt_context_create") result(res)
       import :: c_int, c_ptr
       type(c_ptr), intent(out) :: out
@@ -641,6 +646,23 @@ module sptensor_capi
       type(c_ptr), value :: ctx
       integer(c_int), intent(in) :: ids(*)
       integer(c_int), value :: count
+      integer(c_int) :: res
+    end function
+    ! Choose when the context's GPU runs stream a COO tensor's nonzeros from pinned host memory in chunks
+    ! (the factors and output stay on the device): SPT_DEVICE_STREAMING_AUTO (the default) streams ...
+    function spt_context_set_device_streaming(ctx, &
+        streaming) bind(c, name="spt_context_set_device_streaming") result(res)
+      import :: c_int, c_ptr
+      type(c_ptr), value :: ctx
+      integer(c_int), value :: streaming
+      integer(c_int) :: res
+    end function
+    ! The context's device-streaming setting (ctx NULL: the default, AUTO) into streaming.
+    function spt_context_get_device_streaming(ctx, &
+        streaming) bind(c, name="spt_context_get_device_streaming") result(res)
+      import :: c_int, c_ptr
+      type(c_ptr), value :: ctx
+      integer(c_int), intent(out) :: streaming
       integer(c_int) :: res
     end function
     ! Fill `info` (info->struct_size must be set; a smaller struct from an older header is filled up to

@@ -49,6 +49,8 @@ _DTYPES = {np.dtype(np.float32): _lib.SPT_FLOAT32, np.dtype(np.float64): _lib.SP
 _NP_DTYPES = {_lib.SPT_FLOAT32: np.dtype(np.float32), _lib.SPT_FLOAT64: np.dtype(np.float64)}
 _BACKENDS = {"auto": 0, "cpu": 1, "cuda": 2, "reference": 3}
 _BACKEND_NAMES = {v: k for k, v in _BACKENDS.items()}
+_DEVICE_STREAMING = {"auto": 0, "always": 1}
+_DEVICE_STREAMING_NAMES = {v: k for k, v in _DEVICE_STREAMING.items()}
 _FORMATS = {"auto": 0, "coo": 1, "csf": 2, "hicoo": 3, "fcoo": 4, "hbcsf": 5, "hls": 6}
 _FORMAT_NAMES = {v: k for k, v in _FORMATS.items()}
 _CSF_POLICIES = {"auto": 0, "onemode": 1, "twomode": 2, "allmode": 3, "memoized": 4}
@@ -228,6 +230,23 @@ class Context(_Owned):
     @threads.setter
     def threads(self, n):
         _lib.check(_lib.lib().spt_context_set_threads(self._h, int(n)), "spt_context_set_threads", self._h)
+
+    @property
+    def device_streaming(self):
+        """When GPU runs stream a COO tensor's nonzeros from host memory
+        (settable): "auto" (default: only when the tensor's device copy does
+        not fit) or "always" (even when it fits; to measure or test the
+        streamed path). Raises InvalidArgumentError for another value."""
+        v = ctypes.c_int()
+        _lib.check(_lib.lib().spt_context_get_device_streaming(self._h, ctypes.byref(v)),
+                   "spt_context_get_device_streaming", self._h)
+        return _DEVICE_STREAMING_NAMES.get(v.value, str(v.value))
+
+    @device_streaming.setter
+    def device_streaming(self, name):
+        code = _choice(_DEVICE_STREAMING, name, "device streaming")
+        _lib.check(_lib.lib().spt_context_set_device_streaming(self._h, code), "spt_context_set_device_streaming",
+                   self._h)
 
     @property
     def seed(self):

@@ -38,6 +38,10 @@ SPT_BACKEND_CPU = 1
 SPT_BACKEND_CUDA = 2
 SPT_BACKEND_REFERENCE = 3
 SPT_BACKEND_MAX_ENUM = 2147483647
+# spt_device_streaming
+SPT_DEVICE_STREAMING_AUTO = 0
+SPT_DEVICE_STREAMING_ALWAYS = 1
+SPT_DEVICE_STREAMING_MAX_ENUM = 2147483647
 # spt_coo_flags
 SPT_COO_DEFAULT = 0
 SPT_COO_REJECT_NONFINITE = 1
@@ -722,6 +726,8 @@ SIGNATURES = {
     "spt_context_get_backend": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_void_p]),
     "spt_context_set_device": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_int]),
     "spt_context_set_devices": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int]),
+    "spt_context_set_device_streaming": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_int]),
+    "spt_context_get_device_streaming": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_void_p]),
     "spt_context_backend_info": (ctypes.c_int, [ctypes.c_void_p, ctypes.POINTER(spt_backend_info)]),
     "spt_context_set_seed": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_uint64]),
     "spt_context_set_verbosity": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_int]),

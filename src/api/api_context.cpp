@@ -21,32 +21,6 @@ void require_cuda_device(int device, const char* what) {
          " device(s) found, ordinals start at 0)");
 }
 
-// SPT_DEVICES (e.g. "0,1"): the devices of a new context, as
-// spt_context_set_devices takes them; empty when unset.
-std::vector<int> devices_from_environment() {
-  const char* env = std::getenv("SPT_DEVICES");
-  if (!env || !*env) return {};
-  std::vector<int> ids;
-  const char* p = env;
-  while (true) {
-    char* end = nullptr;
-    const long id = std::strtol(p, &end, 10);
-    if (end == p || id < 0 || id > 1 << 20 || (*end != ',' && *end != '\0'))
-      fail(SPT_ERR_INVALID_ARGUMENT, "environment variable SPT_DEVICES=", env,
-           " is not a comma-separated list of CUDA device ordinals (e.g. 0,1)");
-    if (std::find(ids.begin(), ids.end(), int(id)) != ids.end())
-      fail(SPT_ERR_INVALID_ARGUMENT, "environment variable SPT_DEVICES=", env, " names device ", id, " twice");
-    ids.push_back(static_cast<int>(id));
-    if (ids.size() > SPT_MAX_DEVICES)
-      fail(SPT_ERR_INVALID_ARGUMENT, "environment variable SPT_DEVICES=", env, " names more than SPT_MAX_DEVICES (",
-           SPT_MAX_DEVICES, ") devices");
-    if (*end == '\0') break;
-    p = end + 1;
-  }
-  for (int id : ids) require_cuda_device(id, "SPT_DEVICES");
-  return ids;
-}
-
 void copy_text(char* dst, size_t size, const std::string& text) {
   const size_t n = std::min(size - 1, text.size());
   std::memcpy(dst, text.data(), n);
@@ -100,11 +74,8 @@ SPT_API spt_status spt_context_create(spt_context** out) {
              " is not one of auto, cpu, cuda, reference");
       if (backend == SPT_BACKEND_CUDA) require_cuda_device(0, "SPT_BACKEND=cuda");
     }
-    std::vector<int> devices = devices_from_environment();
     auto* ctx = new spt_context_s();
     ctx->backend = backend;
-    if (!devices.empty()) ctx->device = devices.front();
-    ctx->devices = std::move(devices);
     *out = ctx;
   });
 }
@@ -182,6 +153,23 @@ SPT_API spt_status spt_context_set_devices(spt_context* ctx, const int* ids, int
     for (int i = 0; i < count; ++i) require_cuda_device(chosen[i], "spt_context_set_devices");
     ctx->device = chosen[0];
     ctx->devices = std::move(chosen);
+  });
+}
+
+SPT_API spt_status spt_context_set_device_streaming(spt_context* ctx, spt_device_streaming streaming) {
+  return guarded(ctx, "spt_context_set_device_streaming", [&] {
+    require_not_null(ctx, "ctx");
+    require(streaming == SPT_DEVICE_STREAMING_AUTO || streaming == SPT_DEVICE_STREAMING_ALWAYS,
+            "streaming must be SPT_DEVICE_STREAMING_AUTO (0) or SPT_DEVICE_STREAMING_ALWAYS (1), got ",
+            static_cast<int>(streaming));
+    ctx->device_streaming = streaming;
+  });
+}
+
+SPT_API spt_status spt_context_get_device_streaming(const spt_context* ctx, spt_device_streaming* streaming) {
+  return guarded("spt_context_get_device_streaming", [&] {
+    require_not_null(streaming, "streaming");
+    *streaming = resolve(ctx).device_streaming;
   });
 }
 

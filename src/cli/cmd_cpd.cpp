@@ -7,6 +7,7 @@
 // enough digits to read back exactly.
 #include <algorithm>
 #include <cerrno>
+#include <climits>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -86,6 +87,12 @@ const CommandSpec& cpd_spec() {
         {"missing", 0, "FILE",
          "with --model gcp: a tensor file (same reader options) whose coordinates are missing entries, left "
          "out of the fit (CP-WOPT); its values are ignored"},
+        {"devices", 0, "LIST",
+         "CUDA devices a CP-ALS on COO may split the tensor among, lead first, e.g. 0,1 (default: every "
+         "device, for tensors of at least 2^20 nonzeros per device; one device: that GPU alone)"},
+        {"stream", 0, "",
+         "on the GPU, stream the COO tensor's nonzeros from host memory even when it fits the device (as "
+         "for a tensor larger than the device; to measure the streamed path)"},
     };
     for (auto& o : common_options()) s.options.push_back(o);
     return s;
@@ -125,6 +132,37 @@ CooPtr widen_to_dims(spt_context* ctx, CooPtr missing, const spt_coo* x) {
   CooPtr out(wide);
   check(spt_coo_append(ctx, wide, mi.nnz, indices.data(), mi.nnz, 0, values, 0), ctx, "widening --missing");
   return out;
+}
+
+// --devices "1,0" -> {1, 0}: CUDA device ordinals, lead first (the library
+// checks that they exist and differ).
+std::vector<int> parse_devices(const std::string& text) {
+  std::vector<int> ids;
+  bool ok = !text.empty() && text.back() != ',';
+  std::istringstream items(text);
+  std::string item;
+  while (ok && std::getline(items, item, ',')) {
+    char* end = nullptr;
+    errno = 0;
+    const long long id = std::strtoll(item.c_str(), &end, 10);
+    ok = !item.empty() && item[0] >= '0' && item[0] <= '9' && *end == '\0' && errno == 0 && id <= INT_MAX;
+    ids.push_back(static_cast<int>(id));
+  }
+  if (!ok)
+    throw UsageError("--devices expects device ordinals >= 0 separated by commas (e.g. --devices 0,1), got '" +
+                     text + "'");
+  return ids;
+}
+
+// --devices and --stream on the context.
+void set_device_options(spt_context* ctx, const ParsedArgs& args) {
+  if (args.has("devices")) {
+    const std::vector<int> ids = parse_devices(args.text("devices", ""));
+    check(spt_context_set_devices(ctx, ids.data(), static_cast<int>(ids.size())), ctx,
+          "setting --devices " + args.text("devices", ""));
+  }
+  if (args.has("stream"))
+    check(spt_context_set_device_streaming(ctx, SPT_DEVICE_STREAMING_ALWAYS), ctx, "setting --stream");
 }
 
 std::string factor_path(const std::string& prefix, uint32_t mode) {
@@ -347,6 +385,7 @@ int run_cpd(const ParsedArgs& args) {
   }
 
   ContextPtr ctx = make_context(args);
+  set_device_options(ctx.get(), args);
   double read_seconds = 0;
   CooPtr x = read_tensor(ctx.get(), args, path, &read_seconds);
   TensorShape s = shape_of(x.get());

@@ -17,6 +17,8 @@ struct spt_context_s {
   // The CUDA devices a multi-device run may use, lead first (its first is
   // `device`); empty = every device (spt_context_set_devices).
   std::vector<int> devices;
+  // When GPU runs stream a COO tensor from host memory (spt_context_set_device_streaming).
+  spt_device_streaming device_streaming = SPT_DEVICE_STREAMING_AUTO;
   uint64_t seed = 0;
   int verbosity = 0;
   spt_progress_fn progress = nullptr;

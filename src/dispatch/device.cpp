@@ -431,7 +431,7 @@ template <typename T>
 bool coo_mttkrp_on_device(const spt_context_s& ctx, const spt_coo_s& x, const ConstMatRef<T>* factors, uint32_t mode,
                           MatRef<T> out) {
   if (x.order() >= 2 && x.nnz > 0)
-    if (const char* why = detail::stream_without_trying(cuda_plugin(), ctx.device, x))
+    if (const char* why = detail::stream_without_trying(ctx, cuda_plugin(), x))
       return detail::streamed_mttkrp<T>(ctx, x, factors, mode, out, why);
   bool too_big = false;
   bool done = false;
@@ -685,7 +685,7 @@ std::unique_ptr<CpAlsSteps<T>> cp_als_on_device(const spt_context_s& ctx, const 
   std::string message;
   // A tensor whose copy does not fit streams through the device.
   if (x.nnz > 0)
-    if (const char* why = detail::stream_without_trying(cuda, ctx.device, x))
+    if (const char* why = detail::stream_without_trying(ctx, cuda, x))
       return cp_als_streamed<T>(ctx, cuda, x, opts, why);
   detail::CpAlsDeviceCopies copies;
   const int status = detail::cp_als_device_copies(ctx, cuda, ctx.device, x, opts, copies, message);

@@ -1,7 +1,6 @@
 #include "dispatch/device_streamed.hpp"
 
 #include <cstdlib>
-#include <cstring>
 #include <vector>
 
 #include "core/dtype.hpp"
@@ -31,9 +30,18 @@ std::string describe(const spt_plugin_stream_info& info) {
 
 }  // namespace
 
-const char* stream_without_trying(const CudaPlugin& cuda, int device, const spt_coo_s& x) {
-  const char* forced = std::getenv("SPT_CUDA_STREAM");
-  if (forced && std::strcmp(forced, "1") == 0) return "SPT_CUDA_STREAM=1 forces streaming";
+uint64_t streamed_chunks(const std::string& line) {
+  if (line.find("streamed") == std::string::npos) return 0;
+  const size_t at = line.find(" chunk");
+  if (at == std::string::npos) return 0;
+  size_t begin = at;
+  while (begin > 0 && line[begin - 1] >= '0' && line[begin - 1] <= '9') --begin;
+  return begin < at ? std::strtoull(line.c_str() + begin, nullptr, 10) : 0;
+}
+
+const char* stream_without_trying(const spt_context_s& ctx, const CudaPlugin& cuda, const spt_coo_s& x) {
+  if (ctx.device_streaming == SPT_DEVICE_STREAMING_ALWAYS) return "the context's device streaming is ALWAYS";
+  const int device = ctx.device;
   if (device < 0 || device >= static_cast<int>(cuda.devices.size())) return nullptr;
   const uint64_t bytes = uint64_t(x.nnz) * (uint64_t(x.order()) * sizeof(spt_index) + dtype_size(x.dtype()));
   return bytes > cuda.devices[device].total_memory ? "the tensor is larger than the device's memory" : nullptr;

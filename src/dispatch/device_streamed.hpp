@@ -16,10 +16,17 @@
 namespace spt::dispatch::detail {
 
 // Why x streams without trying its in-memory device copies, or nullptr
-// when they are tried first: env SPT_CUDA_STREAM=1 (streaming forced, for
-// benchmarks and tests), or x's COO copy (indices and values) is larger
-// than the whole memory of `device` (no copy of it can fit).
-const char* stream_without_trying(const CudaPlugin& cuda, int device, const spt_coo_s& x);
+// when they are tried first: the context's device streaming is ALWAYS
+// (spt_context_set_device_streaming), or x's COO copy (indices and values)
+// is larger than the whole memory of the context's device (no copy of it
+// can fit).
+const char* stream_without_trying(const spt_context_s& ctx, const CudaPlugin& cuda, const spt_coo_s& x);
+
+// The chunk count a log line of a streamed run gives ("... streamed (why):
+// ... N chunks of ..."), 0 for any other line. Beside the code that writes
+// these lines so that the tests and benchmarks that read the log follow
+// its format.
+uint64_t streamed_chunks(const std::string& line);
 
 // Why a tensor streams after its upload failed for memory.
 constexpr const char* kCopyDoesNotFit = "the tensor's device copy does not fit the free device memory";

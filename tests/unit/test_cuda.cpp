@@ -451,29 +451,6 @@ TEST(CudaMttkrpApi, CacheInvalidationAndColumnMajorOutput) {
 /* ---------------------------- CP-ALS on the GPU --------------------------- */
 
 
-struct CpdRun {
-  spt_status status = SPT_OK;
-  std::string error;
-  std::vector<int> callback_iterations;
-  std::vector<double> callback_fits;
-  std::vector<std::string> log;
-  std::unique_ptr<spt_ktensor_s> k;
-};
-
-struct CallbackState {
-  CpdRun* run = nullptr;
-  int stop_after = 0;
-};
-
-int record_iteration(void* data, int iteration, double fit, double, double) {
-  auto* state = static_cast<CallbackState*>(data);
-  state->run->callback_iterations.push_back(iteration);
-  state->run->callback_fits.push_back(fit);
-  return state->stop_after > 0 && iteration >= state->stop_after ? 1 : 0;
-}
-
-void record_log(void* data, int, const char* message) { static_cast<std::vector<std::string>*>(data)->push_back(message); }
-
 // CP-ALS through the C API on a context with `backend` (16 threads for the
 // CPU part), from the given initial factors (user init) or random (empty
 // init); the callback stops after `stop_after` sweeps when > 0.
@@ -481,61 +458,15 @@ template <typename T>
 CpdRun run_cpd(spt_backend backend, const spt_coo_s& x, const std::vector<DenseMatrix<T>>& init, spt_index rank,
                int iters, double tol, int stop_after = 0, spt_tensor_format format = SPT_TENSOR_FORMAT_AUTO) {
   CpdRun run;
-  spt_context* ctx = nullptr;
-  EXPECT_EQ(spt_context_create(&ctx), SPT_OK);
-  EXPECT_EQ(spt_context_set_backend(ctx, backend), SPT_OK) << spt_last_error(ctx);
-  EXPECT_EQ(spt_context_set_threads(ctx, 16), SPT_OK);
-  EXPECT_EQ(spt_context_set_verbosity(ctx, 1), SPT_OK);
-  EXPECT_EQ(spt_context_set_log(ctx, record_log, &run.log), SPT_OK);
-  std::vector<spt_matrix*> handles;
-  for (const auto& f : init) {
-    spt_matrix* m = nullptr;
-    EXPECT_EQ(spt_matrix_wrap(ctx, dtype_of<T>(), f.rows, f.cols, SPT_ROW_MAJOR, const_cast<T*>(f.values.data()),
-                              f.cols, &m),
-              SPT_OK);
-    handles.push_back(m);
-  }
-  spt_cpd_options opts;
-  EXPECT_EQ(spt_cpd_options_init(&opts), SPT_OK);
-  opts.rank = rank;
-  opts.max_iters = iters;
-  opts.tol = tol;
-  opts.seed = 42;
-  opts.format = format;
-  if (!init.empty()) {
-    opts.init = SPT_CPD_INIT_USER;
-    opts.init_factors = handles.data();
-  }
-  CallbackState state{&run, stop_after};
-  opts.callback = record_iteration;
-  opts.callback_data = &state;
-  spt_ktensor* k = nullptr;
-  run.status = spt_cpd_als(ctx, &x, &opts, &k);
-  if (run.status < 0) run.error = spt_last_error(ctx);
-  run.k.reset(k);
-  for (spt_matrix* m : handles) spt_matrix_free(m);
-  spt_context_free(ctx);
+  const ContextPtr ctx = logging_context(backend, 1, &run.log, 16);
+  IterationRecorder<CpdRun> recorder{&run, stop_after};
+  run_cpd_als(run, ctx.get(), x, init, rank, iters, tol, [&](spt_cpd_options& opts) {
+    opts.seed = 42;
+    opts.format = format;
+    opts.callback = IterationRecorder<CpdRun>::callback;
+    opts.callback_data = &recorder;
+  });
   return run;
-}
-
-template <typename T>
-std::vector<DenseMatrix<T>> positive_init(const std::vector<spt_index>& dims, spt_index rank, uint64_t seed) {
-  auto f = random_factors<T>(dims, rank, seed);
-  for (auto& m : f)
-    for (auto& v : m.values) v = std::abs(v);  // uniform [0, 1) like the random init
-  return f;
-}
-
-// Model value sum_r lambda_r prod_m U_m(c_m, r) of a ktensor.
-template <typename T>
-double model_value(const spt_ktensor_s& k, const std::vector<spt_index>& c) {
-  double total = 0.0;
-  for (spt_index r = 0; r < k.rank; ++r) {
-    double v = static_cast<double>(k.lambda.ptr<T>()[r]);
-    for (uint32_t m = 0; m < k.order(); ++m) v *= static_cast<double>(k.factors[m]->ptr<T>()[c[m] * k.rank + r]);
-    total += v;
-  }
-  return total;
 }
 
 template <typename T>
@@ -549,16 +480,9 @@ constexpr double fit_tolerance() {
 // near-tied lambdas sorted differently do not matter).
 template <typename T>
 void expect_same_run(const CpdRun& gpu, const CpdRun& cpu, const spt_coo_s& x, const std::string& what) {
-  ASSERT_GE(gpu.status, 0) << what << ": " << gpu.error;
-  ASSERT_GE(cpu.status, 0) << what << ": " << cpu.error;
+  ASSERT_NO_FATAL_FAILURE(expect_same_fits(gpu, cpu, fit_tolerance<T>(), 0.0, what + " (GPU against CPU)"));
   EXPECT_EQ(gpu.status, cpu.status) << what;
   ASSERT_EQ(gpu.k->iterations, cpu.k->iterations) << what;
-  ASSERT_EQ(gpu.k->fit_history.size(), cpu.k->fit_history.size()) << what;
-  for (size_t i = 0; i < cpu.k->fit_history.size(); ++i) {
-    const double want = cpu.k->fit_history[i], got = gpu.k->fit_history[i];
-    EXPECT_LE(std::abs(want - got), fit_tolerance<T>() * std::abs(want))
-        << what << " sweep " << i + 1 << ": CPU fit " << want << ", GPU fit " << got;
-  }
   EXPECT_EQ(gpu.k->fit, gpu.k->fit_history.back()) << what;
   // The callback saw every sweep, in order, with the recorded fits.
   ASSERT_EQ(gpu.callback_iterations.size(), gpu.k->fit_history.size()) << what;
@@ -567,20 +491,8 @@ void expect_same_run(const CpdRun& gpu, const CpdRun& cpu, const spt_coo_s& x, c
     EXPECT_EQ(gpu.callback_fits[i], gpu.k->fit_history[i]) << what;
   }
   // The GPU run said so in the log.
-  bool said_cuda = false;
-  for (const std::string& line : gpu.log) said_cuda = said_cuda || line.find("coo, cuda") != std::string::npos;
-  EXPECT_TRUE(said_cuda) << what << ": the GPU run's log does not name cuda";
-  double scale = 0.0, worst = 0.0;
-  const spt_nnz samples = std::min<spt_nnz>(x.nnz, 500);
-  std::vector<spt_index> c(x.order());
-  for (spt_nnz e = 0; e < samples; ++e) {
-    for (uint32_t m = 0; m < x.order(); ++m) c[m] = x.ind[m][e * (x.nnz / samples)];
-    const double want = model_value<T>(*cpu.k, c), got = model_value<T>(*gpu.k, c);
-    scale = std::max(scale, std::abs(want));
-    worst = std::max(worst, std::abs(want - got));
-  }
-  EXPECT_LE(worst, (sizeof(T) == 4 ? 1e-2 : 1e-7) * std::max(scale, 1e-12))
-      << what << ": models differ by " << worst << " at the nonzeros (largest value " << scale << ")";
+  EXPECT_TRUE(gpu.said("coo, cuda")) << what << ": the GPU run's log does not name cuda";
+  expect_same_model_at_nonzeros<T>(*gpu.k, *cpu.k, x, sizeof(T) == 4 ? 1e-2 : 1e-7, what);
 }
 
 template <typename T>
@@ -727,7 +639,7 @@ void check_per_mode_formats(const spt_coo_s& tensor, const std::string& choice) 
   ASSERT_EQ(spt_context_create(&ctx), SPT_OK);
   ASSERT_EQ(spt_context_set_backend(ctx, SPT_BACKEND_CUDA), SPT_OK) << spt_last_error(ctx);
   ASSERT_EQ(spt_context_set_verbosity(ctx, 2), SPT_OK);
-  ASSERT_EQ(spt_context_set_log(ctx, record_log, &log), SPT_OK);
+  ASSERT_EQ(spt_context_set_log(ctx, record_log_line, &log), SPT_OK);
   spt_coo* x = new spt_coo_s(copy_coo(tensor, SPT_FLOAT64));
   const spt_nnz rank = 16;
   auto factors = random_factors<double>(x->dims, rank, 9);

@@ -72,18 +72,9 @@ AprRun run_cp_apr(spt_backend backend, const spt_coo_s& x, const std::vector<Den
                   const AprSettings& s) {
   AprRun run;
   run.stop_after = s.stop_after;
-  spt_context* ctx = nullptr;
-  EXPECT_EQ(spt_context_create(&ctx), SPT_OK);
-  EXPECT_EQ(spt_context_set_backend(ctx, backend), SPT_OK) << spt_last_error(ctx);
-  EXPECT_EQ(spt_context_set_threads(ctx, 4), SPT_OK);
-  EXPECT_EQ(spt_context_set_verbosity(ctx, 2), SPT_OK);
-  EXPECT_EQ(spt_context_set_log(ctx, record_log_line, &run.log), SPT_OK);
-  std::vector<spt_matrix*> handles(init.size(), nullptr);
-  for (size_t m = 0; m < init.size(); ++m)
-    EXPECT_EQ(spt_matrix_wrap(ctx, dtype_of<T>(), init[m].rows, init[m].cols, SPT_ROW_MAJOR,
-                              const_cast<T*>(init[m].values.data()), init[m].cols, &handles[m]),
-              SPT_OK);
-  std::vector<const spt_matrix*> init_ptrs(handles.begin(), handles.end());
+  const ContextPtr owner = logging_context(backend, 2, &run.log, 4);
+  spt_context* ctx = owner.get();
+  const WrappedFactors handles(ctx, init);
   spt_cp_apr_options opts;
   EXPECT_EQ(spt_cp_apr_options_init(&opts), SPT_OK);
   opts.rank = s.rank;
@@ -92,21 +83,19 @@ AprRun run_cp_apr(spt_backend backend, const spt_coo_s& x, const std::vector<Den
   opts.tol = s.tol;
   opts.format = s.format;
   opts.init = SPT_CP_APR_INIT_USER;
-  opts.init_factors = init_ptrs.data();
+  opts.init_factors = handles.data();
   opts.callback = record_iteration;
   opts.callback_data = &run;
   spt_ktensor* k = nullptr;
   run.status = spt_cp_apr(ctx, &x, &opts, &k);
   if (run.status < 0) run.error = spt_last_error(ctx);
   run.k.reset(k);
-  for (spt_matrix* m : handles) spt_matrix_free(m);
-  spt_context_free(ctx);
   return run;
 }
 
-// Positive random initial factors (dims[m] x rank).
+// Positive random initial factors (dims[m] x rank), at least 0.05.
 template <typename T>
-std::vector<DenseMatrix<T>> positive_init(const std::vector<spt_index>& dims, spt_index rank, uint64_t seed) {
+std::vector<DenseMatrix<T>> apr_init(const std::vector<spt_index>& dims, spt_index rank, uint64_t seed) {
   std::vector<DenseMatrix<T>> out;
   for (size_t m = 0; m < dims.size(); ++m) {
     DenseMatrix<T> f = random_matrix<T>(dims[m], rank, seed + 31 * m);
@@ -224,7 +213,7 @@ TYPED_TEST(CudaCpApr, MatchesCpuOnCountsWithRepeatsAndEmptySlices) {
     AprSettings s;
     s.rank = c.rank;
     s.outer = 12;
-    const auto init = positive_init<T>(x.dims, c.rank, seed * 7);
+    const auto init = apr_init<T>(x.dims, c.rank, seed * 7);
     const AprRun cpu = run_cp_apr<T>(SPT_BACKEND_CPU, x, init, s);
     const AprRun gpu = run_cp_apr<T>(SPT_BACKEND_CUDA, x, init, s);
     expect_same_run<T>(gpu, cpu, "order " + std::to_string(x.order()) + ", rank " + std::to_string(c.rank));
@@ -245,7 +234,7 @@ TYPED_TEST(CudaCpApr, MatchesCpuOnDataTensor) {
     s.outer = 30;
     s.inner = 10;
     s.tol = 1e-3;
-    const auto init = positive_init<T>(x.dims, s.rank, 5);
+    const auto init = apr_init<T>(x.dims, s.rank, 5);
     const AprRun cpu = run_cp_apr<T>(SPT_BACKEND_CPU, x, init, s);
     const AprRun gpu = run_cp_apr<T>(SPT_BACKEND_CUDA, x, init, s);
     expect_same_run<T>(gpu, cpu, name);
@@ -261,7 +250,7 @@ TEST(CudaCpAprApi, FormatAutoRunsOnTheGpu) {
   const spt_coo_s x = counts_with_gaps<double>({30, 26, 22}, 2000, 3);
   AprSettings s;
   s.rank = 6;
-  const auto init = positive_init<double>(x.dims, s.rank, 9);
+  const auto init = apr_init<double>(x.dims, s.rank, 9);
   const AprRun cpu = run_cp_apr<double>(SPT_BACKEND_CPU, x, init, s);
   s.format = SPT_TENSOR_FORMAT_AUTO;
   const AprRun gpu = run_cp_apr<double>(SPT_BACKEND_CUDA, x, init, s);
@@ -274,7 +263,7 @@ TEST(CudaCpAprApi, HicooForcedOnCudaIsUnsupported) {
   const spt_coo_s x = counts_with_gaps<double>({20, 18, 16}, 800, 4);
   AprSettings s;
   s.format = SPT_TENSOR_FORMAT_HICOO;
-  const auto init = positive_init<double>(x.dims, s.rank, 2);
+  const auto init = apr_init<double>(x.dims, s.rank, 2);
   const AprRun gpu = run_cp_apr<double>(SPT_BACKEND_CUDA, x, init, s);
   EXPECT_EQ(gpu.status, SPT_ERR_UNSUPPORTED) << gpu.error;
   EXPECT_NE(gpu.error.find("HiCOO"), std::string::npos) << gpu.error;
@@ -289,7 +278,7 @@ TEST(CudaCpAprApi, CallbackStopsTheDeviceRun) {
   AprSettings s;
   s.outer = 20;
   s.stop_after = 2;
-  const auto init = positive_init<double>(x.dims, s.rank, 4);
+  const auto init = apr_init<double>(x.dims, s.rank, 4);
   const AprRun cpu = run_cp_apr<double>(SPT_BACKEND_CPU, x, init, s);
   const AprRun gpu = run_cp_apr<double>(SPT_BACKEND_CUDA, x, init, s);
   EXPECT_EQ(gpu.logliks.size(), 2u);
@@ -305,7 +294,7 @@ TEST(CudaCpAprApi, OutOfMemoryFallsBackUnderAutoAndFailsUnderCuda) {
   AprSettings s;
   s.outer = 4;
   ASSERT_FALSE(dispatch::cp_apr_prefers_cpu(x.dims, x.nnz, s.rank, 4)) << "AUTO would not use the GPU";
-  const auto init = positive_init<double>(x.dims, s.rank, 3);
+  const auto init = apr_init<double>(x.dims, s.rank, 3);
   const AprRun cpu = run_cp_apr<double>(SPT_BACKEND_CPU, x, init, s);
   ASSERT_GE(cpu.status, 0) << cpu.error;
   ScopedEnv limit("SPT_CUDA_MEMORY_LIMIT", "1000");
@@ -330,7 +319,7 @@ TEST(CudaCpAprApi, AutoRunsSmallProblemsOnTheCpu) {
   SKIP_WITHOUT_DEVICE();
   const spt_coo_s x = counts_with_gaps<double>({30, 20, 10}, 1500, 5);
   AprSettings s;
-  const auto init = positive_init<double>(x.dims, s.rank, 5);
+  const auto init = apr_init<double>(x.dims, s.rank, 5);
   const AprRun automatic = run_cp_apr<double>(SPT_BACKEND_AUTO, x, init, s);
   const AprRun cpu = run_cp_apr<double>(SPT_BACKEND_CPU, x, init, s);
   const AprRun forced = run_cp_apr<double>(SPT_BACKEND_CUDA, x, init, s);
@@ -348,7 +337,7 @@ TEST(CudaCpAprApi, AutoRunsSmallProblemsOnTheCpu) {
 TEST(CudaCpAprApi, ForcedCudaWithoutDeviceIsDeviceError) {
   if (have_device()) GTEST_SKIP() << "a CUDA device is present; this checks the CPU-only behaviour";
   const spt_coo_s x = counts_with_gaps<double>({20, 16, 12}, 600, 2);
-  const auto init = positive_init<double>(x.dims, 3, 1);
+  const auto init = apr_init<double>(x.dims, 3, 1);
   std::vector<spt_matrix_s> handles(init.size());
   std::vector<const spt_matrix_s*> init_ptrs;
   for (size_t m = 0; m < init.size(); ++m) {

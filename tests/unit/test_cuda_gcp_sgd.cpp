@@ -64,6 +64,17 @@ spt_coo* random_counts(const std::vector<spt_index>& dims, spt_nnz nnz, uint64_t
   return x;
 }
 
+// GCP-SGD options with the Poisson loss, `rank` and `seed`; the rest the defaults.
+spt_gcp_options poisson_sgd_options(spt_index rank, uint64_t seed) {
+  spt_gcp_options opts;
+  spt_gcp_options_init(&opts);
+  opts.rank = rank;
+  opts.loss = SPT_GCP_LOSS_POISSON;
+  opts.optimizer = SPT_GCP_OPTIMIZER_SGD;
+  opts.seed = seed;
+  return opts;
+}
+
 TEST(CudaGcpSgd, ForcedCudaAgreesWithTheCpu) {
   if (!have_device()) GTEST_SKIP() << "no usable CUDA device";
   // Small (a few thousand samples per step) and larger (the MTTKRPs of
@@ -76,12 +87,7 @@ TEST(CudaGcpSgd, ForcedCudaAgreesWithTheCpu) {
   const Case cases[] = {{{200, 150, 100}, 20000, 2000}, {{3000, 2000, 500}, 400000, 40000}, {{60, 50, 40, 30}, 50000, 5000}};
   for (const Case& c : cases) {
     spt_coo* x = random_counts(c.dims, c.nnz, 7 + c.nnz);
-    spt_gcp_options opts;
-    spt_gcp_options_init(&opts);
-    opts.rank = 8;
-    opts.loss = SPT_GCP_LOSS_POISSON;
-    opts.optimizer = SPT_GCP_OPTIMIZER_SGD;
-    opts.seed = 5;
+    spt_gcp_options opts = poisson_sgd_options(8, 5);
     opts.rate = 1e-2;
     opts.epoch_iters = 5;
     opts.max_iters = 2;
@@ -106,12 +112,7 @@ TEST(CudaGcpSgd, ForcedCudaAgreesWithTheCpu) {
 TEST(CudaGcpSgd, AutoRunsOnTheCpu) {
   if (!have_device()) GTEST_SKIP() << "no usable CUDA device";
   spt_coo* x = random_counts({100, 80, 60}, 5000, 3);
-  spt_gcp_options opts;
-  spt_gcp_options_init(&opts);
-  opts.rank = 4;
-  opts.loss = SPT_GCP_LOSS_POISSON;
-  opts.optimizer = SPT_GCP_OPTIMIZER_SGD;
-  opts.seed = 2;
+  spt_gcp_options opts = poisson_sgd_options(4, 2);
   opts.epoch_iters = 10;
   opts.max_iters = 2;
   const SgdRun automatic = run_sgd(SPT_BACKEND_AUTO, x, opts);

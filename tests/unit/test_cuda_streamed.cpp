@@ -2,15 +2,17 @@
 // SPT_CUDA_MEMORY_LIMIT set so that the tensor's device copy does not fit
 // but the factors and output do, MTTKRP through the dispatcher and CP-ALS
 // through the C API stream the nonzeros through the GPU in chunks, and
-// equal the in-memory GPU result. With SPT_CUDA_STREAM=1 (streaming forced)
-// and the limit found by bisection on the logged chunk count, 2, 3 and
+// equal the in-memory GPU result. With the context's device streaming
+// ALWAYS (streaming forced) and the limit found by bisection on the logged
+// chunk count, 2, 3 and
 // many chunks equal the in-memory GPU result and the CPU's (2 chunks need
 // the whole tensor in the ring of two buffers, so only forcing reaches
 // them). A limit too small even for the factors gives the CPU fallback
 // with its note under AUTO and an out-of-memory error under CUDA, never a
 // crash. Every device test skips without a usable CUDA device; the chunk
 // plan (a host function of the kernel library) is checked on any machine
-// where the CUDA plugin is built.
+// where the CUDA plugin is built, the device-streaming option's argument
+// checks on any machine.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -26,6 +28,7 @@
 #include "core/context.hpp"
 #include "core/coo.hpp"
 #include "core/ktensor.hpp"
+#include "dispatch/device_streamed.hpp"
 #include "dispatch/dispatch.hpp"
 #include "kernels/kernels.hpp"
 
@@ -39,14 +42,8 @@ namespace {
 // The chunk count in a "streamed" log line ("... in N chunks of ..." or
 // "...; N chunks of ..."), 0 when no line says the run was streamed.
 uint64_t logged_chunks(const std::vector<std::string>& lines) {
-  for (const std::string& l : lines) {
-    if (l.find("streamed") == std::string::npos) continue;
-    const size_t at = l.find(" chunk");
-    if (at == std::string::npos) continue;
-    size_t begin = at;
-    while (begin > 0 && l[begin - 1] >= '0' && l[begin - 1] <= '9') --begin;
-    if (begin < at) return std::strtoull(l.c_str() + begin, nullptr, 10);
-  }
+  for (const std::string& l : lines)
+    if (const uint64_t chunks = dispatch::detail::streamed_chunks(l)) return chunks;
   return 0;
 }
 
@@ -135,6 +132,33 @@ TEST(StreamPlan, ChunksFitTheRingAndCoverTheNonzeros) {
 }
 #endif
 
+// spt_context_set_device_streaming / _get_device_streaming, on any machine:
+// AUTO by default, ALWAYS kept, a NULL context or an unknown value refused
+// with the context unchanged.
+TEST(DeviceStreamingOption, ArgumentChecks) {
+  EXPECT_EQ(spt_context_set_device_streaming(nullptr, SPT_DEVICE_STREAMING_ALWAYS), SPT_ERR_INVALID_ARGUMENT);
+  spt_device_streaming got = SPT_DEVICE_STREAMING_ALWAYS;
+  EXPECT_EQ(spt_context_get_device_streaming(nullptr, &got), SPT_OK);
+  EXPECT_EQ(got, SPT_DEVICE_STREAMING_AUTO);
+  spt_context* ctx = nullptr;
+  ASSERT_EQ(spt_context_create(&ctx), SPT_OK);
+  EXPECT_EQ(spt_context_get_device_streaming(ctx, nullptr), SPT_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(spt_context_get_device_streaming(ctx, &got), SPT_OK);
+  EXPECT_EQ(got, SPT_DEVICE_STREAMING_AUTO);
+  EXPECT_EQ(spt_context_set_device_streaming(ctx, SPT_DEVICE_STREAMING_ALWAYS), SPT_OK) << spt_last_error(ctx);
+  EXPECT_EQ(spt_context_get_device_streaming(ctx, &got), SPT_OK);
+  EXPECT_EQ(got, SPT_DEVICE_STREAMING_ALWAYS);
+  EXPECT_EQ(spt_context_set_device_streaming(ctx, static_cast<spt_device_streaming>(2)), SPT_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(spt_last_error(ctx)).find("streaming"), std::string::npos) << spt_last_error(ctx);
+  EXPECT_EQ(spt_context_set_device_streaming(ctx, static_cast<spt_device_streaming>(-1)), SPT_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(spt_context_get_device_streaming(ctx, &got), SPT_OK);
+  EXPECT_EQ(got, SPT_DEVICE_STREAMING_ALWAYS);
+  EXPECT_EQ(spt_context_set_device_streaming(ctx, SPT_DEVICE_STREAMING_AUTO), SPT_OK);
+  EXPECT_EQ(spt_context_get_device_streaming(ctx, &got), SPT_OK);
+  EXPECT_EQ(got, SPT_DEVICE_STREAMING_AUTO);
+  spt_context_free(ctx);
+}
+
 template <typename T>
 constexpr double stream_tolerance() {
   return sizeof(T) == 4 ? 1e-5 : 1e-12;
@@ -155,13 +179,14 @@ void expect_same_mttkrp(const DenseMatrix<T>& got, const DenseMatrix<T>& want, c
 // cached from an earlier run) under `limit` (0: none), with its log.
 template <typename T>
 Probe mttkrp_under_limit(spt_backend backend, const spt_coo_s& x, const std::vector<DenseMatrix<T>>& factors,
-                         uint32_t mode, uint64_t limit, DenseMatrix<T>& out, std::vector<std::string>* log_out = nullptr) {
+                         uint32_t mode, uint64_t limit, DenseMatrix<T>& out, std::vector<std::string>* log_out = nullptr,
+                         spt_device_streaming streaming = SPT_DEVICE_STREAMING_AUTO) {
   const spt_coo_s fresh = copy_coo(x, x.dtype());
-  const std::string text = std::to_string(limit);
-  ScopedEnv env("SPT_CUDA_MEMORY_LIMIT", limit ? text.c_str() : nullptr);
+  const ScopedMemoryLimit memory(limit);
   std::vector<std::string> lines;
   spt_context_s ctx;
   ctx.backend = backend;
+  ctx.device_streaming = streaming;
   ctx.verbosity = 2;
   ctx.log = record_log_line;
   ctx.log_data = &lines;
@@ -185,11 +210,7 @@ TYPED_TEST_SUITE(CudaStreamedMttkrp, ValueTypes);
 TYPED_TEST(CudaStreamedMttkrp, TwoThreeAndManyChunksEqualInMemoryAndCpu) {
   SKIP_WITHOUT_DEVICE();
   using T = TypeParam;
-  RandomTensorSpec spec;
-  spec.dims = {700, 500, 60};
-  spec.nnz = 60000;
-  spec.seed = 5;
-  const spt_coo_s x = random_coo(dtype_of<T>(), spec);
+  const spt_coo_s x = random_coo(dtype_of<T>(), RandomTensorSpec{{700, 500, 60}, 60000, 5});
   const uint64_t tensor_bytes = x.nnz * (3 * sizeof(uint32_t) + sizeof(T));
   for (spt_nnz rank : {spt_nnz(16), spt_nnz(7)}) {
     const auto factors = random_factors<T>(x.dims, rank, 40 + rank);
@@ -209,9 +230,9 @@ TYPED_TEST(CudaStreamedMttkrp, TwoThreeAndManyChunksEqualInMemoryAndCpu) {
         EXPECT_TRUE(logged(lines, "the tensor's device copy does not fit")) << what;
         expect_same_mttkrp(streamed, in_memory, scale, cat(what, ", ", p.chunks, " chunks (a quarter of the tensor)"));
       }
-      ScopedEnv force("SPT_CUDA_STREAM", "1");
       auto probe = [&](uint64_t limit) {
-        return mttkrp_under_limit<T>(SPT_BACKEND_AUTO, x, factors, mode, limit, streamed);
+        return mttkrp_under_limit<T>(SPT_BACKEND_AUTO, x, factors, mode, limit, streamed, nullptr,
+                                     SPT_DEVICE_STREAMING_ALWAYS);
       };
       for (uint64_t target : {uint64_t(2), uint64_t(3), uint64_t(12)}) {
         Probe found;
@@ -222,7 +243,8 @@ TYPED_TEST(CudaStreamedMttkrp, TwoThreeAndManyChunksEqualInMemoryAndCpu) {
         else EXPECT_GE(found.chunks, 8u) << what << ": limit " << limit;
         // The run found last may be another limit's: run the chosen one again.
         std::vector<std::string> lines;
-        const Probe p = mttkrp_under_limit<T>(SPT_BACKEND_CUDA, x, factors, mode, limit, streamed, &lines);
+        const Probe p = mttkrp_under_limit<T>(SPT_BACKEND_CUDA, x, factors, mode, limit, streamed, &lines,
+                                              SPT_DEVICE_STREAMING_ALWAYS);
         EXPECT_EQ(p.chunks, found.chunks) << what;
         EXPECT_TRUE(logged(lines, "MTTKRP mode " + std::to_string(mode) + " on the GPU, streamed")) << what;
         expect_same_mttkrp(streamed, in_memory, scale, cat(what, ", ", p.chunks, " chunks vs in memory"));
@@ -262,71 +284,19 @@ TEST(CudaStreamedMttkrp, FactorsTooBigFallBackUnderAutoAndFailUnderCuda) {
 
 /* --------------------------------- CP-ALS --------------------------------- */
 
-struct CpdRun {
-  spt_status status = SPT_OK;
-  std::string error;
-  std::vector<std::string> log;
-  std::unique_ptr<spt_ktensor_s> k;
-};
-
-void record(void* data, int, const char* message) { static_cast<std::vector<std::string>*>(data)->push_back(message); }
-
 // CP-ALS through the C API on a fresh copy of x under `limit` (0: none),
-// from the given initial factors, tol 0.
+// from the given initial factors, tol 0, with the context's device
+// streaming `streaming`.
 template <typename T>
 CpdRun run_cpd(spt_backend backend, const spt_coo_s& x, const std::vector<DenseMatrix<T>>& init, spt_index rank,
-               int iters, uint64_t limit) {
+               int iters, uint64_t limit, spt_device_streaming streaming = SPT_DEVICE_STREAMING_AUTO) {
   const spt_coo_s fresh = copy_coo(x, x.dtype());
-  const std::string text = std::to_string(limit);
-  ScopedEnv env("SPT_CUDA_MEMORY_LIMIT", limit ? text.c_str() : nullptr);
+  const ScopedMemoryLimit memory(limit);
   CpdRun run;
-  spt_context* ctx = nullptr;
-  EXPECT_EQ(spt_context_create(&ctx), SPT_OK);
-  EXPECT_EQ(spt_context_set_backend(ctx, backend), SPT_OK) << spt_last_error(ctx);
-  EXPECT_EQ(spt_context_set_verbosity(ctx, 1), SPT_OK);
-  EXPECT_EQ(spt_context_set_log(ctx, record, &run.log), SPT_OK);
-  std::vector<spt_matrix*> handles;
-  for (const auto& f : init) {
-    spt_matrix* m = nullptr;
-    EXPECT_EQ(spt_matrix_wrap(ctx, dtype_of<T>(), f.rows, f.cols, SPT_ROW_MAJOR, const_cast<T*>(f.values.data()),
-                              f.cols, &m),
-              SPT_OK);
-    handles.push_back(m);
-  }
-  spt_cpd_options opts;
-  EXPECT_EQ(spt_cpd_options_init(&opts), SPT_OK);
-  opts.rank = rank;
-  opts.max_iters = iters;
-  opts.tol = 0.0;
-  opts.init = SPT_CPD_INIT_USER;
-  opts.init_factors = handles.data();
-  spt_ktensor* k = nullptr;
-  run.status = spt_cpd_als(ctx, &fresh, &opts, &k);
-  if (run.status < 0) run.error = spt_last_error(ctx);
-  run.k.reset(k);
-  for (spt_matrix* m : handles) spt_matrix_free(m);
-  spt_context_free(ctx);
+  const ContextPtr ctx = logging_context(backend, 1, &run.log);
+  EXPECT_EQ(spt_context_set_device_streaming(ctx.get(), streaming), SPT_OK) << spt_last_error(ctx.get());
+  run_cpd_als(run, ctx.get(), fresh, init, rank, iters, 0.0);
   return run;
-}
-
-template <typename T>
-std::vector<DenseMatrix<T>> positive_init(const std::vector<spt_index>& dims, spt_index rank, uint64_t seed) {
-  auto f = random_factors<T>(dims, rank, seed);
-  for (auto& m : f)
-    for (auto& v : m.values) v = std::abs(v);
-  return f;
-}
-
-// Model value sum_r lambda_r prod_m U_m(c_m, r) of a ktensor.
-template <typename T>
-double model_value(const spt_ktensor_s& k, const std::vector<spt_index>& c) {
-  double total = 0.0;
-  for (spt_index r = 0; r < k.rank; ++r) {
-    double v = static_cast<double>(k.lambda.ptr<T>()[r]);
-    for (uint32_t m = 0; m < k.order(); ++m) v *= static_cast<double>(k.factors[m]->ptr<T>()[c[m] * k.rank + r]);
-    total += v;
-  }
-  return total;
 }
 
 // Same sweeps, every fit within `fit_tol` relative, and the models within
@@ -335,23 +305,8 @@ double model_value(const spt_ktensor_s& k, const std::vector<spt_index>& c) {
 template <typename T>
 void expect_same_cpd(const CpdRun& got, const CpdRun& want, const spt_coo_s& x, double fit_tol, double model_tol,
                      const std::string& what) {
-  ASSERT_GE(got.status, 0) << what << ": " << got.error;
-  ASSERT_GE(want.status, 0) << what << ": " << want.error;
-  ASSERT_EQ(got.k->fit_history.size(), want.k->fit_history.size()) << what;
-  for (size_t i = 0; i < want.k->fit_history.size(); ++i)
-    EXPECT_LE(std::abs(got.k->fit_history[i] - want.k->fit_history[i]), fit_tol * std::abs(want.k->fit_history[i]))
-        << what << " sweep " << i + 1 << ": want " << want.k->fit_history[i] << " got " << got.k->fit_history[i];
-  double scale = 0.0, worst = 0.0;
-  const spt_nnz samples = std::min<spt_nnz>(x.nnz, 500);
-  std::vector<spt_index> c(x.order());
-  for (spt_nnz e = 0; e < samples; ++e) {
-    for (uint32_t m = 0; m < x.order(); ++m) c[m] = x.ind[m][e * (x.nnz / samples)];
-    const double w = model_value<T>(*want.k, c), g = model_value<T>(*got.k, c);
-    scale = std::max(scale, std::abs(w));
-    worst = std::max(worst, std::abs(w - g));
-  }
-  EXPECT_LE(worst, model_tol * std::max(scale, 1e-12))
-      << what << ": models differ by " << worst << " at the nonzeros (largest value " << scale << ")";
+  ASSERT_NO_FATAL_FAILURE(expect_same_fits(got, want, fit_tol, 0.0, what));
+  expect_same_model_at_nonzeros<T>(*got.k, *want.k, x, model_tol, what);
 }
 
 template <typename T>
@@ -364,11 +319,7 @@ TYPED_TEST_SUITE(CudaStreamedCpAls, ValueTypes);
 TYPED_TEST(CudaStreamedCpAls, TwoThreeAndManyChunksEqualInMemoryAndCpu) {
   SKIP_WITHOUT_DEVICE();
   using T = TypeParam;
-  RandomTensorSpec spec;
-  spec.dims = {900, 700, 50};
-  spec.nnz = 50000;
-  spec.seed = 9;
-  const spt_coo_s x = random_coo(dtype_of<T>(), spec);
+  const spt_coo_s x = random_coo(dtype_of<T>(), RandomTensorSpec{{900, 700, 50}, 50000, 9});
   const spt_index rank = 8;
   const int iters = 5;
   const auto init = positive_init<T>(x.dims, rank, 17);
@@ -381,9 +332,8 @@ TYPED_TEST(CudaStreamedCpAls, TwoThreeAndManyChunksEqualInMemoryAndCpu) {
   const double fit_tol = sizeof(T) == 4 ? 1e-4 : 1e-9;
   const double model_tol = sizeof(T) == 4 ? 1e-2 : 1e-7;
   const uint64_t tensor_bytes = x.nnz * (3 * sizeof(uint32_t) + sizeof(T));
-  ScopedEnv force("SPT_CUDA_STREAM", "1");
   auto probe = [&](uint64_t limit) {
-    const CpdRun r = run_cpd<T>(SPT_BACKEND_CUDA, x, init, rank, 1, limit);
+    const CpdRun r = run_cpd<T>(SPT_BACKEND_CUDA, x, init, rank, 1, limit, SPT_DEVICE_STREAMING_ALWAYS);
     Probe p;
     p.chunks = logged_chunks(r.log);
     p.on_cpu = r.status < 0;  // out of memory (CUDA forced: no fallback)
@@ -398,7 +348,7 @@ TYPED_TEST(CudaStreamedCpAls, TwoThreeAndManyChunksEqualInMemoryAndCpu) {
     ASSERT_GE(found.chunks, 2u) << "limit " << limit << " was not streamed";
     if (target <= 3) EXPECT_EQ(found.chunks, target) << "limit " << limit;
     else EXPECT_GE(found.chunks, 8u) << "limit " << limit;
-    const CpdRun streamed = run_cpd<T>(SPT_BACKEND_CUDA, x, init, rank, iters, limit);
+    const CpdRun streamed = run_cpd<T>(SPT_BACKEND_CUDA, x, init, rank, iters, limit, SPT_DEVICE_STREAMING_ALWAYS);
     const std::string what = cat(found.chunks, " chunks");
     EXPECT_TRUE(logged(streamed.log, "CP-ALS on the GPU, streamed")) << what;
     EXPECT_EQ(logged_chunks(streamed.log), found.chunks) << what;

@@ -59,18 +59,6 @@ struct TuckerRun {
   }
 };
 
-struct CallbackState {
-  TuckerRun* run;
-  int stop_after;
-};
-
-int record_iteration(void* data, int iteration, double fit, double, double) {
-  auto* state = static_cast<CallbackState*>(data);
-  state->run->callback_iterations.push_back(iteration);
-  state->run->callback_fits.push_back(fit);
-  return state->stop_after > 0 && iteration >= state->stop_after ? 1 : 0;
-}
-
 // Tucker-HOOI through the C API on a context with `backend` (4 threads,
 // verbose log recorded), from the given initial factors (user init; init[0]
 // is not passed) or HOSVD (empty init); the callback stops after
@@ -80,18 +68,9 @@ TuckerRun run_tucker(spt_backend backend, const spt_coo_s& x, const std::vector<
                      const std::vector<DenseMatrix<T>>& init, int iters, double tol, int stop_after = 0,
                      spt_tucker_ttmc ttmc = SPT_TUCKER_TTMC_AUTO) {
   TuckerRun run;
-  spt_context* ctx = nullptr;
-  EXPECT_EQ(spt_context_create(&ctx), SPT_OK);
-  EXPECT_EQ(spt_context_set_backend(ctx, backend), SPT_OK) << spt_last_error(ctx);
-  EXPECT_EQ(spt_context_set_threads(ctx, 4), SPT_OK);
-  EXPECT_EQ(spt_context_set_verbosity(ctx, 2), SPT_OK);
-  EXPECT_EQ(spt_context_set_log(ctx, record_log_line, &run.log), SPT_OK);
-  std::vector<spt_matrix*> handles(init.size(), nullptr);
-  for (size_t m = 1; m < init.size(); ++m)
-    EXPECT_EQ(spt_matrix_wrap(ctx, dtype_of<T>(), init[m].rows, init[m].cols, SPT_ROW_MAJOR,
-                              const_cast<T*>(init[m].values.data()), init[m].cols, &handles[m]),
-              SPT_OK);
-  std::vector<const spt_matrix*> init_ptrs(handles.begin(), handles.end());
+  const ContextPtr owner = logging_context(backend, 2, &run.log, 4);
+  spt_context* ctx = owner.get();
+  const WrappedFactors handles(ctx, init, 1);
   spt_tucker_options opts;
   EXPECT_EQ(spt_tucker_options_init(&opts), SPT_OK);
   opts.ranks = ranks.data();
@@ -102,19 +81,17 @@ TuckerRun run_tucker(spt_backend backend, const spt_coo_s& x, const std::vector<
   opts.ttmc = ttmc;
   if (!init.empty()) {
     opts.init = SPT_TUCKER_INIT_USER;
-    opts.init_factors = init_ptrs.data();
+    opts.init_factors = handles.data();
   } else {
     opts.init = SPT_TUCKER_INIT_HOSVD;
   }
-  CallbackState state{&run, stop_after};
-  opts.callback = record_iteration;
-  opts.callback_data = &state;
+  IterationRecorder<TuckerRun> recorder{&run, stop_after};
+  opts.callback = IterationRecorder<TuckerRun>::callback;
+  opts.callback_data = &recorder;
   spt_ttensor* t = nullptr;
   run.status = spt_tucker_hooi(ctx, &x, &opts, &t);
   if (run.status < 0) run.error = spt_last_error(ctx);
   run.t.reset(t);
-  for (spt_matrix* m : handles) spt_matrix_free(m);
-  spt_context_free(ctx);
   return run;
 }
 
