@@ -124,36 +124,33 @@ std::string list_text(const std::vector<int>& ids) {
 }  // namespace
 
 int main(int argc, char** argv) {
-#ifdef SPT_CUDA_PLUGIN_FILE
-  setenv("SPT_PLUGIN_PATH", SPT_CUDA_PLUGIN_FILE, /*overwrite=*/0);
-#endif
+  use_built_cuda_plugin();
   Options o;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    auto value = [&]() -> std::string {
-      if (i + 1 >= argc) throw Failure("missing value after " + a);
-      return argv[++i];
-    };
-    try {
-      if (a == "--nnz") o.nnz = std::stoull(value());
-      else if (a == "--dims") o.dims = split_numbers<spt_index>(value(), ',');
-      else if (a == "--skew") o.skew = std::stod(value());
-      else if (a == "--rank") o.rank = static_cast<spt_index>(std::stoul(value()));
-      else if (a == "--iters") o.iters = std::stoi(value());
-      else if (a == "--dtype") {
-        if (!parse_dtype_name(value(), &o.dtype)) throw Failure("--dtype: float32 or float64");
-      } else if (a == "--devices") o.device_lists = parse_device_lists(value());
-      else if (a == "--seed") o.seed = std::stoull(value());
-      else if (a == "--threads") o.threads = std::stoi(value());
-      else if (a == "--json") o.json = value();
-      else throw Failure("unknown argument " + a);
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "bench_gpu_multi: %s\n", e.what());
-      return 2;
-    }
+  int reps_unused = 1;
+  std::vector<std::string> files;
+  bool ok = false;
+  try {
+    ok = read_gpu_command_line(argc, argv, o.rank, reps_unused, o.dtype, files,
+                               [&](const std::string& a, auto&& value) {
+                                 const char* v = value();
+                                 if (!v) return false;
+                                 if (a == "--nnz") o.nnz = std::stoull(v);
+                                 else if (a == "--dims") o.dims = split_numbers<spt_index>(v, ',');
+                                 else if (a == "--skew") o.skew = std::stod(v);
+                                 else if (a == "--iters") o.iters = std::stoi(v);
+                                 else if (a == "--devices") o.device_lists = parse_device_lists(v);
+                                 else if (a == "--seed") o.seed = std::stoull(v);
+                                 else if (a == "--threads") o.threads = std::stoi(v);
+                                 else if (a == "--json") o.json = v;
+                                 else return false;
+                                 return true;
+                               });
+  } catch (const std::exception&) {
+    ok = false;  // a number that does not parse
   }
-  if (o.dims.empty() || o.nnz == 0 || o.device_lists.empty() || o.iters < 2) {
-    std::fprintf(stderr, "bench_gpu_multi: need dims, --nnz > 0, a device list and --iters >= 2\n");
+  if (!ok || !files.empty() || o.dims.empty() || o.nnz == 0 || o.device_lists.empty() || o.iters < 2) {
+    std::fprintf(stderr, "usage: bench_gpu_multi [--nnz N] [--dims D0,D1,...] [--skew S] [--rank R] [--iters K >= 2] "
+                         "[--dtype float32|float64] [--devices \"0 0,1 ...\"] [--seed S] [--threads N] [--json FILE]\n");
     return 2;
   }
   FILE* json = o.json.empty() ? nullptr : std::fopen(o.json.c_str(), "w");
@@ -163,7 +160,8 @@ int main(int argc, char** argv) {
     check(spt_context_set_backend(env.ctx, SPT_BACKEND_CUDA), env.ctx, "spt_context_set_backend(CUDA)");
     check(spt_context_set_verbosity(env.ctx, 1), env.ctx, "spt_context_set_verbosity");
     check(spt_context_set_log(env.ctx, log_to_stderr, nullptr), env.ctx, "spt_context_set_log");
-    spt_backend_info info;
+    spt_backend_info info{};
+    info.struct_size = sizeof info;
     check(spt_context_backend_info(env.ctx, &info), env.ctx, "spt_context_backend_info");
 
     double t0 = now_seconds();
