@@ -501,11 +501,11 @@ namespace {
 // holds the working set; each step is one table call. The tensor's device
 // copies are held here for as long as the session.
 template <typename T>
-class DeviceCpAlsSteps final : public CpAlsSteps<T> {
+class DeviceCpAlsSteps final : public CpAlsSteps<T>, private detail::PluginStepCalls {
  public:
   DeviceCpAlsSteps(const CudaPlugin& cuda, uint32_t order, spt_index rank, const char* name, DeviceCoo coo,
                    std::vector<DeviceFcoo> fcoo)
-      : cuda_(cuda), order_(order), rank_(rank), name_(name), coo_(std::move(coo)), fcoo_(std::move(fcoo)) {
+      : cuda_(cuda), name_(name), coo_(std::move(coo)), fcoo_(std::move(fcoo)) {
     std::vector<const spt_plugin_device_fcoo*> per_mode(order, nullptr);
     for (uint32_t m = 0; m < order && m < fcoo_.size(); ++m) per_mode[m] = fcoo_[m].get();
     spt_plugin_cp_session* raw = nullptr;
@@ -516,9 +516,8 @@ class DeviceCpAlsSteps final : public CpAlsSteps<T> {
   }
   // Takes over a session made elsewhere (the streamed one: it sums <X, M>
   // over the streamed nonzeros, so exact_inner works without a COO copy).
-  DeviceCpAlsSteps(const CudaPlugin& cuda, uint32_t order, spt_index rank, const char* name,
-                   spt_plugin_cp_session* session)
-      : cuda_(cuda), order_(order), rank_(rank), name_(name), session_(session), exact_inner_(true) {}
+  DeviceCpAlsSteps(const CudaPlugin& cuda, const char* name, spt_plugin_cp_session* session)
+      : cuda_(cuda), name_(name), session_(session), exact_inner_(true) {}
   ~DeviceCpAlsSteps() override { cuda_.table->cp_session_release(session_); }
   DeviceCpAlsSteps(const DeviceCpAlsSteps&) = delete;
   DeviceCpAlsSteps& operator=(const DeviceCpAlsSteps&) = delete;
@@ -527,7 +526,7 @@ class DeviceCpAlsSteps final : public CpAlsSteps<T> {
   const char* solver_library() const override { return "cuSOLVER"; }
 
   void start(spt_ktensor_s& k) override {
-    const std::vector<spt_plugin_matrix> factors = views(k);
+    const std::vector<spt_plugin_matrix> factors = detail::plugin_factor_views<T>(k);
     check(cuda_.table->cp_set_factors(session_, factors.data(), buffer_, sizeof buffer_));
   }
   void mttkrp(uint32_t mode) override { check(cuda_.table->cp_mttkrp(session_, mode, buffer_, sizeof buffer_)); }
@@ -567,32 +566,17 @@ class DeviceCpAlsSteps final : public CpAlsSteps<T> {
     return inner;
   }
   void finish(spt_ktensor_s& k) override {
-    std::vector<spt_plugin_matrix> factors = views(k);
+    std::vector<spt_plugin_matrix> factors = detail::plugin_factor_views<T>(k);
     check(cuda_.table->cp_get_factors(session_, factors.data(), k.lambda.ptr<T>(), buffer_, sizeof buffer_));
   }
 
  private:
-  std::vector<spt_plugin_matrix> views(spt_ktensor_s& k) const {
-    std::vector<spt_plugin_matrix> factors(order_);
-    for (uint32_t m = 0; m < order_; ++m) {
-      MatRef<T> f = k.template factor<T>(m);
-      factors[m] = {f.data, f.rows, f.cols, f.ld};
-    }
-    return factors;
-  }
-  void check(int status) const {
-    if (status != SPT_OK) throw DeviceStepFailure(status, buffer_);
-  }
-
   const CudaPlugin& cuda_;
-  uint32_t order_;
-  spt_index rank_;
   const char* name_;
   DeviceCoo coo_;                // may be null (F-COO only)
   std::vector<DeviceFcoo> fcoo_; // per mode, may be null
   spt_plugin_cp_session* session_ = nullptr;
   bool exact_inner_ = false;  // the session can sum <X, M> over the nonzeros
-  mutable char buffer_[1024] = {0};
 };
 
 // Creates the device steps; a failure goes through the CP-ALS failure
@@ -622,7 +606,7 @@ std::unique_ptr<CpAlsSteps<T>> cp_als_streamed(const spt_context_s& ctx, const C
   const int status = detail::open_streamed_cp_session(ctx, cuda, x, opts.rank, why, &session, message);
   if (status == SPT_ERR_UNSUPPORTED) return cp_als_unsupported(ctx, message), nullptr;
   if (status != SPT_OK) return cp_als_device_failed(ctx, status, message), nullptr;
-  return std::make_unique<DeviceCpAlsSteps<T>>(cuda, x.order(), opts.rank, "coo streamed, cuda", session);
+  return std::make_unique<DeviceCpAlsSteps<T>>(cuda, "coo streamed, cuda", session);
 }
 
 // CP-ALS on F-COO on the device: one F-COO per mode (built here, threadlen
