@@ -59,6 +59,17 @@ bool whole_run_device_failed(const spt_context_s& ctx, const char* algorithm, in
   return false;
 }
 
+spt_plugin_coo plugin_view(const spt_coo_s& x) {
+  spt_plugin_coo v{};
+  v.order = x.order();
+  v.dtype = x.dtype() == SPT_FLOAT32 ? SPT_PLUGIN_FLOAT32 : SPT_PLUGIN_FLOAT64;
+  v.nnz = x.nnz;
+  v.dims = x.dims.data();
+  v.ind = x.ind.data();
+  v.values = x.val;
+  return v;
+}
+
 int upload_fcoo_copy(const CudaPlugin& cuda, int device, const spt_fcoo_s& x,
                      std::shared_ptr<spt_plugin_device_fcoo>& out, std::string& message) {
   std::vector<const uint32_t*> ind;
@@ -203,20 +214,9 @@ struct DeviceHbcsfCache {
   }
 };
 
-spt_plugin_coo plugin_view(const spt_coo_s& x) {
-  spt_plugin_coo v{};
-  v.order = x.order();
-  v.dtype = x.dtype() == SPT_FLOAT32 ? SPT_PLUGIN_FLOAT32 : SPT_PLUGIN_FLOAT64;
-  v.nnz = x.nnz;
-  v.dims = x.dims.data();
-  v.ind = x.ind.data();
-  v.values = x.val;
-  return v;
-}
-
 int device_copy(const CudaPlugin& cuda, int device, const spt_coo_s& x, DeviceCoo& out, std::string& message) {
   return cached_device_copy<DeviceCooCache>(x, device, out, message, [&](DeviceCoo& copy, std::string& why) -> int {
-    const spt_plugin_coo view = plugin_view(x);
+    const spt_plugin_coo view = detail::plugin_view(x);
     spt_plugin_device_coo* raw = nullptr;
     char buffer[512] = {0};
     const int status = cuda.table->coo_upload(device, &view, &raw, buffer, sizeof buffer);
@@ -309,11 +309,7 @@ bool mttkrp_on_device(const spt_context_s& ctx, const char* kernel, const Tensor
     return false;
   }
   if (status != SPT_OK) return device_failed(ctx, kernel, status, message);
-  std::vector<spt_plugin_matrix> f(x.order());
-  for (uint32_t m = 0; m < x.order(); ++m) {
-    if (m == mode) continue;
-    f[m] = {const_cast<T*>(factors[m].data), factors[m].rows, factors[m].cols, factors[m].ld};
-  }
+  std::vector<spt_plugin_matrix> f = detail::plugin_mttkrp_factor_views(factors, x.order(), mode);
   spt_plugin_matrix o{out.data, out.rows, out.cols, out.ld};
   char buffer[512] = {0};
   call_plugin_mttkrp(cuda, device_x, f.data(), mode, &o, status, buffer, sizeof buffer);

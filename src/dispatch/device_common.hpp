@@ -84,6 +84,20 @@ struct CpAlsDeviceCopies {
 int cp_als_device_copies(const spt_context_s& ctx, const CudaPlugin& cuda, int device, const spt_coo_s& x,
                          const spt_cpd_options& opts, CpAlsDeviceCopies& out, std::string& message);
 
+// The plugin's view of the host COO x (x's arrays, not copied).
+spt_plugin_coo plugin_view(const spt_coo_s& x);
+
+// Plugin views of an MTTKRP's host factors in `mode` (factors[mode] is not
+// read: its entry stays empty).
+template <typename T>
+std::vector<spt_plugin_matrix> plugin_mttkrp_factor_views(const ConstMatRef<T>* factors, uint32_t order,
+                                                          uint32_t mode) {
+  std::vector<spt_plugin_matrix> f(order);
+  for (uint32_t m = 0; m < order; ++m)
+    if (m != mode) f[m] = {const_cast<T*>(factors[m].data), factors[m].rows, factors[m].cols, factors[m].ld};
+  return f;
+}
+
 // What the device steps (CP-ALS on one or several devices, CP-APR) share
 // around their session calls: the message buffer each call fills, and
 // check(), which turns a failed call into a DeviceStepFailure.
