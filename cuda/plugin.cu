@@ -20,7 +20,6 @@
 #include <vector>
 
 #include "cp_als.cuh"
-#include "library_checks.cuh"
 #include "dispatch/plugin_abi.h"
 #include "plugin_common.cuh"
 #include "plugin_copies.cuh"
@@ -630,12 +629,7 @@ int session_step(spt_plugin_cp_session* s, uint32_t mode, char* message, size_t 
     int current = -1;
     if (cudaGetDevice(&current) != cudaSuccess || current != s->device)
       SPT_CUDA_TRY(cudaSetDevice(s->device), "cudaSetDevice");
-    try {
-      return body(*s->run);
-    } catch (const spt::cuda::library_checks::Failure& f) {
-      write_message(message, message_len, f.message);
-      return f.code;
-    }
+    return body(*s->run);
   });
 }
 
@@ -704,14 +698,9 @@ int plugin_cp_session_create(const spt_plugin_device_coo* x, const spt_plugin_de
     auto session = std::make_unique<spt_plugin_cp_session>();
     session->device = device;
     session->order = order;
-    try {
-      session->run = dtype == SPT_PLUGIN_FLOAT32
-                         ? make_session<float>(x, per_mode, order, dims.data(), rank, setup.multiprocessors, *session)
-                         : make_session<double>(x, per_mode, order, dims.data(), rank, setup.multiprocessors, *session);
-    } catch (const spt::cuda::library_checks::Failure& f) {
-      write_message(message, message_len, f.message);
-      return f.code;
-    }
+    session->run = dtype == SPT_PLUGIN_FLOAT32
+                       ? make_session<float>(x, per_mode, order, dims.data(), rank, setup.multiprocessors, *session)
+                       : make_session<double>(x, per_mode, order, dims.data(), rank, setup.multiprocessors, *session);
     // The COO modes' views, sorted by the mode from what memory is left.
     if (x) {
       session->coo_views.assign(order, spt::cuda::DeviceCooRef{x->order, x->nnz, x->ind, x->values});

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "dispatch/plugin_abi.h"
+#include "step_failure.cuh"
 
 namespace spt_plugin {
 
@@ -53,11 +54,15 @@ inline int cuda_failure(cudaError_t err, const char* what, char* message, size_t
     if (err_ != cudaSuccess) return cuda_failure(err_, what, message, message_len); \
   } while (0)
 
-// Run body, turning C++ exceptions into statuses.
+// Run body, turning C++ exceptions into statuses: a failed step of a
+// device run (library_checks::Failure) into its own status and message.
 template <typename Body>
 int guarded(char* message, size_t message_len, Body&& body) noexcept {
   try {
     return body();
+  } catch (const spt::cuda::library_checks::Failure& f) {
+    write_message(message, message_len, f.message);
+    return f.code;
   } catch (const std::bad_alloc&) {
     write_message(message, message_len, "host out of memory in the CUDA plugin");
     return kOutOfMemory;

@@ -13,7 +13,6 @@
 
 #include "cp_apr.cuh"
 #include "dispatch/plugin_abi.h"
-#include "library_checks.cuh"
 #include "plugin_common.cuh"
 #include "plugin_entries.cuh"
 
@@ -80,12 +79,7 @@ int session_step(spt_plugin_cp_apr_session* s, uint32_t mode, char* message, siz
       return kInvalidArgument;
     }
     SPT_CUDA_TRY(cudaSetDevice(s->device), "cudaSetDevice");
-    try {
-      return step(*s->run);
-    } catch (const spt::cuda::library_checks::Failure& f) {
-      write_message(message, message_len, f.message);
-      return f.code;
-    }
+    return step(*s->run);
   });
 }
 
@@ -149,16 +143,10 @@ int plugin_cp_apr_session_create(int device, int dtype, uint32_t order, const ui
     auto session = std::make_unique<spt_plugin_cp_apr_session>();
     session->device = device;
     session->order = order;
-    try {
-      session->run = dtype == SPT_PLUGIN_FLOAT32
-                         ? spt::cuda::make_cp_apr_session<float>(order, dims, nnz, rank, per_mode,
-                                                                 setup.multiprocessors)
-                         : spt::cuda::make_cp_apr_session<double>(order, dims, nnz, rank, per_mode,
-                                                                  setup.multiprocessors);
-    } catch (const spt::cuda::library_checks::Failure& f) {
-      write_message(message, message_len, f.message);
-      return f.code;
-    }
+    session->run = dtype == SPT_PLUGIN_FLOAT32
+                       ? spt::cuda::make_cp_apr_session<float>(order, dims, nnz, rank, per_mode, setup.multiprocessors)
+                       : spt::cuda::make_cp_apr_session<double>(order, dims, nnz, rank, per_mode,
+                                                                setup.multiprocessors);
     *out = session.release();
     return kOk;
   });

@@ -13,7 +13,6 @@
 
 #include "cp_als.cuh"
 #include "dispatch/plugin_abi.h"
-#include "library_checks.cuh"
 #include "mttkrp.cuh"
 #include "mttkrp_streamed.cuh"
 #include "plugin_common.cuh"
@@ -184,16 +183,11 @@ int plugin_cp_session_streamed(int device, const spt_plugin_coo* x, uint32_t ran
     cudaError_t err = cudaSuccess;
     session->streamed = std::make_unique<spt::cuda::StreamedCoo>(host_ref(*x), plan, err);
     if (err != cudaSuccess) return cuda_failure(err, "setting up the streaming buffers", message, message_len);
-    try {
-      session->run = x->dtype == SPT_PLUGIN_FLOAT32
-                         ? make_streamed_run<float>(session->streamed.get(), x->order, x->dims, rank,
-                                                    setup.multiprocessors)
-                         : make_streamed_run<double>(session->streamed.get(), x->order, x->dims, rank,
-                                                     setup.multiprocessors);
-    } catch (const spt::cuda::library_checks::Failure& f) {
-      write_message(message, message_len, f.message);
-      return f.code;
-    }
+    session->run = x->dtype == SPT_PLUGIN_FLOAT32
+                       ? make_streamed_run<float>(session->streamed.get(), x->order, x->dims, rank,
+                                                  setup.multiprocessors)
+                       : make_streamed_run<double>(session->streamed.get(), x->order, x->dims, rank,
+                                                   setup.multiprocessors);
     fill_info(info, *session->streamed);
     *out = session.release();
     return kOk;
