@@ -108,15 +108,9 @@ int plugin_device_info(int device, spt_plugin_device_info* info, char* message, 
 int plugin_coo_upload(int device, const spt_plugin_coo* x, spt_plugin_device_coo** out, char* message,
                       size_t message_len) {
   return guarded(message, message_len, [&]() -> int {
-    if (!x || !out) return kInvalidArgument;
+    if (!out) return kInvalidArgument;
     *out = nullptr;
-    if (x->order < 2 || x->order > spt::cuda::kMaxOrder) {
-      write_message(message, message_len,
-                    "order " + std::to_string(x->order) + " is outside the GPU kernels' range 2.." +
-                        std::to_string(spt::cuda::kMaxOrder));
-      return kUnsupported;
-    }
-    if (x->dtype != SPT_PLUGIN_FLOAT32 && x->dtype != SPT_PLUGIN_FLOAT64) return kInvalidArgument;
+    if (int status = check_host_coo(x, message, message_len); status != kOk) return status;
     SPT_CUDA_TRY(cudaSetDevice(device), "cudaSetDevice");
     const size_t index_bytes = spt::cuda::coo_values_offset(x->order, x->nnz);
     const size_t bytes = spt::cuda::coo_copy_bytes(x->order, x->nnz, dtype_bytes(x->dtype));
@@ -247,12 +241,9 @@ int plugin_hicoo_upload(int device, const spt_plugin_hicoo* x, spt_plugin_device
   return guarded(message, message_len, [&]() -> int {
     if (!x || !out) return kInvalidArgument;
     *out = nullptr;
-    if (x->order < 2 || x->order > spt::cuda::kHicooMaxOrder) {
-      write_message(message, message_len,
-                    "order " + std::to_string(x->order) + " is outside the GPU HiCOO kernel's range 2.." +
-                        std::to_string(spt::cuda::kHicooMaxOrder));
-      return kUnsupported;
-    }
+    if (int status = check_order(x->order, 2, spt::cuda::kHicooMaxOrder, "HiCOO kernel's", message, message_len);
+        status != kOk)
+      return status;
     if (x->num_blocks >= (uint64_t(1) << 32)) {
       write_message(message, message_len,
                     "the HiCOO tensor has " + std::to_string(x->num_blocks) +
@@ -361,12 +352,10 @@ int plugin_hbcsf_upload(int device, const spt_plugin_hbcsf* x, spt_plugin_device
   return guarded(message, message_len, [&]() -> int {
     if (!x || !out) return kInvalidArgument;
     *out = nullptr;
-    if (x->order < 3 || x->order > spt::cuda::kHbcsfMaxOrder) {
-      write_message(message, message_len,
-                    "order " + std::to_string(x->order) + " is outside the GPU B-CSF / HB-CSF kernels' range 3.." +
-                        std::to_string(spt::cuda::kHbcsfMaxOrder));
-      return kUnsupported;
-    }
+    if (int status =
+            check_order(x->order, 3, spt::cuda::kHbcsfMaxOrder, "B-CSF / HB-CSF kernels'", message, message_len);
+        status != kOk)
+      return status;
     if (x->dtype != SPT_PLUGIN_FLOAT32 && x->dtype != SPT_PLUGIN_FLOAT64) return kInvalidArgument;
     if (const std::string problem = hbcsf_view_problem(*x); !problem.empty()) {
       write_message(message, message_len, "hbcsf_upload: " + problem);
@@ -657,12 +646,10 @@ int plugin_cp_session_create(const spt_plugin_device_coo* x, const spt_plugin_de
         write_message(message, message_len, "cp_session_create: mode " + std::to_string(m) + " has no tensor");
         return kInvalidArgument;
       }
-      if (order - 1 > spt::cuda::kFcooMaxProductModes) {
-        write_message(message, message_len,
-                      "order " + std::to_string(order) + " is outside the GPU F-COO kernels' range 2.." +
-                          std::to_string(spt::cuda::kFcooMaxProductModes + 1));
-        return kUnsupported;
-      }
+      if (int status =
+              check_order(order, 2, spt::cuda::kFcooMaxProductModes + 1, "F-COO kernels'", message, message_len);
+          status != kOk)
+        return status;
       if (f->mttkrp_mode != int32_t(m) || f->dims != dims || f->device != device || f->dtype != dtype ||
           f->ref.num_product_modes != order - 1) {
         write_message(message, message_len,
@@ -671,16 +658,9 @@ int plugin_cp_session_create(const spt_plugin_device_coo* x, const spt_plugin_de
         return kInvalidArgument;
       }
     }
-    if (rank == 0) {
-      write_message(message, message_len, "cp_session_create: rank must be at least 1");
-      return kInvalidArgument;
-    }
-    if (rank > spt::cuda::cp_als_max_rank) {
-      write_message(message, message_len,
-                    "rank " + std::to_string(rank) + " is above the GPU CP-ALS's limit of " +
-                        std::to_string(spt::cuda::cp_als_max_rank));
-      return kUnsupported;
-    }
+    if (int status = check_rank(rank, spt::cuda::cp_als_max_rank, "cp_session_create", "CP-ALS", message, message_len);
+        status != kOk)
+      return status;
     SPT_CUDA_TRY(cudaSetDevice(device), "cudaSetDevice");
     DeviceSetup setup;
     if (int status = device_setup(device, setup, message, message_len); status != kOk) return status;

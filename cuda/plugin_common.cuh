@@ -81,6 +81,35 @@ inline std::string megabytes(uint64_t bytes) {
   return buf;
 }
 
+// kOk when lo <= order <= hi, else kUnsupported with "order N is outside
+// the GPU <kernels> range lo..hi" (kernels: e.g. "HiCOO kernel's").
+inline int check_order(uint32_t order, uint32_t lo, uint32_t hi, const char* kernels, char* message,
+                       size_t message_len) {
+  if (order >= lo && order <= hi) return kOk;
+  write_message(message, message_len,
+                "order " + std::to_string(order) + " is outside the GPU " + kernels + " range " + std::to_string(lo) +
+                    ".." + std::to_string(hi));
+  return kUnsupported;
+}
+
+// The rank of a device run (`entry` names the caller, `run` the
+// decomposition in messages): kInvalidArgument for 0, kUnsupported above
+// max_rank.
+inline int check_rank(uint32_t rank, uint32_t max_rank, const char* entry, const char* run, char* message,
+                      size_t message_len) {
+  if (rank == 0) {
+    write_message(message, message_len, std::string(entry) + ": rank must be at least 1");
+    return kInvalidArgument;
+  }
+  if (rank > max_rank) {
+    write_message(message, message_len,
+                  "rank " + std::to_string(rank) + " is above the GPU " + run + "'s limit of " +
+                      std::to_string(max_rank));
+    return kUnsupported;
+  }
+  return kOk;
+}
+
 inline size_t dtype_bytes(int dtype) { return dtype == SPT_PLUGIN_FLOAT32 ? sizeof(float) : sizeof(double); }
 
 inline size_t align_up(size_t n, size_t a) { return (n + a - 1) / a * a; }

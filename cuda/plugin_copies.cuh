@@ -63,6 +63,20 @@ struct spt_plugin_cp_session {
   std::unique_ptr<spt::cuda::CpAlsSession> run;
 };
 
+// Checks a host COO view (the in-memory upload and the streamed entries):
+// kUnsupported for an order outside the COO kernels' range,
+// kInvalidArgument for NULL arrays or an unknown dtype.
+inline int check_host_coo(const spt_plugin_coo* x, char* message, size_t message_len) {
+  using namespace spt_plugin;
+  if (!x || !x->dims || !x->ind || (x->nnz > 0 && !x->values)) return kInvalidArgument;
+  if (int status = check_order(x->order, 2, spt::cuda::kMaxOrder, "kernels'", message, message_len); status != kOk)
+    return status;
+  if (x->dtype != SPT_PLUGIN_FLOAT32 && x->dtype != SPT_PLUGIN_FLOAT64) return kInvalidArgument;
+  for (uint32_t m = 0; m < x->order; ++m)
+    if (x->nnz > 0 && !x->ind[m]) return kInvalidArgument;
+  return kOk;
+}
+
 // Checks that per_mode[m] (m < order) is the op-MTTKRP F-COO of mode m of
 // one tensor, all on one device in one dtype (the per-mode F-COO runs:
 // cp_session_create, tucker_session_fcoo; `entry` names the caller in messages).
@@ -72,12 +86,10 @@ inline int check_fcoo_per_mode(const spt_plugin_device_fcoo* const* per_mode, ui
                                char* message, size_t message_len) {
   using namespace spt_plugin;
   if (!per_mode || !per_mode[0] || order < 2) return kInvalidArgument;
-  if (order - 1 > spt::cuda::kFcooMaxProductModes) {
-    write_message(message, message_len,
-                  "order " + std::to_string(order) + " is outside the GPU F-COO kernels' range 2.." +
-                      std::to_string(spt::cuda::kFcooMaxProductModes + 1));
-    return kUnsupported;
-  }
+  if (int status =
+          check_order(order, 2, spt::cuda::kFcooMaxProductModes + 1, "F-COO kernels'", message, message_len);
+      status != kOk)
+    return status;
   const spt_plugin_device_fcoo& first = *per_mode[0];
   for (uint32_t m = 0; m < order; ++m) {
     const spt_plugin_device_fcoo* f = per_mode[m];

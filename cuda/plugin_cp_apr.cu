@@ -98,22 +98,13 @@ int plugin_cp_apr_session_create(int device, int dtype, uint32_t order, const ui
       write_message(message, message_len, "cp_apr_session_create: unknown dtype");
       return kInvalidArgument;
     }
-    if (order < 2 || order > spt::cuda::cp_apr_max_order) {
-      write_message(message, message_len,
-                    "order " + std::to_string(order) + " is outside the GPU CP-APR's range 2.." +
-                        std::to_string(spt::cuda::cp_apr_max_order));
-      return kUnsupported;
-    }
-    if (rank == 0) {
-      write_message(message, message_len, "cp_apr_session_create: rank must be at least 1");
-      return kInvalidArgument;
-    }
-    if (rank > spt::cuda::cp_apr_max_rank) {
-      write_message(message, message_len,
-                    "rank " + std::to_string(rank) + " is above the GPU CP-APR's limit of " +
-                        std::to_string(spt::cuda::cp_apr_max_rank));
-      return kUnsupported;
-    }
+    if (int status = check_order(order, 2, spt::cuda::cp_apr_max_order, "CP-APR's", message, message_len);
+        status != kOk)
+      return status;
+    if (int status =
+            check_rank(rank, spt::cuda::cp_apr_max_rank, "cp_apr_session_create", "CP-APR", message, message_len);
+        status != kOk)
+      return status;
     for (uint32_t m = 0; m < order; ++m)
       if (dims[m] == 0) {
         write_message(message, message_len, "cp_apr_session_create: dimension " + std::to_string(m) + " is 0");

@@ -23,22 +23,6 @@ namespace spt_plugin {
 
 namespace {
 
-// Checks a host COO view; kUnsupported for an order outside the kernels'
-// range.
-int check_host_coo(const spt_plugin_coo* x, char* message, size_t message_len) {
-  if (!x || !x->dims || !x->ind || (x->nnz > 0 && !x->values)) return kInvalidArgument;
-  if (x->order < 2 || x->order > spt::cuda::kMaxOrder) {
-    write_message(message, message_len,
-                  "order " + std::to_string(x->order) + " is outside the GPU kernels' range 2.." +
-                      std::to_string(spt::cuda::kMaxOrder));
-    return kUnsupported;
-  }
-  if (x->dtype != SPT_PLUGIN_FLOAT32 && x->dtype != SPT_PLUGIN_FLOAT64) return kInvalidArgument;
-  for (uint32_t m = 0; m < x->order; ++m)
-    if (x->nnz > 0 && !x->ind[m]) return kInvalidArgument;
-  return kOk;
-}
-
 spt::cuda::HostCooRef host_ref(const spt_plugin_coo& x) {
   spt::cuda::HostCooRef r;
   r.order = x.order;
@@ -158,16 +142,10 @@ int plugin_cp_session_streamed(int device, const spt_plugin_coo* x, uint32_t ran
       write_message(message, message_len, "cp_session_streamed: the tensor has no nonzeros");
       return kInvalidArgument;
     }
-    if (rank == 0) {
-      write_message(message, message_len, "cp_session_streamed: rank must be at least 1");
-      return kInvalidArgument;
-    }
-    if (rank > spt::cuda::cp_als_max_rank) {
-      write_message(message, message_len,
-                    "rank " + std::to_string(rank) + " is above the GPU CP-ALS's limit of " +
-                        std::to_string(spt::cuda::cp_als_max_rank));
-      return kUnsupported;
-    }
+    if (int status =
+            check_rank(rank, spt::cuda::cp_als_max_rank, "cp_session_streamed", "CP-ALS", message, message_len);
+        status != kOk)
+      return status;
     SPT_CUDA_TRY(cudaSetDevice(device), "cudaSetDevice");
     DeviceSetup setup;
     if (int status = device_setup(device, setup, message, message_len); status != kOk) return status;

@@ -228,11 +228,7 @@ int plugin_tucker_session_hls(const spt_plugin_device_hls* const* per_mode, uint
                               spt_plugin_tucker_session** out, char* message, size_t message_len) {
   return guarded(message, message_len, [&]() -> int {
     if (!per_mode || !per_mode[0] || order < 2) return kInvalidArgument;
-    if (order != 3 && order != 4) {
-      write_message(message, message_len,
-                    "order " + std::to_string(order) + " is outside the GPU HLS kernels' range 3..4");
-      return kUnsupported;
-    }
+    if (int status = check_order(order, 3, 4, "HLS kernels'", message, message_len); status != kOk) return status;
     const spt_plugin_device_hls& first = *per_mode[0];
     for (uint32_t m = 0; m < order; ++m) {
       const spt_plugin_device_hls* h = per_mode[m];
@@ -294,12 +290,9 @@ int plugin_tucker_session_hbcsf(const spt_plugin_device_hbcsf* const* per_mode, 
                                 spt_plugin_tucker_session** out, char* message, size_t message_len) {
   return guarded(message, message_len, [&]() -> int {
     if (!per_mode || !per_mode[0] || order < 2) return kInvalidArgument;
-    if (order < 3 || order > spt::cuda::kHbcsfMaxOrder) {
-      write_message(message, message_len,
-                    "order " + std::to_string(order) + " is outside the GPU B-CSF / HB-CSF kernels' range 3.." +
-                        std::to_string(spt::cuda::kHbcsfMaxOrder));
-      return kUnsupported;
-    }
+    if (int status = check_order(order, 3, spt::cuda::kHbcsfMaxOrder, "B-CSF / HB-CSF kernels'", message, message_len);
+        status != kOk)
+      return status;
     const spt_plugin_device_hbcsf& first = *per_mode[0];
     for (uint32_t m = 0; m < order; ++m) {
       const spt_plugin_device_hbcsf* h = per_mode[m];
