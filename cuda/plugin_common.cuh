@@ -190,6 +190,23 @@ inline int check_mttkrp_shapes(uint32_t order, const uint32_t* dims, const spt_p
   return kOk;
 }
 
+// The block mttkrp_with_device_operands takes for an MTTKRP in `mode`: the
+// factors (m != mode; offset[m], 256-byte aligned) then the output (at
+// *out_offset). Returns the block's bytes; offset and out_offset may be
+// NULL.
+inline size_t mttkrp_operand_layout(uint32_t order, const uint32_t* dims, uint32_t mode, uint64_t rank,
+                                    size_t value_size, std::vector<size_t>* offset, size_t* out_offset) {
+  if (offset) offset->assign(order, 0);
+  size_t bytes = 0;
+  for (uint32_t m = 0; m < order; ++m) {
+    if (m == mode) continue;
+    if (offset) (*offset)[m] = bytes;
+    bytes += align_up(size_t(dims[m]) * rank * value_size, 256);
+  }
+  if (out_offset) *out_offset = bytes;
+  return bytes + size_t(dims[mode]) * rank * value_size;
+}
+
 // The part every MTTKRP entry shares: copy the factors (m != mode) into one
 // temporary block from the stream's pool, zero the output after them, call
 // launch(device_factors, device_out) (returns the launch's cudaError_t),
@@ -200,15 +217,9 @@ int mttkrp_with_device_operands(int device, uint32_t order, const uint32_t* dims
                                 uint32_t mode, spt_plugin_matrix& out, cudaStream_t stream, Launch&& launch,
                                 char* message, size_t message_len) {
   const uint64_t rank = out.cols;
-  std::vector<size_t> offset(order, 0);
-  size_t bytes = 0;
-  for (uint32_t m = 0; m < order; ++m) {
-    if (m == mode) continue;
-    offset[m] = bytes;
-    bytes += align_up(size_t(dims[m]) * rank * sizeof(T), 256);
-  }
-  const size_t out_offset = bytes;
-  bytes += size_t(dims[mode]) * rank * sizeof(T);
+  std::vector<size_t> offset;
+  size_t out_offset = 0;
+  const size_t bytes = mttkrp_operand_layout(order, dims, mode, rank, sizeof(T), &offset, &out_offset);
   void* block = nullptr;
   if (cudaError_t err = cudaMallocAsync(&block, bytes, stream); err != cudaSuccess) {
     cudaGetLastError();

@@ -75,11 +75,8 @@ int mttkrp_streamed_typed(int device, const spt_plugin_coo& x, const spt_plugin_
   DeviceSetup setup;
   if (int status = device_setup(device, setup, message, message_len); status != kOk) return status;
   const uint32_t rank = static_cast<uint32_t>(out.cols);
-  // The factors and the output as mttkrp_with_device_operands lays them out.
-  size_t resident = 0;
-  for (uint32_t m = 0; m < x.order; ++m)
-    if (m != mode) resident += align_up(size_t(x.dims[m]) * rank * sizeof(T), 256);
-  resident += align_up(size_t(x.dims[mode]) * rank * sizeof(T), 256);
+  // The factors and the output stay on the device beside the ring.
+  const size_t resident = mttkrp_operand_layout(x.order, x.dims, mode, rank, sizeof(T), nullptr, nullptr);
   spt::cuda::StreamPlan plan;
   if (int status = plan_beside(device, x, resident, "the factor matrices and output", plan, message, message_len);
       status != kOk)
