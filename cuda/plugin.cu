@@ -790,14 +790,6 @@ int plugin_cp_non_finite(spt_plugin_cp_session* s, uint32_t mode, int32_t* compo
   });
 }
 
-// For the multi-device group (plugin_multi.cu): the run of session s and
-// its device, or nullptr.
-spt::cuda::CpAlsSession* cp_session_run(spt_plugin_cp_session* s, int* device) {
-  if (!s || !s->run) return nullptr;
-  *device = s->device;
-  return s->run.get();
-}
-
 }  // namespace spt_plugin
 
 namespace {

@@ -1,7 +1,7 @@
 // Device-copy structs of the plugin that more than one entry file reads
 // (the opaque handles of src/dispatch/plugin_abi.h, defined here so that
-// plugin.cu, plugin_hls.cu, plugin_stream.cu and plugin_tucker.cu see one
-// definition).
+// plugin.cu, plugin_hls.cu, plugin_multi.cu, plugin_stream.cu and
+// plugin_tucker.cu see one definition).
 #pragma once
 
 #include <cstdint>
