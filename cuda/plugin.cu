@@ -607,21 +607,6 @@ std::unique_ptr<spt::cuda::CpAlsSession> make_session(const spt_plugin_device_co
   return spt::cuda::make_cp_als_session<T>(order, dims, rank, sms, mttkrp, exact_inner);
 }
 
-// Runs one step of session s on its device; a library failure becomes its
-// status and message.
-template <typename Body>
-int session_step(spt_plugin_cp_session* s, uint32_t mode, char* message, size_t message_len, Body&& body) {
-  return guarded(message, message_len, [&]() -> int {
-    if (!s || !s->run || mode >= s->order) return kInvalidArgument;
-    // The steps of a run come one after another from one thread, which
-    // keeps its device: select it only when another one is current.
-    int current = -1;
-    if (cudaGetDevice(&current) != cudaSuccess || current != s->device)
-      SPT_CUDA_TRY(cudaSetDevice(s->device), "cudaSetDevice");
-    return body(*s->run);
-  });
-}
-
 }  // namespace
 
 int plugin_cp_session_create(const spt_plugin_device_coo* x, const spt_plugin_device_fcoo* const* per_mode,

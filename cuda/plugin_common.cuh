@@ -75,6 +75,32 @@ int guarded(char* message, size_t message_len, Body&& body) noexcept {
   }
 }
 
+// One step of a device run's session s (a session struct: device, order,
+// run and kRun, the run's name for messages): checks s and mode, makes s's
+// device current and returns body(*s->run); a failed step (a
+// library_checks::Failure) becomes its status and message. The steps of a
+// run come one after another from one thread, which keeps its device: it
+// is selected only when another one is current.
+template <typename Session, typename Body>
+int session_step(Session* s, uint32_t mode, char* message, size_t message_len, Body&& body) {
+  return guarded(message, message_len, [&]() -> int {
+    if (!s || !s->run) {
+      write_message(message, message_len, std::string(Session::kRun) + " step on a NULL session");
+      return kInvalidArgument;
+    }
+    if (mode >= s->order) {
+      write_message(message, message_len,
+                    std::string(Session::kRun) + " step on mode " + std::to_string(mode) + " of a tensor of order " +
+                        std::to_string(s->order));
+      return kInvalidArgument;
+    }
+    int current = -1;
+    if (cudaGetDevice(&current) != cudaSuccess || current != s->device)
+      SPT_CUDA_TRY(cudaSetDevice(s->device), "cudaSetDevice");
+    return body(*s->run);
+  });
+}
+
 inline std::string megabytes(uint64_t bytes) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.1f MB", bytes / 1e6);

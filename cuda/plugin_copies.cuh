@@ -56,6 +56,7 @@ struct spt_plugin_device_hls {
 // chunks through `streamed` (declared before `run`, which reads it: freed
 // after it).
 struct spt_plugin_cp_session {
+  static constexpr const char* kRun = "CP-ALS";  // in session_step's messages
   int device = 0;
   uint32_t order = 0;
   std::vector<spt::cuda::DeviceCooRef> coo_views;  // per mode, for COO modes

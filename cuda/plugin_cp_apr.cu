@@ -18,6 +18,7 @@
 
 // A CP-APR session (opaque in plugin_abi.h): the steps and their device.
 struct spt_plugin_cp_apr_session {
+  static constexpr const char* kRun = "CP-APR";  // in session_step's messages
   int device = 0;
   uint32_t order = 0;
   std::unique_ptr<spt::cuda::CpAprSession> run;
@@ -63,24 +64,6 @@ int check_groups(const spt_plugin_cp_apr_groups& g, uint32_t mode, uint32_t orde
       }
   }
   return kOk;
-}
-
-// Runs one step on a valid session and mode, mapping failures to statuses.
-template <typename Step>
-int session_step(spt_plugin_cp_apr_session* s, uint32_t mode, char* message, size_t message_len, Step&& step) {
-  return guarded(message, message_len, [&]() -> int {
-    if (!s || !s->run) {
-      write_message(message, message_len, "CP-APR step on a NULL session");
-      return kInvalidArgument;
-    }
-    if (mode >= s->order) {
-      write_message(message, message_len,
-                    "CP-APR step on mode " + std::to_string(mode) + " of a tensor of order " + std::to_string(s->order));
-      return kInvalidArgument;
-    }
-    SPT_CUDA_TRY(cudaSetDevice(s->device), "cudaSetDevice");
-    return step(*s->run);
-  });
 }
 
 }  // namespace
