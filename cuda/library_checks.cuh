@@ -12,14 +12,9 @@
 #include <string>
 
 #include "cp_als.cuh"
+#include "step_failure.cuh"
 
 namespace spt::cuda::library_checks {
-
-// A failed step: the status for the C table and the message.
-struct Failure {
-  int code;
-  std::string message;
-};
 
 template <typename... Parts>
 std::string text(const Parts&... parts) {

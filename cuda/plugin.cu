@@ -20,7 +20,6 @@
 #include <vector>
 
 #include "cp_als.cuh"
-#include "library_checks.cuh"
 #include "dispatch/plugin_abi.h"
 #include "plugin_common.cuh"
 #include "plugin_copies.cuh"
@@ -109,15 +108,9 @@ int plugin_device_info(int device, spt_plugin_device_info* info, char* message, 
 int plugin_coo_upload(int device, const spt_plugin_coo* x, spt_plugin_device_coo** out, char* message,
                       size_t message_len) {
   return guarded(message, message_len, [&]() -> int {
-    if (!x || !out) return kInvalidArgument;
+    if (!out) return kInvalidArgument;
     *out = nullptr;
-    if (x->order < 2 || x->order > spt::cuda::kMaxOrder) {
-      write_message(message, message_len,
-                    "order " + std::to_string(x->order) + " is outside the GPU kernels' range 2.." +
-                        std::to_string(spt::cuda::kMaxOrder));
-      return kUnsupported;
-    }
-    if (x->dtype != SPT_PLUGIN_FLOAT32 && x->dtype != SPT_PLUGIN_FLOAT64) return kInvalidArgument;
+    if (int status = check_host_coo(x, message, message_len); status != kOk) return status;
     SPT_CUDA_TRY(cudaSetDevice(device), "cudaSetDevice");
     const size_t index_bytes = spt::cuda::coo_values_offset(x->order, x->nnz);
     const size_t bytes = spt::cuda::coo_copy_bytes(x->order, x->nnz, dtype_bytes(x->dtype));
@@ -248,12 +241,9 @@ int plugin_hicoo_upload(int device, const spt_plugin_hicoo* x, spt_plugin_device
   return guarded(message, message_len, [&]() -> int {
     if (!x || !out) return kInvalidArgument;
     *out = nullptr;
-    if (x->order < 2 || x->order > spt::cuda::kHicooMaxOrder) {
-      write_message(message, message_len,
-                    "order " + std::to_string(x->order) + " is outside the GPU HiCOO kernel's range 2.." +
-                        std::to_string(spt::cuda::kHicooMaxOrder));
-      return kUnsupported;
-    }
+    if (int status = check_order(x->order, 2, spt::cuda::kHicooMaxOrder, "HiCOO kernel's", message, message_len);
+        status != kOk)
+      return status;
     if (x->num_blocks >= (uint64_t(1) << 32)) {
       write_message(message, message_len,
                     "the HiCOO tensor has " + std::to_string(x->num_blocks) +
@@ -362,12 +352,10 @@ int plugin_hbcsf_upload(int device, const spt_plugin_hbcsf* x, spt_plugin_device
   return guarded(message, message_len, [&]() -> int {
     if (!x || !out) return kInvalidArgument;
     *out = nullptr;
-    if (x->order < 3 || x->order > spt::cuda::kHbcsfMaxOrder) {
-      write_message(message, message_len,
-                    "order " + std::to_string(x->order) + " is outside the GPU B-CSF / HB-CSF kernels' range 3.." +
-                        std::to_string(spt::cuda::kHbcsfMaxOrder));
-      return kUnsupported;
-    }
+    if (int status =
+            check_order(x->order, 3, spt::cuda::kHbcsfMaxOrder, "B-CSF / HB-CSF kernels'", message, message_len);
+        status != kOk)
+      return status;
     if (x->dtype != SPT_PLUGIN_FLOAT32 && x->dtype != SPT_PLUGIN_FLOAT64) return kInvalidArgument;
     if (const std::string problem = hbcsf_view_problem(*x); !problem.empty()) {
       write_message(message, message_len, "hbcsf_upload: " + problem);
@@ -619,26 +607,6 @@ std::unique_ptr<spt::cuda::CpAlsSession> make_session(const spt_plugin_device_co
   return spt::cuda::make_cp_als_session<T>(order, dims, rank, sms, mttkrp, exact_inner);
 }
 
-// Runs one step of session s on its device; a library failure becomes its
-// status and message.
-template <typename Body>
-int session_step(spt_plugin_cp_session* s, uint32_t mode, char* message, size_t message_len, Body&& body) {
-  return guarded(message, message_len, [&]() -> int {
-    if (!s || !s->run || mode >= s->order) return kInvalidArgument;
-    // The steps of a run come one after another from one thread, which
-    // keeps its device: select it only when another one is current.
-    int current = -1;
-    if (cudaGetDevice(&current) != cudaSuccess || current != s->device)
-      SPT_CUDA_TRY(cudaSetDevice(s->device), "cudaSetDevice");
-    try {
-      return body(*s->run);
-    } catch (const spt::cuda::library_checks::Failure& f) {
-      write_message(message, message_len, f.message);
-      return f.code;
-    }
-  });
-}
-
 }  // namespace
 
 int plugin_cp_session_create(const spt_plugin_device_coo* x, const spt_plugin_device_fcoo* const* per_mode,
@@ -663,12 +631,10 @@ int plugin_cp_session_create(const spt_plugin_device_coo* x, const spt_plugin_de
         write_message(message, message_len, "cp_session_create: mode " + std::to_string(m) + " has no tensor");
         return kInvalidArgument;
       }
-      if (order - 1 > spt::cuda::kFcooMaxProductModes) {
-        write_message(message, message_len,
-                      "order " + std::to_string(order) + " is outside the GPU F-COO kernels' range 2.." +
-                          std::to_string(spt::cuda::kFcooMaxProductModes + 1));
-        return kUnsupported;
-      }
+      if (int status =
+              check_order(order, 2, spt::cuda::kFcooMaxProductModes + 1, "F-COO kernels'", message, message_len);
+          status != kOk)
+        return status;
       if (f->mttkrp_mode != int32_t(m) || f->dims != dims || f->device != device || f->dtype != dtype ||
           f->ref.num_product_modes != order - 1) {
         write_message(message, message_len,
@@ -677,16 +643,9 @@ int plugin_cp_session_create(const spt_plugin_device_coo* x, const spt_plugin_de
         return kInvalidArgument;
       }
     }
-    if (rank == 0) {
-      write_message(message, message_len, "cp_session_create: rank must be at least 1");
-      return kInvalidArgument;
-    }
-    if (rank > spt::cuda::cp_als_max_rank) {
-      write_message(message, message_len,
-                    "rank " + std::to_string(rank) + " is above the GPU CP-ALS's limit of " +
-                        std::to_string(spt::cuda::cp_als_max_rank));
-      return kUnsupported;
-    }
+    if (int status = check_rank(rank, spt::cuda::cp_als_max_rank, "cp_session_create", "CP-ALS", message, message_len);
+        status != kOk)
+      return status;
     SPT_CUDA_TRY(cudaSetDevice(device), "cudaSetDevice");
     DeviceSetup setup;
     if (int status = device_setup(device, setup, message, message_len); status != kOk) return status;
@@ -704,14 +663,9 @@ int plugin_cp_session_create(const spt_plugin_device_coo* x, const spt_plugin_de
     auto session = std::make_unique<spt_plugin_cp_session>();
     session->device = device;
     session->order = order;
-    try {
-      session->run = dtype == SPT_PLUGIN_FLOAT32
-                         ? make_session<float>(x, per_mode, order, dims.data(), rank, setup.multiprocessors, *session)
-                         : make_session<double>(x, per_mode, order, dims.data(), rank, setup.multiprocessors, *session);
-    } catch (const spt::cuda::library_checks::Failure& f) {
-      write_message(message, message_len, f.message);
-      return f.code;
-    }
+    session->run = dtype == SPT_PLUGIN_FLOAT32
+                       ? make_session<float>(x, per_mode, order, dims.data(), rank, setup.multiprocessors, *session)
+                       : make_session<double>(x, per_mode, order, dims.data(), rank, setup.multiprocessors, *session);
     // The COO modes' views, sorted by the mode from what memory is left.
     if (x) {
       session->coo_views.assign(order, spt::cuda::DeviceCooRef{x->order, x->nnz, x->ind, x->values});
@@ -819,14 +773,6 @@ int plugin_cp_non_finite(spt_plugin_cp_session* s, uint32_t mode, int32_t* compo
     *component = run.non_finite(mode);
     return kOk;
   });
-}
-
-// For the multi-device group (plugin_multi.cu): the run of session s and
-// its device, or nullptr.
-spt::cuda::CpAlsSession* cp_session_run(spt_plugin_cp_session* s, int* device) {
-  if (!s || !s->run) return nullptr;
-  *device = s->device;
-  return s->run.get();
 }
 
 }  // namespace spt_plugin

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "dispatch/plugin_abi.h"
+#include "step_failure.cuh"
 
 namespace spt_plugin {
 
@@ -53,11 +54,15 @@ inline int cuda_failure(cudaError_t err, const char* what, char* message, size_t
     if (err_ != cudaSuccess) return cuda_failure(err_, what, message, message_len); \
   } while (0)
 
-// Run body, turning C++ exceptions into statuses.
+// Run body, turning C++ exceptions into statuses: a failed step of a
+// device run (library_checks::Failure) into its own status and message.
 template <typename Body>
 int guarded(char* message, size_t message_len, Body&& body) noexcept {
   try {
     return body();
+  } catch (const spt::cuda::library_checks::Failure& f) {
+    write_message(message, message_len, f.message);
+    return f.code;
   } catch (const std::bad_alloc&) {
     write_message(message, message_len, "host out of memory in the CUDA plugin");
     return kOutOfMemory;
@@ -70,10 +75,65 @@ int guarded(char* message, size_t message_len, Body&& body) noexcept {
   }
 }
 
+// One step of a device run's session s (a session struct: device, order,
+// run and kRun, the run's name for messages): checks s and mode, makes s's
+// device current and returns body(*s->run); a failed step (a
+// library_checks::Failure) becomes its status and message. The steps of a
+// run come one after another from one thread, which keeps its device: it
+// is selected only when another one is current.
+template <typename Session, typename Body>
+int session_step(Session* s, uint32_t mode, char* message, size_t message_len, Body&& body) {
+  return guarded(message, message_len, [&]() -> int {
+    if (!s || !s->run) {
+      write_message(message, message_len, std::string(Session::kRun) + " step on a NULL session");
+      return kInvalidArgument;
+    }
+    if (mode >= s->order) {
+      write_message(message, message_len,
+                    std::string(Session::kRun) + " step on mode " + std::to_string(mode) + " of a tensor of order " +
+                        std::to_string(s->order));
+      return kInvalidArgument;
+    }
+    int current = -1;
+    if (cudaGetDevice(&current) != cudaSuccess || current != s->device)
+      SPT_CUDA_TRY(cudaSetDevice(s->device), "cudaSetDevice");
+    return body(*s->run);
+  });
+}
+
 inline std::string megabytes(uint64_t bytes) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.1f MB", bytes / 1e6);
   return buf;
+}
+
+// kOk when lo <= order <= hi, else kUnsupported with "order N is outside
+// the GPU <kernels> range lo..hi" (kernels: e.g. "HiCOO kernel's").
+inline int check_order(uint32_t order, uint32_t lo, uint32_t hi, const char* kernels, char* message,
+                       size_t message_len) {
+  if (order >= lo && order <= hi) return kOk;
+  write_message(message, message_len,
+                "order " + std::to_string(order) + " is outside the GPU " + kernels + " range " + std::to_string(lo) +
+                    ".." + std::to_string(hi));
+  return kUnsupported;
+}
+
+// The rank of a device run (`entry` names the caller, `run` the
+// decomposition in messages): kInvalidArgument for 0, kUnsupported above
+// max_rank.
+inline int check_rank(uint32_t rank, uint32_t max_rank, const char* entry, const char* run, char* message,
+                      size_t message_len) {
+  if (rank == 0) {
+    write_message(message, message_len, std::string(entry) + ": rank must be at least 1");
+    return kInvalidArgument;
+  }
+  if (rank > max_rank) {
+    write_message(message, message_len,
+                  "rank " + std::to_string(rank) + " is above the GPU " + run + "'s limit of " +
+                      std::to_string(max_rank));
+    return kUnsupported;
+  }
+  return kOk;
 }
 
 inline size_t dtype_bytes(int dtype) { return dtype == SPT_PLUGIN_FLOAT32 ? sizeof(float) : sizeof(double); }
@@ -156,6 +216,23 @@ inline int check_mttkrp_shapes(uint32_t order, const uint32_t* dims, const spt_p
   return kOk;
 }
 
+// The block mttkrp_with_device_operands takes for an MTTKRP in `mode`: the
+// factors (m != mode; offset[m], 256-byte aligned) then the output (at
+// *out_offset). Returns the block's bytes; offset and out_offset may be
+// NULL.
+inline size_t mttkrp_operand_layout(uint32_t order, const uint32_t* dims, uint32_t mode, uint64_t rank,
+                                    size_t value_size, std::vector<size_t>* offset, size_t* out_offset) {
+  if (offset) offset->assign(order, 0);
+  size_t bytes = 0;
+  for (uint32_t m = 0; m < order; ++m) {
+    if (m == mode) continue;
+    if (offset) (*offset)[m] = bytes;
+    bytes += align_up(size_t(dims[m]) * rank * value_size, 256);
+  }
+  if (out_offset) *out_offset = bytes;
+  return bytes + size_t(dims[mode]) * rank * value_size;
+}
+
 // The part every MTTKRP entry shares: copy the factors (m != mode) into one
 // temporary block from the stream's pool, zero the output after them, call
 // launch(device_factors, device_out) (returns the launch's cudaError_t),
@@ -166,15 +243,9 @@ int mttkrp_with_device_operands(int device, uint32_t order, const uint32_t* dims
                                 uint32_t mode, spt_plugin_matrix& out, cudaStream_t stream, Launch&& launch,
                                 char* message, size_t message_len) {
   const uint64_t rank = out.cols;
-  std::vector<size_t> offset(order, 0);
-  size_t bytes = 0;
-  for (uint32_t m = 0; m < order; ++m) {
-    if (m == mode) continue;
-    offset[m] = bytes;
-    bytes += align_up(size_t(dims[m]) * rank * sizeof(T), 256);
-  }
-  const size_t out_offset = bytes;
-  bytes += size_t(dims[mode]) * rank * sizeof(T);
+  std::vector<size_t> offset;
+  size_t out_offset = 0;
+  const size_t bytes = mttkrp_operand_layout(order, dims, mode, rank, sizeof(T), &offset, &out_offset);
   void* block = nullptr;
   if (cudaError_t err = cudaMallocAsync(&block, bytes, stream); err != cudaSuccess) {
     cudaGetLastError();

@@ -1,7 +1,7 @@
 // Device-copy structs of the plugin that more than one entry file reads
 // (the opaque handles of src/dispatch/plugin_abi.h, defined here so that
-// plugin.cu, plugin_hls.cu, plugin_stream.cu and plugin_tucker.cu see one
-// definition).
+// plugin.cu, plugin_hls.cu, plugin_multi.cu, plugin_stream.cu and
+// plugin_tucker.cu see one definition).
 #pragma once
 
 #include <cstdint>
@@ -56,12 +56,27 @@ struct spt_plugin_device_hls {
 // chunks through `streamed` (declared before `run`, which reads it: freed
 // after it).
 struct spt_plugin_cp_session {
+  static constexpr const char* kRun = "CP-ALS";  // in session_step's messages
   int device = 0;
   uint32_t order = 0;
   std::vector<spt::cuda::DeviceCooRef> coo_views;  // per mode, for COO modes
   std::unique_ptr<spt::cuda::StreamedCoo> streamed;
   std::unique_ptr<spt::cuda::CpAlsSession> run;
 };
+
+// Checks a host COO view (the in-memory upload and the streamed entries):
+// kUnsupported for an order outside the COO kernels' range,
+// kInvalidArgument for NULL arrays or an unknown dtype.
+inline int check_host_coo(const spt_plugin_coo* x, char* message, size_t message_len) {
+  using namespace spt_plugin;
+  if (!x || !x->dims || !x->ind || (x->nnz > 0 && !x->values)) return kInvalidArgument;
+  if (int status = check_order(x->order, 2, spt::cuda::kMaxOrder, "kernels'", message, message_len); status != kOk)
+    return status;
+  if (x->dtype != SPT_PLUGIN_FLOAT32 && x->dtype != SPT_PLUGIN_FLOAT64) return kInvalidArgument;
+  for (uint32_t m = 0; m < x->order; ++m)
+    if (x->nnz > 0 && !x->ind[m]) return kInvalidArgument;
+  return kOk;
+}
 
 // Checks that per_mode[m] (m < order) is the op-MTTKRP F-COO of mode m of
 // one tensor, all on one device in one dtype (the per-mode F-COO runs:
@@ -72,12 +87,10 @@ inline int check_fcoo_per_mode(const spt_plugin_device_fcoo* const* per_mode, ui
                                char* message, size_t message_len) {
   using namespace spt_plugin;
   if (!per_mode || !per_mode[0] || order < 2) return kInvalidArgument;
-  if (order - 1 > spt::cuda::kFcooMaxProductModes) {
-    write_message(message, message_len,
-                  "order " + std::to_string(order) + " is outside the GPU F-COO kernels' range 2.." +
-                      std::to_string(spt::cuda::kFcooMaxProductModes + 1));
-    return kUnsupported;
-  }
+  if (int status =
+          check_order(order, 2, spt::cuda::kFcooMaxProductModes + 1, "F-COO kernels'", message, message_len);
+      status != kOk)
+    return status;
   const spt_plugin_device_fcoo& first = *per_mode[0];
   for (uint32_t m = 0; m < order; ++m) {
     const spt_plugin_device_fcoo* f = per_mode[m];

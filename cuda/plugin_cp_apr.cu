@@ -13,12 +13,12 @@
 
 #include "cp_apr.cuh"
 #include "dispatch/plugin_abi.h"
-#include "library_checks.cuh"
 #include "plugin_common.cuh"
 #include "plugin_entries.cuh"
 
 // A CP-APR session (opaque in plugin_abi.h): the steps and their device.
 struct spt_plugin_cp_apr_session {
+  static constexpr const char* kRun = "CP-APR";  // in session_step's messages
   int device = 0;
   uint32_t order = 0;
   std::unique_ptr<spt::cuda::CpAprSession> run;
@@ -66,29 +66,6 @@ int check_groups(const spt_plugin_cp_apr_groups& g, uint32_t mode, uint32_t orde
   return kOk;
 }
 
-// Runs one step on a valid session and mode, mapping failures to statuses.
-template <typename Step>
-int session_step(spt_plugin_cp_apr_session* s, uint32_t mode, char* message, size_t message_len, Step&& step) {
-  return guarded(message, message_len, [&]() -> int {
-    if (!s || !s->run) {
-      write_message(message, message_len, "CP-APR step on a NULL session");
-      return kInvalidArgument;
-    }
-    if (mode >= s->order) {
-      write_message(message, message_len,
-                    "CP-APR step on mode " + std::to_string(mode) + " of a tensor of order " + std::to_string(s->order));
-      return kInvalidArgument;
-    }
-    SPT_CUDA_TRY(cudaSetDevice(s->device), "cudaSetDevice");
-    try {
-      return step(*s->run);
-    } catch (const spt::cuda::library_checks::Failure& f) {
-      write_message(message, message_len, f.message);
-      return f.code;
-    }
-  });
-}
-
 }  // namespace
 
 int plugin_cp_apr_session_create(int device, int dtype, uint32_t order, const uint32_t* dims, uint64_t nnz,
@@ -104,22 +81,13 @@ int plugin_cp_apr_session_create(int device, int dtype, uint32_t order, const ui
       write_message(message, message_len, "cp_apr_session_create: unknown dtype");
       return kInvalidArgument;
     }
-    if (order < 2 || order > spt::cuda::cp_apr_max_order) {
-      write_message(message, message_len,
-                    "order " + std::to_string(order) + " is outside the GPU CP-APR's range 2.." +
-                        std::to_string(spt::cuda::cp_apr_max_order));
-      return kUnsupported;
-    }
-    if (rank == 0) {
-      write_message(message, message_len, "cp_apr_session_create: rank must be at least 1");
-      return kInvalidArgument;
-    }
-    if (rank > spt::cuda::cp_apr_max_rank) {
-      write_message(message, message_len,
-                    "rank " + std::to_string(rank) + " is above the GPU CP-APR's limit of " +
-                        std::to_string(spt::cuda::cp_apr_max_rank));
-      return kUnsupported;
-    }
+    if (int status = check_order(order, 2, spt::cuda::cp_apr_max_order, "CP-APR's", message, message_len);
+        status != kOk)
+      return status;
+    if (int status =
+            check_rank(rank, spt::cuda::cp_apr_max_rank, "cp_apr_session_create", "CP-APR", message, message_len);
+        status != kOk)
+      return status;
     for (uint32_t m = 0; m < order; ++m)
       if (dims[m] == 0) {
         write_message(message, message_len, "cp_apr_session_create: dimension " + std::to_string(m) + " is 0");
@@ -149,16 +117,10 @@ int plugin_cp_apr_session_create(int device, int dtype, uint32_t order, const ui
     auto session = std::make_unique<spt_plugin_cp_apr_session>();
     session->device = device;
     session->order = order;
-    try {
-      session->run = dtype == SPT_PLUGIN_FLOAT32
-                         ? spt::cuda::make_cp_apr_session<float>(order, dims, nnz, rank, per_mode,
-                                                                 setup.multiprocessors)
-                         : spt::cuda::make_cp_apr_session<double>(order, dims, nnz, rank, per_mode,
-                                                                  setup.multiprocessors);
-    } catch (const spt::cuda::library_checks::Failure& f) {
-      write_message(message, message_len, f.message);
-      return f.code;
-    }
+    session->run = dtype == SPT_PLUGIN_FLOAT32
+                       ? spt::cuda::make_cp_apr_session<float>(order, dims, nnz, rank, per_mode, setup.multiprocessors)
+                       : spt::cuda::make_cp_apr_session<double>(order, dims, nnz, rank, per_mode,
+                                                                setup.multiprocessors);
     *out = session.release();
     return kOk;
   });

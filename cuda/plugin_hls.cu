@@ -191,11 +191,7 @@ int plugin_hls_upload(int device, const spt_plugin_hls* x, spt_plugin_device_hls
   return guarded(message, message_len, [&]() -> int {
     if (!x || !out) return kInvalidArgument;
     *out = nullptr;
-    if (x->order != 3 && x->order != 4) {
-      write_message(message, message_len,
-                    "order " + std::to_string(x->order) + " is outside the GPU HLS kernels' range 3..4");
-      return kUnsupported;
-    }
+    if (int status = check_order(x->order, 3, 4, "HLS kernels'", message, message_len); status != kOk) return status;
     if (x->dtype != SPT_PLUGIN_FLOAT32 && x->dtype != SPT_PLUGIN_FLOAT64) return kInvalidArgument;
     if (const std::string problem = hls_view_problem(*x); !problem.empty()) {
       write_message(message, message_len, "hls_upload: " + problem);

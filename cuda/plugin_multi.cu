@@ -8,7 +8,6 @@
 // one ncclGroupStart / ncclGroupEnd (one host thread drives every device).
 #include <cuda_runtime_api.h>
 
-#include <cstdlib>
 #include <set>
 #include <string>
 #include <vector>
@@ -17,14 +16,8 @@
 #include "dispatch/plugin_abi.h"
 #include "nccl_loader.cuh"
 #include "plugin_common.cuh"
+#include "plugin_copies.cuh"
 #include "plugin_entries.cuh"
-
-namespace spt_plugin {
-
-// Defined in plugin.cu, beside the session.
-spt::cuda::CpAlsSession* cp_session_run(spt_plugin_cp_session* s, int* device);
-
-}  // namespace spt_plugin
 
 namespace {
 
@@ -119,8 +112,9 @@ int plugin_cp_group_create(spt_plugin_cp_session* const* sessions, uint32_t coun
     g->api = api;
     std::set<int> seen;
     for (uint32_t i = 0; i < count; ++i) {
-      int device = -1;
-      spt::cuda::CpAlsSession* run = cp_session_run(sessions[i], &device);
+      spt_plugin_cp_session* s = sessions[i];
+      spt::cuda::CpAlsSession* run = s ? s->run.get() : nullptr;
+      const int device = s ? s->device : -1;
       if (!run || !seen.insert(device).second) {
         write_message(message, message_len, "cp_group_create: session " + std::to_string(i) +
                                                 " is missing or on the device of another session");
@@ -139,10 +133,9 @@ int plugin_cp_group_create(spt_plugin_cp_session* const* sessions, uint32_t coun
       }
     }
     g->datatype = g->buffers.front().value_size == sizeof(float) ? nccl::kFloat32 : nccl::kFloat64;
-    // NVLink multicast (NVLS) off unless the user chose: it can take a
-    // shared host's GPUs out of service. setenv does not overwrite a value
-    // that is set.
-    setenv("NCCL_NVLS_ENABLE", "0", 0);
+    // NVLink multicast (NVLS), which can take a shared host's GPUs out of
+    // service, is off unless the user chose: nccl::load above set
+    // NCCL_NVLS_ENABLE=0 when unset, before NCCL first reads it.
     g->comms.assign(count, nullptr);
     const nccl::Result r = api->comm_init_all(g->comms.data(), static_cast<int>(count), g->devices.data());
     if (r != nccl::kSuccess) {

@@ -13,7 +13,6 @@
 
 #include "cp_als.cuh"
 #include "dispatch/plugin_abi.h"
-#include "library_checks.cuh"
 #include "mttkrp.cuh"
 #include "mttkrp_streamed.cuh"
 #include "plugin_common.cuh"
@@ -23,22 +22,6 @@
 namespace spt_plugin {
 
 namespace {
-
-// Checks a host COO view; kUnsupported for an order outside the kernels'
-// range.
-int check_host_coo(const spt_plugin_coo* x, char* message, size_t message_len) {
-  if (!x || !x->dims || !x->ind || (x->nnz > 0 && !x->values)) return kInvalidArgument;
-  if (x->order < 2 || x->order > spt::cuda::kMaxOrder) {
-    write_message(message, message_len,
-                  "order " + std::to_string(x->order) + " is outside the GPU kernels' range 2.." +
-                      std::to_string(spt::cuda::kMaxOrder));
-    return kUnsupported;
-  }
-  if (x->dtype != SPT_PLUGIN_FLOAT32 && x->dtype != SPT_PLUGIN_FLOAT64) return kInvalidArgument;
-  for (uint32_t m = 0; m < x->order; ++m)
-    if (x->nnz > 0 && !x->ind[m]) return kInvalidArgument;
-  return kOk;
-}
 
 spt::cuda::HostCooRef host_ref(const spt_plugin_coo& x) {
   spt::cuda::HostCooRef r;
@@ -92,11 +75,8 @@ int mttkrp_streamed_typed(int device, const spt_plugin_coo& x, const spt_plugin_
   DeviceSetup setup;
   if (int status = device_setup(device, setup, message, message_len); status != kOk) return status;
   const uint32_t rank = static_cast<uint32_t>(out.cols);
-  // The factors and the output as mttkrp_with_device_operands lays them out.
-  size_t resident = 0;
-  for (uint32_t m = 0; m < x.order; ++m)
-    if (m != mode) resident += align_up(size_t(x.dims[m]) * rank * sizeof(T), 256);
-  resident += align_up(size_t(x.dims[mode]) * rank * sizeof(T), 256);
+  // The factors and the output stay on the device beside the ring.
+  const size_t resident = mttkrp_operand_layout(x.order, x.dims, mode, rank, sizeof(T), nullptr, nullptr);
   spt::cuda::StreamPlan plan;
   if (int status = plan_beside(device, x, resident, "the factor matrices and output", plan, message, message_len);
       status != kOk)
@@ -159,16 +139,10 @@ int plugin_cp_session_streamed(int device, const spt_plugin_coo* x, uint32_t ran
       write_message(message, message_len, "cp_session_streamed: the tensor has no nonzeros");
       return kInvalidArgument;
     }
-    if (rank == 0) {
-      write_message(message, message_len, "cp_session_streamed: rank must be at least 1");
-      return kInvalidArgument;
-    }
-    if (rank > spt::cuda::cp_als_max_rank) {
-      write_message(message, message_len,
-                    "rank " + std::to_string(rank) + " is above the GPU CP-ALS's limit of " +
-                        std::to_string(spt::cuda::cp_als_max_rank));
-      return kUnsupported;
-    }
+    if (int status =
+            check_rank(rank, spt::cuda::cp_als_max_rank, "cp_session_streamed", "CP-ALS", message, message_len);
+        status != kOk)
+      return status;
     SPT_CUDA_TRY(cudaSetDevice(device), "cudaSetDevice");
     DeviceSetup setup;
     if (int status = device_setup(device, setup, message, message_len); status != kOk) return status;
@@ -184,16 +158,11 @@ int plugin_cp_session_streamed(int device, const spt_plugin_coo* x, uint32_t ran
     cudaError_t err = cudaSuccess;
     session->streamed = std::make_unique<spt::cuda::StreamedCoo>(host_ref(*x), plan, err);
     if (err != cudaSuccess) return cuda_failure(err, "setting up the streaming buffers", message, message_len);
-    try {
-      session->run = x->dtype == SPT_PLUGIN_FLOAT32
-                         ? make_streamed_run<float>(session->streamed.get(), x->order, x->dims, rank,
-                                                    setup.multiprocessors)
-                         : make_streamed_run<double>(session->streamed.get(), x->order, x->dims, rank,
-                                                     setup.multiprocessors);
-    } catch (const spt::cuda::library_checks::Failure& f) {
-      write_message(message, message_len, f.message);
-      return f.code;
-    }
+    session->run = x->dtype == SPT_PLUGIN_FLOAT32
+                       ? make_streamed_run<float>(session->streamed.get(), x->order, x->dims, rank,
+                                                  setup.multiprocessors)
+                       : make_streamed_run<double>(session->streamed.get(), x->order, x->dims, rank,
+                                                   setup.multiprocessors);
     fill_info(info, *session->streamed);
     *out = session.release();
     return kOk;

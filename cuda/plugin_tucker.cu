@@ -24,8 +24,8 @@
 #include "plugin_common.cuh"
 #include "plugin_copies.cuh"
 #include "plugin_entries.cuh"
+#include "step_failure.cuh"
 #include "ttmc_hbcsf.cuh"
-#include "library_checks.cuh"
 #include "tucker_hooi.cuh"
 
 // A Tucker-HOOI session (opaque in plugin_abi.h): the steps, the device they
@@ -171,19 +171,14 @@ int check_tucker_run(const char* name, const std::vector<uint32_t>& dims, uint32
 }
 
 // Makes *out = a session on `device` with the steps of `make` (which
-// returns the TuckerSession; it may throw library_checks::Failure).
+// returns the TuckerSession; it may throw library_checks::Failure, which
+// the caller's guarded() returns).
 template <typename Make>
-int open_session(int device, void* workspace, spt_plugin_tucker_session** out, char* message, size_t message_len,
-                 Make&& make) {
+int open_session(int device, void* workspace, spt_plugin_tucker_session** out, Make&& make) {
   auto session = std::make_unique<spt_plugin_tucker_session>();
   session->device = device;
   session->workspace.reset(workspace);
-  try {
-    session->steps = make();
-  } catch (const spt::cuda::library_checks::Failure& f) {
-    write_message(message, message_len, f.message);
-    return f.code;
-  }
+  session->steps = make();
   *out = session.release();
   return kOk;
 }
@@ -198,12 +193,7 @@ int session_step(spt_plugin_tucker_session* s, char* message, size_t message_len
       return kInvalidArgument;
     }
     SPT_CUDA_TRY(cudaSetDevice(s->device), "cudaSetDevice");
-    try {
-      step(*s->steps);
-    } catch (const spt::cuda::library_checks::Failure& f) {
-      write_message(message, message_len, f.message);
-      return f.code;
-    }
+    step(*s->steps);
     return kOk;
   });
 }
@@ -223,7 +213,7 @@ int plugin_tucker_session_fcoo(const spt_plugin_device_fcoo* const* per_mode, ui
         status != kOk)
       return status;
     const int sms = setup.multiprocessors;
-    return open_session(first.device, nullptr, out, message, message_len,
+    return open_session(first.device, nullptr, out,
                         [&]() -> std::unique_ptr<spt::cuda::TuckerSession> {
                           if (first.dtype == SPT_PLUGIN_FLOAT32)
                             return spt::cuda::make_tucker_session<float>(
@@ -238,11 +228,7 @@ int plugin_tucker_session_hls(const spt_plugin_device_hls* const* per_mode, uint
                               spt_plugin_tucker_session** out, char* message, size_t message_len) {
   return guarded(message, message_len, [&]() -> int {
     if (!per_mode || !per_mode[0] || order < 2) return kInvalidArgument;
-    if (order != 3 && order != 4) {
-      write_message(message, message_len,
-                    "order " + std::to_string(order) + " is outside the GPU HLS kernels' range 3..4");
-      return kUnsupported;
-    }
+    if (int status = check_order(order, 3, 4, "HLS kernels'", message, message_len); status != kOk) return status;
     const spt_plugin_device_hls& first = *per_mode[0];
     for (uint32_t m = 0; m < order; ++m) {
       const spt_plugin_device_hls* h = per_mode[m];
@@ -287,7 +273,7 @@ int plugin_tucker_session_hls(const spt_plugin_device_hls* const* per_mode, uint
     }
     const int sms = setup.multiprocessors;
     // open_session owns the workspace from here on, on every way out.
-    return open_session(first.device, workspace, out, message, message_len,
+    return open_session(first.device, workspace, out,
                         [&]() -> std::unique_ptr<spt::cuda::TuckerSession> {
                           if (first.dtype == SPT_PLUGIN_FLOAT32)
                             return spt::cuda::make_tucker_session<float>(
@@ -304,12 +290,9 @@ int plugin_tucker_session_hbcsf(const spt_plugin_device_hbcsf* const* per_mode, 
                                 spt_plugin_tucker_session** out, char* message, size_t message_len) {
   return guarded(message, message_len, [&]() -> int {
     if (!per_mode || !per_mode[0] || order < 2) return kInvalidArgument;
-    if (order < 3 || order > spt::cuda::kHbcsfMaxOrder) {
-      write_message(message, message_len,
-                    "order " + std::to_string(order) + " is outside the GPU B-CSF / HB-CSF kernels' range 3.." +
-                        std::to_string(spt::cuda::kHbcsfMaxOrder));
-      return kUnsupported;
-    }
+    if (int status = check_order(order, 3, spt::cuda::kHbcsfMaxOrder, "B-CSF / HB-CSF kernels'", message, message_len);
+        status != kOk)
+      return status;
     const spt_plugin_device_hbcsf& first = *per_mode[0];
     for (uint32_t m = 0; m < order; ++m) {
       const spt_plugin_device_hbcsf* h = per_mode[m];
@@ -348,7 +331,7 @@ int plugin_tucker_session_hbcsf(const spt_plugin_device_hbcsf* const* per_mode, 
         status != kOk)
       return status;
     const int sms = setup.multiprocessors;
-    return open_session(first.device, nullptr, out, message, message_len,
+    return open_session(first.device, nullptr, out,
                         [&]() -> std::unique_ptr<spt::cuda::TuckerSession> {
                           if (first.dtype == SPT_PLUGIN_FLOAT32)
                             return spt::cuda::make_tucker_session<float>(

@@ -301,6 +301,13 @@ class HostCpAprSteps final : public dispatch::CpAprSteps<T> {
     k_ = &k;
     lambda_.assign(k.rank, 1.0);
     for (auto& p : phi_) std::fill(p.values.data(), p.values.data() + p.values.size(), T(0));
+    // Views of the factors for the Phi kernels (their storage stays put
+    // for the run; the steps change the values in place).
+    factors_.clear();
+    for (uint32_t m = 0; m < k.order(); ++m) {
+      MatRef<T> f = k.template factor<T>(m);
+      factors_.push_back({f.data, f.rows, f.cols, f.ld});
+    }
   }
   void normalise(uint32_t mode) override { normalize_columns(k_->template factor<T>(mode), lambda_); }
   void scooch(uint32_t mode, double kappa, double kappatol) override {
@@ -318,14 +325,9 @@ class HostCpAprSteps final : public dispatch::CpAprSteps<T> {
     std::fill(lambda_.begin(), lambda_.end(), 1.0);
   }
   void phi(uint32_t mode, double eps) override {
-    std::vector<ConstMatRef<T>> fr;
-    for (uint32_t m = 0; m < k_->order(); ++m) {
-      MatRef<T> f = k_->template factor<T>(m);
-      fr.push_back({f.data, f.rows, f.cols, f.ld});
-    }
     MatRef<T> ph = phi_[mode].ref();
-    if (hicoo_) SPT_DISPATCH(ctx_, cp_apr_phi_hicoo, *hicoo_, mode, fr.data(), eps, ph);
-    else SPT_DISPATCH(ctx_, cp_apr_phi, groups_[mode], mode, fr.data(), eps, ph);
+    if (hicoo_) SPT_DISPATCH(ctx_, cp_apr_phi_hicoo, *hicoo_, mode, factors_.data(), eps, ph);
+    else SPT_DISPATCH(ctx_, cp_apr_phi, groups_[mode], mode, factors_.data(), eps, ph);
   }
   double kkt_violation(uint32_t mode) override {
     MatRef<T> a = k_->template factor<T>(mode);
@@ -353,6 +355,7 @@ class HostCpAprSteps final : public dispatch::CpAprSteps<T> {
   const spt_coo_s& x_;
   int threads_;
   spt_ktensor_s* k_ = nullptr;
+  std::vector<ConstMatRef<T>> factors_;  // k_'s factors, from start
   std::vector<double> lambda_;
   std::unique_ptr<spt_hicoo_s> hicoo_;
   std::vector<ModeGroups> groups_;

@@ -223,38 +223,41 @@ GcpFullTensor gcp_full_tensor(const spt_coo_s& x, const spt_coo_s* missing) {
   return full;
 }
 
-void gcp_require_valid_data(const GcpFullTensor& x, spt_gcp_loss loss) {
-  auto where = [&](size_t e) {
-    std::string s = "(";
-    uint64_t rest = e;
-    for (size_t n = 0; n < x.dims.size(); ++n) {
-      s += cat(n ? ", " : "", rest % x.dims[n]);
-      rest /= x.dims[n];
-    }
-    return s + ") (0-based)";
-  };
-  for (size_t e = 0; e < x.values.size(); ++e) {
-    const double v = x.values[e];
-    if (v == 0.0) continue;
-    require(std::isfinite(v), "the entry at ", where(e), " is ", v, "; GCP needs finite values");
-    switch (loss) {
+void gcp_require_valid_value(spt_gcp_loss loss, double v, const std::vector<spt_index>& dims, uint64_t index) {
+  bool ok = std::isfinite(v);
+  const char* needs = "finite values";
+  if (ok) switch (loss) {
       case SPT_GCP_LOSS_BERNOULLI_ODDS:
       case SPT_GCP_LOSS_BERNOULLI_LOGIT:
-        require(v == 1.0, "the ", gcp_loss_name(loss), " loss needs binary (0/1) data; the entry at ", where(e), " is ",
-                v, " (repeated coordinates are summed)");
+        ok = v == 1.0;
+        needs = "binary (0/1) data (repeated coordinates are summed)";
         break;
       case SPT_GCP_LOSS_POISSON:
       case SPT_GCP_LOSS_POISSON_LOG:
-        require(v > 0 && v == std::floor(v), "the ", gcp_loss_name(loss),
-                " loss needs count data (nonnegative integers); the entry at ", where(e), " is ", v);
+        ok = v > 0 && v == std::floor(v);
+        needs = "count data (nonnegative integers)";
         break;
       case SPT_GCP_LOSS_RAYLEIGH:
       case SPT_GCP_LOSS_GAMMA:
-        require(v > 0, "the ", gcp_loss_name(loss), " loss needs nonnegative data; the entry at ", where(e), " is ", v);
+        ok = v > 0;
+        needs = "nonnegative data";
         break;
       default: break;
     }
+  if (ok) return;
+  // The message is formed only on failure.
+  std::string where = "(";
+  for (size_t n = 0; n < dims.size(); ++n) {
+    where += cat(n ? ", " : "", index % dims[n]);
+    index /= dims[n];
   }
+  fail(SPT_ERR_INVALID_ARGUMENT, "the ", gcp_loss_name(loss), " loss needs ", needs, "; the entry at ", where,
+       ") (0-based) is ", v);
+}
+
+void gcp_require_valid_data(const GcpFullTensor& x, spt_gcp_loss loss) {
+  for (size_t e = 0; e < x.values.size(); ++e)
+    if (x.values[e] != 0.0) gcp_require_valid_value(loss, x.values[e], x.dims, e);
 }
 
 double gcp_value_gradient(const spt_context_s& ctx, const GcpFullTensor& x, const kernels::GcpLoss& loss,

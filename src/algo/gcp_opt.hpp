@@ -48,6 +48,11 @@ std::vector<std::vector<double>> gcp_initial_factors(const spt_context_s& ctx, c
 // Throws INVALID_ARGUMENT naming the first value the loss cannot take.
 void gcp_require_valid_data(const GcpFullTensor& x, spt_gcp_loss loss);
 
+// Throws INVALID_ARGUMENT when the loss cannot take the nonzero value v of
+// the entry at linear index `index` (mode 0 fastest) of a tensor of dims,
+// naming what the loss needs and the entry's coordinates.
+void gcp_require_valid_value(spt_gcp_loss loss, double v, const std::vector<spt_index>& dims, uint64_t index);
+
 // F and, when gradients is not NULL, its gradient per factor (see kernels/gcp.hpp).
 double gcp_value_gradient(const spt_context_s& ctx, const GcpFullTensor& x, const kernels::GcpLoss& loss,
                           const ConstMatRef<double>* factors, const MatRef<double>* gradients);

@@ -85,42 +85,9 @@ void validate_sgd_options(const spt_gcp_options& opts) {
   require(std::isfinite(opts.epsilon) && opts.epsilon > 0, "epsilon must be finite and > 0, got ", opts.epsilon);
 }
 
-std::string coordinate_text(const GcpSparseData& data, uint64_t index) {
-  std::vector<spt_index> c(data.dims.size());
-  data.coordinates(index, c.data());
-  std::string s = "(";
-  for (size_t n = 0; n < c.size(); ++n) s += cat(n ? ", " : "", c[n]);
-  return s + ") (0-based)";
-}
-
 // INVALID_ARGUMENT naming the first nonzero the loss cannot take.
 void require_valid_nonzeros(const GcpSparseData& data, spt_gcp_loss loss) {
-  for (uint64_t e = 0; e < data.nnz(); ++e) {
-    const double v = data.values[e];
-    bool ok = std::isfinite(v);
-    const char* needs = "finite values";
-    if (ok) switch (loss) {
-        case SPT_GCP_LOSS_BERNOULLI_ODDS:
-        case SPT_GCP_LOSS_BERNOULLI_LOGIT:
-          ok = v == 1.0;
-          needs = "binary (0/1) data (repeated coordinates are summed)";
-          break;
-        case SPT_GCP_LOSS_POISSON:
-        case SPT_GCP_LOSS_POISSON_LOG:
-          ok = v > 0 && v == std::floor(v);
-          needs = "count data (nonnegative integers)";
-          break;
-        case SPT_GCP_LOSS_RAYLEIGH:
-        case SPT_GCP_LOSS_GAMMA:
-          ok = v > 0;
-          needs = "nonnegative data";
-          break;
-        default: break;
-      }
-    if (!ok)  // the message is formed only on failure
-      fail(SPT_ERR_INVALID_ARGUMENT, "the ", gcp_loss_name(loss), " loss needs ", needs, "; the entry at ",
-           coordinate_text(data, data.linear[e]), " is ", v);
-  }
+  for (uint64_t e = 0; e < data.nnz(); ++e) gcp_require_valid_value(loss, data.values[e], data.dims, data.linear[e]);
 }
 
 }  // namespace

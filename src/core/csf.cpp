@@ -48,20 +48,29 @@ uint64_t spt_csf_s::bytes() const {
 
 namespace spt {
 
+namespace {
+
+// out[k] = the index of the level-l node above leaf k, for every leaf of t
+// (a node's leaves are a contiguous range).
+void expand_level(const CsfTree& t, uint32_t l, spt_index* out, int threads) {
+  const spt_index* fid = t.fids[l].data();
+  const spt_nnz nodes = t.nodes(l);
+#pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
+  for (spt_nnz f = 0; f < nodes; ++f) {
+    const spt_nnz end = t.first_leaf(l, f + 1);
+    for (spt_nnz k = t.first_leaf(l, f); k < end; ++k) out[k] = fid[f];
+  }
+}
+
+}  // namespace
+
 spt_coo_s csf_to_coo(const spt_csf_s& x) {
   spt_coo_s y;
   y.init_owned(x.dtype, x.dims, x.nnz);
   if (x.trees.empty() || x.nnz == 0) return y;
   const CsfTree& t = x.trees.front();
   const uint32_t leaf = t.levels() - 1;
-  // Every node's index goes to all leaves below it.
-  for (uint32_t l = 0; l < leaf; ++l) {
-    spt_index* ind = y.mutable_ind(t.mode_order[l]);
-    for (spt_nnz f = 0; f < t.nodes(l); ++f) {
-      const spt_nnz end = t.first_leaf(l, f + 1);
-      for (spt_nnz k = t.first_leaf(l, f); k < end; ++k) ind[k] = t.fids[l][f];
-    }
-  }
+  for (uint32_t l = 0; l < leaf; ++l) expand_level(t, l, y.mutable_ind(t.mode_order[l]), 1);
   spt_index* leaf_ind = y.mutable_ind(t.mode_order[leaf]);
   for (spt_nnz k = 0; k < t.nnz(); ++k) leaf_ind[k] = t.fids[leaf][k];
   with_dtype(x.dtype, [&](auto tag) {
@@ -85,16 +94,8 @@ spt_coo_s csf_tree_view(const CsfTree& t, const std::vector<spt_index>& dims, st
   v.ind.assign(t.levels(), nullptr);
   for (uint32_t l = 0; l < leaf; ++l) {
     resize_named(upper[l], n, [&] { return cat("CSF view: the indices of mode ", t.mode_order[l], " (nnz)"); });
-    spt_index* out = upper[l].data();
-    const spt_index* fid = t.fids[l].data();
-    const spt_nnz nodes = t.nodes(l);
-    // Every node's index goes to the leaves below it (a contiguous range).
-#pragma omp parallel for num_threads(threads) schedule(static)
-    for (spt_nnz f = 0; f < nodes; ++f) {
-      const spt_nnz end = t.first_leaf(l, f + 1);
-      for (spt_nnz k = t.first_leaf(l, f); k < end; ++k) out[k] = fid[f];
-    }
-    v.ind[t.mode_order[l]] = out;
+    expand_level(t, l, upper[l].data(), threads);
+    v.ind[t.mode_order[l]] = upper[l].data();
   }
   v.ind[t.mode_order[leaf]] = t.fids[leaf].data();
   v.val = t.vals.data();

@@ -59,6 +59,17 @@ bool whole_run_device_failed(const spt_context_s& ctx, const char* algorithm, in
   return false;
 }
 
+spt_plugin_coo plugin_view(const spt_coo_s& x) {
+  spt_plugin_coo v{};
+  v.order = x.order();
+  v.dtype = x.dtype() == SPT_FLOAT32 ? SPT_PLUGIN_FLOAT32 : SPT_PLUGIN_FLOAT64;
+  v.nnz = x.nnz;
+  v.dims = x.dims.data();
+  v.ind = x.ind.data();
+  v.values = x.val;
+  return v;
+}
+
 int upload_fcoo_copy(const CudaPlugin& cuda, int device, const spt_fcoo_s& x,
                      std::shared_ptr<spt_plugin_device_fcoo>& out, std::string& message) {
   std::vector<const uint32_t*> ind;
@@ -203,20 +214,9 @@ struct DeviceHbcsfCache {
   }
 };
 
-spt_plugin_coo plugin_view(const spt_coo_s& x) {
-  spt_plugin_coo v{};
-  v.order = x.order();
-  v.dtype = x.dtype() == SPT_FLOAT32 ? SPT_PLUGIN_FLOAT32 : SPT_PLUGIN_FLOAT64;
-  v.nnz = x.nnz;
-  v.dims = x.dims.data();
-  v.ind = x.ind.data();
-  v.values = x.val;
-  return v;
-}
-
 int device_copy(const CudaPlugin& cuda, int device, const spt_coo_s& x, DeviceCoo& out, std::string& message) {
   return cached_device_copy<DeviceCooCache>(x, device, out, message, [&](DeviceCoo& copy, std::string& why) -> int {
-    const spt_plugin_coo view = plugin_view(x);
+    const spt_plugin_coo view = detail::plugin_view(x);
     spt_plugin_device_coo* raw = nullptr;
     char buffer[512] = {0};
     const int status = cuda.table->coo_upload(device, &view, &raw, buffer, sizeof buffer);
@@ -309,11 +309,7 @@ bool mttkrp_on_device(const spt_context_s& ctx, const char* kernel, const Tensor
     return false;
   }
   if (status != SPT_OK) return device_failed(ctx, kernel, status, message);
-  std::vector<spt_plugin_matrix> f(x.order());
-  for (uint32_t m = 0; m < x.order(); ++m) {
-    if (m == mode) continue;
-    f[m] = {const_cast<T*>(factors[m].data), factors[m].rows, factors[m].cols, factors[m].ld};
-  }
+  std::vector<spt_plugin_matrix> f = detail::plugin_mttkrp_factor_views(factors, x.order(), mode);
   spt_plugin_matrix o{out.data, out.rows, out.cols, out.ld};
   char buffer[512] = {0};
   call_plugin_mttkrp(cuda, device_x, f.data(), mode, &o, status, buffer, sizeof buffer);
@@ -501,11 +497,11 @@ namespace {
 // holds the working set; each step is one table call. The tensor's device
 // copies are held here for as long as the session.
 template <typename T>
-class DeviceCpAlsSteps final : public CpAlsSteps<T> {
+class DeviceCpAlsSteps final : public CpAlsSteps<T>, private detail::PluginStepCalls {
  public:
   DeviceCpAlsSteps(const CudaPlugin& cuda, uint32_t order, spt_index rank, const char* name, DeviceCoo coo,
                    std::vector<DeviceFcoo> fcoo)
-      : cuda_(cuda), order_(order), rank_(rank), name_(name), coo_(std::move(coo)), fcoo_(std::move(fcoo)) {
+      : cuda_(cuda), name_(name), coo_(std::move(coo)), fcoo_(std::move(fcoo)) {
     std::vector<const spt_plugin_device_fcoo*> per_mode(order, nullptr);
     for (uint32_t m = 0; m < order && m < fcoo_.size(); ++m) per_mode[m] = fcoo_[m].get();
     spt_plugin_cp_session* raw = nullptr;
@@ -516,9 +512,8 @@ class DeviceCpAlsSteps final : public CpAlsSteps<T> {
   }
   // Takes over a session made elsewhere (the streamed one: it sums <X, M>
   // over the streamed nonzeros, so exact_inner works without a COO copy).
-  DeviceCpAlsSteps(const CudaPlugin& cuda, uint32_t order, spt_index rank, const char* name,
-                   spt_plugin_cp_session* session)
-      : cuda_(cuda), order_(order), rank_(rank), name_(name), session_(session), exact_inner_(true) {}
+  DeviceCpAlsSteps(const CudaPlugin& cuda, const char* name, spt_plugin_cp_session* session)
+      : cuda_(cuda), name_(name), session_(session), exact_inner_(true) {}
   ~DeviceCpAlsSteps() override { cuda_.table->cp_session_release(session_); }
   DeviceCpAlsSteps(const DeviceCpAlsSteps&) = delete;
   DeviceCpAlsSteps& operator=(const DeviceCpAlsSteps&) = delete;
@@ -527,7 +522,7 @@ class DeviceCpAlsSteps final : public CpAlsSteps<T> {
   const char* solver_library() const override { return "cuSOLVER"; }
 
   void start(spt_ktensor_s& k) override {
-    const std::vector<spt_plugin_matrix> factors = views(k);
+    const std::vector<spt_plugin_matrix> factors = detail::plugin_factor_views<T>(k);
     check(cuda_.table->cp_set_factors(session_, factors.data(), buffer_, sizeof buffer_));
   }
   void mttkrp(uint32_t mode) override { check(cuda_.table->cp_mttkrp(session_, mode, buffer_, sizeof buffer_)); }
@@ -567,32 +562,17 @@ class DeviceCpAlsSteps final : public CpAlsSteps<T> {
     return inner;
   }
   void finish(spt_ktensor_s& k) override {
-    std::vector<spt_plugin_matrix> factors = views(k);
+    std::vector<spt_plugin_matrix> factors = detail::plugin_factor_views<T>(k);
     check(cuda_.table->cp_get_factors(session_, factors.data(), k.lambda.ptr<T>(), buffer_, sizeof buffer_));
   }
 
  private:
-  std::vector<spt_plugin_matrix> views(spt_ktensor_s& k) const {
-    std::vector<spt_plugin_matrix> factors(order_);
-    for (uint32_t m = 0; m < order_; ++m) {
-      MatRef<T> f = k.template factor<T>(m);
-      factors[m] = {f.data, f.rows, f.cols, f.ld};
-    }
-    return factors;
-  }
-  void check(int status) const {
-    if (status != SPT_OK) throw DeviceStepFailure(status, buffer_);
-  }
-
   const CudaPlugin& cuda_;
-  uint32_t order_;
-  spt_index rank_;
   const char* name_;
   DeviceCoo coo_;                // may be null (F-COO only)
   std::vector<DeviceFcoo> fcoo_; // per mode, may be null
   spt_plugin_cp_session* session_ = nullptr;
   bool exact_inner_ = false;  // the session can sum <X, M> over the nonzeros
-  mutable char buffer_[1024] = {0};
 };
 
 // Creates the device steps; a failure goes through the CP-ALS failure
@@ -622,7 +602,7 @@ std::unique_ptr<CpAlsSteps<T>> cp_als_streamed(const spt_context_s& ctx, const C
   const int status = detail::open_streamed_cp_session(ctx, cuda, x, opts.rank, why, &session, message);
   if (status == SPT_ERR_UNSUPPORTED) return cp_als_unsupported(ctx, message), nullptr;
   if (status != SPT_OK) return cp_als_device_failed(ctx, status, message), nullptr;
-  return std::make_unique<DeviceCpAlsSteps<T>>(cuda, x.order(), opts.rank, "coo streamed, cuda", session);
+  return std::make_unique<DeviceCpAlsSteps<T>>(cuda, "coo streamed, cuda", session);
 }
 
 // CP-ALS on F-COO on the device: one F-COO per mode (built here, threadlen

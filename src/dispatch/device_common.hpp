@@ -14,6 +14,9 @@
 #include "core/error.hpp"
 #include "core/fcoo.hpp"
 #include "core/hbcsf.hpp"
+#include "core/ktensor.hpp"
+#include "core/matrix.hpp"
+#include "dispatch/cp_als_steps.hpp"
 #include "dispatch/plugin_loader.hpp"
 
 namespace spt::dispatch::detail {
@@ -80,6 +83,43 @@ struct CpAlsDeviceCopies {
 // the COO copy (`message` set on failure).
 int cp_als_device_copies(const spt_context_s& ctx, const CudaPlugin& cuda, int device, const spt_coo_s& x,
                          const spt_cpd_options& opts, CpAlsDeviceCopies& out, std::string& message);
+
+// The plugin's view of the host COO x (x's arrays, not copied).
+spt_plugin_coo plugin_view(const spt_coo_s& x);
+
+// Plugin views of an MTTKRP's host factors in `mode` (factors[mode] is not
+// read: its entry stays empty).
+template <typename T>
+std::vector<spt_plugin_matrix> plugin_mttkrp_factor_views(const ConstMatRef<T>* factors, uint32_t order,
+                                                          uint32_t mode) {
+  std::vector<spt_plugin_matrix> f(order);
+  for (uint32_t m = 0; m < order; ++m)
+    if (m != mode) f[m] = {const_cast<T*>(factors[m].data), factors[m].rows, factors[m].cols, factors[m].ld};
+  return f;
+}
+
+// What the device steps (CP-ALS on one or several devices, CP-APR) share
+// around their session calls: the message buffer each call fills, and
+// check(), which turns a failed call into a DeviceStepFailure.
+class PluginStepCalls {
+ protected:
+  void check(int status) const {
+    if (status != SPT_OK) throw DeviceStepFailure(status, buffer_);
+  }
+  mutable char buffer_[1024] = {0};
+};
+
+// k's factors as plugin matrices over their host storage (T = k's type),
+// for a session's set/get-factors entries.
+template <typename T>
+std::vector<spt_plugin_matrix> plugin_factor_views(spt_ktensor_s& k) {
+  std::vector<spt_plugin_matrix> factors(k.order());
+  for (uint32_t m = 0; m < k.order(); ++m) {
+    MatRef<T> f = k.template factor<T>(m);
+    factors[m] = {f.data, f.rows, f.cols, f.ld};
+  }
+  return factors;
+}
 
 // The device copy of x on `device`, from x's cache (type Cache) or made by
 // upload(out, message) (a plugin status) and then cached. Views are cached

@@ -32,19 +32,20 @@ bool cp_apr_device_failed(const spt_context_s& ctx, int status, const std::strin
 // The CP-APR steps on the device: each step is one table call on the
 // session, which owns every device array of the run.
 template <typename T>
-class DeviceCpAprSteps final : public CpAprSteps<T> {
+class DeviceCpAprSteps final : public CpAprSteps<T>, private detail::PluginStepCalls {
  public:
   DeviceCpAprSteps(const CudaPlugin& cuda, int device, const spt_coo_s& x, spt_index rank,
                    const std::vector<ModeGroups>& groups)
-      : cuda_(cuda), order_(x.order()) {
+      : cuda_(cuda) {
+    const uint32_t order = x.order();
     // The plugin copies the groups; the views only live for this call.
     std::vector<uint32_t> dims(x.dims.begin(), x.dims.end());
-    std::vector<std::vector<const uint32_t*>> ind(order_);
-    std::vector<spt_plugin_cp_apr_groups> views(order_);
+    std::vector<std::vector<const uint32_t*>> ind(order);
+    std::vector<spt_plugin_cp_apr_groups> views(order);
     static_assert(sizeof(spt_nnz) == sizeof(uint64_t), "row_ptr is passed as uint64_t");
     static_assert(sizeof(spt_index) == sizeof(uint32_t), "indices are passed as uint32_t");
-    for (uint32_t n = 0; n < order_; ++n) {
-      for (uint32_t m = 0; m < order_; ++m) ind[n].push_back(m == n ? nullptr : groups[n].ind[m].data());
+    for (uint32_t n = 0; n < order; ++n) {
+      for (uint32_t m = 0; m < order; ++m) ind[n].push_back(m == n ? nullptr : groups[n].ind[m].data());
       views[n].rows = x.dims[n];
       views[n].row_ptr = reinterpret_cast<const uint64_t*>(groups[n].row_ptr.data());
       views[n].ind = ind[n].data();
@@ -52,7 +53,7 @@ class DeviceCpAprSteps final : public CpAprSteps<T> {
     }
     const int dtype = x.dtype() == SPT_FLOAT32 ? SPT_PLUGIN_FLOAT32 : SPT_PLUGIN_FLOAT64;
     spt_plugin_cp_apr_session* raw = nullptr;
-    check(cuda_.table->cp_apr_session_create(device, dtype, order_, dims.data(), x.nnz, static_cast<uint32_t>(rank),
+    check(cuda_.table->cp_apr_session_create(device, dtype, order, dims.data(), x.nnz, static_cast<uint32_t>(rank),
                                              views.data(), &raw, buffer_, sizeof buffer_));
     session_ = raw;
   }
@@ -62,7 +63,7 @@ class DeviceCpAprSteps final : public CpAprSteps<T> {
 
   const char* name() const override { return "COO groups, cuda"; }
   void start(spt_ktensor_s& k) override {
-    const std::vector<spt_plugin_matrix> factors = views(k);
+    const std::vector<spt_plugin_matrix> factors = detail::plugin_factor_views<T>(k);
     check(cuda_.table->cp_apr_set_factors(session_, factors.data(), buffer_, sizeof buffer_));
   }
   void normalise(uint32_t mode) override {
@@ -91,28 +92,14 @@ class DeviceCpAprSteps final : public CpAprSteps<T> {
     return ll;
   }
   void finish(spt_ktensor_s& k, std::vector<double>* lambda) override {
-    std::vector<spt_plugin_matrix> factors = views(k);
+    std::vector<spt_plugin_matrix> factors = detail::plugin_factor_views<T>(k);
     lambda->assign(k.rank, 0.0);
     check(cuda_.table->cp_apr_get_factors(session_, factors.data(), lambda->data(), buffer_, sizeof buffer_));
   }
 
  private:
-  std::vector<spt_plugin_matrix> views(spt_ktensor_s& k) const {
-    std::vector<spt_plugin_matrix> factors(order_);
-    for (uint32_t m = 0; m < order_; ++m) {
-      MatRef<T> f = k.template factor<T>(m);
-      factors[m] = {f.data, f.rows, f.cols, f.ld};
-    }
-    return factors;
-  }
-  void check(int status) const {
-    if (status != SPT_OK) throw DeviceStepFailure(status, buffer_);
-  }
-
   const CudaPlugin& cuda_;
-  uint32_t order_;
   spt_plugin_cp_apr_session* session_ = nullptr;
-  mutable char buffer_[1024] = {0};
 };
 
 }  // namespace

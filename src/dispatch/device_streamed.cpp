@@ -11,17 +11,6 @@ namespace spt::dispatch::detail {
 
 namespace {
 
-spt_plugin_coo host_view(const spt_coo_s& x) {
-  spt_plugin_coo v{};
-  v.order = x.order();
-  v.dtype = x.dtype() == SPT_FLOAT32 ? SPT_PLUGIN_FLOAT32 : SPT_PLUGIN_FLOAT64;
-  v.nnz = x.nnz;
-  v.dims = x.dims.data();
-  v.ind = x.ind.data();
-  v.values = x.val;
-  return v;
-}
-
 std::string describe(const spt_plugin_stream_info& info) {
   return cat(info.chunks, info.chunks == 1 ? " chunk" : " chunks", " of up to ", info.chunk_nnz, " nonzeros, ",
              info.buffers, " device buffers of ", info.ring_bytes / info.buffers, " bytes",
@@ -53,12 +42,8 @@ bool streamed_mttkrp(const spt_context_s& ctx, const spt_coo_s& x, const ConstMa
   const CudaPlugin& cuda = cuda_plugin();
   const char* kernel = "MTTKRP (streamed)";
   if (!cuda.usable()) return device_failed(ctx, kernel, SPT_ERR_DEVICE, cuda.reason);
-  const spt_plugin_coo view = host_view(x);
-  std::vector<spt_plugin_matrix> f(x.order());
-  for (uint32_t m = 0; m < x.order(); ++m) {
-    if (m == mode) continue;
-    f[m] = {const_cast<T*>(factors[m].data), factors[m].rows, factors[m].cols, factors[m].ld};
-  }
+  const spt_plugin_coo view = plugin_view(x);
+  std::vector<spt_plugin_matrix> f = plugin_mttkrp_factor_views(factors, x.order(), mode);
   spt_plugin_matrix o{out.data, out.rows, out.cols, out.ld};
   spt_plugin_stream_info info{};
   char buffer[512] = {0};
@@ -79,7 +64,7 @@ template bool streamed_mttkrp<double>(const spt_context_s&, const spt_coo_s&, co
 
 int open_streamed_cp_session(const spt_context_s& ctx, const CudaPlugin& cuda, const spt_coo_s& x, spt_index rank,
                              const char* why, spt_plugin_cp_session** out, std::string& message) {
-  const spt_plugin_coo view = host_view(x);
+  const spt_plugin_coo view = plugin_view(x);
   spt_plugin_stream_info info{};
   char buffer[1024] = {0};
   const int status = cuda.table->cp_session_streamed(ctx.device, &view, static_cast<uint32_t>(rank), out, &info,

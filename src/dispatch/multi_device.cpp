@@ -40,7 +40,7 @@ spt_coo_s nonzero_range(const spt_coo_s& x, spt_nnz begin, spt_nnz n) {
 // date (broadcast from the lead) just before they are read: before each
 // MTTKRP, and with lambda before the exact inner product.
 template <typename T>
-class MultiDeviceCpAlsSteps final : public CpAlsSteps<T> {
+class MultiDeviceCpAlsSteps final : public CpAlsSteps<T>, private detail::PluginStepCalls {
  public:
   MultiDeviceCpAlsSteps(const CudaPlugin& cuda, uint32_t order, spt_index rank, std::vector<int> devices)
       : cuda_(cuda), order_(order), rank_(rank), devices_(std::move(devices)), stale_(order, false),
@@ -74,7 +74,7 @@ class MultiDeviceCpAlsSteps final : public CpAlsSteps<T> {
   const char* solver_library() const override { return "cuSOLVER"; }
 
   void start(spt_ktensor_s& k) override {
-    const std::vector<spt_plugin_matrix> factors = views(k);
+    const std::vector<spt_plugin_matrix> factors = detail::plugin_factor_views<T>(k);
     for (spt_plugin_cp_session* s : sessions_)
       check(cuda_.table->cp_set_factors(s, factors.data(), buffer_, sizeof buffer_));
     stale_.assign(order_, false);
@@ -132,7 +132,7 @@ class MultiDeviceCpAlsSteps final : public CpAlsSteps<T> {
     return total;
   }
   void finish(spt_ktensor_s& k) override {
-    std::vector<spt_plugin_matrix> factors = views(k);
+    std::vector<spt_plugin_matrix> factors = detail::plugin_factor_views<T>(k);
     check(cuda_.table->cp_get_factors(lead(), factors.data(), k.lambda.ptr<T>(), buffer_, sizeof buffer_));
   }
 
@@ -153,17 +153,6 @@ class MultiDeviceCpAlsSteps final : public CpAlsSteps<T> {
       lambda_stale_ = false;
     }
   }
-  std::vector<spt_plugin_matrix> views(spt_ktensor_s& k) const {
-    std::vector<spt_plugin_matrix> factors(order_);
-    for (uint32_t m = 0; m < order_; ++m) {
-      MatRef<T> f = k.template factor<T>(m);
-      factors[m] = {f.data, f.rows, f.cols, f.ld};
-    }
-    return factors;
-  }
-  void check(int status) const {
-    if (status != SPT_OK) throw DeviceStepFailure(status, buffer_);
-  }
 
   const CudaPlugin& cuda_;
   uint32_t order_;
@@ -175,7 +164,6 @@ class MultiDeviceCpAlsSteps final : public CpAlsSteps<T> {
   std::vector<detail::CpAlsDeviceCopies> copies_;  // per session
   std::vector<spt_plugin_cp_session*> sessions_;
   spt_plugin_cp_group* group_ = nullptr;
-  mutable char buffer_[1024] = {0};
 };
 
 std::string device_list(const std::vector<int>& devices) {
