@@ -286,7 +286,9 @@ TEST(CudaStreamedMttkrp, FactorsTooBigFallBackUnderAutoAndFailUnderCuda) {
 
 // CP-ALS through the C API on a fresh copy of x under `limit` (0: none),
 // from the given initial factors, tol 0, with the context's device
-// streaming `streaming`.
+// streaming `streaming`, on device 0 alone: streaming is one device's path,
+// and on a host with several GPUs and NCCL the default device list would
+// split a large tensor across them instead.
 template <typename T>
 CpdRun run_cpd(spt_backend backend, const spt_coo_s& x, const std::vector<DenseMatrix<T>>& init, spt_index rank,
                int iters, uint64_t limit, spt_device_streaming streaming = SPT_DEVICE_STREAMING_AUTO) {
@@ -295,6 +297,7 @@ CpdRun run_cpd(spt_backend backend, const spt_coo_s& x, const std::vector<DenseM
   CpdRun run;
   const ContextPtr ctx = logging_context(backend, 1, &run.log);
   EXPECT_EQ(spt_context_set_device_streaming(ctx.get(), streaming), SPT_OK) << spt_last_error(ctx.get());
+  if (backend != SPT_BACKEND_CPU) EXPECT_EQ(spt_context_set_device(ctx.get(), 0), SPT_OK) << spt_last_error(ctx.get());
   run_cpd_als(run, ctx.get(), fresh, init, rank, iters, 0.0);
   return run;
 }
