@@ -3,6 +3,7 @@
 #include <cstddef>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "api/guard.hpp"
@@ -13,7 +14,7 @@ using namespace spt;
 namespace {
 
 // Throw SPT_ERR_DEVICE unless the CUDA plugin is usable and has `device`.
-void require_cuda_device(int device, const char* what) {
+void require_cuda_device(int device, const std::string& what) {
   const dispatch::CudaPlugin& cuda = dispatch::cuda_plugin();
   if (!cuda.usable()) fail(SPT_ERR_DEVICE, what, ": CUDA is not usable: ", cuda.reason);
   if (device >= static_cast<int>(cuda.devices.size()))
@@ -128,7 +129,7 @@ SPT_API spt_status spt_context_set_device(spt_context* ctx, int device) {
   return guarded(ctx, "spt_context_set_device", [&] {
     require_not_null(ctx, "ctx");
     require(device >= 0, "device must be >= 0 (a CUDA device ordinal), got ", device);
-    require_cuda_device(device, "spt_context_set_device");
+    require_cuda_device(device, "device");
     ctx->device = device;
     ctx->devices.assign(1, device);
   });
@@ -150,7 +151,7 @@ SPT_API spt_status spt_context_set_devices(spt_context* ctx, const int* ids, int
       require(std::find(chosen.begin(), chosen.begin() + i, chosen[i]) == chosen.begin() + i, "ids[", i, "] = ",
               chosen[i], " appears twice");
     }
-    for (int i = 0; i < count; ++i) require_cuda_device(chosen[i], "spt_context_set_devices");
+    for (int i = 0; i < count; ++i) require_cuda_device(chosen[i], "ids[" + std::to_string(i) + "]");
     ctx->device = chosen[0];
     ctx->devices = std::move(chosen);
   });
