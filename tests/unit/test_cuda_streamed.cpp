@@ -150,7 +150,7 @@ TEST(DeviceStreamingOption, ArgumentChecks) {
   EXPECT_EQ(got, SPT_DEVICE_STREAMING_ALWAYS);
   EXPECT_EQ(spt_context_set_device_streaming(ctx, static_cast<spt_device_streaming>(2)), SPT_ERR_INVALID_ARGUMENT);
   EXPECT_NE(std::string(spt_last_error(ctx)).find("streaming"), std::string::npos) << spt_last_error(ctx);
-  EXPECT_EQ(spt_context_set_device_streaming(ctx, static_cast<spt_device_streaming>(-1)), SPT_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(spt_context_set_device_streaming(ctx, static_cast<spt_device_streaming>(42)), SPT_ERR_INVALID_ARGUMENT);
   EXPECT_EQ(spt_context_get_device_streaming(ctx, &got), SPT_OK);
   EXPECT_EQ(got, SPT_DEVICE_STREAMING_ALWAYS);
   EXPECT_EQ(spt_context_set_device_streaming(ctx, SPT_DEVICE_STREAMING_AUTO), SPT_OK);
