@@ -6,7 +6,7 @@
 //   bench_gpu_multi [--nnz 500000000] [--dims 4800000,1800000,1800000]
 //                   [--skew 3] [--rank 32] [--iters 10]
 //                   [--dtype float32|float64] [--devices "0 0,1 0,1,2,3"]
-//                   [--seed 1] [--threads N] [--json FILE]
+//                   [--seed 1] [--threads N] [--nccl-library FILE] [--json FILE]
 //
 // The tensor: every index drawn as floor(dim * u^skew), u uniform in [0, 1),
 // independently per mode (power-law slices in every mode, the shape of
@@ -48,6 +48,7 @@ struct Options {
   uint64_t seed = 1;
   int threads = 0;
   std::string json;
+  std::string nccl_library;  // "" = the library's default search
 };
 
 template <typename T>
@@ -142,6 +143,7 @@ int main(int argc, char** argv) {
                                  else if (a == "--seed") o.seed = std::stoull(v);
                                  else if (a == "--threads") o.threads = std::stoi(v);
                                  else if (a == "--json") o.json = v;
+                                 else if (a == "--nccl-library") o.nccl_library = v;
                                  else return false;
                                  return true;
                                });
@@ -150,7 +152,7 @@ int main(int argc, char** argv) {
   }
   if (!ok || !files.empty() || o.dims.empty() || o.nnz == 0 || o.device_lists.empty() || o.iters < 2) {
     std::fprintf(stderr, "usage: bench_gpu_multi [--nnz N] [--dims D0,D1,...] [--skew S] [--rank R] [--iters K >= 2] "
-                         "[--dtype float32|float64] [--devices \"0 0,1 ...\"] [--seed S] [--threads N] [--json FILE]\n");
+                         "[--dtype float32|float64] [--devices \"0 0,1 ...\"] [--seed S] [--threads N] [--nccl-library FILE] [--json FILE]\n");
     return 2;
   }
   FILE* json = o.json.empty() ? nullptr : std::fopen(o.json.c_str(), "w");
@@ -160,6 +162,7 @@ int main(int argc, char** argv) {
     check(spt_context_set_backend(env.ctx, SPT_BACKEND_CUDA), env.ctx, "spt_context_set_backend(CUDA)");
     check(spt_context_set_verbosity(env.ctx, 1), env.ctx, "spt_context_set_verbosity");
     check(spt_context_set_log(env.ctx, log_to_stderr, nullptr), env.ctx, "spt_context_set_log");
+    check(spt_context_set_nccl_library(env.ctx, o.nccl_library.c_str()), env.ctx, "spt_context_set_nccl_library");
     spt_backend_info info{};
     info.struct_size = sizeof info;
     check(spt_context_backend_info(env.ctx, &info), env.ctx, "spt_context_backend_info");

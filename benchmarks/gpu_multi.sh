@@ -8,7 +8,8 @@
 # per-iteration times (the first sweep left out: it includes the first
 # kernel launches) and the final fit, one JSON line each on stdout; the
 # runs' logs go to $OUT (or /tmp). NCCL must be loadable (libnccl.so.2 on
-# the loader path, the nvidia-nccl-cu13 Python package, or SPT_NCCL_LIBRARY).
+# the loader path, the nvidia-nccl-cu13 Python package of the active
+# environment, or the file NCCL_LIBRARY names: passed as --nccl-library).
 set -uo pipefail
 build=${BUILD:-build-gpu}
 rank=${RANK:-32}
@@ -21,7 +22,7 @@ for file in "$@"; do
   for list in $lists; do
     log="$out/gpu_multi_$(basename "$file")_${list//,/-}.log"
     "$build/sptensor" cpd "$file" -r "$rank" -n "$iters" --tol 0 --dtype "$dtype" \
-      --backend cuda --devices "$list" -v > "$log" 2>&1 || { echo "failed: $file on $list" >&2; tail -5 "$log" >&2; continue; }
+      --backend cuda --devices "$list" ${NCCL_LIBRARY:+--nccl-library "$NCCL_LIBRARY"} -v > "$log" 2>&1 || { echo "failed: $file on $list" >&2; tail -5 "$log" >&2; continue; }
     median=$(awk '/^iter /{ if ($2 > 1) print $(NF-1) }' "$log" | sort -g |
       awk '{ t[n++] = $1 } END { if (!n) print "null"; else print (n % 2 ? t[(n-1)/2] : (t[n/2-1] + t[n/2]) / 2) }')
     fit=$(awk '/^final fit/{ print $3 }' "$log")

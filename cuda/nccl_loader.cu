@@ -18,13 +18,12 @@ namespace {
 constexpr const char* kSoname = "libnccl.so.2";
 
 // libnccl.so.2 of the nvidia-nccl-cu13 (or -cu12) Python package, pip-installed
-// into the active virtual or conda environment, the user's ~/.local (pip
-// --user) or the system prefixes (docs/guide.md, "Several GPUs").
+// into the active virtual or conda environment or the system prefixes
+// (docs/guide.md, "Several GPUs").
 std::vector<std::string> python_package_candidates() {
   std::vector<std::string> prefixes;
   for (const char* var : {"VIRTUAL_ENV", "CONDA_PREFIX"})
     if (const char* p = std::getenv(var); p && *p) prefixes.emplace_back(p);
-  if (const char* home = std::getenv("HOME"); home && *home) prefixes.push_back(std::string(home) + "/.local");
   prefixes.emplace_back("/usr/local");
   prefixes.emplace_back("/usr");
   std::vector<std::string> found;
@@ -79,15 +78,15 @@ std::unique_ptr<Api> open_library(const std::string& path, std::string& why) {
 
 }  // namespace
 
-const Api* load(std::string& why) {
+const Api* load(const std::string& library, std::string& why) {
   static std::mutex mutex;
   // One Api per file name asked for (loaded once, never unloaded: NCCL
   // keeps threads and device state for the process).
   static std::map<std::string, std::unique_ptr<Api>> loaded;
   std::lock_guard<std::mutex> lock(mutex);
   std::vector<std::string> candidates;
-  if (const char* forced = std::getenv("SPT_NCCL_LIBRARY"); forced && *forced) {
-    candidates.emplace_back(forced);
+  if (!library.empty()) {
+    candidates.push_back(library);
   } else {
     candidates.emplace_back(kSoname);
     for (std::string& c : python_package_candidates()) candidates.push_back(std::move(c));
@@ -105,7 +104,8 @@ const Api* load(std::string& why) {
     }
   }
   why = "NCCL (" + std::string(kSoname) + ") was not found: " + why +
-        " (install the nvidia-nccl-cu13 Python package or NCCL, or set SPT_NCCL_LIBRARY to the library's path)";
+        " (install the nvidia-nccl-cu13 Python package or NCCL, or name the library's file with "
+        "spt_context_set_nccl_library or sptensor cpd --nccl-library)";
   return nullptr;
 }
 

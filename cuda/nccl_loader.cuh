@@ -35,14 +35,14 @@ struct Api {
 };
 
 // NCCL, loaded on first use (thread safe; the library stays loaded for the
-// process). Looks for the file SPT_NCCL_LIBRARY names when that is set (only
-// there: a test points it at a missing file to run without NCCL), else for
-// libnccl.so.2 on the loader's path, then in the lib folder of the
-// `nvidia-nccl-cu*` Python packages (nvidia/nccl/lib) under $VIRTUAL_ENV,
-// $CONDA_PREFIX, ~/.local and /usr/local, /usr. Returns nullptr with `why`
-// set when none loads or one lacks an entry point. The value of
-// SPT_NCCL_LIBRARY is read at each call, so a process may change it.
-const Api* load(std::string& why);
+// process). Loads the file `library` names when it is not empty (only
+// there: the context's choice, spt_context_set_nccl_library), else
+// libnccl.so.2 on the loader's path, then the lib folder of the
+// `nvidia-nccl-cu*` Python packages (nvidia/nccl/lib) of the active virtual
+// or conda environment ($VIRTUAL_ENV, $CONDA_PREFIX: where the user's
+// Python installs packages), /usr/local and /usr. Returns nullptr with
+// `why` set when none loads or one lacks an entry point.
+const Api* load(const std::string& library, std::string& why);
 
 // "ncclX (description)" for messages.
 std::string describe(const Api& api, Result result);

@@ -75,10 +75,10 @@ int grouped(spt_plugin_cp_group& g, const char* what, char* message, size_t mess
 
 }  // namespace
 
-int plugin_collectives_available(char* message, size_t message_len) {
+int plugin_collectives_available(const char* nccl_library, char* message, size_t message_len) {
   return guarded(message, message_len, [&]() -> int {
     std::string why;
-    const nccl::Api* api = nccl::load(why);
+    const nccl::Api* api = nccl::load(nccl_library ? nccl_library : "", why);
     if (!api) {
       write_message(message, message_len, why);
       return kUnsupported;
@@ -93,8 +93,8 @@ int plugin_collectives_available(char* message, size_t message_len) {
   });
 }
 
-int plugin_cp_group_create(spt_plugin_cp_session* const* sessions, uint32_t count, spt_plugin_cp_group** out,
-                           char* message, size_t message_len) {
+int plugin_cp_group_create(spt_plugin_cp_session* const* sessions, uint32_t count, const char* nccl_library,
+                           spt_plugin_cp_group** out, char* message, size_t message_len) {
   return guarded(message, message_len, [&]() -> int {
     if (!out) return kInvalidArgument;
     *out = nullptr;
@@ -103,7 +103,7 @@ int plugin_cp_group_create(spt_plugin_cp_session* const* sessions, uint32_t coun
       return kInvalidArgument;
     }
     std::string why;
-    const nccl::Api* api = nccl::load(why);
+    const nccl::Api* api = nccl::load(nccl_library ? nccl_library : "", why);
     if (!api) {
       write_message(message, message_len, why);
       return kUnsupported;

@@ -205,14 +205,28 @@ SPT_API spt_status spt_context_set_device(spt_context *ctx, int device);
  *  restores the default: every visible device, for tensors of at least
  *  2^20 nonzeros per device (an explicit list applies to any size). One id
  *  gives single-device runs on that device. Several devices need NCCL
- *  (libnccl.so.2, or the file env SPT_NCCL_LIBRARY names), loaded at run
- *  time; without it a run uses the lead device alone, with a note in the
+ *  (libnccl.so.2, or the file spt_context_set_nccl_library names), loaded
+ *  at run time; without it a run uses the lead device alone, with a note in the
  *  log. The array is copied. Errors: SPT_ERR_INVALID_ARGUMENT (ctx NULL,
  *  count < 0 or > SPT_MAX_DEVICES, ids NULL with count > 0, an id < 0 or
  *  repeated), SPT_ERR_DEVICE (an id that does not exist, or no usable CUDA
  *  plugin/device when count > 0). On error the context is left unchanged.
  *  Not thread safe for one context. */
 SPT_API spt_status spt_context_set_devices(spt_context *ctx, const int *ids, int count);
+
+/** Longest path spt_context_set_nccl_library takes (bytes, without the NUL). */
+#define SPT_MAX_NCCL_LIBRARY_PATH 4095
+
+/** The NCCL library file (e.g. ".../nvidia/nccl/lib/libnccl.so.2") that
+ *  runs on several GPUs load at run time. path NULL or "" restores the
+ *  default: libnccl.so.2 on the dynamic loader's path, else the
+ *  nvidia-nccl-cu13 (or -cu12) Python package of the active virtual or
+ *  conda environment or of /usr/local or /usr (docs/guide.md "Several
+ *  GPUs"). A named file that cannot be loaded makes a multi-GPU run use the
+ *  lead device alone, with a note naming the file. The string is copied.
+ *  Errors: SPT_ERR_INVALID_ARGUMENT (ctx NULL, path longer than
+ *  SPT_MAX_NCCL_LIBRARY_PATH). Not thread safe for one context. */
+SPT_API spt_status spt_context_set_nccl_library(spt_context *ctx, const char *path);
 
 /** When the GPU streams a COO tensor's nonzeros from host memory instead of
  *  holding a copy of the tensor on the device (spt_mttkrp on a COO tensor

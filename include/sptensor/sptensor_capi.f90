@@ -166,6 +166,7 @@ module sptensor_capi
   integer(c_int), parameter :: SPT_GCP_MAX_DENSE_ENTRIES = 100000000
   integer(c_int), parameter :: SPT_HBCSF_PLAIN_BCSF = 1
   integer(c_int), parameter :: SPT_MAX_DEVICES = 64
+  integer(c_int), parameter :: SPT_MAX_NCCL_LIBRARY_PATH = 4095
   integer(c_int), parameter :: SPT_MAX_ORDER = 64
   integer(c_int), parameter :: SPT_MAX_THREADS = 1024
   integer(c_int), parameter :: SPT_VERSION_MAJOR = 1
@@ -646,6 +647,13 @@ module sptensor_capi
       type(c_ptr), value :: ctx
       integer(c_int), intent(in) :: ids(*)
       integer(c_int), value :: count
+      integer(c_int) :: res
+    end function
+    ! The NCCL library file (e.g.
+    function spt_context_set_nccl_library(ctx, path) bind(c, name="spt_context_set_nccl_library") result(res)
+      import :: c_char, c_int, c_ptr
+      type(c_ptr), value :: ctx
+      character(kind=c_char), intent(in) :: path(*)
       integer(c_int) :: res
     end function
     ! Choose when the context's GPU runs stream a COO tensor's nonzeros from pinned host memory in chunks

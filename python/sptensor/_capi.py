@@ -152,6 +152,7 @@ SPT_DENSE_DEFAULT_MAX_BYTES = 1073741824
 SPT_GCP_MAX_DENSE_ENTRIES = 100000000
 SPT_HBCSF_PLAIN_BCSF = 1
 SPT_MAX_DEVICES = 64
+SPT_MAX_NCCL_LIBRARY_PATH = 4095
 SPT_MAX_ORDER = 64
 SPT_MAX_THREADS = 1024
 SPT_VERSION_MAJOR = 1
@@ -726,6 +727,7 @@ SIGNATURES = {
     "spt_context_get_backend": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_void_p]),
     "spt_context_set_device": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_int]),
     "spt_context_set_devices": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int]),
+    "spt_context_set_nccl_library": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_char_p]),
     "spt_context_set_device_streaming": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_int]),
     "spt_context_get_device_streaming": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_void_p]),
     "spt_context_backend_info": (ctypes.c_int, [ctypes.c_void_p, ctypes.POINTER(spt_backend_info)]),

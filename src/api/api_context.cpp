@@ -157,6 +157,16 @@ SPT_API spt_status spt_context_set_devices(spt_context* ctx, const int* ids, int
   });
 }
 
+SPT_API spt_status spt_context_set_nccl_library(spt_context* ctx, const char* path) {
+  return guarded(ctx, "spt_context_set_nccl_library", [&] {
+    require_not_null(ctx, "ctx");
+    const size_t length = path ? std::strlen(path) : 0;
+    require(length <= SPT_MAX_NCCL_LIBRARY_PATH, "path must be at most SPT_MAX_NCCL_LIBRARY_PATH (",
+            SPT_MAX_NCCL_LIBRARY_PATH, ") bytes, got ", length);
+    ctx->nccl_library.assign(path ? path : "", length);
+  });
+}
+
 SPT_API spt_status spt_context_set_device_streaming(spt_context* ctx, spt_device_streaming streaming) {
   return guarded(ctx, "spt_context_set_device_streaming", [&] {
     require_not_null(ctx, "ctx");

@@ -90,6 +90,9 @@ const CommandSpec& cpd_spec() {
         {"devices", 0, "LIST",
          "CUDA devices a CP-ALS on COO may split the tensor among, lead first, e.g. 0,1 (default: every "
          "device, for tensors of at least 2^20 nonzeros per device; one device: that GPU alone)"},
+        {"nccl-library", 0, "FILE",
+         "the NCCL library file a CP-ALS on several GPUs loads (default: libnccl.so.2 on the loader's path, "
+         "else the nvidia-nccl-cu13 Python package of the active environment)"},
         {"stream", 0, "",
          "on the GPU, stream the COO tensor's nonzeros from host memory even when it fits the device (as "
          "for a tensor larger than the device; to measure the streamed path)"},
@@ -154,13 +157,15 @@ std::vector<int> parse_devices(const std::string& text) {
   return ids;
 }
 
-// --devices and --stream on the context.
+// --devices, --nccl-library and --stream on the context.
 void set_device_options(spt_context* ctx, const ParsedArgs& args) {
   if (args.has("devices")) {
     const std::vector<int> ids = parse_devices(args.text("devices", ""));
     check(spt_context_set_devices(ctx, ids.data(), static_cast<int>(ids.size())), ctx,
           "setting --devices " + args.text("devices", ""));
   }
+  if (args.has("nccl-library"))
+    check(spt_context_set_nccl_library(ctx, args.text("nccl-library", "").c_str()), ctx, "setting --nccl-library");
   if (args.has("stream"))
     check(spt_context_set_device_streaming(ctx, SPT_DEVICE_STREAMING_ALWAYS), ctx, "setting --stream");
 }

@@ -19,6 +19,9 @@ struct spt_context_s {
   std::vector<int> devices;
   // When GPU runs stream a COO tensor from host memory (spt_context_set_device_streaming).
   spt_device_streaming device_streaming = SPT_DEVICE_STREAMING_AUTO;
+  // The NCCL library multi-GPU runs load ("" = the default search;
+  // spt_context_set_nccl_library).
+  std::string nccl_library;
   uint64_t seed = 0;
   int verbosity = 0;
   spt_progress_fn progress = nullptr;

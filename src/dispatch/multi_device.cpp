@@ -63,10 +63,12 @@ class MultiDeviceCpAlsSteps final : public CpAlsSteps<T>, private detail::Plugin
     sessions_.push_back(raw);
     copies_.push_back(std::move(copies));
   }
-  void join() {
+  // Joins the sessions through the NCCL library `nccl_library` ("" = the
+  // default search).
+  void join(const std::string& nccl_library) {
     spt_plugin_cp_group* raw = nullptr;
-    check(cuda_.table->cp_group_create(sessions_.data(), static_cast<uint32_t>(sessions_.size()), &raw, buffer_,
-                                       sizeof buffer_));
+    check(cuda_.table->cp_group_create(sessions_.data(), static_cast<uint32_t>(sessions_.size()),
+                                       nccl_library.c_str(), &raw, buffer_, sizeof buffer_));
     group_ = raw;
   }
 
@@ -197,7 +199,8 @@ std::unique_ptr<CpAlsSteps<T>> make_multi_device_cp_als_steps(const spt_context_
     if (d < 0 || d >= static_cast<int>(cuda.devices.size()))
       return one_device(cat("device ", d, " of the context's list does not exist"));
   char buffer[1024] = {0};
-  if (cuda.table->collectives_available(buffer, sizeof buffer) != SPT_OK) return one_device(buffer);
+  if (cuda.table->collectives_available(ctx.nccl_library.c_str(), buffer, sizeof buffer) != SPT_OK)
+    return one_device(buffer);
   const std::string collectives = buffer;
   try {
     auto steps = std::make_unique<MultiDeviceCpAlsSteps<T>>(cuda, x.order(), opts.rank, devices);
@@ -216,7 +219,7 @@ std::unique_ptr<CpAlsSteps<T>> make_multi_device_cp_als_steps(const spt_context_
       steps->add_session(std::move(copies));
       ranges += cat(i ? " / " : "", end - begin);
     }
-    steps->join();
+    steps->join(ctx.nccl_library);
     log(ctx, 1,
         cat("CP-ALS on ", n, " GPUs (devices ", device_list(devices), "; ", collectives, "), nonzeros per device ",
             ranges));

@@ -51,6 +51,8 @@
  * spt_plugin_stream_info: COO tensors larger than the device memory.
  * 14 = adds the family MULTI_DEVICE (CP-ALS sessions on several devices of
  * one host joined by NCCL collectives).
+ * 15 = collectives_available and cp_group_create take the NCCL library
+ * file to load (the context's choice) instead of reading the environment.
  */
 #ifndef SPT_DISPATCH_PLUGIN_ABI_H
 #define SPT_DISPATCH_PLUGIN_ABI_H
@@ -62,7 +64,7 @@
 extern "C" {
 #endif
 
-#define SPT_PLUGIN_ABI_VERSION 14u
+#define SPT_PLUGIN_ABI_VERSION 15u
 #define SPT_CUDA_PLUGIN_ENTRY_NAME "spt_cuda_plugin_entry"
 /* The plugin's file carries the library's major version (the SONAME
  * number), as cuda/CMakeLists.txt names it: a library loads only a plugin of
@@ -780,8 +782,9 @@ typedef struct spt_plugin_stream_info {
 
 /* Multi-device CP-ALS: one CP_STEPS session per device, each on its share
  * of the nonzeros (the same tensor's dims, rank and dtype), joined into a
- * group by NCCL collectives. NCCL is loaded at run time (libnccl.so.2, or
- * the file SPT_NCCL_LIBRARY names; see cuda/nccl_loader.cuh); without it
+ * group by NCCL collectives. NCCL is loaded at run time from the file
+ * `nccl_library` names, or by the default search when it is NULL or ""
+ * (see cuda/nccl_loader.cuh); without it
  * these entries answer UNSUPPORTED and the core runs on one device. The
  * group's first session is the lead: it holds the summed MTTKRP output and
  * runs every step after the MTTKRP; the others hold copies of the factors
@@ -804,9 +807,9 @@ typedef struct spt_plugin_stream_info {
 typedef struct spt_plugin_cp_group spt_plugin_cp_group;
 
 #define SPT_PLUGIN_MULTI_DEVICE_ENTRIES(ENTRY, RELEASE)                                                            \
-  ENTRY(collectives_available, (char *message, size_t message_len))                                               \
-  ENTRY(cp_group_create, (spt_plugin_cp_session *const *sessions, uint32_t count, spt_plugin_cp_group **out,      \
-                          char *message, size_t message_len))                                                     \
+  ENTRY(collectives_available, (const char *nccl_library, char *message, size_t message_len))                     \
+  ENTRY(cp_group_create, (spt_plugin_cp_session *const *sessions, uint32_t count, const char *nccl_library,       \
+                          spt_plugin_cp_group **out, char *message, size_t message_len))                          \
   RELEASE(cp_group_release, (spt_plugin_cp_group * g))                                                           \
   ENTRY(cp_group_reduce_mttkrp, (spt_plugin_cp_group * g, uint32_t mode, char *message, size_t message_len))     \
   ENTRY(cp_group_broadcast, (spt_plugin_cp_group * g, uint32_t mode, int with_lambda, char *message,              \

@@ -3,12 +3,14 @@
 // checks. With two or more GPUs (and NCCL; the test skips with the reason
 // without it): CP-ALS on two devices against the same run on one device,
 // from the same initial factors, per sweep fit and the final model; a
-// device list of one device runs the single-GPU path; NCCL missing (a
-// bogus SPT_NCCL_LIBRARY) runs the single-GPU path with a note.
+// device list of one device runs the single-GPU path; NCCL missing
+// (spt_context_set_nccl_library naming a missing file) runs the single-GPU
+// path with a note.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <memory>
 #include <string>
 #include <vector>
@@ -25,9 +27,19 @@ namespace {
 
 int device_count() { return have_device() ? static_cast<int>(dispatch::cuda_plugin().devices.size()) : 0; }
 
+// The NCCL file the multi-GPU runs here load: $SPT_TEST_NCCL_LIBRARY (a
+// test-only variable, e.g. the nvidia-nccl Python package's copy on a GPU
+// machine whose Python environment is not active), else "" (the library's
+// default search).
+const char* test_nccl_library() {
+  const char* path = std::getenv("SPT_TEST_NCCL_LIBRARY");
+  return path ? path : "";
+}
+
 bool nccl_available(std::string& why) {
   char buffer[1024] = {0};
-  const int status = dispatch::cuda_plugin().table->collectives_available(buffer, sizeof buffer);
+  const int status =
+      dispatch::cuda_plugin().table->collectives_available(test_nccl_library(), buffer, sizeof buffer);
   why = buffer;
   return status == SPT_OK;
 }
@@ -93,19 +105,41 @@ TEST(MultiDeviceOption, NotReadFromTheEnvironment) {
   spt_context_free(ctx);
 }
 
+constexpr const char* kMissingNccl = "/nonexistent/libnccl-for-a-test.so.2";
+
+// spt_context_set_nccl_library, on any machine: the path is copied, NULL
+// or "" restores the default search, a path longer than the maximum is
+// refused and leaves the context unchanged.
+TEST(MultiDeviceOption, NcclLibraryOptionArgumentChecks) {
+  EXPECT_EQ(spt_context_set_nccl_library(nullptr, kMissingNccl), SPT_ERR_INVALID_ARGUMENT);
+  spt_context* ctx = nullptr;
+  ASSERT_EQ(spt_context_create(&ctx), SPT_OK) << spt_thread_last_error();
+  EXPECT_EQ(resolve(ctx).nccl_library, "");
+  std::string path = kMissingNccl;
+  EXPECT_EQ(spt_context_set_nccl_library(ctx, path.c_str()), SPT_OK) << spt_last_error(ctx);
+  path[0] = 'x';
+  EXPECT_EQ(resolve(ctx).nccl_library, kMissingNccl);
+  const std::string too_long(SPT_MAX_NCCL_LIBRARY_PATH + 1, 'a');
+  EXPECT_EQ(spt_context_set_nccl_library(ctx, too_long.c_str()), SPT_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(resolve(ctx).nccl_library, kMissingNccl);
+  EXPECT_EQ(spt_context_set_nccl_library(ctx, nullptr), SPT_OK);
+  EXPECT_EQ(resolve(ctx).nccl_library, "");
+  spt_context_free(ctx);
+}
+
 // The NCCL loader, wherever the plugin loads (no device needed): a missing
 // library is UNSUPPORTED with its name and the way out in the message.
 TEST(MultiDeviceOption, MissingNcclIsUnsupportedWithTheReason) {
   const spt_plugin_table* table = dispatch::cuda_plugin().table;
   if (!table) GTEST_SKIP() << "the CUDA plugin did not load: " << dispatch::cuda_plugin().reason;
-  ScopedEnv env("SPT_NCCL_LIBRARY", "/nonexistent/libnccl-for-a-test.so.2");
   char buffer[1024] = {0};
-  EXPECT_EQ(table->collectives_available(buffer, sizeof buffer), SPT_ERR_UNSUPPORTED);
+  EXPECT_EQ(table->collectives_available(kMissingNccl, buffer, sizeof buffer), SPT_ERR_UNSUPPORTED);
   EXPECT_NE(std::string(buffer).find("libnccl-for-a-test.so.2"), std::string::npos) << buffer;
-  EXPECT_NE(std::string(buffer).find("SPT_NCCL_LIBRARY"), std::string::npos) << buffer;
+  EXPECT_NE(std::string(buffer).find("spt_context_set_nccl_library"), std::string::npos) << buffer;
   // A group cannot be made without NCCL either (and takes no sessions here).
   spt_plugin_cp_group* group = nullptr;
-  EXPECT_EQ(table->cp_group_create(nullptr, 2, &group, buffer, sizeof buffer), SPT_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(table->cp_group_create(nullptr, 2, kMissingNccl, &group, buffer, sizeof buffer),
+            SPT_ERR_INVALID_ARGUMENT);
   EXPECT_EQ(group, nullptr);
   table->cp_group_release(nullptr);  // ignored
 }
@@ -115,10 +149,12 @@ TEST(MultiDeviceOption, MissingNcclIsUnsupportedWithTheReason) {
 // CP-ALS through the C API with the CUDA backend on `devices`, from `init`.
 template <typename T>
 CpdRun run_cpd(const std::vector<int>& devices, const spt_coo_s& x, const std::vector<DenseMatrix<T>>& init,
-               spt_index rank, int iters) {
+               spt_index rank, int iters, const char* nccl_library = nullptr) {
   CpdRun run;
   const ContextPtr ctx = logging_context(SPT_BACKEND_CUDA, 2, &run.log);
   EXPECT_EQ(spt_context_set_devices(ctx.get(), devices.data(), static_cast<int>(devices.size())), SPT_OK)
+      << spt_last_error(ctx.get());
+  EXPECT_EQ(spt_context_set_nccl_library(ctx.get(), nccl_library ? nccl_library : test_nccl_library()), SPT_OK)
       << spt_last_error(ctx.get());
   run_cpd_als(run, ctx.get(), x, init, rank, iters, 0.0);
   return run;
@@ -245,11 +281,7 @@ TEST(MultiDeviceCpAlsPaths, MissingNcclRunsOneGpuWithANote) {
   SKIP_WITHOUT_TWO_DEVICES();
   spt_coo_s x = random_coo(SPT_FLOAT64, RandomTensorSpec{{100, 80, 60}, 20000, 33});
   const auto init = random_factors<double>(x.dims, 8, 6);
-  CpdRun without;
-  {
-    ScopedEnv env("SPT_NCCL_LIBRARY", "/nonexistent/libnccl-for-a-test.so.2");
-    without = run_cpd<double>({0, 1}, x, init, 8, 4);
-  }
+  const CpdRun without = run_cpd<double>({0, 1}, x, init, 8, 4, kMissingNccl);
   ASSERT_GE(without.status, 0) << without.error;
   EXPECT_TRUE(without.said("note: CP-ALS runs on one GPU (device 0)"));
   EXPECT_TRUE(without.said("libnccl-for-a-test.so.2")) << "the note says which library was missing";
