@@ -44,7 +44,7 @@ void mexFunction(int nlhs, mxArray *plhs[], int nrhs, const mxArray *prhs[]) {
   const double *fits = NULL, *seconds = NULL;
   const char *info_fields[] = {"fit", "iterations", "converged", "fits", "seconds"};
   static const char *const accepted[] = {"maxiters", "tol", "seed", "init", "format", "threads", "display"};
-  spt_mex_progress progress = {0, 0};
+  spt_mex_progress progress = {0, 0, 0};
   spt_index dims[SPT_MEX_MAX_HANDLES];
 
   if (nrhs < 4 || nrhs > 5 || nlhs > 3)
@@ -92,8 +92,8 @@ void mexFunction(int nlhs, mxArray *plhs[], int nrhs, const mxArray *prhs[]) {
   o.callback = spt_mex_iteration;
   o.callback_data = &progress;
   st = spt_cpd_als(h.ctx, h.coo, &o, &h.ktensor);
-  spt_mex_check(&h, st, "CP-ALS");
   spt_mex_stop_if_interrupted(&h, &progress, "CP-ALS");
+  spt_mex_check(&h, st, "CP-ALS");
 
   { /* lambda */
     void *lambda = NULL;

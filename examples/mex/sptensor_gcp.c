@@ -73,7 +73,7 @@ void mexFunction(int nlhs, mxArray *plhs[], int nrhs, const mxArray *prhs[]) {
   static const char *const accepted[] = {"loss",     "huber", "lower",      "maxiters", "pgtol",
                                          "seed",     "init",  "threads",    "display",  "optimizer",
                                          "rate",     "epochiters", "maxfails", "gsamples", "fsamples"};
-  spt_mex_progress progress = {0, 0};
+  spt_mex_progress progress = {0, 0, 0};
   spt_index dims[SPT_MEX_MAX_HANDLES];
 
   if (nrhs < 4 || nrhs > 5 || nlhs > 2)
@@ -150,8 +150,8 @@ void mexFunction(int nlhs, mxArray *plhs[], int nrhs, const mxArray *prhs[]) {
   o.callback = gcp_iteration;
   o.callback_data = &progress;
   st = spt_gcp_opt(h.ctx, h.coo, &o, &h.ktensor);
-  spt_mex_check(&h, st, "GCP-OPT");
   spt_mex_stop_if_interrupted(&h, &progress, "GCP-OPT");
+  spt_mex_check(&h, st, "GCP-OPT");
 
   plhs[0] = mxCreateCellMatrix(1, order);
   for (m = 0; m < order; ++m) {

@@ -190,6 +190,11 @@ static inline void spt_mex_interrupt_handled(void) {}
 typedef struct spt_mex_progress {
   int display;
   int interrupted; /* set when the callback stopped the run */
+  /* Set while the callback runs the interpreter (the flush after a display
+   * line). A Ctrl-C that arrives just then makes the interpreter raise its
+   * interrupt there; it unwinds through the library, which ends the run with
+   * an error, and the flag stays set: that too is the user's Ctrl-C. */
+  int in_interpreter;
 } spt_mex_progress;
 
 static inline int spt_mex_iteration(void *data, int iteration, double fit, double delta, double seconds) {
@@ -204,20 +209,24 @@ static inline int spt_mex_iteration(void *data, int iteration, double fit, doubl
     mexPrintf(" Iter %2d: f = %e f-delta = %7.1e\n", iteration, fit, delta);
     /* Show the line now; not when an interrupt is pending, which the
      * interpreter would raise inside this callback. */
+    p->in_interpreter = 1;
 #if defined(HAVE_OCTAVE)
     if (!spt_mex_interrupted()) mexEvalString("fflush(stdout);");
 #else
     mexEvalString("drawnow;");
 #endif
+    p->in_interpreter = 0;
   }
   return 0;
 }
 
-/* After the library returned: when the callback stopped the run for a
- * Ctrl-C, frees everything and raises sptensor:interrupted. */
+/* After the library returned, before its status is checked: when the run
+ * ended for a Ctrl-C (the callback stopped it, or the interpreter raised the
+ * interrupt inside the callback), frees everything and raises
+ * sptensor:interrupted. */
 static inline void spt_mex_stop_if_interrupted(spt_mex_handles *h, const spt_mex_progress *p, const char *what) {
   char text[256];
-  if (!p->interrupted) return;
+  if (!p->interrupted && !p->in_interpreter) return;
   spt_mex_interrupt_handled();
   snprintf(text, sizeof text, "%s interrupted (Ctrl-C); no result", what);
   spt_mex_fail(h, "sptensor:interrupted", text);

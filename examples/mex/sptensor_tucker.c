@@ -40,9 +40,10 @@ void mexFunction(int nlhs, mxArray *plhs[], int nrhs, const mxArray *prhs[]) {
   const void *core = NULL;
   const char *info_fields[] = {"fit", "iterations", "fits"};
   static const char *const accepted[] = {"maxiters", "tol", "init", "seed", "threads", "display"};
-  spt_mex_progress progress = {0, 0};
+  spt_mex_progress progress = {0, 0, 0};
   spt_index dims[SPT_MEX_MAX_HANDLES];
   char text[256];
+  spt_status st;
 
   if (nrhs < 4 || nrhs > 5 || nlhs > 3)
     spt_mex_usage(&h, "usage: [G, U, info] = sptensor_tucker(subs, vals, dims, ranks [, opts])");
@@ -84,8 +85,9 @@ void mexFunction(int nlhs, mxArray *plhs[], int nrhs, const mxArray *prhs[]) {
 
   o.callback = spt_mex_iteration;
   o.callback_data = &progress;
-  spt_mex_check(&h, spt_tucker_hooi(h.ctx, h.coo, &o, &h.ttensor), "Tucker-HOOI");
+  st = spt_tucker_hooi(h.ctx, h.coo, &o, &h.ttensor);
   spt_mex_stop_if_interrupted(&h, &progress, "Tucker-HOOI");
+  spt_mex_check(&h, st, "Tucker-HOOI");
 
   /* The core is stored first index fastest, MATLAB's own order: one memcpy. */
   for (m = 0; m < order; ++m) {
