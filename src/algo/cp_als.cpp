@@ -767,8 +767,9 @@ spt_status cp_als(spt_context_s& ctx, const spt_coo_s& x, const spt_cpd_options&
 namespace {
 
 // cp_als_take on CSF: the first tree is built from x (or taken from AUTO's
-// advice), x is freed, and the other trees are built from a view of the
-// first, so the COO and the trees of the policy are never held at once.
+// advice), x is freed, and the other trees are built from the first (a
+// walk of it), so the COO and the trees of the policy are never held at
+// once.
 // The trees and the kernels are those cp_als builds, so the result is the
 // same. norm_x_squared is x's (summed_norm_squared).
 template <typename T>
@@ -781,23 +782,7 @@ spt_status cp_als_csf_taking(spt_context_s& ctx, std::unique_ptr<spt_coo_s>& x, 
   if (policy == SPT_CSF_AUTO) policy = csf_auto_picks_allmode(*x, first) ? SPT_CSF_ALLMODE : SPT_CSF_ONEMODE;
   x.reset();
   auto csf = std::make_unique<spt_csf_s>();
-  {
-    // The view reads the first tree's leaf indices and values where they
-    // lie: build_csf moves the tree into the handle, which keeps its arrays
-    // (vectors move their storage, not their elements). One tree needs no
-    // view: build_csf reads only the shape then.
-    std::vector<buffer<spt_index>> upper;
-    spt_coo_s source;
-    if (policy == SPT_CSF_ONEMODE) {
-      source.dims = dims;
-      source.nnz = first.nnz();
-      source.read_only = true;
-      source.own_val.set_dtype(dtype_of<T>());
-    } else {
-      source = csf_tree_view(first, dims, upper, std::max(1, exec.threads));
-    }
-    build_csf(exec, source, policy, *csf, std::move(first));
-  }
+  build_csf_from_first_tree(exec, dims, policy, std::move(first), *csf);
   log(ctx, 1,
       cat("CP-ALS on CSF (", csf_policy_name(csf->policy), ", ", csf->trees.size(), " tree(s), ", csf->bytes(),
           " bytes; the COO freed before the trees after the first were built)"));

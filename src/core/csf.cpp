@@ -1,11 +1,14 @@
 // Building CSF trees from a COO tensor (see csf.hpp for the layout).
 //
-// One tree costs a sort of a permutation (the COO is never modified) and
-// two parallel passes over the sorted nonzeros: the first finds, for each
-// nonzero, the shallowest level where its coordinates differ from the
-// previous nonzero's (it opens a new node on that level and every deeper
-// one) and counts nodes per level and chunk; the second writes the node
-// indices and child pointers at offsets from the prefix sums of the counts.
+// When the coordinates fit a 64-bit key (the usual case), a tree is built
+// from packed keys (core/csf_keyed_build.cpp), also from another tree of
+// the handle. Otherwise one tree costs a sort of a permutation (the COO is
+// never modified) and two parallel passes over the sorted nonzeros: the
+// first finds, for each nonzero, the shallowest level where its coordinates
+// differ from the previous nonzero's (it opens a new node on that level and
+// every deeper one) and counts nodes per level and chunk; the second writes
+// the node indices and child pointers at offsets from the prefix sums of
+// the counts.
 #include "core/csf.hpp"
 
 #include <omp.h>
@@ -13,6 +16,7 @@
 #include <algorithm>
 #include <numeric>
 
+#include "core/csf_keyed_build.hpp"
 #include "core/group_starts.hpp"
 #include "core/parallel_errors.hpp"
 #include "core/sort.hpp"
@@ -186,16 +190,7 @@ void build_upper_levels(const spt_coo_s& x, const buffer<Perm>& perm, CsfTree& t
   }
   errors.rethrow();
   t.leaf_repeats = std::find(repeats.begin(), repeats.end(), 1) != repeats.end();
-  // Exclusive prefix over chunks: counts[c*leaf + l] = first node of chunk c on level l.
-  for (int c = 0; c < threads; ++c)
-    for (uint32_t l = 0; l < leaf; ++l)
-      counts[static_cast<size_t>(c + 1) * leaf + l] += counts[static_cast<size_t>(c) * leaf + l];
-  for (uint32_t l = 0; l < leaf; ++l) {
-    const spt_nnz nodes = counts[static_cast<size_t>(threads) * leaf + l];
-    resize_named(t.fids[l], nodes, [&] { return cat("CSF: the node indices of level ", l, " (mode ", mode_order[l], ")"); });
-    resize_named(t.fptr[l], nodes + 1,
-                 [&] { return cat("CSF: the child pointers of level ", l, " (mode ", mode_order[l], ")"); });
-  }
+  size_upper_levels(t, counts, threads);
 
 #pragma omp parallel for num_threads(threads) schedule(static, 1)
   for (int c = 0; c < threads; ++c) {
@@ -233,6 +228,14 @@ uint32_t csf_shortest_mode(const std::vector<spt_index>& dims) {
 }
 
 CsfTree build_csf_tree(const Exec& exec, const spt_coo_s& x, const std::vector<uint32_t>& mode_order) {
+  const uint32_t order = x.order();
+  require(order >= 2, "CSF needs a tensor of order >= 2, got order ", order);
+  sorting::check_mode_order(order, mode_order);
+  if (csf_keyed_build_applies(x.dims, x.nnz)) return build_csf_tree_keyed(exec, x, mode_order);
+  return build_csf_tree_by_permutation(exec, x, mode_order);
+}
+
+CsfTree build_csf_tree_by_permutation(const Exec& exec, const spt_coo_s& x, const std::vector<uint32_t>& mode_order) {
   const uint32_t order = x.order();
   require(order >= 2, "CSF needs a tensor of order >= 2, got order ", order);
   sorting::check_mode_order(order, mode_order);
@@ -315,39 +318,36 @@ void build_csf(const Exec& exec, const spt_coo_s& x, spt_csf_policy policy, spt_
   build_csf(exec, x, policy, out, std::move(none));
 }
 
-void build_csf(const Exec& exec, const spt_coo_s& x, spt_csf_policy policy, spt_csf_s& out,
-               CsfTree&& first) {
-  const uint32_t order = x.order();
-  require(order >= 2, "CSF needs a tensor of order >= 2, got order ", order);
+namespace {
+
+void check_csf_policy(spt_csf_policy policy) {
   require(policy == SPT_CSF_AUTO || policy == SPT_CSF_ONEMODE || policy == SPT_CSF_TWOMODE ||
               policy == SPT_CSF_ALLMODE,
           "policy must be SPT_CSF_AUTO, _ONEMODE, _TWOMODE or _ALLMODE, got ", static_cast<int>(policy));
+}
+
+// The handle of `policy` (resolved) whose first tree is `first` (the
+// ONEMODE tree, with the shortest mode at the root); make_tree(mode_order)
+// builds each other tree.
+template <typename MakeTree>
+void assemble_csf(const Exec& exec, const std::vector<spt_index>& dims, spt_dtype dtype, spt_csf_policy policy,
+                  CsfTree&& first, MakeTree&& make_tree, spt_csf_s& out) {
+  const uint32_t order = static_cast<uint32_t>(dims.size());
   spt_csf_s result;
-  result.dims = x.dims;
-  result.nnz = x.nnz;
-  result.dtype = x.dtype();
-
-  // The ONEMODE tree (shortest mode at the root) is also the ALLMODE tree
-  // rooted at that mode, so every policy starts with it.
-  const uint32_t shortest = csf_shortest_mode(x.dims);
-  const std::vector<uint32_t> first_order = csf_mode_order(x.dims, shortest);
-  if (first.mode_order == first_order && first.nnz() == x.nnz)
-    result.trees.push_back(std::move(first));
-  else
-    result.trees.push_back(build_csf_tree(exec, x, first_order));
-
-  if (policy == SPT_CSF_AUTO)
-    policy = csf_auto_picks_allmode(x, result.trees[0]) ? SPT_CSF_ALLMODE : SPT_CSF_ONEMODE;
+  result.dims = dims;
+  result.nnz = first.nnz();
+  result.dtype = dtype;
   result.policy = policy;
-
+  result.trees.reserve(order);  // make_tree may read trees[0] while others are added
+  result.trees.push_back(std::move(first));
   if (policy == SPT_CSF_TWOMODE) {
     const uint32_t leaf_mode = result.trees[0].mode_order.back();
-    result.trees.push_back(build_csf_tree(exec, x, csf_mode_order(x.dims, leaf_mode)));
+    result.trees.push_back(make_tree(result.trees[0], csf_mode_order(dims, leaf_mode)));
   } else if (policy == SPT_CSF_ALLMODE) {
+    const uint32_t shortest = result.trees[0].mode_order.front();
     for (uint32_t m = 0; m < order; ++m)
-      if (m != shortest) result.trees.push_back(build_csf_tree(exec, x, csf_mode_order(x.dims, m)));
+      if (m != shortest) result.trees.push_back(make_tree(result.trees[0], csf_mode_order(dims, m)));
   }
-
   // Each mode runs on the tree the cost model rates cheapest.
   result.tree_of_mode.assign(order, 0);
   for (uint32_t m = 0; m < order; ++m) {
@@ -362,6 +362,50 @@ void build_csf(const Exec& exec, const spt_coo_s& x, spt_csf_policy policy, spt_
     }
   }
   out = std::move(result);
+}
+
+// The other trees from the first: by a walk of it when the keys fit, else
+// from a COO view of it (upper levels expanded).
+CsfTree tree_from_first(const Exec& exec, const CsfTree& first, const std::vector<spt_index>& dims,
+                        const std::vector<uint32_t>& mode_order) {
+  if (csf_keyed_build_applies(dims, first.nnz())) return build_csf_tree_keyed(exec, first, dims, mode_order);
+  std::vector<buffer<spt_index>> upper;
+  const spt_coo_s view = csf_tree_view(first, dims, upper, std::max(1, exec.threads));
+  return build_csf_tree_by_permutation(exec, view, mode_order);
+}
+
+}  // namespace
+
+void build_csf(const Exec& exec, const spt_coo_s& x, spt_csf_policy policy, spt_csf_s& out, CsfTree&& first) {
+  const uint32_t order = x.order();
+  require(order >= 2, "CSF needs a tensor of order >= 2, got order ", order);
+  check_csf_policy(policy);
+  // The ONEMODE tree (shortest mode at the root) is also the ALLMODE tree
+  // rooted at that mode, so every policy starts with it.
+  const std::vector<uint32_t> first_order = csf_mode_order(x.dims, csf_shortest_mode(x.dims));
+  CsfTree root_tree = first.mode_order == first_order && first.nnz() == x.nnz ? std::move(first)
+                                                                               : build_csf_tree(exec, x, first_order);
+  if (policy == SPT_CSF_AUTO) policy = csf_auto_picks_allmode(x, root_tree) ? SPT_CSF_ALLMODE : SPT_CSF_ONEMODE;
+  assemble_csf(exec, x.dims, x.dtype(), policy, std::move(root_tree),
+               [&](const CsfTree&, const std::vector<uint32_t>& mode_order) {
+                 return build_csf_tree(exec, x, mode_order);
+               },
+               out);
+}
+
+void build_csf_from_first_tree(const Exec& exec, const std::vector<spt_index>& dims, spt_csf_policy policy,
+                               CsfTree&& first, spt_csf_s& out) {
+  require(dims.size() >= 2, "CSF needs a tensor of order >= 2, got order ", dims.size());
+  check_csf_policy(policy);
+  require(policy != SPT_CSF_AUTO, "build_csf_from_first_tree needs a resolved policy");
+  require(first.mode_order == csf_mode_order(dims, csf_shortest_mode(dims)),
+          "build_csf_from_first_tree needs the tree rooted at the shortest mode");
+  const spt_dtype dtype = first.vals.dtype();
+  assemble_csf(exec, dims, dtype, policy, std::move(first),
+               [&](const CsfTree& root_tree, const std::vector<uint32_t>& mode_order) {
+                 return tree_from_first(exec, root_tree, dims, mode_order);
+               },
+               out);
 }
 
 double csf_norm_squared(const spt_csf_s& x) {

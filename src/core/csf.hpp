@@ -73,8 +73,11 @@ std::vector<uint32_t> csf_mode_order(const std::vector<spt_index>& dims, uint32_
 uint32_t csf_shortest_mode(const std::vector<spt_index>& dims);
 
 // Build one tree of x (order >= 2; any dtype; x is not modified) in
-// `mode_order` (a permutation of the modes).
+// `mode_order` (a permutation of the modes). From packed keys when they fit
+// (csf_keyed_build.hpp), else build_csf_tree_by_permutation.
 CsfTree build_csf_tree(const Exec& exec, const spt_coo_s& x, const std::vector<uint32_t>& mode_order);
+// The same tree through a full sort permutation of x (any coordinates).
+CsfTree build_csf_tree_by_permutation(const Exec& exec, const spt_coo_s& x, const std::vector<uint32_t>& mode_order);
 
 // Build a CSF handle with `policy`. AUTO keeps one tree per mode (ALLMODE:
 // every MTTKRP at a root, race-free and cheapest) when the trees are
@@ -86,6 +89,14 @@ void build_csf(const Exec& exec, const spt_coo_s& x, spt_csf_policy policy, spt_
 // root) when it has that mode order (e.g. built earlier for format advice).
 void build_csf(const Exec& exec, const spt_coo_s& x, spt_csf_policy policy, spt_csf_s& out,
                CsfTree&& first);
+
+// The handle of a resolved `policy` (not AUTO) from its first tree (the
+// ONEMODE tree: shortest mode at the root) alone, taken over: the other
+// trees are built from it, by a walk of it when the coordinates fit a 64-bit
+// key, else from its csf_tree_view. The same handle as build_csf from the
+// tensor the tree came from; lets a caller free that tensor first.
+void build_csf_from_first_tree(const Exec& exec, const std::vector<spt_index>& dims, spt_csf_policy policy,
+                               CsfTree&& first, spt_csf_s& out);
 
 // A read-only COO view of `tree`'s nonzeros in the tree's order (the same
 // nonzeros, repeats kept and in the relative order the tree has them): the

@@ -23,6 +23,7 @@
 #include "common/test_util.hpp"
 #include "common/format_options.hpp"
 #include "core/csf.hpp"
+#include "core/csf_keyed_build.hpp"
 #include "core/sort.hpp"
 #include "kernels/kernels.hpp"
 #include "sptensor/sptensor.h"
@@ -281,6 +282,90 @@ TEST(Csf, PoliciesAndModeOrders) {
   spt_coo_s again = random_coo(SPT_FLOAT64, standard_specs()[3]);
   for (uint32_t m = 0; m < 4; ++m)
     for (spt_nnz k = 0; k < x.nnz; ++k) ASSERT_EQ(x.ind[m][k], again.ind[m][k]);
+}
+
+// ---------------------------------------------------- tree builds agree
+
+void expect_same_tree(const CsfTree& a, const CsfTree& b, const std::string& what) {
+  ASSERT_EQ(a.mode_order, b.mode_order) << what;
+  ASSERT_EQ(a.nnz(), b.nnz()) << what;
+  EXPECT_EQ(a.leaf_repeats, b.leaf_repeats) << what;
+  for (uint32_t l = 0; l < a.levels(); ++l) {
+    ASSERT_EQ(a.fids[l].size(), b.fids[l].size()) << what << ", level " << l;
+    EXPECT_TRUE(std::equal(a.fids[l].begin(), a.fids[l].end(), b.fids[l].begin())) << what << ", level " << l;
+    if (l + 1 < a.levels()) {
+      ASSERT_EQ(a.fptr[l].size(), b.fptr[l].size()) << what << ", level " << l;
+      EXPECT_TRUE(std::equal(a.fptr[l].begin(), a.fptr[l].end(), b.fptr[l].begin())) << what << ", level " << l;
+    }
+  }
+  ASSERT_EQ(a.vals.dtype(), b.vals.dtype()) << what;
+  EXPECT_EQ(std::memcmp(a.vals.data(), b.vals.data(), a.nnz() * dtype_size(a.vals.dtype())), 0) << what;
+}
+
+// The keyed build (from the COO, and from the first tree by walking it)
+// gives the tree of the sort-permutation build, in every mode order: small
+// and hypersparse shapes, modes of length 1, repeated coordinates, keys
+// whose low bits need 64-bit words, and 1 to 3 threads.
+TEST(CsfKeyedBuild, SameTreesAsTheSortPermutationBuild) {
+  struct Case {
+    std::vector<spt_index> dims;
+    spt_nnz nnz;
+    bool duplicates;
+  };
+  const Case cases[] = {{{20, 3, 17, 400}, 3000, false},     {{300, 400, 500}, 60000, true},
+                        {{1, 50, 1, 60}, 500, true},          {{7, 9}, 1, false},
+                        {{2, 2, 2}, 2, true},                 {{1u << 20, 1u << 21, 1u << 19}, 40000, false},
+                        {{4000000000u, 3000000000u}, 5000, true}, {{60, 70, 80, 90, 5}, 20000, true},
+                        // few buckets, some above the radix and the one-at-a-time sizes
+                        {{5, 7, 3000000}, 50000, false}};
+  for (const Case& c : cases) {
+    RandomTensorSpec spec;
+    spec.dims = c.dims;
+    spec.nnz = c.nnz;
+    spec.seed = 77;
+    spec.duplicates = c.duplicates;
+    for (spt_dtype dtype : {SPT_FLOAT32, SPT_FLOAT64}) {
+      const spt_coo_s x = random_coo(dtype, spec);
+      ASSERT_TRUE(csf_keyed_build_applies(x.dims, x.nnz));
+      const CsfTree first = build_csf_tree_by_permutation(Exec{1}, x, csf_mode_order(x.dims, csf_shortest_mode(x.dims)));
+      for (int threads : {1, 2, 3}) {
+        for (uint32_t root = 0; root < x.order(); ++root) {
+          const std::vector<uint32_t> order = csf_mode_order(x.dims, root);
+          const std::string what = describe(x, SPT_CSF_ALLMODE) + ", root " + std::to_string(root) + ", " +
+                                   std::to_string(threads) + " thread(s)";
+          const CsfTree want = build_csf_tree_by_permutation(Exec{threads}, x, order);
+          expect_same_tree(build_csf_tree_keyed(Exec{threads}, x, order), want, what + ", from the COO");
+          expect_same_tree(build_csf_tree_keyed(Exec{threads}, first, x.dims, order), want, what + ", from a tree");
+        }
+      }
+    }
+  }
+}
+
+// A handle built from its first tree alone equals the one built from the
+// tensor, for every resolved policy; also where the keys do not fit 64 bits
+// (the tree's COO view is used then).
+TEST(CsfKeyedBuild, HandleFromTheFirstTreeEqualsTheHandleFromTheTensor) {
+  const std::vector<std::vector<spt_index>> shapes = {{30, 20, 25, 6}, {4000000000u, 5, 3000000000u, 7, 100}};
+  for (const std::vector<spt_index>& dims : shapes) {
+    RandomTensorSpec spec;
+    spec.dims = dims;
+    spec.nnz = 4000;
+    spec.seed = 3;
+    spec.duplicates = true;
+    const spt_coo_s x = random_coo(SPT_FLOAT32, spec);
+    for (spt_csf_policy policy : {SPT_CSF_ONEMODE, SPT_CSF_TWOMODE, SPT_CSF_ALLMODE}) {
+      spt_csf_s want, got;
+      build_csf(Exec{2}, x, policy, want);
+      build_csf_from_first_tree(Exec{2}, x.dims, policy,
+                                build_csf_tree(Exec{2}, x, csf_mode_order(x.dims, csf_shortest_mode(x.dims))), got);
+      ASSERT_EQ(got.trees.size(), want.trees.size());
+      EXPECT_EQ(got.tree_of_mode, want.tree_of_mode);
+      EXPECT_EQ(got.policy, want.policy);
+      for (size_t t = 0; t < want.trees.size(); ++t)
+        expect_same_tree(got.trees[t], want.trees[t], describe(x, policy) + ", tree " + std::to_string(t));
+    }
+  }
 }
 
 // ---------------------------------------------------------------- CP-ALS

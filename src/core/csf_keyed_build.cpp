@@ -1,0 +1,391 @@
+// CSF trees from packed coordinate keys (see csf_keyed_build.hpp).
+#include "core/csf_keyed_build.hpp"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <string>
+
+#include "core/buffer.hpp"
+#include "core/error.hpp"
+#include "core/group_starts.hpp"
+#include "core/parallel_errors.hpp"
+#include "core/radix_sort.hpp"
+#include "core/sort.hpp"
+
+namespace spt {
+
+namespace {
+
+using sorting::chunk_begin;
+
+int bit_width(uint64_t v) { return v == 0 ? 0 : 64 - __builtin_clzll(v); }
+
+// At most 2^16 buckets (per-thread counts stay in L2), and on average at
+// least 2^6 nonzeros per bucket.
+constexpr int kMaxBucketBits = 16;
+constexpr int kMinBucketLog = 6;
+int bucket_bits_for(int key_bits, spt_nnz n) {
+  return std::min({key_bits, kMaxBucketBits, std::max(1, bit_width(n) - kMinBucketLog)});
+}
+// A bucket up to this size is sorted with std::sort, a larger one by radix.
+constexpr uint64_t kSmallBucket = 2048;
+
+// The coordinates of a nonzero packed in a tree's mode order: level l's
+// index in `width[l]` bits at `shift[l]`, the root in the highest bits, so
+// keys compare as the coordinates do lexicographically.
+struct KeyLayout {
+  std::vector<int> width, shift;
+  int bits = 0;
+  uint8_t level_of_bit[64] = {};
+
+  KeyLayout(const std::vector<spt_index>& dims, const std::vector<uint32_t>& mode_order) {
+    const size_t levels = mode_order.size();
+    width.resize(levels);
+    shift.resize(levels);
+    for (size_t l = 0; l < levels; ++l) bits += width[l] = bit_width(dims[mode_order[l]] - 1);
+    int at = bits;
+    for (size_t l = 0; l < levels; ++l) {
+      at -= width[l];
+      shift[l] = at;
+      for (int b = at; b < at + width[l]; ++b) level_of_bit[b] = static_cast<uint8_t>(l);
+    }
+  }
+  spt_index coordinate(uint64_t key, uint32_t level) const {
+    return width[level] == 0 ? 0 : static_cast<spt_index>((key >> shift[level]) & ((uint64_t(1) << width[level]) - 1));
+  }
+  // The shallowest level whose coordinate differs between two keys; the
+  // leaf level when they are equal.
+  uint32_t first_difference(uint64_t a, uint64_t b, uint32_t leaf) const {
+    const uint64_t x = a ^ b;
+    return x == 0 ? leaf : level_of_bit[63 - __builtin_clzll(x)];
+  }
+};
+
+// Keys of a COO tensor's nonzeros, in position order.
+struct CooKeys {
+  std::vector<const spt_index*> ind;  // per level of the tree being built
+  std::vector<int> shift;
+
+  CooKeys(const spt_coo_s& x, const std::vector<uint32_t>& mode_order, const KeyLayout& layout)
+      : shift(layout.shift) {
+    for (uint32_t m : mode_order) ind.push_back(x.ind[m]);
+  }
+  template <typename Visit>
+  void visit(spt_nnz begin, spt_nnz end, Visit&& visit_key) const {
+    const size_t levels = ind.size();
+    for (spt_nnz k = begin; k < end; ++k) {
+      uint64_t key = 0;
+      for (size_t l = 0; l < levels; ++l) key |= uint64_t(ind[l][k]) << shift[l];
+      visit_key(k, key);
+    }
+  }
+};
+
+// Keys of another tree's nonzeros, in its leaf order, from a walk of it:
+// the path of upper nodes above the current leaf advances when the leaf
+// leaves its fiber.
+struct TreeKeys {
+  const CsfTree& source;
+  std::vector<int> shift;  // per level of the source: its mode's bit offset in the new layout
+
+  TreeKeys(const CsfTree& src, const std::vector<uint32_t>& mode_order, const KeyLayout& layout) : source(src) {
+    for (uint32_t mode : src.mode_order) {
+      const size_t level = std::find(mode_order.begin(), mode_order.end(), mode) - mode_order.begin();
+      shift.push_back(layout.shift[level]);
+    }
+  }
+  template <typename Visit>
+  void visit(spt_nnz begin, spt_nnz end, Visit&& visit_key) const {
+    if (begin >= end) return;
+    const uint32_t leaf = source.levels() - 1;
+    std::vector<spt_nnz> node(leaf);
+    spt_nnz child = begin;
+    for (uint32_t l = leaf; l-- > 0;) {
+      const buffer<spt_nnz>& ptr = source.fptr[l];
+      node[l] = static_cast<spt_nnz>(std::upper_bound(ptr.begin(), ptr.end(), child) - ptr.begin()) - 1;
+      child = node[l];
+    }
+    auto upper_key = [&] {
+      uint64_t key = 0;
+      for (uint32_t l = 0; l < leaf; ++l) key |= uint64_t(source.fids[l][node[l]]) << shift[l];
+      return key;
+    };
+    uint64_t upper = upper_key();
+    spt_nnz fiber_end = source.fptr[leaf - 1][node[leaf - 1] + 1];
+    const spt_index* leaf_ind = source.fids[leaf].data();
+    for (spt_nnz k = begin; k < end; ++k) {
+      if (k == fiber_end) {
+        // Every node has a child, so the next fiber starts here; a parent
+        // changes when its first child is reached.
+        uint32_t l = leaf - 1;
+        ++node[l];
+        while (l > 0 && node[l] == source.fptr[l - 1][node[l - 1] + 1]) ++node[--l];
+        upper = upper_key();
+        fiber_end = source.fptr[leaf - 1][node[leaf - 1] + 1];
+      }
+      visit_key(k, upper | (uint64_t(leaf_ind[k]) << shift[leaf]));
+    }
+  }
+};
+
+// The nonzeros sorted by key: bucket b (the key's top bits) holds the
+// entries [start[b], start[b+1]); entry i has the key's low bits rest[i] and
+// the source position perm[i]. Ties keep position order.
+template <typename Rest>
+struct SortedKeys {
+  int rest_bits = 0;
+  buffer<spt_nnz> start;
+  buffer<Rest> rest;
+  buffer<uint32_t> perm;
+
+  // Calls visit(i, key) for i in [begin, end).
+  template <typename Visit>
+  void visit(spt_nnz begin, spt_nnz end, Visit&& visit_key) const {
+    if (begin >= end) return;
+    size_t b = static_cast<size_t>(std::upper_bound(start.begin(), start.end(), begin) - start.begin()) - 1;
+    for (spt_nnz i = begin; i < end; ++i) {
+      while (i == start[b + 1]) ++b;
+      visit_key(i, (uint64_t(b) << rest_bits) | uint64_t(rest[i]));
+    }
+  }
+  uint64_t key_at(spt_nnz i) const {
+    const size_t b = static_cast<size_t>(std::upper_bound(start.begin(), start.end(), i) - start.begin()) - 1;
+    return (uint64_t(b) << rest_bits) | uint64_t(rest[i]);
+  }
+};
+
+// Sorts one bucket's entries by (rest, position).
+template <typename Rest>
+void sort_bucket(Rest* rest, uint32_t* perm, spt_nnz size, int rest_bits, buffer<uint64_t>& words,
+                 buffer<uint64_t>& scratch, buffer<sorting::KeyPosition>& items,
+                 buffer<sorting::KeyPosition>& item_scratch, int threads) {
+  if constexpr (sizeof(Rest) <= 4) {
+    // Key bits above the position: one word per entry.
+    words.resize(size);
+    for (spt_nnz j = 0; j < size; ++j) words[j] = (uint64_t(rest[j]) << 32) | perm[j];
+    // Positions are unique, so std::sort's order is the stable one; the
+    // entries come in position order, so a stable radix sort by the key
+    // bits alone gives it too.
+    if (size <= kSmallBucket) std::sort(words.begin(), words.end());
+    else sorting::radix_sort(words, scratch, 32, 32 + rest_bits, threads);
+    for (spt_nnz j = 0; j < size; ++j) {
+      rest[j] = static_cast<Rest>(words[j] >> 32);
+      perm[j] = static_cast<uint32_t>(words[j]);
+    }
+  } else {
+    items.resize(size);
+    for (spt_nnz j = 0; j < size; ++j) items[j] = {rest[j], perm[j]};
+    if (size <= kSmallBucket)
+      std::sort(items.begin(), items.end(), [](const sorting::KeyPosition& a, const sorting::KeyPosition& b) {
+        return a.key != b.key ? a.key < b.key : a.position < b.position;
+      });
+    else sorting::radix_sort(items, item_scratch, 0, rest_bits, threads);
+    for (spt_nnz j = 0; j < size; ++j) {
+      rest[j] = items[j].key;
+      perm[j] = static_cast<uint32_t>(items[j].position);
+    }
+  }
+}
+
+template <typename Rest, typename Keys>
+SortedKeys<Rest> sort_keys(const Keys& keys, spt_nnz n, int key_bits, int threads) {
+  const int bucket_bits = bucket_bits_for(key_bits, n);
+  const size_t buckets = size_t(1) << bucket_bits;
+  SortedKeys<Rest> s;
+  s.rest_bits = key_bits - bucket_bits;
+  const int rest_bits = s.rest_bits;
+  const uint64_t rest_mask = rest_bits == 0 ? 0 : ~uint64_t(0) >> (64 - rest_bits);
+
+  // Counting sort by bucket, stable: chunk c's entries of a bucket follow
+  // those of chunks before it.
+  std::vector<buffer<uint32_t>> next(threads);
+  ParallelErrors errors;
+#pragma omp parallel for num_threads(threads) schedule(static, 1)
+  for (int c = 0; c < threads; ++c) {
+    errors.run([&] {
+      next[c].assign(buckets, 0);
+      uint32_t* count = next[c].data();
+      keys.visit(chunk_begin(n, c, threads), chunk_begin(n, c + 1, threads),
+                 [&](spt_nnz, uint64_t key) { ++count[key >> rest_bits]; });
+    });
+  }
+  errors.rethrow();
+  resize_named(s.start, buckets + 1, [] { return std::string("CSF: the sort's bucket offsets"); });
+  spt_nnz total = 0;
+  for (size_t b = 0; b < buckets; ++b) {
+    s.start[b] = total;
+    for (int c = 0; c < threads; ++c) {
+      const uint32_t count = next[c][b];
+      next[c][b] = static_cast<uint32_t>(total);
+      total += count;
+    }
+  }
+  s.start[buckets] = total;
+  resize_named(s.perm, n, [] { return std::string("CSF: the sort permutation (nnz)"); });
+  resize_named(s.rest, n, [] { return std::string("CSF: the sort keys (nnz)"); });
+#pragma omp parallel for num_threads(threads) schedule(static, 1)
+  for (int c = 0; c < threads; ++c) {
+    errors.run([&] {
+      uint32_t* at = next[c].data();
+      keys.visit(chunk_begin(n, c, threads), chunk_begin(n, c + 1, threads), [&](spt_nnz k, uint64_t key) {
+        const uint32_t i = at[key >> rest_bits]++;
+        s.perm[i] = static_cast<uint32_t>(k);
+        s.rest[i] = static_cast<Rest>(key & rest_mask);
+      });
+    });
+  }
+  errors.rethrow();
+  std::vector<buffer<uint32_t>>().swap(next);
+  if (rest_bits == 0) return s;  // the buckets are the keys
+
+  // Then each bucket by the rest of its keys: the large ones one at a time
+  // on all threads, the others in parallel.
+  const spt_nnz large = std::max<spt_nnz>(kSmallBucket, n / (4 * spt_nnz(threads)));
+  std::vector<size_t> large_buckets;
+  for (size_t b = 0; b < buckets; ++b)
+    if (s.start[b + 1] - s.start[b] > large && threads > 1) large_buckets.push_back(b);
+#pragma omp parallel num_threads(threads)
+  {
+    buffer<uint64_t> words, scratch;
+    buffer<sorting::KeyPosition> items, item_scratch;
+#pragma omp for schedule(dynamic, 16)
+    for (size_t b = 0; b < buckets; ++b) {
+      const spt_nnz size = s.start[b + 1] - s.start[b];
+      if (size < 2 || (size > large && threads > 1)) continue;
+      errors.run([&] {
+        sort_bucket(s.rest.data() + s.start[b], s.perm.data() + s.start[b], size, rest_bits, words, scratch, items,
+                    item_scratch, 1);
+      });
+    }
+  }
+  errors.rethrow();
+  {
+    buffer<uint64_t> words, scratch;
+    buffer<sorting::KeyPosition> items, item_scratch;
+    for (size_t b : large_buckets)
+      sort_bucket(s.rest.data() + s.start[b], s.perm.data() + s.start[b], s.start[b + 1] - s.start[b], rest_bits,
+                  words, scratch, items, item_scratch, threads);
+  }
+  return s;
+}
+
+// The tree from the sorted keys: values through the permutation (freed
+// next), the leaf indices and upper levels decoded from the keys. The upper
+// levels take two passes over the keys: the first counts the nodes each
+// chunk opens per level (a nonzero opens one on the shallowest level where
+// its key differs from the previous one and on every deeper level); the
+// second writes node indices and child pointers from the counts' prefix.
+template <typename Rest>
+CsfTree tree_from_sorted_keys(SortedKeys<Rest>& s, const KeyLayout& layout, const std::vector<uint32_t>& mode_order,
+                              spt_dtype dtype, const void* values, spt_nnz n, int threads) {
+  const uint32_t leaf = static_cast<uint32_t>(mode_order.size()) - 1;
+  CsfTree t;
+  t.mode_order = mode_order;
+  t.fids.resize(leaf + 1);
+  t.fptr.resize(leaf);
+  with_dtype(dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    t.vals.set_dtype(dtype);
+    resize_named(t.vals.get<T>(), n, [] { return std::string("CSF: the values (nnz)"); });
+    const T* src = static_cast<const T*>(values);
+    T* dst = t.vals.get<T>().data();
+#pragma omp parallel for num_threads(threads) schedule(static)
+    for (spt_nnz i = 0; i < n; ++i) dst[i] = src[s.perm[i]];
+  });
+  buffer<uint32_t>().swap(s.perm);
+
+  resize_named(t.fids[leaf], n, [&] { return cat("CSF: the leaf indices of mode ", mode_order[leaf], " (nnz)"); });
+  std::vector<spt_nnz> counts(static_cast<size_t>(threads + 1) * leaf, 0);
+  std::vector<char> repeats(threads, 0);
+  spt_index* leaf_ind = t.fids[leaf].data();
+#pragma omp parallel for num_threads(threads) schedule(static, 1)
+  for (int c = 0; c < threads; ++c) {
+    const spt_nnz begin = chunk_begin(n, c, threads), end = chunk_begin(n, c + 1, threads);
+    uint64_t prev = begin > 0 && begin < end ? s.key_at(begin - 1) : 0;
+    spt_nnz* opened = counts.data() + static_cast<size_t>(c + 1) * leaf;
+    bool repeat = false;
+    s.visit(begin, end, [&](spt_nnz i, uint64_t key) {
+      leaf_ind[i] = layout.coordinate(key, leaf);
+      const uint32_t d = i == 0 ? 0 : layout.first_difference(key, prev, leaf);
+      repeat = repeat || (i > 0 && key == prev);
+      for (uint32_t l = d; l < leaf; ++l) ++opened[l];
+      prev = key;
+    });
+    repeats[c] = repeat;
+  }
+  t.leaf_repeats = std::find(repeats.begin(), repeats.end(), 1) != repeats.end();
+  size_upper_levels(t, counts, threads);
+#pragma omp parallel for num_threads(threads) schedule(static, 1)
+  for (int c = 0; c < threads; ++c) {
+    const spt_nnz begin = chunk_begin(n, c, threads), end = chunk_begin(n, c + 1, threads);
+    uint64_t prev = begin > 0 && begin < end ? s.key_at(begin - 1) : 0;
+    spt_nnz* next = counts.data() + static_cast<size_t>(c) * leaf;
+    s.visit(begin, end, [&](spt_nnz i, uint64_t key) {
+      const uint32_t d = i == 0 ? 0 : layout.first_difference(key, prev, leaf);
+      for (uint32_t l = d; l < leaf; ++l) {
+        // Read the child level's counter before it advances for this nonzero.
+        t.fids[l][next[l]] = layout.coordinate(key, l);
+        t.fptr[l][next[l]] = l + 1 < leaf ? next[l + 1] : i;
+        ++next[l];
+      }
+      prev = key;
+    });
+  }
+  for (uint32_t l = 0; l < leaf; ++l) t.fptr[l][t.nodes(l)] = l + 1 < leaf ? t.nodes(l + 1) : n;
+  return t;
+}
+
+template <typename Keys>
+CsfTree keyed_build(const Keys& keys, const KeyLayout& layout, const std::vector<uint32_t>& mode_order,
+                    spt_dtype dtype, const void* values, spt_nnz n, int threads) {
+  if (layout.bits - bucket_bits_for(layout.bits, n) <= 32) {
+    SortedKeys<uint32_t> s = sort_keys<uint32_t>(keys, n, layout.bits, threads);
+    return tree_from_sorted_keys(s, layout, mode_order, dtype, values, n, threads);
+  }
+  SortedKeys<uint64_t> s = sort_keys<uint64_t>(keys, n, layout.bits, threads);
+  return tree_from_sorted_keys(s, layout, mode_order, dtype, values, n, threads);
+}
+
+int build_threads(const Exec& exec, spt_nnz n) {
+  return static_cast<int>(std::max<spt_nnz>(1, std::min<spt_nnz>(exec.threads, n / 16384 + 1)));
+}
+
+}  // namespace
+
+void size_upper_levels(CsfTree& t, std::vector<spt_nnz>& counts, int threads) {
+  const uint32_t leaf = t.levels() - 1;
+  for (int c = 0; c < threads; ++c)
+    for (uint32_t l = 0; l < leaf; ++l)
+      counts[static_cast<size_t>(c + 1) * leaf + l] += counts[static_cast<size_t>(c) * leaf + l];
+  for (uint32_t l = 0; l < leaf; ++l) {
+    const spt_nnz nodes = counts[static_cast<size_t>(threads) * leaf + l];
+    resize_named(t.fids[l], nodes,
+                 [&] { return cat("CSF: the node indices of level ", l, " (mode ", t.mode_order[l], ")"); });
+    resize_named(t.fptr[l], nodes + 1,
+                 [&] { return cat("CSF: the child pointers of level ", l, " (mode ", t.mode_order[l], ")"); });
+  }
+}
+
+bool csf_keyed_build_applies(const std::vector<spt_index>& dims, spt_nnz nnz) {
+  int bits = 0;
+  for (spt_index d : dims) bits += bit_width(d - 1);
+  return nnz > 0 && nnz <= spt_nnz(UINT32_MAX) && bits <= 64 && dims.size() >= 2;
+}
+
+CsfTree build_csf_tree_keyed(const Exec& exec, const spt_coo_s& x, const std::vector<uint32_t>& mode_order) {
+  require(csf_keyed_build_applies(x.dims, x.nnz), "CSF: the keyed build does not apply to this tensor");
+  const KeyLayout layout(x.dims, mode_order);
+  return keyed_build(CooKeys(x, mode_order, layout), layout, mode_order, x.dtype(), x.val, x.nnz,
+                     build_threads(exec, x.nnz));
+}
+
+CsfTree build_csf_tree_keyed(const Exec& exec, const CsfTree& source, const std::vector<spt_index>& dims,
+                             const std::vector<uint32_t>& mode_order) {
+  require(csf_keyed_build_applies(dims, source.nnz()), "CSF: the keyed build does not apply to this tree");
+  const KeyLayout layout(dims, mode_order);
+  return keyed_build(TreeKeys(source, mode_order, layout), layout, mode_order, source.vals.dtype(),
+                     source.vals.data(), source.nnz(), build_threads(exec, source.nnz()));
+}
+
+}  // namespace spt
