@@ -395,7 +395,9 @@ class HostCpAlsSteps final : public dispatch::CpAlsSteps<T> {
         norms_(rank),
         dots_(rank),
         fit_grams_(wide_fit ? order_ : 0, DenseMatrix<double>(rank, rank)),
-        widened_(wide_fit ? max_dim_ : 0, wide_fit ? rank : 0),
+        widened_rows_(std::min<spt_nnz>(max_dim_, std::max<spt_nnz>(256, kWidenedBytes / (sizeof(double) * rank)))),
+        widened_(wide_fit ? widened_rows_ : 0, wide_fit ? rank : 0),
+        block_gram_(wide_fit ? rank : 0, wide_fit ? rank : 0),
         non_finite_(order_, -1) {}
 
   const char* name() const override { return operand_.name(); }
@@ -468,13 +470,21 @@ class HostCpAlsSteps final : public dispatch::CpAlsSteps<T> {
     dispatch::CpAlsFitTerms terms;
     for (spt_index r = 0; r < rank_; ++r) terms.inner += dots_[r] * static_cast<double>(lambda_[r]);
     if constexpr (wide_fit) {
-      // float32: the fit's Grams in double (factor copies widened to double).
+      // float32: the fit's Grams in double, from the factor's rows widened
+      // to double a block at a time (the block Grams summed in double).
       for (uint32_t m = 0; m < order_; ++m) {
         const ConstMatRef<T>& u = const_factors_[m];
-        for (spt_nnz i = 0; i < u.rows; ++i)
-          for (spt_nnz r = 0; r < rank_; ++r) widened_(i, r) = static_cast<double>(u(i, r));
-        SPT_DISPATCH(ctx_, gram, ConstMatRef<double>{widened_.values.data(), u.rows, spt_nnz(rank_), spt_nnz(rank_)},
-                     fit_grams_[m].ref());
+        DenseMatrix<double>& g = fit_grams_[m];
+        for (spt_nnz i0 = 0; i0 < u.rows; i0 += widened_rows_) {
+          const spt_nnz rows = std::min(widened_rows_, u.rows - i0);
+          for (spt_nnz i = 0; i < rows; ++i)
+            for (spt_nnz r = 0; r < rank_; ++r) widened_(i, r) = static_cast<double>(u(i0 + i, r));
+          DenseMatrix<double>& into = i0 == 0 ? g : block_gram_;
+          SPT_DISPATCH(ctx_, gram, ConstMatRef<double>{widened_.values.data(), rows, spt_nnz(rank_), spt_nnz(rank_)},
+                       into.ref());
+          if (i0 > 0)
+            for (size_t e = 0; e < g.values.size(); ++e) g.values[e] += block_gram_.values[e];
+        }
       }
       terms.norm_model_squared = kruskal_norm_squared<T>(lambda_, fit_grams_, rank_);
     } else {
@@ -525,7 +535,11 @@ class HostCpAlsSteps final : public dispatch::CpAlsSteps<T> {
   std::vector<double> norms_;
   std::vector<double> dots_;
   std::vector<DenseMatrix<double>> fit_grams_;
+  // Rows of a factor widened to double at a time (about kWidenedBytes).
+  static constexpr spt_nnz kWidenedBytes = spt_nnz(2) << 20;
+  spt_nnz widened_rows_;
   DenseMatrix<double> widened_;
+  DenseMatrix<double> block_gram_;
   std::vector<int> non_finite_;
   std::vector<MatRef<T>> factors_;
   std::vector<ConstMatRef<T>> const_factors_;
