@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <string>
+#include <type_traits>
 
 #include "core/buffer.hpp"
 #include "core/error.hpp"
@@ -131,13 +132,15 @@ struct TreeKeys {
 
 // The nonzeros sorted by key: bucket b (the key's top bits) holds the
 // entries [start[b], start[b+1]); entry i has the key's low bits rest[i] and
-// the source position perm[i]. Ties keep position order.
-template <typename Rest>
+// the nonzero's value vals[i]. Ties keep the source's order. The values are
+// the tree's, and 32-bit rest words become its leaf indices, so a build
+// holds little besides the tree it returns.
+template <typename Rest, typename T>
 struct SortedKeys {
   int rest_bits = 0;
   buffer<spt_nnz> start;
   buffer<Rest> rest;
-  buffer<uint32_t> perm;
+  buffer<T> vals;
 
   // Calls visit(i, key) for i in [begin, end).
   template <typename Visit>
@@ -155,44 +158,52 @@ struct SortedKeys {
   }
 };
 
-// Sorts one bucket's entries by (rest, position).
-template <typename Rest>
-void sort_bucket(Rest* rest, uint32_t* perm, spt_nnz size, int rest_bits, buffer<uint64_t>& words,
-                 buffer<uint64_t>& scratch, buffer<sorting::KeyPosition>& items,
-                 buffer<sorting::KeyPosition>& item_scratch, int threads) {
+// Per-thread scratch of the bucket sorts.
+template <typename T>
+struct BucketScratch {
+  buffer<uint64_t> words, word_scratch;
+  buffer<sorting::KeyPosition> items, item_scratch;
+  buffer<T> vals;
+};
+
+// Sorts one bucket's entries (in source order) by rest, stably: each key is
+// sorted with its index in the bucket, and the values follow those indices.
+template <typename Rest, typename T>
+void sort_bucket(Rest* rest, T* vals, spt_nnz size, int rest_bits, BucketScratch<T>& w, int threads) {
+  w.vals.resize(size);
   if constexpr (sizeof(Rest) <= 4) {
-    // Key bits above the position: one word per entry.
-    words.resize(size);
-    for (spt_nnz j = 0; j < size; ++j) words[j] = (uint64_t(rest[j]) << 32) | perm[j];
-    // Positions are unique, so std::sort's order is the stable one; the
-    // entries come in position order, so a stable radix sort by the key
-    // bits alone gives it too.
-    if (size <= kSmallBucket) std::sort(words.begin(), words.end());
-    else sorting::radix_sort(words, scratch, 32, 32 + rest_bits, threads);
+    // Key bits above the index: one word per entry. Indices are unique, so
+    // std::sort's order is the stable one, as is a stable radix sort by the
+    // key bits alone.
+    w.words.resize(size);
+    for (spt_nnz j = 0; j < size; ++j) w.words[j] = (uint64_t(rest[j]) << 32) | j;
+    if (size <= kSmallBucket) std::sort(w.words.begin(), w.words.end());
+    else sorting::radix_sort(w.words, w.word_scratch, 32, 32 + rest_bits, threads);
     for (spt_nnz j = 0; j < size; ++j) {
-      rest[j] = static_cast<Rest>(words[j] >> 32);
-      perm[j] = static_cast<uint32_t>(words[j]);
+      rest[j] = static_cast<Rest>(w.words[j] >> 32);
+      w.vals[j] = vals[static_cast<uint32_t>(w.words[j])];
     }
   } else {
-    items.resize(size);
-    for (spt_nnz j = 0; j < size; ++j) items[j] = {rest[j], perm[j]};
+    w.items.resize(size);
+    for (spt_nnz j = 0; j < size; ++j) w.items[j] = {rest[j], j};
     if (size <= kSmallBucket)
-      std::sort(items.begin(), items.end(), [](const sorting::KeyPosition& a, const sorting::KeyPosition& b) {
+      std::sort(w.items.begin(), w.items.end(), [](const sorting::KeyPosition& a, const sorting::KeyPosition& b) {
         return a.key != b.key ? a.key < b.key : a.position < b.position;
       });
-    else sorting::radix_sort(items, item_scratch, 0, rest_bits, threads);
+    else sorting::radix_sort(w.items, w.item_scratch, 0, rest_bits, threads);
     for (spt_nnz j = 0; j < size; ++j) {
-      rest[j] = items[j].key;
-      perm[j] = static_cast<uint32_t>(items[j].position);
+      rest[j] = w.items[j].key;
+      w.vals[j] = vals[w.items[j].position];
     }
   }
+  std::copy(w.vals.begin(), w.vals.end(), vals);
 }
 
-template <typename Rest, typename Keys>
-SortedKeys<Rest> sort_keys(const Keys& keys, spt_nnz n, int key_bits, int threads) {
+template <typename Rest, typename T, typename Keys>
+SortedKeys<Rest, T> sort_keys(const Keys& keys, const T* values, spt_nnz n, int key_bits, int threads) {
   const int bucket_bits = bucket_bits_for(key_bits, n);
   const size_t buckets = size_t(1) << bucket_bits;
-  SortedKeys<Rest> s;
+  SortedKeys<Rest, T> s;
   s.rest_bits = key_bits - bucket_bits;
   const int rest_bits = s.rest_bits;
   const uint64_t rest_mask = rest_bits == 0 ? 0 : ~uint64_t(0) >> (64 - rest_bits);
@@ -222,7 +233,7 @@ SortedKeys<Rest> sort_keys(const Keys& keys, spt_nnz n, int key_bits, int thread
     }
   }
   s.start[buckets] = total;
-  resize_named(s.perm, n, [] { return std::string("CSF: the sort permutation (nnz)"); });
+  resize_named(s.vals, n, [] { return std::string("CSF: the values (nnz)"); });
   resize_named(s.rest, n, [] { return std::string("CSF: the sort keys (nnz)"); });
 #pragma omp parallel for num_threads(threads) schedule(static, 1)
   for (int c = 0; c < threads; ++c) {
@@ -230,7 +241,7 @@ SortedKeys<Rest> sort_keys(const Keys& keys, spt_nnz n, int key_bits, int thread
       uint32_t* at = next[c].data();
       keys.visit(chunk_begin(n, c, threads), chunk_begin(n, c + 1, threads), [&](spt_nnz k, uint64_t key) {
         const uint32_t i = at[key >> rest_bits]++;
-        s.perm[i] = static_cast<uint32_t>(k);
+        s.vals[i] = values[k];
         s.rest[i] = static_cast<Rest>(key & rest_mask);
       });
     });
@@ -247,58 +258,44 @@ SortedKeys<Rest> sort_keys(const Keys& keys, spt_nnz n, int key_bits, int thread
     if (s.start[b + 1] - s.start[b] > large && threads > 1) large_buckets.push_back(b);
 #pragma omp parallel num_threads(threads)
   {
-    buffer<uint64_t> words, scratch;
-    buffer<sorting::KeyPosition> items, item_scratch;
+    BucketScratch<T> scratch;
 #pragma omp for schedule(dynamic, 16)
     for (size_t b = 0; b < buckets; ++b) {
       const spt_nnz size = s.start[b + 1] - s.start[b];
       if (size < 2 || (size > large && threads > 1)) continue;
       errors.run([&] {
-        sort_bucket(s.rest.data() + s.start[b], s.perm.data() + s.start[b], size, rest_bits, words, scratch, items,
-                    item_scratch, 1);
+        sort_bucket(s.rest.data() + s.start[b], s.vals.data() + s.start[b], size, rest_bits, scratch, 1);
       });
     }
   }
   errors.rethrow();
-  {
-    buffer<uint64_t> words, scratch;
-    buffer<sorting::KeyPosition> items, item_scratch;
-    for (size_t b : large_buckets)
-      sort_bucket(s.rest.data() + s.start[b], s.perm.data() + s.start[b], s.start[b + 1] - s.start[b], rest_bits,
-                  words, scratch, items, item_scratch, threads);
-  }
+  BucketScratch<T> scratch;
+  for (size_t b : large_buckets)
+    sort_bucket(s.rest.data() + s.start[b], s.vals.data() + s.start[b], s.start[b + 1] - s.start[b], rest_bits,
+                scratch, threads);
   return s;
 }
 
-// The tree from the sorted keys: values through the permutation (freed
-// next), the leaf indices and upper levels decoded from the keys. The upper
-// levels take two passes over the keys: the first counts the nodes each
-// chunk opens per level (a nonzero opens one on the shallowest level where
-// its key differs from the previous one and on every deeper level); the
-// second writes node indices and child pointers from the counts' prefix.
-template <typename Rest>
-CsfTree tree_from_sorted_keys(SortedKeys<Rest>& s, const KeyLayout& layout, const std::vector<uint32_t>& mode_order,
-                              spt_dtype dtype, const void* values, spt_nnz n, int threads) {
+// The tree from the sorted keys: the values are taken over, the leaf
+// indices and upper levels decoded from the keys. The upper levels take two
+// passes over the keys: the first counts the nodes each chunk opens per
+// level (a nonzero opens one on the shallowest level where its key differs
+// from the previous one and on every deeper level); the second writes node
+// indices and child pointers from the counts' prefix. Then the leaf indices
+// replace the keys (in place when those are 32-bit words).
+template <typename Rest, typename T>
+CsfTree tree_from_sorted_keys(SortedKeys<Rest, T>& s, const KeyLayout& layout,
+                              const std::vector<uint32_t>& mode_order, spt_nnz n, int threads) {
   const uint32_t leaf = static_cast<uint32_t>(mode_order.size()) - 1;
   CsfTree t;
   t.mode_order = mode_order;
   t.fids.resize(leaf + 1);
   t.fptr.resize(leaf);
-  with_dtype(dtype, [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    t.vals.set_dtype(dtype);
-    resize_named(t.vals.get<T>(), n, [] { return std::string("CSF: the values (nnz)"); });
-    const T* src = static_cast<const T*>(values);
-    T* dst = t.vals.get<T>().data();
-#pragma omp parallel for num_threads(threads) schedule(static)
-    for (spt_nnz i = 0; i < n; ++i) dst[i] = src[s.perm[i]];
-  });
-  buffer<uint32_t>().swap(s.perm);
+  t.vals.set_dtype(dtype_of<T>());
+  t.vals.get<T>() = std::move(s.vals);
 
-  resize_named(t.fids[leaf], n, [&] { return cat("CSF: the leaf indices of mode ", mode_order[leaf], " (nnz)"); });
   std::vector<spt_nnz> counts(static_cast<size_t>(threads + 1) * leaf, 0);
   std::vector<char> repeats(threads, 0);
-  spt_index* leaf_ind = t.fids[leaf].data();
 #pragma omp parallel for num_threads(threads) schedule(static, 1)
   for (int c = 0; c < threads; ++c) {
     const spt_nnz begin = chunk_begin(n, c, threads), end = chunk_begin(n, c + 1, threads);
@@ -306,7 +303,6 @@ CsfTree tree_from_sorted_keys(SortedKeys<Rest>& s, const KeyLayout& layout, cons
     spt_nnz* opened = counts.data() + static_cast<size_t>(c + 1) * leaf;
     bool repeat = false;
     s.visit(begin, end, [&](spt_nnz i, uint64_t key) {
-      leaf_ind[i] = layout.coordinate(key, leaf);
       const uint32_t d = i == 0 ? 0 : layout.first_difference(key, prev, leaf);
       repeat = repeat || (i > 0 && key == prev);
       for (uint32_t l = d; l < leaf; ++l) ++opened[l];
@@ -333,18 +329,39 @@ CsfTree tree_from_sorted_keys(SortedKeys<Rest>& s, const KeyLayout& layout, cons
     });
   }
   for (uint32_t l = 0; l < leaf; ++l) t.fptr[l][t.nodes(l)] = l + 1 < leaf ? t.nodes(l + 1) : n;
+
+  // 32-bit keys turn into the leaf indices where they lie (each word is
+  // read before it is written); 64-bit ones need an array of their own.
+  buffer<spt_index> own_leaf_ind;
+  spt_index* out = nullptr;
+  if constexpr (std::is_same_v<Rest, spt_index>) {
+    out = s.rest.data();
+  } else {
+    resize_named(own_leaf_ind, n, [&] { return cat("CSF: the leaf indices of mode ", mode_order[leaf], " (nnz)"); });
+    out = own_leaf_ind.data();
+  }
+#pragma omp parallel for num_threads(threads) schedule(static, 1)
+  for (int c = 0; c < threads; ++c)
+    s.visit(chunk_begin(n, c, threads), chunk_begin(n, c + 1, threads),
+            [&](spt_nnz i, uint64_t key) { out[i] = layout.coordinate(key, leaf); });
+  if constexpr (std::is_same_v<Rest, spt_index>) t.fids[leaf] = std::move(s.rest);
+  else t.fids[leaf] = std::move(own_leaf_ind);
   return t;
 }
 
 template <typename Keys>
 CsfTree keyed_build(const Keys& keys, const KeyLayout& layout, const std::vector<uint32_t>& mode_order,
                     spt_dtype dtype, const void* values, spt_nnz n, int threads) {
-  if (layout.bits - bucket_bits_for(layout.bits, n) <= 32) {
-    SortedKeys<uint32_t> s = sort_keys<uint32_t>(keys, n, layout.bits, threads);
-    return tree_from_sorted_keys(s, layout, mode_order, dtype, values, n, threads);
-  }
-  SortedKeys<uint64_t> s = sort_keys<uint64_t>(keys, n, layout.bits, threads);
-  return tree_from_sorted_keys(s, layout, mode_order, dtype, values, n, threads);
+  return with_dtype(dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* v = static_cast<const T*>(values);
+    if (layout.bits - bucket_bits_for(layout.bits, n) <= 32) {
+      SortedKeys<spt_index, T> s = sort_keys<spt_index>(keys, v, n, layout.bits, threads);
+      return tree_from_sorted_keys(s, layout, mode_order, n, threads);
+    }
+    SortedKeys<uint64_t, T> s = sort_keys<uint64_t>(keys, v, n, layout.bits, threads);
+    return tree_from_sorted_keys(s, layout, mode_order, n, threads);
+  });
 }
 
 int build_threads(const Exec& exec, spt_nnz n) {

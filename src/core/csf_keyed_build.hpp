@@ -3,13 +3,14 @@
 // Each nonzero's coordinates, in the tree's mode order, are packed into one
 // 64-bit key (root mode in the highest bits). A counting pass over the top
 // bits of the keys splits the nonzeros into buckets, stably; each bucket is
-// then sorted by the rest of its keys. The build holds a 32-bit permutation
-// and the keys' low bits (4 bytes per nonzero when they fit 32 bits, else 8)
-// besides the tree, and reads the nonzeros only in order: from a COO tensor,
-// or from another CSF tree by walking it, so the other trees of a handle are
-// built from the first one with no expanded copy of its coordinates. The
-// tree equals the one built through sort_permutation (ties keep the source's
-// order).
+// then sorted by the rest of its keys. The values travel with the keys into
+// the tree's value array, and 32-bit key words (the keys' low bits; 64-bit
+// when they do not fit) become its leaf indices, so a build holds little
+// besides the tree it returns and per-thread scratch for one bucket. The
+// nonzeros are read only in order: from a COO tensor, or from another CSF
+// tree by walking it, so the other trees of a handle are built from the
+// first one with no expanded copy of its coordinates. The tree equals the
+// one built through sort_permutation (ties keep the source's order).
 #pragma once
 
 #include <vector>

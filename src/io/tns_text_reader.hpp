@@ -21,9 +21,9 @@
 namespace spt::io {
 
 // Most bytes of text read and parsed per step (each of the two read
-// buffers holds at most this plus one carried line: 2 x 9 MiB in all;
+// buffers holds at most this plus one carried line: 2 x 5 MiB in all;
 // a smaller input, or the start of a stream, takes less).
-constexpr size_t kTextChunkBytes = size_t(8) << 20;
+constexpr size_t kTextChunkBytes = size_t(4) << 20;
 // Longest entry or header line (comment lines may be longer): a longer one
 // fails with SPT_ERR_PARSE naming its byte offset.
 constexpr size_t kMaxLineBytes = size_t(1) << 20;

@@ -179,7 +179,7 @@ TEST_F(IoStream, OverlongLinesFailWithTheirOffsetButCommentsOfAnyLengthAreSkippe
   EXPECT_EQ(nnz(), 2u);
 }
 
-// More text than the read buffer (8 MiB): the chunk seams, comment lines
+// More text than the read buffer (4 MiB): the chunk seams, comment lines
 // across them and an unterminated last line give the in-memory answer.
 TEST_F(IoStream, TextLargerThanTheReadBufferParsesAcrossChunks) {
   std::string text;
