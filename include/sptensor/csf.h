@@ -55,8 +55,10 @@ SPT_API spt_status spt_csf_options_init_size(spt_csf_options *opts, size_t struc
  *  tree, shortest mode at the root; other modes by increasing length),
  *  SPT_CSF_TWOMODE (plus a tree rooted at the first tree's leaf mode),
  *  SPT_CSF_ALLMODE (one tree rooted at each mode), SPT_CSF_AUTO (ALLMODE
- *  when its trees take at most about 4x the COO's bytes, else ONEMODE;
- *  spt_csf_info tells which was chosen).
+ *  when its trees take at most about 4x the COO's bytes, else ONEMODE; of
+ *  the ALLMODE trees it keeps the first and those some mode's MTTKRP runs
+ *  on, so it may hold fewer than one per mode; spt_csf_info tells which
+ *  policy was chosen and which trees were kept).
  *  On success *out receives a new handle owned by the caller (free with
  *  spt_csf_free); on error *out is unchanged.
  *  Errors: SPT_ERR_INVALID_ARGUMENT (NULL x or out, order < 2, unknown

@@ -792,7 +792,7 @@ typedef enum spt_tensor_format {
 
 /** How many CSF trees a CP-ALS keeps (SPLATT's policies). */
 typedef enum spt_csf_policy {
-  SPT_CSF_AUTO = 0,     /**< chosen by the library (memory vs speed) */
+  SPT_CSF_AUTO = 0,     /**< chosen by the library (memory vs speed; only the trees the MTTKRPs run on) */
   SPT_CSF_ONEMODE = 1,  /**< one tree (shortest mode at the root), MTTKRP at every level */
   SPT_CSF_TWOMODE = 2,  /**< two trees: the second rooted at the first tree's leaf mode */
   SPT_CSF_ALLMODE = 3,  /**< one tree per mode, each MTTKRP at its root */

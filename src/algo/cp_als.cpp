@@ -796,7 +796,8 @@ spt_status cp_als_csf_taking(spt_context_s& ctx, std::unique_ptr<spt_coo_s>& x, 
   if (policy == SPT_CSF_AUTO) policy = csf_auto_picks_allmode(*x, first) ? SPT_CSF_ALLMODE : SPT_CSF_ONEMODE;
   x.reset();
   auto csf = std::make_unique<spt_csf_s>();
-  build_csf_from_first_tree(exec, dims, policy, std::move(first), *csf);
+  build_csf_from_first_tree(exec, dims, policy, std::move(first),
+                            opts.csf_policy == SPT_CSF_AUTO ? CsfTreeUse::drop_unused : CsfTreeUse::keep_all, *csf);
   log(ctx, 1,
       cat("CP-ALS on CSF (", csf_policy_name(csf->policy), ", ", csf->trees.size(), " tree(s), ", csf->bytes(),
           " bytes; the COO freed before the trees after the first were built)"));

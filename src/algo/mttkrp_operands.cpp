@@ -77,8 +77,10 @@ std::unique_ptr<MttkrpOperand<T>> operand_of_format(spt_context_s& ctx, const sp
       }
       auto csf = std::make_unique<spt_csf_s>();
       // AUTO policy: ALLMODE when it fits kAutoAllmodeBudget x the COO's bytes
-      // (every MTTKRP at a root), else ONEMODE (see build_csf).
-      build_csf(dispatch::exec_for(ctx), x, policy, *csf, std::move(advised_tree));
+      // (every MTTKRP at a root), else ONEMODE, keeping only the trees some
+      // mode runs on (see build_csf); also when the advice resolved it.
+      build_csf(dispatch::exec_for(ctx), x, policy, *csf, std::move(advised_tree),
+                opts.csf_policy == SPT_CSF_AUTO ? CsfTreeUse::drop_unused : CsfTreeUse::keep_all);
       log(ctx, 1,
           cat("CP-ALS on CSF (", csf_policy_name(csf->policy), ", ", csf->trees.size(), " tree(s), ", csf->bytes(),
               " bytes)"));

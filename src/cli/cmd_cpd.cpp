@@ -53,7 +53,8 @@ const CommandSpec& cpd_spec() {
          "of either serves one mode, so CP-ALS refuses them with the library's UNSUPPORTED error)"},
         {"csf-policy", 0, "P",
          "with CSF: onemode (one tree), twomode (two trees), allmode (one per mode), memoized (one tree, "
-         "intermediates kept across a sweep; ADATM) or auto (default: allmode when it fits 4x the COO's memory)"},
+         "intermediates kept across a sweep; ADATM) or auto (default: allmode when it fits 4x the COO's memory, "
+         "keeping only the trees the MTTKRPs run on)"},
         {"reorder", 0, "METHOD",
          "relabel indices first: lexi (LEXI-ORDER, 3 sweeps), bfs (BFS-MCS), random (from --seed) or none "
          "(default)"},

@@ -315,7 +315,7 @@ bool csf_auto_picks_allmode(const spt_coo_s& x, const CsfTree& onemode) {
 
 void build_csf(const Exec& exec, const spt_coo_s& x, spt_csf_policy policy, spt_csf_s& out) {
   CsfTree none;  // build the first tree here
-  build_csf(exec, x, policy, out, std::move(none));
+  build_csf(exec, x, policy, out, std::move(none), CsfTreeUse::keep_all);
 }
 
 namespace {
@@ -327,39 +327,64 @@ void check_csf_policy(spt_csf_policy policy) {
 }
 
 // The handle of `policy` (resolved) whose first tree is `first` (the
-// ONEMODE tree, with the shortest mode at the root); make_tree(mode_order)
-// builds each other tree.
+// ONEMODE tree, with the shortest mode at the root); make_tree(root_tree,
+// mode_order) builds each other tree. Each mode runs on the tree the cost
+// model rates cheapest (the first of equals). With CsfTreeUse::drop_unused
+// a tree no mode runs on is freed: as soon as it is built when it is not
+// cheaper for any mode than the trees before it, else once every tree is
+// built. The first tree is always kept (the fit's inner product walks it).
 template <typename MakeTree>
 void assemble_csf(const Exec& exec, const std::vector<spt_index>& dims, spt_dtype dtype, spt_csf_policy policy,
-                  CsfTree&& first, MakeTree&& make_tree, spt_csf_s& out) {
+                  CsfTree&& first, MakeTree&& make_tree, CsfTreeUse use, spt_csf_s& out) {
   const uint32_t order = static_cast<uint32_t>(dims.size());
   spt_csf_s result;
   result.dims = dims;
   result.nnz = first.nnz();
   result.dtype = dtype;
   result.policy = policy;
-  result.trees.reserve(order);  // make_tree may read trees[0] while others are added
+  result.trees.reserve(order);  // make_tree reads trees[0] while others are added
   result.trees.push_back(std::move(first));
+  const double row_bytes = kCsfModelRank * dtype_size(dtype);
+  const int threads = std::max(1, exec.threads);
+  // best[m]: the cheapest cost of mode m so far, on tree tree_of_mode[m].
+  std::vector<double> best(order);
+  result.tree_of_mode.assign(order, 0);
+  for (uint32_t m = 0; m < order; ++m) best[m] = csf_mttkrp_cost(result.trees[0], dims, m, row_bytes, threads);
+  auto add_tree = [&](uint32_t root) {
+    result.trees.push_back(make_tree(result.trees[0], csf_mode_order(dims, root)));
+    const uint32_t t = static_cast<uint32_t>(result.trees.size() - 1);
+    bool used = false;
+    for (uint32_t m = 0; m < order; ++m) {
+      const double cost = csf_mttkrp_cost(result.trees[t], dims, m, row_bytes, threads);
+      if (cost < best[m]) {
+        best[m] = cost;
+        result.tree_of_mode[m] = t;
+        used = true;
+      }
+    }
+    if (!used && use == CsfTreeUse::drop_unused) result.trees.pop_back();
+  };
   if (policy == SPT_CSF_TWOMODE) {
-    const uint32_t leaf_mode = result.trees[0].mode_order.back();
-    result.trees.push_back(make_tree(result.trees[0], csf_mode_order(dims, leaf_mode)));
+    add_tree(result.trees[0].mode_order.back());
   } else if (policy == SPT_CSF_ALLMODE) {
     const uint32_t shortest = result.trees[0].mode_order.front();
     for (uint32_t m = 0; m < order; ++m)
-      if (m != shortest) result.trees.push_back(make_tree(result.trees[0], csf_mode_order(dims, m)));
+      if (m != shortest) add_tree(m);
   }
-  // Each mode runs on the tree the cost model rates cheapest.
-  result.tree_of_mode.assign(order, 0);
-  for (uint32_t m = 0; m < order; ++m) {
-    double best = 0;
-    for (uint32_t t = 0; t < result.trees.size(); ++t) {
-      const double cost = csf_mttkrp_cost(result.trees[t], result.dims, m, kCsfModelRank * dtype_size(result.dtype),
-                                          std::max(1, exec.threads));
-      if (t == 0 || cost < best) {
-        best = cost;
-        result.tree_of_mode[m] = t;
-      }
+  if (use == CsfTreeUse::drop_unused) {
+    // Trees that later ones replaced in every mode.
+    std::vector<uint32_t> new_index(result.trees.size(), 0);
+    std::vector<bool> runs(result.trees.size(), false);
+    runs[0] = true;
+    for (uint32_t m = 0; m < order; ++m) runs[result.tree_of_mode[m]] = true;
+    std::vector<CsfTree> kept;
+    for (size_t t = 0; t < result.trees.size(); ++t) {
+      if (!runs[t]) continue;
+      new_index[t] = static_cast<uint32_t>(kept.size());
+      kept.push_back(std::move(result.trees[t]));
     }
+    result.trees = std::move(kept);
+    for (uint32_t m = 0; m < order; ++m) result.tree_of_mode[m] = new_index[result.tree_of_mode[m]];
   }
   out = std::move(result);
 }
@@ -376,7 +401,8 @@ CsfTree tree_from_first(const Exec& exec, const CsfTree& first, const std::vecto
 
 }  // namespace
 
-void build_csf(const Exec& exec, const spt_coo_s& x, spt_csf_policy policy, spt_csf_s& out, CsfTree&& first) {
+void build_csf(const Exec& exec, const spt_coo_s& x, spt_csf_policy policy, spt_csf_s& out, CsfTree&& first,
+               CsfTreeUse use) {
   const uint32_t order = x.order();
   require(order >= 2, "CSF needs a tensor of order >= 2, got order ", order);
   check_csf_policy(policy);
@@ -385,16 +411,19 @@ void build_csf(const Exec& exec, const spt_coo_s& x, spt_csf_policy policy, spt_
   const std::vector<uint32_t> first_order = csf_mode_order(x.dims, csf_shortest_mode(x.dims));
   CsfTree root_tree = first.mode_order == first_order && first.nnz() == x.nnz ? std::move(first)
                                                                                : build_csf_tree(exec, x, first_order);
-  if (policy == SPT_CSF_AUTO) policy = csf_auto_picks_allmode(x, root_tree) ? SPT_CSF_ALLMODE : SPT_CSF_ONEMODE;
+  if (policy == SPT_CSF_AUTO) {
+    policy = csf_auto_picks_allmode(x, root_tree) ? SPT_CSF_ALLMODE : SPT_CSF_ONEMODE;
+    use = CsfTreeUse::drop_unused;
+  }
   assemble_csf(exec, x.dims, x.dtype(), policy, std::move(root_tree),
                [&](const CsfTree&, const std::vector<uint32_t>& mode_order) {
                  return build_csf_tree(exec, x, mode_order);
                },
-               out);
+               use, out);
 }
 
 void build_csf_from_first_tree(const Exec& exec, const std::vector<spt_index>& dims, spt_csf_policy policy,
-                               CsfTree&& first, spt_csf_s& out) {
+                               CsfTree&& first, CsfTreeUse use, spt_csf_s& out) {
   require(dims.size() >= 2, "CSF needs a tensor of order >= 2, got order ", dims.size());
   check_csf_policy(policy);
   require(policy != SPT_CSF_AUTO, "build_csf_from_first_tree needs a resolved policy");
@@ -405,7 +434,7 @@ void build_csf_from_first_tree(const Exec& exec, const std::vector<spt_index>& d
                [&](const CsfTree& root_tree, const std::vector<uint32_t>& mode_order) {
                  return tree_from_first(exec, root_tree, dims, mode_order);
                },
-               out);
+               use, out);
 }
 
 double csf_norm_squared(const spt_csf_s& x) {

@@ -79,16 +79,23 @@ CsfTree build_csf_tree(const Exec& exec, const spt_coo_s& x, const std::vector<u
 // The same tree through a full sort permutation of x (any coordinates).
 CsfTree build_csf_tree_by_permutation(const Exec& exec, const spt_coo_s& x, const std::vector<uint32_t>& mode_order);
 
+// Which of a policy's trees a handle keeps: all of them (the policy as
+// asked for), or only those some mode's MTTKRP runs on, plus the first
+// (what AUTO keeps: the same MTTKRPs and fits in less memory).
+enum class CsfTreeUse { keep_all, drop_unused };
+
 // Build a CSF handle with `policy`. AUTO keeps one tree per mode (ALLMODE:
 // every MTTKRP at a root, race-free and cheapest) when the trees are
-// estimated to fit in kAutoAllmodeBudget x the COO's bytes, else ONEMODE.
+// estimated to fit in kAutoAllmodeBudget x the COO's bytes, else ONEMODE,
+// and frees the trees no mode runs on (CsfTreeUse::drop_unused).
 // Throws INVALID_ARGUMENT for order < 2 or an unknown policy.
 constexpr double kAutoAllmodeBudget = 4.0;
 void build_csf(const Exec& exec, const spt_coo_s& x, spt_csf_policy policy, spt_csf_s& out);
 // The same, taking over `first` as the ONEMODE tree (shortest mode at the
-// root) when it has that mode order (e.g. built earlier for format advice).
-void build_csf(const Exec& exec, const spt_coo_s& x, spt_csf_policy policy, spt_csf_s& out,
-               CsfTree&& first);
+// root) when it has that mode order (e.g. built earlier for format advice);
+// `use` for a resolved policy that AUTO chose (drop_unused), as AUTO does.
+void build_csf(const Exec& exec, const spt_coo_s& x, spt_csf_policy policy, spt_csf_s& out, CsfTree&& first,
+               CsfTreeUse use);
 
 // The handle of a resolved `policy` (not AUTO) from its first tree (the
 // ONEMODE tree: shortest mode at the root) alone, taken over: the other
@@ -96,7 +103,7 @@ void build_csf(const Exec& exec, const spt_coo_s& x, spt_csf_policy policy, spt_
 // key, else from its csf_tree_view. The same handle as build_csf from the
 // tensor the tree came from; lets a caller free that tensor first.
 void build_csf_from_first_tree(const Exec& exec, const std::vector<spt_index>& dims, spt_csf_policy policy,
-                               CsfTree&& first, spt_csf_s& out);
+                               CsfTree&& first, CsfTreeUse use, spt_csf_s& out);
 
 // A read-only COO view of `tree`'s nonzeros in the tree's order (the same
 // nonzeros, repeats kept and in the relative order the tree has them): the

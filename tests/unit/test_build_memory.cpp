@@ -78,7 +78,7 @@ TEST_P(CsfBuildMemory, FromTheFirstTreeTransientBytesStayWithinTheBound) {
   }
   spt_csf_s csf;
   const HeapWatch watch;
-  build_csf_from_first_tree(Exec{2}, spec.dims, c.policy, std::move(first), csf);
+  build_csf_from_first_tree(Exec{2}, spec.dims, c.policy, std::move(first), CsfTreeUse::keep_all, csf);
   const long long peak_above = watch.peak_above();
   const long long kept = watch.live_above();  // the trees after the first
   const double bound = static_cast<double>(kept) + 0.5 * double(nnz) + 64.0 * 1024.0;

@@ -127,13 +127,21 @@ std::vector<std::pair<std::vector<spt_index>, T>> entries(const spt_coo_s& x) {
 }
 
 template <typename T>
-void check_structure(const spt_coo_s& x, const spt_csf_s& csf, const std::string& what) {
+void check_structure(const spt_coo_s& x, const spt_csf_s& csf, spt_csf_policy asked, const std::string& what) {
   const uint32_t order = x.order();
   ASSERT_EQ(csf.dims, x.dims) << what;
   ASSERT_EQ(csf.nnz, x.nnz) << what;
   ASSERT_NE(csf.policy, SPT_CSF_AUTO) << what;
   const size_t want_trees = csf.policy == SPT_CSF_ONEMODE ? 1 : csf.policy == SPT_CSF_TWOMODE ? 2 : order;
-  ASSERT_EQ(csf.trees.size(), want_trees) << what;
+  if (asked == SPT_CSF_AUTO) {
+    // AUTO keeps the first tree and those some mode runs on.
+    ASSERT_LE(csf.trees.size(), want_trees) << what;
+    for (uint32_t t = 1; t < csf.trees.size(); ++t)
+      ASSERT_NE(std::find(csf.tree_of_mode.begin(), csf.tree_of_mode.end(), t), csf.tree_of_mode.end())
+          << what << ": tree " << t << " serves no mode";
+  } else {
+    ASSERT_EQ(csf.trees.size(), want_trees) << what;
+  }
   const auto want_entries = entries<T>(x);
   for (size_t ti = 0; ti < csf.trees.size(); ++ti) {
     const CsfTree& t = csf.trees[ti];
@@ -184,7 +192,7 @@ void check_mttkrp(const spt_coo_s& x, const std::vector<spt_nnz>& ranks) {
   std::vector<spt_csf_s> csfs(std::size(kPolicies));
   for (size_t pi = 0; pi < csfs.size(); ++pi) {
     build_csf(Exec{2}, x, kPolicies[pi], csfs[pi]);
-    check_structure<T>(x, csfs[pi], describe(x, kPolicies[pi]));
+    check_structure<T>(x, csfs[pi], kPolicies[pi], describe(x, kPolicies[pi]));
     if (::testing::Test::HasFatalFailure()) return;
   }
   for (spt_nnz rank : ranks) {
@@ -358,12 +366,47 @@ TEST(CsfKeyedBuild, HandleFromTheFirstTreeEqualsTheHandleFromTheTensor) {
       spt_csf_s want, got;
       build_csf(Exec{2}, x, policy, want);
       build_csf_from_first_tree(Exec{2}, x.dims, policy,
-                                build_csf_tree(Exec{2}, x, csf_mode_order(x.dims, csf_shortest_mode(x.dims))), got);
+                                build_csf_tree(Exec{2}, x, csf_mode_order(x.dims, csf_shortest_mode(x.dims))),
+                                CsfTreeUse::keep_all, got);
       ASSERT_EQ(got.trees.size(), want.trees.size());
       EXPECT_EQ(got.tree_of_mode, want.tree_of_mode);
       EXPECT_EQ(got.policy, want.policy);
       for (size_t t = 0; t < want.trees.size(); ++t)
         expect_same_tree(got.trees[t], want.trees[t], describe(x, policy) + ", tree " + std::to_string(t));
+    }
+  }
+}
+
+// AUTO (resolved to ALLMODE) runs every mode on the tree ALLMODE runs it on
+// and frees the others but the first: a tensor with one long mode, whose
+// cost model puts big factors near the root, runs every mode on the tree
+// rooted there (as mathsx-user-tag-week does), so AUTO keeps two trees of
+// three; a tensor of equal modes keeps all three.
+TEST(CsfKeyedBuild, AutoKeepsOnlyTheTreesSomeModeRunsOn) {
+  struct Case {
+    std::vector<spt_index> dims;
+    size_t want_trees;
+  };
+  for (const Case& c : {Case{{400000, 1600, 400}, 2}, Case{{300, 300, 300}, 3}}) {
+    RandomTensorSpec spec;
+    spec.dims = c.dims;
+    spec.nnz = 60000;
+    spec.seed = 9;
+    const spt_coo_s x = random_coo(SPT_FLOAT32, spec);
+    spt_csf_s all, autod, from_first;
+    build_csf(Exec{2}, x, SPT_CSF_ALLMODE, all);
+    build_csf(Exec{2}, x, SPT_CSF_AUTO, autod);
+    build_csf_from_first_tree(Exec{2}, x.dims, SPT_CSF_ALLMODE,
+                              build_csf_tree(Exec{2}, x, csf_mode_order(x.dims, csf_shortest_mode(x.dims))),
+                              CsfTreeUse::drop_unused, from_first);
+    ASSERT_EQ(autod.policy, SPT_CSF_ALLMODE);
+    EXPECT_EQ(autod.trees.size(), c.want_trees) << describe(x, SPT_CSF_AUTO);
+    ASSERT_EQ(from_first.trees.size(), autod.trees.size());
+    expect_same_tree(autod.trees[0], all.trees[0], describe(x, SPT_CSF_AUTO) + ", first tree");
+    for (uint32_t m = 0; m < x.order(); ++m) {
+      const std::string what = describe(x, SPT_CSF_AUTO) + ", mode " + std::to_string(m);
+      expect_same_tree(autod.tree_for_mode(m), all.tree_for_mode(m), what);
+      expect_same_tree(from_first.tree_for_mode(m), all.tree_for_mode(m), what + ", from the first tree");
     }
   }
 }
