@@ -7,11 +7,12 @@ for both, so every sweep runs), float32 values (SPLATT built with
 `./configure --index-size=32 --precision=single`) and thread count. Each run
 goes through `/usr/bin/time -v`: peak memory is its "Maximum resident set
 size", whole-run time is the wall clock around the process (read + set-up +
-iterations + exit). Each tool's own per-iteration figure is parsed from its
-output too. Reports the minimum over the repeats of each (and the maximum of
-the peak memory) as one JSON object per tool and tensor, a summary table on
-stdout, and the start-up cost of a tiny run (`sptensor cpd -r 1` of a
-2-nonzero tensor).
+iterations + exit). Each tool's own per-iteration figure, and its time
+before the iterations (read + set-up: ours "read R s, set-up S s",
+SPLATT's TOTAL less CPD), are parsed from its output too. Reports the minimum over the repeats of
+each (and the maximum of the peak memory) as one JSON object per tool and
+tensor, a summary table on stdout, and the start-up cost of a tiny run
+(`sptensor cpd -r 1` of a 2-nonzero tensor).
 
   benchmarks/cpu_vs_splatt.py --splatt /path/to/splatt/build/Linux-x86_64/bin/splatt \\
       [--sptensor build/sptensor] [--data ../shared/data] [--repeats 3] \\
@@ -68,6 +69,19 @@ def splatt_per_iteration(out, iters):
     return float(m.group(1)) / iters if m else None
 
 
+def ours_before_iterations(out):
+    """Seconds before the first iteration (read + set-up) from sptensor's final line."""
+    m = re.search(r"read ([0-9.]+) s, set-up ([0-9.]+) s", out)
+    return float(m.group(1)) + float(m.group(2)) if m else None
+
+
+def splatt_before_iterations(out):
+    """Seconds outside the ALS loop from SPLATT's timing summary: TOTAL less
+    CPD (reading the file, building its CSF trees and the rest of its set-up)."""
+    times = dict(re.findall(r"^\s*(TOTAL|CPD)\s+([0-9.]+)s", out, re.M))
+    return float(times["TOTAL"]) - float(times["CPD"]) if len(times) == 2 else None
+
+
 def plain_text(data_dir, name, scratch):
     for ext in (".tns", ".tns.xz"):
         path = os.path.join(data_dir, name + ext)
@@ -91,6 +105,7 @@ def summarise(runs):
         "peak_mib_min": min(r[1] for r in runs),
         "peak_mib_max": max(r[1] for r in runs),
         "per_iteration_s_min": min((r[2] for r in runs if r[2] is not None), default=None),
+        "before_iterations_s_min": min((r[3] for r in runs if len(r) > 3 and r[3] is not None), default=None),
     }
 
 
@@ -147,7 +162,8 @@ def main():
             for tool, cmd in tools[rep % len(tools):] + tools[:rep % len(tools)]:
                 wall, rss, out = timed_run(cmd, env)
                 per_it = splatt_per_iteration(out, args.iters) if tool == "splatt" else ours_per_iteration(out)
-                runs[tool].append((wall, rss, per_it))
+                before = splatt_before_iterations(out) if tool == "splatt" else ours_before_iterations(out)
+                runs[tool].append((wall, rss, per_it, before))
         summary = {}
         for tool, _ in tools:
             summary[tool] = dict(tool=tool, case="cpd", tensor=name, label=args.label, host=host, rank=args.rank,
@@ -162,6 +178,10 @@ def main():
             print("%-22s %-17s %7.2f s %8.1f MiB | SPLATT %7.2f s %8.1f MiB | time ratio %.2f, memory ratio %.2f" %
                   (name, tool, a["wall_s_min"], a["peak_mib_max"], b["wall_s_min"], b["peak_mib_max"],
                    a["wall_s_min"] / b["wall_s_min"], a["peak_mib_max"] / b["peak_mib_max"]))
+            if a["before_iterations_s_min"] is not None and b["before_iterations_s_min"]:
+                print("%-22s %-17s read + set-up %.3f s | SPLATT %.3f s | ratio %.2f" %
+                      (name, tool, a["before_iterations_s_min"], b["before_iterations_s_min"],
+                       a["before_iterations_s_min"] / b["before_iterations_s_min"]))
         sys.stdout.flush()
 
     with open(out_path, "w") as f:

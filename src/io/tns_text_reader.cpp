@@ -447,7 +447,7 @@ void nul_byte(const std::string& path, const char* b, const char* e, uint64_t of
 class TextParser {
  public:
   TextParser(const spt_context_s& ctx, const std::string& path, const ReadOptions& opts, const StreamHint& hint)
-      : ctx_(ctx), path_(path), opts_(opts), hint_(hint), threads_(thread_count(ctx)), base_(opts.index_base) {}
+      : path_(path), opts_(opts), hint_(hint), threads_(thread_count(ctx)), base_(opts.index_base) {}
 
   // Parse the complete lines [b, e) (e[-1] == '\n', e[0] readable) that
   // start at stream byte `offset` and line `line`; returns the line number
@@ -705,7 +705,6 @@ class TextParser {
     return line_no;
   }
 
-  const spt_context_s& ctx_;
   const std::string& path_;
   const ReadOptions& opts_;
   StreamHint hint_;
