@@ -3,8 +3,9 @@
 
 Runs both command-line tools on the same text tensor, one after the other
 and alternating which goes first, with the same rank, iteration count (tol 0
-for both, so every sweep runs), float32 values (SPLATT built with
-`./configure --index-size=32 --precision=single`) and thread count. Each run
+for both, so every sweep runs), value type (--dtype: float32 by default,
+SPLATT built with `./configure --index-size=32 --precision=single`; for
+float64 a build with `--precision=double`) and thread count. Each run
 goes through `/usr/bin/time -v`: peak memory is its "Maximum resident set
 size", whole-run time is the wall clock around the process (read + set-up +
 iterations + exit). Each tool's own per-iteration figure, and its time
@@ -113,7 +114,9 @@ def main():
     here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sptensor", default=os.path.join(here, "build", "sptensor"))
-    ap.add_argument("--splatt", required=True, help="SPLATT's command-line tool (float32 build)")
+    ap.add_argument("--splatt", required=True, help="SPLATT's command-line tool (a build of --dtype's precision)")
+    ap.add_argument("--dtype", default="float32", choices=["float32", "float64"],
+                    help="our value type; SPLATT's is fixed at its build (--precision=single or double)")
     ap.add_argument("--baseline", default=None,
                     help="a second sptensor (e.g. built from the commit before a change), run in the same rotation")
     ap.add_argument("--data", default=os.path.join(here, "..", "shared", "data"))
@@ -151,7 +154,7 @@ def main():
     for name in [t for t in args.tensors.split(",") if t]:
         path = plain_text(args.data, name, scratch)
         ours_cmd = [args.sptensor, "cpd", path, "-r", str(args.rank), "-n", str(args.iters), "--tol", "0",
-                    "--dtype", "float32", "-t", str(args.threads), "-q"]
+                    "--dtype", args.dtype, "-t", str(args.threads), "-q"]
         splatt_cmd = [args.splatt, "cpd", path, "-r", str(args.rank), "-i", str(args.iters), "--tol", "0",
                       "-t", str(args.threads), "--nowrite"]
         tools = [("sptensor", [args.sptensor] + ours_cmd[1:]), ("splatt", splatt_cmd)]
@@ -167,7 +170,7 @@ def main():
         summary = {}
         for tool, _ in tools:
             summary[tool] = dict(tool=tool, case="cpd", tensor=name, label=args.label, host=host, rank=args.rank,
-                                 iters=args.iters, threads=args.threads, dtype="float32", repeats=args.repeats,
+                                 iters=args.iters, threads=args.threads, dtype=args.dtype, repeats=args.repeats,
                                  **summarise(runs[tool]))
             records.append(summary[tool])
         b = summary["splatt"]
