@@ -182,8 +182,22 @@ spt_coo_s redistribute(MPI_Comm comm, const spt_coo_s& x, const std::vector<int>
   return out;
 }
 
+// Whether a mode's ids are mapped through a table of one entry per index
+// (O(nnz + dim)) instead of a sort or a binary search per nonzero: when the
+// mode is at most this many times longer than the nonzeros, plus a floor,
+// so the table stays within a few words per nonzero.
+bool dense_ids(spt_index dim, spt_nnz nnz) { return uint64_t(dim) <= 8 * uint64_t(nnz) + (uint64_t(1) << 20); }
+
 std::vector<uint64_t> sorted_unique_rows(const spt_coo_s& x, uint32_t m) {
-  std::vector<uint64_t> r(x.ind[m], x.ind[m] + x.nnz);
+  std::vector<uint64_t> r;
+  if (dense_ids(x.dims[m], x.nnz)) {
+    std::vector<uint8_t> seen(x.dims[m], 0);
+    for (spt_nnz k = 0; k < x.nnz; ++k) seen[x.ind[m][k]] = 1;
+    for (spt_index i = 0; i < x.dims[m]; ++i)
+      if (seen[i]) r.push_back(i);
+    return r;
+  }
+  r.assign(x.ind[m], x.ind[m] + x.nnz);
   std::sort(r.begin(), r.end());
   r.erase(std::unique(r.begin(), r.end()), r.end());
   return r;
@@ -304,7 +318,19 @@ void renumber(spt_coo_s& block, const std::vector<ModeState>& modes) {
   for (uint32_t m = 0; m < block.order(); ++m) {
     spt_index* ind = block.mutable_ind(m);
     const std::vector<uint64_t>& rows = modes[m].rows;
-    for (spt_nnz k = 0; k < block.nnz; ++k) ind[k] = static_cast<spt_index>(position_of(rows, ind[k]));
+    if (dense_ids(block.dims[m], block.nnz)) {
+      // rows are ids below dims[m], so positions fit below the marker.
+      constexpr spt_index kNotStored = std::numeric_limits<spt_index>::max();
+      std::vector<spt_index> position(block.dims[m], kNotStored);
+      for (size_t p = 0; p < rows.size(); ++p) position[rows[p]] = static_cast<spt_index>(p);
+      for (spt_nnz k = 0; k < block.nnz; ++k) {
+        const spt_index p = position[ind[k]];
+        if (p == kNotStored) fail(SPT_ERR_INTERNAL, "distributed CP-ALS: row ", ind[k], " is not stored here");
+        ind[k] = p;
+      }
+    } else {
+      for (spt_nnz k = 0; k < block.nnz; ++k) ind[k] = static_cast<spt_index>(position_of(rows, ind[k]));
+    }
     block.dims[m] = static_cast<spt_index>(std::max<size_t>(rows.size(), 1));
   }
   block.touched();
