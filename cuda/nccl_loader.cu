@@ -83,7 +83,12 @@ const Api* load(const std::string& library, std::string& why) {
   // One Api per file name asked for (loaded once, never unloaded: NCCL
   // keeps threads and device state for the process).
   static std::map<std::string, std::unique_ptr<Api>> loaded;
+  // What each request (a file name, or "" for the default search) found:
+  // later runs skip the search of the Python packages' folders. Failures
+  // are not kept, so a library installed later is found.
+  static std::map<std::string, const Api*> found_for;
   std::lock_guard<std::mutex> lock(mutex);
+  if (auto it = found_for.find(library); it != found_for.end()) return it->second;
   std::vector<std::string> candidates;
   if (!library.empty()) {
     candidates.push_back(library);
@@ -96,11 +101,11 @@ const Api* load(const std::string& library, std::string& why) {
   // before NCCL first reads its environment.
   setenv("NCCL_NVLS_ENABLE", "0", 0);
   for (const std::string& c : candidates) {
-    if (auto it = loaded.find(c); it != loaded.end()) return it->second.get();
+    if (auto it = loaded.find(c); it != loaded.end()) return found_for[library] = it->second.get();
     if (std::unique_ptr<Api> api = open_library(c, why)) {
       const Api* out = api.get();
       loaded.emplace(c, std::move(api));
-      return out;
+      return found_for[library] = out;
     }
   }
   why = "NCCL (" + std::string(kSoname) + ") was not found: " + why +

@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <numeric>
 
+#include "core/bits.hpp"
 #include "core/csf_keyed_build.hpp"
 #include "core/group_starts.hpp"
 #include "core/parallel_errors.hpp"
@@ -241,7 +242,7 @@ CsfTree build_csf_tree_by_permutation(const Exec& exec, const spt_coo_s& x, cons
   sorting::check_mode_order(order, mode_order);
   const spt_nnz n = x.nnz;
   const uint32_t leaf = order - 1;
-  const int threads = static_cast<int>(std::max<spt_nnz>(1, std::min<spt_nnz>(exec.threads, n / 16384 + 1)));
+  const int threads = threads_for_work(exec.threads, n, 16384);
 
   CsfTree t;
   t.mode_order = mode_order;

@@ -7,6 +7,7 @@
 #include <string>
 #include <type_traits>
 
+#include "core/bits.hpp"
 #include "core/buffer.hpp"
 #include "core/error.hpp"
 #include "core/group_starts.hpp"
@@ -19,8 +20,6 @@ namespace spt {
 namespace {
 
 using sorting::chunk_begin;
-
-int bit_width(uint64_t v) { return v == 0 ? 0 : 64 - __builtin_clzll(v); }
 
 // At most 2^16 buckets (per-thread counts stay in L2), and on average at
 // least 2^6 nonzeros per bucket.
@@ -281,8 +280,8 @@ SortedKeys<Rest, T> sort_keys(const Keys& keys, const T* values, spt_nnz n, int 
 // passes over the keys: the first counts the nodes each chunk opens per
 // level (a nonzero opens one on the shallowest level where its key differs
 // from the previous one and on every deeper level); the second writes node
-// indices and child pointers from the counts' prefix. Then the leaf indices
-// replace the keys (in place when those are 32-bit words).
+// indices and child pointers from the counts' prefix, and the leaf indices
+// (over the keys when those are 32-bit words).
 template <typename Rest, typename T>
 CsfTree tree_from_sorted_keys(SortedKeys<Rest, T>& s, const KeyLayout& layout,
                               const std::vector<uint32_t>& mode_order, spt_nnz n, int threads) {
@@ -312,26 +311,10 @@ CsfTree tree_from_sorted_keys(SortedKeys<Rest, T>& s, const KeyLayout& layout,
   }
   t.leaf_repeats = std::find(repeats.begin(), repeats.end(), 1) != repeats.end();
   size_upper_levels(t, counts, threads);
-#pragma omp parallel for num_threads(threads) schedule(static, 1)
-  for (int c = 0; c < threads; ++c) {
-    const spt_nnz begin = chunk_begin(n, c, threads), end = chunk_begin(n, c + 1, threads);
-    uint64_t prev = begin > 0 && begin < end ? s.key_at(begin - 1) : 0;
-    spt_nnz* next = counts.data() + static_cast<size_t>(c) * leaf;
-    s.visit(begin, end, [&](spt_nnz i, uint64_t key) {
-      const uint32_t d = i == 0 ? 0 : layout.first_difference(key, prev, leaf);
-      for (uint32_t l = d; l < leaf; ++l) {
-        // Read the child level's counter before it advances for this nonzero.
-        t.fids[l][next[l]] = layout.coordinate(key, l);
-        t.fptr[l][next[l]] = l + 1 < leaf ? next[l + 1] : i;
-        ++next[l];
-      }
-      prev = key;
-    });
-  }
-  for (uint32_t l = 0; l < leaf; ++l) t.fptr[l][t.nodes(l)] = l + 1 < leaf ? t.nodes(l + 1) : n;
 
-  // 32-bit keys turn into the leaf indices where they lie (each word is
-  // read before it is written); 64-bit ones need an array of their own.
+  // The second pass also writes the leaf indices: over the 32-bit keys
+  // where they lie (each word is read before it is written, so the key
+  // before each chunk is taken first), else into an array of their own.
   buffer<spt_index> own_leaf_ind;
   spt_index* out = nullptr;
   if constexpr (std::is_same_v<Rest, spt_index>) {
@@ -340,10 +323,28 @@ CsfTree tree_from_sorted_keys(SortedKeys<Rest, T>& s, const KeyLayout& layout,
     resize_named(own_leaf_ind, n, [&] { return cat("CSF: the leaf indices of mode ", mode_order[leaf], " (nnz)"); });
     out = own_leaf_ind.data();
   }
+  std::vector<uint64_t> key_before(threads, 0);
+  for (int c = 0; c < threads; ++c) {
+    const spt_nnz begin = chunk_begin(n, c, threads);
+    if (begin > 0 && begin < chunk_begin(n, c + 1, threads)) key_before[c] = s.key_at(begin - 1);
+  }
 #pragma omp parallel for num_threads(threads) schedule(static, 1)
-  for (int c = 0; c < threads; ++c)
-    s.visit(chunk_begin(n, c, threads), chunk_begin(n, c + 1, threads),
-            [&](spt_nnz i, uint64_t key) { out[i] = layout.coordinate(key, leaf); });
+  for (int c = 0; c < threads; ++c) {
+    uint64_t prev = key_before[c];
+    spt_nnz* next = counts.data() + static_cast<size_t>(c) * leaf;
+    s.visit(chunk_begin(n, c, threads), chunk_begin(n, c + 1, threads), [&](spt_nnz i, uint64_t key) {
+      const uint32_t d = i == 0 ? 0 : layout.first_difference(key, prev, leaf);
+      for (uint32_t l = d; l < leaf; ++l) {
+        // Read the child level's counter before it advances for this nonzero.
+        t.fids[l][next[l]] = layout.coordinate(key, l);
+        t.fptr[l][next[l]] = l + 1 < leaf ? next[l + 1] : i;
+        ++next[l];
+      }
+      out[i] = layout.coordinate(key, leaf);
+      prev = key;
+    });
+  }
+  for (uint32_t l = 0; l < leaf; ++l) t.fptr[l][t.nodes(l)] = l + 1 < leaf ? t.nodes(l + 1) : n;
   if constexpr (std::is_same_v<Rest, spt_index>) t.fids[leaf] = std::move(s.rest);
   else t.fids[leaf] = std::move(own_leaf_ind);
   return t;
@@ -364,9 +365,8 @@ CsfTree keyed_build(const Keys& keys, const KeyLayout& layout, const std::vector
   });
 }
 
-int build_threads(const Exec& exec, spt_nnz n) {
-  return static_cast<int>(std::max<spt_nnz>(1, std::min<spt_nnz>(exec.threads, n / 16384 + 1)));
-}
+// As the sort-permutation build (core/csf.cpp).
+int build_threads(const Exec& exec, spt_nnz n) { return threads_for_work(exec.threads, n, 16384); }
 
 }  // namespace
 

@@ -20,6 +20,7 @@
 #include <numeric>
 #include <sstream>
 
+#include "core/bits.hpp"
 #include "core/group_starts.hpp"
 #include "core/radix_sort.hpp"
 #include "core/sort.hpp"
@@ -40,7 +41,6 @@ namespace spt::hicoo {
 
 namespace {
 
-int bit_width(uint64_t v) { return v == 0 ? 0 : 64 - __builtin_clzll(v); }
 bool is_pow2(uint64_t v) { return v != 0 && (v & (v - 1)) == 0; }
 uint32_t log2_exact(uint64_t v) { return static_cast<uint32_t>(bit_width(v) - 1); }
 

@@ -22,6 +22,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "core/bits.hpp"
 #include "core/coo.hpp"
 #include "core/error.hpp"
 #include "core/radix_sort.hpp"
@@ -30,15 +31,6 @@
 namespace spt::hls {
 
 namespace {
-
-uint32_t bit_width(uint64_t v) {
-  uint32_t b = 0;
-  while (v) {
-    ++b;
-    v >>= 1;
-  }
-  return b;
-}
 
 // Static chunk [begin, end) of thread t of nt over n items.
 inline void chunk(uint64_t n, int t, int nt, uint64_t& begin, uint64_t& end) {
@@ -266,8 +258,8 @@ spt_hls_s from_coo(const spt_coo_s& x, const Params& params, int threads) {
   uint32_t total = 0;
   for (uint32_t l = 0; l < order; ++l) {
     const spt_index dim = x.dims[h.modes[l]];
-    h.bits.push_back(dim <= 1 ? 0 : bit_width(uint64_t(dim) - 1));
-    h.shift.push_back(l < 3 ? kTileShift : bit_width(h.slab_depth) - 1);
+    h.bits.push_back(dim <= 1 ? 0u : static_cast<uint32_t>(bit_width(uint64_t(dim) - 1)));
+    h.shift.push_back(l < 3 ? kTileShift : static_cast<uint32_t>(bit_width(h.slab_depth) - 1));
     h.tile_bits.push_back(h.bits[l] > h.shift[l] ? h.bits[l] - h.shift[l] : 0);
     total += h.bits[l];
   }

@@ -15,6 +15,7 @@
 #include <cstring>
 #include <type_traits>
 
+#include "core/bits.hpp"
 #include "core/error.hpp"
 #include "core/group_starts.hpp"
 #include "core/radix_sort.hpp"
@@ -24,8 +25,6 @@ namespace spt::sorting {
 namespace {
 
 constexpr size_t kParallelSortMin = 1 << 15;  // below this, one std::sort beats the fork/merge
-
-int bit_width(uint64_t v) { return v == 0 ? 0 : 64 - __builtin_clzll(v); }
 
 // Number of items taken from `a` among the first p outputs of a stable
 // merge of sorted a (na items) and b (nb), ties taken from a first.
@@ -84,11 +83,7 @@ void parallel_sort(buffer<Item>& data, Less less, int threads) {
   }
 }
 
-int threads_for(const Exec& exec, spt_nnz work) {
-  // Small inputs are not worth waking threads for.
-  spt_nnz useful = work / 4096 + 1;
-  return static_cast<int>(std::max<spt_nnz>(1, std::min<spt_nnz>(exec.threads, useful)));
-}
+int threads_for(const Exec& exec, spt_nnz work) { return threads_for_work(exec.threads, work, 4096); }
 
 }  // namespace
 

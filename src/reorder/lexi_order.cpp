@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "core/bits.hpp"
 #include "core/error.hpp"
 #include "core/radix_sort.hpp"
 #include "core/sort.hpp"
@@ -11,11 +12,7 @@ namespace spt::reorder {
 
 namespace {
 
-int bit_width(uint64_t v) { return v == 0 ? 0 : 64 - __builtin_clzll(v); }
-
-int threads_for(spt_nnz work, int threads) {
-  return static_cast<int>(std::max<spt_nnz>(1, std::min<spt_nnz>(threads, work / 16384 + 1)));
-}
+int threads_for(spt_nnz work, int threads) { return threads_for_work(threads, work, 16384); }
 
 // The tensor's coordinates under their current labels, updated mode by mode
 // (the values are not needed). `view` lets the shared COO sort read them.

@@ -3,15 +3,14 @@
 #include <algorithm>
 #include <cstring>
 
+#include "core/bits.hpp"
 #include "core/error.hpp"
 
 namespace spt::reorder {
 
 namespace {
 
-int threads_for(spt_nnz work, int threads) {
-  return static_cast<int>(std::max<spt_nnz>(1, std::min<spt_nnz>(threads, work / 16384 + 1)));
-}
+int threads_for(spt_nnz work, int threads) { return threads_for_work(threads, work, 16384); }
 
 void relabel_owned_arrays(spt_coo_s& x, const spt_permutation_s& perm, int threads) {
   const spt_nnz n = x.nnz;
