@@ -981,9 +981,7 @@ cudaError_t with_output_copies(const DeviceHbcsfRef& x, uint32_t mode, uint32_t 
                                Launch&& launch) {
   const uint64_t rows = x.dims[mode];
   const uint32_t copies = output_copy_count(additions, rows, sizeof(T), uint64_t(multiprocessors) * 32, per_copy);
-  if (cudaError_t err = begin_output_copies<T>(out, rows, rank, copies, stream, &a.out); err != cudaSuccess)
-    return err;
-  return finish_output_copies<T>(out, rows, rank, a.out, launch(), stream);
+  return run_with_output_copies<T>(out, rows, rank, copies, stream, &a.out, launch);
 }
 
 template <typename T>

@@ -121,8 +121,8 @@ uint64_t hbcsf_leaf_chunk(const DeviceHbcsfRef& x, int multiprocessors);
 // as for launch_mttkrp_hbcsf, by mode; factors[mode] is not read, the
 // root's factor is. mode == root runs launch_mttkrp_hbcsf. The caller
 // zeroes out first. float32 outputs whose rows take many additions are
-// summed through copies (output_copies.cuh: scratch from the stream's
-// pool, a second kernel). Asynchronous on `stream`; *plan (optional)
+// summed through copies (output_copies.cuh: the device's cached scratch,
+// a second kernel). Asynchronous on `stream`; *plan (optional)
 // receives the mapping (bcsf_blocks = the B-CSF launch's grid).
 template <typename T>
 cudaError_t launch_mttkrp_hbcsf_nonroot(const DeviceHbcsfRef& x, const T* const* factors, uint32_t mode,

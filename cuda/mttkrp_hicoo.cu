@@ -477,16 +477,13 @@ cudaError_t launch_mttkrp_hicoo(const DeviceHicooRef& x, const T* const* factors
   // float32 rows that take many atomic additions: copies of the output.
   const uint32_t copies = output_copy_count(x.nnz, rows, sizeof(T), grid);
   if (plan) plan->output_copies = copies;
-  if (cudaError_t err = begin_output_copies<T>(out, rows, rank, copies, stream, &a.out); err != cudaSuccess)
-    return err;
-  cudaError_t err;
-  if (vector == wide) {
-    if constexpr (sizeof(T) == 4) err = launch_for_lanes<T, 4>(a, lanes, unsigned(grid), shared_bytes, stream);
-    else err = launch_for_lanes<T, 2>(a, lanes, unsigned(grid), shared_bytes, stream);
-  } else {
-    err = launch_for_lanes<T, 1>(a, lanes, unsigned(grid), shared_bytes, stream);
-  }
-  return finish_output_copies<T>(out, rows, rank, a.out, err, stream);
+  return run_with_output_copies<T>(out, rows, rank, copies, stream, &a.out, [&] {
+    if (vector == wide) {
+      if constexpr (sizeof(T) == 4) return launch_for_lanes<T, 4>(a, lanes, unsigned(grid), shared_bytes, stream);
+      else return launch_for_lanes<T, 2>(a, lanes, unsigned(grid), shared_bytes, stream);
+    }
+    return launch_for_lanes<T, 1>(a, lanes, unsigned(grid), shared_bytes, stream);
+  });
 }
 
 template cudaError_t launch_mttkrp_hicoo<float>(const DeviceHicooRef&, const float* const*, uint32_t, uint32_t,

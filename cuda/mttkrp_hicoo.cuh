@@ -96,7 +96,7 @@ enum class HicooSharedUse { automatic = 0, atomics_only = 1, no_staging = 2 };
 // (device, dims[m] x rank, ld = rank; factors[mode] not read). The caller
 // zeroes out first. Asynchronous on `stream`; returns the launch error.
 // float32 outputs whose rows take many additions are summed through copies
-// (output_copies.cuh: scratch from the stream's pool, a second kernel).
+// (output_copies.cuh: the device's cached scratch, a second kernel).
 // `multiprocessors` sizes the grid; *plan (optional) receives the mapping.
 template <typename T>
 cudaError_t launch_mttkrp_hicoo(const DeviceHicooRef& x, const T* const* factors, uint32_t mode, uint32_t rank,

@@ -25,6 +25,7 @@ struct OutputCopies {
   T* base = nullptr;
   uint32_t mask = 0;  // copies - 1 (a power of two minus one)
   uint64_t stride = 0;
+  void* cache = nullptr;  // host side: the device's cached scratch held by this call, if any
 };
 
 #ifdef __CUDACC__
@@ -51,18 +52,39 @@ uint32_t output_copy_count(uint64_t additions, uint64_t rows, size_t value_size,
                            uint64_t per_copy = kAdditionsPerCopy);
 
 // Makes the copies for `out` (rows x rank, zeroed by the caller): with one
-// copy, c->base = out and nothing is allocated; else zeroed scratch for all
-// copies from the stream's pool, which finish_output_copies adds into out
-// and releases. Errors: the allocation's or the memset's.
+// copy, c->base = out and nothing is allocated. Else zeroed scratch for all
+// copies: up to kCachedCopyBytes it is the device's cached scratch, which
+// the summing kernel leaves zeroed for the next call (so a call costs one
+// extra launch, not an allocation, a memset, a launch and a free); the
+// device's cache is held from here to finish_output_copies, and a call on
+// another stream waits for the previous one's summing kernel. Larger
+// scratch comes zeroed from the stream's pool. Every successful begin must
+// be paired with finish_output_copies (run_with_output_copies does that).
+// Errors: the allocation's, the memset's or the event's.
 template <typename T>
 cudaError_t begin_output_copies(T* out, uint64_t rows, uint32_t rank, uint32_t copies, cudaStream_t stream,
                                 OutputCopies<T>* c);
 
-// out += the sum of the copies (in double, rounded once), and releases the
-// scratch; no-op for one copy. `status` is the launches' status: on an
-// error the scratch is released and `status` returned.
+// out += the sum of the copies (in double, rounded once), and zeroes or
+// releases the scratch; no-op for one copy. `status` is the launches'
+// status: on an error the scratch is released (or the cache marked for
+// zeroing) and `status` returned.
 template <typename T>
 cudaError_t finish_output_copies(T* out, uint64_t rows, uint32_t rank, OutputCopies<T>& c, cudaError_t status,
                                  cudaStream_t stream);
+
+// begin_output_copies, launch() (returns the launches' cudaError_t; adds
+// into c->base's copies), finish_output_copies.
+template <typename T, typename Launch>
+cudaError_t run_with_output_copies(T* out, uint64_t rows, uint32_t rank, uint32_t copies, cudaStream_t stream,
+                                   OutputCopies<T>* c, Launch&& launch) {
+  if (cudaError_t err = begin_output_copies<T>(out, rows, rank, copies, stream, c); err != cudaSuccess) return err;
+  return finish_output_copies<T>(out, rows, rank, *c, launch(), stream);
+}
+
+// Scratch up to this size is kept per device for the life of the process
+// (it is not released at exit; a cudaDeviceReset by the caller between two
+// calls invalidates it, as it does every device pointer).
+constexpr size_t kCachedCopyBytes = size_t(16) << 20;
 
 }  // namespace spt::cuda
