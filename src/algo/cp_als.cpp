@@ -395,9 +395,6 @@ class HostCpAlsSteps final : public dispatch::CpAlsSteps<T> {
         norms_(rank),
         dots_(rank),
         fit_grams_(wide_fit ? order_ : 0, DenseMatrix<double>(rank, rank)),
-        widened_rows_(std::min<spt_nnz>(max_dim_, std::max<spt_nnz>(256, kWidenedBytes / (sizeof(double) * rank)))),
-        widened_(wide_fit ? widened_rows_ : 0, wide_fit ? rank : 0),
-        block_gram_(wide_fit ? rank : 0, wide_fit ? rank : 0),
         non_finite_(order_, -1) {}
 
   const char* name() const override { return operand_.name(); }
@@ -461,7 +458,17 @@ class HostCpAlsSteps final : public dispatch::CpAlsSteps<T> {
 
   int non_finite_component(uint32_t mode) override { return non_finite_[mode]; }
 
-  void gram(uint32_t mode) override { SPT_DISPATCH(ctx_, gram, const_factors_[mode], grams_[mode].ref()); }
+  // float32: the Gram in double (the fit's), rounded once for the normal
+  // equations; both follow every update of the factor.
+  void gram(uint32_t mode) override {
+    if constexpr (wide_fit) {
+      SPT_DISPATCH(ctx_, gram_wide, const_factors_[mode], fit_grams_[mode].ref());
+      for (size_t e = 0; e < fit_grams_[mode].values.size(); ++e)
+        grams_[mode].values[e] = static_cast<T>(fit_grams_[mode].values[e]);
+    } else {
+      SPT_DISPATCH(ctx_, gram, const_factors_[mode], grams_[mode].ref());
+    }
+  }
 
   dispatch::CpAlsFitTerms fit_terms() override {
     const uint32_t last = order_ - 1;
@@ -469,27 +476,9 @@ class HostCpAlsSteps final : public dispatch::CpAlsSteps<T> {
                  ConstMatRef<T>{last_b_.data, last_b_.rows, last_b_.cols, last_b_.ld}, dots_.data());
     dispatch::CpAlsFitTerms terms;
     for (spt_index r = 0; r < rank_; ++r) terms.inner += dots_[r] * static_cast<double>(lambda_[r]);
-    if constexpr (wide_fit) {
-      // float32: the fit's Grams in double, from the factor's rows widened
-      // to double a block at a time (the block Grams summed in double).
-      for (uint32_t m = 0; m < order_; ++m) {
-        const ConstMatRef<T>& u = const_factors_[m];
-        DenseMatrix<double>& g = fit_grams_[m];
-        for (spt_nnz i0 = 0; i0 < u.rows; i0 += widened_rows_) {
-          const spt_nnz rows = std::min(widened_rows_, u.rows - i0);
-          for (spt_nnz i = 0; i < rows; ++i)
-            for (spt_nnz r = 0; r < rank_; ++r) widened_(i, r) = static_cast<double>(u(i0 + i, r));
-          DenseMatrix<double>& into = i0 == 0 ? g : block_gram_;
-          SPT_DISPATCH(ctx_, gram, ConstMatRef<double>{widened_.values.data(), rows, spt_nnz(rank_), spt_nnz(rank_)},
-                       into.ref());
-          if (i0 > 0)
-            for (size_t e = 0; e < g.values.size(); ++e) g.values[e] += block_gram_.values[e];
-        }
-      }
-      terms.norm_model_squared = kruskal_norm_squared<T>(lambda_, fit_grams_, rank_);
-    } else {
-      terms.norm_model_squared = kruskal_norm_squared<T>(lambda_, grams_, rank_);
-    }
+    // float32: the Grams in double that gram() keeps (one per factor).
+    if constexpr (wide_fit) terms.norm_model_squared = kruskal_norm_squared<T>(lambda_, fit_grams_, rank_);
+    else terms.norm_model_squared = kruskal_norm_squared<T>(lambda_, grams_, rank_);
     if (exact_inner_) {
       // B holds one rounding to T per element (the MTTKRPs sum in double):
       // independent relative errors, uniform within +-eps/2, so <X,P> is off
@@ -534,12 +523,7 @@ class HostCpAlsSteps final : public dispatch::CpAlsSteps<T> {
   NormalEquations<T> normal_equations_;
   std::vector<double> norms_;
   std::vector<double> dots_;
-  std::vector<DenseMatrix<double>> fit_grams_;
-  // Rows of a factor widened to double at a time (about kWidenedBytes).
-  static constexpr spt_nnz kWidenedBytes = spt_nnz(2) << 20;
-  spt_nnz widened_rows_;
-  DenseMatrix<double> widened_;
-  DenseMatrix<double> block_gram_;
+  std::vector<DenseMatrix<double>> fit_grams_;  // float32: the Grams in double (gram())
   std::vector<int> non_finite_;
   std::vector<MatRef<T>> factors_;
   std::vector<ConstMatRef<T>> const_factors_;

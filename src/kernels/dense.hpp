@@ -23,8 +23,10 @@ enum class ColumnNorm {
 
 // The dense kernel list, in the form of kernels.hpp's lists.
 #define SPT_DENSE_TYPED_KERNELS(T, X)                                                                   \
-  /* out (R x R, full symmetric) = a^T a for a (I x R) */                                               \
+  /* out (R x R, full symmetric) = a^T a for a (I x R), accumulated in double, rounded once */                                               \
   X(HOST, void, gram, (ConstMatRef<T> a, MatRef<T> out))                                                \
+  /* out (R x R, full symmetric, double) = a^T a, accumulated and kept in double */                     \
+  X(HOST, void, gram_wide, (ConstMatRef<T> a, MatRef<double> out))                                      \
   /* norms[r] = chosen norm of column r of a; NaN/Inf in a give a non-finite norm */                    \
   X(HOST, void, column_norms, (ConstMatRef<T> a, ColumnNorm kind, double* norms))                       \
   /* a(:, r) /= divisors[r]; a zero divisor leaves its column unchanged */                              \

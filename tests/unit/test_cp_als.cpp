@@ -842,7 +842,8 @@ TYPED_TEST(DenseKernels, CpuMatchesReference) {
   const double tol = spt::test::tolerance<T>() * 10;
   const spt::kernels::Exec seq{1}, par{2};
   for (spt_nnz rows : {spt_nnz(0), spt_nnz(1), spt_nnz(37), spt_nnz(9000)}) {
-    for (spt_nnz rank : {spt_nnz(1), spt_nnz(5), spt_nnz(16)}) {
+    // 19 and 33: partial Gram tiles at the edges (2 x 8 tiles in cpu::gram).
+    for (spt_nnz rank : {spt_nnz(1), spt_nnz(5), spt_nnz(16), spt_nnz(19), spt_nnz(33)}) {
       auto a = spt::test::random_matrix<T>(rows, rank, rows * 31 + rank);
       auto b = spt::test::random_matrix<T>(rows, rank, rows * 17 + rank + 1);
       spt::DenseMatrix<T> g_ref(rank, rank), g_cpu(rank, rank);
@@ -856,6 +857,25 @@ TYPED_TEST(DenseKernels, CpuMatchesReference) {
           for (spt_nnz i = 0; i < rows; ++i) exact += double(a(i, r)) * a(i, s);
           EXPECT_TRUE(spt::test::close(g_ref(r, s), exact, tol * std::max<double>(1, rows)));
           EXPECT_EQ(g_cpu(r, s), g_cpu(s, r));
+        }
+      // gram_wide: the sums in double, kept in double; gram: the same sums
+      // rounded once to T (within half an ulp of T, plus double rounding).
+      spt::DenseMatrix<double> w_ref(rank, rank), w_cpu(rank, rank);
+      ref::gram_wide(seq, a.cref(), w_ref.ref());
+      cpu::gram_wide(par, a.cref(), w_cpu.ref());
+      for (spt_nnz r = 0; r < rank; ++r)
+        for (spt_nnz s = 0; s < rank; ++s) {
+          double exact = 0.0, magnitude = 0.0;
+          for (spt_nnz i = 0; i < rows; ++i) {
+            exact += double(a(i, r)) * a(i, s);
+            magnitude += std::abs(double(a(i, r)) * a(i, s));
+          }
+          const double slack = 1e-13 * magnitude;
+          EXPECT_NEAR(w_ref(r, s), exact, slack) << rows << " x " << rank << " (" << r << ", " << s << ")";
+          EXPECT_NEAR(w_cpu(r, s), exact, slack) << rows << " x " << rank << " (" << r << ", " << s << ")";
+          EXPECT_EQ(w_cpu(r, s), w_cpu(s, r));
+          EXPECT_NEAR(double(g_cpu(r, s)), exact, std::numeric_limits<T>::epsilon() * std::abs(exact) + slack)
+              << rows << " x " << rank << " (" << r << ", " << s << ")";
         }
       for (ColumnNorm kind : {ColumnNorm::two, ColumnNorm::max_abs}) {
         std::vector<double> n_ref(rank), n_cpu(rank);

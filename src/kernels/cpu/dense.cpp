@@ -10,8 +10,9 @@
 // These are plain loops rather than OpenBLAS calls on purpose: the OpenBLAS
 // linked here is the pthreads build, whose own thread pool ignores the
 // context's thread count (it is process-global) and oversubscribes or
-// serialises when called from inside OpenMP regions; for R up to a few
-// hundred these loops run at memory speed anyway.
+// serialises when called from inside OpenMP regions. The Gram is the one
+// compute-bound kernel (R^2 / 2 multiply-adds per row): it keeps tiles of
+// the sums in registers (gram_rows) and sums in double.
 #include <omp.h>
 
 #include <algorithm>
@@ -46,33 +47,77 @@ inline double nan_max(double a, double b) {
   return a > b ? a : b;
 }
 
+// Gram tiles: kGramTileRows output rows by kGramTileCols output columns
+// held in registers while the rows of a chunk (kGramChunkRows, widened to
+// double once into `wide`, which stays in cache) stream past, so each
+// product costs one multiply-add and no load or store of the sums. Only
+// tiles that reach the upper triangle are computed.
+constexpr spt_nnz kGramTileRows = 2;
+constexpr spt_nnz kGramTileCols = 8;
+constexpr spt_nnz kGramChunkRows = 128;
+
+// p (R x R, double, upper triangle and the tiles' spill below it) += the
+// Gram of rows [b, e) of a, in double. wide: kGramChunkRows * R doubles.
 template <typename T>
-void gram_impl(const Exec& exec, ConstMatRef<T> a, MatRef<T> out) {
+void gram_rows(ConstMatRef<T> a, spt_nnz b, spt_nnz e, double* p, double* wide) {
   const spt_nnz rank = a.cols;
-  const int nblocks = block_count(a.rows, exec.threads, kMinRowsPerBlock);
-  // Upper-triangle partial sums, one R x R block per row block.
-  buffer<T> partial;
-  partial.assign(static_cast<size_t>(nblocks) * rank * rank, T(0));
-#pragma omp parallel for schedule(static) num_threads(nblocks) if (nblocks > 1)
-  for (int b = 0; b < nblocks; ++b) {
-    T* p = partial.data() + static_cast<size_t>(b) * rank * rank;
-    const spt_nnz end = block_begin(a.rows, b + 1, nblocks);
-    for (spt_nnz i = block_begin(a.rows, b, nblocks); i < end; ++i) {
-      const T* x = a.row(i);
-      for (spt_nnz r = 0; r < rank; ++r) {
-        const T xr = x[r];
-        T* pr = p + r * rank;
+  for (spt_nnz c0 = b; c0 < e; c0 += kGramChunkRows) {
+    const spt_nnz rows = std::min(e, c0 + kGramChunkRows) - c0;
+    for (spt_nnz i = 0; i < rows; ++i) {
+      const T* x = a.row(c0 + i);
+      double* w = wide + i * rank;
 #pragma omp simd
-        for (spt_nnz s = r; s < rank; ++s) pr[s] += xr * x[s];
+      for (spt_nnz r = 0; r < rank; ++r) w[r] = static_cast<double>(x[r]);
+    }
+    for (spt_nnz r0 = 0; r0 < rank; r0 += kGramTileRows) {
+      const spt_nnz nr = std::min(kGramTileRows, rank - r0);
+      for (spt_nnz s0 = r0 - r0 % kGramTileCols; s0 < rank; s0 += kGramTileCols) {
+        const spt_nnz ns = std::min(kGramTileCols, rank - s0);
+        double acc[kGramTileRows][kGramTileCols] = {};
+        if (nr == kGramTileRows && ns == kGramTileCols) {
+          for (spt_nnz i = 0; i < rows; ++i) {
+            const double* x = wide + i * rank;
+            const double x0 = x[r0], x1 = x[r0 + 1];
+#pragma GCC unroll 8
+            for (spt_nnz j = 0; j < kGramTileCols; ++j) {
+              acc[0][j] += x0 * x[s0 + j];
+              acc[1][j] += x1 * x[s0 + j];
+            }
+          }
+        } else {
+          for (spt_nnz i = 0; i < rows; ++i) {
+            const double* x = wide + i * rank;
+            for (spt_nnz q = 0; q < nr; ++q)
+              for (spt_nnz j = 0; j < ns; ++j) acc[q][j] += x[r0 + q] * x[s0 + j];
+          }
+        }
+        for (spt_nnz q = 0; q < nr; ++q)
+          for (spt_nnz j = 0; j < ns; ++j) p[(r0 + q) * rank + s0 + j] += acc[q][j];
       }
     }
   }
+}
+
+// out = a^T a in double (U = double) or rounded once to U: one partial per
+// row block (gram_rows), added in block order.
+template <typename T, typename U>
+void gram_impl(const Exec& exec, ConstMatRef<T> a, MatRef<U> out) {
+  const spt_nnz rank = a.cols;
+  const int nblocks = block_count(a.rows, exec.threads, kMinRowsPerBlock);
+  buffer<double> partial, wide;
+  partial.assign(static_cast<size_t>(nblocks) * rank * rank, 0.0);
+  wide.resize(static_cast<size_t>(nblocks) * kGramChunkRows * rank);
+#pragma omp parallel for schedule(static) num_threads(nblocks) if (nblocks > 1)
+  for (int b = 0; b < nblocks; ++b)
+    gram_rows<T>(a, block_begin(a.rows, b, nblocks), block_begin(a.rows, b + 1, nblocks),
+                 partial.data() + static_cast<size_t>(b) * rank * rank,
+                 wide.data() + static_cast<size_t>(b) * kGramChunkRows * rank);
   for (spt_nnz r = 0; r < rank; ++r)
     for (spt_nnz s = r; s < rank; ++s) {
-      T sum = T(0);
+      double sum = 0.0;
       for (int b = 0; b < nblocks; ++b) sum += partial[(static_cast<size_t>(b) * rank + r) * rank + s];
-      out(r, s) = sum;
-      out(s, r) = sum;
+      out(r, s) = static_cast<U>(sum);
+      out(s, r) = static_cast<U>(sum);
     }
 }
 
@@ -250,7 +295,8 @@ void multiply_rows_impl(const Exec& exec, ConstMatRef<T> s, MatRef<T> rows) {
 }  // namespace
 
 #define SPT_INSTANTIATE(T)                                                                                   \
-  void gram(const Exec& exec, ConstMatRef<T> a, MatRef<T> out) { gram_impl<T>(exec, a, out); }              \
+  void gram(const Exec& exec, ConstMatRef<T> a, MatRef<T> out) { gram_impl<T, T>(exec, a, out); }           \
+  void gram_wide(const Exec& exec, ConstMatRef<T> a, MatRef<double> out) { gram_impl<T, double>(exec, a, out); } \
   void column_norms(const Exec& exec, ConstMatRef<T> a, ColumnNorm kind, double* norms) {                   \
     column_norms_impl<T>(exec, a, kind, norms);                                                              \
   }                                                                                                          \

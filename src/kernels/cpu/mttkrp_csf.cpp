@@ -562,7 +562,7 @@ class TreeWalker {
       if (l + 1 == op_.leaf) {
         const spt_index* lf = op_.fid[op_.leaf];
         if constexpr (kFolds<T>) {
-          constexpr int total = RK / W, nv = total < kMaxAccumulators / 2 ? total : kMaxAccumulators / 2;
+          constexpr int total = RK / W, nv = total < kMaxAccumulators ? total : kMaxAccumulators;
           for (int base = 0; base < total; base += nv)
             fiber_sum_folded<T, nv>(f, p, a, ld, lf, op_.val, op_.base[op_.leaf], op_.ld[op_.leaf], b, e,
                                     [base](int j) { return static_cast<spt_nnz>((base + j) * W); }, acc);

@@ -10,15 +10,15 @@ namespace spt::kernels::reference {
 
 namespace {
 
-template <typename T>
-void gram_impl(ConstMatRef<T> a, MatRef<T> out) {
+template <typename T, typename U>
+void gram_impl(ConstMatRef<T> a, MatRef<U> out) {
   const spt_nnz rank = a.cols;
   for (spt_nnz r = 0; r < rank; ++r)
     for (spt_nnz s = r; s < rank; ++s) {
-      T sum = T(0);
-      for (spt_nnz i = 0; i < a.rows; ++i) sum += a(i, r) * a(i, s);
-      out(r, s) = sum;
-      out(s, r) = sum;
+      double sum = 0.0;
+      for (spt_nnz i = 0; i < a.rows; ++i) sum += static_cast<double>(a(i, r)) * static_cast<double>(a(i, s));
+      out(r, s) = static_cast<U>(sum);
+      out(s, r) = static_cast<U>(sum);
     }
 }
 
@@ -93,7 +93,8 @@ void multiply_rows_impl(ConstMatRef<T> s, MatRef<T> rows) {
 }  // namespace
 
 #define SPT_INSTANTIATE(T)                                                                          \
-  void gram(const Exec&, ConstMatRef<T> a, MatRef<T> out) { gram_impl<T>(a, out); }                 \
+  void gram(const Exec&, ConstMatRef<T> a, MatRef<T> out) { gram_impl<T, T>(a, out); }              \
+  void gram_wide(const Exec&, ConstMatRef<T> a, MatRef<double> out) { gram_impl<T, double>(a, out); } \
   void column_norms(const Exec&, ConstMatRef<T> a, ColumnNorm kind, double* norms) {                \
     column_norms_impl<T>(a, kind, norms);                                                           \
   }                                                                                                 \
