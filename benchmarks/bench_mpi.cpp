@@ -3,13 +3,16 @@
 //   mpirun -np P bench_mpi (--file FILE | --synthetic NNZ [--dims I,J,K] [--zipf S])
 //          [-r R] [--iters N] [--decomposition medium|coarse|both] [--grid AxBxC]
 //          [--dtype float64|float32] [--threads T] [--seed S] [--format auto|coo|csf|hicoo]
+//          [--backend auto|cpu|cuda]
 //
 // Rank 0 prints one JSON Lines record per decomposition (bench "cpd_iter",
 // backend "mpi"): time per iteration (median and min over the sweeps, the
 // slowest rank's time), bytes per iteration measured (all ranks; reduce,
 // expand and allreduce parts), the medium-grained model's prediction
 // (connectivity-1 volume of the partition) and the dense worst case, the
-// load imbalance (max / mean nonzeros per rank), setup time and bytes.
+// load imbalance (max / mean nonzeros per rank), setup time and bytes;
+// "local" names where the ranks' local MTTKRPs ran (--backend: cpu, or
+// cuda = one GPU per rank).
 //
 // --synthetic NNZ generates the tensor in parallel (rank r draws its
 // NNZ/P nonzeros from seed + r; no rank ever holds the whole tensor): each
@@ -49,6 +52,7 @@ struct Options {
   int threads = 0;
   uint64_t seed = 1;
   std::string format = "auto";
+  std::string backend = "auto";
 };
 
 std::vector<long long> split_numbers(const std::string& s, char sep) {
@@ -84,11 +88,14 @@ Options parse(int argc, char** argv) {
     } else if (a == "--threads") o.threads = std::atoi(next().c_str());
     else if (a == "--seed") o.seed = std::strtoull(next().c_str(), nullptr, 10);
     else if (a == "--format") o.format = next();
+    else if (a == "--backend") o.backend = next();
     else throw Failure("unknown argument " + a);
   }
   if (o.file.empty() == (o.synthetic_nnz == 0)) throw Failure("give exactly one of --file FILE and --synthetic NNZ");
   if (o.format != "auto" && o.format != "coo" && o.format != "csf" && o.format != "hicoo")
     throw Failure("--format must be auto, coo, csf or hicoo");
+  if (o.backend != "auto" && o.backend != "cpu" && o.backend != "cuda")
+    throw Failure("--backend must be auto, cpu or cuda");
   if (o.decomposition != "medium" && o.decomposition != "coarse" && o.decomposition != "both")
     throw Failure("--decomposition must be medium, coarse or both");
   if (o.synthetic_nnz && o.dims.empty()) {
@@ -174,7 +181,8 @@ void run_one(const Options& o, BenchEnv& env, spt_mpi_tensor* x, const std::stri
     std::string grid;
     for (uint32_t m = 0; m < order; ++m) grid += (m ? "x" : "") + std::to_string(s.grid[m]);
     Record r;
-    r.str("bench", "cpd_iter").str("format", o.format).str("backend", "mpi").str("device", env.device)
+    r.str("bench", "cpd_iter").str("format", o.format).str("backend", "mpi").str("local", o.backend)
+        .str("device", env.device)
         .integer("threads", env.threads).integer("ranks", s.ranks).str("tensor", name).integer("order", order)
         .integer("nnz", static_cast<long long>(nnz)).integer("mode", -1).integer("rank", o.rank)
         .str("dtype", o.dtype == SPT_FLOAT32 ? "float32" : "float64")
@@ -211,6 +219,9 @@ int main(int argc, char** argv) {
     Options o = parse(argc, argv);
     BenchEnv env;
     env.open(o.threads);
+    const spt_backend backend = o.backend == "cuda" ? SPT_BACKEND_CUDA : o.backend == "cpu" ? SPT_BACKEND_CPU
+                                                                                        : SPT_BACKEND_AUTO;
+    check(spt_context_set_backend(env.ctx, backend), env.ctx, "--backend " + o.backend);
     spt_mpi_tensor* x = nullptr;
     std::string name;
     const double t0 = MPI_Wtime();

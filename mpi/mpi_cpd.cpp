@@ -31,6 +31,7 @@
 #include <limits>
 #include <memory>
 #include <numeric>
+#include <optional>
 #include <random>
 
 #include "algo/cp_als.hpp"
@@ -39,6 +40,7 @@
 #include "algo/normal_equations.hpp"
 #include "algo/summed_norm.hpp"
 #include "core/random.hpp"
+#include "dispatch/device.hpp"
 #include "mpi_objects.hpp"
 #include "mpi_util.hpp"
 
@@ -540,7 +542,7 @@ spt_status run_cpd(MPI_Comm comm, spt_context_s& ctx, const spt_mpi_tensor_s& x,
   collective(comm, [&] {
     for (const auto& b : d.blocks) {
       if (b->nnz == 0) operands.push_back(std::make_unique<EmptyOperand<T>>());
-      else operands.push_back(algo::make_mttkrp_operand<T>(ctx, *b, cpd));
+      else operands.push_back(algo::make_distributed_mttkrp_operand<T>(ctx, *b, cpd));
     }
     // Initial factors: the rows this rank stores, from the same source as
     // the serial run (the seeded stream position of each row, or the
@@ -931,6 +933,17 @@ spt_status run_cpd(MPI_Comm comm, spt_context_s& ctx, const spt_mpi_tensor_s& x,
   return converged ? SPT_OK : SPT_WARN_NOT_CONVERGED;
 }
 
+// This rank's number among the ranks of comm on its host (shared memory).
+int host_local_rank(MPI_Comm comm) {
+  int rank = 0, local = 0;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm host = MPI_COMM_NULL;
+  check_mpi(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &host), "MPI_Comm_split_type");
+  MPI_Comm_rank(host, &local);
+  MPI_Comm_free(&host);
+  return local;
+}
+
 }  // namespace
 
 std::vector<int> choose_grid(int ranks, const std::vector<spt_index>& dims) {
@@ -992,6 +1005,10 @@ spt_status cpd_als(MPI_Comm comm, spt_context_s& ctx, const spt_mpi_tensor_s& x,
     require(total == x.global_nnz, "the ranks hold ", total, " nonzeros but the tensor has ", x.global_nnz,
             "; pass the communicator the tensor was created on");
   });
+  // One GPU per rank when the context runs on CUDA (dispatch::DeviceOfRank).
+  const int local_rank = host_local_rank(comm);
+  std::optional<dispatch::DeviceOfRank> device;
+  collective(comm, [&] { device.emplace(ctx, local_rank); });
   return with_dtype(x.local.dtype(), [&](auto tag) -> spt_status {
     using T = typename decltype(tag)::type;
     return run_cpd<T>(comm, ctx, x, opts, cpd, out);

@@ -10,6 +10,8 @@
 #              .sptb and SPLATT .bin copies read in parallel equal spt_read
 #   empty      more ranks than slices (2 x 3 x 2 tensor on one rank; the same
 #              as a 9-line file read by up to 8 ranks)
+#   gpu        CUDA forced on every rank (np 2, 3; skipped without a GPU): equal
+#              to the serial CPU run as cpd, float32 within 1e-5
 #   malformed  a bad line in the last rank's range, a missing file, a bad
 #              grid, a corrupt .sptb and a SPLATT .bin with a bad index (read
 #              in parallel), one rank's allocation failing after sweep 1: the
@@ -51,6 +53,18 @@ foreach(np 1 2 3 4 6 8)
   endforeach()
 endforeach()
 
+# GPU ranks (CUDA forced; skipped without a GPU): 2 ranks, and 3 (more
+# ranks than a 2-GPU host has: two share a GPU).
+if(SPT_MPI_NATIONS)
+  foreach(np 2 3)
+    add_test(NAME mpi_gpu_np${np}
+      COMMAND ${MPIEXEC_EXECUTABLE} ${SPT_MPIRUN_FLAGS} ${MPIEXEC_NUMPROC_FLAG} ${np} $<TARGET_FILE:test_mpi>
+              gpu ${SPT_MPI_NATIONS})
+    set_tests_properties(mpi_gpu_np${np} PROPERTIES TIMEOUT 120 ENVIRONMENT "${SPT_MPI_TEST_ENV}" LABELS mpi
+      SKIP_RETURN_CODE 77)
+  endforeach()
+endif()
+
 # The CLI under mpirun: summary lines, and a usage error on every rank.
 add_test(NAME mpi_cli_cpd
   COMMAND ${MPIEXEC_EXECUTABLE} ${SPT_MPIRUN_FLAGS} ${MPIEXEC_NUMPROC_FLAG} 4 $<TARGET_FILE:sptensor_mpi_cli>
@@ -60,7 +74,7 @@ set_tests_properties(mpi_cli_cpd PROPERTIES TIMEOUT 120 ENVIRONMENT "${SPT_MPI_T
   PASS_REGULAR_EXPRESSION "final fit 0\\.[0-9]+ after 5 iterations.*time per iteration.*bytes per iteration [0-9]+.*imbalance [0-9.]+")
 add_test(NAME mpi_cli_cpd_coarse
   COMMAND ${MPIEXEC_EXECUTABLE} ${SPT_MPIRUN_FLAGS} ${MPIEXEC_NUMPROC_FLAG} 3 $<TARGET_FILE:sptensor_mpi_cli>
-          cpd ${SPT_MPI_WORK}/3-syn3.tns -r 3 --iters 4 --tol 0 --coarse)
+          cpd ${SPT_MPI_WORK}/3-syn3.tns -r 3 --iters 4 --tol 0 --coarse --backend cpu)
 set_tests_properties(mpi_cli_cpd_coarse PROPERTIES TIMEOUT 120 ENVIRONMENT "${SPT_MPI_TEST_ENV}" LABELS mpi
   DEPENDS mpi_synthetic_np3
   PASS_REGULAR_EXPRESSION "coarse-grained.*final fit 0\\.[0-9]+ after 4 iterations")

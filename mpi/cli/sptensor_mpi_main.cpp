@@ -2,11 +2,11 @@
 //
 //   mpirun -np P sptensor-mpi cpd FILE -r R [--iters N] [--tol T] [--grid 2x2x1]
 //          [--coarse] [--seed S] [--format coo|csf|hicoo|auto] [--dtype float32|float64]
-//          [--threads N] [--quiet]
+//          [--threads N] [--backend auto|cpu|cuda] [--quiet]
 //
 // Rank 0 prints; every rank exits with the same status: 0 success, 1 runtime
 // error (unreadable file, library error), 2 usage error. Errors are one line
-// on stderr (from rank 0).
+// on stderr (from rank 0; a --backend a rank cannot take, from that rank).
 #include <mpi.h>
 
 #include <cerrno>
@@ -46,6 +46,9 @@ void print_usage(std::FILE* out) {
                "                        hls are refused: CP-ALS does not run on them)\n"
                "  --dtype D             float64 (default) or float32\n"
                "  --threads N           OpenMP threads per rank (default: OpenMP's)\n"
+               "  --backend B           auto (default), cpu, or cuda: each rank's local MTTKRPs on a\n"
+               "                        GPU, the ranks of a host spread over its GPUs (an error\n"
+               "                        where a rank has no GPU)\n"
                "  --quiet               only the summary lines, no per-iteration lines\n"
                "  -h, --help            this text\n\n"
                "Prints per iteration: fit, change, time, bytes sent by all ranks; then the final fit,\n"
@@ -99,6 +102,7 @@ struct Args {
   spt_tensor_format format = SPT_TENSOR_FORMAT_AUTO;
   spt_dtype dtype = SPT_FLOAT64;
   int threads = 0;
+  spt_backend backend = SPT_BACKEND_AUTO;
   bool quiet = false;
   bool help = false;
 };
@@ -127,6 +131,13 @@ Args parse_args(int argc, char** argv) {
     else if (opt == "--seed") a.seed = static_cast<uint64_t>(parse_integer(opt, value(), 0, INT64_MAX));
     else if (opt == "--threads") a.threads = static_cast<int>(parse_integer(opt, value(), 1, 4096));
     else if (opt == "--quiet") a.quiet = true;
+    else if (opt == "--backend") {
+      const std::string b = value();
+      if (b == "auto") a.backend = SPT_BACKEND_AUTO;
+      else if (b == "cpu") a.backend = SPT_BACKEND_CPU;
+      else if (b == "cuda") a.backend = SPT_BACKEND_CUDA;
+      else throw UsageError{"--backend must be auto, cpu or cuda, got '" + b + "'"};
+    }
     else if (opt == "--format") {
       const std::string f = value();
       if (f == "coo") a.format = SPT_TENSOR_FORMAT_COO;
@@ -182,6 +193,15 @@ int run(const Args& a) {
     spt_context_free(ctx);
     return 1;
   };
+  // Every rank must take the backend, or none goes on (no rank left waiting).
+  const int backend_ok = spt_context_set_backend(ctx, a.backend) == SPT_OK ? 1 : 0;
+  int all_ok = 0;
+  MPI_Allreduce(&backend_ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  if (!all_ok) {
+    if (!backend_ok) std::fprintf(stderr, "sptensor-mpi: rank %d: --backend: %s\n", g_rank, spt_last_error(ctx));
+    spt_context_free(ctx);
+    return 1;
+  }
 
   spt_read_options ro;
   spt_read_options_init(&ro);

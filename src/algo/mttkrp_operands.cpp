@@ -129,6 +129,16 @@ std::unique_ptr<MttkrpOperand<T>> make_mttkrp_operand(spt_context_s& ctx, const 
   return operand_of_format<T>(ctx, x, opts, opts.format, opts.csf_policy, nullptr, CsfTree());
 }
 
+template <typename T>
+std::unique_ptr<MttkrpOperand<T>> make_distributed_mttkrp_operand(spt_context_s& ctx, const spt_coo_s& x,
+                                                                  const spt_cpd_options& opts) {
+  if (dispatch::local_mttkrp_on_device(ctx, opts)) {
+    log(ctx, 1, cat("local MTTKRPs on device ", ctx.device, " (", x.nnz, " nonzeros)"));
+    return std::make_unique<CooOperand<T>>(x);
+  }
+  return make_mttkrp_operand<T>(ctx, x, opts);
+}
+
 template class CooOperand<float>;
 template class CooOperand<double>;
 template class CsfOperand<float>;
@@ -139,6 +149,12 @@ template std::unique_ptr<MttkrpOperand<float>> make_mttkrp_operand<float>(spt_co
                                                                           const spt_cpd_options&);
 template std::unique_ptr<MttkrpOperand<double>> make_mttkrp_operand<double>(spt_context_s&, const spt_coo_s&,
                                                                             const spt_cpd_options&);
+template std::unique_ptr<MttkrpOperand<float>> make_distributed_mttkrp_operand<float>(spt_context_s&,
+                                                                                      const spt_coo_s&,
+                                                                                      const spt_cpd_options&);
+template std::unique_ptr<MttkrpOperand<double>> make_distributed_mttkrp_operand<double>(spt_context_s&,
+                                                                                        const spt_coo_s&,
+                                                                                        const spt_cpd_options&);
 template std::unique_ptr<MttkrpOperand<float>> make_mttkrp_operand_advised<float>(spt_context_s&, const spt_coo_s&,
                                                                                   const spt_cpd_options&,
                                                                                   FormatAdvice&&);

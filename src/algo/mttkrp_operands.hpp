@@ -66,6 +66,15 @@ template <typename T>
 SPT_INTERNAL_API std::unique_ptr<MttkrpOperand<T>> make_mttkrp_operand(spt_context_s& ctx, const spt_coo_s& x,
                                                        const spt_cpd_options& opts);
 
+// The operand of one rank's block in a distributed CP-ALS: the device COO
+// MTTKRP (the block's device copy made on first use) when
+// dispatch::local_mttkrp_on_device says the block runs on the context's
+// GPU, else make_mttkrp_operand's. x must outlive the operand.
+template <typename T>
+SPT_INTERNAL_API std::unique_ptr<MttkrpOperand<T>> make_distributed_mttkrp_operand(spt_context_s& ctx,
+                                                                                   const spt_coo_s& x,
+                                                                                   const spt_cpd_options& opts);
+
 struct FormatAdvice;  // algo/format_advice.hpp
 
 // The same with AUTO's advice already taken (advise_format(ctx, x,

@@ -1,5 +1,6 @@
 #include "dispatch/device.hpp"
 
+#include <algorithm>
 #include <exception>
 #include <memory>
 #include <mutex>
@@ -490,6 +491,26 @@ SmallCpAlsOnHost::SmallCpAlsOnHost(spt_context_s& ctx, const spt_coo_s& x, const
 }
 
 SmallCpAlsOnHost::~SmallCpAlsOnHost() { ctx_.backend = saved_; }
+
+DeviceOfRank::DeviceOfRank(spt_context_s& ctx, int local_rank) : ctx_(ctx), saved_(ctx.device) {
+  if (effective_backend(ctx) != SPT_BACKEND_CUDA) return;
+  if (!ctx.devices.empty()) {
+    device_ = ctx.device;
+    return;
+  }
+  const int visible = static_cast<int>(cuda_plugin().devices.size());
+  if (visible <= 0) return;
+  device_ = std::max(local_rank, 0) % visible;
+  ctx.device = device_;
+  log(ctx, 2, cat("distributed run: this rank (", local_rank, " on its host) uses device ", device_, " of ", visible));
+}
+
+DeviceOfRank::~DeviceOfRank() { ctx_.device = saved_; }
+
+bool local_mttkrp_on_device(const spt_context_s& ctx, const spt_cpd_options& opts) {
+  if (ctx.backend != SPT_BACKEND_CUDA) return false;
+  return opts.format == SPT_TENSOR_FORMAT_AUTO || opts.format == SPT_TENSOR_FORMAT_COO;
+}
 
 namespace {
 

@@ -24,6 +24,7 @@
 #include "core/ktensor.hpp"
 #include "core/matrix.hpp"
 #include "kernels/kernels.hpp"
+#include "util/internal_api.hpp"
 
 namespace spt::dispatch {
 
@@ -51,6 +52,36 @@ class SmallCpAlsOnHost {
   spt_context_s& ctx_;
   spt_backend saved_;
 };
+
+// For the duration of one rank's part of a distributed run: when the
+// context's backend resolves to CUDA and no device was chosen
+// (spt_context_set_device, spt_context_set_devices or SPT_DEVICES leave
+// ctx.devices non-empty), the context uses device `local_rank` mod the
+// visible devices, so the ranks of one host spread over its GPUs one rank
+// per GPU; it gets its device back afterwards. Otherwise it changes
+// nothing. device() is the device the rank's kernels use (-1 when they run
+// on the host).
+class SPT_INTERNAL_API DeviceOfRank {
+ public:
+  DeviceOfRank(spt_context_s& ctx, int local_rank);
+  ~DeviceOfRank();
+  DeviceOfRank(const DeviceOfRank&) = delete;
+  DeviceOfRank& operator=(const DeviceOfRank&) = delete;
+  int device() const { return device_; }
+
+ private:
+  spt_context_s& ctx_;
+  int saved_;
+  int device_ = -1;
+};
+
+// Whether a distributed run's local MTTKRPs run on the context's device:
+// only with backend CUDA forced (each call copies the factor rows to the
+// device and the output back, which on a host with many cores costs more
+// than the CPU kernels gain; AUTO keeps them on the CPU) and format AUTO or
+// COO (the device COO MTTKRP, which may run a mode on an F-COO or HB-CSF
+// copy of the block).
+bool local_mttkrp_on_device(const spt_context_s& ctx, const spt_cpd_options& opts);
 
 // What each device kernel adds to the contract of the kernels.hpp kernel of
 // the same name. Device failures, unless said otherwise: a fall back to the

@@ -11,6 +11,8 @@
 //                           9-line file read by more ranks than it has lines
 //   test_mpi malformed DIR  a bad line in the last rank's byte range, a missing file: every rank
 //                           returns the same status and the same message naming the global line
+//   test_mpi gpu FILE       CUDA forced on every rank (exit 77, skipped, without a GPU): the
+//                           distributed fit equals the serial CPU run's as above; float32 within 1e-5
 //
 // Uses only the public C API. Every rank checks; the exit status is 0 only
 // when no rank saw a failure (agreed with MPI_Allreduce). Rank 0 prints.
@@ -371,6 +373,65 @@ void test_cpd_file(const char* path) {
   if (x && whole) cpd_suite(x, whole, path, 4, 12);
   spt_coo_free(whole);
   spt_mpi_tensor_free(x);
+}
+
+// GPU ranks: CUDA forced on every rank (false, nothing run, when a rank has
+// no usable GPU). float64: medium-grained (local COO and AUTO, which both
+// run on the GPU) and coarse-grained equal the serial CPU run (fit 1e-10,
+// lambda 1e-8, as the CPU ranks); float32: the fit within 1e-5 of the CPU
+// ranks' run.
+bool test_gpu(const char* path) {
+  const int have = spt_context_set_backend(g_ctx, SPT_BACKEND_CUDA) == SPT_OK ? 1 : 0;
+  int all = 0;
+  MPI_Allreduce(&have, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  if (!all) {
+    note("gpu: skipped (%s)\n", have ? "another rank has no usable GPU" : spt_last_error(g_ctx));
+    spt_context_set_backend(g_ctx, SPT_BACKEND_AUTO);
+    return false;
+  }
+  note("gpu ranks on %s\n", path);
+  spt_mpi_tensor* x = nullptr;
+  spt_coo* whole = nullptr;
+  CHECK_OK(spt_mpi_read(MPI_COMM_WORLD, g_ctx, path, nullptr, &x));
+  CHECK_OK(spt_read(g_ctx, path, nullptr, &whole));
+  if (x && whole) {
+    CHECK_OK(spt_context_set_backend(g_ctx, SPT_BACKEND_CPU));
+    const Serial ref = serial_cpd(whole, 4, 12, 7, nullptr);
+    CHECK_OK(spt_context_set_backend(g_ctx, SPT_BACKEND_CUDA));
+    compare_cpd(x, whole, "gpu medium, local coo", 4, 12, 7, SPT_MPI_MEDIUM_GRAINED, {}, nullptr, ref);
+    compare_cpd(x, whole, "gpu medium, local auto", 4, 12, 7, SPT_MPI_MEDIUM_GRAINED, {}, nullptr, ref,
+                SPT_TENSOR_FORMAT_AUTO);
+    compare_cpd(x, whole, "gpu coarse", 4, 12, 7, SPT_MPI_COARSE_GRAINED, {}, nullptr, ref);
+  }
+  spt_coo_free(whole);
+  spt_mpi_tensor_free(x);
+
+  spt_read_options ro;
+  spt_read_options_init(&ro);
+  ro.dtype = SPT_FLOAT32;
+  spt_mpi_tensor* x32 = nullptr;
+  CHECK_OK(spt_mpi_read(MPI_COMM_WORLD, g_ctx, path, &ro, &x32));
+  double fits[2] = {0.0, 0.0};
+  for (int gpu = 0; gpu < 2 && x32; ++gpu) {
+    CHECK_OK(spt_context_set_backend(g_ctx, gpu ? SPT_BACKEND_CUDA : SPT_BACKEND_CPU));
+    spt_mpi_cpd_options o;
+    spt_mpi_cpd_options_init(&o);
+    o.rank = 4;
+    o.max_iters = 12;
+    o.tol = 0.0;
+    o.seed = 7;
+    o.format = SPT_TENSOR_FORMAT_COO;
+    spt_mpi_ktensor* k = nullptr;
+    CHECK_OK(spt_mpi_cpd_als(MPI_COMM_WORLD, g_ctx, x32, &o, &k));
+    spt_ktensor* local = nullptr;
+    if (k && spt_mpi_ktensor_local(k, &local) == SPT_OK) spt_ktensor_result(local, &fits[gpu], nullptr, nullptr);
+    spt_mpi_ktensor_free(k);
+  }
+  CHECK(std::abs(fits[1] - fits[0]) < 1e-5, "gpu float32: fit %.9g on GPU ranks vs %.9g on CPU ranks", fits[1],
+        fits[0]);
+  spt_mpi_tensor_free(x32);
+  spt_context_set_backend(g_ctx, SPT_BACKEND_AUTO);
+  return true;
 }
 
 // Synthetic tensor with skewed slices (a few heavy ones), written by rank 0.
@@ -795,8 +856,15 @@ int main(int argc, char** argv) {
   else if (what == "synthetic" && argc > 2) test_synthetic(argv[2]);
   else if (what == "empty") test_empty(argc > 2 ? argv[2] : "");
   else if (what == "malformed" && argc > 2) test_malformed(argv[2]);
-  else {
-    if (g_rank == 0) std::fprintf(stderr, "usage: test_mpi cpd FILE | synthetic DIR | empty [DIR] | malformed DIR\n");
+  else if (what == "gpu" && argc > 2) {
+    if (!test_gpu(argv[2])) {
+      spt_context_free(g_ctx);
+      MPI_Finalize();
+      return 77;  // skipped (ctest SKIP_RETURN_CODE)
+    }
+  } else {
+    if (g_rank == 0)
+      std::fprintf(stderr, "usage: test_mpi cpd FILE | synthetic DIR | empty [DIR] | malformed DIR | gpu FILE\n");
     MPI_Finalize();
     return 2;
   }
