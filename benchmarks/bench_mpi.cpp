@@ -221,7 +221,14 @@ int main(int argc, char** argv) {
     env.open(o.threads);
     const spt_backend backend = o.backend == "cuda" ? SPT_BACKEND_CUDA : o.backend == "cpu" ? SPT_BACKEND_CPU
                                                                                         : SPT_BACKEND_AUTO;
-    check(spt_context_set_backend(env.ctx, backend), env.ctx, "--backend " + o.backend);
+    // Every rank must take the backend, or none goes on (no rank left waiting).
+    const int took = spt_context_set_backend(env.ctx, backend) == SPT_OK ? 1 : 0;
+    int all_took = 0;
+    MPI_Allreduce(&took, &all_took, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (!took)
+      std::fprintf(stderr, "bench_mpi: rank %d: --backend %s: %s\n", g_rank, o.backend.c_str(),
+                   spt_last_error(env.ctx));
+    if (!all_took) throw Failure("--backend " + o.backend + " failed on some rank");
     spt_mpi_tensor* x = nullptr;
     std::string name;
     const double t0 = MPI_Wtime();

@@ -43,9 +43,9 @@ __device__ __forceinline__ T* output_copy(const OutputCopies<T>& c) {
 // one copy may take; kAdditionsPerCopy where an addition is a nonzero's
 // product or a short partial sum, fewer where each addition is a long
 // running sum (the error of n additions grows with sqrt(n) times the
-// magnitude of what is added). Copies cost an allocation, a memset and a
-// summing launch, which a small kernel feels: use them only where the
-// error calls for them.
+// magnitude of what is added). Copies cost a summing launch (and, above
+// kCachedCopyBytes, an allocation and a memset), which a small kernel
+// feels: use them only where the error calls for them.
 constexpr uint64_t kAdditionsPerCopy = 1024;
 constexpr uint32_t kMaxOutputCopies = 32;
 uint32_t output_copy_count(uint64_t additions, uint64_t rows, size_t value_size, uint64_t blocks,
@@ -79,7 +79,15 @@ template <typename T, typename Launch>
 cudaError_t run_with_output_copies(T* out, uint64_t rows, uint32_t rank, uint32_t copies, cudaStream_t stream,
                                    OutputCopies<T>* c, Launch&& launch) {
   if (cudaError_t err = begin_output_copies<T>(out, rows, rank, copies, stream, c); err != cudaSuccess) return err;
-  return finish_output_copies<T>(out, rows, rank, *c, launch(), stream);
+  cudaError_t status = cudaSuccess;
+  try {
+    status = launch();
+  } catch (...) {
+    // The device's cache is held since begin: release it before leaving.
+    finish_output_copies<T>(out, rows, rank, *c, cudaErrorLaunchFailure, stream);
+    throw;
+  }
+  return finish_output_copies<T>(out, rows, rank, *c, status, stream);
 }
 
 // Scratch up to this size is kept per device for the life of the process

@@ -277,16 +277,17 @@ typedef struct spt_mpi_ktensor_s spt_mpi_ktensor;
  *  every factor row gets one owner among the ranks that use it, and the
  *  send/receive lists are built once. Ranks with no nonzeros take part
  *  normally.
- *  GPUs: with ctx's backend CUDA forced (spt_context_set_backend) and
- *  format AUTO or COO, each rank's local MTTKRPs run on one GPU (the
- *  device COO MTTKRP, its block's device copy made once; the factor rows
- *  copied to the GPU and the output back on every call); the exchanges,
- *  solves and fit stay on the host. The GPU is the one
- *  spt_context_set_device(s) chose, else the rank's number among the ranks
- *  of its host modulo the visible GPUs (one rank per GPU when there are as
- *  many ranks as GPUs). Under AUTO the local MTTKRPs stay on the CPU (the
- *  copies cost more than the GPU gains over a many-core host). The result
- *  equals the CPU run's up to rounding.
+ *  GPUs: with ctx's backend CUDA forced (spt_context_set_backend), each
+ *  rank's local MTTKRPs run on one GPU: format AUTO or COO on the device
+ *  COO MTTKRP (its block's device copy made once), HiCOO and F-COO on
+ *  their device kernels, CSF on the CPU; the factor rows are copied to the
+ *  GPU and the output back on every call, and the exchanges, solves and
+ *  fit stay on the host. The GPU is the one spt_context_set_device(s)
+ *  chose, else the rank's number among the ranks of its host modulo the
+ *  visible GPUs (one rank per GPU when there are as many ranks as GPUs).
+ *  Under AUTO the whole run stays on the CPU (the copies cost more than
+ *  the GPU gains over a many-core host). The result equals the CPU run's
+ *  up to rounding. ctx's backend and device are restored on return.
  *  *out receives, on every rank, a new spt_mpi_ktensor holding this rank's
  *  owned rows (kept distributed); spt_mpi_ktensor_gather collects the full
  *  factors on one rank when the caller wants them there.

@@ -492,20 +492,30 @@ SmallCpAlsOnHost::SmallCpAlsOnHost(spt_context_s& ctx, const spt_coo_s& x, const
 
 SmallCpAlsOnHost::~SmallCpAlsOnHost() { ctx_.backend = saved_; }
 
-DeviceOfRank::DeviceOfRank(spt_context_s& ctx, int local_rank) : ctx_(ctx), saved_(ctx.device) {
-  if (effective_backend(ctx) != SPT_BACKEND_CUDA) return;
+DeviceOfRank::DeviceOfRank(spt_context_s& ctx, int local_rank)
+    : ctx_(ctx), saved_backend_(ctx.backend), saved_device_(ctx.device) {
+  if (ctx.backend == SPT_BACKEND_AUTO) {
+    log(ctx, 2, "distributed run: backend AUTO runs the ranks on the CPU (backend CUDA puts each rank on a GPU)");
+    ctx.backend = SPT_BACKEND_CPU;
+    return;
+  }
+  if (ctx.backend != SPT_BACKEND_CUDA) return;
   if (!ctx.devices.empty()) {
     device_ = ctx.device;
     return;
   }
   const int visible = static_cast<int>(cuda_plugin().devices.size());
   if (visible <= 0) return;
-  device_ = std::max(local_rank, 0) % visible;
-  ctx.device = device_;
-  log(ctx, 2, cat("distributed run: this rank (", local_rank, " on its host) uses device ", device_, " of ", visible));
+  const int device = std::max(local_rank, 0) % visible;
+  log(ctx, 2, cat("distributed run: this rank (", local_rank, " on its host) uses device ", device, " of ", visible));
+  device_ = device;
+  ctx.device = device;
 }
 
-DeviceOfRank::~DeviceOfRank() { ctx_.device = saved_; }
+DeviceOfRank::~DeviceOfRank() {
+  ctx_.backend = saved_backend_;
+  ctx_.device = saved_device_;
+}
 
 bool local_mttkrp_on_device(const spt_context_s& ctx, const spt_cpd_options& opts) {
   if (ctx.backend != SPT_BACKEND_CUDA) return false;

@@ -53,14 +53,14 @@ class SmallCpAlsOnHost {
   spt_backend saved_;
 };
 
-// For the duration of one rank's part of a distributed run: when the
-// context's backend resolves to CUDA and no device was chosen
-// (spt_context_set_device, spt_context_set_devices or SPT_DEVICES leave
-// ctx.devices non-empty), the context uses device `local_rank` mod the
-// visible devices, so the ranks of one host spread over its GPUs one rank
-// per GPU; it gets its device back afterwards. Otherwise it changes
-// nothing. device() is the device the rank's kernels use (-1 when they run
-// on the host).
+// For the duration of one rank's part of a distributed run. Backend CUDA
+// forced: when no device was chosen (spt_context_set_device or
+// spt_context_set_devices leave ctx.devices non-empty), the context uses
+// device `local_rank` mod the visible devices, so the ranks of one host
+// spread over its GPUs one rank per GPU. Backend AUTO: the rank runs on the
+// CPU (every kernel), since a rank's device kernels copy its factor rows on
+// every call. The context gets its backend and device back afterwards.
+// device() is the device the rank's kernels use (-1 on the host).
 class SPT_INTERNAL_API DeviceOfRank {
  public:
   DeviceOfRank(spt_context_s& ctx, int local_rank);
@@ -71,16 +71,16 @@ class SPT_INTERNAL_API DeviceOfRank {
 
  private:
   spt_context_s& ctx_;
-  int saved_;
+  spt_backend saved_backend_;
+  int saved_device_;
   int device_ = -1;
 };
 
-// Whether a distributed run's local MTTKRPs run on the context's device:
-// only with backend CUDA forced (each call copies the factor rows to the
-// device and the output back, which on a host with many cores costs more
-// than the CPU kernels gain; AUTO keeps them on the CPU) and format AUTO or
-// COO (the device COO MTTKRP, which may run a mode on an F-COO or HB-CSF
-// copy of the block).
+// Whether a distributed run's local MTTKRPs on a block of format AUTO or
+// COO run on the context's device: only with backend CUDA forced (the
+// device COO MTTKRP, which may run a mode on an F-COO or HB-CSF copy of the
+// block). HiCOO and F-COO blocks reach their device kernels through the
+// dispatcher under CUDA; CSF runs on the CPU.
 bool local_mttkrp_on_device(const spt_context_s& ctx, const spt_cpd_options& opts);
 
 // What each device kernel adds to the contract of the kernels.hpp kernel of

@@ -873,7 +873,6 @@ TYPED_TEST(DenseKernels, CpuMatchesReference) {
           const double slack = 1e-13 * magnitude;
           EXPECT_NEAR(w_ref(r, s), exact, slack) << rows << " x " << rank << " (" << r << ", " << s << ")";
           EXPECT_NEAR(w_cpu(r, s), exact, slack) << rows << " x " << rank << " (" << r << ", " << s << ")";
-          EXPECT_EQ(w_cpu(r, s), w_cpu(s, r));
           EXPECT_NEAR(double(g_cpu(r, s)), exact, std::numeric_limits<T>::epsilon() * std::abs(exact) + slack)
               << rows << " x " << rank << " (" << r << ", " << s << ")";
         }
