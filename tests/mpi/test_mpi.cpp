@@ -180,18 +180,24 @@ Serial serial_cpd(const spt_coo* whole, spt_index rank, int iters, uint64_t seed
   return s;
 }
 
+// Options for exactly `iters` sweeps (tol 0) of rank `rank` from `seed`.
+spt_mpi_cpd_options fixed_sweeps(spt_index rank, int iters, uint64_t seed) {
+  spt_mpi_cpd_options o;
+  spt_mpi_cpd_options_init(&o);
+  o.rank = rank;
+  o.max_iters = iters;
+  o.tol = 0.0;
+  o.seed = seed;
+  return o;
+}
+
 // Distributed CP-ALS vs serial on the same tensor and initial factors.
 void compare_cpd(const spt_mpi_tensor* x, const spt_coo* whole, const std::string& label, spt_index rank, int iters,
                  uint64_t seed, spt_mpi_decomposition decomposition, const std::vector<int>& grid,
                  const spt_matrix* const* init, const Serial& reference,
                  spt_tensor_format format = SPT_TENSOR_FORMAT_COO) {
-  spt_mpi_cpd_options o;
-  spt_mpi_cpd_options_init(&o);
+  spt_mpi_cpd_options o = fixed_sweeps(rank, iters, seed);
   o.format = format;
-  o.rank = rank;
-  o.max_iters = iters;
-  o.tol = 0.0;
-  o.seed = seed;
   o.decomposition = decomposition;
   o.grid = grid.empty() ? nullptr : grid.data();
   if (init) {
@@ -414,12 +420,7 @@ bool test_gpu(const char* path) {
   double fits[2] = {0.0, 0.0};
   for (int gpu = 0; gpu < 2 && x32; ++gpu) {
     CHECK_OK(spt_context_set_backend(g_ctx, gpu ? SPT_BACKEND_CUDA : SPT_BACKEND_CPU));
-    spt_mpi_cpd_options o;
-    spt_mpi_cpd_options_init(&o);
-    o.rank = 4;
-    o.max_iters = 12;
-    o.tol = 0.0;
-    o.seed = 7;
+    spt_mpi_cpd_options o = fixed_sweeps(4, 12, 7);
     o.format = SPT_TENSOR_FORMAT_COO;
     spt_mpi_ktensor* k = nullptr;
     CHECK_OK(spt_mpi_cpd_als(MPI_COMM_WORLD, g_ctx, x32, &o, &k));
@@ -484,12 +485,7 @@ void test_float32(const std::string& path) {
   spt_ktensor_result(k, &serial_fit, nullptr, nullptr);
   spt_ktensor_free(k);
   for (int coarse = 0; coarse < 2; ++coarse) {
-    spt_mpi_cpd_options mo;
-    spt_mpi_cpd_options_init(&mo);
-    mo.rank = 3;
-    mo.max_iters = 6;
-    mo.tol = 0.0;
-    mo.seed = 11;
+    spt_mpi_cpd_options mo = fixed_sweeps(3, 6, 11);
     mo.decomposition = coarse ? SPT_MPI_COARSE_GRAINED : SPT_MPI_MEDIUM_GRAINED;
     spt_mpi_ktensor* mk = nullptr;
     CHECK_OK(spt_mpi_cpd_als(MPI_COMM_WORLD, g_ctx, x, &mo, &mk));
@@ -779,12 +775,7 @@ void test_failure_mid_sweep() {
   if (!x) return;
   for (int victim : {0, g_size - 1}) {
     ArmOnRank arm{victim};
-    spt_mpi_cpd_options o;
-    spt_mpi_cpd_options_init(&o);
-    o.rank = 2;
-    o.max_iters = 4;
-    o.tol = 0.0;
-    o.seed = 5;
+    spt_mpi_cpd_options o = fixed_sweeps(2, 4, 5);
     o.callback = arm_after_first_sweep;
     o.callback_data = &arm;
     spt_mpi_ktensor* k = nullptr;
