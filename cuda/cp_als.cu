@@ -72,7 +72,7 @@ __device__ __forceinline__ double combine(Reduce kind, double a, double b) {
 // of a (rows x rank, ld = rank), into partials[y * rank + c]. blockDim =
 // (W, kThreads / W): W consecutive columns per warp row (coalesced). A
 // non-null `reset` is set to INT_MAX (no component flagged) by the first
-// thread, ahead of norms_to_lambda's atomicMin on it.
+// thread, ahead of lambda_from_totals's atomicMin on it.
 template <typename T>
 __global__ void __launch_bounds__(kThreads) column_partials(const T* a, const T* b, uint64_t rows, uint32_t rank,
                                                            uint64_t rows_per_block, Reduce kind, double* partials,
@@ -104,19 +104,29 @@ __global__ void __launch_bounds__(kThreads) column_partials(const T* a, const T*
   }
 }
 
-// lambda[r] from the column norms (partials of `blocks` row blocks), as the
-// CPU loop: 2-norm in the first sweep, max(max |column|, 1) later; the first
-// component with a non-finite norm goes to *bad (atomicMin).
-template <typename T>
-__global__ void norms_to_lambda(const double* partials, uint32_t blocks, uint32_t rank, bool first_sweep, T* lambda,
-                                int* bad) {
+// totals[r]: column r's sum of squares (first sweep) or max |entry| (later)
+// over the partials of `blocks` row blocks, added in block order. A NaN max
+// becomes +inf: a group takes the max over devices next (a max that may
+// drop NaN), and lambda_from_totals flags inf as it flags NaN.
+__global__ void column_totals_kernel(const double* partials, uint32_t blocks, uint32_t rank, bool first_sweep,
+                                     double* totals) {
   for (uint32_t r = blockIdx.x * blockDim.x + threadIdx.x; r < rank; r += gridDim.x * blockDim.x) {
     double acc = 0.0;
     for (uint32_t b = 0; b < blocks; ++b) {
       const double p = partials[uint64_t(b) * rank + r];
       acc = first_sweep ? acc + p : nan_max(acc, p);
     }
-    const double norm = first_sweep ? sqrt(acc) : acc;
+    totals[r] = (!first_sweep && isnan(acc)) ? HUGE_VAL : acc;
+  }
+}
+
+// lambda[r] from the column totals, as the CPU loop: 2-norm in the first
+// sweep, max(max |column|, 1) later; the first component with a non-finite
+// norm goes to *bad (atomicMin).
+template <typename T>
+__global__ void lambda_from_totals(const double* totals, uint32_t rank, bool first_sweep, T* lambda, int* bad) {
+  for (uint32_t r = blockIdx.x * blockDim.x + threadIdx.x; r < rank; r += gridDim.x * blockDim.x) {
+    const double norm = first_sweep ? sqrt(totals[r]) : totals[r];
     if (!isfinite(norm)) atomicMin(bad, int(r));
     const T n = static_cast<T>(norm);
     lambda[r] = first_sweep ? n : (n > T(1) ? n : T(1));
@@ -135,7 +145,7 @@ __global__ void divide_columns(T* a, uint64_t rows, uint32_t rank, const T* lamb
 
 // Gram matrices G = U^T U (U rows x rank, row-major) in two passes: row
 // blocks (blockIdx.x) write partial sums in double for every (r, s) with r
-// <= s, then gram_finalize adds them in block order (deterministic). Not
+// <= s, then gram_block_sums adds them in block order (deterministic). Not
 // cuBLAS syrk: its float32 syrk of a tall factor was slow and, accumulating
 // in float32 along every row, moved the CP-ALS fit measurably from the
 // CPU's (docs/design-measurements.md, "GPU Gram matrices"); in double here
@@ -194,20 +204,27 @@ __global__ void __launch_bounds__(kThreads) gram_partials(const T* a, uint64_t r
     if (on[k]) partials[uint64_t(blockIdx.x) * rr + uint64_t(r[k]) * rank + c[k]] = acc[k];
 }
 
-// g: the Gram in T (normal equations); gd: the same in double (the fit's
-// ||M||^2, whose terms cancel near fit 1).
-template <typename T>
-__global__ void gram_finalize(const double* partials, uint32_t blocks, uint32_t rank, T* g, double* gd) {
+// sums = the row blocks' partials added in block order (both triangles).
+__global__ void gram_block_sums(const double* partials, uint32_t blocks, uint32_t rank, double* sums) {
   const uint64_t rr = uint64_t(rank) * rank;
   for (uint64_t p = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x; p < rr; p += uint64_t(gridDim.x) * blockDim.x) {
     const uint64_t r = p / rank, c = p % rank;
     if (r > c) continue;
     double sum = 0.0;
     for (uint32_t b = 0; b < blocks; ++b) sum += partials[uint64_t(b) * rr + p];
-    g[r * rank + c] = static_cast<T>(sum);
-    g[c * rank + r] = static_cast<T>(sum);
-    gd[r * rank + c] = sum;
-    gd[c * rank + r] = sum;
+    sums[p] = sum;
+    sums[c * rank + r] = sum;
+  }
+}
+
+// g: the Gram in T (normal equations); gd: the same in double (the fit's
+// ||M||^2, whose terms cancel near fit 1).
+template <typename T>
+__global__ void gram_from_sums_kernel(const double* sums, uint32_t rank, T* g, double* gd) {
+  const uint64_t rr = uint64_t(rank) * rank;
+  for (uint64_t p = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x; p < rr; p += uint64_t(gridDim.x) * blockDim.x) {
+    g[p] = static_cast<T>(sums[p]);
+    gd[p] = sums[p];
   }
 }
 
@@ -406,7 +423,7 @@ size_t align_up(size_t n) { return (n + 255) / 256 * 256; }
 struct Layout {
   std::vector<size_t> factor;  // offset of U_m
   size_t mttkrp = 0, grams = 0, grams_wide = 0, h = 0, chol = 0, inv = 0, w = 0, lambda = 0, partials = 0,
-         gram_partials = 0, dots = 0, scalars = 0,
+         gram_partials = 0, column_totals = 0, gram_sums = 0, dots = 0, scalars = 0,
          work = 0, total = 0;
 };
 
@@ -414,14 +431,16 @@ Layout layout_for(uint32_t order, const uint32_t* dims, uint32_t rank, size_t va
   Layout l;
   size_t at = 0;
   const size_t rr = size_t(rank) * rank;
+  // Slack rows for a group's in-place exchanges (cp_als_max_group).
+  const size_t slack = cp_als_max_group - 1;
   uint32_t max_dim = 0;
   for (uint32_t m = 0; m < order; ++m) {
     l.factor.push_back(at);
-    at += align_up(size_t(dims[m]) * rank * value);
+    at += align_up((size_t(dims[m]) + slack) * rank * value);
     max_dim = std::max(max_dim, dims[m]);
   }
   l.mttkrp = at;
-  at += align_up(size_t(max_dim) * rank * value);
+  at += align_up((size_t(max_dim) + slack) * rank * value);
   l.grams = at;
   at += align_up(order * rr * value);
   l.grams_wide = at;
@@ -440,6 +459,10 @@ Layout layout_for(uint32_t order, const uint32_t* dims, uint32_t rank, size_t va
   at += align_up(size_t(kMaxReduceBlocks) * rank * sizeof(double));
   l.gram_partials = at;  // the side stream's (Grams run beside the main chain)
   at += align_up(size_t(gram_blocks_max(rank)) * rank * rank * sizeof(double));
+  l.column_totals = at;
+  at += align_up(size_t(rank) * sizeof(double));
+  l.gram_sums = at;
+  at += align_up(rr * sizeof(double));
   l.dots = at;
   at += align_up(size_t(rank) * sizeof(double));
   l.scalars = at;
@@ -507,7 +530,9 @@ class DeviceCpAlsSession final : public CpAlsSession {
         dims_(dims, dims + order),
         rank_(rank),
         order_(order),
-        sms_(multiprocessors) {
+        sms_(multiprocessors),
+        rows_first_(order, 0),
+        rows_count_(dims, dims + order) {
     setup();
   }
 
@@ -520,7 +545,18 @@ class DeviceCpAlsSession final : public CpAlsSession {
     }
     check(cudaEventRecord(r_.factor_ready, r_.main), "cudaEventRecord");
     check(cudaStreamWaitEvent(r_.side, r_.factor_ready, 0), "cudaStreamWaitEvent");
-    for (uint32_t m = 0; m < order_; ++m) update_gram(m);
+    // Every session computes the whole first Grams itself.
+    for (uint32_t m = 0; m < order_; ++m) {
+      launch_gram_sums(m, 0, dims_[m]);
+      gram_from_sums(m);
+    }
+  }
+
+  void set_rows(uint32_t mode, uint64_t first, uint64_t count) override {
+    if (mode >= order_ || first > dims_[mode] || count > dims_[mode] - first)
+      throw Failure{status::invalid_argument, "set_rows: rows outside the mode"};
+    rows_first_[mode] = first;
+    rows_count_[mode] = count;
   }
 
   void get_factors(spt_plugin_matrix* factors, void* lambda) override {
@@ -541,7 +577,7 @@ class DeviceCpAlsSession final : public CpAlsSession {
     check(mttkrp_(mode, factor_pointers_.data(), rank_, out, r_.main), "launching the MTTKRP kernel");
   }
 
-  spt_plugin_cp_normal_info normal_matrix(uint32_t mode) override {
+  void enqueue_normal_matrix(uint32_t mode) override {
     const int n_rank = static_cast<int>(rank_);
     T* chol = at(layout_.chol);
     T* inv = at(layout_.inv);
@@ -555,7 +591,11 @@ class DeviceCpAlsSession final : public CpAlsSession {
     check(potrs(r_.solver, n_rank, n_rank, chol, inv, &scalars()->solve_info), "potrs (condition)");
     one_norm<T><<<1, kThreads, 0, r_.main>>>(inv, rank_, &scalars()->ainvnorm);
     check_launch("the inverse's norm");
-    read_scalars();
+    enqueue_scalars();
+  }
+
+  spt_plugin_cp_normal_info read_normal_matrix() override {
+    wait_scalars();
     const Scalars& s = *r_.host;
     spt_plugin_cp_normal_info info{};
     info.non_finite = s.hadamard_bad;
@@ -569,13 +609,14 @@ class DeviceCpAlsSession final : public CpAlsSession {
   }
 
   int solve(uint32_t mode, int method) override {
-    const uint64_t rows = dims_[mode];
+    const uint64_t rows = rows_count_[mode];
     const int n_rank = static_cast<int>(rank_);
-    T* mttkrp_out = at(layout_.mttkrp);
+    T* mttkrp_out = at(layout_.mttkrp) + rows_first_[mode] * rank_;
     T* chol = at(layout_.chol);
     T* inv = at(layout_.inv);
-    T* u = factor(mode);
+    T* u = factor(mode) + rows_first_[mode] * rank_;
     if (method == SPT_PLUGIN_CP_SOLVE_CHOLESKY) {
+      if (rows == 0) return 0;
       // U_n^T = Y^-1 B^T: B (row-major I x R) is column-major R x I.
       check(cudaMemcpyAsync(u, mttkrp_out, rows * rank_ * sizeof(T), cudaMemcpyDeviceToDevice, r_.main),
             "copying the MTTKRP result");
@@ -594,69 +635,95 @@ class DeviceCpAlsSession final : public CpAlsSession {
     if (r_.host->syevd_info > 0) return r_.host->syevd_info;
     pseudo_inverse<T><<<1, kThreads, 0, r_.main>>>(chol, at(layout_.w), rank_, inv);
     check_launch("the pseudo-inverse");
+    if (rows == 0) return 0;
     // Row-major U = B P is column-major U^T = P^T B^T.
     check(gemm(r_.blas_main, rank_, rows, inv, mttkrp_out, u), "gemm (pseudo-inverse)");
     return 0;
   }
 
-  void normalise(uint32_t mode, bool first_sweep) override {
-    const uint64_t rows = dims_[mode];
-    T* u = factor(mode);
-    T* lambda = at(layout_.lambda);
+  void column_totals(uint32_t mode, bool first_sweep) override {
+    const uint64_t rows = rows_count_[mode];
+    const T* u = factor(mode) + rows_first_[mode] * rank_;
     const ReduceShape shape = reduce_shape(rows, rank_);
     column_partials<T><<<shape.grid, shape.block, 0, r_.main>>>(
         u, nullptr, rows, rank_, shape.rows_per_block, first_sweep ? Reduce::sum_squares : Reduce::max_abs,
         partials(), &scalars()->norm_bad[mode]);
     check_launch("the column norms");
-    norms_to_lambda<T><<<(rank_ + kThreads - 1) / kThreads, kThreads, 0, r_.main>>>(
-        partials(), shape.blocks, rank_, first_sweep, lambda, &scalars()->norm_bad[mode]);
+    column_totals_kernel<<<(rank_ + kThreads - 1) / kThreads, kThreads, 0, r_.main>>>(
+        partials(), shape.blocks, rank_, first_sweep, column_totals_buffer());
+    check_launch("the column norms");
+  }
+
+  void normalise_from_totals(uint32_t mode, bool first_sweep) override {
+    const uint64_t rows = rows_count_[mode];
+    T* u = factor(mode) + rows_first_[mode] * rank_;
+    T* lambda = at(layout_.lambda);
+    lambda_from_totals<T><<<(rank_ + kThreads - 1) / kThreads, kThreads, 0, r_.main>>>(
+        column_totals_buffer(), rank_, first_sweep, lambda, &scalars()->norm_bad[mode]);
     check_launch("lambda");
     divide_columns<T><<<elementwise_grid(rows * rank_, sms_), kThreads, 0, r_.main>>>(u, rows, rank_, lambda);
     check_launch("scaling the factor's columns");
     unread_flags_[mode] = true;
   }
 
-  void gram(uint32_t mode) override {
+  void gram_sums(uint32_t mode) override {
     // On the side stream, overlapping the next mode's MTTKRP.
     check(cudaEventRecord(r_.factor_ready, r_.main), "cudaEventRecord");
     check(cudaStreamWaitEvent(r_.side, r_.factor_ready, 0), "cudaStreamWaitEvent");
-    update_gram(mode);
+    launch_gram_sums(mode, rows_first_[mode], rows_count_[mode]);
   }
 
-  spt_plugin_cp_fit_terms fit_terms() override {
-    // <X, M> from the last MTTKRP (of the last mode) and ||M||^2 from the Grams.
+  void gram_from_sums(uint32_t mode) override {
+    const uint64_t rr = uint64_t(rank_) * rank_;
+    gram_from_sums_kernel<T><<<elementwise_grid(rr, sms_), kThreads, 0, r_.side>>>(gram_sums_buffer(), rank_,
+                                                                                   gram_of(mode), gram_wide(mode));
+    check_launch("the Gram matrix");
+    check(cudaEventRecord(r_.gram_ready, r_.side), "cudaEventRecord");
+  }
+
+  void enqueue_fit_terms() override {
+    // <X, M> from the last MTTKRP (of the last mode, over the owned rows)
+    // and ||M||^2 from the Grams.
     const uint32_t last = order_ - 1;
-    T* mttkrp_out = at(layout_.mttkrp);
+    const uint64_t rows = rows_count_[last];
+    const T* mttkrp_out = at(layout_.mttkrp) + rows_first_[last] * rank_;
+    const T* u = factor(last) + rows_first_[last] * rank_;
     T* lambda = at(layout_.lambda);
-    const ReduceShape shape = reduce_shape(dims_[last], rank_);
-    column_partials<T><<<shape.grid, shape.block, 0, r_.main>>>(factor(last), mttkrp_out, dims_[last], rank_,
-                                                                shape.rows_per_block, Reduce::dot, partials());
+    const ReduceShape shape = reduce_shape(rows, rank_);
+    column_partials<T><<<shape.grid, shape.block, 0, r_.main>>>(u, mttkrp_out, rows, rank_, shape.rows_per_block,
+                                                                Reduce::dot, partials());
     check_launch("the fit's inner product");
     check(cudaStreamWaitEvent(r_.main, r_.gram_ready, 0), "cudaStreamWaitEvent");
     fit_terms_kernel<T><<<1, kThreads, 0, r_.main>>>(partials(), shape.blocks, lambda, gram_wide(0), order_, rank_,
                                                      dots(), scalars());
     check_launch("the fit terms");
     if constexpr (sizeof(T) == 4) {
-      column_partials<T><<<shape.grid, shape.block, 0, r_.main>>>(factor(last), mttkrp_out, dims_[last], rank_,
-                                                                  shape.rows_per_block, Reduce::dot_squares,
-                                                                  partials());
+      column_partials<T><<<shape.grid, shape.block, 0, r_.main>>>(u, mttkrp_out, rows, rank_, shape.rows_per_block,
+                                                                  Reduce::dot_squares, partials());
       check_launch("the fit's rounding noise");
       inner_error_term<T><<<1, kThreads, 0, r_.main>>>(partials(), shape.blocks, lambda, rank_, scalars());
       check_launch("the fit's rounding noise");
     }
-    read_scalars();
+    enqueue_scalars();
+  }
+
+  spt_plugin_cp_fit_terms read_fit_terms() override {
+    wait_scalars();
     return {r_.host->inner, r_.host->norm_model, r_.host->inner_error};
   }
 
   bool has_exact_inner() const override { return static_cast<bool>(exact_inner_); }
 
   // <X, M> summed in double over the nonzeros, from the current factors.
-  double exact_inner() override {
+  void enqueue_exact_inner() override {
     double* out = &scalars()->inner_exact;
     check(cudaMemsetAsync(out, 0, sizeof(double), r_.main), "zeroing the exact inner product");
     check(exact_inner_(factor_pointers_.data(), at(layout_.lambda), rank_, out, r_.main),
           "launching the exact inner product");
-    read_scalars();
+    enqueue_scalars();
+  }
+  double read_exact_inner() override {
+    wait_scalars();
     return r_.host->inner_exact;
   }
 
@@ -669,9 +736,11 @@ class DeviceCpAlsSession final : public CpAlsSession {
   CpAlsBuffers buffers() override {
     CpAlsBuffers b;
     for (uint32_t m = 0; m < order_; ++m) b.factors.push_back(factor(m));
-    b.lambda = at(layout_.lambda);
     b.mttkrp = at(layout_.mttkrp);
+    b.column_totals = column_totals_buffer();
+    b.gram_sums = gram_sums_buffer();
     b.stream = r_.main;
+    b.side = r_.side;
     b.dims = dims_;
     b.rank = rank_;
     b.value_size = sizeof(T);
@@ -688,6 +757,10 @@ class DeviceCpAlsSession final : public CpAlsSession {
   Scalars* scalars() { return reinterpret_cast<Scalars*>(static_cast<char*>(r_.block) + layout_.scalars); }
   double* partials() { return reinterpret_cast<double*>(static_cast<char*>(r_.block) + layout_.partials); }
   double* dots() { return reinterpret_cast<double*>(static_cast<char*>(r_.block) + layout_.dots); }
+  double* column_totals_buffer() {
+    return reinterpret_cast<double*>(static_cast<char*>(r_.block) + layout_.column_totals);
+  }
+  double* gram_sums_buffer() { return reinterpret_cast<double*>(static_cast<char*>(r_.block) + layout_.gram_sums); }
 
   void setup() {
     check(cudaStreamCreateWithFlags(&r_.main, cudaStreamNonBlocking), "creating a stream");
@@ -720,10 +793,10 @@ class DeviceCpAlsSession final : public CpAlsSession {
     for (uint32_t m = 0; m < order_; ++m) factor_pointers_[m] = factor(m);
   }
 
-  // G_m = U_m^T U_m on the side stream, after the main stream's
-  // factor_ready; records gram_ready.
-  void update_gram(uint32_t m) {
-    const uint64_t rows = dims_[m];
+  // The Gram of rows [first, first + count) of U_m, summed in double into
+  // gram_sums_buffer(), on the side stream (after the main stream's
+  // factor_ready).
+  void launch_gram_sums(uint32_t m, uint64_t first, uint64_t rows) {
     const uint64_t rr = uint64_t(rank_) * rank_;
     const uint32_t tile = gram_tile_rows(rank_);
     // About 2 blocks per multiprocessor, at least 4 tiles of rows each.
@@ -733,18 +806,23 @@ class DeviceCpAlsSession final : public CpAlsSession {
     const uint64_t passes = (rr + kThreads * kPairsPerThread - 1) / (kThreads * kPairsPerThread);
     double* partials = reinterpret_cast<double*>(static_cast<char*>(r_.block) + layout_.gram_partials);
     gram_partials<T><<<dim3(blocks, static_cast<unsigned>(passes)), kThreads, 0, r_.side>>>(
-        factor(m), rows, rank_, rows_per_block, tile, partials);
+        factor(m) + first * rank_, rows, rank_, rows_per_block, tile, partials);
     check_launch("the Gram matrix");
-    gram_finalize<T><<<elementwise_grid(rr, sms_), kThreads, 0, r_.side>>>(partials, blocks, rank_, gram_of(m),
-                                                                          gram_wide(m));
+    gram_block_sums<<<elementwise_grid(rr, sms_), kThreads, 0, r_.side>>>(partials, blocks, rank_,
+                                                                           gram_sums_buffer());
     check_launch("the Gram matrix");
-    check(cudaEventRecord(r_.gram_ready, r_.side), "cudaEventRecord");
   }
 
   // Brings the scalars back; every normalisation's flag is then read.
   void read_scalars() {
+    enqueue_scalars();
+    wait_scalars();
+  }
+  void enqueue_scalars() {
     check(cudaMemcpyAsync(r_.host, scalars(), sizeof(Scalars), cudaMemcpyDeviceToHost, r_.main),
           "copying scalars to the host");
+  }
+  void wait_scalars() {
     check(cudaStreamSynchronize(r_.main), "running a CP-ALS step");
     unread_flags_.fill(false);
   }
@@ -759,6 +837,7 @@ class DeviceCpAlsSession final : public CpAlsSession {
   Layout layout_;
   Resources r_;
   std::vector<const T*> factor_pointers_;
+  std::vector<uint64_t> rows_first_, rows_count_;  // per mode: the rows this session owns
   // Per mode: normalised since the scalars last came back.
   std::array<bool, kMaxOrder> unread_flags_{};
 };

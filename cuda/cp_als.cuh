@@ -78,14 +78,23 @@ using ExactInnerLauncher =
     std::function<cudaError_t(const T* const* factors, const T* lambda, uint32_t rank, double* out,
                               cudaStream_t stream)>;
 
+// Most sessions a multi-device group joins (plugin_multi.cu). Every
+// session's factors and MTTKRP output have cp_als_max_group - 1 rows of
+// slack past dims[m], so that a group of P sessions can exchange P equal
+// row shares of ceil(dims[m] / P) rows in place (NCCL reduce-scatter and
+// all-gather); the slack rows are never read as factor rows.
+constexpr uint32_t cp_als_max_group = 64;
+
 // Where a session keeps what a multi-device group (plugin_multi.cu)
-// exchanges: device pointers on the session's device and the stream the
-// steps run on (main chain).
+// exchanges: device pointers on the session's device and the streams the
+// steps run on.
 struct CpAlsBuffers {
-  std::vector<void*> factors;  // per mode, dims[m] x rank, row-major
-  void* lambda = nullptr;      // rank values
-  void* mttkrp = nullptr;      // the MTTKRP output of the last cp_mttkrp (dims[mode] x rank)
-  cudaStream_t stream = nullptr;
+  std::vector<void*> factors;  // per mode, dims[m] (+ slack) x rank, row-major
+  void* mttkrp = nullptr;      // the MTTKRP output of the last mttkrp() (dims[mode] + slack rows)
+  double* column_totals = nullptr;  // rank values: column_totals()'s result
+  double* gram_sums = nullptr;      // rank x rank values: gram_sums()'s result
+  cudaStream_t stream = nullptr;    // main chain (MTTKRP, solve, normalisation)
+  cudaStream_t side = nullptr;      // Grams
   std::vector<uint32_t> dims;
   uint32_t rank = 0;
   size_t value_size = 0;       // sizeof(T)
@@ -95,20 +104,59 @@ struct CpAlsBuffers {
 // says what each computes). Every step throws library_checks::Failure on a
 // CUDA, cuBLAS or cuSOLVER failure. The tensor copies the launchers read
 // must outlive the session.
+//
+// A session owns rows [first, first + count) of each mode (set_rows; all
+// rows unless told): the solve, the normalisation, the Gram and the fit's
+// inner product work on those rows only, so that sessions on several
+// devices share them. The column norms and the Gram are then split in two
+// halves around a sum (or max) over the sessions: column_totals() and
+// gram_sums() leave this session's share in buffers().column_totals and
+// .gram_sums, a group adds them up across devices, and
+// normalise_from_totals() and gram_from_sums() finish from the sums. Steps
+// that bring scalars back are split the same way (enqueue_*, then read_*)
+// so that a group queues work on every device before waiting on any.
 class CpAlsSession {
  public:
   virtual ~CpAlsSession() = default;
   virtual void set_factors(const spt_plugin_matrix* factors) = 0;
   virtual void get_factors(spt_plugin_matrix* factors, void* lambda) = 0;
+  virtual void set_rows(uint32_t mode, uint64_t first, uint64_t count) = 0;
   virtual void mttkrp(uint32_t mode) = 0;
-  virtual spt_plugin_cp_normal_info normal_matrix(uint32_t mode) = 0;
+  virtual void enqueue_normal_matrix(uint32_t mode) = 0;
+  virtual spt_plugin_cp_normal_info read_normal_matrix() = 0;
+  spt_plugin_cp_normal_info normal_matrix(uint32_t mode) {
+    enqueue_normal_matrix(mode);
+    return read_normal_matrix();
+  }
   // Returns the eigen-solver's info (0 after Cholesky).
   virtual int solve(uint32_t mode, int method) = 0;
-  virtual void normalise(uint32_t mode, bool first_sweep) = 0;
-  virtual void gram(uint32_t mode) = 0;
-  virtual spt_plugin_cp_fit_terms fit_terms() = 0;
+  virtual void column_totals(uint32_t mode, bool first_sweep) = 0;
+  virtual void normalise_from_totals(uint32_t mode, bool first_sweep) = 0;
+  void normalise(uint32_t mode, bool first_sweep) {
+    column_totals(mode, first_sweep);
+    normalise_from_totals(mode, first_sweep);
+  }
+  virtual void gram_sums(uint32_t mode) = 0;
+  virtual void gram_from_sums(uint32_t mode) = 0;
+  void gram(uint32_t mode) {
+    gram_sums(mode);
+    gram_from_sums(mode);
+  }
+  // <X, M> over the owned rows of the last mode, its rounding noise, and
+  // ||M||^2 (from the Grams: the whole model's).
+  virtual void enqueue_fit_terms() = 0;
+  virtual spt_plugin_cp_fit_terms read_fit_terms() = 0;
+  spt_plugin_cp_fit_terms fit_terms() {
+    enqueue_fit_terms();
+    return read_fit_terms();
+  }
   virtual bool has_exact_inner() const = 0;
-  virtual double exact_inner() = 0;
+  virtual void enqueue_exact_inner() = 0;
+  virtual double read_exact_inner() = 0;
+  double exact_inner() {
+    enqueue_exact_inner();
+    return read_exact_inner();
+  }
   virtual int32_t non_finite(uint32_t mode) = 0;
   virtual CpAlsBuffers buffers() = 0;
 };

@@ -57,8 +57,9 @@ std::unique_ptr<Api> open_library(const std::string& path, std::string& why) {
   std::string missing;
   resolve(handle, "ncclCommInitAll", api->comm_init_all, missing);
   resolve(handle, "ncclCommDestroy", api->comm_destroy, missing);
-  resolve(handle, "ncclReduce", api->reduce, missing);
-  resolve(handle, "ncclBroadcast", api->broadcast, missing);
+  resolve(handle, "ncclAllReduce", api->all_reduce, missing);
+  resolve(handle, "ncclReduceScatter", api->reduce_scatter, missing);
+  resolve(handle, "ncclAllGather", api->all_gather, missing);
   resolve(handle, "ncclGroupStart", api->group_start, missing);
   resolve(handle, "ncclGroupEnd", api->group_end, missing);
   resolve(handle, "ncclGetErrorString", api->error_string, missing);

@@ -17,15 +17,18 @@ constexpr Result kSuccess = 0;
 constexpr int kFloat32 = 7;  // ncclFloat32
 constexpr int kFloat64 = 8;  // ncclFloat64
 constexpr int kSum = 0;      // ncclSum
+constexpr int kMax = 2;      // ncclMax
 
 // The entry points, resolved from the loaded library.
 struct Api {
   Result (*comm_init_all)(Comm* comms, int ndev, const int* devlist) = nullptr;
   Result (*comm_destroy)(Comm comm) = nullptr;
-  Result (*reduce)(const void* send, void* recv, size_t count, int datatype, int op, int root, Comm comm,
-                   cudaStream_t stream) = nullptr;
-  Result (*broadcast)(const void* send, void* recv, size_t count, int datatype, int root, Comm comm,
-                      cudaStream_t stream) = nullptr;
+  Result (*all_reduce)(const void* send, void* recv, size_t count, int datatype, int op, Comm comm,
+                       cudaStream_t stream) = nullptr;
+  Result (*reduce_scatter)(const void* send, void* recv, size_t recv_count, int datatype, int op, Comm comm,
+                           cudaStream_t stream) = nullptr;
+  Result (*all_gather)(const void* send, void* recv, size_t send_count, int datatype, Comm comm,
+                       cudaStream_t stream) = nullptr;
   Result (*group_start)() = nullptr;
   Result (*group_end)() = nullptr;
   const char* (*error_string)(Result result) = nullptr;

@@ -204,10 +204,12 @@ SPT_API spt_status spt_context_set_device(spt_context *ctx, int device);
  *  device (spt_context_set_device). count = 0 (ids may then be NULL)
  *  restores the default: every visible device, for tensors of at least
  *  2^20 nonzeros per device (an explicit list applies to any size). One id
- *  gives single-device runs on that device. Several devices need NCCL
- *  (libnccl.so.2, or the file spt_context_set_nccl_library names), loaded
- *  at run time; without it a run uses the lead device alone, with a note in the
- *  log. The array is copied. Errors: SPT_ERR_INVALID_ARGUMENT (ctx NULL,
+ *  gives single-device runs on that device. CP-ALS on several devices
+ *  needs NCCL (libnccl.so.2, or the file spt_context_set_nccl_library
+ *  names), loaded at run time; without it the run uses the lead device
+ *  alone, with a note in the log. It holds a second host copy of the
+ *  nonzeros, grouped by device, until every device has its share. The
+ *  array is copied. Errors: SPT_ERR_INVALID_ARGUMENT (ctx NULL,
  *  count < 0 or > SPT_MAX_DEVICES, ids NULL with count > 0, an id < 0 or
  *  repeated), SPT_ERR_DEVICE (an id that does not exist, or no usable CUDA
  *  plugin/device when count > 0). On error the context is left unchanged.
@@ -284,7 +286,8 @@ SPT_API spt_status spt_context_set_verbosity(spt_context *ctx, int level);
 /** Install (or clear, with fn NULL) the progress callback. */
 SPT_API spt_status spt_context_set_progress(spt_context *ctx, spt_progress_fn fn, void *user_data);
 
-/** Install (or clear, with fn NULL) the log callback. */
+/** Install (or clear, with fn NULL) the log callback. The library calls it
+ *  with one message at a time. */
 SPT_API spt_status spt_context_set_log(spt_context *ctx, spt_log_fn fn, void *user_data);
 
 /** The message of the last error recorded in this context ("" if none).

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <strings.h>
 
 #include "util/printable.hpp"
@@ -29,7 +30,12 @@ int thread_count(const spt_context_s& ctx) {
 }
 
 void log(const spt_context_s& ctx, int level, const std::string& message) {
-  if (ctx.log && level <= ctx.verbosity) ctx.log(ctx.log_data, level, message.c_str());
+  if (!ctx.log || level > ctx.verbosity) return;
+  // One message at a time: the callback need not be reentrant, and a
+  // library thread (not only the caller's) may log.
+  static std::mutex mutex;
+  std::lock_guard<std::mutex> lock(mutex);
+  ctx.log(ctx.log_data, level, message.c_str());
 }
 
 void progress(const spt_context_s& ctx, const char* stage, double fraction) {

@@ -1,5 +1,7 @@
 #include "dispatch/multi_device.hpp"
 
+#include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <memory>
 #include <optional>
@@ -9,6 +11,7 @@
 #include "core/dtype.hpp"
 #include "core/error.hpp"
 #include "dispatch/device_common.hpp"
+#include "dispatch/dispatch.hpp"
 
 namespace spt::dispatch {
 
@@ -18,6 +21,7 @@ std::vector<int> context_devices(const spt_context_s& ctx, const CudaPlugin& cud
   for (size_t d = 0; d < cuda.devices.size(); ++d) all.push_back(static_cast<int>(d));
   return all;
 }
+
 
 namespace {
 
@@ -34,16 +38,127 @@ spt_coo_s nonzero_range(const spt_coo_s& x, spt_nnz begin, spt_nnz n) {
   return part;
 }
 
+
+// How the nonzeros go to n devices: device i takes nonzeros [begin[i],
+// begin[i + 1]) of *x (the given tensor, or `copy`, which holds them
+// grouped by device). With a local mode (cp_group_create's local_mode and
+// local_rows) the copy's rows of that mode are renumbered so that device i
+// owns [local_rows[i], local_rows[i + 1]) (LocalRows); without one, the
+// devices take equal ranges of the given tensor.
+struct NonzeroSplit {
+  const spt_coo_s* x = nullptr;
+  std::vector<spt_nnz> begin;
+  int32_t local_mode = -1;
+  std::vector<uint64_t> local_rows;
+  std::unique_ptr<spt_coo_s> copy;
+};
+
+// The local mode's rows are dealt to the n devices in turn (row r to
+// device r mod n, where it becomes row local_rows[r mod n] + r / n): heavy
+// and light rows mix on every device, so the devices' nonzeros, rows and
+// MTTKRP times come out about equal even when the rows' sizes follow a
+// power law (contiguous row ranges left the device of the light rows the
+// slowest).
+struct LocalRows {
+  uint64_t devices = 1;
+  std::vector<uint64_t> first;  // per device, and dims at the end
+
+  LocalRows(uint64_t rows, uint64_t n) : devices(n) {
+    for (uint64_t d = 0; d <= n; ++d) first.push_back(d == 0 ? 0 : first.back() + (rows + n - d) / n);
+  }
+  uint64_t device_of(uint64_t r) const { return r % devices; }
+  uint64_t renumbered(uint64_t r) const { return first[r % devices] + r / devices; }
+};
+
+// x's nonzeros into split.copy grouped by device (stable within a device),
+// device d's those whose `mode` row rows.device_of() deals to d, that
+// row renumbered: a counting pass and a scatter, each over `threads`
+// threads.
+void group_by_rows(const spt_coo_s& x, uint32_t mode, const LocalRows& rows, int threads, NonzeroSplit& split) {
+  const size_t n = rows.devices;
+  const uint32_t order = x.order();
+  const size_t value_size = dtype_size(x.dtype());
+  const spt_index* key = x.ind[mode];
+  threads = std::max(1, threads);
+  // counts[t * n + d]: nonzeros of thread t's chunk on device d, then where
+  // thread t writes its first one of device d.
+  std::vector<spt_nnz> counts(size_t(threads) * n, 0);
+  auto chunk = [&](int t) {
+    return std::make_pair(static_cast<spt_nnz>((static_cast<unsigned __int128>(x.nnz) * t) / threads),
+                          static_cast<spt_nnz>((static_cast<unsigned __int128>(x.nnz) * (t + 1)) / threads));
+  };
+#pragma omp parallel for num_threads(threads) schedule(static, 1)
+  for (int t = 0; t < threads; ++t) {
+    const auto [lo, hi] = chunk(t);
+    for (spt_nnz k = lo; k < hi; ++k) ++counts[size_t(t) * n + rows.device_of(key[k])];
+  }
+  split.begin.assign(n + 1, 0);
+  spt_nnz at = 0;
+  for (size_t d = 0; d < n; ++d) {
+    split.begin[d] = at;
+    for (int t = 0; t < threads; ++t) {
+      const spt_nnz c = counts[size_t(t) * n + d];
+      counts[size_t(t) * n + d] = at;
+      at += c;
+    }
+  }
+  split.begin[n] = at;
+  split.copy = std::make_unique<spt_coo_s>();
+  spt_coo_s& copy = *split.copy;
+  copy.init_owned(x.dtype(), x.dims, x.nnz);
+  std::vector<spt_index*> out_ind(order);
+  for (uint32_t m = 0; m < order; ++m) out_ind[m] = copy.mutable_ind(m);
+  char* out_val = static_cast<char*>(const_cast<void*>(copy.val));
+  const char* in_val = static_cast<const char*>(x.val);
+#pragma omp parallel for num_threads(threads) schedule(static, 1)
+  for (int t = 0; t < threads; ++t) {
+    const auto [lo, hi] = chunk(t);
+    spt_nnz* next = &counts[size_t(t) * n];
+    for (spt_nnz k = lo; k < hi; ++k) {
+      const spt_nnz to = next[rows.device_of(key[k])]++;
+      for (uint32_t m = 0; m < order; ++m)
+        out_ind[m][to] = m == mode ? static_cast<spt_index>(rows.renumbered(key[k])) : x.ind[m][k];
+      std::memcpy(out_val + to * value_size, in_val + k * value_size, value_size);
+    }
+  }
+  split.x = &copy;
+}
+
+// The local mode is the largest (the most rows not to exchange); equal
+// ranges of x without one when a device would get no nonzero of it.
+NonzeroSplit split_nonzeros(const spt_context_s& ctx, const spt_coo_s& x, size_t n) {
+  uint32_t mode = 0;
+  for (uint32_t m = 1; m < x.order(); ++m)
+    if (x.dims[m] > x.dims[mode]) mode = m;
+  NonzeroSplit s;
+  const LocalRows rows(x.dims[mode], n);
+  group_by_rows(x, mode, rows, exec_for(ctx).threads, s);
+  bool every_device = true;
+  for (size_t i = 0; i < n; ++i) every_device = every_device && s.begin[i] < s.begin[i + 1];
+  if (!every_device) {
+    NonzeroSplit equal;
+    equal.x = &x;
+    for (size_t i = 0; i <= n; ++i)  // [nnz * i / n, nnz * (i + 1) / n)
+      equal.begin.push_back(static_cast<spt_nnz>((static_cast<unsigned __int128>(x.nnz) * i) / n));
+    return equal;
+  }
+  s.local_mode = static_cast<int32_t>(mode);
+  s.local_rows = rows.first;
+  return s;
+}
+
 // The CP-ALS steps on several devices: session i runs on devices_[i] over
-// its range of nonzeros; session 0 is the lead (module comment of
-// multi_device.hpp). The factors of the other sessions are brought up to
-// date (broadcast from the lead) just before they are read: before each
-// MTTKRP, and with lambda before the exact inner product.
+// its range of nonzeros and its share of every mode's rows; every step runs
+// on every session (plugin_abi.h, MULTI_DEVICE). A factor's rows reach the
+// other sessions (all-gather) just before they are read: before each
+// MTTKRP and the exact inner product, and before the lead hands back the
+// result.
 template <typename T>
 class MultiDeviceCpAlsSteps final : public CpAlsSteps<T>, private detail::PluginStepCalls {
  public:
-  MultiDeviceCpAlsSteps(const CudaPlugin& cuda, uint32_t order, spt_index rank, std::vector<int> devices)
-      : cuda_(cuda), order_(order), rank_(rank), devices_(std::move(devices)), stale_(order, false),
+  MultiDeviceCpAlsSteps(const spt_context_s& ctx, const CudaPlugin& cuda, uint32_t order, spt_index rank,
+                        std::vector<int> devices)
+      : ctx_(ctx), cuda_(cuda), order_(order), rank_(rank), devices_(std::move(devices)), stale_(order, false),
         name_(cat("coo, cuda, ", devices_.size(), " devices")) {}
   ~MultiDeviceCpAlsSteps() override {
     if (group_) cuda_.table->cp_group_release(group_);
@@ -64,108 +179,141 @@ class MultiDeviceCpAlsSteps final : public CpAlsSteps<T>, private detail::Plugin
     copies_.push_back(std::move(copies));
   }
   // Joins the sessions through the NCCL library `nccl_library` ("" = the
-  // default search).
-  void join(const std::string& nccl_library) {
+  // default search); local_mode (-1: none) and local_rows as
+  // cp_group_create takes them.
+  void join(const std::string& nccl_library, int32_t local_mode, const std::vector<uint64_t>& local_rows) {
     spt_plugin_cp_group* raw = nullptr;
     check(cuda_.table->cp_group_create(sessions_.data(), static_cast<uint32_t>(sessions_.size()),
-                                       nccl_library.c_str(), &raw, buffer_, sizeof buffer_));
+                                       nccl_library.c_str(), local_mode,
+                                       local_mode >= 0 ? local_rows.data() : nullptr, &raw, buffer_, sizeof buffer_));
     group_ = raw;
+    local_mode_ = local_mode;
+    if (local_mode >= 0) local_rows_ = LocalRows(local_rows.back(), sessions_.size());
   }
 
   const char* name() const override { return name_.c_str(); }
   const char* solver_library() const override { return "cuSOLVER"; }
 
   void start(spt_ktensor_s& k) override {
-    const std::vector<spt_plugin_matrix> factors = detail::plugin_factor_views<T>(k);
+    std::vector<spt_plugin_matrix> factors = detail::plugin_factor_views<T>(k);
+    if (local_mode_ >= 0) {  // the local mode's rows in the devices' numbering
+      const MatRef<T> f = k.template factor<T>(static_cast<uint32_t>(local_mode_));
+      local_factor_.resize(size_t(f.rows) * f.cols);
+      for (spt_nnz r = 0; r < f.rows; ++r)
+        std::copy(f.data + r * f.ld, f.data + r * f.ld + f.cols, &local_factor_[local_rows_.renumbered(r) * f.cols]);
+      factors[local_mode_] = {local_factor_.data(), f.rows, f.cols, f.cols};
+    }
     for (spt_plugin_cp_session* s : sessions_)
       check(cuda_.table->cp_set_factors(s, factors.data(), buffer_, sizeof buffer_));
     stale_.assign(order_, false);
-    lambda_stale_ = false;
   }
   void mttkrp(uint32_t mode) override {
-    bring_up_to_date(false);
-    for (spt_plugin_cp_session* s : sessions_) check(cuda_.table->cp_mttkrp(s, mode, buffer_, sizeof buffer_));
-    check(cuda_.table->cp_group_reduce_mttkrp(group_, mode, buffer_, sizeof buffer_));
+    bring_up_to_date();
+    check(cuda_.table->cp_group_mttkrp(group_, mode, buffer_, sizeof buffer_));
   }
   CpAlsNormalInfo normal_matrix(uint32_t mode) override {
     spt_plugin_cp_normal_info info{};
-    check(cuda_.table->cp_normal_matrix(lead(), mode, &info, buffer_, sizeof buffer_));
+    check(cuda_.table->cp_group_normal_matrix(group_, mode, &info, buffer_, sizeof buffer_));
     return {info.non_finite != 0, info.cholesky_info, info.anorm, info.rcond};
   }
   void solve_cholesky(uint32_t mode) override {
     int eigen_info = 0;
     stale_[mode] = true;
-    check(cuda_.table->cp_solve(lead(), mode, SPT_PLUGIN_CP_SOLVE_CHOLESKY, &eigen_info, buffer_, sizeof buffer_));
+    check(cuda_.table->cp_group_solve(group_, mode, SPT_PLUGIN_CP_SOLVE_CHOLESKY, &eigen_info, buffer_,
+                                      sizeof buffer_));
   }
   int solve_pseudo_inverse(uint32_t mode) override {
     int eigen_info = 0;
     stale_[mode] = true;
-    check(cuda_.table->cp_solve(lead(), mode, SPT_PLUGIN_CP_SOLVE_PSEUDO_INVERSE, &eigen_info, buffer_,
-                                sizeof buffer_));
+    check(cuda_.table->cp_group_solve(group_, mode, SPT_PLUGIN_CP_SOLVE_PSEUDO_INVERSE, &eigen_info, buffer_,
+                                      sizeof buffer_));
     return eigen_info;
   }
   void normalise(uint32_t mode, bool first_sweep) override {
     stale_[mode] = true;
-    lambda_stale_ = true;
-    check(cuda_.table->cp_normalise(lead(), mode, first_sweep ? 1 : 0, buffer_, sizeof buffer_));
+    check(cuda_.table->cp_group_normalise(group_, mode, first_sweep ? 1 : 0, buffer_, sizeof buffer_));
   }
   int non_finite_component(uint32_t mode) override {
+    // Every session holds the same lambda and so the same flags.
     int32_t component = -1;
     check(cuda_.table->cp_non_finite(lead(), mode, &component, buffer_, sizeof buffer_));
     return component;
   }
-  void gram(uint32_t mode) override { check(cuda_.table->cp_gram(lead(), mode, buffer_, sizeof buffer_)); }
+  void gram(uint32_t mode) override { check(cuda_.table->cp_group_gram(group_, mode, buffer_, sizeof buffer_)); }
   CpAlsFitTerms fit_terms() override {
-    // The lead's MTTKRP output is the whole tensor's: its <X, M> is too.
     spt_plugin_cp_fit_terms terms{};
-    check(cuda_.table->cp_fit_terms(lead(), &terms, buffer_, sizeof buffer_));
+    check(cuda_.table->cp_group_fit_terms(group_, &terms, buffer_, sizeof buffer_));
     return {terms.inner, terms.norm_model_squared, terms.inner_error};
   }
   std::optional<double> exact_inner() override {
-    // Each device sums over its range; the ranges' sums are added in device
+    // Each device sums over its nonzeros; the sums are added in device
     // order (in double).
-    bring_up_to_date(true);
+    bring_up_to_date();
     double total = 0.0;
-    for (spt_plugin_cp_session* s : sessions_) {
-      double inner = 0.0;
-      check(cuda_.table->cp_exact_inner(s, &inner, buffer_, sizeof buffer_));
-      total += inner;
-    }
+    check(cuda_.table->cp_group_exact_inner(group_, &total, buffer_, sizeof buffer_));
     return total;
   }
   void finish(spt_ktensor_s& k) override {
+    bring_up_to_date();
+    if (local_mode_ >= 0 && stale_[local_mode_]) {  // its rows to the lead
+      check(cuda_.table->cp_group_gather(group_, static_cast<uint32_t>(local_mode_), buffer_, sizeof buffer_));
+      stale_[local_mode_] = false;
+    }
     std::vector<spt_plugin_matrix> factors = detail::plugin_factor_views<T>(k);
+    MatRef<T> local{};
+    if (local_mode_ >= 0) {
+      local = k.template factor<T>(static_cast<uint32_t>(local_mode_));
+      local_factor_.resize(size_t(local.rows) * local.cols);
+      factors[local_mode_] = {local_factor_.data(), local.rows, local.cols, local.cols};
+    }
     check(cuda_.table->cp_get_factors(lead(), factors.data(), k.lambda.ptr<T>(), buffer_, sizeof buffer_));
+    for (spt_nnz r = 0; local.data && r < local.rows; ++r) {  // back to the tensor's numbering
+      const T* row = &local_factor_[local_rows_.renumbered(r) * local.cols];
+      std::copy(row, row + local.cols, local.data + r * local.ld);
+    }
+    log_times();
   }
 
  private:
   spt_plugin_cp_session* lead() const { return sessions_.front(); }
-  // The lead's factors changed since the last broadcast (and, when
-  // with_lambda, its lambda) copied to the other sessions.
-  void bring_up_to_date(bool with_lambda) {
-    bool lambda_pending = with_lambda && lambda_stale_;
+  // Every factor changed since its last gather goes to every session (but
+  // that of the local mode, whose rows no other session reads).
+  void bring_up_to_date() {
     for (uint32_t m = 0; m < order_; ++m) {
-      if (!stale_[m]) continue;
-      check(cuda_.table->cp_group_broadcast(group_, m, lambda_pending ? 1 : 0, buffer_, sizeof buffer_));
+      if (!stale_[m] || static_cast<int32_t>(m) == local_mode_) continue;
+      check(cuda_.table->cp_group_gather(group_, m, buffer_, sizeof buffer_));
       stale_[m] = false;
-      if (lambda_pending) lambda_stale_ = lambda_pending = false;
-    }
-    if (lambda_pending) {  // lambda alone changed: send it with factor 0
-      check(cuda_.table->cp_group_broadcast(group_, 0, 1, buffer_, sizeof buffer_));
-      lambda_stale_ = false;
     }
   }
+  // Where the devices' time went (verbosity 1): each one's MTTKRPs and its
+  // exchanges (waiting for the slowest device included), over the run.
+  void log_times() {
+    const size_t n = sessions_.size();
+    std::vector<double> mttkrp(n), exchange(n);
+    check(cuda_.table->cp_group_times(group_, mttkrp.data(), exchange.data(), static_cast<uint32_t>(n), buffer_,
+                                      sizeof buffer_));
+    std::string text;
+    for (size_t i = 0; i < n; ++i) {
+      char times[64];
+      std::snprintf(times, sizeof times, " %.3f / %.3f", mttkrp[i], exchange[i]);
+      text += cat(i ? "; " : "", "device ", devices_[i], times);
+    }
+    log(ctx_, 1, cat("CP-ALS on ", n, " GPUs, seconds in MTTKRPs / in exchanges per device: ", text));
+  }
 
+  const spt_context_s& ctx_;
   const CudaPlugin& cuda_;
   uint32_t order_;
   spt_index rank_;
   std::vector<int> devices_;
-  std::vector<bool> stale_;  // per mode: the lead's factor differs from the others'
-  bool lambda_stale_ = false;
+  std::vector<bool> stale_;  // per mode: some session's rows of the factor are not yet on the others
   std::string name_;
   std::vector<detail::CpAlsDeviceCopies> copies_;  // per session
   std::vector<spt_plugin_cp_session*> sessions_;
   spt_plugin_cp_group* group_ = nullptr;
+  int32_t local_mode_ = -1;
+  LocalRows local_rows_{1, 1};
+  std::vector<T> local_factor_;  // the local mode's factor, rows renumbered (host)
 };
 
 std::string device_list(const std::vector<int>& devices) {
@@ -203,14 +351,15 @@ std::unique_ptr<CpAlsSteps<T>> make_multi_device_cp_als_steps(const spt_context_
     return one_device(buffer);
   const std::string collectives = buffer;
   try {
-    auto steps = std::make_unique<MultiDeviceCpAlsSteps<T>>(cuda, x.order(), opts.rank, devices);
+    auto steps = std::make_unique<MultiDeviceCpAlsSteps<T>>(ctx, cuda, x.order(), opts.rank, devices);
     std::string ranges;
     const size_t n = devices.size();
+    // Each device's copies are made from its share; a grouped host copy
+    // (split.copy) goes when the shares are on the devices.
+    const NonzeroSplit split = split_nonzeros(ctx, x, n);
     for (size_t i = 0; i < n; ++i) {
-      // Equal shares: nonzeros [nnz * i / n, nnz * (i + 1) / n).
-      const spt_nnz begin = static_cast<spt_nnz>((static_cast<unsigned __int128>(x.nnz) * i) / n);
-      const spt_nnz end = static_cast<spt_nnz>((static_cast<unsigned __int128>(x.nnz) * (i + 1)) / n);
-      const spt_coo_s part = nonzero_range(x, begin, end - begin);
+      const spt_nnz begin = split.begin[i], end = split.begin[i + 1];
+      const spt_coo_s part = nonzero_range(*split.x, begin, end - begin);
       detail::CpAlsDeviceCopies copies;
       std::string message;
       if (const int status = detail::cp_als_device_copies(ctx, cuda, devices[i], part, opts, copies, message);
@@ -219,10 +368,12 @@ std::unique_ptr<CpAlsSteps<T>> make_multi_device_cp_als_steps(const spt_context_
       steps->add_session(std::move(copies));
       ranges += cat(i ? " / " : "", end - begin);
     }
-    steps->join(ctx.nccl_library);
+    steps->join(ctx.nccl_library, split.local_mode, split.local_rows);
     log(ctx, 1,
         cat("CP-ALS on ", n, " GPUs (devices ", device_list(devices), "; ", collectives, "), nonzeros per device ",
-            ranges));
+            ranges,
+            split.local_mode >= 0 ? cat("; mode ", split.local_mode, "'s rows split with the nonzeros")
+                                  : std::string()));
     return steps;
   } catch (const DeviceStepFailure& f) {
     return one_device(f.what());

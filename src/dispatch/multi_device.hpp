@@ -1,13 +1,15 @@
 // CP-ALS on several GPUs of one host (docs/guide.md, "Several GPUs"). The
-// nonzeros are split into contiguous ranges of equal count, one per device;
-// each device holds its range in the formats the single-GPU path picks for
-// it (COO, and F-COO for the modes the GPU format model gives to F-COO) and
-// a CP-ALS session of its own. Per mode every device computes the MTTKRP of
-// its range; NCCL sums them on the lead device (the first), which runs the
-// rest of the mode's steps (normal equations, solve, normalisation, Gram,
-// fit) exactly as on one GPU; the new factor then goes to the other devices
-// before their next MTTKRP. The CP-ALS loop is the one loop of
-// src/algo/cp_als.cpp: these are another implementation of its steps.
+// rows of the largest mode are dealt to the devices in turn and each device
+// takes the nonzeros in its rows (a host copy grouped by device), in the
+// formats the single-GPU path picks for them (COO, and F-COO for the modes
+// the GPU format model gives to F-COO), and a CP-ALS session of its own
+// that owns a share of every mode's rows. Per mode every device computes
+// the MTTKRP of its nonzeros, NCCL sums them into the owners' rows (but in
+// the largest mode, whole on its device already), each device runs the rest
+// of the mode's steps on its own rows (column norms and Grams summed over
+// the devices), and the new factor's rows reach the other devices before
+// their next MTTKRP (cuda/plugin_multi.cu). The CP-ALS loop is the one loop
+// of src/algo/cp_als.cpp: these are another implementation of its steps.
 #pragma once
 
 #include <memory>

@@ -53,6 +53,10 @@
  * one host joined by NCCL collectives).
  * 15 = collectives_available and cp_group_create take the NCCL library
  * file to load (the context's choice) instead of reading the environment.
+ * 16 = a multi-device group shares out the rows of every mode too: the
+ * group steps cp_group_mttkrp, _normal_matrix, _solve, _normalise, _gram,
+ * _gather, _fit_terms, _exact_inner and _times replace
+ * cp_group_reduce_mttkrp and cp_group_broadcast.
  */
 #ifndef SPT_DISPATCH_PLUGIN_ABI_H
 #define SPT_DISPATCH_PLUGIN_ABI_H
@@ -64,7 +68,7 @@
 extern "C" {
 #endif
 
-#define SPT_PLUGIN_ABI_VERSION 15u
+#define SPT_PLUGIN_ABI_VERSION 16u
 #define SPT_CUDA_PLUGIN_ENTRY_NAME "spt_cuda_plugin_entry"
 /* The plugin's file carries the library's major version (the SONAME
  * number), as cuda/CMakeLists.txt names it: a library loads only a plugin of
@@ -786,34 +790,77 @@ typedef struct spt_plugin_stream_info {
  * `nccl_library` names, or by the default search when it is NULL or ""
  * (see cuda/nccl_loader.cuh); without it
  * these entries answer UNSUPPORTED and the core runs on one device. The
- * group's first session is the lead: it holds the summed MTTKRP output and
- * runs every step after the MTTKRP; the others hold copies of the factors
- * (and of lambda when asked) for their MTTKRPs. Collectives are queued on
- * the sessions' streams (the host does not wait).
+ * rows of every mode are shared out too: session i owns rows [i c, (i + 1)
+ * c) of a mode of I rows (c = ceil(I / P) for P sessions, the last share
+ * cut at I). Each step runs on every session: the MTTKRP over its
+ * nonzeros, then the sum of every session's output over its owned rows
+ * (NCCL reduce-scatter); the solve, the normalisation and the Gram over its
+ * owned rows, with the column norms and the Grams summed (or maxed) over
+ * the sessions (NCCL all-reduce) so that every session holds the same
+ * lambda and Grams; the new factor's rows go to every session (NCCL
+ * all-gather) before they are read. Collectives are queued on the
+ * sessions' streams; a step waits for the devices only where it returns
+ * scalars (normal_matrix, fit_terms, exact_inner, and solve by the
+ * pseudo-inverse). The group's first session is the lead: its factors and
+ * lambda are the result (cp_get_factors on it after cp_group_gather of
+ * every mode) and its flags answer cp_non_finite.
  * collectives_available: OK when NCCL loads (`message` then names the
  *   library and its version), else UNSUPPORTED with the reason.
  * cp_group_create: a group of the `count` (2..64) sessions, each on a
  *   different device, all of the same dims, rank and dtype (sessions[0]
- *   the lead); the sessions must outlive the group. Sets NCCL_NVLS_ENABLE=0
+ *   the lead); the sessions must outlive the group and take no CP_STEPS
+ *   step but cp_set_factors, cp_get_factors and cp_non_finite while it
+ *   lives. local_mode (-1: none) names a mode whose rows follow the
+ *   nonzeros: the nonzeros of session i have their local_mode index in
+ *   [local_rows[i], local_rows[i + 1]) (count + 1 non-decreasing bounds
+ *   from 0 to dims[local_mode]), and session i owns those rows; its
+ *   MTTKRP of that mode is then whole there (no sum over the sessions) and
+ *   it reads no other row of that factor (no gather but to the lead, for
+ *   the result). Sets NCCL_NVLS_ENABLE=0
  *   in the process first when it is unset (NVLink multicast can take a
  *   shared host's GPUs out of service). UNSUPPORTED without NCCL,
  *   INVALID_ARGUMENT for sessions that do not match, DEVICE for an NCCL
  *   failure.
  * cp_group_release: frees a group (its communicators; NULL ignored).
- * cp_group_reduce_mttkrp: the lead's MTTKRP output of `mode` becomes the sum
- *   of every session's (each after its cp_mttkrp of `mode`).
- * cp_group_broadcast: the lead's factor of `mode` (and, when with_lambda
- *   is not 0, its lambda) copied to every other session. */
+ * cp_group_mttkrp: every session's MTTKRP of `mode`, summed over the
+ *   sessions into each session's owned rows (of the local mode: not summed).
+ * cp_group_normal_matrix, cp_group_solve, cp_group_normalise, cp_group_gram:
+ *   cp_normal_matrix, cp_solve, cp_normalise and cp_gram of every session
+ *   over its owned rows (the lead's info and eigen_info come back).
+ * cp_group_gather: every session's owned rows of factor `mode` copied to
+ *   the other sessions (of the local mode: to the lead only).
+ * cp_group_fit_terms: cp_fit_terms of the whole model: <X, M> summed over
+ *   the sessions' owned rows, its rounding noise the root-sum-square of
+ *   theirs.
+ * cp_group_exact_inner: cp_exact_inner summed over the sessions (each over
+ *   its nonzeros, from its factors: gather every changed mode first), in
+ *   session order.
+ * cp_group_times: per session (count = the group's size), the seconds its
+ *   MTTKRPs took and the seconds its exchanges took (the MTTKRP sums and the
+ *   factor gathers, waiting for the slowest device included), summed over
+ *   every step so far, from device events. */
 typedef struct spt_plugin_cp_group spt_plugin_cp_group;
 
 #define SPT_PLUGIN_MULTI_DEVICE_ENTRIES(ENTRY, RELEASE)                                                            \
   ENTRY(collectives_available, (const char *nccl_library, char *message, size_t message_len))                     \
   ENTRY(cp_group_create, (spt_plugin_cp_session *const *sessions, uint32_t count, const char *nccl_library,       \
-                          spt_plugin_cp_group **out, char *message, size_t message_len))                          \
+                          int32_t local_mode, const uint64_t *local_rows, spt_plugin_cp_group **out, char *message, \
+                          size_t message_len))                                                                    \
   RELEASE(cp_group_release, (spt_plugin_cp_group * g))                                                           \
-  ENTRY(cp_group_reduce_mttkrp, (spt_plugin_cp_group * g, uint32_t mode, char *message, size_t message_len))     \
-  ENTRY(cp_group_broadcast, (spt_plugin_cp_group * g, uint32_t mode, int with_lambda, char *message,              \
-                             size_t message_len))
+  ENTRY(cp_group_mttkrp, (spt_plugin_cp_group * g, uint32_t mode, char *message, size_t message_len))            \
+  ENTRY(cp_group_normal_matrix, (spt_plugin_cp_group * g, uint32_t mode, spt_plugin_cp_normal_info *info,        \
+                                 char *message, size_t message_len))                                             \
+  ENTRY(cp_group_solve, (spt_plugin_cp_group * g, uint32_t mode, int method, int *eigen_info, char *message,     \
+                         size_t message_len))                                                                    \
+  ENTRY(cp_group_normalise, (spt_plugin_cp_group * g, uint32_t mode, int first_sweep, char *message,             \
+                             size_t message_len))                                                                \
+  ENTRY(cp_group_gram, (spt_plugin_cp_group * g, uint32_t mode, char *message, size_t message_len))              \
+  ENTRY(cp_group_gather, (spt_plugin_cp_group * g, uint32_t mode, char *message, size_t message_len))            \
+  ENTRY(cp_group_fit_terms, (spt_plugin_cp_group * g, spt_plugin_cp_fit_terms *out, char *message,               \
+                             size_t message_len))                                                                \
+  ENTRY(cp_group_exact_inner, (spt_plugin_cp_group * g, double *inner, char *message, size_t message_len))       \
+  ENTRY(cp_group_times, (spt_plugin_cp_group * g, double *mttkrp_seconds, double *exchange_seconds,              \
+                         uint32_t count, char *message, size_t message_len))
 
 /* The families, in table order. */
 #define SPT_PLUGIN_FAMILIES(FAMILY) \

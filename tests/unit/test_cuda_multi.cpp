@@ -1,8 +1,10 @@
 // CP-ALS on several GPUs of one host (src/dispatch/multi_device.hpp,
 // cuda/plugin_multi.cu). Any machine: the device-list option's argument
 // checks. With two or more GPUs (and NCCL; the test skips with the reason
-// without it): CP-ALS on two devices against the same run on one device,
-// from the same initial factors, per sweep fit and the final model; a
+// without it): CP-ALS on two devices (three and four where there are)
+// against the same run on one device, from the same initial factors, per
+// sweep fit and the final model, with and without a mode whose rows follow
+// the nonzeros; a
 // device list of one device runs the single-GPU path; NCCL missing
 // (spt_context_set_nccl_library naming a missing file) runs the single-GPU
 // path with a note.
@@ -138,7 +140,7 @@ TEST(MultiDeviceOption, MissingNcclIsUnsupportedWithTheReason) {
   EXPECT_NE(std::string(buffer).find("spt_context_set_nccl_library"), std::string::npos) << buffer;
   // A group cannot be made without NCCL either (and takes no sessions here).
   spt_plugin_cp_group* group = nullptr;
-  EXPECT_EQ(table->cp_group_create(nullptr, 2, kMissingNccl, &group, buffer, sizeof buffer),
+  EXPECT_EQ(table->cp_group_create(nullptr, 2, kMissingNccl, -1, nullptr, &group, buffer, sizeof buffer),
             SPT_ERR_INVALID_ARGUMENT);
   EXPECT_EQ(group, nullptr);
   table->cp_group_release(nullptr);  // ignored
@@ -213,7 +215,7 @@ TYPED_TEST(MultiDeviceCpAls, TwoDevicesMatchOne) {
   std::string why;
   if (!nccl_available(why)) GTEST_SKIP() << "NCCL is not available: " << why;
   using T = TypeParam;
-  std::vector<RandomTensorSpec> specs(3);
+  std::vector<RandomTensorSpec> specs(4);
   specs[0].dims = {300, 200, 150};  // modes on COO
   specs[0].nnz = 40000;
   specs[0].seed = 21;
@@ -224,6 +226,11 @@ TYPED_TEST(MultiDeviceCpAls, TwoDevicesMatchOne) {
   specs[2].dims = {40, 30, 20, 10};
   specs[2].nnz = 30000;
   specs[2].seed = 23;
+  // Fewer rows in mode 0 than devices from three on: a device owns no row
+  // of it.
+  specs[3].dims = {2, 50, 60};
+  specs[3].nnz = 3000;
+  specs[3].seed = 24;
   for (const RandomTensorSpec& spec : specs) {
     const spt_coo_s x = random_coo(dtype_of<T>(), spec);
     for (spt_index rank : {1u, 8u, 32u}) {
@@ -232,6 +239,7 @@ TYPED_TEST(MultiDeviceCpAls, TwoDevicesMatchOne) {
       const CpdRun one = run_cpd<T>({0}, x, init, rank, 6);
       const CpdRun two = run_cpd<T>({0, 1}, x, init, rank, 6);
       EXPECT_TRUE(two.said("CP-ALS on 2 GPUs (devices 0, 1")) << what;
+      EXPECT_TRUE(two.said("seconds in MTTKRPs / in exchanges per device: device 0 ")) << what;
       EXPECT_FALSE(one.said("GPUs (devices")) << what;
       expect_same<T>(two, one, what);
       if (device_count() >= 3) {
@@ -239,6 +247,87 @@ TYPED_TEST(MultiDeviceCpAls, TwoDevicesMatchOne) {
         EXPECT_TRUE(three.said("CP-ALS on 3 GPUs (devices 2, 0, 1")) << what;
         expect_same<T>(three, one, what + ", 3 devices");
       }
+      if (device_count() >= 4) {
+        const CpdRun four = run_cpd<T>({0, 1, 2, 3}, x, init, rank, 6);
+        EXPECT_TRUE(four.said("CP-ALS on 4 GPUs (devices 0, 1, 2, 3")) << what;
+        expect_same<T>(four, one, what + ", 4 devices");
+      }
+    }
+  }
+}
+
+// x's nonzeros in a new tensor, ordered by their mode-0 index (stable);
+// sorted_by is left empty, so the split finds the order itself.
+template <typename T>
+spt_coo_s sorted_by_mode0(const spt_coo_s& x) {
+  std::vector<spt_nnz> order(x.nnz);
+  for (spt_nnz k = 0; k < x.nnz; ++k) order[k] = k;
+  std::stable_sort(order.begin(), order.end(), [&](spt_nnz a, spt_nnz b) { return x.ind[0][a] < x.ind[0][b]; });
+  spt_coo_s out;
+  out.init_owned(x.dtype(), x.dims, x.nnz);
+  for (spt_nnz k = 0; k < x.nnz; ++k) {
+    for (uint32_t m = 0; m < x.order(); ++m) out.mutable_ind(m)[k] = x.ind[m][order[k]];
+    out.template mutable_values<T>()[k] = x.template values<T>()[order[k]];
+  }
+  return out;
+}
+
+// Nonzeros in the even rows of the largest mode (0) only: dealt to two
+// devices in turn, its rows would leave device 1 without a nonzero, so the
+// devices take equal ranges and every mode is exchanged.
+template <typename T>
+spt_coo_s even_rows_only() {
+  const std::vector<spt_index> dims{30, 25, 20};
+  const spt_nnz nnz = 3000;
+  spt_coo_s x;
+  x.init_owned(dtype_of<T>(), dims, nnz);
+  uint64_t state = 7;
+  auto next = [&] { return (state = state * 6364136223846793005ull + 1442695040888963407ull) >> 33; };
+  for (spt_nnz k = 0; k < nnz; ++k) {
+    x.mutable_ind(0)[k] = static_cast<spt_index>(2 * (next() % 15));
+    for (uint32_t m = 1; m < 3; ++m) x.mutable_ind(m)[k] = static_cast<spt_index>(next() % dims[m]);
+    x.template mutable_values<T>()[k] = static_cast<T>(0.5 + (next() % 1000) / 1000.0);
+  }
+  return x;
+}
+
+// The rows of the largest mode follow the nonzeros (dealt to the devices
+// in turn, whatever order the nonzeros come in), or none when a device
+// would get no nonzero; the results equal one device's in each case.
+TYPED_TEST(MultiDeviceCpAls, RowSharesFollowTheNonzerosOrAreEqual) {
+  SKIP_WITHOUT_TWO_DEVICES();
+  std::string why;
+  if (!nccl_available(why)) GTEST_SKIP() << "NCCL is not available: " << why;
+  using T = TypeParam;
+  RandomTensorSpec spec;
+  spec.dims = {60, 300, 200};
+  spec.nnz = 40000;
+  spec.seed = 31;
+  spec.duplicates = true;
+  const spt_coo_s unsorted = random_coo(dtype_of<T>(), spec);
+  const spt_coo_s sorted = sorted_by_mode0<T>(unsorted);
+  const spt_coo_s even = even_rows_only<T>();
+  struct Case {
+    const spt_coo_s* x;
+    const char* name;
+    const char* said;  // nullptr: no local mode
+  };
+  for (const Case& c : {Case{&unsorted, "unsorted", "mode 1's rows split with the nonzeros"},
+                        Case{&sorted, "sorted by mode 0", "mode 1's rows split with the nonzeros"},
+                        Case{&even, "nonzeros in even rows only", nullptr}}) {
+    const spt_index rank = 8;
+    const auto init = random_factors<T>(c.x->dims, rank, 77);
+    const CpdRun one = run_cpd<T>({0}, *c.x, init, rank, 6);
+    const CpdRun two = run_cpd<T>({0, 1}, *c.x, init, rank, 6);
+    ASSERT_TRUE(two.said("CP-ALS on 2 GPUs (devices 0, 1")) << c.name;
+    if (c.said)
+      EXPECT_TRUE(two.said(c.said)) << c.name;
+    else
+      EXPECT_FALSE(two.said("rows split with the nonzeros")) << c.name;
+    expect_same<T>(two, one, c.name);
+    if (device_count() >= 3) {
+      const CpdRun three = run_cpd<T>({0, 1, 2}, *c.x, init, rank, 6);
+      expect_same<T>(three, one, std::string(c.name) + ", 3 devices");
     }
   }
 }
