@@ -332,6 +332,70 @@ TYPED_TEST(MultiDeviceCpAls, RowSharesFollowTheNonzerosOrAreEqual) {
   }
 }
 
+// spt_mttkrp with CUDA forced on `devices`, every mode of x, twice (the
+// second call reuses the cached device copies); the log in *log.
+template <typename T>
+std::vector<std::vector<T>> mttkrp_on(const std::vector<int>& devices, const spt_coo_s& x,
+                                      const std::vector<DenseMatrix<T>>& factors, std::vector<std::string>* log) {
+  const ContextPtr ctx = logging_context(SPT_BACKEND_CUDA, 2, log);
+  EXPECT_EQ(spt_context_set_devices(ctx.get(), devices.data(), static_cast<int>(devices.size())), SPT_OK)
+      << spt_last_error(ctx.get());
+  std::vector<spt_matrix*> handles;
+  for (const DenseMatrix<T>& f : factors) {
+    spt_matrix* m = nullptr;
+    EXPECT_EQ(spt_matrix_wrap(ctx.get(), dtype_of<T>(), f.rows, f.cols, SPT_ROW_MAJOR, const_cast<T*>(f.values.data()),
+                              f.cols, &m),
+              SPT_OK);
+    handles.push_back(m);
+  }
+  std::vector<std::vector<T>> outs;
+  for (int call = 0; call < 2; ++call)
+    for (uint32_t mode = 0; mode < x.order(); ++mode) {
+      spt_matrix* out = nullptr;
+      EXPECT_EQ(spt_matrix_create(ctx.get(), dtype_of<T>(), x.dims[mode], factors[0].cols, SPT_ROW_MAJOR, &out), SPT_OK);
+      EXPECT_EQ(spt_mttkrp(ctx.get(), &x, handles.data(), mode, out), SPT_OK) << spt_last_error(ctx.get());
+      const T* data = out->ptr<T>();
+      outs.emplace_back(data, data + size_t(x.dims[mode]) * factors[0].cols);
+      spt_matrix_free(out);
+    }
+  for (spt_matrix* m : handles) spt_matrix_free(m);
+  return outs;
+}
+
+// spt_mttkrp on two (and four) devices equals the one-device result, each
+// mode and call, to the rounding of adding the devices' sums.
+TYPED_TEST(MultiDeviceCpAls, MttkrpOnSeveralDevicesMatchesOne) {
+  SKIP_WITHOUT_TWO_DEVICES();
+  using T = TypeParam;
+  RandomTensorSpec spec;
+  spec.dims = {300, 200, 150};
+  spec.nnz = 40000;
+  spec.seed = 41;
+  spec.duplicates = true;
+  const spt_coo_s x = random_coo(dtype_of<T>(), spec);
+  const auto factors = random_factors<T>(x.dims, 16, 5);
+  std::vector<std::string> log_one;
+  const auto one = mttkrp_on<T>({0}, x, factors, &log_one);
+  EXPECT_FALSE(logged(log_one, "MTTKRP on ")) << "one device";
+  std::vector<std::vector<int>> lists{{0, 1}};
+  if (device_count() >= 4) lists.push_back({3, 1, 0, 2});
+  const double tol = sizeof(T) == 4 ? 1e-5 : 1e-12;
+  for (const std::vector<int>& devices : lists) {
+    std::vector<std::string> log;
+    const auto several = mttkrp_on<T>(devices, x, factors, &log);
+    EXPECT_TRUE(logged(log, cat("MTTKRP on ", devices.size(), " GPUs"))) << devices.size() << " devices";
+    ASSERT_EQ(several.size(), one.size());
+    for (size_t k = 0; k < one.size(); ++k) {
+      double scale = 0.0, worst = 0.0;
+      for (size_t e = 0; e < one[k].size(); ++e) {
+        scale = std::max(scale, std::abs(static_cast<double>(one[k][e])));
+        worst = std::max(worst, std::abs(static_cast<double>(several[k][e]) - static_cast<double>(one[k][e])));
+      }
+      EXPECT_LE(worst, tol * scale) << devices.size() << " devices, call/mode " << k;
+    }
+  }
+}
+
 TEST(MultiDeviceCpAlsPaths, OneDeviceListRunsTheSingleGpuPath) {
   SKIP_WITHOUT_DEVICE();
   const int device = device_count() - 1;
