@@ -7,7 +7,6 @@
 //                   [--skew 3] [--rank 32] [--iters 10]
 //                   [--dtype float32|float64] [--devices "0 0,1 0,1,2,3"]
 //                   [--seed 1] [--threads N] [--nccl-library FILE] [--json FILE]
-//                   [--mttkrp]
 //
 // The tensor: every index drawn as floor(dim * u^skew), u uniform in [0, 1),
 // independently per mode (power-law slices in every mode, the shape of
@@ -22,11 +21,7 @@
 // initial seed; the record holds the median seconds per iteration (sweep 1
 // left out: it includes first launches), the whole call's seconds (set-up
 // included), the final fit and the fit difference from the first list's
-// run. JSON Lines on stdout (and into --json FILE). With --mttkrp, instead
-// of CP-ALS: spt_mttkrp of every mode on each device list (factors with
-// entries uniform in [0, 1), one untimed call per mode that uploads the
-// tensor's shares, then --iters timed calls per mode), the median seconds
-// per call of each mode.
+// run. JSON Lines on stdout (and into --json FILE).
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -54,7 +49,6 @@ struct Options {
   int threads = 0;
   std::string json;
   std::string nccl_library;  // "" = the library's default search
-  bool mttkrp = false;
 };
 
 template <typename T>
@@ -128,54 +122,6 @@ std::string list_text(const std::vector<int>& ids) {
   return s;
 }
 
-// --mttkrp: spt_mttkrp of every mode per device list (module comment).
-void time_mttkrp(BenchEnv& env, const Options& o, const spt_coo* x, FILE* json) {
-  const size_t order = o.dims.size();
-  const spt_dtype dt = o.dtype;
-  std::vector<spt_matrix*> factors(order, nullptr), outs(order, nullptr);
-  for (size_t m = 0; m < order; ++m) {
-    check(spt_matrix_create(env.ctx, dt, o.dims[m], o.rank, SPT_ROW_MAJOR, &factors[m]), env.ctx, "spt_matrix_create");
-    check(spt_matrix_create(env.ctx, dt, o.dims[m], o.rank, SPT_ROW_MAJOR, &outs[m]), env.ctx, "spt_matrix_create");
-    void* data = nullptr;
-    check(spt_matrix_data(factors[m], &data), env.ctx, "spt_matrix_data");
-    const size_t n = size_t(o.dims[m]) * o.rank;
-    for (size_t e = 0; e < n; ++e) {
-      const double u = unit(splitmix(o.seed * 977 + m * 0x1000000000ull + e));
-      if (dt == SPT_FLOAT32) static_cast<float*>(data)[e] = static_cast<float>(u);
-      else static_cast<double*>(data)[e] = u;
-    }
-  }
-  for (const std::vector<int>& ids : o.device_lists) {
-    check(spt_context_set_devices(env.ctx, ids.data(), static_cast<int>(ids.size())), env.ctx,
-          "spt_context_set_devices");
-    Record r;
-    r.str("bench", "gpu_multi_mttkrp").str("devices", list_text(ids))
-        .integer("device_count", static_cast<long long>(ids.size())).str("tensor", "amazon-shaped-synthetic")
-        .integer("nnz_generated", static_cast<long long>(o.nnz)).str("dtype", dt == SPT_FLOAT32 ? "float32" : "float64")
-        .integer("rank", o.rank).integer("calls", o.iters);
-    double t0 = now_seconds();
-    for (size_t m = 0; m < order; ++m)
-      check(spt_mttkrp(env.ctx, x, factors.data(), static_cast<uint32_t>(m), outs[m]), env.ctx, "spt_mttkrp");
-    r.num("first_calls_s", now_seconds() - t0);
-    for (size_t m = 0; m < order; ++m) {
-      std::vector<double> seconds;
-      for (int k = 0; k < o.iters; ++k) {
-        t0 = now_seconds();
-        check(spt_mttkrp(env.ctx, x, factors.data(), static_cast<uint32_t>(m), outs[m]), env.ctx, "spt_mttkrp");
-        seconds.push_back(now_seconds() - t0);
-      }
-      r.num("mode" + std::to_string(m) + "_s_median", median(seconds));
-    }
-    r.str("date", env.date).str("commit", env.commit).integer("threads", env.threads);
-    r.print();
-    if (json) r.print(json);
-  }
-  for (size_t m = 0; m < order; ++m) {
-    spt_matrix_free(factors[m]);
-    spt_matrix_free(outs[m]);
-  }
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -187,10 +133,6 @@ int main(int argc, char** argv) {
   try {
     ok = read_gpu_command_line(argc, argv, o.rank, reps_unused, o.dtype, files,
                                [&](const std::string& a, auto&& value) {
-                                 if (a == "--mttkrp") {
-                                   o.mttkrp = true;
-                                   return true;
-                                 }
                                  const char* v = value();
                                  if (!v) return false;
                                  if (a == "--nnz") o.nnz = std::stoull(v);
@@ -210,7 +152,7 @@ int main(int argc, char** argv) {
   }
   if (!ok || !files.empty() || o.dims.empty() || o.nnz == 0 || o.device_lists.empty() || o.iters < 2) {
     std::fprintf(stderr, "usage: bench_gpu_multi [--nnz N] [--dims D0,D1,...] [--skew S] [--rank R] [--iters K >= 2] "
-                         "[--dtype float32|float64] [--devices \"0 0,1 ...\"] [--seed S] [--threads N] [--nccl-library FILE] [--json FILE] [--mttkrp]\n");
+                         "[--dtype float32|float64] [--devices \"0 0,1 ...\"] [--seed S] [--threads N] [--nccl-library FILE] [--json FILE]\n");
     return 2;
   }
   FILE* json = o.json.empty() ? nullptr : std::fopen(o.json.c_str(), "w");
@@ -239,12 +181,6 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "generated %llu nonzeros in %.1f s (view %.1f s)\n",
                  static_cast<unsigned long long>(o.nnz), generate_s, view_s);
 
-    if (o.mttkrp) {
-      time_mttkrp(env, o, x, json);
-      spt_coo_free(x);
-      if (json) std::fclose(json);
-      return 0;
-    }
     double first_fit = NAN;
     for (const std::vector<int>& ids : o.device_lists) {
       check(spt_context_set_devices(env.ctx, ids.data(), static_cast<int>(ids.size())), env.ctx,

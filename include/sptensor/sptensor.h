@@ -198,9 +198,8 @@ SPT_API spt_status spt_context_set_device(spt_context *ctx, int device);
 #define SPT_MAX_DEVICES 64
 
 /** Choose the CUDA devices that runs able to use several GPUs of one host
- *  use (today CP-ALS on a COO tensor, formats AUTO and COO, and spt_mttkrp
- *  on a COO tensor; see docs/guide.md "Several GPUs"): ids[0..count) are
- *  distinct 0-based
+ *  use (today CP-ALS on a COO tensor, formats AUTO and COO; see
+ *  docs/guide.md "Several GPUs"): ids[0..count) are distinct 0-based
  *  ordinals, ids[0] the lead device, which also becomes the context's
  *  device (spt_context_set_device). count = 0 (ids may then be NULL)
  *  restores the default: every visible device, for tensors of at least
@@ -288,8 +287,7 @@ SPT_API spt_status spt_context_set_verbosity(spt_context *ctx, int level);
 SPT_API spt_status spt_context_set_progress(spt_context *ctx, spt_progress_fn fn, void *user_data);
 
 /** Install (or clear, with fn NULL) the log callback. The library calls it
- *  with one message at a time, possibly from its own threads (a run on
- *  several GPUs drives each from a thread). */
+ *  with one message at a time. */
 SPT_API spt_status spt_context_set_log(spt_context *ctx, spt_log_fn fn, void *user_data);
 
 /** The message of the last error recorded in this context ("" if none).

@@ -31,8 +31,8 @@ int thread_count(const spt_context_s& ctx) {
 
 void log(const spt_context_s& ctx, int level, const std::string& message) {
   if (!ctx.log || level > ctx.verbosity) return;
-  // One message at a time: a step that drives several devices from several
-  // threads may log from each, and the callback need not be reentrant.
+  // One message at a time: the callback need not be reentrant, and a
+  // library thread (not only the caller's) may log.
   static std::mutex mutex;
   std::lock_guard<std::mutex> lock(mutex);
   ctx.log(ctx.log_data, level, message.c_str());

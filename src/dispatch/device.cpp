@@ -5,7 +5,6 @@
 #include <memory>
 #include <mutex>
 #include <optional>
-#include <thread>
 #include <vector>
 
 #include "core/error.hpp"
@@ -144,10 +143,6 @@ struct DeviceCooCache {
   std::vector<GpuMttkrpChoice> choices;
   std::vector<std::shared_ptr<spt_fcoo_s>> fcoo;
   std::vector<std::shared_ptr<spt_hbcsf_s>> hbcsf;  // rooted at the mode, for the HB-CSF modes
-  // spt_mttkrp on several devices: views of x's equal nonzero ranges, one
-  // per device of part_devices (their own device_cache holds their copies).
-  std::vector<int> part_devices;
-  std::vector<std::unique_ptr<spt_coo_s>> parts;
 
   explicit DeviceCooCache(const spt_coo_s& x) : nnz(x.nnz), dtype(x.dtype()), dims(x.dims), ind(x.ind), val(x.val) {}
   bool matches(const spt_coo_s& x) const {
@@ -288,10 +283,9 @@ void call_plugin_mttkrp(const CudaPlugin& cuda, const DeviceHbcsf& x, const spt_
 // copy type): the tensor's cached copy, the host factors and output passed
 // through the plugin. With `too_big`, a copy that does not fit the device
 // sets it and returns false without the failure policy (the caller streams).
-// `device` (-1: the context's) runs it.
 template <typename Handle, typename T, typename Tensor>
 bool mttkrp_on_device(const spt_context_s& ctx, const char* kernel, const Tensor& x, const ConstMatRef<T>* factors,
-                      uint32_t mode, MatRef<T> out, bool* too_big = nullptr, int device = -1) {
+                      uint32_t mode, MatRef<T> out, bool* too_big = nullptr) {
   // Order 1 has no factor to gather: the CPU kernel is the right tool.
   if (x.order() < 2) return false;
   const CudaPlugin& cuda = cuda_plugin();
@@ -304,7 +298,7 @@ bool mttkrp_on_device(const spt_context_s& ctx, const char* kernel, const Tensor
   }
   std::string message;
   Handle device_x;
-  int status = device_copy(cuda, device < 0 ? ctx.device : device, x, device_x, message);
+  int status = device_copy(cuda, ctx.device, x, device_x, message);
   if (status == SPT_ERR_UNSUPPORTED) {
     // No GPU kernel for this input (e.g. order above the plugin's limit):
     // like any kernel without a device version, it runs on the CPU.
@@ -427,93 +421,12 @@ std::shared_ptr<const spt_hbcsf_s> chosen_hbcsf(const spt_context_s& ctx, const 
   return cache->hbcsf[mode];
 }
 
-// The views of x's equal nonzero ranges for `devices`, kept in x's device
-// cache (made when missing or made for other devices).
-std::vector<const spt_coo_s*> cached_parts(const spt_coo_s& x, const std::vector<int>& devices) {
-  std::lock_guard<std::mutex> lock(detail::device_cache_mutex());
-  auto cache = std::static_pointer_cast<DeviceCooCache>(x.device_cache);
-  if (cache && !cache->matches(x)) cache.reset();
-  if (!cache) {
-    cache = std::make_shared<DeviceCooCache>(x);
-    x.device_cache = cache;
-  }
-  if (cache->part_devices != devices) {
-    cache->parts.clear();
-    const size_t n = devices.size();
-    for (size_t i = 0; i < n; ++i) {
-      const spt_nnz begin = static_cast<spt_nnz>((static_cast<unsigned __int128>(x.nnz) * i) / n);
-      const spt_nnz end = static_cast<spt_nnz>((static_cast<unsigned __int128>(x.nnz) * (i + 1)) / n);
-      cache->parts.push_back(std::make_unique<spt_coo_s>(nonzero_range(x, begin, end - begin)));
-    }
-    cache->part_devices = devices;
-  }
-  std::vector<const spt_coo_s*> parts;
-  for (const auto& p : cache->parts) parts.push_back(p.get());
-  return parts;
-}
-
-// spt_mttkrp of a COO tensor on the context's devices when there are
-// several (docs/guide.md, "Several GPUs"): device i runs the COO kernel on
-// the i-th of equal nonzero ranges (its copy cached with x), all at once
-// from one host thread each, into its own output; the outputs are added on
-// the host in device order. nullopt when one device runs it (one device,
-// a default list and fewer than kMultiDeviceMinNnzPerDevice nonzeros per
-// device, or a share that does not fit its device: the one-device path
-// streams).
-template <typename T>
-std::optional<bool> multi_device_mttkrp(const spt_context_s& ctx, const spt_coo_s& x, const ConstMatRef<T>* factors,
-                                        uint32_t mode, MatRef<T> out) {
-  const CudaPlugin& cuda = cuda_plugin();
-  const std::vector<int> devices = context_devices(ctx, cuda);
-  const size_t n = devices.size();
-  if (n < 2 || x.order() < 2 || x.nnz < n) return std::nullopt;
-  if (ctx.devices.empty() && x.nnz < kMultiDeviceMinNnzPerDevice * n) return std::nullopt;
-  const std::vector<const spt_coo_s*> parts = cached_parts(x, devices);
-  std::vector<std::vector<T>> outputs(n - 1, std::vector<T>(size_t(out.rows) * out.cols));
-  std::vector<char> done(n, 0), too_big(n, 0);
-  std::vector<std::exception_ptr> errors(n);
-  auto run = [&](size_t i) {
-    try {
-      MatRef<T> o = i == 0 ? out : MatRef<T>{outputs[i - 1].data(), out.rows, out.cols, out.cols};
-      bool big = false;
-      done[i] = mttkrp_on_device<DeviceCoo>(ctx, "MTTKRP", *parts[i], factors, mode, o, &big, devices[i]);
-      too_big[i] = big;
-    } catch (...) {
-      errors[i] = std::current_exception();
-    }
-  };
-  std::vector<std::thread> threads;
-  for (size_t i = 1; i < n; ++i) threads.emplace_back(run, i);
-  run(0);
-  for (std::thread& t : threads) t.join();
-  for (const std::exception_ptr& e : errors)
-    if (e) std::rethrow_exception(e);
-  for (size_t i = 0; i < n; ++i)
-    if (too_big[i]) {
-      log(ctx, 1, cat("note: MTTKRP: device ", devices[i], "'s share of the nonzeros does not fit it; one device runs it"));
-      return std::nullopt;
-    }
-  for (size_t i = 0; i < n; ++i)
-    if (!done[i]) return false;  // the CPU runs it (the reason is logged)
-  const int threads_host = thread_count(ctx);
-#pragma omp parallel for num_threads(threads_host) schedule(static)
-  for (long long r = 0; r < static_cast<long long>(out.rows); ++r)
-    for (size_t i = 1; i < n; ++i) {
-      const T* from = &outputs[i - 1][size_t(r) * out.cols];
-      for (spt_nnz c = 0; c < out.cols; ++c) out(r, c) += from[c];
-    }
-  log(ctx, 2, cat("MTTKRP on ", n, " GPUs (equal nonzero ranges, outputs added on the host)"));
-  return true;
-}
-
 // spt_mttkrp on the device: F-COO or HB-CSF for the modes the format model
 // gives them, the COO kernel otherwise; the nonzeros streamed through the
 // device when that copy does not fit it (device_streamed.hpp).
 template <typename T>
 bool coo_mttkrp_on_device(const spt_context_s& ctx, const spt_coo_s& x, const ConstMatRef<T>* factors, uint32_t mode,
                           MatRef<T> out) {
-  if (ctx.device_streaming != SPT_DEVICE_STREAMING_ALWAYS)
-    if (const std::optional<bool> done = multi_device_mttkrp<T>(ctx, x, factors, mode, out)) return *done;
   if (x.order() >= 2 && x.nnz > 0)
     if (const char* why = detail::stream_without_trying(ctx, cuda_plugin(), x))
       return detail::streamed_mttkrp<T>(ctx, x, factors, mode, out, why);

@@ -22,6 +22,10 @@ std::vector<int> context_devices(const spt_context_s& ctx, const CudaPlugin& cud
   return all;
 }
 
+
+namespace {
+
+// A read-only view of nonzeros [begin, begin + n) of x (x's arrays).
 spt_coo_s nonzero_range(const spt_coo_s& x, spt_nnz begin, spt_nnz n) {
   spt_coo_s part;
   part.dims = x.dims;
@@ -33,8 +37,6 @@ spt_coo_s nonzero_range(const spt_coo_s& x, spt_nnz begin, spt_nnz n) {
   part.val = static_cast<const char*>(x.val) + begin * dtype_size(x.dtype());
   return part;
 }
-
-namespace {
 
 
 // How the nonzeros go to n devices: device i takes nonzeros [begin[i],

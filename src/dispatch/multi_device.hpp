@@ -27,9 +27,6 @@ namespace spt::dispatch {
 // the list is empty (the default).
 std::vector<int> context_devices(const spt_context_s& ctx, const CudaPlugin& cuda);
 
-// A read-only view of nonzeros [begin, begin + n) of x (x's arrays).
-spt_coo_s nonzero_range(const spt_coo_s& x, spt_nnz begin, spt_nnz n);
-
 // The steps of a CP-ALS of x on the context's devices, or nullptr when one
 // device runs it (the caller's single-GPU path): fewer than two devices,
 // a format other than AUTO or COO, fewer nonzeros than devices, a default
