@@ -62,6 +62,13 @@ struct spt_plugin_cp_group {
   int datatype = nccl::kFloat64;
 
   ~spt_plugin_cp_group() {
+    // The sessions own all their rows again (they outlive the group).
+    for (size_t i = 0; i < runs.size() && i < buffers.size(); ++i) {
+      try {
+        for (uint32_t m = 0; m < buffers[i].dims.size(); ++m) runs[i]->set_rows(m, 0, buffers[i].dims[m]);
+      } catch (...) {
+      }
+    }
     // Pending collectives finish before the communicators go.
     for (size_t i = 0; i < devices.size(); ++i) {
       if (cudaSetDevice(devices[i]) != cudaSuccess) continue;
@@ -108,6 +115,27 @@ int grouped(spt_plugin_cp_group& g, const char* what, char* message, size_t mess
 
 }  // namespace
 
+namespace {
+
+// NCCL 2.12 or later orders the collectives of one communicator whatever
+// stream they are queued on (a group queues the Grams' sums on a second
+// stream); older releases may run them at once. OK, or kUnsupported with
+// the reason.
+int check_nccl_version(const nccl::Api& api, const std::string& version, char* message, size_t message_len) {
+  if (api.version >= 21200) return kOk;
+  write_message(message, message_len,
+                "NCCL " + version + " from " + api.path + " is older than 2.12, which several GPUs need");
+  return kUnsupported;
+}
+
+std::string version_text(int v) {
+  // 2.9+ encodes major * 10000 + minor * 100 + patch.
+  return v >= 10000 ? std::to_string(v / 10000) + "." + std::to_string(v / 100 % 100) + "." + std::to_string(v % 100)
+                    : std::to_string(v);
+}
+
+}  // namespace
+
 int plugin_collectives_available(const char* nccl_library, char* message, size_t message_len) {
   return guarded(message, message_len, [&]() -> int {
     std::string why;
@@ -116,11 +144,8 @@ int plugin_collectives_available(const char* nccl_library, char* message, size_t
       write_message(message, message_len, why);
       return kUnsupported;
     }
-    const int v = api->version;
-    // 2.19+ encodes major * 10000 + minor * 100 + patch.
-    const std::string version = v >= 10000 ? std::to_string(v / 10000) + "." + std::to_string(v / 100 % 100) + "." +
-                                                 std::to_string(v % 100)
-                                           : std::to_string(v);
+    const std::string version = version_text(api->version);
+    if (int status = check_nccl_version(*api, version, message, message_len); status != kOk) return status;
     write_message(message, message_len, "NCCL " + version + " from " + api->path);
     return kOk;
   });
@@ -143,6 +168,8 @@ int plugin_cp_group_create(spt_plugin_cp_session* const* sessions, uint32_t coun
       write_message(message, message_len, why);
       return kUnsupported;
     }
+    if (int status = check_nccl_version(*api, version_text(api->version), message, message_len); status != kOk)
+      return status;
     auto g = std::make_unique<spt_plugin_cp_group>();
     g->api = api;
     std::set<int> seen;
@@ -176,6 +203,10 @@ int plugin_cp_group_create(spt_plugin_cp_session* const* sessions, uint32_t coun
     // Row shares: session i owns rows [i c, min((i + 1) c, I)), or of
     // the local mode [local_rows[i], local_rows[i + 1]).
     const std::vector<uint32_t>& dims = g->buffers.front().dims;
+    if (local_mode < -1) {
+      write_message(message, message_len, "cp_group_create: local_mode must be -1 (none) or a mode");
+      return kInvalidArgument;
+    }
     if (local_mode >= 0) {
       bool ok = static_cast<size_t>(local_mode) < dims.size() && local_rows && local_rows[0] == 0 &&
                 local_rows[count] == dims[local_mode];
@@ -335,7 +366,10 @@ int plugin_cp_group_mttkrp(spt_plugin_cp_group* g, uint32_t mode, char* message,
 int plugin_cp_group_normal_matrix(spt_plugin_cp_group* g, uint32_t mode, spt_plugin_cp_normal_info* info,
                                   char* message, size_t message_len) {
   return group_step(g, mode, "cp_group_normal_matrix", message, message_len, [&]() -> int {
-    if (!info) return kInvalidArgument;
+    if (!info) {
+      write_message(message, message_len, "cp_group_normal_matrix: NULL info");
+      return kInvalidArgument;
+    }
     // Every session factors the same matrix (the Grams are the same
     // everywhere); the lead's answer decides the solve for all.
     each_session(*g, [&](size_t, spt::cuda::CpAlsSession& run) { run.enqueue_normal_matrix(mode); });
@@ -350,8 +384,10 @@ int plugin_cp_group_normal_matrix(spt_plugin_cp_group* g, uint32_t mode, spt_plu
 int plugin_cp_group_solve(spt_plugin_cp_group* g, uint32_t mode, int method, int* eigen_info, char* message,
                           size_t message_len) {
   return group_step(g, mode, "cp_group_solve", message, message_len, [&]() -> int {
-    if (!eigen_info || (method != SPT_PLUGIN_CP_SOLVE_CHOLESKY && method != SPT_PLUGIN_CP_SOLVE_PSEUDO_INVERSE))
+    if (!eigen_info || (method != SPT_PLUGIN_CP_SOLVE_CHOLESKY && method != SPT_PLUGIN_CP_SOLVE_PSEUDO_INVERSE)) {
+      write_message(message, message_len, "cp_group_solve: NULL eigen_info or an unknown method");
       return kInvalidArgument;
+    }
     each_session(*g, [&](size_t i, spt::cuda::CpAlsSession& run) {
       const int mine = run.solve(mode, method);
       if (i == 0) *eigen_info = mine;
@@ -421,7 +457,10 @@ int plugin_cp_group_gather(spt_plugin_cp_group* g, uint32_t mode, char* message,
 int plugin_cp_group_fit_terms(spt_plugin_cp_group* g, spt_plugin_cp_fit_terms* out, char* message,
                               size_t message_len) {
   return group_step(g, 0, "cp_group_fit_terms", message, message_len, [&]() -> int {
-    if (!out) return kInvalidArgument;
+    if (!out) {
+      write_message(message, message_len, "cp_group_fit_terms: NULL out");
+      return kInvalidArgument;
+    }
     each_session(*g, [&](size_t, spt::cuda::CpAlsSession& run) { run.enqueue_fit_terms(); });
     double inner = 0.0, noise_squared = 0.0;
     each_session(*g, [&](size_t i, spt::cuda::CpAlsSession& run) {
@@ -438,7 +477,10 @@ int plugin_cp_group_fit_terms(spt_plugin_cp_group* g, spt_plugin_cp_fit_terms* o
 
 int plugin_cp_group_exact_inner(spt_plugin_cp_group* g, double* inner, char* message, size_t message_len) {
   return group_step(g, 0, "cp_group_exact_inner", message, message_len, [&]() -> int {
-    if (!inner) return kInvalidArgument;
+    if (!inner) {
+      write_message(message, message_len, "cp_group_exact_inner: NULL inner");
+      return kInvalidArgument;
+    }
     for (spt::cuda::CpAlsSession* run : g->runs)
       if (!run->has_exact_inner()) {
         write_message(message, message_len, "cp_group_exact_inner: a session holds no COO copy of the tensor");
@@ -455,7 +497,10 @@ int plugin_cp_group_exact_inner(spt_plugin_cp_group* g, double* inner, char* mes
 int plugin_cp_group_times(spt_plugin_cp_group* g, double* mttkrp_seconds, double* exchange_seconds, uint32_t count,
                           char* message, size_t message_len) {
   return group_step(g, 0, "cp_group_times", message, message_len, [&]() -> int {
-    if (!mttkrp_seconds || !exchange_seconds || count != g->runs.size()) return kInvalidArgument;
+    if (!mttkrp_seconds || !exchange_seconds || count != g->runs.size()) {
+      write_message(message, message_len, "cp_group_times: NULL arrays or count is not the group's size");
+      return kInvalidArgument;
+    }
     collect_times(*g);
     for (uint32_t i = 0; i < count; ++i) {
       mttkrp_seconds[i] = g->times[i].mttkrp_seconds;

@@ -32,9 +32,20 @@ int thread_count(const spt_context_s& ctx) {
 void log(const spt_context_s& ctx, int level, const std::string& message) {
   if (!ctx.log || level > ctx.verbosity) return;
   // One message at a time: the callback need not be reentrant, and a
-  // library thread (not only the caller's) may log.
+  // library thread (not only the caller's) may log. A callback that calls
+  // the library, which logs again on its thread, is not made to wait for
+  // itself.
   static std::mutex mutex;
+  thread_local bool in_callback = false;
+  if (in_callback) {
+    ctx.log(ctx.log_data, level, message.c_str());
+    return;
+  }
   std::lock_guard<std::mutex> lock(mutex);
+  in_callback = true;
+  struct Reset {
+    ~Reset() { in_callback = false; }
+  } reset;
   ctx.log(ctx.log_data, level, message.c_str());
 }
 

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstring>
 #include <memory>
+#include <new>
 #include <optional>
 #include <string>
 #include <vector>
@@ -130,18 +131,31 @@ NonzeroSplit split_nonzeros(const spt_context_s& ctx, const spt_coo_s& x, size_t
   uint32_t mode = 0;
   for (uint32_t m = 1; m < x.order(); ++m)
     if (x.dims[m] > x.dims[mode]) mode = m;
-  NonzeroSplit s;
-  const LocalRows rows(x.dims[mode], n);
-  group_by_rows(x, mode, rows, exec_for(ctx).threads, s);
-  bool every_device = true;
-  for (size_t i = 0; i < n; ++i) every_device = every_device && s.begin[i] < s.begin[i + 1];
-  if (!every_device) {
+  const auto equal_ranges = [&] {
     NonzeroSplit equal;
     equal.x = &x;
     for (size_t i = 0; i <= n; ++i)  // [nnz * i / n, nnz * (i + 1) / n)
       equal.begin.push_back(static_cast<spt_nnz>((static_cast<unsigned __int128>(x.nnz) * i) / n));
     return equal;
+  };
+  NonzeroSplit s;
+  const LocalRows rows(x.dims[mode], n);
+  // Without host memory for the grouped copy, equal ranges need none.
+  const auto no_copy = [&](const std::string& why) {
+    log(ctx, 1, cat("note: the nonzeros are not grouped by device (", why, "); the devices take equal ranges of them"));
+    return equal_ranges();
+  };
+  try {
+    group_by_rows(x, mode, rows, exec_for(ctx).threads, s);
+  } catch (const std::bad_alloc&) {
+    return no_copy("out of host memory");
+  } catch (const Error& e) {
+    if (e.code() != SPT_ERR_OUT_OF_MEMORY) throw;
+    return no_copy(e.what());
   }
+  bool every_device = true;
+  for (size_t i = 0; i < n; ++i) every_device = every_device && s.begin[i] < s.begin[i + 1];
+  if (!every_device) return equal_ranges();
   s.local_mode = static_cast<int32_t>(mode);
   s.local_rows = rows.first;
   return s;

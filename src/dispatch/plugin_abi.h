@@ -799,13 +799,18 @@ typedef struct spt_plugin_stream_info {
  * the sessions (NCCL all-reduce) so that every session holds the same
  * lambda and Grams; the new factor's rows go to every session (NCCL
  * all-gather) before they are read. Collectives are queued on the
- * sessions' streams; a step waits for the devices only where it returns
- * scalars (normal_matrix, fit_terms, exact_inner, and solve by the
- * pseudo-inverse). The group's first session is the lead: its factors and
+ * sessions' streams (the Grams' sums on their second stream; NCCL 2.12 or
+ * later runs one communicator's collectives in the order they were queued,
+ * so a Gram's sum completes before the next exchange, and older releases
+ * are refused); a step waits for the devices where it returns scalars
+ * (normal_matrix, fit_terms, exact_inner, and solve by the
+ * pseudo-inverse), and cp_group_mttkrp and cp_group_gather wait for the
+ * previous exchange's timing events. The group's first session is the lead: its factors and
  * lambda are the result (cp_get_factors on it after cp_group_gather of
  * every mode) and its flags answer cp_non_finite.
- * collectives_available: OK when NCCL loads (`message` then names the
- *   library and its version), else UNSUPPORTED with the reason.
+ * collectives_available: OK when NCCL (2.12 or later) loads (`message`
+ *   then names the library and its version), else UNSUPPORTED with the
+ *   reason.
  * cp_group_create: a group of the `count` (2..64) sessions, each on a
  *   different device, all of the same dims, rank and dtype (sessions[0]
  *   the lead); the sessions must outlive the group and take no CP_STEPS
@@ -818,7 +823,7 @@ typedef struct spt_plugin_stream_info {
  *   it reads no other row of that factor (no gather but to the lead, for
  *   the result). Sets NCCL_NVLS_ENABLE=0
  *   in the process first when it is unset (NVLink multicast can take a
- *   shared host's GPUs out of service). UNSUPPORTED without NCCL,
+ *   shared host's GPUs out of service). UNSUPPORTED without NCCL 2.12 or later,
  *   INVALID_ARGUMENT for sessions that do not match, DEVICE for an NCCL
  *   failure.
  * cp_group_release: frees a group (its communicators; NULL ignored).

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <omp.h>
 
+#include <atomic>
 #include <cmath>
 #include <cstddef>
 #include <cstring>
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "api/guard.hpp"
+#include "core/context.hpp"
 #include "common/summaries.hpp"
 #include "sptensor/sptensor.h"
 
@@ -28,6 +30,48 @@ TEST(Version, MatchesHeader) {
             std::to_string(a) + "." + std::to_string(b) + "." + std::to_string(c));
   EXPECT_STREQ(spt_status_string(SPT_ERR_PARSE), "SPT_ERR_PARSE");
   EXPECT_STREQ(spt_status_string(12345), "SPT_UNKNOWN_STATUS");
+}
+
+// What the log callback below saw: whether two threads were ever inside it
+// at once, and the messages.
+struct LogCalls {
+  spt_context* ctx = nullptr;
+  std::atomic<int> threads_inside{0};
+  std::atomic<bool> overlapped{false};
+  std::vector<std::string> lines;
+};
+thread_local int log_depth = 0;
+
+void counting_log(void* data, int, const char* message) {
+  auto* calls = static_cast<LogCalls*>(data);
+  if (log_depth++ == 0 && calls->threads_inside.fetch_add(1) != 0) calls->overlapped = true;
+  calls->lines.emplace_back(message);
+  // A callback that calls back into the library, which logs on this thread.
+  if (std::string(message) == "outer") spt::log(*calls->ctx, 1, "inner");
+  if (--log_depth == 0) calls->threads_inside.fetch_sub(1);
+}
+
+// The log callback gets one message at a time though several threads log,
+// and may call the library, which logs again, without waiting for itself.
+TEST(Context, LogCallbackOneMessageAtATime) {
+  LogCalls calls;
+  ASSERT_EQ(spt_context_create(&calls.ctx), SPT_OK);
+  ASSERT_EQ(spt_context_set_verbosity(calls.ctx, 1), SPT_OK);
+  ASSERT_EQ(spt_context_set_log(calls.ctx, counting_log, &calls), SPT_OK);
+  spt::log(*calls.ctx, 1, "outer");
+  ASSERT_EQ(calls.lines.size(), 2u);
+  EXPECT_EQ(calls.lines[0], "outer");
+  EXPECT_EQ(calls.lines[1], "inner");
+  int team = 0;
+#pragma omp parallel num_threads(8)
+  {
+#pragma omp single
+    team = omp_get_num_threads();
+    for (int k = 0; k < 200; ++k) spt::log(*calls.ctx, 1, "message");
+  }
+  EXPECT_FALSE(calls.overlapped);
+  EXPECT_EQ(calls.lines.size(), 2u + size_t(team) * 200u);
+  spt_context_free(calls.ctx);
 }
 
 TEST(Context, SettersValidate) {
