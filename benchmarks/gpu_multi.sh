@@ -4,9 +4,11 @@
 # repository root with the CLI built (BUILD, default build-gpu):
 #   benchmarks/gpu_multi.sh FILE...
 # Env: RANK (32), ITERS (10), DTYPE (float32), DEVICES (the device lists to
-# compare, default "0 0,1"). Per file and device list: the median of the
+# compare, default one GPU, then 2, 4 and 8 as far as the host has them).
+# Per file and device list: the median of the
 # per-iteration times (the first sweep left out: it includes the first
-# kernel launches) and the final fit, one JSON line each on stdout; the
+# kernel launches), the final fit, the nonzeros per device and each
+# device's MTTKRP / exchange seconds, one JSON line each on stdout; the
 # runs' logs go to $OUT (or /tmp). NCCL must be loadable (libnccl.so.2 on
 # the loader path, the nvidia-nccl-cu13 Python package of the active
 # environment, or the file NCCL_LIBRARY names: passed as --nccl-library).
@@ -15,7 +17,10 @@ build=${BUILD:-build-gpu}
 rank=${RANK:-32}
 iters=${ITERS:-10}
 dtype=${DTYPE:-float32}
-lists=${DEVICES:-"0 0,1"}
+gpus=$(nvidia-smi --query-gpu=index --format=csv,noheader 2>/dev/null | wc -l)
+default_lists="0"
+for n in 2 4 8; do [ "$gpus" -ge "$n" ] && default_lists="$default_lists $(seq -s, 0 $((n - 1)))"; done
+lists=${DEVICES:-$default_lists}
 out=${OUT:-/tmp}
 gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)
 for file in "$@"; do
@@ -27,7 +32,8 @@ for file in "$@"; do
       awk '{ t[n++] = $1 } END { if (!n) print "null"; else print (n % 2 ? t[(n-1)/2] : (t[n/2-1] + t[n/2]) / 2) }')
     fit=$(awk '/^final fit/{ print $3 }' "$log")
     split=$(grep -o "nonzeros per device [0-9 /]*" "$log" | head -1)
-    printf '{"gpu":"%s","file":"%s","devices":"%s","rank":%s,"dtype":"%s","median_s_per_iter":%s,"fit":%s,"split":"%s"}\n' \
-      "$gpu" "$(basename "$file")" "$list" "$rank" "$dtype" "$median" "${fit:-null}" "$split"
+    times=$(grep -o "per device: device .*" "$log" | head -1 | sed 's/^per device: //')
+    printf '{"gpu":"%s","file":"%s","devices":"%s","rank":%s,"dtype":"%s","median_s_per_iter":%s,"fit":%s,"split":"%s","mttkrp_exchange_s":"%s"}\n' \
+      "$gpu" "$(basename "$file")" "$list" "$rank" "$dtype" "$median" "${fit:-null}" "$split" "$times"
   done
 done
