@@ -284,16 +284,19 @@ void add_elapsed(cudaEvent_t from, cudaEvent_t to, double* seconds) {
   *seconds += 1e-3 * ms;
 }
 
-// Reads the pending step times of every session.
-void collect_times(spt_plugin_cp_group& g) {
+// Reads the pending step times of every session: those of the MTTKRP and
+// its sum, of the gather, or both. The steps that wait for the devices
+// anyway (normal_matrix) read them, so that a step queued behind an
+// exchange never waits for it here.
+void collect_times(spt_plugin_cp_group& g, bool mttkrp, bool gather) {
   each_session(g, [&](size_t i, spt::cuda::CpAlsSession&) {
     StepTimes& t = g.times[i];
-    if (t.mttkrp_pending) {
+    if (mttkrp && t.mttkrp_pending) {
       add_elapsed(t.mttkrp_begin, t.mttkrp_end, &t.mttkrp_seconds);
       add_elapsed(t.mttkrp_end, t.sum_end, &t.exchange_seconds);
       t.mttkrp_pending = false;
     }
-    if (t.gather_pending) {
+    if (gather && t.gather_pending) {
       add_elapsed(t.gather_begin, t.gather_end, &t.exchange_seconds);
       t.gather_pending = false;
     }
@@ -330,31 +333,26 @@ void copy_local_rows_to_lead(spt_plugin_cp_group& g, uint32_t mode) {
 
 int plugin_cp_group_mttkrp(spt_plugin_cp_group* g, uint32_t mode, char* message, size_t message_len) {
   return group_step(g, mode, "cp_group_mttkrp", message, message_len, [&]() -> int {
-    collect_times(*g);
+    collect_times(*g, true, false);
     each_session(*g, [&](size_t i, spt::cuda::CpAlsSession& run) {
       record(g->times[i].mttkrp_begin, g->buffers[i].stream);
       run.mttkrp(mode);
       record(g->times[i].mttkrp_end, g->buffers[i].stream);
     });
-    if (static_cast<int>(mode) == g->local_mode) {  // whole on each session's rows
-      each_session(*g, [&](size_t i, spt::cuda::CpAlsSession&) {
-        record(g->times[i].sum_end, g->buffers[i].stream);
-        g->times[i].mttkrp_pending = true;
-      });
-      return kOk;
-    }
     // In place: session i's rows [i c, (i + 1) c) receive the sums (the
     // buffer's slack rows past dims[mode] are summed too, and never read).
+    // The local mode's output is whole on each session's rows already.
     const size_t share = size_t(g->share_rows[mode]) * g->buffers.front().rank;
     const size_t bytes = g->buffers.front().value_size;
-    if (int status = grouped(*g, "summing the MTTKRP over the devices", message, message_len, [&](size_t i) {
-          const spt::cuda::CpAlsBuffers& b = g->buffers[i];
-          char* base = static_cast<char*>(b.mttkrp);
-          return g->api->reduce_scatter(base, base + i * share * bytes, share, g->datatype, nccl::kSum, g->comms[i],
-                                        b.stream);
-        });
-        status != kOk)
-      return status;
+    if (static_cast<int>(mode) != g->local_mode)
+      if (int status = grouped(*g, "summing the MTTKRP over the devices", message, message_len, [&](size_t i) {
+            const spt::cuda::CpAlsBuffers& b = g->buffers[i];
+            char* base = static_cast<char*>(b.mttkrp);
+            return g->api->reduce_scatter(base, base + i * share * bytes, share, g->datatype, nccl::kSum,
+                                          g->comms[i], b.stream);
+          });
+          status != kOk)
+        return status;
     each_session(*g, [&](size_t i, spt::cuda::CpAlsSession&) {
       record(g->times[i].sum_end, g->buffers[i].stream);
       g->times[i].mttkrp_pending = true;
@@ -377,6 +375,7 @@ int plugin_cp_group_normal_matrix(spt_plugin_cp_group* g, uint32_t mode, spt_plu
       const spt_plugin_cp_normal_info mine = run.read_normal_matrix();
       if (i == 0) *info = mine;
     });
+    collect_times(*g, true, true);  // every event before the scalars is done
     return kOk;
   });
 }
@@ -431,7 +430,7 @@ int plugin_cp_group_gram(spt_plugin_cp_group* g, uint32_t mode, char* message, s
 
 int plugin_cp_group_gather(spt_plugin_cp_group* g, uint32_t mode, char* message, size_t message_len) {
   return group_step(g, mode, "cp_group_gather", message, message_len, [&]() -> int {
-    collect_times(*g);
+    collect_times(*g, false, true);
     each_session(*g, [&](size_t i, spt::cuda::CpAlsSession&) { record(g->times[i].gather_begin, g->buffers[i].stream); });
     if (static_cast<int>(mode) == g->local_mode) {
       copy_local_rows_to_lead(*g, mode);
@@ -501,7 +500,7 @@ int plugin_cp_group_times(spt_plugin_cp_group* g, double* mttkrp_seconds, double
       write_message(message, message_len, "cp_group_times: NULL arrays or count is not the group's size");
       return kInvalidArgument;
     }
-    collect_times(*g);
+    collect_times(*g, true, true);
     for (uint32_t i = 0; i < count; ++i) {
       mttkrp_seconds[i] = g->times[i].mttkrp_seconds;
       exchange_seconds[i] = g->times[i].exchange_seconds;

@@ -11,6 +11,7 @@
 
 #include "core/dtype.hpp"
 #include "core/error.hpp"
+#include "core/group_starts.hpp"
 #include "dispatch/device_common.hpp"
 #include "dispatch/dispatch.hpp"
 
@@ -85,8 +86,7 @@ void group_by_rows(const spt_coo_s& x, uint32_t mode, const LocalRows& rows, int
   // thread t writes its first one of device d.
   std::vector<spt_nnz> counts(size_t(threads) * n, 0);
   auto chunk = [&](int t) {
-    return std::make_pair(static_cast<spt_nnz>((static_cast<unsigned __int128>(x.nnz) * t) / threads),
-                          static_cast<spt_nnz>((static_cast<unsigned __int128>(x.nnz) * (t + 1)) / threads));
+    return std::make_pair(sorting::chunk_begin(x.nnz, t, threads), sorting::chunk_begin(x.nnz, t + 1, threads));
   };
 #pragma omp parallel for num_threads(threads) schedule(static, 1)
   for (int t = 0; t < threads; ++t) {
@@ -135,7 +135,7 @@ NonzeroSplit split_nonzeros(const spt_context_s& ctx, const spt_coo_s& x, size_t
     NonzeroSplit equal;
     equal.x = &x;
     for (size_t i = 0; i <= n; ++i)  // [nnz * i / n, nnz * (i + 1) / n)
-      equal.begin.push_back(static_cast<spt_nnz>((static_cast<unsigned __int128>(x.nnz) * i) / n));
+      equal.begin.push_back(sorting::chunk_begin(x.nnz, static_cast<int>(i), static_cast<int>(n)));
     return equal;
   };
   NonzeroSplit s;

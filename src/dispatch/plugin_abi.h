@@ -804,9 +804,8 @@ typedef struct spt_plugin_stream_info {
  * so a Gram's sum completes before the next exchange, and older releases
  * are refused); a step waits for the devices where it returns scalars
  * (normal_matrix, fit_terms, exact_inner, and solve by the
- * pseudo-inverse), and cp_group_mttkrp and cp_group_gather wait for the
- * previous exchange's timing events. The group's first session is the lead: its factors and
- * lambda are the result (cp_get_factors on it after cp_group_gather of
+ * pseudo-inverse) and nowhere else. The group's first session is the
+ * lead: its factors and lambda are the result (cp_get_factors on it after cp_group_gather of
  * every mode) and its flags answer cp_non_finite.
  * collectives_available: OK when NCCL (2.12 or later) loads (`message`
  *   then names the library and its version), else UNSUPPORTED with the
