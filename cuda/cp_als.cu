@@ -669,7 +669,8 @@ class DeviceCpAlsSession final : public CpAlsSession {
   void gram_sums(uint32_t mode) override {
     // On the side stream, overlapping the next mode's MTTKRP (in a group,
     // the sum over the devices that follows is ordered with the group's
-    // other collectives: plugin_multi.cu).
+    // other collectives, so the core queues the factor's gather first:
+    // src/dispatch/multi_device.cpp).
     check(cudaEventRecord(r_.factor_ready, r_.main), "cudaEventRecord");
     check(cudaStreamWaitEvent(r_.side, r_.factor_ready, 0), "cudaStreamWaitEvent");
     launch_gram_sums(mode, rows_first_[mode], rows_count_[mode]);

@@ -253,7 +253,13 @@ class MultiDeviceCpAlsSteps final : public CpAlsSteps<T>, private detail::Plugin
     check(cuda_.table->cp_non_finite(lead(), mode, &component, buffer_, sizeof buffer_));
     return component;
   }
-  void gram(uint32_t mode) override { check(cuda_.table->cp_group_gram(group_, mode, buffer_, sizeof buffer_)); }
+  void gram(uint32_t mode) override {
+    // The new rows go out first: one communicator's collectives run in the
+    // order they are queued, so the Grams' sum queued after the gather
+    // overlaps the next MTTKRP instead of delaying the gather it reads.
+    bring_up_to_date();
+    check(cuda_.table->cp_group_gram(group_, mode, buffer_, sizeof buffer_));
+  }
   CpAlsFitTerms fit_terms() override {
     spt_plugin_cp_fit_terms terms{};
     check(cuda_.table->cp_group_fit_terms(group_, &terms, buffer_, sizeof buffer_));
