@@ -53,6 +53,7 @@ struct Options {
   uint64_t seed = 1;
   std::string format = "auto";
   std::string backend = "auto";
+  bool verbose = false;  // rank 0 logs at verbosity 1 (formats, trees)
 };
 
 std::vector<long long> split_numbers(const std::string& s, char sep) {
@@ -89,6 +90,7 @@ Options parse(int argc, char** argv) {
     else if (a == "--seed") o.seed = std::strtoull(next().c_str(), nullptr, 10);
     else if (a == "--format") o.format = next();
     else if (a == "--backend") o.backend = next();
+    else if (a == "--verbose") o.verbose = true;
     else throw Failure("unknown argument " + a);
   }
   if (o.file.empty() == (o.synthetic_nnz == 0)) throw Failure("give exactly one of --file FILE and --synthetic NNZ");
@@ -219,6 +221,10 @@ int main(int argc, char** argv) {
     Options o = parse(argc, argv);
     BenchEnv env;
     env.open(o.threads);
+    if (o.verbose && g_rank == 0) {
+      spt_context_set_verbosity(env.ctx, 1);
+      spt_context_set_log(env.ctx, [](void*, int, const char* text) { std::fprintf(stderr, "log: %s\n", text); }, nullptr);
+    }
     const spt_backend backend = o.backend == "cuda" ? SPT_BACKEND_CUDA : o.backend == "cpu" ? SPT_BACKEND_CPU
                                                                                         : SPT_BACKEND_AUTO;
     // Every rank must take the backend, or none goes on (no rank left waiting).

@@ -73,7 +73,8 @@ struct ModeState {
 
 struct Distribution {
   std::vector<int> grid;                             // p_n
-  std::vector<std::vector<spt_index>> bounds;        // per mode: chunk starts, p_n + 1 entries
+  bool shuffled_chunks = false;                      // medium: chunks of shuffled ids (see distribute)
+  spt_nnz largest_block[2] = {0, 0};                 // medium: most nonzeros on a rank, contiguous / shuffled chunks
   std::vector<OwnedComm> layers;                     // medium: per mode; coarse: empty
   std::vector<ModeState> modes;
   std::vector<std::unique_ptr<spt_coo_s>> blocks;    // local blocks, indices renumbered to rows
@@ -93,25 +94,37 @@ std::vector<int> prime_factors(int n) {
   return f;  // ascending
 }
 
-// Chunk starts of one mode so that every chunk holds about total/parts
-// nonzeros (by whole slices); chunks may be empty.
-std::vector<spt_index> balanced_bounds(const std::vector<uint64_t>& slice_nnz, int parts) {
-  const uint64_t total = std::accumulate(slice_nnz.begin(), slice_nnz.end(), uint64_t(0));
-  std::vector<spt_index> b(static_cast<size_t>(parts) + 1, 0);
-  b[parts] = static_cast<spt_index>(slice_nnz.size());
-  uint64_t prefix = 0;
-  size_t i = 0;
-  for (int k = 1; k < parts; ++k) {
-    // first slice index whose prefix reaches k/parts of the nonzeros
-    const long double target = static_cast<long double>(total) * k / parts;
-    while (i < slice_nnz.size() && static_cast<long double>(prefix) + slice_nnz[i] / 2.0L < target) prefix += slice_nnz[i++];
-    b[k] = static_cast<spt_index>(i);
+// The chunk of every id of one mode (a table indexed by id): consecutive
+// runs of ids, in increasing order or in a pseudo-random order of the ids
+// (`shuffled`, the same on every rank), each holding about total/parts
+// nonzeros by whole slices (a slice goes to the chunk its middle falls in);
+// chunks may be empty.
+std::vector<uint32_t> chunk_table(const std::vector<uint64_t>& slice_nnz, int parts, bool shuffled, uint32_t mode) {
+  const size_t n = slice_nnz.size();
+  std::vector<uint32_t> walk(n);
+  std::iota(walk.begin(), walk.end(), uint32_t(0));
+  if (shuffled) {  // Fisher-Yates on raw mt19937_64 draws (standard-defined)
+    std::mt19937_64 gen(0x5eed5eedULL + mode);
+    for (size_t i = n; i > 1; --i) std::swap(walk[i - 1], walk[gen() % i]);
   }
-  return b;
+  const long double total = std::accumulate(slice_nnz.begin(), slice_nnz.end(), 0.0L);
+  std::vector<uint32_t> table(n);
+  long double prefix = 0;
+  int k = 0;
+  for (uint32_t id : walk) {
+    while (k + 1 < parts && prefix + slice_nnz[id] / 2.0L >= total * (k + 1) / parts) ++k;
+    table[id] = static_cast<uint32_t>(k);
+    prefix += slice_nnz[id];
+  }
+  return table;
 }
 
-inline int chunk_of(const std::vector<spt_index>& bounds, spt_index i) {
-  return static_cast<int>(std::upper_bound(bounds.begin(), bounds.end(), i) - bounds.begin()) - 1;
+// The ids of chunk `c` of a mode, ascending.
+std::vector<uint64_t> chunk_members(const std::vector<uint32_t>& table, int c) {
+  std::vector<uint64_t> ids;
+  for (size_t i = 0; i < table.size(); ++i)
+    if (table[i] == static_cast<uint32_t>(c)) ids.push_back(i);
+  return ids;
 }
 
 // Sends every nonzero of x to dest[k]; returns this rank's received nonzeros
@@ -265,11 +278,12 @@ Exchange build_exchange(MPI_Comm comm, const std::vector<uint64_t>& rows,
   return ex;
 }
 
-// Medium-grained owners of the rows of one chunk [lo, hi), identical on
+// Medium-grained owners of the rows of one chunk (its ids `members`,
+// ascending; owner k is that of members[k]), identical on
 // every rank of the layer: each touched row goes to the toucher with the
 // fewest owned rows so far (lowest layer rank on ties); untouched rows to
 // the least loaded rank. Returns owner layer ranks and adds sum(touchers-1).
-std::vector<int> layer_owners(MPI_Comm layer, const std::vector<uint64_t>& touched, spt_index lo, spt_index hi,
+std::vector<int> layer_owners(MPI_Comm layer, const std::vector<uint64_t>& touched, const std::vector<uint64_t>& members,
                               uint64_t& connectivity, uint64_t& bytes) {
   int me = 0, q = 1;
   MPI_Comm_rank(layer, &me);
@@ -287,12 +301,13 @@ std::vector<int> layer_owners(MPI_Comm layer, const std::vector<uint64_t>& touch
   check_mpi(MPI_Allgatherv(touched.data(), mine, MPI_UINT64_T, all.data(), counts.data(), displs.data(), MPI_UINT64_T,
                            layer),
             "MPI_Allgatherv");
-  std::vector<int> owner(hi - lo, -1);
+  std::vector<int> owner(members.size(), -1);
   std::vector<uint64_t> load(q, 0);
   std::vector<size_t> cursor(q);
   for (int j = 0; j < q; ++j) cursor[j] = static_cast<size_t>(displs[j]);
   connectivity = 0;
-  for (spt_index i = lo; i < hi; ++i) {
+  for (size_t k = 0; k < members.size(); ++k) {
+    const uint64_t i = members[k];
     int best = -1, users = 0;
     for (int j = 0; j < q; ++j) {
       const size_t end = static_cast<size_t>(displs[j]) + static_cast<size_t>(counts[j]);
@@ -309,7 +324,7 @@ std::vector<int> layer_owners(MPI_Comm layer, const std::vector<uint64_t>& touch
     } else {
       connectivity += static_cast<uint64_t>(users - 1);
     }
-    owner[i - lo] = best;
+    owner[k] = best;
     ++load[best];
   }
   return owner;
@@ -361,33 +376,62 @@ Distribution distribute(MPI_Comm comm, const spt_mpi_tensor_s& x, const spt_mpi_
   }
 
   // 2. chunks balanced by nonzeros
-  d.bounds.resize(order);
+  std::vector<std::vector<uint64_t>> slices(order);
   for (uint32_t m = 0; m < order; ++m) {
-    std::vector<uint64_t> mine(dims[m], 0), all(dims[m], 0);
-    for (spt_nnz k = 0; k < local.nnz; ++k) ++mine[local.ind[m][k]];
-    check_mpi(MPI_Allreduce(mine.data(), all.data(), to_int_count(dims[m], "slice histogram"), MPI_UINT64_T, MPI_SUM,
-                            comm),
+    slices[m].assign(dims[m], 0);
+    for (spt_nnz k = 0; k < local.nnz; ++k) ++slices[m][local.ind[m][k]];
+    check_mpi(MPI_Allreduce(MPI_IN_PLACE, slices[m].data(), to_int_count(dims[m], "slice histogram"), MPI_UINT64_T,
+                            MPI_SUM, comm),
               "MPI_Allreduce");
-    d.bounds[m] = balanced_bounds(all, d.grid[m]);
   }
+  auto tables_of = [&](bool shuffled) {
+    std::vector<std::vector<uint32_t>> t(order);
+    for (uint32_t m = 0; m < order; ++m) t[m] = chunk_table(slices[m], d.grid[m], shuffled, m);
+    return t;
+  };
+  std::vector<std::vector<uint32_t>> chunk = tables_of(false);
 
   // 3. blocks
   std::vector<int> coords(order, 0), stride(order, 1);
   if (medium) {
     for (int m = static_cast<int>(order) - 2; m >= 0; --m) stride[m] = stride[m + 1] * d.grid[m + 1];
     for (uint32_t m = 0; m < order; ++m) coords[m] = (rank / stride[m]) % d.grid[m];
-    std::vector<int> dest(local.nnz, 0);
-    for (spt_nnz k = 0; k < local.nnz; ++k) {
-      int r = 0;
-      for (uint32_t m = 0; m < order; ++m) r += chunk_of(d.bounds[m], local.ind[m][k]) * stride[m];
-      dest[k] = r;
+    // Chunks of contiguous ids balance each mode's layers but not the
+    // blocks where they cross: where ids follow frequency (word ids by
+    // rank, say), the first chunks of every mode meet in one dense block.
+    // Chunks of shuffled ids spread such slices over the blocks; they are
+    // taken when their largest block is at least 5% smaller.
+    auto destinations = [&](const std::vector<std::vector<uint32_t>>& t, spt_nnz& largest) {
+      std::vector<int> dest(local.nnz, 0);
+      std::vector<uint64_t> cells(size, 0);
+      for (spt_nnz k = 0; k < local.nnz; ++k) {
+        int r = 0;
+        for (uint32_t m = 0; m < order; ++m) r += static_cast<int>(t[m][local.ind[m][k]]) * stride[m];
+        dest[k] = r;
+        ++cells[r];
+      }
+      check_mpi(MPI_Allreduce(MPI_IN_PLACE, cells.data(), size, MPI_UINT64_T, MPI_SUM, comm), "MPI_Allreduce");
+      largest = static_cast<spt_nnz>(*std::max_element(cells.begin(), cells.end()));
+      return dest;
+    };
+    std::vector<int> dest = destinations(chunk, d.largest_block[0]);
+    if (size > 1) {
+      std::vector<std::vector<uint32_t>> shuffled = tables_of(true);
+      std::vector<int> shuffled_dest = destinations(shuffled, d.largest_block[1]);
+      if (20 * d.largest_block[1] < 19 * d.largest_block[0]) {
+        d.shuffled_chunks = true;
+        chunk = std::move(shuffled);
+        dest = std::move(shuffled_dest);
+      }
     }
+    slices = {};
     d.blocks.push_back(std::make_unique<spt_coo_s>(redistribute(comm, local, dest, d.setup_bytes)));
     d.block_of_mode.assign(order, 0);
   } else {
+    slices = {};
     for (uint32_t n = 0; n < order; ++n) {
       std::vector<int> dest(local.nnz, 0);
-      for (spt_nnz k = 0; k < local.nnz; ++k) dest[k] = chunk_of(d.bounds[n], local.ind[n][k]);
+      for (spt_nnz k = 0; k < local.nnz; ++k) dest[k] = static_cast<int>(chunk[n][local.ind[n][k]]);
       d.blocks.push_back(std::make_unique<spt_coo_s>(redistribute(comm, local, dest, d.setup_bytes)));
       d.block_of_mode.push_back(n);
     }
@@ -407,19 +451,19 @@ Distribution distribute(MPI_Comm comm, const spt_mpi_tensor_s& x, const spt_mpi_
       int me = 0, q = 1;
       MPI_Comm_rank(layer_comm, &me);
       MPI_Comm_size(layer_comm, &q);
-      const spt_index lo = d.bounds[n][coords[n]], hi = d.bounds[n][coords[n] + 1];
+      const std::vector<uint64_t> members = chunk_members(chunk[n], coords[n]);
       std::vector<uint64_t> touched = sorted_unique_rows(block, n);
       uint64_t conn = 0;
-      std::vector<int> owner = layer_owners(layer_comm, touched, lo, hi, conn, d.setup_bytes);
+      std::vector<int> owner = layer_owners(layer_comm, touched, members, conn, d.setup_bytes);
       ms.connectivity = me == 0 ? conn : 0;  // counted once per layer
       std::vector<uint64_t> owned_ids;
-      for (spt_index i = lo; i < hi; ++i)
-        if (owner[i - lo] == me) owned_ids.push_back(i);
+      for (size_t k = 0; k < members.size(); ++k)
+        if (owner[k] == me) owned_ids.push_back(members[k]);
       ms.rows = merge_unique(touched, owned_ids);
       for (uint64_t id : owned_ids) ms.owned.push_back(position_of(ms.rows, id));
       std::vector<std::vector<uint64_t>> lists(q);
       for (uint64_t id : touched) {
-        const int o = owner[id - lo];
+        const int o = owner[position_of(members, id)];
         if (o != me) lists[o].push_back(id);
       }
       ms.reduce = build_exchange(layer_comm, ms.rows, lists, true, R, d.setup_bytes);
@@ -429,17 +473,15 @@ Distribution distribute(MPI_Comm comm, const spt_mpi_tensor_s& x, const spt_mpi_
     for (uint32_t n = 0; n < order; ++n) {
       ModeState& ms = d.modes[n];
       ms.comm = comm;
-      const spt_index lo = d.bounds[n][rank], hi = d.bounds[n][rank + 1];
       std::vector<uint64_t> used;  // rows of mode n read by the other modes' copies
       for (uint32_t c = 0; c < order; ++c)
         if (c != n) used = merge_unique(used, sorted_unique_rows(*d.blocks[c], n));
-      std::vector<uint64_t> owned_ids(hi - lo);
-      std::iota(owned_ids.begin(), owned_ids.end(), uint64_t(lo));
+      const std::vector<uint64_t> owned_ids = chunk_members(chunk[n], rank);
       ms.rows = merge_unique(used, owned_ids);
       for (uint64_t id : owned_ids) ms.owned.push_back(position_of(ms.rows, id));
       std::vector<std::vector<uint64_t>> lists(size);
       for (uint64_t id : used) {
-        const int o = chunk_of(d.bounds[n], static_cast<spt_index>(id));
+        const int o = static_cast<int>(chunk[n][id]);
         if (o != rank) lists[o].push_back(id);
       }
       ms.reduce = build_exchange(comm, ms.rows, std::vector<std::vector<uint64_t>>(size), true, R, d.setup_bytes);
@@ -539,6 +581,11 @@ spt_status run_cpd(MPI_Comm comm, spt_context_s& ctx, const spt_mpi_tensor_s& x,
     require(norm_x_squared > 0.0, "the tensor's nonzeros are all zero (norm 0); CP-ALS needs a nonzero tensor");
   });
   if (rank == 0) algo::note_repeats(ctx, "MPI CP-ALS", x.global_nnz, static_cast<spt_nnz>(sums[1]));
+  if (rank == 0 && size > 1 && opts.decomposition == SPT_MPI_MEDIUM_GRAINED)
+    log(ctx, 1,
+        cat("MPI CP-ALS: mode chunks of ", d.shuffled_chunks ? "shuffled" : "contiguous",
+            " ids; most nonzeros on a rank ", d.largest_block[0], " with contiguous chunks, ", d.largest_block[1],
+            " with shuffled ones (of ", x.global_nnz, ")"));
   collective(comm, [&] {
     for (const auto& b : d.blocks) {
       if (b->nnz == 0) operands.push_back(std::make_unique<EmptyOperand<T>>());

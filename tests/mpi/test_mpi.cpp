@@ -560,6 +560,57 @@ void test_binary_copies(const std::string& tns_path, const spt_coo* whole, const
   spt_mpi_tensor_free(x);
 }
 
+// Half the nonzeros in the corner block of the first 16 ids of every mode,
+// half among the other ids: chunks of contiguous ids cut every mode at about
+// id 16, so with two chunks in two modes (4 ranks: grid 2x2x1) one rank
+// holds the corner and one holds nothing. The medium-grained distribution
+// then takes chunks of shuffled ids; its blocks must be balanced to within
+// 30% and the run must equal the serial one.
+void test_dense_corner(const std::string& dir) {
+  const std::string path = dir + "/" + std::to_string(g_size) + "-corner.tns";
+  if (g_rank == 0) {
+    std::FILE* f = std::fopen(path.c_str(), "w");
+    std::mt19937_64 gen(2024);
+    for (int k = 0; k < 6000; ++k) {
+      const bool corner = k % 2 == 0;
+      for (int m = 0; m < 3; ++m) {
+        const unsigned lo = corner ? 0 : 16, span = corner ? 16 : 48;
+        std::fprintf(f, "%u ", 1 + lo + static_cast<unsigned>(gen() % span));
+      }
+      std::fprintf(f, "%.6f\n", 0.5 + static_cast<double>(gen() % 1000) / 1000.0);
+    }
+    std::fclose(f);
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  note("dense corner %s\n", path);
+  spt_mpi_tensor* x = nullptr;
+  CHECK_OK(spt_mpi_read(MPI_COMM_WORLD, g_ctx, path.c_str(), nullptr, &x));
+  spt_coo* whole = nullptr;
+  compare_read(path.c_str(), x, &whole);
+  if (x && whole) {
+    spt_coo* summed = nullptr;
+    CHECK_OK(spt_coo_copy(g_ctx, whole, &summed));
+    CHECK_OK(spt_coo_coalesce(g_ctx, summed, SPT_DUPLICATES_SUM));
+    const Serial ref = serial_cpd(summed, 4, 6, 3, nullptr);
+    compare_cpd(x, whole, "dense corner medium", 4, 6, 3, SPT_MPI_MEDIUM_GRAINED, {}, nullptr, ref);
+    spt_mpi_cpd_options o = fixed_sweeps(4, 1, 3);
+    spt_mpi_ktensor* k = nullptr;
+    spt_mpi_cpd_als(MPI_COMM_WORLD, g_ctx, x, &o, &k);
+    CHECK(k != nullptr, "dense corner: spt_mpi_cpd_als failed: %s", spt_last_error(g_ctx));
+    if (k) {
+      spt_mpi_cpd_stats s;
+      s.struct_size = sizeof(s);
+      CHECK_OK(spt_mpi_ktensor_stats(k, &s));
+      CHECK(s.nnz_imbalance < 1.3, "dense corner on %d ranks: most nonzeros on a rank %.3f x the mean", g_size,
+            s.nnz_imbalance);
+    }
+    spt_mpi_ktensor_free(k);
+    spt_coo_free(summed);
+  }
+  spt_coo_free(whole);
+  spt_mpi_tensor_free(x);
+}
+
 void test_synthetic(const std::string& dir) {
   struct Case {
     const char* name;
@@ -625,6 +676,7 @@ void test_synthetic(const std::string& dir) {
     spt_mpi_tensor_free(x);
   }
   test_float32(dir + "/" + std::to_string(g_size) + "-" + cases[0].name);
+  test_dense_corner(dir);
 }
 
 void test_empty(const std::string& dir) {
