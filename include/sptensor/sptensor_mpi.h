@@ -164,7 +164,9 @@ SPT_MPI_API spt_status spt_mpi_tensor_gather(MPI_Comm comm, spt_context *ctx, co
 /** How the tensor and the factor matrices are distributed. */
 typedef enum spt_mpi_decomposition {
   /** Medium-grained (Smith & Karypis, IPDPS 2016): a p_1 x ... x p_N process
-   *  grid; mode n cut into p_n chunks with balanced nonzero counts; each
+   *  grid; mode n cut into p_n chunks with balanced nonzero counts (of
+   *  consecutive ids, or of shuffled ids when that balances the blocks
+   *  better); each
    *  rank holds one block of the tensor (stored once) and only the factor
    *  rows its block touches. Per mode: local MTTKRP, partial rows summed at
    *  their owner inside the layer (the P/p_n ranks sharing the chunk),
