@@ -273,11 +273,11 @@ CsfTree build_csf_tree_by_permutation(const Exec& exec, const spt_coo_s& x, cons
 }
 
 double csf_mttkrp_cost(const CsfTree& tree, const std::vector<spt_index>& dims, uint32_t mode, double row_bytes,
-                       int threads) {
+                       int threads, uint32_t first_level) {
   const uint32_t target = tree.level_of(mode);
   const auto fits = [&](uint32_t m) { return double(dims[m]) * row_bytes <= kCsfCachedFactorBytes; };
   double cost = 0;
-  for (uint32_t l = 0; l < tree.levels(); ++l) {
+  for (uint32_t l = first_level; l < tree.levels(); ++l) {
     const double nodes = static_cast<double>(tree.nodes(l));
     if (l == 0) {
       // Root rows (factor reads, or output rows) go in increasing order.
@@ -369,8 +369,23 @@ void assemble_csf(const Exec& exec, const std::vector<spt_index>& dims, spt_dtyp
     add_tree(result.trees[0].mode_order.back());
   } else if (policy == SPT_CSF_ALLMODE) {
     const uint32_t shortest = result.trees[0].mode_order.front();
-    for (uint32_t m = 0; m < order; ++m)
-      if (m != shortest) add_tree(m);
+    std::vector<uint32_t> swapped = result.trees[0].mode_order;
+    std::swap(swapped[0], swapped[1]);
+    for (uint32_t m = 0; m < order; ++m) {
+      if (m == shortest) continue;
+      // The tree rooted at the mode at level 1 of the first tree is the
+      // first with its top two levels swapped (csf_mode_order), so the two
+      // share every level below and that mode's MTTKRP can cost at most
+      // the first tree's top two levels less on it. When those are a small
+      // share of its cost, the tree (another copy of every value and leaf
+      // index) is not worth building.
+      if (use == CsfTreeUse::drop_unused && csf_mode_order(dims, m) == swapped) {
+        const double whole = csf_mttkrp_cost(result.trees[0], dims, m, row_bytes, threads);
+        const double below = csf_mttkrp_cost(result.trees[0], dims, m, row_bytes, threads, 2);
+        if (whole - below <= kCsfSwappedTreeGain * whole) continue;
+      }
+      add_tree(m);
+    }
   }
   if (use == CsfTreeUse::drop_unused) {
     // Trees that later ones replaced in every mode.

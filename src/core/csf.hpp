@@ -87,7 +87,9 @@ enum class CsfTreeUse { keep_all, drop_unused };
 // Build a CSF handle with `policy`. AUTO keeps one tree per mode (ALLMODE:
 // every MTTKRP at a root, race-free and cheapest) when the trees are
 // estimated to fit in kAutoAllmodeBudget x the COO's bytes, else ONEMODE,
-// and frees the trees no mode runs on (CsfTreeUse::drop_unused).
+// and frees the trees no mode runs on (CsfTreeUse::drop_unused); it does
+// not build the tree of the second-shortest mode when the first tree
+// serves that mode within kCsfSwappedTreeGain of it.
 // Throws INVALID_ARGUMENT for order < 2 or an unknown policy.
 constexpr double kAutoAllmodeBudget = 4.0;
 void build_csf(const Exec& exec, const spt_coo_s& x, spt_csf_policy policy, spt_csf_s& out);
@@ -144,8 +146,13 @@ constexpr double kCsfOutputCost = 1.5;
 constexpr double kCsfAtomicCost = 10.0;
 constexpr double kCsfPrivateBytesAlways = 8.0 * 1024 * 1024;  // as the CPU MTTKRP's rule
 constexpr double kCsfModelRank = 16;
+// The cost of the levels from `first_level` down only (0: the whole tree).
 double csf_mttkrp_cost(const CsfTree& tree, const std::vector<spt_index>& dims, uint32_t mode, double row_bytes,
-                       int threads);
+                       int threads, uint32_t first_level = 0);
+// The largest share of a mode's cost on the first tree that a tree with its
+// top two levels swapped could save before AUTO builds that tree (see
+// assemble_csf in csf.cpp).
+constexpr double kCsfSwappedTreeGain = 0.03;
 
 // Name of a resolved policy for logs: "onemode", "twomode", "allmode".
 const char* csf_policy_name(spt_csf_policy policy);

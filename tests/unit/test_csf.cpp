@@ -411,6 +411,34 @@ TEST(CsfKeyedBuild, AutoKeepsOnlyTheTreesSomeModeRunsOn) {
   }
 }
 
+// Two short modes (as flights-2001 and coads-climatology have): the tree
+// rooted at the second-shortest mode is the first tree with its top two
+// levels swapped, and its MTTKRP could save at most the first tree's few
+// top nodes, so AUTO does not build it: one tree fewer than ALLMODE, that
+// mode on the first tree, the same MTTKRPs. With many top nodes (equal
+// modes, in the test above) the tree is built.
+TEST(CsfKeyedBuild, AutoSkipsTheSwappedTreeOfTwoShortModes) {
+  RandomTensorSpec spec;
+  spec.dims = {100, 100, 12, 6};
+  spec.nnz = 200000;
+  spec.seed = 5;
+  const spt_coo_s x = random_coo(SPT_FLOAT64, spec);
+  spt_csf_s autod;
+  build_csf(Exec{2}, x, SPT_CSF_AUTO, autod);
+  ASSERT_EQ(autod.policy, SPT_CSF_ALLMODE);
+  EXPECT_EQ(autod.trees.size(), 3u) << describe(x, SPT_CSF_AUTO);
+  EXPECT_EQ(autod.trees[0].mode_order[0], 3u);
+  EXPECT_EQ(autod.tree_of_mode[2], 0u) << "mode 2 should run at level 1 of the first tree";
+  const auto f = random_factors<double>(x.dims, 8, 31);
+  const auto refs = crefs(f);
+  for (uint32_t mode = 0; mode < x.order(); ++mode) {
+    DenseMatrix<double> want(x.dims[mode], 8), got(x.dims[mode], 8);
+    ref::mttkrp(Exec{1}, x, refs.data(), mode, want.ref());
+    cpu::mttkrp_csf(Exec{2}, autod, refs.data(), mode, got.ref());
+    expect_matrix_close(want, got, "AUTO without the swapped tree, mode " + std::to_string(mode));
+  }
+}
+
 // ---------------------------------------------------------------- CP-ALS
 
 template <typename T>
