@@ -77,6 +77,25 @@ spt_add_layer(kernels
     kernels/reference/ttm_chain.cpp kernels/reference/ttmc.cpp kernels/reference/ttv.cpp
     kernels/reference/ttv_chain.cpp kernels/reference/unfold_csr.cpp)
 
+# The CPU kernels once more for x86-64-v3 (AVX2, FMA, BMI2), into namespace
+# spt::kernels::cpu_x86_64_v3: the dispatcher runs them where the CPU has
+# those instructions (kernels/cpu/variant.hpp says how the two copies stay
+# apart). Not with SPT_NATIVE, which compiles every kernel for the build host.
+if(SPT_CPU_DISPATCH AND NOT SPT_NATIVE AND CMAKE_SYSTEM_PROCESSOR MATCHES "^(x86_64|AMD64|amd64)$"
+   AND CMAKE_CXX_COMPILER_ID MATCHES "GNU|Clang")
+  get_target_property(spt_cpu_kernel_sources sptensor_kernels SOURCES)
+  list(FILTER spt_cpu_kernel_sources INCLUDE REGEX "/src/kernels/cpu/[^/]*\\.cpp$")
+  add_library(sptensor_kernels_x86_64_v3 OBJECT ${spt_cpu_kernel_sources})
+  target_compile_definitions(sptensor_kernels_x86_64_v3 PRIVATE SPT_BUILDING_LIBRARY SPT_CPU_VARIANT_X86_64_V3)
+  target_compile_options(sptensor_kernels_x86_64_v3 PRIVATE -Wall -Wextra -Wno-unused-parameter)
+  target_link_libraries(sptensor_kernels_x86_64_v3 PUBLIC sptensor_kernels)
+  # Seen by every layer above core and by what links the library's objects.
+  target_compile_definitions(sptensor_core PUBLIC SPT_HAVE_CPU_X86_64_V3_KERNELS)
+  set(SPT_CPU_X86_64_V3_KERNELS ON)
+else()
+  set(SPT_CPU_X86_64_V3_KERNELS OFF)
+endif()
+
 spt_add_layer(dispatch
   DEPENDS kernels
   SOURCES

@@ -4,7 +4,10 @@
 // Setup (once per call):
 //   1. process grid p_0 x ... x p_{N-1} (medium) or P per mode (coarse);
 //   2. each mode cut into chunks holding equal numbers of nonzeros (a global
-//      slice histogram, MPI_Allreduce);
+//      slice histogram, MPI_Allreduce): runs of consecutive ids, or (medium,
+//      when that shrinks the largest block by 5% or more) runs of ids in a
+//      fixed-seed shuffled order, which spreads a dense corner of low ids
+//      (power-law tensors) over many blocks;
 //   3. nonzeros sent to their block's rank (MPI_Alltoallv): medium = one
 //      block per rank, coarse = one copy per mode (slices of that mode);
 //   4. every factor row gets one owner: medium = among the ranks of its

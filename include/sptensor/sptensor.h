@@ -253,6 +253,34 @@ SPT_API spt_status spt_context_set_device_streaming(spt_context *ctx, spt_device
  *  into *streaming. Errors: SPT_ERR_INVALID_ARGUMENT (streaming NULL). */
 SPT_API spt_status spt_context_get_device_streaming(const spt_context *ctx, spt_device_streaming *streaming);
 
+/** Which build of the CPU kernels runs. On x86-64 the library holds two:
+ *  one for any x86-64 CPU and one for x86-64-v3 (AVX2, FMA and BMI2, which
+ *  every x86-64 server CPU made since 2015 has); other architectures have
+ *  the baseline only. Both give the same results up to rounding (the v3
+ *  build fuses multiply-adds). */
+typedef enum spt_cpu_isa {
+  SPT_CPU_ISA_AUTO = 0,      /**< the widest build the CPU runs (default) */
+  SPT_CPU_ISA_BASELINE = 1,  /**< the build for any CPU of the architecture (SSE2 on x86-64) */
+  SPT_CPU_ISA_X86_64_V3 = 2, /**< the x86-64-v3 build: AVX2, FMA, BMI2 */
+  SPT_CPU_ISA_MAX_ENUM = 0x7FFFFFFF /**< not a value: makes every 32-bit int representable (checked at run time) */
+} spt_cpu_isa;
+
+/** Choose the build of the CPU kernels the context's CPU runs use:
+ *  SPT_CPU_ISA_AUTO (the default) takes the x86-64-v3 build where the CPU
+ *  and the operating system support AVX2, FMA and BMI2, else the baseline.
+ *  Forcing BASELINE reproduces a run on an older CPU, or measures what the
+ *  wider vectors bring. Errors: SPT_ERR_INVALID_ARGUMENT (ctx NULL, unknown
+ *  value); SPT_ERR_UNSUPPORTED (X86_64_V3 where this CPU lacks those
+ *  instructions or the library was built without that build: not x86-64,
+ *  or configured with SPT_NATIVE, where every kernel is compiled for the
+ *  build host). The context is left unchanged on error. Not thread safe for
+ *  one context. */
+SPT_API spt_status spt_context_set_cpu_isa(spt_context *ctx, spt_cpu_isa isa);
+/** The context's CPU-kernel setting (ctx NULL: the default, AUTO) into
+ *  *isa; spt_context_backend_info says which build AUTO resolves to.
+ *  Errors: SPT_ERR_INVALID_ARGUMENT (isa NULL). */
+SPT_API spt_status spt_context_get_cpu_isa(const spt_context *ctx, spt_cpu_isa *isa);
+
 /** What a context's backend resolves to and what CUDA support was found.
  *  Fixed-size strings, NUL terminated; no pointers to free. */
 typedef struct spt_backend_info {
@@ -268,6 +296,7 @@ typedef struct spt_backend_info {
   int compute_capability_minor; /**< e.g. 0 for compute capability 9.0 (0 when none) */
   char plugin_path[1024];       /**< file the CUDA plugin was loaded from ("" when none) */
   char reason[1024];            /**< why CUDA is not used ("" when backend is CUDA) */
+  spt_cpu_isa cpu_isa;          /**< the build of the CPU kernels CPU runs use: BASELINE or X86_64_V3 */
 } spt_backend_info;
 
 /** Fill `info` (info->struct_size must be set; a smaller struct from an

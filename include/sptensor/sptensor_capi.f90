@@ -56,6 +56,11 @@ module sptensor_capi
   integer(c_int), parameter :: SPT_DEVICE_STREAMING_AUTO = 0
   integer(c_int), parameter :: SPT_DEVICE_STREAMING_ALWAYS = 1
   integer(c_int), parameter :: SPT_DEVICE_STREAMING_MAX_ENUM = 2147483647
+  ! spt_cpu_isa
+  integer(c_int), parameter :: SPT_CPU_ISA_AUTO = 0
+  integer(c_int), parameter :: SPT_CPU_ISA_BASELINE = 1
+  integer(c_int), parameter :: SPT_CPU_ISA_X86_64_V3 = 2
+  integer(c_int), parameter :: SPT_CPU_ISA_MAX_ENUM = 2147483647
   ! spt_coo_flags
   integer(c_int), parameter :: SPT_COO_DEFAULT = 0
   integer(c_int), parameter :: SPT_COO_REJECT_NONFINITE = 1
@@ -186,6 +191,7 @@ module sptensor_capi
     integer(c_int) :: compute_capability_minor = 0
     character(kind=c_char) :: plugin_path(1024) = c_null_char
     character(kind=c_char) :: reason(1024) = c_null_char
+    integer(c_int) :: cpu_isa = 0
   end type spt_backend_info
 
   type, bind(c) :: spt_matrix_summary
@@ -671,6 +677,22 @@ module sptensor_capi
       import :: c_int, c_ptr
       type(c_ptr), value :: ctx
       integer(c_int), intent(out) :: streaming
+      integer(c_int) :: res
+    end function
+    ! Choose the build of the CPU kernels the context's CPU runs use: SPT_CPU_ISA_AUTO (the default) takes
+    ! the x86-64-v3 build where the CPU and the operating system support AVX2, FMA and BMI2, else the ...
+    function spt_context_set_cpu_isa(ctx, isa) bind(c, name="spt_context_set_cpu_isa") result(res)
+      import :: c_int, c_ptr
+      type(c_ptr), value :: ctx
+      integer(c_int), value :: isa
+      integer(c_int) :: res
+    end function
+    ! The context's CPU-kernel setting (ctx NULL: the default, AUTO) into isa; spt_context_backend_info
+    ! says which build AUTO resolves to.
+    function spt_context_get_cpu_isa(ctx, isa) bind(c, name="spt_context_get_cpu_isa") result(res)
+      import :: c_int, c_ptr
+      type(c_ptr), value :: ctx
+      integer(c_int), intent(out) :: isa
       integer(c_int) :: res
     end function
     ! Fill `info` (info->struct_size must be set; a smaller struct from an older header is filled up to

@@ -51,6 +51,8 @@ _BACKENDS = {"auto": 0, "cpu": 1, "cuda": 2, "reference": 3}
 _BACKEND_NAMES = {v: k for k, v in _BACKENDS.items()}
 _DEVICE_STREAMING = {"auto": 0, "always": 1}
 _DEVICE_STREAMING_NAMES = {v: k for k, v in _DEVICE_STREAMING.items()}
+_CPU_ISA = {"auto": 0, "baseline": 1, "x86-64-v3": 2}
+_CPU_ISA_NAMES = {v: k for k, v in _CPU_ISA.items()}
 _FORMATS = {"auto": 0, "coo": 1, "csf": 2, "hicoo": 3, "fcoo": 4, "hbcsf": 5, "hls": 6}
 _FORMAT_NAMES = {v: k for k, v in _FORMATS.items()}
 _CSF_POLICIES = {"auto": 0, "onemode": 1, "twomode": 2, "allmode": 3, "memoized": 4}
@@ -249,6 +251,22 @@ class Context(_Owned):
                    self._h)
 
     @property
+    def cpu_isa(self):
+        """The build of the CPU kernels CPU runs use (settable): "auto"
+        (default: "x86-64-v3" where the CPU has AVX2, FMA and BMI2, else
+        "baseline"), "baseline" or "x86-64-v3". The copies agree up to
+        rounding. Setting "x86-64-v3" where the CPU or the library lacks it
+        raises UnsupportedError; another value, InvalidArgumentError."""
+        v = ctypes.c_int()
+        _lib.check(_lib.lib().spt_context_get_cpu_isa(self._h, ctypes.byref(v)), "spt_context_get_cpu_isa", self._h)
+        return _CPU_ISA_NAMES.get(v.value, str(v.value))
+
+    @cpu_isa.setter
+    def cpu_isa(self, name):
+        code = _choice(_CPU_ISA, name, "CPU ISA")
+        _lib.check(_lib.lib().spt_context_set_cpu_isa(self._h, code), "spt_context_set_cpu_isa", self._h)
+
+    @property
     def seed(self):
         raise AttributeError("the context seed is write-only")
 
@@ -317,6 +335,7 @@ class Context(_Owned):
             "compute_capability": (info.compute_capability_major, info.compute_capability_minor),
             "plugin_path": info.plugin_path.decode(errors="replace"),
             "reason": info.reason.decode(errors="replace"),
+            "cpu_isa": _CPU_ISA_NAMES.get(info.cpu_isa, info.cpu_isa),
         }
 
 

@@ -42,6 +42,11 @@ SPT_BACKEND_MAX_ENUM = 2147483647
 SPT_DEVICE_STREAMING_AUTO = 0
 SPT_DEVICE_STREAMING_ALWAYS = 1
 SPT_DEVICE_STREAMING_MAX_ENUM = 2147483647
+# spt_cpu_isa
+SPT_CPU_ISA_AUTO = 0
+SPT_CPU_ISA_BASELINE = 1
+SPT_CPU_ISA_X86_64_V3 = 2
+SPT_CPU_ISA_MAX_ENUM = 2147483647
 # spt_coo_flags
 SPT_COO_DEFAULT = 0
 SPT_COO_REJECT_NONFINITE = 1
@@ -181,6 +186,7 @@ class spt_backend_info(ctypes.Structure):
         ("compute_capability_minor", ctypes.c_int),
         ("plugin_path", (ctypes.c_char * 1024)),
         ("reason", (ctypes.c_char * 1024)),
+        ("cpu_isa", ctypes.c_int),
     ]
 
 
@@ -730,6 +736,8 @@ SIGNATURES = {
     "spt_context_set_nccl_library": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_char_p]),
     "spt_context_set_device_streaming": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_int]),
     "spt_context_get_device_streaming": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_void_p]),
+    "spt_context_set_cpu_isa": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_int]),
+    "spt_context_get_cpu_isa": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_void_p]),
     "spt_context_backend_info": (ctypes.c_int, [ctypes.c_void_p, ctypes.POINTER(spt_backend_info)]),
     "spt_context_set_seed": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_uint64]),
     "spt_context_set_verbosity": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_int]),

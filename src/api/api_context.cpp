@@ -184,6 +184,27 @@ SPT_API spt_status spt_context_get_device_streaming(const spt_context* ctx, spt_
   });
 }
 
+SPT_API spt_status spt_context_set_cpu_isa(spt_context* ctx, spt_cpu_isa isa) {
+  return guarded(ctx, "spt_context_set_cpu_isa", [&] {
+    require_not_null(ctx, "ctx");
+    require(isa == SPT_CPU_ISA_AUTO || isa == SPT_CPU_ISA_BASELINE || isa == SPT_CPU_ISA_X86_64_V3,
+            "isa must be SPT_CPU_ISA_AUTO (0), SPT_CPU_ISA_BASELINE (1) or SPT_CPU_ISA_X86_64_V3 (2), got ",
+            static_cast<int>(isa));
+    if (!cpu_isa_available(isa))
+      fail(SPT_ERR_UNSUPPORTED,
+           "SPT_CPU_ISA_X86_64_V3: this library has no x86-64-v3 build of its CPU kernels (not x86-64, or built "
+           "with SPT_NATIVE or without SPT_CPU_DISPATCH) or this CPU lacks AVX2, FMA or BMI2");
+    ctx->cpu_isa = isa;
+  });
+}
+
+SPT_API spt_status spt_context_get_cpu_isa(const spt_context* ctx, spt_cpu_isa* isa) {
+  return guarded("spt_context_get_cpu_isa", [&] {
+    require_not_null(isa, "isa");
+    *isa = resolve(ctx).cpu_isa;
+  });
+}
+
 SPT_API spt_status spt_context_backend_info(const spt_context* ctx, spt_backend_info* info) {
   return guarded("spt_context_backend_info", [&] {
     require_not_null(info, "info");
@@ -218,6 +239,7 @@ SPT_API spt_status spt_context_backend_info(const spt_context* ctx, spt_backend_
         reason = cat("the context's device ", c.device, " does not exist (", cuda.devices.size(), " found)");
     }
     copy_text(full.reason, sizeof full.reason, reason);
+    full.cpu_isa = cpu_isa(c) == CpuIsa::x86_64_v3 ? SPT_CPU_ISA_X86_64_V3 : SPT_CPU_ISA_BASELINE;
     std::memcpy(reinterpret_cast<char*>(info) + sizeof(size_t), reinterpret_cast<const char*>(&full) + sizeof(size_t),
                 std::min(info->struct_size, sizeof full) - sizeof(size_t));
   });

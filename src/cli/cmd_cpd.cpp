@@ -458,6 +458,7 @@ int run_cpd(const ParsedArgs& args) {
   check(spt_context_backend_info(ctx.get(), &backend), ctx.get(), "querying the backend");
   const std::string backend_text = backend.backend == SPT_BACKEND_CUDA ? std::string("cuda (") + backend.device_name + ")"
                                    : backend.backend == SPT_BACKEND_REFERENCE ? "reference"
+                                   : backend.cpu_isa == SPT_CPU_ISA_X86_64_V3  ? "cpu (x86-64-v3)"
                                                                                : "cpu";
   if (gcp && gcp_settings.sgd)
     std::printf("GCP-SGD: loss %s, rank %u, max %d epochs of %d Adam steps, rate %g, %s, %d threads, backend %s",

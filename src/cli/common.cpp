@@ -26,6 +26,9 @@ std::vector<OptionSpec> common_options() {
       {"backend", 0, "NAME",
        "compute backend: auto (default; env SPT_BACKEND: the GPU when the CUDA plugin finds one and the "
        "work fits, else the CPU), cpu, cuda (an error without a usable GPU) or reference"},
+      {"cpu-isa", 0, "NAME",
+       "build of the CPU kernels: auto (default: x86-64-v3 where the CPU has AVX2 and FMA, else baseline), "
+       "baseline (any x86-64 CPU) or x86-64-v3 (an error where the CPU or the library lacks it)"},
       {"progress", 0, "", "show a progress bar on stderr while loading (default: on a terminal for files >= 4 MiB)"},
       {"mmap", 0, "",
        "load an uncompressed .sptb file zero-copy from a mapping of the file (faster, less memory); the "
@@ -58,6 +61,13 @@ ContextPtr make_context(const ParsedArgs& args) {
                           : name == "cuda"      ? SPT_BACKEND_CUDA
                                                 : SPT_BACKEND_AUTO;
     check(spt_context_set_backend(ctx.get(), backend), ctx.get(), "setting --backend " + name);
+  }
+  if (args.has("cpu-isa")) {
+    std::string name = args.choice("cpu-isa", "auto", {"auto", "baseline", "x86-64-v3"});
+    spt_cpu_isa isa = name == "baseline"    ? SPT_CPU_ISA_BASELINE
+                      : name == "x86-64-v3" ? SPT_CPU_ISA_X86_64_V3
+                                            : SPT_CPU_ISA_AUTO;
+    check(spt_context_set_cpu_isa(ctx.get(), isa), ctx.get(), "setting --cpu-isa " + name);
   }
   if (args.has("verbose")) {
     check(spt_context_set_verbosity(ctx.get(), 1), ctx.get(), "setting --verbose");

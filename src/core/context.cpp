@@ -29,6 +29,39 @@ int thread_count(const spt_context_s& ctx) {
   return n > 0 ? n : 1;
 }
 
+namespace {
+
+// AVX2, FMA, BMI1/2 and POPCNT, as variant.hpp compiles for; the compiler's
+// runtime also checks that the OS saves the AVX registers.
+bool cpu_runs_x86_64_v3() {
+#if defined(SPT_HAVE_CPU_X86_64_V3_KERNELS) && defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+  static const bool runs = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("bmi") &&
+           __builtin_cpu_supports("bmi2") && __builtin_cpu_supports("popcnt");
+  }();
+  return runs;
+#else
+  return false;
+#endif
+}
+
+}  // namespace
+
+bool cpu_isa_available(spt_cpu_isa isa) {
+  switch (isa) {
+    case SPT_CPU_ISA_AUTO:
+    case SPT_CPU_ISA_BASELINE: return true;
+    case SPT_CPU_ISA_X86_64_V3: return cpu_runs_x86_64_v3();
+    default: return false;
+  }
+}
+
+CpuIsa cpu_isa(const spt_context_s& ctx) {
+  if (ctx.cpu_isa == SPT_CPU_ISA_BASELINE) return CpuIsa::baseline;
+  return cpu_runs_x86_64_v3() ? CpuIsa::x86_64_v3 : CpuIsa::baseline;
+}
+
 void log(const spt_context_s& ctx, int level, const std::string& message) {
   if (!ctx.log || level > ctx.verbosity) return;
   // One message at a time: the callback need not be reentrant, and a

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "core/exec.hpp"
 #include "sptensor/sptensor.h"
 #include "util/internal_api.hpp"
 
@@ -22,6 +23,8 @@ struct spt_context_s {
   // The NCCL library multi-GPU runs load ("" = the default search;
   // spt_context_set_nccl_library).
   std::string nccl_library;
+  // The build of the CPU kernels (spt_context_set_cpu_isa; cpu_isa() resolves AUTO).
+  spt_cpu_isa cpu_isa = SPT_CPU_ISA_AUTO;
   uint64_t seed = 0;
   int verbosity = 0;
   spt_progress_fn progress = nullptr;
@@ -42,6 +45,14 @@ SPT_INTERNAL_API const spt_context_s& resolve(const spt_context* ctx);
 
 // Threads kernels should use for this context (>= 1).
 SPT_INTERNAL_API int thread_count(const spt_context_s& ctx);
+
+// Whether this build holds the CPU kernels of `isa` (BASELINE or
+// X86_64_V3; kernels/cpu/variant.hpp) and this CPU and OS run them.
+bool cpu_isa_available(spt_cpu_isa isa);
+
+// The build of the CPU kernels the context's runs use: its setting, AUTO
+// resolved to x86-64-v3 where available.
+CpuIsa cpu_isa(const spt_context_s& ctx);
 
 // Send a message to the log callback when `level` <= verbosity.
 SPT_INTERNAL_API void log(const spt_context_s& ctx, int level, const std::string& message);

@@ -88,8 +88,9 @@ enum class CsfTreeUse { keep_all, drop_unused };
 // every MTTKRP at a root, race-free and cheapest) when the trees are
 // estimated to fit in kAutoAllmodeBudget x the COO's bytes, else ONEMODE,
 // and frees the trees no mode runs on (CsfTreeUse::drop_unused); it does
-// not build the tree of the second-shortest mode when the first tree
-// serves that mode within kCsfSwappedTreeGain of it.
+// not build the tree rooted at the mode of the first tree's level 1 (the
+// first tree with its top two levels swapped) when the first tree serves
+// that mode within kCsfSwappedTreeGain of it.
 // Throws INVALID_ARGUMENT for order < 2 or an unknown policy.
 constexpr double kAutoAllmodeBudget = 4.0;
 void build_csf(const Exec& exec, const spt_coo_s& x, spt_csf_policy policy, spt_csf_s& out);

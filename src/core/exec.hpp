@@ -15,9 +15,14 @@ namespace spt {
 // sorted_rows on a tensor not sorted by the mode falls back to automatic).
 enum class MttkrpStrategy { automatic, privatized, atomic, sorted_rows };
 
+// Which build of the CPU kernels runs (kernels/cpu/variant.hpp): the one
+// for any CPU of the architecture, or the x86-64-v3 one (AVX2, FMA, BMI2).
+enum class CpuIsa { baseline, x86_64_v3 };
+
 struct Exec {
   int threads = 1;
   MttkrpStrategy mttkrp_strategy = MttkrpStrategy::automatic;
+  CpuIsa cpu_isa = CpuIsa::baseline;
 };
 
 // A tensor is the sum of its entries: entries that repeat a coordinate add

@@ -25,7 +25,9 @@ namespace spt::dispatch {
 
 inline kernels::Exec exec_for(const spt_context_s& ctx) {
   if (effective_backend(ctx) == SPT_BACKEND_REFERENCE) return kernels::Exec{1};
-  return kernels::Exec{thread_count(ctx)};
+  kernels::Exec exec{thread_count(ctx)};
+  exec.cpu_isa = cpu_isa(ctx);
+  return exec;
 }
 
 // One struct per entry of the kernel lists (kernels.hpp, dense.hpp), named
@@ -48,6 +50,15 @@ namespace kernel_entries {
   static bool device(const spt_context_s&, Args&...) {       \
     return false;                                         \
   }
+// The x86-64-v3 build of a CPU kernel, where the library has one and the
+// Exec asks for it (kernels/cpu/variant.hpp).
+#if defined(SPT_HAVE_CPU_X86_64_V3_KERNELS)
+#define SPT_CPU_X86_64_V3_CALL(name)                             \
+  if (exec.cpu_isa == ::spt::CpuIsa::x86_64_v3)                   \
+    return kernels::cpu_x86_64_v3::name(exec, std::forward<Args>(args)...);
+#else
+#define SPT_CPU_X86_64_V3_CALL(name)
+#endif
 #define SPT_DISPATCH_ENTRY(where, ret, name, params)                               \
   struct name {                                                                     \
     SPT_DEVICE_SLOT_##where(name)                                                   \
@@ -57,6 +68,7 @@ namespace kernel_entries {
     }                                                                               \
     template <typename... Args>                                                     \
     static decltype(auto) cpu(const kernels::Exec& exec, Args&&... args) {          \
+      SPT_CPU_X86_64_V3_CALL(name)                                                  \
       return kernels::cpu::name(exec, std::forward<Args>(args)...);                 \
     }                                                                               \
   };
@@ -81,7 +93,9 @@ decltype(auto) run(const spt_context_s& ctx, Args&&... args) {
     if (backend == SPT_BACKEND_CUDA && Entry::device(ctx, args...)) return;
   }
   if (backend == SPT_BACKEND_REFERENCE) return Entry::reference(kernels::Exec{1}, std::forward<Args>(args)...);
-  return Entry::cpu(kernels::Exec{thread_count(ctx)}, std::forward<Args>(args)...);
+  kernels::Exec exec{thread_count(ctx)};
+  exec.cpu_isa = cpu_isa(ctx);
+  return Entry::cpu(exec, std::forward<Args>(args)...);
 }
 
 }  // namespace spt::dispatch

@@ -165,8 +165,8 @@ NonzeroSplit split_nonzeros(const spt_context_s& ctx, const spt_coo_s& x, size_t
 // its range of nonzeros and its share of every mode's rows; every step runs
 // on every session (plugin_abi.h, MULTI_DEVICE). A factor's rows reach the
 // other sessions (all-gather) just before they are read: before each
-// MTTKRP and the exact inner product, and before the lead hands back the
-// result.
+// MTTKRP, the Gram's sum and the exact inner product, and before the lead
+// hands back the result.
 template <typename T>
 class MultiDeviceCpAlsSteps final : public CpAlsSteps<T>, private detail::PluginStepCalls {
  public:

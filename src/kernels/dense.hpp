@@ -47,6 +47,7 @@ enum class ColumnNorm {
 
 SPT_DECLARE_DENSE_BACKEND(reference)
 SPT_DECLARE_DENSE_BACKEND(cpu)
+SPT_DECLARE_DENSE_BACKEND(cpu_x86_64_v3)  // the same kernels for x86-64-v3 (kernels/cpu/variant.hpp)
 
 #undef SPT_DECLARE_DENSE_BACKEND
 

@@ -114,6 +114,7 @@ struct GcpSample {
 
 SPT_DECLARE_GCP_BACKEND(reference)
 SPT_DECLARE_GCP_BACKEND(cpu)
+SPT_DECLARE_GCP_BACKEND(cpu_x86_64_v3)  // the same kernels for x86-64-v3 (kernels/cpu/variant.hpp)
 
 #undef SPT_DECLARE_GCP_BACKEND
 

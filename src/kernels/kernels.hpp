@@ -126,6 +126,7 @@ using spt::SummedStats;
 
 SPT_DECLARE_BACKEND(reference)
 SPT_DECLARE_BACKEND(cpu)
+SPT_DECLARE_BACKEND(cpu_x86_64_v3)  // the same kernels for x86-64-v3 (kernels/cpu/variant.hpp)
 
 #undef SPT_DECLARE_BACKEND
 

@@ -10,7 +10,27 @@
 #include <vector>
 
 #include "core/coo.hpp"
+#include "core/context.hpp"
 #include "core/matrix.hpp"
+
+// The copy of the CPU kernels a kernel test checks (src/kernels/cpu/variant.hpp):
+// the baseline one, or, in the executables built a second time with
+// SPT_TEST_CPU_X86_64_V3 (tests/CMakeLists.txt), the x86-64-v3 one, whose
+// tests are skipped on a CPU without AVX2, FMA and BMI2.
+#if defined(SPT_TEST_CPU_X86_64_V3)
+#define SPT_TEST_CPU_KERNELS ::spt::kernels::cpu_x86_64_v3
+namespace spt::test {
+class NeedsCpuX8664V3 : public ::testing::Environment {
+ public:
+  void SetUp() override {
+    if (!cpu_isa_available(SPT_CPU_ISA_X86_64_V3)) GTEST_SKIP() << "this CPU does not run x86-64-v3 code";
+  }
+};
+inline ::testing::Environment* const kNeedsCpuX8664V3 = ::testing::AddGlobalTestEnvironment(new NeedsCpuX8664V3);
+}  // namespace spt::test
+#else
+#define SPT_TEST_CPU_KERNELS ::spt::kernels::cpu
+#endif
 
 namespace spt::test {
 

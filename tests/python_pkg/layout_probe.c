@@ -26,6 +26,7 @@ int main(void) {
   F(spt_backend_info, compute_capability_minor);
   F(spt_backend_info, plugin_path);
   F(spt_backend_info, reason);
+  F(spt_backend_info, cpu_isa);
   S(spt_matrix_summary);
   F(spt_matrix_summary, struct_size);
   F(spt_matrix_summary, dtype);

@@ -993,6 +993,20 @@ class Errors(unittest.TestCase):
 
 
 class Backends(unittest.TestCase):
+    def test_cpu_isa(self):
+        ctx = sptensor.Context(backend="cpu", threads=1)
+        self.assertEqual(ctx.cpu_isa, "auto")
+        self.assertIn(ctx.backend_info()["cpu_isa"], ("baseline", "x86-64-v3"))
+        X = sptensor.read(NATIONS, ctx=ctx)
+        U = reference_init(X.shape, 3, 5)
+        wide = sptensor.mttkrp(X, U, 0, ctx=ctx)
+        ctx.cpu_isa = "baseline"
+        self.assertEqual((ctx.cpu_isa, ctx.backend_info()["cpu_isa"]), ("baseline", "baseline"))
+        np.testing.assert_allclose(sptensor.mttkrp(X, U, 0, ctx=ctx), wide, rtol=1e-12)
+        with self.assertRaises(sptensor.InvalidArgumentError):
+            ctx.cpu_isa = "avx9000"
+        self.assertEqual(ctx.cpu_isa, "baseline")
+
     def test_select_and_info(self):
         ctx = sptensor.Context(backend="reference", threads=1)
         self.assertEqual(ctx.backend, "reference")

@@ -33,7 +33,7 @@ namespace spt::test {
 namespace {
 
 namespace ref = spt::kernels::reference;
-namespace cpu = spt::kernels::cpu;
+namespace cpu = SPT_TEST_CPU_KERNELS;
 using kernels::Exec;
 
 constexpr uint32_t kAllSparse = std::numeric_limits<uint32_t>::max();

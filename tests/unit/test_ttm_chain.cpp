@@ -34,7 +34,7 @@ namespace spt::test {
 namespace {
 
 namespace ref = spt::kernels::reference;
-namespace cpu = spt::kernels::cpu;
+namespace cpu = SPT_TEST_CPU_KERNELS;
 using kernels::Exec;
 
 const int kThreadCounts[] = {1, 2, 3};

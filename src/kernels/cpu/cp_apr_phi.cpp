@@ -6,8 +6,10 @@
 #include <vector>
 
 #include "kernels/kernels.hpp"
+#include "kernels/cpu/variant.hpp"
 
-namespace spt::kernels::cpu {
+SPT_CPU_VARIANT_TARGET
+namespace spt::kernels::SPT_CPU_VARIANT {
 
 namespace {
 
@@ -91,4 +93,4 @@ SPT_CPU_CP_APR_PHI(double)
 #undef SPT_CPU_CP_APR_PHI
 
 
-}  // namespace spt::kernels::cpu
+}  // namespace spt::kernels::SPT_CPU_VARIANT

@@ -20,8 +20,10 @@
 #include <limits>
 
 #include "kernels/dense.hpp"
+#include "kernels/cpu/variant.hpp"
 
-namespace spt::kernels::cpu {
+SPT_CPU_VARIANT_TARGET
+namespace spt::kernels::SPT_CPU_VARIANT {
 
 namespace {
 
@@ -315,4 +317,4 @@ SPT_INSTANTIATE(float)
 SPT_INSTANTIATE(double)
 #undef SPT_INSTANTIATE
 
-}  // namespace spt::kernels::cpu
+}  // namespace spt::kernels::SPT_CPU_VARIANT

@@ -7,8 +7,10 @@
 #include "core/group_starts.hpp"
 #include "core/sort.hpp"
 #include "kernels/kernels.hpp"
+#include "kernels/cpu/variant.hpp"
 
-namespace spt::kernels::cpu {
+SPT_CPU_VARIANT_TARGET
+namespace spt::kernels::SPT_CPU_VARIANT {
 
 namespace {
 
@@ -107,4 +109,4 @@ void elementwise(const Exec& exec, spt_elementwise_op op, const spt_coo_s& x, co
   with_dtype(x.dtype(), [&](auto tag) { elementwise_impl<typename decltype(tag)::type>(exec, op, x, y, out); });
 }
 
-}  // namespace spt::kernels::cpu
+}  // namespace spt::kernels::SPT_CPU_VARIANT

@@ -3,8 +3,10 @@
 #include <algorithm>
 
 #include "kernels/kernels.hpp"
+#include "kernels/cpu/variant.hpp"
 
-namespace spt::kernels::cpu {
+SPT_CPU_VARIANT_TARGET
+namespace spt::kernels::SPT_CPU_VARIANT {
 
 namespace {
 
@@ -48,4 +50,4 @@ void elementwise_scalar(const Exec& exec, spt_elementwise_op op, const spt_coo_s
   scalar_impl(exec, op, x, s, out);
 }
 
-}  // namespace spt::kernels::cpu
+}  // namespace spt::kernels::SPT_CPU_VARIANT

@@ -16,8 +16,10 @@
 #include "core/error.hpp"
 #include "kernels/kernels.hpp"
 #include "kernels/ttmc.hpp"
+#include "kernels/cpu/variant.hpp"
 
-namespace spt::kernels::cpu {
+SPT_CPU_VARIANT_TARGET
+namespace spt::kernels::SPT_CPU_VARIANT {
 
 namespace {
 
@@ -232,4 +234,4 @@ void ttmc_fcoo(const Exec& exec, const spt_fcoo_s& f, const ConstMatRef<double>*
   ttmc_impl(exec, f, factors, out);
 }
 
-}  // namespace spt::kernels::cpu
+}  // namespace spt::kernels::SPT_CPU_VARIANT

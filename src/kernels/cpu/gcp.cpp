@@ -11,8 +11,10 @@
 #include <algorithm>
 
 #include "kernels/gcp.hpp"
+#include "kernels/cpu/variant.hpp"
 
-namespace spt::kernels::cpu {
+SPT_CPU_VARIANT_TARGET
+namespace spt::kernels::SPT_CPU_VARIANT {
 
 namespace {
 
@@ -164,4 +166,4 @@ double gcp_sample_value_derivative(const Exec& exec, const GcpSample& s, const G
   return total;
 }
 
-}  // namespace spt::kernels::cpu
+}  // namespace spt::kernels::SPT_CPU_VARIANT

@@ -27,8 +27,10 @@
 
 #include "core/error.hpp"
 #include "kernels/kernels.hpp"
+#include "kernels/cpu/variant.hpp"
 
-namespace spt::kernels::cpu {
+SPT_CPU_VARIANT_TARGET
+namespace spt::kernels::SPT_CPU_VARIANT {
 
 namespace {
 
@@ -220,4 +222,4 @@ void ttmc_hls(const Exec& exec, const spt_hls_s& h, const ConstMatRef<double>* f
   hls_impl(exec, h, factors, out, true);
 }
 
-}  // namespace spt::kernels::cpu
+}  // namespace spt::kernels::SPT_CPU_VARIANT

@@ -2,8 +2,10 @@
 #include <algorithm>
 
 #include "kernels/kernels.hpp"
+#include "kernels/cpu/variant.hpp"
 
-namespace spt::kernels::cpu {
+SPT_CPU_VARIANT_TARGET
+namespace spt::kernels::SPT_CPU_VARIANT {
 
 namespace {
 
@@ -29,4 +31,4 @@ void khatri_rao(const Exec& exec, ConstMatRef<double> a, ConstMatRef<double> b, 
   khatri_rao_impl(exec, a, b, out);
 }
 
-}  // namespace spt::kernels::cpu
+}  // namespace spt::kernels::SPT_CPU_VARIANT

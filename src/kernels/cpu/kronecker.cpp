@@ -2,8 +2,10 @@
 #include <algorithm>
 
 #include "kernels/kernels.hpp"
+#include "kernels/cpu/variant.hpp"
 
-namespace spt::kernels::cpu {
+SPT_CPU_VARIANT_TARGET
+namespace spt::kernels::SPT_CPU_VARIANT {
 
 namespace {
 
@@ -34,4 +36,4 @@ void kronecker(const Exec& exec, ConstMatRef<double> a, ConstMatRef<double> b, M
   kronecker_impl(exec, a, b, out);
 }
 
-}  // namespace spt::kernels::cpu
+}  // namespace spt::kernels::SPT_CPU_VARIANT

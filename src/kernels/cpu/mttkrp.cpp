@@ -29,8 +29,10 @@
 #include "kernels/cpu/mttkrp_parallel.hpp"
 #include "kernels/kernels.hpp"
 #include "core/sort.hpp"
+#include "kernels/cpu/variant.hpp"
 
-namespace spt::kernels::cpu {
+SPT_CPU_VARIANT_TARGET
+namespace spt::kernels::SPT_CPU_VARIANT {
 
 namespace {
 
@@ -370,4 +372,4 @@ SPT_INSTANTIATE(double)
 
 SummedStats summed_stats(const Exec& exec, const spt_coo_s& x) { return sorting::summed_stats(exec, x); }
 
-}  // namespace spt::kernels::cpu
+}  // namespace spt::kernels::SPT_CPU_VARIANT

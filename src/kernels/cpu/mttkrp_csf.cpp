@@ -48,8 +48,10 @@
 #include "core/buffer.hpp"
 #include "kernels/cpu/mttkrp_parallel.hpp"
 #include "kernels/kernels.hpp"
+#include "kernels/cpu/variant.hpp"
 
-namespace spt::kernels::cpu {
+SPT_CPU_VARIANT_TARGET
+namespace spt::kernels::SPT_CPU_VARIANT {
 
 namespace {
 
@@ -72,15 +74,9 @@ struct TreeOperands {
   std::vector<spt_nnz> ld;
 };
 
-// Native SIMD register width of the build target (GCC vector types map
-// onto it; wider registers appear with -march=native / SPT_NATIVE).
-#if defined(__AVX512F__)
-constexpr int kVectorBytes = 64;
-#elif defined(__AVX__)
-constexpr int kVectorBytes = 32;
-#else
-constexpr int kVectorBytes = 16;
-#endif
+// SIMD register width of this copy of the kernels (GCC vector types map
+// onto it; kernels/cpu/variant.hpp).
+constexpr int kVectorBytes = SPT_CPU_VECTOR_BYTES;
 // Accumulator registers one pass of leaf_sum keeps live.
 constexpr int kMaxAccumulators = 8;
 
@@ -1146,4 +1142,4 @@ SPT_INSTANTIATE(float)
 SPT_INSTANTIATE(double)
 #undef SPT_INSTANTIATE
 
-}  // namespace spt::kernels::cpu
+}  // namespace spt::kernels::SPT_CPU_VARIANT

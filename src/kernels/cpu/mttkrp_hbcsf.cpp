@@ -28,8 +28,10 @@
 
 #include "core/error.hpp"
 #include "kernels/kernels.hpp"
+#include "kernels/cpu/variant.hpp"
 
-namespace spt::kernels::cpu {
+SPT_CPU_VARIANT_TARGET
+namespace spt::kernels::SPT_CPU_VARIANT {
 
 namespace {
 
@@ -168,4 +170,4 @@ void mttkrp_hbcsf(const Exec& exec, const spt_hbcsf_s& h, const ConstMatRef<doub
   mttkrp_impl(exec, h, factors, out);
 }
 
-}  // namespace spt::kernels::cpu
+}  // namespace spt::kernels::SPT_CPU_VARIANT

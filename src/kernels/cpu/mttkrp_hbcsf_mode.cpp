@@ -19,8 +19,10 @@
 
 #include "core/error.hpp"
 #include "kernels/kernels.hpp"
+#include "kernels/cpu/variant.hpp"
 
-namespace spt::kernels::cpu {
+SPT_CPU_VARIANT_TARGET
+namespace spt::kernels::SPT_CPU_VARIANT {
 
 namespace {
 
@@ -135,4 +137,4 @@ void mttkrp_hbcsf_mode(const Exec& exec, const spt_hbcsf_s& h, const ConstMatRef
   mode_impl<double>(exec, h, factors, mode, out);
 }
 
-}  // namespace spt::kernels::cpu
+}  // namespace spt::kernels::SPT_CPU_VARIANT

@@ -32,8 +32,10 @@
 #include "core/buffer.hpp"
 #include "kernels/cpu/mttkrp_parallel.hpp"
 #include "kernels/kernels.hpp"
+#include "kernels/cpu/variant.hpp"
 
-namespace spt::kernels::cpu {
+SPT_CPU_VARIANT_TARGET
+namespace spt::kernels::SPT_CPU_VARIANT {
 
 namespace {
 
@@ -422,4 +424,4 @@ SPT_INSTANTIATE(float)
 SPT_INSTANTIATE(double)
 #undef SPT_INSTANTIATE
 
-}  // namespace spt::kernels::cpu
+}  // namespace spt::kernels::SPT_CPU_VARIANT

@@ -19,9 +19,10 @@
 #include "core/hicoo.hpp"
 #include "core/matrix.hpp"
 #include "kernels/kernels.hpp"
+#include "kernels/cpu/variant.hpp"
 #include "sptensor/sptensor.h"
 
-namespace spt::kernels::cpu {
+namespace spt::kernels::SPT_CPU_VARIANT {
 
 // Calls f(std::integral_constant<int, RK>{}) with RK = rank for the ranks
 // that get fixed-size row loops (8, 16, 32, 64), else RK = 0 (any rank).
@@ -205,4 +206,4 @@ void store_edge_rows(double* edge, const std::vector<spt_index>& edge_row, const
   }
 }
 
-}  // namespace spt::kernels::cpu
+}  // namespace spt::kernels::SPT_CPU_VARIANT

@@ -11,8 +11,10 @@
 #include "kernels/kernels.hpp"
 #include "kernels/ttm_fibers.hpp"
 #include "core/sort.hpp"
+#include "kernels/cpu/variant.hpp"
 
-namespace spt::kernels::cpu {
+SPT_CPU_VARIANT_TARGET
+namespace spt::kernels::SPT_CPU_VARIANT {
 
 namespace {
 
@@ -50,4 +52,4 @@ void ttm(const Exec& exec, const spt_coo_s& x, uint32_t mode, ConstMatRef<double
   ttm_impl(exec, x, mode, u, out);
 }
 
-}  // namespace spt::kernels::cpu
+}  // namespace spt::kernels::SPT_CPU_VARIANT

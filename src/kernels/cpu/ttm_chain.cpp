@@ -24,8 +24,10 @@
 #include "kernels/ttm_chain.hpp"
 #include "kernels/ttmc.hpp"
 #include "kernels/ttm_fibers.hpp"
+#include "kernels/cpu/variant.hpp"
 
-namespace spt::kernels::cpu {
+SPT_CPU_VARIANT_TARGET
+namespace spt::kernels::SPT_CPU_VARIANT {
 
 namespace {
 
@@ -170,4 +172,4 @@ void ttmc_chain(const Exec& exec, const spt_coo_s& x, const ConstMatRef<double>*
   ttmc_chain_impl(exec, x, factors, mode, chain, out);
 }
 
-}  // namespace spt::kernels::cpu
+}  // namespace spt::kernels::SPT_CPU_VARIANT

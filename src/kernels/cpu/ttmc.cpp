@@ -20,8 +20,10 @@
 
 #include "kernels/kernels.hpp"
 #include "kernels/ttmc.hpp"
+#include "kernels/cpu/variant.hpp"
 
-namespace spt::kernels::cpu {
+SPT_CPU_VARIANT_TARGET
+namespace spt::kernels::SPT_CPU_VARIANT {
 
 namespace {
 
@@ -47,4 +49,4 @@ void ttmc(const Exec& exec, const spt_coo_s& x, const ConstMatRef<double>* facto
   ttmc_impl(exec, x, factors, mode, out);
 }
 
-}  // namespace spt::kernels::cpu
+}  // namespace spt::kernels::SPT_CPU_VARIANT

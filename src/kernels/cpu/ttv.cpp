@@ -5,8 +5,10 @@
 
 #include "kernels/kernels.hpp"
 #include "core/sort.hpp"
+#include "kernels/cpu/variant.hpp"
 
-namespace spt::kernels::cpu {
+SPT_CPU_VARIANT_TARGET
+namespace spt::kernels::SPT_CPU_VARIANT {
 
 namespace {
 
@@ -50,4 +52,4 @@ void ttv(const Exec& exec, const spt_coo_s& x, uint32_t mode, const double* v, s
   ttv_impl(exec, x, mode, v, out);
 }
 
-}  // namespace spt::kernels::cpu
+}  // namespace spt::kernels::SPT_CPU_VARIANT

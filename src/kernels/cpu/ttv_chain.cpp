@@ -17,8 +17,10 @@
 #include "core/buffer.hpp"
 #include "core/group_starts.hpp"
 #include "kernels/kernels.hpp"
+#include "kernels/cpu/variant.hpp"
 
-namespace spt::kernels::cpu {
+SPT_CPU_VARIANT_TARGET
+namespace spt::kernels::SPT_CPU_VARIANT {
 
 namespace {
 
@@ -110,4 +112,4 @@ SPT_INSTANTIATE(float)
 SPT_INSTANTIATE(double)
 #undef SPT_INSTANTIATE
 
-}  // namespace spt::kernels::cpu
+}  // namespace spt::kernels::SPT_CPU_VARIANT

@@ -6,8 +6,10 @@
 
 #include "kernels/kernels.hpp"
 #include "core/sort.hpp"
+#include "kernels/cpu/variant.hpp"
 
-namespace spt::kernels::cpu {
+SPT_CPU_VARIANT_TARGET
+namespace spt::kernels::SPT_CPU_VARIANT {
 
 namespace {
 
@@ -64,4 +66,4 @@ void unfold_csr(const Exec& exec, const spt_coo_s& x, uint32_t mode, spt_csr_s& 
   with_dtype(x.dtype(), [&](auto tag) { unfold_impl<typename decltype(tag)::type>(exec, x, mode, out); });
 }
 
-}  // namespace spt::kernels::cpu
+}  // namespace spt::kernels::SPT_CPU_VARIANT
