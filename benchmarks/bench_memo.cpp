@@ -57,7 +57,7 @@ void run(spt_context* ctx, const spt_coo_s& x, unsigned rank, int reps, uint64_t
     for (uint32_t m = 0; m < n; ++m) {
       spt::MatRef<T> o{out.values.data(), x.dims[m], rank, rank};
       if (memoized) memo.mttkrp(c, refs.data(), m, o);
-      else spt::kernels::cpu::mttkrp(spt::dispatch::exec_for(c), x, refs.data(), m, o);
+      else spt::dispatch::kernel_entries::mttkrp::cpu(spt::dispatch::exec_for(c), x, refs.data(), m, o);  // the context's CPU copy
     }
     return now_ms() - t0;
   };

@@ -80,9 +80,11 @@ spt_add_layer(kernels
 # The CPU kernels once more for x86-64-v3 (AVX2, FMA, BMI2), into namespace
 # spt::kernels::cpu_x86_64_v3: the dispatcher runs them where the CPU has
 # those instructions (kernels/cpu/variant.hpp says how the two copies stay
-# apart). Not with SPT_NATIVE, which compiles every kernel for the build host.
+# apart). Not with SPT_NATIVE, which compiles every kernel for the build host,
+# and GCC only: Clang ignores `#pragma GCC target`, so its second copy would
+# be the baseline again.
 if(SPT_CPU_DISPATCH AND NOT SPT_NATIVE AND CMAKE_SYSTEM_PROCESSOR MATCHES "^(x86_64|AMD64|amd64)$"
-   AND CMAKE_CXX_COMPILER_ID MATCHES "GNU|Clang")
+   AND CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
   get_target_property(spt_cpu_kernel_sources sptensor_kernels SOURCES)
   list(FILTER spt_cpu_kernel_sources INCLUDE REGEX "/src/kernels/cpu/[^/]*\\.cpp$")
   add_library(sptensor_kernels_x86_64_v3 OBJECT ${spt_cpu_kernel_sources})

@@ -10,8 +10,9 @@ or weak symbol -- inline functions and template instances from headers, the
 standard library's among them -- may be the copy the linker keeps for the
 whole library, so it must not use an instruction that a baseline x86-64 CPU
 lacks. Fails when such a function uses one (VEX/EVEX-encoded instructions,
-BMI1/2, POPCNT, LZCNT), and when no kernel in the copy's namespace uses AVX
-(the copy would then not be an x86-64-v3 build at all). Exit 77 (ctest skip)
+BMI1/2, POPCNT, LZCNT), when an object has a static initialiser (it runs at
+load on every CPU), and when no kernel in the copy's namespace uses AVX (the
+copy would then not be an x86-64-v3 build at all). Exit 77 (ctest skip)
 without nm, objdump or c++filt.
 """
 import os
@@ -22,6 +23,7 @@ import sys
 import tempfile
 
 VARIANT = "spt::kernels::cpu_x86_64_v3::"
+VARIANT_MANGLED = "_ZN3spt7kernels13cpu_x86_64_v3"  # names in the copy's namespace, templates too
 # Mnemonics a baseline (SSE2) x86-64 CPU does not run.
 BEYOND_BASELINE = re.compile(
     r"^\s*[0-9a-f]+:\s+(v[a-z0-9]+|andn|bextr|blsi|blsmsk|blsr|bzhi|mulx|pdep|pext|rorx|sarx|shlx|shrx|"
@@ -40,6 +42,11 @@ def global_functions(obj):
         if len(parts) == 3 and parts[1] in ("T", "W"):
             names.append(parts[2])
     return names
+
+
+def all_symbols(obj):
+    """Every symbol name obj defines, local ones included."""
+    return [line.split()[-1] for line in run("nm", "--defined-only", obj).splitlines() if line.strip()]
 
 
 def demangle(names):
@@ -101,12 +108,15 @@ def main(objects):
         mangled = global_functions(obj)
         for name, readable in zip(mangled, demangle(mangled)):
             found = beyond_baseline(obj, name)
-            if readable.startswith(VARIANT):
+            if name.startswith(VARIANT_MANGLED):
                 wide_kernels += found is not None
             else:
                 checked += 1
                 if found:
                     failures.append(f"{obj}: {readable}\n    shared with the baseline copy, but uses: {found}")
+        # A static initialiser runs when the library loads, on every CPU.
+        if any("_GLOBAL__sub_I" in n for n in all_symbols(obj)):
+            failures.append(f"{obj}: has a static initialiser, which would run x86-64-v3 code at load on any CPU")
     for f in failures:
         print("FAIL:", f)
     if wide_kernels == 0:

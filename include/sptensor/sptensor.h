@@ -256,8 +256,9 @@ SPT_API spt_status spt_context_get_device_streaming(const spt_context *ctx, spt_
 /** Which build of the CPU kernels runs. On x86-64 the library holds two:
  *  one for any x86-64 CPU and one for x86-64-v3 (AVX2, FMA and BMI2, which
  *  every x86-64 server CPU made since 2015 has); other architectures have
- *  the baseline only. Both give the same results up to rounding (the v3
- *  build fuses multiply-adds). */
+ *  the baseline only, as do builds with Clang or -DSPT_CPU_DISPATCH=OFF.
+ *  Both give the same results up to rounding (the v3 build fuses
+ *  multiply-adds). */
 typedef enum spt_cpu_isa {
   SPT_CPU_ISA_AUTO = 0,      /**< the widest build the CPU runs (default) */
   SPT_CPU_ISA_BASELINE = 1,  /**< the build for any CPU of the architecture (SSE2 on x86-64) */
@@ -272,9 +273,9 @@ typedef enum spt_cpu_isa {
  *  wider vectors bring. Errors: SPT_ERR_INVALID_ARGUMENT (ctx NULL, unknown
  *  value); SPT_ERR_UNSUPPORTED (X86_64_V3 where this CPU lacks those
  *  instructions or the library was built without that build: not x86-64,
- *  or configured with SPT_NATIVE, where every kernel is compiled for the
- *  build host). The context is left unchanged on error. Not thread safe for
- *  one context. */
+ *  not GCC, SPT_CPU_DISPATCH off, or SPT_NATIVE, where every kernel is
+ *  compiled for the build host). The context is left unchanged on error.
+ *  Not thread safe for one context. */
 SPT_API spt_status spt_context_set_cpu_isa(spt_context *ctx, spt_cpu_isa isa);
 /** The context's CPU-kernel setting (ctx NULL: the default, AUTO) into
  *  *isa; spt_context_backend_info says which build AUTO resolves to.

@@ -192,8 +192,8 @@ SPT_API spt_status spt_context_set_cpu_isa(spt_context* ctx, spt_cpu_isa isa) {
             static_cast<int>(isa));
     if (!cpu_isa_available(isa))
       fail(SPT_ERR_UNSUPPORTED,
-           "SPT_CPU_ISA_X86_64_V3: this library has no x86-64-v3 build of its CPU kernels (not x86-64, or built "
-           "with SPT_NATIVE or without SPT_CPU_DISPATCH) or this CPU lacks AVX2, FMA or BMI2");
+           "SPT_CPU_ISA_X86_64_V3: this library has no x86-64-v3 build of its CPU kernels (not x86-64, not built "
+           "with GCC, or built with SPT_NATIVE or without SPT_CPU_DISPATCH) or this CPU lacks AVX2, FMA or BMI2");
     ctx->cpu_isa = isa;
   });
 }

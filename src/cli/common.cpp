@@ -27,7 +27,7 @@ std::vector<OptionSpec> common_options() {
        "compute backend: auto (default; env SPT_BACKEND: the GPU when the CUDA plugin finds one and the "
        "work fits, else the CPU), cpu, cuda (an error without a usable GPU) or reference"},
       {"cpu-isa", 0, "NAME",
-       "build of the CPU kernels: auto (default: x86-64-v3 where the CPU has AVX2 and FMA, else baseline), "
+       "build of the CPU kernels: auto (default: x86-64-v3 where the CPU has AVX2, FMA and BMI2, else baseline), "
        "baseline (any x86-64 CPU) or x86-64-v3 (an error where the CPU or the library lacks it)"},
       {"progress", 0, "", "show a progress bar on stderr while loading (default: on a terminal for files >= 4 MiB)"},
       {"mmap", 0, "",

@@ -53,7 +53,7 @@ TEST(CpuIsa, SettingIsValidatedAndReported) {
 
   const spt_cpu_isa before = v3 ? SPT_CPU_ISA_X86_64_V3 : SPT_CPU_ISA_BASELINE;
   EXPECT_EQ(SPT_ERR_INVALID_ARGUMENT, spt_context_set_cpu_isa(h.ctx, static_cast<spt_cpu_isa>(3)));
-  EXPECT_EQ(SPT_ERR_INVALID_ARGUMENT, spt_context_set_cpu_isa(h.ctx, static_cast<spt_cpu_isa>(-1)));
+  EXPECT_EQ(SPT_ERR_INVALID_ARGUMENT, spt_context_set_cpu_isa(h.ctx, SPT_CPU_ISA_MAX_ENUM));
   EXPECT_EQ(before, reported_isa(h.ctx));
   EXPECT_EQ(SPT_ERR_INVALID_ARGUMENT, spt_context_set_cpu_isa(nullptr, SPT_CPU_ISA_AUTO));
   EXPECT_EQ(SPT_ERR_INVALID_ARGUMENT, spt_context_get_cpu_isa(h.ctx, nullptr));

@@ -22,6 +22,7 @@
 #include "kernels/cpu/variant.hpp"
 #include "sptensor/sptensor.h"
 
+SPT_CPU_VARIANT_HEADER_BEGIN
 namespace spt::kernels::SPT_CPU_VARIANT {
 
 // Calls f(std::integral_constant<int, RK>{}) with RK = rank for the ranks
@@ -207,3 +208,4 @@ void store_edge_rows(double* edge, const std::vector<spt_index>& edge_row, const
 }
 
 }  // namespace spt::kernels::SPT_CPU_VARIANT
+SPT_CPU_VARIANT_HEADER_END
