@@ -378,21 +378,20 @@ Distribution distribute(MPI_Comm comm, const spt_mpi_tensor_s& x, const spt_mpi_
     d.grid.assign(order, size);
   }
 
-  // 2. chunks balanced by nonzeros
-  std::vector<std::vector<uint64_t>> slices(order);
+  // 2. chunks balanced by nonzeros: one mode's slice histogram at a time,
+  // turned into its chunk tables (and, for the medium-grained split on
+  // several ranks, the shuffled ones) before the next is counted.
+  const bool try_shuffled = medium && size > 1;
+  std::vector<std::vector<uint32_t>> chunk(order), shuffled(try_shuffled ? order : 0);
   for (uint32_t m = 0; m < order; ++m) {
-    slices[m].assign(dims[m], 0);
-    for (spt_nnz k = 0; k < local.nnz; ++k) ++slices[m][local.ind[m][k]];
-    check_mpi(MPI_Allreduce(MPI_IN_PLACE, slices[m].data(), to_int_count(dims[m], "slice histogram"), MPI_UINT64_T,
+    std::vector<uint64_t> slices(dims[m], 0);
+    for (spt_nnz k = 0; k < local.nnz; ++k) ++slices[local.ind[m][k]];
+    check_mpi(MPI_Allreduce(MPI_IN_PLACE, slices.data(), to_int_count(dims[m], "slice histogram"), MPI_UINT64_T,
                             MPI_SUM, comm),
               "MPI_Allreduce");
+    chunk[m] = chunk_table(slices, d.grid[m], false, m);
+    if (try_shuffled) shuffled[m] = chunk_table(slices, d.grid[m], true, m);
   }
-  auto tables_of = [&](bool shuffled) {
-    std::vector<std::vector<uint32_t>> t(order);
-    for (uint32_t m = 0; m < order; ++m) t[m] = chunk_table(slices[m], d.grid[m], shuffled, m);
-    return t;
-  };
-  std::vector<std::vector<uint32_t>> chunk = tables_of(false);
 
   // 3. blocks
   std::vector<int> coords(order, 0), stride(order, 1);
@@ -418,20 +417,18 @@ Distribution distribute(MPI_Comm comm, const spt_mpi_tensor_s& x, const spt_mpi_
       return dest;
     };
     std::vector<int> dest = destinations(chunk, d.largest_block[0]);
-    if (size > 1) {
-      std::vector<std::vector<uint32_t>> shuffled = tables_of(true);
+    if (try_shuffled) {
       std::vector<int> shuffled_dest = destinations(shuffled, d.largest_block[1]);
       if (20 * d.largest_block[1] < 19 * d.largest_block[0]) {
         d.shuffled_chunks = true;
         chunk = std::move(shuffled);
         dest = std::move(shuffled_dest);
       }
+      shuffled = {};
     }
-    slices = {};
     d.blocks.push_back(std::make_unique<spt_coo_s>(redistribute(comm, local, dest, d.setup_bytes)));
     d.block_of_mode.assign(order, 0);
   } else {
-    slices = {};
     for (uint32_t n = 0; n < order; ++n) {
       std::vector<int> dest(local.nnz, 0);
       for (spt_nnz k = 0; k < local.nnz; ++k) dest[k] = static_cast<int>(chunk[n][local.ind[n][k]]);
