@@ -50,7 +50,6 @@ _NP_DTYPES = {_lib.SPT_FLOAT32: np.dtype(np.float32), _lib.SPT_FLOAT64: np.dtype
 _BACKENDS = {"auto": 0, "cpu": 1, "cuda": 2, "reference": 3}
 _BACKEND_NAMES = {v: k for k, v in _BACKENDS.items()}
 _DEVICE_STREAMING = {"auto": 0, "always": 1}
-_DEVICE_STREAMING_NAMES = {v: k for k, v in _DEVICE_STREAMING.items()}
 _CPU_ISA = {"auto": 0, "baseline": 1, "x86-64-v3": 2}
 _CPU_ISA_NAMES = {v: k for k, v in _CPU_ISA.items()}
 _FORMATS = {"auto": 0, "coo": 1, "csf": 2, "hicoo": 3, "fcoo": 4, "hbcsf": 5, "hls": 6}
@@ -69,6 +68,23 @@ def _choice(table, value, what):
     except KeyError:
         raise InvalidArgumentError(-1, "SPT_ERR_INVALID_ARGUMENT",
                                    f"unknown {what} {value!r}; expected one of {', '.join(table)}") from None
+
+
+def _named_setting(setting, table, what, doc):
+    """A Context property for an enumerated setting read and written by
+    spt_context_get_<setting> / spt_context_set_<setting>, named by `table`."""
+    names = {v: k for k, v in table.items()}
+    get_name, set_name = f"spt_context_get_{setting}", f"spt_context_set_{setting}"
+
+    def fget(self):
+        v = ctypes.c_int()
+        _lib.check(getattr(_lib.lib(), get_name)(self._h, ctypes.byref(v)), get_name, self._h)
+        return names.get(v.value, str(v.value))
+
+    def fset(self, name):
+        _lib.check(getattr(_lib.lib(), set_name)(self._h, _choice(table, name, what)), set_name, self._h)
+
+    return property(fget, fset, doc=doc)
 
 
 _INT32_MAX = 2**31 - 1
@@ -210,17 +226,8 @@ class Context(_Owned):
             _lib.check(L.spt_context_set_device(self._h, int(device)), "spt_context_set_device", self._h)
 
 
-    @property
-    def backend(self):
-        """The backend setting: "auto", "cpu", "cuda" or "reference" (settable)."""
-        b = ctypes.c_int()
-        _lib.check(_lib.lib().spt_context_get_backend(self._h, ctypes.byref(b)), "spt_context_get_backend", self._h)
-        return _BACKEND_NAMES.get(b.value, str(b.value))
-
-    @backend.setter
-    def backend(self, name):
-        code = _choice(_BACKENDS, name, "backend")
-        _lib.check(_lib.lib().spt_context_set_backend(self._h, code), "spt_context_set_backend", self._h)
+    backend = _named_setting("backend", _BACKENDS, "backend",
+                             """The backend setting: "auto", "cpu", "cuda" or "reference" (settable).""")
 
     @property
     def threads(self):
@@ -233,38 +240,20 @@ class Context(_Owned):
     def threads(self, n):
         _lib.check(_lib.lib().spt_context_set_threads(self._h, int(n)), "spt_context_set_threads", self._h)
 
-    @property
-    def device_streaming(self):
+    device_streaming = _named_setting(
+        "device_streaming", _DEVICE_STREAMING, "device streaming",
         """When GPU runs stream a COO tensor's nonzeros from host memory
         (settable): "auto" (default: only when the tensor's device copy does
         not fit) or "always" (even when it fits; to measure or test the
-        streamed path). Raises InvalidArgumentError for another value."""
-        v = ctypes.c_int()
-        _lib.check(_lib.lib().spt_context_get_device_streaming(self._h, ctypes.byref(v)),
-                   "spt_context_get_device_streaming", self._h)
-        return _DEVICE_STREAMING_NAMES.get(v.value, str(v.value))
+        streamed path). Raises InvalidArgumentError for another value.""")
 
-    @device_streaming.setter
-    def device_streaming(self, name):
-        code = _choice(_DEVICE_STREAMING, name, "device streaming")
-        _lib.check(_lib.lib().spt_context_set_device_streaming(self._h, code), "spt_context_set_device_streaming",
-                   self._h)
-
-    @property
-    def cpu_isa(self):
+    cpu_isa = _named_setting(
+        "cpu_isa", _CPU_ISA, "CPU ISA",
         """The build of the CPU kernels CPU runs use (settable): "auto"
         (default: "x86-64-v3" where the CPU has AVX2, FMA and BMI2, else
         "baseline"), "baseline" or "x86-64-v3". The copies agree up to
         rounding. Setting "x86-64-v3" where the CPU or the library lacks it
-        raises UnsupportedError; another value, InvalidArgumentError."""
-        v = ctypes.c_int()
-        _lib.check(_lib.lib().spt_context_get_cpu_isa(self._h, ctypes.byref(v)), "spt_context_get_cpu_isa", self._h)
-        return _CPU_ISA_NAMES.get(v.value, str(v.value))
-
-    @cpu_isa.setter
-    def cpu_isa(self, name):
-        code = _choice(_CPU_ISA, name, "CPU ISA")
-        _lib.check(_lib.lib().spt_context_set_cpu_isa(self._h, code), "spt_context_set_cpu_isa", self._h)
+        raises UnsupportedError; another value, InvalidArgumentError.""")
 
     @property
     def seed(self):

@@ -34,12 +34,11 @@ namespace {
 // AVX, AVX2, FMA, BMI1/2 and POPCNT, as variant.hpp compiles for; the compiler's
 // runtime also checks that the OS saves the AVX registers.
 bool cpu_runs_x86_64_v3() {
-#if defined(SPT_HAVE_CPU_X86_64_V3_KERNELS) && defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#if defined(SPT_HAVE_CPU_X86_64_V3_KERNELS)  // defined for GCC on x86-64 only (cmake/sptensor_layers.cmake)
   static const bool runs = [] {
     __builtin_cpu_init();
     return __builtin_cpu_supports("avx") && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
-           __builtin_cpu_supports("bmi") &&
-           __builtin_cpu_supports("bmi2") && __builtin_cpu_supports("popcnt");
+           __builtin_cpu_supports("bmi") && __builtin_cpu_supports("bmi2") && __builtin_cpu_supports("popcnt");
   }();
   return runs;
 #else

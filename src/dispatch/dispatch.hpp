@@ -23,11 +23,16 @@
 
 namespace spt::dispatch {
 
-inline kernels::Exec exec_for(const spt_context_s& ctx) {
-  if (effective_backend(ctx) == SPT_BACKEND_REFERENCE) return kernels::Exec{1};
+// How the context's CPU kernels run: its thread count and copy of the kernels.
+inline kernels::Exec cpu_exec(const spt_context_s& ctx) {
   kernels::Exec exec{thread_count(ctx)};
   exec.cpu_isa = cpu_isa(ctx);
   return exec;
+}
+
+inline kernels::Exec exec_for(const spt_context_s& ctx) {
+  if (effective_backend(ctx) == SPT_BACKEND_REFERENCE) return kernels::Exec{1};
+  return cpu_exec(ctx);
 }
 
 // One struct per entry of the kernel lists (kernels.hpp, dense.hpp), named
@@ -93,9 +98,7 @@ decltype(auto) run(const spt_context_s& ctx, Args&&... args) {
     if (backend == SPT_BACKEND_CUDA && Entry::device(ctx, args...)) return;
   }
   if (backend == SPT_BACKEND_REFERENCE) return Entry::reference(kernels::Exec{1}, std::forward<Args>(args)...);
-  kernels::Exec exec{thread_count(ctx)};
-  exec.cpu_isa = cpu_isa(ctx);
-  return Entry::cpu(exec, std::forward<Args>(args)...);
+  return Entry::cpu(cpu_exec(ctx), std::forward<Args>(args)...);
 }
 
 }  // namespace spt::dispatch
