@@ -272,28 +272,37 @@ CsfTree build_csf_tree_by_permutation(const Exec& exec, const spt_coo_s& x, cons
   return t;
 }
 
-double csf_mttkrp_cost(const CsfTree& tree, const std::vector<spt_index>& dims, uint32_t mode, double row_bytes,
-                       int threads, uint32_t first_level) {
-  const uint32_t target = tree.level_of(mode);
+double csf_mttkrp_cost(const std::vector<uint32_t>& mode_order, const std::vector<double>& nodes, spt_nnz nnz,
+                       const std::vector<spt_index>& dims, uint32_t mode, double row_bytes, int threads,
+                       uint32_t first_level) {
+  const uint32_t levels = static_cast<uint32_t>(mode_order.size());
+  const uint32_t target = static_cast<uint32_t>(std::find(mode_order.begin(), mode_order.end(), mode) - mode_order.begin());
+  require(target < levels, "mode ", mode, " is not in the CSF tree");
   const auto fits = [&](uint32_t m) { return double(dims[m]) * row_bytes <= kCsfCachedFactorBytes; };
   double cost = 0;
-  for (uint32_t l = first_level; l < tree.levels(); ++l) {
-    const double nodes = static_cast<double>(tree.nodes(l));
+  for (uint32_t l = first_level; l < levels; ++l) {
     if (l == 0) {
       // Root rows (factor reads, or output rows) go in increasing order.
-      cost += nodes;
+      cost += nodes[l];
     } else if (l == target) {
       const double out_rows = dims[mode];
       const double private_elems = double(threads - 1) * out_rows * (row_bytes / 4);
       const bool privatized = private_elems * 4 <= kCsfPrivateBytesAlways ||
-                              private_elems <= double(tree.nnz()) * (row_bytes / 4) / 2;
-      if (privatized) cost += nodes * (fits(mode) ? kCsfOutputCost : kCsfMissCost) + 2.0 * (threads - 1) * out_rows;
-      else cost += nodes * kCsfAtomicCost;
+                              private_elems <= double(nnz) * (row_bytes / 4) / 2;
+      if (privatized) cost += nodes[l] * (fits(mode) ? kCsfOutputCost : kCsfMissCost) + 2.0 * (threads - 1) * out_rows;
+      else cost += nodes[l] * kCsfAtomicCost;
     } else {
-      cost += nodes * (fits(tree.mode_order[l]) ? 1.0 : kCsfMissCost);
+      cost += nodes[l] * (fits(mode_order[l]) ? 1.0 : kCsfMissCost);
     }
   }
   return cost;
+}
+
+double csf_mttkrp_cost(const CsfTree& tree, const std::vector<spt_index>& dims, uint32_t mode, double row_bytes,
+                       int threads, uint32_t first_level) {
+  std::vector<double> nodes(tree.levels());
+  for (uint32_t l = 0; l < tree.levels(); ++l) nodes[l] = static_cast<double>(tree.nodes(l));
+  return csf_mttkrp_cost(tree.mode_order, nodes, tree.nnz(), dims, mode, row_bytes, threads, first_level);
 }
 
 const char* csf_policy_name(spt_csf_policy policy) {
@@ -352,7 +361,18 @@ void assemble_csf(const Exec& exec, const std::vector<spt_index>& dims, spt_dtyp
   result.tree_of_mode.assign(order, 0);
   for (uint32_t m = 0; m < order; ++m) best[m] = csf_mttkrp_cost(result.trees[0], dims, m, row_bytes, threads);
   auto add_tree = [&](uint32_t root) {
-    result.trees.push_back(make_tree(result.trees[0], csf_mode_order(dims, root)));
+    const std::vector<uint32_t> mode_order = csf_mode_order(dims, root);
+    if (use == CsfTreeUse::drop_unused) {
+      // A tree cheaper for no mode is freed as soon as it is built; when
+      // the cost of lower bounds on its node counts already shows that, it
+      // is not built (its build costs about as much as the first tree's).
+      const std::vector<double> nodes = csf_predicted_nodes(exec, result.trees[0], dims, mode_order);
+      bool may_be_used = false;
+      for (uint32_t m = 0; m < order && !may_be_used; ++m)
+        may_be_used = csf_mttkrp_cost(mode_order, nodes, result.nnz, dims, m, row_bytes, threads) < best[m];
+      if (!may_be_used) return;
+    }
+    result.trees.push_back(make_tree(result.trees[0], mode_order));
     const uint32_t t = static_cast<uint32_t>(result.trees.size() - 1);
     bool used = false;
     for (uint32_t m = 0; m < order; ++m) {

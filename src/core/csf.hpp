@@ -90,7 +90,9 @@ enum class CsfTreeUse { keep_all, drop_unused };
 // and frees the trees no mode runs on (CsfTreeUse::drop_unused); it does
 // not build the tree rooted at the mode of the first tree's level 1 (the
 // first tree with its top two levels swapped) when the first tree serves
-// that mode within kCsfSwappedTreeGain of it.
+// that mode within kCsfSwappedTreeGain of it, nor a tree that the cost
+// model of its predicted node counts (csf_predicted_nodes) shows no mode
+// would run on.
 // Throws INVALID_ARGUMENT for order < 2 or an unknown policy.
 constexpr double kAutoAllmodeBudget = 4.0;
 void build_csf(const Exec& exec, const spt_coo_s& x, spt_csf_policy policy, spt_csf_s& out);
@@ -150,6 +152,23 @@ constexpr double kCsfModelRank = 16;
 // The cost of the levels from `first_level` down only (0: the whole tree).
 double csf_mttkrp_cost(const CsfTree& tree, const std::vector<spt_index>& dims, uint32_t mode, double row_bytes,
                        int threads, uint32_t first_level = 0);
+// The same for a tree of `mode_order` with `nodes[l]` nodes on level l and
+// `nnz` leaves. The cost grows with every node count, so counts that are
+// lower bounds give a lower bound.
+double csf_mttkrp_cost(const std::vector<uint32_t>& mode_order, const std::vector<double>& nodes, spt_nnz nnz,
+                       const std::vector<spt_index>& dims, uint32_t mode, double row_bytes, int threads,
+                       uint32_t first_level = 0);
+
+// Node counts per level of the tree of `mode_order` that would be built
+// from `first` (the handle's first tree), without building it: exact at
+// the root and the level below it when that level is `first`'s root mode
+// (as csf_mode_order has it), counted with one 32-bit mark per index of the
+// new root's mode and thread (skipped above a scratch bound); exact at every
+// level whose modes are those of a level of `first`; elsewhere a lower
+// bound (every node has a child; a level of `first` over a subset of a
+// level's modes has at most as many nodes).
+std::vector<double> csf_predicted_nodes(const Exec& exec, const CsfTree& first, const std::vector<spt_index>& dims,
+                                        const std::vector<uint32_t>& mode_order);
 // The largest share of a mode's cost on the first tree that a tree with its
 // top two levels swapped could save before AUTO builds that tree (see
 // assemble_csf in csf.cpp).

@@ -169,6 +169,11 @@ struct BucketScratch {
 // sorted with its index in the bucket, and the values follow those indices.
 template <typename Rest, typename T>
 void sort_bucket(Rest* rest, T* vals, spt_nnz size, int rest_bits, BucketScratch<T>& w, int threads) {
+  // Entries that arrive in order stay as they are (a stable sort's result).
+  // That is every bucket of a tree built from another tree whose order of
+  // the modes below the new root it keeps (csf_mode_order's trees from the
+  // first tree), and of a COO that is sorted already.
+  if (std::is_sorted(rest, rest + size)) return;
   w.vals.resize(size);
   if constexpr (sizeof(Rest) <= 4) {
     // Key bits above the index: one word per entry. Indices are unique, so

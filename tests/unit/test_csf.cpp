@@ -411,6 +411,44 @@ TEST(CsfKeyedBuild, AutoKeepsOnlyTheTreesSomeModeRunsOn) {
   }
 }
 
+// The node counts AUTO predicts for a tree before building it (to skip one
+// no mode would run on) match the tree built: exactly at the root, the
+// level below it and the leaves, and at most the count on other levels;
+// with repeated coordinates, and on every thread count.
+TEST(CsfKeyedBuild, PredictedNodeCountsMatchTheBuiltTree) {
+  for (const std::vector<spt_index>& dims : std::vector<std::vector<spt_index>>{
+           {400, 90, 700}, {30, 20, 25, 6}, {12, 300, 12, 40, 9}, {50, 50, 50}}) {
+    RandomTensorSpec spec;
+    spec.dims = dims;
+    spec.nnz = 20000;
+    spec.seed = 41;
+    spec.duplicates = true;
+    const spt_coo_s x = random_coo(SPT_FLOAT64, spec);
+    const CsfTree first = build_csf_tree(Exec{2}, x, csf_mode_order(x.dims, csf_shortest_mode(x.dims)));
+    for (uint32_t root = 0; root < x.order(); ++root) {
+      if (root == first.mode_order[0]) continue;
+      const std::vector<uint32_t> order = csf_mode_order(x.dims, root);
+      const CsfTree built = build_csf_tree(Exec{2}, x, order);
+      for (int threads : {1, 3}) {
+        const std::vector<double> nodes = csf_predicted_nodes(Exec{threads}, first, x.dims, order);
+        ASSERT_EQ(nodes.size(), built.levels());
+        const std::string what = describe(x, SPT_CSF_ALLMODE) + ", root " + std::to_string(root) + ", " +
+                                 std::to_string(threads) + " thread(s)";
+        for (uint32_t l = 0; l < built.levels(); ++l) {
+          const bool exact = l <= 1 || l + 1 == built.levels();
+          if (exact) EXPECT_EQ(nodes[l], double(built.nodes(l))) << what << ", level " << l;
+          else EXPECT_LE(nodes[l], double(built.nodes(l))) << what << ", level " << l;
+          if (l > 0) EXPECT_GE(nodes[l], nodes[l - 1]) << what << ", level " << l;
+        }
+        for (uint32_t m = 0; m < x.order(); ++m)
+          EXPECT_LE(csf_mttkrp_cost(order, nodes, x.nnz, x.dims, m, 64, threads),
+                    csf_mttkrp_cost(built, x.dims, m, 64, threads))
+              << what << ", mode " << m;
+      }
+    }
+  }
+}
+
 // Two short modes (as flights-2001 and coads-climatology have): the tree
 // rooted at the second-shortest mode is the first tree with its top two
 // levels swapped, and its MTTKRP could save at most the first tree's few
