@@ -41,8 +41,11 @@ inline spt_nnz block_begin(spt_nnz rows, int b, int nblocks) {
 
 // Rows per block below which a parallel region is not worth it.
 constexpr spt_nnz kMinRowsPerBlock = 2048;
-// Rows solved together by cholesky_solve_rows (one vector across them).
-constexpr int kSolveBlock = 16;
+// Rows solved together by cholesky_solve_rows: the running sums of one
+// entry across them (256 bytes) are eight AVX registers, enough independent
+// sums to keep the multiply-adds busy.
+template <typename T>
+constexpr int kSolveBlock = static_cast<int>(256 / sizeof(T));
 
 inline double nan_max(double a, double b) {
   if (std::isnan(a) || std::isnan(b)) return std::numeric_limits<double>::quiet_NaN();
@@ -199,16 +202,16 @@ void cholesky_solve_rows_impl(const Exec& exec, ConstMatRef<T> lower, MatRef<T> 
   for (spt_nnz r = 0; r < rank; ++r)
     for (spt_nnz j = 0; j <= r; ++j) upper[j * rank + r] = lower(r, j);
   const T* lt = upper.data();
-  // Rows go kSolveBlock at a time through a transposed scratch block, so
+  // Rows go kSolveBlock<T> at a time through a transposed scratch block, so
   // every step of the substitution is one vector operation across the
   // block's rows instead of a short, dependent scalar chain per row (much
   // faster at small R: docs/design-measurements.md, "Blocked triangular
   // solve"); each row still sees exactly the operations
   // above, in the same order. A last partial block runs row by row.
-  const spt_nnz blocks = rows.rows / kSolveBlock;
+  const spt_nnz blocks = rows.rows / kSolveBlock<T>;
   const int threads = block_count(rows.rows, exec.threads, kMinRowsPerBlock / 4);
   buffer<T> scratch;
-  scratch.assign(static_cast<size_t>(std::max(1, threads)) * rank * kSolveBlock, T(0));
+  scratch.assign(static_cast<size_t>(std::max(1, threads)) * rank * kSolveBlock<T>, T(0));
   auto solve_row = [&](T* x) {
     for (spt_nnz r = 0; r < rank; ++r) {
       const T xr = x[r] / lt[r * rank + r];
@@ -227,46 +230,54 @@ void cholesky_solve_rows_impl(const Exec& exec, ConstMatRef<T> lower, MatRef<T> 
   };
 #pragma omp parallel num_threads(threads) if (threads > 1)
   {
-    T* t = scratch.data() + static_cast<size_t>(omp_get_thread_num()) * rank * kSolveBlock;
+    T* t = scratch.data() + static_cast<size_t>(omp_get_thread_num()) * rank * kSolveBlock<T>;
 #pragma omp for schedule(static)
     for (spt_nnz blk = 0; blk < blocks; ++blk) {
-      const spt_nnz i0 = blk * kSolveBlock;
-      for (int q = 0; q < kSolveBlock; ++q) {
+      const spt_nnz i0 = blk * kSolveBlock<T>;
+      for (int q = 0; q < kSolveBlock<T>; ++q) {
         const T* x = rows.row(i0 + q);
-        for (spt_nnz r = 0; r < rank; ++r) t[r * kSolveBlock + q] = x[r];
+        for (spt_nnz r = 0; r < rank; ++r) t[r * kSolveBlock<T> + q] = x[r];
       }
-      for (spt_nnz r = 0; r < rank; ++r) {
-        T* __restrict xr = t + r * kSolveBlock;
-        const T d = lt[r * rank + r];
+      // Each entry is finished in turn (left-looking): its updates, in the
+      // order the substitution above applies them, summed in registers,
+      // then its division; so the block is stored once per entry rather
+      // than once per update.
+      T acc[kSolveBlock<T>];
+      for (spt_nnz j = 0; j < rank; ++j) {
+        const T* lj = lower.row(j);
 #pragma omp simd
-        for (int q = 0; q < kSolveBlock; ++q) xr[q] = xr[q] / d;
-        for (spt_nnz j = r + 1; j < rank; ++j) {
-          T* __restrict xj = t + j * kSolveBlock;
-          const T c = lt[r * rank + j];
+        for (int q = 0; q < kSolveBlock<T>; ++q) acc[q] = t[j * kSolveBlock<T> + q];
+        for (spt_nnz r = 0; r < j; ++r) {
+          const T* __restrict xr = t + r * kSolveBlock<T>;
+          const T c = lj[r];
 #pragma omp simd
-          for (int q = 0; q < kSolveBlock; ++q) xj[q] -= c * xr[q];
+          for (int q = 0; q < kSolveBlock<T>; ++q) acc[q] -= c * xr[q];
         }
+        const T d = lj[j];
+#pragma omp simd
+        for (int q = 0; q < kSolveBlock<T>; ++q) t[j * kSolveBlock<T> + q] = acc[q] / d;
       }
-      for (spt_nnz r = rank; r-- > 0;) {
-        T* __restrict xr = t + r * kSolveBlock;
-        const T d = lower(r, r);
+      for (spt_nnz j = rank; j-- > 0;) {
+        const T* cj = lt + j * rank;  // column j of L
 #pragma omp simd
-        for (int q = 0; q < kSolveBlock; ++q) xr[q] = xr[q] / d;
-        const T* row = lower.row(r);
-        for (spt_nnz j = 0; j < r; ++j) {
-          T* __restrict xj = t + j * kSolveBlock;
-          const T c = row[j];
+        for (int q = 0; q < kSolveBlock<T>; ++q) acc[q] = t[j * kSolveBlock<T> + q];
+        for (spt_nnz r = rank; r-- > j + 1;) {
+          const T* __restrict xr = t + r * kSolveBlock<T>;
+          const T c = cj[r];
 #pragma omp simd
-          for (int q = 0; q < kSolveBlock; ++q) xj[q] -= c * xr[q];
+          for (int q = 0; q < kSolveBlock<T>; ++q) acc[q] -= c * xr[q];
         }
+        const T d = cj[j];
+#pragma omp simd
+        for (int q = 0; q < kSolveBlock<T>; ++q) t[j * kSolveBlock<T> + q] = acc[q] / d;
       }
-      for (int q = 0; q < kSolveBlock; ++q) {
+      for (int q = 0; q < kSolveBlock<T>; ++q) {
         T* x = rows.row(i0 + q);
-        for (spt_nnz r = 0; r < rank; ++r) x[r] = t[r * kSolveBlock + q];
+        for (spt_nnz r = 0; r < rank; ++r) x[r] = t[r * kSolveBlock<T> + q];
       }
     }
   }
-  for (spt_nnz i = blocks * kSolveBlock; i < rows.rows; ++i) solve_row(rows.row(i));
+  for (spt_nnz i = blocks * kSolveBlock<T>; i < rows.rows; ++i) solve_row(rows.row(i));
 }
 
 template <typename T>
