@@ -41,7 +41,8 @@ size_t aligned(size_t n) { return n > SIZE_MAX - 255 ? SIZE_MAX : (n + 255) / 25
 // The device arrays of one run, laid out in one allocation (offsets in
 // bytes, each 256-aligned).
 struct Layout {
-  std::vector<size_t> row_ptr, ind, val;  // per mode
+  size_t row_ptr0 = 0;                    // mode 0's row pointers (the log-likelihood finds rows by them)
+  std::vector<size_t> ind, val;           // per mode
   std::vector<size_t> chunk_ptr, chunk_begin, chunk_row;  // per mode: Phi's chunks (at most max_chunks)
   std::vector<size_t> factor, phi;        // per mode
   size_t chunk_partials = 0;              // one mode's chunk sums at a time
@@ -88,7 +89,9 @@ Layout layout(uint32_t order, const uint32_t* dims, uint64_t nnz, uint32_t rank,
   const size_t others = order > 0 ? order - 1 : 0;
   size_t most_chunks = 0;
   for (uint32_t n = 0; n < order; ++n) {
-    l.row_ptr.push_back(take(saturating_mul(size_t(dims[n]) + 1, sizeof(uint64_t))));
+    // Only mode 0's row pointers are read on the device (the other modes'
+    // rows go by their Phi chunks).
+    if (n == 0) l.row_ptr0 = take(saturating_mul(size_t(dims[n]) + 1, sizeof(uint64_t)));
     l.ind.push_back(take(saturating_mul(saturating_mul(nnz, others), sizeof(uint32_t))));
     l.val.push_back(take(saturating_mul(nnz, sizeof(double))));
     const size_t chunks = max_chunks(dims[n], nnz);
@@ -353,9 +356,10 @@ class CpAprSessionImpl final : public CpAprSession {
     std::vector<const T*> all_factors(order);
     for (uint32_t n = 0; n < order; ++n) {
       const spt_plugin_cp_apr_groups& g = per_mode[n];
-      check(cudaMemcpyAsync(at(layout_.row_ptr[n]), g.row_ptr, (size_t(dims[n]) + 1) * sizeof(uint64_t),
-                            cudaMemcpyHostToDevice, stream()),
-            "copying the row pointers to the device");
+      if (n == 0)
+        check(cudaMemcpyAsync(at(layout_.row_ptr0), g.row_ptr, (size_t(dims[n]) + 1) * sizeof(uint64_t),
+                              cudaMemcpyHostToDevice, stream()),
+              "copying the row pointers to the device");
       uint32_t j = 0;
       for (uint32_t m = 0; m < order; ++m) {
         if (m == n) continue;
@@ -527,7 +531,7 @@ class CpAprSessionImpl final : public CpAprSession {
     check_launch("launching the model total");
     const unsigned blocks = blocks_for(nnz_, kReduceBlocks);
     loglik_partials<T><<<blocks, kThreads, 0, stream()>>>(
-        nnz_, dims_[0], order_, rank_, reinterpret_cast<const uint64_t*>(at(layout_.row_ptr[0])),
+        nnz_, dims_[0], order_, rank_, reinterpret_cast<const uint64_t*>(at(layout_.row_ptr0)),
         reinterpret_cast<const uint32_t* const*>(at(layout_.other_ind)),
         reinterpret_cast<const double*>(at(layout_.val[0])), reinterpret_cast<const T* const*>(at(layout_.all_factors)),
         lambda(), partials());

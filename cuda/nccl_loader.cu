@@ -57,6 +57,7 @@ std::unique_ptr<Api> open_library(const std::string& path, std::string& why) {
   std::string missing;
   resolve(handle, "ncclCommInitAll", api->comm_init_all, missing);
   resolve(handle, "ncclCommDestroy", api->comm_destroy, missing);
+  resolve(handle, "ncclCommAbort", api->comm_abort, missing);
   resolve(handle, "ncclAllReduce", api->all_reduce, missing);
   resolve(handle, "ncclReduceScatter", api->reduce_scatter, missing);
   resolve(handle, "ncclAllGather", api->all_gather, missing);

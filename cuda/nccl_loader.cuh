@@ -23,6 +23,7 @@ constexpr int kMax = 2;      // ncclMax
 struct Api {
   Result (*comm_init_all)(Comm* comms, int ndev, const int* devlist) = nullptr;
   Result (*comm_destroy)(Comm comm) = nullptr;
+  Result (*comm_abort)(Comm comm) = nullptr;
   Result (*all_reduce)(const void* send, void* recv, size_t count, int datatype, int op, Comm comm,
                        cudaStream_t stream) = nullptr;
   Result (*reduce_scatter)(const void* send, void* recv, size_t recv_count, int datatype, int op, Comm comm,

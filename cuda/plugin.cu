@@ -114,13 +114,9 @@ int plugin_coo_upload(int device, const spt_plugin_coo* x, spt_plugin_device_coo
     SPT_CUDA_TRY(cudaSetDevice(device), "cudaSetDevice");
     const size_t index_bytes = spt::cuda::coo_values_offset(x->order, x->nnz);
     const size_t bytes = spt::cuda::coo_copy_bytes(x->order, x->nnz, dtype_bytes(x->dtype));
-    const size_t available = free_memory(device);
-    if (bytes > available) {
-      write_message(message, message_len,
-                    "the tensor needs " + megabytes(bytes) + " on CUDA device " + std::to_string(device) + ", " +
-                        megabytes(available) + " are free");
-      return kOutOfMemory;
-    }
+    if (int status = check_free_memory(device, bytes, "the tensor", "needs", "", message, message_len);
+        status != kOk)
+      return status;
     auto copy = std::make_unique<spt_plugin_device_coo>();
     copy->device = device;
     copy->order = x->order;
@@ -257,13 +253,9 @@ int plugin_hicoo_upload(int device, const spt_plugin_hicoo* x, spt_plugin_device
     SPT_CUDA_TRY(cudaSetDevice(device), "cudaSetDevice");
     const size_t value_size = dtype_bytes(x->dtype);
     const size_t bytes = spt::cuda::hicoo_copy_bytes(x->order, x->nnz, x->num_blocks, value_size);
-    const size_t available = free_memory(device);
-    if (bytes > available) {
-      write_message(message, message_len,
-                    "the HiCOO tensor needs " + megabytes(bytes) + " on CUDA device " + std::to_string(device) +
-                        ", " + megabytes(available) + " are free");
-      return kOutOfMemory;
-    }
+    if (int status = check_free_memory(device, bytes, "the HiCOO tensor", "needs", "", message, message_len);
+        status != kOk)
+      return status;
     auto copy = std::make_unique<spt_plugin_device_hicoo>();
     copy->device = device;
     copy->dtype = x->dtype;
@@ -364,13 +356,9 @@ int plugin_hbcsf_upload(int device, const spt_plugin_hbcsf* x, spt_plugin_device
     const spt::cuda::HostHbcsfView view = spt::cuda::host_view_of(*x);
     SPT_CUDA_TRY(cudaSetDevice(device), "cudaSetDevice");
     const size_t bytes = spt::cuda::hbcsf_copy_bytes(view);
-    const size_t available = free_memory(device);
-    if (bytes > available) {
-      write_message(message, message_len,
-                    "the HB-CSF tensor needs " + megabytes(bytes) + " on CUDA device " + std::to_string(device) +
-                        ", " + megabytes(available) + " are free");
-      return kOutOfMemory;
-    }
+    if (int status = check_free_memory(device, bytes, "the HB-CSF tensor", "needs", "", message, message_len);
+        status != kOk)
+      return status;
     auto copy = std::make_unique<spt_plugin_device_hbcsf>();
     copy->device = device;
     copy->dtype = x->dtype;
@@ -450,13 +438,9 @@ int plugin_fcoo_upload(int device, const spt_plugin_fcoo* x, spt_plugin_device_f
     view.values = x->values;
     view.value_size = dtype_bytes(x->dtype);
     const size_t bytes = spt::cuda::fcoo_copy_bytes(view);
-    const size_t available = free_memory(device);
-    if (bytes > available) {
-      write_message(message, message_len,
-                    "the F-COO tensor needs " + megabytes(bytes) + " on CUDA device " + std::to_string(device) +
-                        ", " + megabytes(available) + " are free");
-      return kOutOfMemory;
-    }
+    if (int status = check_free_memory(device, bytes, "the F-COO tensor", "needs", "", message, message_len);
+        status != kOk)
+      return status;
     auto copy = std::make_unique<spt_plugin_device_fcoo>();
     copy->device = device;
     copy->dtype = x->dtype;
@@ -653,13 +637,11 @@ int plugin_cp_session_create(const spt_plugin_device_coo* x, const spt_plugin_de
     // output, R x R matrices, library handles and workspace.
     const size_t needed =
         spt::cuda::cp_als_device_bytes(order, dims.data(), rank, dtype_bytes(dtype)) + spt::cuda::cp_als_library_reserve;
-    const size_t available = free_memory(device);
-    if (needed > available) {
-      write_message(message, message_len,
-                    "CP-ALS needs " + megabytes(needed) + " on CUDA device " + std::to_string(device) +
-                        " for the factors and workspace besides the tensor, " + megabytes(available) + " are free");
-      return kOutOfMemory;
-    }
+    if (int status = check_free_memory(device, needed, "CP-ALS", "needs",
+                                       " for the factors and workspace besides the tensor",
+                                       message, message_len);
+        status != kOk)
+      return status;
     auto session = std::make_unique<spt_plugin_cp_session>();
     session->device = device;
     session->order = order;

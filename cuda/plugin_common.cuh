@@ -197,6 +197,20 @@ inline size_t free_memory(int device) {
   return free_bytes;
 }
 
+// kOk when `needed` bytes fit the free memory of `device` (the current
+// device), else kOutOfMemory with "<what> need(s) X MB on CUDA device D
+// <purpose>, Y MB are free" (`purpose` may be empty, else starts with a
+// space: " for the factors").
+inline int check_free_memory(int device, size_t needed, const std::string& what, const char* verb,
+                             const char* purpose, char* message, size_t message_len) {
+  const size_t available = free_memory(device);
+  if (needed <= available) return kOk;
+  write_message(message, message_len,
+                what + " " + verb + " " + megabytes(needed) + " on CUDA device " + std::to_string(device) + purpose +
+                    ", " + megabytes(available) + " are free");
+  return kOutOfMemory;
+}
+
 // Checks out and the factors (m != mode) against the tensor's shape.
 inline int check_mttkrp_shapes(uint32_t order, const uint32_t* dims, const spt_plugin_matrix* factors, uint32_t mode,
                         const spt_plugin_matrix& out, char* message, size_t message_len) {

@@ -106,14 +106,11 @@ int plugin_cp_apr_session_create(int device, int dtype, uint32_t order, const ui
     if (int status = device_setup(device, setup, message, message_len); status != kOk) return status;
     const size_t arrays = spt::cuda::cp_apr_device_bytes(order, dims, nnz, rank, dtype_bytes(dtype));
     const size_t needed = arrays > SIZE_MAX - kCpAprReserve ? SIZE_MAX : arrays + kCpAprReserve;
-    const size_t available = free_memory(device);
-    if (needed > available) {
-      write_message(message, message_len,
-                    "CP-APR needs " + megabytes(needed) + " on CUDA device " + std::to_string(device) +
-                        " for the grouped nonzeros (one copy per mode), factors, Phi and workspace, " +
-                        megabytes(available) + " are free");
-      return kOutOfMemory;
-    }
+    if (int status = check_free_memory(device, needed, "CP-APR", "needs",
+                                       " for the grouped nonzeros (one copy per mode), factors, Phi and workspace",
+                                       message, message_len);
+        status != kOk)
+      return status;
     auto session = std::make_unique<spt_plugin_cp_apr_session>();
     session->device = device;
     session->order = order;

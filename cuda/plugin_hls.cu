@@ -200,13 +200,9 @@ int plugin_hls_upload(int device, const spt_plugin_hls* x, spt_plugin_device_hls
     const spt::cuda::HostHlsView view = host_view(*x);
     SPT_CUDA_TRY(cudaSetDevice(device), "cudaSetDevice");
     const size_t bytes = spt::cuda::hls_copy_bytes(view);
-    const size_t available = free_memory(device);
-    if (bytes > available) {
-      write_message(message, message_len,
-                    "the HLS tensor needs " + megabytes(bytes) + " on CUDA device " + std::to_string(device) + ", " +
-                        megabytes(available) + " are free");
-      return kOutOfMemory;
-    }
+    if (int status = check_free_memory(device, bytes, "the HLS tensor", "needs", "", message, message_len);
+        status != kOk)
+      return status;
     auto copy = std::make_unique<spt_plugin_device_hls>();
     copy->device = device;
     copy->dtype = x->dtype;

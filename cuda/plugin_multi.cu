@@ -60,6 +60,9 @@ struct spt_plugin_cp_group {
   int local_mode = -1;                           // rows that follow the nonzeros (-1: none)
   std::vector<uint64_t> local_rows;              // its count + 1 bounds
   int datatype = nccl::kFloat64;
+  // A step failed: a collective may be left waiting for a device that never
+  // joined it, so the communicators are aborted, not drained and destroyed.
+  bool failed = false;
 
   ~spt_plugin_cp_group() {
     // The sessions own all their rows again (they outlive the group).
@@ -69,7 +72,15 @@ struct spt_plugin_cp_group {
       } catch (...) {
       }
     }
-    // Pending collectives finish before the communicators go.
+    // After a failure the communicators are aborted first (ncclCommAbort
+    // ends their pending collectives); otherwise pending collectives finish
+    // before the communicators go.
+    if (failed)
+      for (size_t i = 0; i < comms.size(); ++i)
+        if (comms[i]) {
+          api->comm_abort(comms[i]);
+          comms[i] = nullptr;
+        }
     for (size_t i = 0; i < devices.size(); ++i) {
       if (cudaSetDevice(devices[i]) != cudaSuccess) continue;
       if (i < buffers.size()) {
@@ -253,17 +264,22 @@ void plugin_cp_group_release(spt_plugin_cp_group* g) { delete g; }
 namespace {
 
 // One step of a group: checks g and mode, then body(); a failed step (a
-// library_checks::Failure) becomes its status and message.
+// library_checks::Failure) becomes its status and message, and marks the
+// group failed (its communicators are aborted on release).
 template <typename Body>
 int group_step(spt_plugin_cp_group* g, uint32_t mode, const char* what, char* message, size_t message_len,
                Body&& body) {
-  return guarded(message, message_len, [&]() -> int {
-    if (!g || mode >= g->buffers.front().dims.size()) {
+  bool valid = false;
+  const int status = guarded(message, message_len, [&]() -> int {
+    if (!g || g->buffers.empty() || mode >= g->buffers.front().dims.size()) {
       write_message(message, message_len, std::string(what) + ": NULL group or mode out of range");
       return kInvalidArgument;
     }
+    valid = true;
     return body();
   });
+  if (valid && status != kOk) g->failed = true;
+  return status;
 }
 
 // body(i, run) on every session, its device current.

@@ -89,13 +89,9 @@ int check_matrix(const spt_plugin_matrix* m, const char* name, char* message, si
 template <typename Run>
 int with_block(int device, size_t bytes, const char* what, cudaStream_t stream, Run&& run, char* message,
                size_t message_len) {
-  const size_t available = free_memory(device);
-  if (bytes > available) {
-    write_message(message, message_len,
-                  std::string(what) + " need " + megabytes(bytes) + " on CUDA device " + std::to_string(device) +
-                      ", " + megabytes(available) + " are free");
-    return kOutOfMemory;
-  }
+  if (int status = check_free_memory(device, bytes, what, "need", "", message, message_len);
+      status != kOk)
+    return status;
   void* block = nullptr;
   if (cudaError_t err = cudaMallocAsync(&block, bytes, stream); err != cudaSuccess) {
     cudaGetLastError();

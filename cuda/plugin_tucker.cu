@@ -159,14 +159,11 @@ int check_tucker_run(const char* name, const std::vector<uint32_t>& dims, uint32
   if (int status = device_setup(device, setup, message, message_len); status != kOk) return status;
   const size_t needed = spt::cuda::tucker_device_bytes(order, dims.data(), ranks, dtype_bytes(dtype)) +
                         spt::cuda::tucker_library_reserve + extra_bytes;
-  const size_t available = free_memory(device);
-  if (needed > available) {
-    write_message(message, message_len,
-                  "Tucker-HOOI needs " + megabytes(needed) + " on CUDA device " + std::to_string(device) +
-                      " for the factors, Y_(n), the Gram matrices and the solver workspace besides the tensor, " +
-                      megabytes(available) + " are free");
-    return kOutOfMemory;
-  }
+  if (int status = check_free_memory(device, needed, "Tucker-HOOI", "needs",
+                                     " for the factors, Y_(n), the Gram matrices and the solver workspace besides the tensor",
+                                     message, message_len);
+      status != kOk)
+    return status;
   return kOk;
 }
 
