@@ -289,6 +289,7 @@ spt_status gcp_sgd(spt_context_s& ctx, const spt_coo_s& x, const spt_gcp_options
   // The sampled derivative tensor, a COO the MTTKRP reads; gradients.
   spt_coo_s derivatives;
   derivatives.init_owned(SPT_FLOAT64, x.dims, sizes.gradient_nonzeros + sizes.gradient_zeros);
+  derivatives.redrawn = true;  // a new sample every step: no GPU format choice per step
   std::vector<std::vector<double>> gradient_rows(order), first_moment(order), second_moment(order);
   std::vector<MatRef<double>> gradient_refs(order);
   for (uint32_t n = 0; n < order; ++n) {

@@ -43,6 +43,12 @@ struct spt_coo_s {
   // Mode order the nonzeros are known to be sorted in (empty = unknown).
   std::vector<uint32_t> sorted_by;
 
+  // Contents redrawn before every use (GCP-SGD's sampled derivatives): the
+  // device MTTKRP runs the COO kernel as it is, without the GPU format
+  // model's choice (a pass over the nonzeros, maybe a conversion, that
+  // would serve one call only).
+  bool redrawn = false;
+
   // Device copies of this tensor, owned by the dispatcher
   // (src/dispatch/device.cpp; opaque here). Filled on first device use,
   // dropped by touched(); also revalidated against nnz/dims/array pointers.

@@ -396,7 +396,7 @@ std::shared_ptr<DeviceCooCache> cache_with_choices(const spt_context_s& ctx, con
 // cache, so a CP-ALS or a sequence of spt_mttkrp calls converts once.
 std::shared_ptr<const spt_fcoo_s> chosen_fcoo(const spt_context_s& ctx, const spt_coo_s& x, uint32_t mode,
                                               spt_index rank, bool hbcsf_modes_too = false) {
-  if (x.order() < 2 || x.order() > 8 || x.nnz >= (spt_nnz(1) << 32)) return nullptr;
+  if (x.redrawn || x.order() < 2 || x.order() > 8 || x.nnz >= (spt_nnz(1) << 32)) return nullptr;
   std::lock_guard<std::mutex> lock(detail::device_cache_mutex());
   const std::shared_ptr<DeviceCooCache> cache = cache_with_choices(ctx, x, rank);
   const GpuMttkrpChoice& chosen = cache->choices[mode];
@@ -412,7 +412,7 @@ std::shared_ptr<const spt_fcoo_s> chosen_fcoo(const spt_context_s& ctx, const sp
 // for that mode (orders 3-8), else nullptr; cached as chosen_fcoo's.
 std::shared_ptr<const spt_hbcsf_s> chosen_hbcsf(const spt_context_s& ctx, const spt_coo_s& x, uint32_t mode,
                                                 spt_index rank) {
-  if (x.order() < 3 || x.order() > 8 || x.nnz >= (spt_nnz(1) << 32)) return nullptr;
+  if (x.redrawn || x.order() < 3 || x.order() > 8 || x.nnz >= (spt_nnz(1) << 32)) return nullptr;
   std::lock_guard<std::mutex> lock(detail::device_cache_mutex());
   const std::shared_ptr<DeviceCooCache> cache = cache_with_choices(ctx, x, rank);
   if (cache->choices[mode].format != GpuMttkrpFormat::hbcsf) return nullptr;
@@ -422,7 +422,7 @@ std::shared_ptr<const spt_hbcsf_s> chosen_hbcsf(const spt_context_s& ctx, const 
 }
 
 // spt_mttkrp on the device: F-COO or HB-CSF for the modes the format model
-// gives them, the COO kernel otherwise; the nonzeros streamed through the
+// gives them, the COO kernel otherwise (always for a redrawn tensor); the nonzeros streamed through the
 // device when that copy does not fit it (device_streamed.hpp).
 template <typename T>
 bool coo_mttkrp_on_device(const spt_context_s& ctx, const spt_coo_s& x, const ConstMatRef<T>* factors, uint32_t mode,

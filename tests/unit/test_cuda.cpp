@@ -632,8 +632,9 @@ TEST(GpuFormatModel, RuleSlicesAndOverride) {
 
 // spt_mttkrp on the GPU (CUDA forced, float64, rank 16: 128-byte rows) on
 // x: every mode equals the reference, and the log gives `choice` (the
-// model's per-mode formats).
-void check_per_mode_formats(const spt_coo_s& tensor, const std::string& choice) {
+// model's per-mode formats); for a `redrawn` tensor it gives no choice (the
+// COO kernel runs every mode).
+void check_per_mode_formats(const spt_coo_s& tensor, const std::string& choice, bool redrawn = false) {
   std::vector<std::string> log;
   spt_context* ctx = nullptr;
   ASSERT_EQ(spt_context_create(&ctx), SPT_OK);
@@ -641,6 +642,7 @@ void check_per_mode_formats(const spt_coo_s& tensor, const std::string& choice) 
   ASSERT_EQ(spt_context_set_verbosity(ctx, 2), SPT_OK);
   ASSERT_EQ(spt_context_set_log(ctx, record_log_line, &log), SPT_OK);
   spt_coo* x = new spt_coo_s(copy_coo(tensor, SPT_FLOAT64));
+  x->redrawn = redrawn;
   const spt_nnz rank = 16;
   auto factors = random_factors<double>(x->dims, rank, 9);
   std::vector<spt_matrix*> handles;
@@ -659,9 +661,13 @@ void check_per_mode_formats(const spt_coo_s& tensor, const std::string& choice) 
         ASSERT_TRUE(close(want(i, j), out->at<double>(i, j), 1e-10)) << "mode " << mode << " (" << i << "," << j << ")";
     spt_matrix_free(out);
   }
-  bool said = false;
-  for (const std::string& line : log) said = said || line.find(choice) != std::string::npos;
-  EXPECT_TRUE(said) << "the log should give the per-mode choice: " << choice;
+  bool said = false, chose = false;
+  for (const std::string& line : log) {
+    said = said || line.find(choice) != std::string::npos;
+    chose = chose || line.find("GPU MTTKRP format per mode") != std::string::npos;
+  }
+  if (redrawn) EXPECT_FALSE(chose) << "a redrawn tensor should run the COO kernel without a choice";
+  else EXPECT_TRUE(said) << "the log should give the per-mode choice: " << choice;
   for (spt_matrix* m : handles) spt_matrix_free(m);
   spt_coo_free(x);
   spt_context_free(ctx);
@@ -671,6 +677,14 @@ void check_per_mode_formats(const spt_coo_s& tensor, const std::string& choice) 
 TEST(GpuFormatModel, MttkrpPerModeFormatMatchesReference) {
   SKIP_WITHOUT_DEVICE();
   check_per_mode_formats(mixed_format_tensor(SPT_FLOAT64), "mode 0 F-COO (threadlen 8), mode 1 COO, mode 2 COO");
+}
+
+// The same tensor redrawn before every use (as GCP-SGD's samples): every
+// mode on the COO kernel, no choice made, the same results.
+TEST(GpuFormatModel, RedrawnTensorRunsTheCooKernel) {
+  SKIP_WITHOUT_DEVICE();
+  check_per_mode_formats(mixed_format_tensor(SPT_FLOAT64), "", true);
+  check_per_mode_formats(hbcsf_format_tensor(SPT_FLOAT64), "", true);
 }
 
 // Mode 0 on HB-CSF (built by the dispatcher, rooted at mode 0), mode 1 on
