@@ -43,7 +43,7 @@ target_include_directories(sptensor_util INTERFACE
 spt_add_layer(core
   DEPENDS util
   SOURCES
-    core/context.cpp core/coo.cpp core/csf.cpp core/csf_keyed_build.cpp core/csf_node_counts.cpp core/fcoo.cpp core/hbcsf.cpp core/hicoo.cpp
+    core/context.cpp core/coo.cpp core/csf.cpp core/csf_keyed_build.cpp core/csf_node_counts.cpp core/subnormals.cpp core/fcoo.cpp core/hbcsf.cpp core/hicoo.cpp
     core/hls.cpp core/ktensor.cpp core/matrix.cpp core/mode_groups.cpp core/radix_sort.cpp
     core/sort.cpp)
 

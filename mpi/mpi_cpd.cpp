@@ -36,6 +36,7 @@
 #include <numeric>
 #include <optional>
 #include <random>
+#include <type_traits>
 
 #include "algo/cp_als.hpp"
 #include "algo/dense_steps.hpp"
@@ -43,6 +44,7 @@
 #include "algo/normal_equations.hpp"
 #include "algo/summed_norm.hpp"
 #include "core/random.hpp"
+#include "core/subnormals.hpp"
 #include "dispatch/device.hpp"
 #include "mpi_objects.hpp"
 #include "mpi_util.hpp"
@@ -554,6 +556,9 @@ spt_status run_cpd(MPI_Comm comm, spt_context_s& ctx, const spt_mpi_tensor_s& x,
   const std::vector<spt_index>& dims = x.local.dims;
   const spt_index R = cpd.rank;
   const spt_nnz RR = static_cast<spt_nnz>(R) * R;
+  // float32: subnormals flushed on this rank's threads for the run.
+  std::optional<ScopedFlushSubnormals> flush_subnormals;
+  if constexpr (std::is_same_v<T, float>) flush_subnormals.emplace(thread_count(ctx));
 
   double norm_x_squared = 0.0;
   const Clock::time_point setup_start = Clock::now();

@@ -49,6 +49,7 @@
 #include "algo/normal_equations.hpp"
 #include "algo/summed_norm.hpp"
 #include "core/random.hpp"
+#include "core/subnormals.hpp"
 #include "dispatch/cp_als_steps.hpp"
 #include "dispatch/dispatch.hpp"
 #include "kernels/dense.hpp"
@@ -395,7 +396,9 @@ class HostCpAlsSteps final : public dispatch::CpAlsSteps<T> {
         norms_(rank),
         dots_(rank),
         fit_grams_(wide_fit ? order_ : 0, DenseMatrix<double>(rank, rank)),
-        non_finite_(order_, -1) {}
+        non_finite_(order_, -1) {
+    if constexpr (std::is_same_v<T, float>) flush_subnormals_.emplace(thread_count(ctx));
+  }
 
   const char* name() const override { return operand_.name(); }
   const char* solver_library() const override { return "LAPACK"; }
@@ -508,6 +511,8 @@ class HostCpAlsSteps final : public dispatch::CpAlsSteps<T> {
  private:
   static constexpr bool wide_fit = !std::is_same_v<T, double>;
 
+  // float32: subnormals flushed for the run (core/subnormals.hpp).
+  std::optional<ScopedFlushSubnormals> flush_subnormals_;
   spt_context_s& ctx_;
   algo::MttkrpOperand<T>& operand_;
   const std::vector<spt_index>& dims_;

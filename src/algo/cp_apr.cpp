@@ -24,6 +24,7 @@
 #include <cstring>
 #include <limits>
 #include <numeric>
+#include <optional>
 #include <random>
 #include <type_traits>
 
@@ -32,6 +33,7 @@
 #include "core/error.hpp"
 #include "core/hicoo.hpp"
 #include "core/random.hpp"
+#include "core/subnormals.hpp"
 #include "dispatch/cp_apr_steps.hpp"
 #include "dispatch/dispatch.hpp"
 
@@ -286,6 +288,7 @@ class HostCpAprSteps final : public dispatch::CpAprSteps<T> {
  public:
   HostCpAprSteps(spt_context_s& ctx, const spt_coo_s& x, const spt_cp_apr_options& opts)
       : ctx_(ctx), x_(x), threads_(thread_count(ctx)) {
+    if constexpr (std::is_same_v<T, float>) flush_subnormals_.emplace(threads_);
     std::string why;
     const spt_tensor_format format = cp_apr_choose_format(ctx, x, opts.format, &hicoo_, &why);
     log(ctx, 1, cat("CP-APR: Phi on ", format == SPT_TENSOR_FORMAT_HICOO ? "HiCOO" : "COO", ": ", why));
@@ -351,6 +354,8 @@ class HostCpAprSteps final : public dispatch::CpAprSteps<T> {
   void finish(spt_ktensor_s&, std::vector<double>* lambda) override { *lambda = lambda_; }
 
  private:
+  // float32: subnormals flushed for the run (core/subnormals.hpp).
+  std::optional<ScopedFlushSubnormals> flush_subnormals_;
   spt_context_s& ctx_;
   const spt_coo_s& x_;
   int threads_;
