@@ -160,13 +160,13 @@ double csf_mttkrp_cost(const std::vector<uint32_t>& mode_order, const std::vecto
                        uint32_t first_level = 0);
 
 // Node counts per level of the tree of `mode_order` that would be built
-// from `first` (the handle's first tree), without building it: exact at
-// the root and the level below it when that level is `first`'s root mode
-// (as csf_mode_order has it), counted with one 32-bit mark per index of the
-// new root's mode and thread (skipped above a scratch bound); exact at every
-// level whose modes are those of a level of `first`; elsewhere a lower
-// bound (every node has a child; a level of `first` over a subset of a
-// level's modes has at most as many nodes).
+// from `first` (the handle's first tree), without building it. Exact on
+// every level when the new tree is `first` with one mode moved to the root
+// (as csf_mode_order's trees are): counted with one 32-bit mark per index
+// of that mode and thread (skipped above a scratch bound), at most one pass
+// over the mode's level of `first` per level above it. Otherwise, and
+// where the marks do not fit, lower bounds (every node has a child; a level
+// of `first` over a subset of a level's modes has at most as many nodes).
 std::vector<double> csf_predicted_nodes(const Exec& exec, const CsfTree& first, const std::vector<spt_index>& dims,
                                         const std::vector<uint32_t>& mode_order);
 // The largest share of a mode's cost on the first tree that a tree with its
