@@ -43,6 +43,7 @@
 #include "algo/mttkrp_operands.hpp"
 #include "algo/normal_equations.hpp"
 #include "algo/summed_norm.hpp"
+#include "core/buffer.hpp"
 #include "core/random.hpp"
 #include "core/subnormals.hpp"
 #include "dispatch/device.hpp"
@@ -135,69 +136,88 @@ std::vector<uint64_t> chunk_members(const std::vector<uint32_t>& table, int c) {
 // Sends every nonzero of x to dest[k]; returns this rank's received nonzeros
 // (grouped by source rank, in rank order). Nonzeros staying on this rank are
 // copied, not sent, so a single rank never goes through MPI's int counts.
-spt_coo_s redistribute(MPI_Comm comm, const spt_coo_s& x, const std::vector<int>& dest, uint64_t& bytes) {
+spt_coo_s redistribute(MPI_Comm comm, const spt_coo_s& x, const buffer<int>& dest, uint64_t& bytes) {
   int rank = 0, size = 1;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &size);
   const uint32_t order = x.order();
   const size_t vsize = dtype_size(x.dtype());
-  MPI_Datatype vtype = x.dtype() == SPT_FLOAT32 ? MPI_FLOAT : MPI_DOUBLE;
-  std::vector<uint64_t> counts(size, 0), offsets(size, 0), recv_counts;
+  const MPI_Datatype vtype = x.dtype() == SPT_FLOAT32 ? MPI_FLOAT : MPI_DOUBLE;
+  std::vector<uint64_t> counts(size, 0), recv_counts(size, 0);
   for (spt_nnz k = 0; k < x.nnz; ++k) ++counts[dest[k]];
-  for (int j = 1; j < size; ++j) offsets[j] = offsets[j - 1] + counts[j - 1];
-  std::vector<spt_index> ind(static_cast<size_t>(x.nnz) * order);
-  std::vector<char> val(static_cast<size_t>(x.nnz) * vsize);
-  const char* src_val = static_cast<const char*>(x.val);
-  std::vector<uint64_t> fill = offsets;
-  for (spt_nnz k = 0; k < x.nnz; ++k) {
-    const uint64_t at = fill[dest[k]]++;
-    for (uint32_t m = 0; m < order; ++m) ind[at * order + m] = x.ind[m][k];
-    std::memcpy(&val[at * vsize], src_val + k * vsize, vsize);
-  }
-  // The part that stays here is taken out of the exchange.
-  const uint64_t keep = counts[rank], keep_at = offsets[rank];
-  std::vector<spt_index> keep_ind(ind.begin() + keep_at * order, ind.begin() + (keep_at + keep) * order);
-  std::vector<char> keep_val(val.begin() + keep_at * vsize, val.begin() + (keep_at + keep) * vsize);
-  ind.erase(ind.begin() + keep_at * order, ind.begin() + (keep_at + keep) * order);
-  val.erase(val.begin() + keep_at * vsize, val.begin() + (keep_at + keep) * vsize);
+  check_mpi(MPI_Alltoall(counts.data(), 1, MPI_UINT64_T, recv_counts.data(), 1, MPI_UINT64_T, comm), "MPI_Alltoall");
+  // The result holds the nonzeros by source rank, each source's in its
+  // order; this rank's own go straight there, the others' are packed
+  // (indices interleaved) for one all-to-all.
+  const uint64_t keep = counts[rank];
   counts[rank] = 0;
-  for (int j = 0; j < size; ++j) bytes += counts[j] * (order * sizeof(spt_index) + vsize);
-  std::vector<spt_index> rind = alltoallv(comm, ind, counts, recv_counts, MPI_UINT32_T, static_cast<int>(order));
-  std::vector<uint64_t> rc2;
-  // values travel as vsize-byte elements, counted in values (not bytes)
-  std::vector<double> rval_d;
-  std::vector<float> rval_f;
-  const char* rval = nullptr;
-  if (vtype == MPI_DOUBLE) {
-    std::vector<double> send(val.size() / sizeof(double));
-    if (!send.empty()) std::memcpy(send.data(), val.data(), val.size());
-    rval_d = alltoallv(comm, send, counts, rc2, vtype);
-    rval = reinterpret_cast<const char*>(rval_d.data());
-  } else {
-    std::vector<float> send(val.size() / sizeof(float));
-    if (!send.empty()) std::memcpy(send.data(), val.data(), val.size());
-    rval_f = alltoallv(comm, send, counts, rc2, vtype);
-    rval = reinterpret_cast<const char*>(rval_f.data());
+  recv_counts[rank] = 0;
+  std::vector<uint64_t> out_at(size, 0), send_at(size, 0);
+  spt_nnz n = keep;
+  for (int j = 0; j < size; ++j) n += recv_counts[j];
+  for (int j = 1; j < size; ++j) {
+    out_at[j] = out_at[j - 1] + (j - 1 == rank ? keep : recv_counts[j - 1]);
+    send_at[j] = send_at[j - 1] + counts[j - 1];
   }
-  recv_counts[rank] = keep;
-  spt_nnz n = 0;
-  for (uint64_t c : recv_counts) n += c;
   spt_coo_s out;
   out.init_owned(x.dtype(), x.dims, n);
   char* out_val = static_cast<char*>(out.own_val.data());
-  uint64_t at = 0, from = 0;  // position in out, position in the received arrays
-  for (int j = 0; j < size; ++j) {
-    const bool self = j == rank;
-    const spt_index* si = self ? keep_ind.data() : rind.data() + from * order;
-    const char* sv = self ? keep_val.data() : rval + from * vsize;
-    const uint64_t c = recv_counts[j];
-    for (uint32_t m = 0; m < order; ++m) {
-      spt_index* d = out.mutable_ind(m) + at;
-      for (uint64_t k = 0; k < c; ++k) d[k] = si[k * order + m];
+  const char* src_val = static_cast<const char*>(x.val);
+  const uint64_t outgoing = static_cast<uint64_t>(x.nnz) - keep;
+  buffer<spt_index> send_ind(static_cast<size_t>(outgoing) * order);
+  buffer<char> send_val(static_cast<size_t>(outgoing) * vsize);
+  std::vector<spt_index*> own(order);
+  for (uint32_t m = 0; m < order; ++m) own[m] = out.mutable_ind(m) + out_at[rank];
+  uint64_t self = 0;
+  for (spt_nnz k = 0; k < x.nnz; ++k) {
+    const int d = dest[k];
+    if (d == rank) {
+      for (uint32_t m = 0; m < order; ++m) own[m][self] = x.ind[m][k];
+      std::memcpy(out_val + (out_at[rank] + self) * vsize, src_val + k * vsize, vsize);
+      ++self;
+    } else {
+      const uint64_t at = send_at[d]++;
+      for (uint32_t m = 0; m < order; ++m) send_ind[at * order + m] = x.ind[m][k];
+      std::memcpy(&send_val[at * vsize], src_val + k * vsize, vsize);
     }
-    if (c) std::memcpy(out_val + at * vsize, sv, c * vsize);
-    at += c;
-    if (!self) from += c;
+  }
+  for (int j = 0; j < size; ++j) bytes += counts[j] * (order * sizeof(spt_index) + vsize);
+  if (size == 1) return out;
+  // Indices as `order` 32-bit words per nonzero, values as one element of
+  // the value type; counts in nonzeros (checked against MPI's int limit).
+  auto exchange = [&](const void* send, void* recv, MPI_Datatype type, int per_item) {
+    std::vector<int> sc(size), sd(size), rc(size), rd(size);
+    uint64_t so = 0, ro = 0;
+    for (int j = 0; j < size; ++j) {
+      sc[j] = to_int_count(counts[j] * per_item, "all-to-all");
+      sd[j] = to_int_count(so * per_item, "all-to-all offset");
+      rc[j] = to_int_count(recv_counts[j] * per_item, "all-to-all");
+      rd[j] = to_int_count(ro * per_item, "all-to-all offset");
+      so += counts[j];
+      ro += recv_counts[j];
+    }
+    check_mpi(MPI_Alltoallv(send, sc.data(), sd.data(), type, recv, rc.data(), rd.data(), type, comm),
+              "MPI_Alltoallv");
+  };
+  const uint64_t incoming = static_cast<uint64_t>(n) - keep;
+  buffer<spt_index> recv_ind(static_cast<size_t>(incoming) * order);
+  exchange(send_ind.data(), recv_ind.data(), MPI_UINT32_T, static_cast<int>(order));
+  buffer<spt_index>().swap(send_ind);
+  for (uint32_t m = 0; m < order; ++m) {
+    spt_index* d = out.mutable_ind(m);
+    uint64_t from = 0;
+    for (int j = 0; j < size; ++j) {
+      for (uint64_t k = 0; k < recv_counts[j]; ++k) d[out_at[j] + k] = recv_ind[(from + k) * order + m];
+      from += recv_counts[j];
+    }
+  }
+  buffer<spt_index>().swap(recv_ind);
+  buffer<char> recv_val(static_cast<size_t>(incoming) * vsize);
+  exchange(send_val.data(), recv_val.data(), vtype, 1);
+  uint64_t from = 0;
+  for (int j = 0; j < size; ++j) {
+    if (recv_counts[j]) std::memcpy(out_val + out_at[j] * vsize, recv_val.data() + from * vsize, recv_counts[j] * vsize);
+    from += recv_counts[j];
   }
   return out;
 }
@@ -406,7 +426,7 @@ Distribution distribute(MPI_Comm comm, const spt_mpi_tensor_s& x, const spt_mpi_
     // Chunks of shuffled ids spread such slices over the blocks; they are
     // taken when their largest block is at least 5% smaller.
     auto destinations = [&](const std::vector<std::vector<uint32_t>>& t, spt_nnz& largest) {
-      std::vector<int> dest(local.nnz, 0);
+      buffer<int> dest(local.nnz);  // every entry written below
       std::vector<uint64_t> cells(size, 0);
       for (spt_nnz k = 0; k < local.nnz; ++k) {
         int r = 0;
@@ -418,9 +438,9 @@ Distribution distribute(MPI_Comm comm, const spt_mpi_tensor_s& x, const spt_mpi_
       largest = static_cast<spt_nnz>(*std::max_element(cells.begin(), cells.end()));
       return dest;
     };
-    std::vector<int> dest = destinations(chunk, d.largest_block[0]);
+    buffer<int> dest = destinations(chunk, d.largest_block[0]);
     if (try_shuffled) {
-      std::vector<int> shuffled_dest = destinations(shuffled, d.largest_block[1]);
+      buffer<int> shuffled_dest = destinations(shuffled, d.largest_block[1]);
       if (20 * d.largest_block[1] < 19 * d.largest_block[0]) {
         d.shuffled_chunks = true;
         chunk = std::move(shuffled);
@@ -432,7 +452,7 @@ Distribution distribute(MPI_Comm comm, const spt_mpi_tensor_s& x, const spt_mpi_
     d.block_of_mode.assign(order, 0);
   } else {
     for (uint32_t n = 0; n < order; ++n) {
-      std::vector<int> dest(local.nnz, 0);
+      buffer<int> dest(local.nnz);  // every entry written below
       for (spt_nnz k = 0; k < local.nnz; ++k) dest[k] = static_cast<int>(chunk[n][local.ind[n][k]]);
       d.blocks.push_back(std::make_unique<spt_coo_s>(redistribute(comm, local, dest, d.setup_bytes)));
       d.block_of_mode.push_back(n);
@@ -566,13 +586,22 @@ spt_status run_cpd(MPI_Comm comm, spt_context_s& ctx, const spt_mpi_tensor_s& x,
   std::vector<std::unique_ptr<algo::MttkrpOperand<T>>> operands;
   std::vector<DenseMatrix<T>> factors(order);
   collective(comm, [&] { d = distribute(comm, x, opts); });
+  collective(comm, [&] {
+    for (const auto& b : d.blocks) {
+      if (b->nnz == 0) operands.push_back(std::make_unique<EmptyOperand<T>>());
+      else operands.push_back(algo::make_distributed_mttkrp_operand<T>(ctx, *b, cpd));
+    }
+  });
   // The norm of the tensor the kernels see: repeated coordinates summed.
   // Block 0 holds every nonzero once, and all entries of one coordinate on
   // the same rank (one grid cell, or one chunk of mode 0), so the local
   // sums add up to the global norm.
+  // From block 0's CSF tree when its operand has one (a pass over it), else
+  // from the block (a sort of its nonzeros).
   double distinct = 0.0;
   collective(comm, [&] {
-    const SummedStats stats = algo::summed_stats(ctx, *d.blocks[0]);
+    const std::optional<SummedStats> from_operand = operands[0]->summed_stats(Exec{thread_count(ctx)});
+    const SummedStats stats = from_operand ? *from_operand : algo::summed_stats(ctx, *d.blocks[0]);
     norm_x_squared = stats.norm_squared;
     distinct = static_cast<double>(stats.distinct);
   });
@@ -592,10 +621,6 @@ spt_status run_cpd(MPI_Comm comm, spt_context_s& ctx, const spt_mpi_tensor_s& x,
             " ids; most nonzeros on a rank ", d.largest_block[0], " with contiguous chunks, ", d.largest_block[1],
             " with shuffled ones (of ", x.global_nnz, ")"));
   collective(comm, [&] {
-    for (const auto& b : d.blocks) {
-      if (b->nnz == 0) operands.push_back(std::make_unique<EmptyOperand<T>>());
-      else operands.push_back(algo::make_distributed_mttkrp_operand<T>(ctx, *b, cpd));
-    }
     // Initial factors: the rows this rank stores, from the same source as
     // the serial run (the seeded stream position of each row, or the
     // caller's full matrices).

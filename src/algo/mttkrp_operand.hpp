@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 
 #include "core/context.hpp"
 #include "core/matrix.hpp"
@@ -19,5 +20,9 @@ class MttkrpOperand {
   virtual void mttkrp(spt_context_s& ctx, const ConstMatRef<T>* factors, uint32_t mode, MatRef<T> out) = 0;
   // Short name for logs and benchmarks, e.g. "coo", "csf-allmode", "hicoo".
   virtual const char* name() const = 0;
+  // The tensor's squared norm and distinct coordinates, repeats summed,
+  // when the format has them at a pass's cost (repeats adjacent, as in a
+  // CSF tree); else nullopt (sorting::summed_stats on the source then).
+  virtual std::optional<SummedStats> summed_stats(const Exec&) const { return std::nullopt; }
 };
 }  // namespace spt::algo

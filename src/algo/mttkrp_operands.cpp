@@ -35,6 +35,12 @@ template <typename T>
 CsfOperand<T>::CsfOperand(const spt_csf_s& borrowed) : x_(&borrowed), name_(csf_operand_name(borrowed.policy)) {}
 
 template <typename T>
+std::optional<SummedStats> CsfOperand<T>::summed_stats(const Exec& exec) const {
+  if (x_->trees.empty()) return std::nullopt;
+  return csf_summed_stats(exec, x_->trees[0]);
+}
+
+template <typename T>
 void CsfOperand<T>::mttkrp(spt_context_s& ctx, const ConstMatRef<T>* factors, uint32_t mode, MatRef<T> out) {
   SPT_DISPATCH(ctx, mttkrp_csf, *x_, factors, mode, out);
 }

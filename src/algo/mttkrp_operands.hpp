@@ -33,6 +33,7 @@ class CsfOperand final : public MttkrpOperand<T> {
   explicit CsfOperand(const spt_csf_s& borrowed);
   void mttkrp(spt_context_s& ctx, const ConstMatRef<T>* factors, uint32_t mode, MatRef<T> out) override;
   const char* name() const override { return name_; }
+  std::optional<SummedStats> summed_stats(const Exec& exec) const override;
   const spt_csf_s& tensor() const { return *x_; }
 
  private:

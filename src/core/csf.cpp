@@ -18,6 +18,7 @@
 
 #include "core/bits.hpp"
 #include "core/csf_keyed_build.hpp"
+#include "core/exec.hpp"
 #include "core/group_starts.hpp"
 #include "core/parallel_errors.hpp"
 #include "core/sort.hpp"
@@ -471,6 +472,51 @@ void build_csf_from_first_tree(const Exec& exec, const std::vector<spt_index>& d
                  return tree_from_first(exec, root_tree, dims, mode_order);
                },
                use, out);
+}
+
+SummedStats csf_summed_stats(const Exec& exec, const CsfTree& t) {
+  SummedStats stats;
+  const spt_nnz n = t.nnz();
+  if (n == 0 || t.levels() < 2) return stats;
+  const uint32_t leaf = t.levels() - 1;
+  const spt_index* fid = t.fids[leaf].data();
+  const spt_nnz* fptr = t.fptr[leaf - 1].data();
+  const spt_nnz fibers = t.nodes(leaf - 1);
+  const int chunks = threads_for_work(std::max(1, exec.threads), n, 1 << 16);
+  std::vector<double> squares(chunks, 0.0);
+  std::vector<spt_nnz> runs(chunks, 0);
+  with_dtype(t.vals.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* v = t.vals.get<T>().data();
+#pragma omp parallel for num_threads(chunks) schedule(static, 1) if (chunks > 1)
+    for (int c = 0; c < chunks; ++c) {
+      double s = 0.0;
+      spt_nnz count = 0;
+      if (!t.leaf_repeats) {
+        for (spt_nnz k = sorting::chunk_begin(n, c, chunks); k < sorting::chunk_begin(n, c + 1, chunks); ++k) s += double(v[k]) * v[k];
+        count = sorting::chunk_begin(n, c + 1, chunks) - sorting::chunk_begin(n, c, chunks);
+      } else {
+        // Repeats of a coordinate are adjacent leaves of one fiber: summed first.
+        for (spt_nnz f = sorting::chunk_begin(fibers, c, chunks); f < sorting::chunk_begin(fibers, c + 1, chunks); ++f) {
+          for (spt_nnz k = fptr[f]; k < fptr[f + 1];) {
+            double sum = v[k];
+            spt_nnz j = k + 1;
+            for (; j < fptr[f + 1] && fid[j] == fid[k]; ++j) sum += v[j];
+            s += sum * sum;
+            ++count;
+            k = j;
+          }
+        }
+      }
+      squares[c] = s;
+      runs[c] = count;
+    }
+  });
+  for (int c = 0; c < chunks; ++c) {
+    stats.norm_squared += squares[c];
+    stats.distinct += runs[c];
+  }
+  return stats;
 }
 
 double csf_norm_squared(const spt_csf_s& x) {

@@ -62,7 +62,8 @@ struct spt_csf_s {
 
 namespace spt {
 
-struct Exec;  // core/exec.hpp
+struct Exec;         // core/exec.hpp
+struct SummedStats;  // core/exec.hpp
 
 // Mode order of a tree rooted at `root`: root first, then the other modes
 // by increasing length (ties by mode number), as SPLATT's default
@@ -180,5 +181,9 @@ const char* csf_policy_name(spt_csf_policy policy);
 // Squared norm of the tensor with repeated coordinates summed (double
 // accumulation).
 double csf_norm_squared(const spt_csf_s& x);
+// The squared norm and the distinct coordinates of `tree`'s nonzeros with
+// repeated coordinates summed (repeats are adjacent leaves of one fiber),
+// on exec.threads threads (the norm's rounding follows the split).
+SummedStats csf_summed_stats(const Exec& exec, const CsfTree& tree);
 
 }  // namespace spt

@@ -13,6 +13,7 @@
 #include <iterator>
 #include <memory>
 #include <numeric>
+#include <optional>
 #include <random>
 #include <string>
 #include <tuple>
@@ -451,6 +452,42 @@ TEST(CsfKeyedBuild, PredictedNodeCountsMatchTheBuiltTree) {
           EXPECT_LE(csf_mttkrp_cost(order, nodes, x.nnz, x.dims, m, 64, threads),
                     csf_mttkrp_cost(built, x.dims, m, 64, threads))
               << what << ", mode " << m;
+      }
+    }
+  }
+}
+
+// The summed statistics from a CSF tree (repeats summed, as the MPI CP-ALS
+// takes them from its block's operand) equal the reference kernel's from
+// the COO: with and without repeated coordinates, orders 2-5, any thread
+// count; and the CSF operand reports them.
+TEST(CsfSummedStats, EqualTheCooReference) {
+  for (const std::vector<spt_index>& dims : std::vector<std::vector<spt_index>>{
+           {50, 40}, {30, 20, 25}, {12, 9, 14, 5}, {6, 7, 5, 4, 3}}) {
+    for (bool duplicates : {false, true}) {
+      RandomTensorSpec spec;
+      spec.dims = dims;
+      spec.nnz = 3000;
+      spec.seed = 19;
+      spec.duplicates = duplicates;
+      for (spt_dtype dtype : {SPT_FLOAT32, SPT_FLOAT64}) {
+        const spt_coo_s x = random_coo(dtype, spec);
+        const kernels::SummedStats want = ref::summed_stats(Exec{1}, x);
+        if (duplicates) ASSERT_LT(want.distinct, x.nnz) << "the test should have repeated coordinates";
+        spt_csf_s h;
+        build_csf(Exec{2}, x, SPT_CSF_ONEMODE, h);
+        for (int threads : {1, 2, 5}) {
+          const std::string what = describe(x, SPT_CSF_ONEMODE) + ", " + std::to_string(threads) + " thread(s)";
+          const SummedStats got = csf_summed_stats(Exec{threads}, h.trees[0]);
+          EXPECT_EQ(got.distinct, want.distinct) << what;
+          EXPECT_NEAR(got.norm_squared, want.norm_squared, 1e-12 * want.norm_squared) << what;
+        }
+        if (dtype == SPT_FLOAT64) {
+          algo::CsfOperand<double> operand(h);
+          const std::optional<SummedStats> from_operand = operand.summed_stats(Exec{2});
+          ASSERT_TRUE(from_operand.has_value());
+          EXPECT_EQ(from_operand->distinct, want.distinct);
+        }
       }
     }
   }
