@@ -164,7 +164,8 @@ double csf_mttkrp_cost(const std::vector<uint32_t>& mode_order, const std::vecto
 // from `first` (the handle's first tree), without building it. Exact on
 // every level when the new tree is `first` with one mode moved to the root
 // (as csf_mode_order's trees are): counted with one 32-bit mark per index
-// of that mode and thread (skipped above a scratch bound), at most one pass
+// of that mode and thread (fewer threads, or none, above half the first
+// tree's bytes), at most one pass
 // over the mode's level of `first` per level above it. Otherwise, and
 // where the marks do not fit, lower bounds (every node has a child; a level
 // of `first` over a subset of a level's modes has at most as many nodes).

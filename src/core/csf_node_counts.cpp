@@ -17,13 +17,14 @@ namespace spt {
 namespace {
 
 // Scratch bound of the exact counts: one 32-bit mark per index of the new
-// root's mode and thread, at most this many bytes (or the first tree's own
-// bytes / 16, if more).
+// root's mode and thread, at most this many bytes, or half the first tree's
+// bytes if more (a tree the counts save building would take more than the
+// first tree's).
 constexpr double kCountScratchBytes = 16.0 * 1024 * 1024;
 
 // Threads whose marks fit the scratch bound (0: none fit).
 int mark_threads(const Exec& exec, const CsfTree& first, spt_index dim) {
-  const double bound = std::max(kCountScratchBytes, double(first.bytes()) / 16);
+  const double bound = std::max(kCountScratchBytes, double(first.bytes()) / 2);
   return static_cast<int>(std::min<double>(std::max(1, exec.threads), std::floor(bound / (4.0 * double(dim)))));
 }
 

@@ -157,21 +157,41 @@ buffer<spt_nnz> sort_permutation(const Exec& exec, const spt_coo_s& x, const std
 #pragma omp parallel for num_threads(threads) schedule(static)
     for (spt_nnz k = 0; k < n; ++k) perm[k] = items[k].position;
   } else {
-    // Coordinates too wide for one key: compare mode by mode.
+    // Coordinates too wide for one key: least significant digit first over
+    // groups of whole modes of at most 64 bits each (a mode has at most
+    // 32), each pass a stable radix sort of (group key, position) pairs in
+    // the order the previous pass left them; the first pass starts in
+    // position order, so ties end ordered by position.
+    std::vector<std::pair<size_t, size_t>> groups;  // mode ranges [begin, end), least significant first
+    for (size_t end = nm; end > 0;) {
+      size_t begin = end;
+      int bits = 0;
+      while (begin > 0 && bits + widths[begin - 1] <= 64) bits += widths[--begin];
+      groups.emplace_back(begin, end);
+      end = begin;
+    }
+    buffer<KeyPosition> items(n), scratch;
+    bool first = true;
+    for (const auto& [begin, end] : groups) {
+      int bits = 0;
+      for (size_t j = begin; j < end; ++j) bits += widths[j];
+      auto group_key = [&](spt_nnz k) {
+        uint64_t key = 0;
+        for (size_t j = begin; j < end; ++j) key = (widths[j] ? key << widths[j] : key) | ind[j][k];
+        return key;
+      };
+#pragma omp parallel for num_threads(threads) schedule(static)
+      for (spt_nnz i = 0; i < n; ++i) {
+        const spt_nnz k = first ? i : items[i].position;
+        items[i] = {group_key(k), k};
+      }
+      if (bits > 0) radix_sort(items, scratch, 0, bits, threads);
+      first = false;
+    }
+    buffer<KeyPosition>().swap(scratch);
     perm.resize(n);
 #pragma omp parallel for num_threads(threads) schedule(static)
-    for (spt_nnz k = 0; k < n; ++k) perm[k] = k;
-    const spt_index* const* in = ind.data();
-    parallel_sort(
-        perm,
-        [in, nm](spt_nnz a, spt_nnz b) {
-          for (size_t j = 0; j < nm; ++j) {
-            const spt_index ia = in[j][a], ib = in[j][b];
-            if (ia != ib) return ia < ib;
-          }
-          return a < b;
-        },
-        threads);
+    for (spt_nnz k = 0; k < n; ++k) perm[k] = items[k].position;
   }
   return perm;
 }

@@ -147,6 +147,19 @@ TEST(RadixSort, CooSortPermutationsEqualAStableComparisonSort) {
   big.seed = 41;
   big.duplicates = true;
   specs.push_back(big);
+  // Coordinates wider than one 64-bit key (77, 93 and 155 bits): sorted
+  // by groups of modes, least significant first.
+  for (const std::vector<spt_index>& dims : std::vector<std::vector<spt_index>>{
+           {4000000000u, 5, 3000000000u, 7, 100},
+           {2147483648u, 2147483648u, 2147483648u},
+           {2147483648u, 2147483648u, 2147483648u, 2147483648u, 2147483648u}}) {
+    RandomTensorSpec wide;
+    wide.dims = dims;
+    wide.nnz = 5000;
+    wide.seed = 43;
+    wide.duplicates = true;
+    specs.push_back(wide);
+  }
   for (const RandomTensorSpec& spec : specs) {
     const spt_coo_s x = random_coo(SPT_FLOAT64, spec);
     std::vector<uint32_t> reversed = sorting::natural_order(x.order());
