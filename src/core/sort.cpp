@@ -172,7 +172,8 @@ buffer<spt_nnz> sort_permutation(const Exec& exec, const spt_coo_s& x, const std
     }
     buffer<KeyPosition> items(n), scratch;
     bool first = true;
-    for (const auto& [begin, end] : groups) {
+    for (const std::pair<size_t, size_t>& group : groups) {
+      const size_t begin = group.first, end = group.second;  // named: lambdas may not capture bindings
       int bits = 0;
       for (size_t j = begin; j < end; ++j) bits += widths[j];
       auto group_key = [&](spt_nnz k) {
