@@ -38,7 +38,10 @@ std::vector<ThreadState> team_state(int threads) {
   }
   return state;
 }
+// The calling thread outside a region (LLVM's OpenMP puts the master's
+// mode back at each join), the others inside one (GCC's does not propagate).
 void set_team_bits(int threads, unsigned bits) {
+  _mm_setcsr((_mm_getcsr() & ~kFlushBits) | bits);
 #pragma omp parallel num_threads(threads)
   _mm_setcsr((_mm_getcsr() & ~kFlushBits) | bits);
 }
@@ -48,7 +51,7 @@ TEST(Subnormals, FlushedOnEveryTeamThreadWhileAliveThenRestored) {
 #if !defined(__x86_64__)
   GTEST_SKIP() << "MXCSR is x86 only";
 #else
-  constexpr int threads = 3;
+  constexpr int threads = 2;
   for (const ThreadState& s : team_state(threads)) {
     ASSERT_EQ(s.bits, 0u) << "the test starts from IEEE subnormals";
     ASSERT_FALSE(s.flushed);
@@ -61,9 +64,9 @@ TEST(Subnormals, FlushedOnEveryTeamThreadWhileAliveThenRestored) {
     }
     // More threads than the guard was made for: their mode is restored
     // too when it goes (they inherit the flushing mode, or not).
-    team_state(threads + 2);
+    team_state(threads + 1);
   }
-  for (const ThreadState& s : team_state(threads + 2)) {
+  for (const ThreadState& s : team_state(threads + 1)) {
     EXPECT_EQ(s.bits, 0u);
     EXPECT_FALSE(s.flushed);
   }
