@@ -183,25 +183,10 @@ spt_coo_s redistribute(MPI_Comm comm, const spt_coo_s& x, const buffer<int>& des
   }
   for (int j = 0; j < size; ++j) bytes += counts[j] * (order * sizeof(spt_index) + vsize);
   if (size == 1) return out;
-  // Indices as `order` 32-bit words per nonzero, values as one element of
-  // the value type; counts in nonzeros (checked against MPI's int limit).
-  auto exchange = [&](const void* send, void* recv, MPI_Datatype type, int per_item) {
-    std::vector<int> sc(size), sd(size), rc(size), rd(size);
-    uint64_t so = 0, ro = 0;
-    for (int j = 0; j < size; ++j) {
-      sc[j] = to_int_count(counts[j] * per_item, "all-to-all");
-      sd[j] = to_int_count(so * per_item, "all-to-all offset");
-      rc[j] = to_int_count(recv_counts[j] * per_item, "all-to-all");
-      rd[j] = to_int_count(ro * per_item, "all-to-all offset");
-      so += counts[j];
-      ro += recv_counts[j];
-    }
-    check_mpi(MPI_Alltoallv(send, sc.data(), sd.data(), type, recv, rc.data(), rd.data(), type, comm),
-              "MPI_Alltoallv");
-  };
   const uint64_t incoming = static_cast<uint64_t>(n) - keep;
   buffer<spt_index> recv_ind(static_cast<size_t>(incoming) * order);
-  exchange(send_ind.data(), recv_ind.data(), MPI_UINT32_T, static_cast<int>(order));
+  // Indices as `order` 32-bit words per nonzero, values as one element each.
+  alltoallv_items(comm, send_ind.data(), counts, recv_ind.data(), recv_counts, MPI_UINT32_T, static_cast<int>(order));
   buffer<spt_index>().swap(send_ind);
   for (uint32_t m = 0; m < order; ++m) {
     spt_index* d = out.mutable_ind(m);
@@ -213,7 +198,7 @@ spt_coo_s redistribute(MPI_Comm comm, const spt_coo_s& x, const buffer<int>& des
   }
   buffer<spt_index>().swap(recv_ind);
   buffer<char> recv_val(static_cast<size_t>(incoming) * vsize);
-  exchange(send_val.data(), recv_val.data(), vtype, 1);
+  alltoallv_items(comm, send_val.data(), counts, recv_val.data(), recv_counts, vtype, 1);
   uint64_t from = 0;
   for (int j = 0; j < size; ++j) {
     if (recv_counts[j]) std::memcpy(out_val + out_at[j] * vsize, recv_val.data() + from * vsize, recv_counts[j] * vsize);

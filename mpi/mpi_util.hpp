@@ -105,10 +105,29 @@ inline int to_int_count(uint64_t n, const char* what) {
   return static_cast<int>(n);
 }
 
+// MPI_Alltoallv of items made of `per_item` consecutive elements of MPI
+// type `type`, grouped by rank in rank order on both sides; the counts are
+// items per rank, 64-bit (checked against MPI's int limit).
+inline void alltoallv_items(MPI_Comm comm, const void* send, const std::vector<uint64_t>& send_counts, void* recv,
+                            const std::vector<uint64_t>& recv_counts, MPI_Datatype type, int per_item) {
+  const int p = static_cast<int>(send_counts.size());
+  std::vector<int> sc(p), sd(p), rc(p), rd(p);
+  uint64_t so = 0, ro = 0;
+  for (int j = 0; j < p; ++j) {
+    sc[j] = to_int_count(send_counts[j] * per_item, "all-to-all");
+    sd[j] = to_int_count(so * per_item, "all-to-all offset");
+    rc[j] = to_int_count(recv_counts[j] * per_item, "all-to-all");
+    rd[j] = to_int_count(ro * per_item, "all-to-all offset");
+    so += send_counts[j];
+    ro += recv_counts[j];
+  }
+  check_mpi(MPI_Alltoallv(send, sc.data(), sd.data(), type, recv, rc.data(), rd.data(), type, comm), "MPI_Alltoallv");
+}
+
 // Alltoallv of items made of `type_elements` consecutive E's (MPI type
-// `type`); send_counts are items per rank, 64-bit (checked against MPI's int
-// limit). Receive counts are exchanged first. Returns the received E's
-// (grouped by source rank) and fills recv_counts (items).
+// `type`); send_counts are items per rank. Receive counts are exchanged
+// first. Returns the received E's (grouped by source rank) and fills
+// recv_counts (items).
 template <typename E>
 std::vector<E> alltoallv(MPI_Comm comm, const std::vector<E>& send, const std::vector<uint64_t>& send_counts,
                          std::vector<uint64_t>& recv_counts, MPI_Datatype type, int type_elements = 1) {
@@ -116,19 +135,10 @@ std::vector<E> alltoallv(MPI_Comm comm, const std::vector<E>& send, const std::v
   recv_counts.assign(p, 0);
   check_mpi(MPI_Alltoall(send_counts.data(), 1, MPI_UINT64_T, recv_counts.data(), 1, MPI_UINT64_T, comm),
             "MPI_Alltoall");
-  std::vector<int> sc(p), sd(p), rc(p), rd(p);
-  uint64_t so = 0, ro = 0;
-  for (int j = 0; j < p; ++j) {
-    sc[j] = to_int_count(send_counts[j] * type_elements, "all-to-all");
-    sd[j] = to_int_count(so * type_elements, "all-to-all offset");
-    rc[j] = to_int_count(recv_counts[j] * type_elements, "all-to-all");
-    rd[j] = to_int_count(ro * type_elements, "all-to-all offset");
-    so += send_counts[j];
-    ro += recv_counts[j];
-  }
-  std::vector<E> recv(static_cast<size_t>(ro) * static_cast<size_t>(type_elements));
-  check_mpi(MPI_Alltoallv(send.data(), sc.data(), sd.data(), type, recv.data(), rc.data(), rd.data(), type, comm),
-            "MPI_Alltoallv");
+  uint64_t items = 0;
+  for (uint64_t c : recv_counts) items += c;
+  std::vector<E> recv(static_cast<size_t>(items) * static_cast<size_t>(type_elements));
+  alltoallv_items(comm, send.data(), send_counts, recv.data(), recv_counts, type, type_elements);
   return recv;
 }
 

@@ -520,27 +520,8 @@ SummedStats csf_summed_stats(const Exec& exec, const CsfTree& t) {
 }
 
 double csf_norm_squared(const spt_csf_s& x) {
-  if (x.trees.empty()) return 0.0;
-  const CsfTree& t = x.trees[0];
-  const uint32_t leaf = t.levels() - 1;
-  const spt_index* fid = t.fids[leaf].data();
-  return with_dtype(x.dtype, [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    const buffer<T>& v = t.vals.get<T>();
-    const spt_nnz* fptr = t.fptr[leaf - 1].data();
-    double s = 0.0;
-    // Repeats of a coordinate are adjacent leaves of one fiber: sum them first.
-    for (spt_nnz f = 0; f < t.nodes(leaf - 1); ++f) {
-      for (spt_nnz k = fptr[f]; k < fptr[f + 1];) {
-        double sum = v[k];
-        spt_nnz j = k + 1;
-        for (; j < fptr[f + 1] && fid[j] == fid[k]; ++j) sum += v[j];
-        s += sum * sum;
-        k = j;
-      }
-    }
-    return s;
-  });
+  // One chunk: summed in the tree's order, whatever the thread count.
+  return x.trees.empty() ? 0.0 : csf_summed_stats(Exec{1}, x.trees[0]).norm_squared;
 }
 
 }  // namespace spt

@@ -54,15 +54,19 @@ DenseMatrix<T> random_matrix(spt_nnz rows, spt_nnz cols, uint64_t seed) {
 template DenseMatrix<float> random_matrix<float>(spt_nnz, spt_nnz, uint64_t);
 template DenseMatrix<double> random_matrix<double>(spt_nnz, spt_nnz, uint64_t);
 
+RandomTensorSpec spec_of(std::vector<spt_index> dims, spt_nnz nnz, uint64_t seed, bool duplicates) {
+  RandomTensorSpec s;
+  s.dims = std::move(dims);
+  s.nnz = nnz;
+  s.seed = seed;
+  s.duplicates = duplicates;
+  return s;
+}
+
 std::vector<RandomTensorSpec> standard_specs() {
   std::vector<RandomTensorSpec> specs;
   auto add = [&](std::vector<spt_index> dims, spt_nnz nnz, uint64_t seed, bool dup) {
-    RandomTensorSpec s;
-    s.dims = std::move(dims);
-    s.nnz = nnz;
-    s.seed = seed;
-    s.duplicates = dup;
-    specs.push_back(s);
+    specs.push_back(spec_of(std::move(dims), nnz, seed, dup));
   };
   add({50, 7}, 200, 11, false);
   add({300, 2, 40}, 2000, 12, false);

@@ -44,6 +44,9 @@ struct RandomTensorSpec {
   bool single_nonzero_slice = true;  // put exactly one nonzero in the last slice of mode 0
 };
 
+// A spec with these fields, the others at their defaults.
+RandomTensorSpec spec_of(std::vector<spt_index> dims, spt_nnz nnz, uint64_t seed, bool duplicates = false);
+
 // A random owning COO tensor of dtype T following spec (values in [-1, 1)).
 spt_coo_s random_coo(spt_dtype dtype, const RandomTensorSpec& spec);
 

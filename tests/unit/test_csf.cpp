@@ -420,11 +420,7 @@ TEST(CsfKeyedBuild, AutoKeepsOnlyTheTreesSomeModeRunsOn) {
 TEST(CsfKeyedBuild, PredictedNodeCountsMatchTheBuiltTree) {
   for (const std::vector<spt_index>& dims : std::vector<std::vector<spt_index>>{
            {400, 90, 700}, {30, 20, 25, 6}, {12, 300, 12, 40, 9}, {50, 50, 50}}) {
-    RandomTensorSpec spec;
-    spec.dims = dims;
-    spec.nnz = 20000;
-    spec.seed = 41;
-    spec.duplicates = true;
+    const RandomTensorSpec spec = spec_of(dims, 20000, 41, true);
     const spt_coo_s x = random_coo(SPT_FLOAT64, spec);
     const CsfTree first = build_csf_tree(Exec{2}, x, csf_mode_order(x.dims, csf_shortest_mode(x.dims)));
     for (uint32_t root = 0; root < x.order(); ++root) {
@@ -465,11 +461,7 @@ TEST(CsfSummedStats, EqualTheCooReference) {
   for (const std::vector<spt_index>& dims : std::vector<std::vector<spt_index>>{
            {50, 40}, {30, 20, 25}, {12, 9, 14, 5}, {6, 7, 5, 4, 3}}) {
     for (bool duplicates : {false, true}) {
-      RandomTensorSpec spec;
-      spec.dims = dims;
-      spec.nnz = 3000;
-      spec.seed = 19;
-      spec.duplicates = duplicates;
+      const RandomTensorSpec spec = spec_of(dims, 3000, 19, duplicates);
       for (spt_dtype dtype : {SPT_FLOAT32, SPT_FLOAT64}) {
         const spt_coo_s x = random_coo(dtype, spec);
         const kernels::SummedStats want = ref::summed_stats(Exec{1}, x);

@@ -153,12 +153,7 @@ TEST(RadixSort, CooSortPermutationsEqualAStableComparisonSort) {
            {4000000000u, 5, 3000000000u, 7, 100},
            {2147483648u, 2147483648u, 2147483648u},
            {2147483648u, 2147483648u, 2147483648u, 2147483648u, 2147483648u}}) {
-    RandomTensorSpec wide;
-    wide.dims = dims;
-    wide.nnz = 5000;
-    wide.seed = 43;
-    wide.duplicates = true;
-    specs.push_back(wide);
+    specs.push_back(spec_of(dims, 5000, 43, true));
   }
   for (const RandomTensorSpec& spec : specs) {
     const spt_coo_s x = random_coo(SPT_FLOAT64, spec);

@@ -97,11 +97,7 @@ TEST(Subnormals, Float32CpAlsLeavesTheCallersThreadsAsTheyWere) {
   ASSERT_EQ(SPT_OK, spt_context_create(&ctx));
   ASSERT_EQ(SPT_OK, spt_context_set_backend(ctx, SPT_BACKEND_CPU));
   ASSERT_EQ(SPT_OK, spt_context_set_threads(ctx, threads));
-  RandomTensorSpec spec;
-  spec.dims = {40, 30, 20};
-  spec.nnz = 2000;
-  spec.seed = 4;
-  spt_coo_s x = random_coo(SPT_FLOAT32, spec);
+  spt_coo_s x = random_coo(SPT_FLOAT32, spec_of({40, 30, 20}, 2000, 4));
   spt_cpd_options opts;
   ASSERT_EQ(SPT_OK, spt_cpd_options_init(&opts));
   opts.rank = 4;
