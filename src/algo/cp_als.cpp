@@ -715,6 +715,15 @@ namespace {
 
 // cp_als after ||x||^2 (summed_norm_squared, its notes logged), with opts
 // normalised and validated.
+// ||X||^2 as CP-ALS takes it on `operand`: a CSF operand's own, summed in
+// its first tree's order (cp_als_take takes it there without sorting the
+// COO, so both entry points give the same fits), else the COO's.
+template <typename T>
+double operand_norm_squared(const spt_context_s& ctx, const algo::MttkrpOperand<T>& operand, double coo_norm_squared) {
+  const std::optional<SummedStats> own = operand.summed_stats(dispatch::exec_for(ctx));
+  return own ? own->norm_squared : coo_norm_squared;
+}
+
 template <typename T>
 spt_status cp_als_normed(spt_context_s& ctx, const spt_coo_s& x, double norm_x_squared, const spt_cpd_options& opts,
                          spt_ktensor_s& out) {
@@ -736,6 +745,7 @@ spt_status cp_als_normed(spt_context_s& ctx, const spt_coo_s& x, double norm_x_s
         }
       }
       std::unique_ptr<algo::MttkrpOperand<T>> operand = algo::make_mttkrp_operand<T>(ctx, t, opts);
+      norm_squared = operand_norm_squared(ctx, *operand, norm_squared);
       return cp_als_stable_fit<T>(ctx, *operand, t, norm_squared, opts, out,
                                   [&](const T* lambda, const ConstMatRef<T>* factors) {
                                     return SPT_DISPATCH(ctx, inner_ktensor, t, lambda, factors, opts.rank);
@@ -774,14 +784,23 @@ namespace {
 // walk of it), so the COO and the trees of the policy are never held at
 // once.
 // The trees and the kernels are those cp_als builds, so the result is the
-// same. norm_x_squared is x's (summed_norm_squared).
+// same. The norm is taken from the first tree (repeated coordinates are
+// adjacent leaves there), which spares the COO's own sorted pass; values
+// that need scaling go to cp_als's scaled copy of the COO instead.
 template <typename T>
-spt_status cp_als_csf_taking(spt_context_s& ctx, std::unique_ptr<spt_coo_s>& x, double norm_x_squared,
-                             const spt_cpd_options& opts, spt_csf_policy policy, CsfTree first, spt_ktensor_s& out) {
+spt_status cp_als_csf_taking(spt_context_s& ctx, std::unique_ptr<spt_coo_s>& x, const spt_cpd_options& opts,
+                             spt_csf_policy policy, CsfTree first, spt_ktensor_s& out) {
   const Exec exec = dispatch::exec_for(ctx);
   const std::vector<spt_index> dims = x->dims;
   const std::vector<uint32_t> first_order = csf_mode_order(dims, csf_shortest_mode(dims));
   if (first.mode_order != first_order || first.nnz() != x->nnz) first = build_csf_tree(exec, *x, first_order);
+  const SummedStats stats = csf_summed_stats(exec, first);
+  algo::note_repeats(ctx, "CP-ALS", x->nnz, stats.distinct);
+  const double norm_x_squared = stats.norm_squared;
+  if (magnitude_shift<T>(*x, norm_x_squared) != 0) {
+    first = CsfTree();
+    return cp_als_normed<T>(ctx, *x, norm_x_squared, opts, out);
+  }
   if (policy == SPT_CSF_AUTO) policy = csf_auto_picks_allmode(*x, first) ? SPT_CSF_ALLMODE : SPT_CSF_ONEMODE;
   x.reset();
   auto csf = std::make_unique<spt_csf_s>();
@@ -813,20 +832,21 @@ spt_status cp_als_take(spt_context_s& ctx, std::unique_ptr<spt_coo_s> x, const s
   if (!cpu || x->order() < 2 || !(csf || advised)) return cp_als(ctx, *x, opts, out);
   return with_dtype(x->dtype(), [&](auto tag) -> spt_status {
     using T = typename decltype(tag)::type;
-    const double norm_x_squared = algo::summed_norm_squared(ctx, *x, "CP-ALS");
-    // Values that need scaling: cp_als's scaled copy of the COO.
-    if (magnitude_shift<T>(*x, norm_x_squared) != 0) return cp_als_normed<T>(ctx, *x, norm_x_squared, opts, out);
-    if (csf) return cp_als_csf_taking<T>(ctx, x, norm_x_squared, opts, opts.csf_policy, CsfTree(), out);
+    if (csf) return cp_als_csf_taking<T>(ctx, x, opts, opts.csf_policy, CsfTree(), out);
     algo::FormatAdvice advice = algo::advise_format(ctx, *x, opts.rank);
     log(ctx, 1, cat("format auto: ", advice.reason));
     if (advice.format == SPT_TENSOR_FORMAT_CSF && advice.csf_policy != SPT_CSF_MEMOIZED) {
       const spt_csf_policy policy = opts.csf_policy == SPT_CSF_AUTO ? advice.csf_policy : opts.csf_policy;
       if (policy != SPT_CSF_MEMOIZED)
-        return cp_als_csf_taking<T>(ctx, x, norm_x_squared, opts, policy, std::move(advice.csf_first_tree), out);
+        return cp_als_csf_taking<T>(ctx, x, opts, policy, std::move(advice.csf_first_tree), out);
     }
+    double norm_x_squared = algo::summed_norm_squared(ctx, *x, "CP-ALS");
+    // Values that need scaling: cp_als's scaled copy of the COO.
+    if (magnitude_shift<T>(*x, norm_x_squared) != 0) return cp_als_normed<T>(ctx, *x, norm_x_squared, opts, out);
     // Another format: as cp_als, with the advice already taken.
     std::unique_ptr<algo::MttkrpOperand<T>> operand =
         algo::make_mttkrp_operand_advised<T>(ctx, *x, opts, std::move(advice));
+    norm_x_squared = operand_norm_squared(ctx, *operand, norm_x_squared);
     const spt_coo_s& t = *x;
     return cp_als_stable_fit<T>(ctx, *operand, t, norm_x_squared, opts, out,
                                 [&](const T* lambda, const ConstMatRef<T>* factors) {

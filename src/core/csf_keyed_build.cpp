@@ -140,6 +140,12 @@ struct SortedKeys {
   buffer<spt_nnz> start;
   buffer<Rest> rest;
   buffer<T> vals;
+  // The nodes that the entries of chunk c = [chunk_begin(n, c, chunks),
+  // chunk_begin(n, c + 1, chunks)) open on level l above the leaves, at
+  // opened[(c + 1) * levels + l] (as size_upper_levels takes them); and
+  // whether two adjacent entries have the same key.
+  std::vector<spt_nnz> opened;
+  bool repeats = false;
 
   // Calls visit(i, key) for i in [begin, end).
   template <typename Visit>
@@ -203,8 +209,53 @@ void sort_bucket(Rest* rest, T* vals, spt_nnz size, int rest_bits, BucketScratch
   std::copy(w.vals.begin(), w.vals.end(), vals);
 }
 
+// Counts the nodes that the sorted entries [begin, end) of one bucket open
+// on each level above the leaves (an entry opens one on the shallowest
+// level where its key differs from the previous entry's, and on every
+// deeper level) into opened[(c + 1) * levels + l] for the chunk c of each
+// entry; entry `begin - 1` is in the same bucket. Keys of one bucket differ
+// only in their rest bits. Returns whether an entry repeats its
+// predecessor's key.
+template <typename Rest>
+bool count_opened_in_bucket(const Rest* rest, spt_nnz begin, spt_nnz end, const KeyLayout& layout, uint32_t levels,
+                            spt_nnz n, int chunks, spt_nnz* opened) {
+  if (begin >= end) return false;
+  int c = 0;
+  while (chunk_begin(n, c + 1, chunks) <= begin) ++c;
+  spt_nnz chunk_end = chunk_begin(n, c + 1, chunks);
+  // first_level[d]: entries whose key first differs from the previous one
+  // on level d (d = levels: only on the leaves, or not at all), added up
+  // into the chunk's counts when the chunk or the range ends.
+  spt_nnz first_level[SPT_MAX_ORDER + 1];
+  std::fill(first_level, first_level + levels + 1, spt_nnz(0));
+  auto add_to_chunk = [&] {
+    spt_nnz* count = opened + static_cast<size_t>(c + 1) * levels;
+    spt_nnz at_or_above = 0;
+    for (uint32_t l = 0; l < levels; ++l) {
+      at_or_above += first_level[l];
+      count[l] += at_or_above;
+    }
+    std::fill(first_level, first_level + levels + 1, spt_nnz(0));
+  };
+  spt_nnz repeats = 0;
+  for (spt_nnz i = begin; i < end; ++i) {
+    if (i == chunk_end) {
+      add_to_chunk();
+      ++c;
+      chunk_end = chunk_begin(n, c + 1, chunks);
+    }
+    const uint64_t differs = uint64_t(rest[i]) ^ uint64_t(rest[i - 1]);
+    repeats += differs == 0;
+    ++first_level[differs == 0 ? levels : layout.level_of_bit[63 - __builtin_clzll(differs | 1)]];
+  }
+  add_to_chunk();
+  return repeats > 0;
+}
+
 template <typename Rest, typename T, typename Keys>
-SortedKeys<Rest, T> sort_keys(const Keys& keys, const T* values, spt_nnz n, int key_bits, int threads) {
+SortedKeys<Rest, T> sort_keys(const Keys& keys, const T* values, spt_nnz n, const KeyLayout& layout, uint32_t levels,
+                              int threads) {
+  const int key_bits = layout.bits;
   const int bucket_bits = bucket_bits_for(key_bits, n);
   const size_t buckets = size_t(1) << bucket_bits;
   SortedKeys<Rest, T> s;
@@ -252,10 +303,15 @@ SortedKeys<Rest, T> sort_keys(const Keys& keys, const T* values, spt_nnz n, int 
   }
   errors.rethrow();
   std::vector<buffer<uint32_t>>().swap(next);
-  if (rest_bits == 0) return s;  // the buckets are the keys
 
-  // Then each bucket by the rest of its keys: the large ones one at a time
-  // on all threads, the others in parallel.
+  // Then each bucket by the rest of its keys (none left when the buckets
+  // are the keys): the large ones one at a time on all threads, the others
+  // in parallel. The nodes each entry but a bucket's first opens are
+  // counted right after its bucket is sorted, while the bucket is in cache
+  // (tree_from_sorted_keys needs them before it writes the tree).
+  const size_t per_thread = static_cast<size_t>(threads + 1) * levels;
+  std::vector<spt_nnz> thread_opened(static_cast<size_t>(threads) * per_thread, 0);
+  std::vector<char> thread_repeats(threads, 0);
   const spt_nnz large = std::max<spt_nnz>(kSmallBucket, n / (4 * spt_nnz(threads)));
   std::vector<size_t> large_buckets;
   for (size_t b = 0; b < buckets; ++b)
@@ -263,30 +319,62 @@ SortedKeys<Rest, T> sort_keys(const Keys& keys, const T* values, spt_nnz n, int 
 #pragma omp parallel num_threads(threads)
   {
     BucketScratch<T> scratch;
+    const int me = omp_get_thread_num();
+    spt_nnz* opened = thread_opened.data() + static_cast<size_t>(me) * per_thread;
+    bool repeat = false;
 #pragma omp for schedule(dynamic, 16)
     for (size_t b = 0; b < buckets; ++b) {
       const spt_nnz size = s.start[b + 1] - s.start[b];
       if (size < 2 || (size > large && threads > 1)) continue;
       errors.run([&] {
-        sort_bucket(s.rest.data() + s.start[b], s.vals.data() + s.start[b], size, rest_bits, scratch, 1);
+        if (rest_bits > 0)
+          sort_bucket(s.rest.data() + s.start[b], s.vals.data() + s.start[b], size, rest_bits, scratch, 1);
+        repeat = count_opened_in_bucket(s.rest.data(), s.start[b] + 1, s.start[b + 1], layout, levels, n, threads,
+                                        opened) ||
+                 repeat;
       });
     }
+    thread_repeats[me] = repeat;
   }
   errors.rethrow();
   BucketScratch<T> scratch;
-  for (size_t b : large_buckets)
-    sort_bucket(s.rest.data() + s.start[b], s.vals.data() + s.start[b], s.start[b + 1] - s.start[b], rest_bits,
-                scratch, threads);
+  for (size_t b : large_buckets) {
+    const spt_nnz begin = s.start[b], size = s.start[b + 1] - begin;
+    if (rest_bits > 0) sort_bucket(s.rest.data() + begin, s.vals.data() + begin, size, rest_bits, scratch, threads);
+#pragma omp parallel for num_threads(threads) schedule(static, 1)
+    for (int c = 0; c < threads; ++c) {
+      const spt_nnz from = begin + 1 + chunk_begin(size - 1, c, threads);
+      const spt_nnz to = begin + 1 + chunk_begin(size - 1, c + 1, threads);
+      if (count_opened_in_bucket(s.rest.data(), from, to, layout, levels, n, threads,
+                                 thread_opened.data() + static_cast<size_t>(c) * per_thread))
+        thread_repeats[c] = 1;
+    }
+  }
+  s.opened.assign(per_thread, 0);
+  for (int t = 0; t < threads; ++t)
+    for (size_t j = 0; j < per_thread; ++j) s.opened[j] += thread_opened[static_cast<size_t>(t) * per_thread + j];
+  s.repeats = std::find(thread_repeats.begin(), thread_repeats.end(), 1) != thread_repeats.end();
+  // Each bucket's first entry, against the last entry of the bucket before
+  // it (keys of different buckets differ; the first entry opens every level).
+  uint64_t last = 0;
+  int c = 0;
+  for (size_t b = 0; b < buckets; ++b) {
+    const spt_nnz i = s.start[b];
+    if (i == s.start[b + 1]) continue;
+    const uint64_t key = (uint64_t(b) << rest_bits) | uint64_t(s.rest[i]);
+    const uint32_t d = i == 0 ? 0 : layout.first_difference(key, last, levels);
+    while (chunk_begin(n, c + 1, threads) <= i) ++c;
+    for (uint32_t l = d; l < levels; ++l) ++s.opened[static_cast<size_t>(c + 1) * levels + l];
+    last = (uint64_t(b) << rest_bits) | uint64_t(s.rest[s.start[b + 1] - 1]);
+  }
   return s;
 }
 
 // The tree from the sorted keys: the values are taken over, the leaf
-// indices and upper levels decoded from the keys. The upper levels take two
-// passes over the keys: the first counts the nodes each chunk opens per
-// level (a nonzero opens one on the shallowest level where its key differs
-// from the previous one and on every deeper level); the second writes node
-// indices and child pointers from the counts' prefix, and the leaf indices
-// (over the keys when those are 32-bit words).
+// indices and upper levels decoded from the keys. sort_keys counted the
+// nodes each chunk opens per level; one pass writes node indices and child
+// pointers from the counts' prefix, and the leaf indices (over the keys
+// when those are 32-bit words).
 template <typename Rest, typename T>
 CsfTree tree_from_sorted_keys(SortedKeys<Rest, T>& s, const KeyLayout& layout,
                               const std::vector<uint32_t>& mode_order, spt_nnz n, int threads) {
@@ -297,27 +385,11 @@ CsfTree tree_from_sorted_keys(SortedKeys<Rest, T>& s, const KeyLayout& layout,
   t.fptr.resize(leaf);
   t.vals.set_dtype(dtype_of<T>());
   t.vals.get<T>() = std::move(s.vals);
-
-  std::vector<spt_nnz> counts(static_cast<size_t>(threads + 1) * leaf, 0);
-  std::vector<char> repeats(threads, 0);
-#pragma omp parallel for num_threads(threads) schedule(static, 1)
-  for (int c = 0; c < threads; ++c) {
-    const spt_nnz begin = chunk_begin(n, c, threads), end = chunk_begin(n, c + 1, threads);
-    uint64_t prev = begin > 0 && begin < end ? s.key_at(begin - 1) : 0;
-    spt_nnz* opened = counts.data() + static_cast<size_t>(c + 1) * leaf;
-    bool repeat = false;
-    s.visit(begin, end, [&](spt_nnz i, uint64_t key) {
-      const uint32_t d = i == 0 ? 0 : layout.first_difference(key, prev, leaf);
-      repeat = repeat || (i > 0 && key == prev);
-      for (uint32_t l = d; l < leaf; ++l) ++opened[l];
-      prev = key;
-    });
-    repeats[c] = repeat;
-  }
-  t.leaf_repeats = std::find(repeats.begin(), repeats.end(), 1) != repeats.end();
+  std::vector<spt_nnz>& counts = s.opened;
+  t.leaf_repeats = s.repeats;
   size_upper_levels(t, counts, threads);
 
-  // The second pass also writes the leaf indices: over the 32-bit keys
+  // The pass also writes the leaf indices: over the 32-bit keys
   // where they lie (each word is read before it is written, so the key
   // before each chunk is taken first), else into an array of their own.
   buffer<spt_index> own_leaf_ind;
@@ -361,11 +433,12 @@ CsfTree keyed_build(const Keys& keys, const KeyLayout& layout, const std::vector
   return with_dtype(dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T* v = static_cast<const T*>(values);
+    const uint32_t levels = static_cast<uint32_t>(mode_order.size()) - 1;  // above the leaves
     if (layout.bits - bucket_bits_for(layout.bits, n) <= 32) {
-      SortedKeys<spt_index, T> s = sort_keys<spt_index>(keys, v, n, layout.bits, threads);
+      SortedKeys<spt_index, T> s = sort_keys<spt_index>(keys, v, n, layout, levels, threads);
       return tree_from_sorted_keys(s, layout, mode_order, n, threads);
     }
-    SortedKeys<uint64_t, T> s = sort_keys<uint64_t>(keys, v, n, layout.bits, threads);
+    SortedKeys<uint64_t, T> s = sort_keys<uint64_t>(keys, v, n, layout, levels, threads);
     return tree_from_sorted_keys(s, layout, mode_order, n, threads);
   });
 }
