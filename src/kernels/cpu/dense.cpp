@@ -202,6 +202,8 @@ void cholesky_solve_rows_impl(const Exec& exec, ConstMatRef<T> lower, MatRef<T> 
   for (spt_nnz r = 0; r < rank; ++r)
     for (spt_nnz j = 0; j <= r; ++j) upper[j * rank + r] = lower(r, j);
   const T* lt = upper.data();
+  std::vector<T> inverse(rank);  // of the diagonal, as the reference kernel
+  for (spt_nnz r = 0; r < rank; ++r) inverse[r] = T(1) / lower(r, r);
   // Rows go kSolveBlock<T> at a time through a transposed scratch block, so
   // every step of the substitution is one vector operation across the
   // block's rows instead of a short, dependent scalar chain per row (much
@@ -214,14 +216,14 @@ void cholesky_solve_rows_impl(const Exec& exec, ConstMatRef<T> lower, MatRef<T> 
   scratch.assign(static_cast<size_t>(std::max(1, threads)) * rank * kSolveBlock<T>, T(0));
   auto solve_row = [&](T* x) {
     for (spt_nnz r = 0; r < rank; ++r) {
-      const T xr = x[r] / lt[r * rank + r];
+      const T xr = x[r] * inverse[r];
       x[r] = xr;
       const T* col = lt + r * rank;
 #pragma omp simd
       for (spt_nnz j = r + 1; j < rank; ++j) x[j] -= col[j] * xr;
     }
     for (spt_nnz r = rank; r-- > 0;) {
-      const T xr = x[r] / lower(r, r);
+      const T xr = x[r] * inverse[r];
       x[r] = xr;
       const T* row = lower.row(r);
 #pragma omp simd
@@ -240,7 +242,7 @@ void cholesky_solve_rows_impl(const Exec& exec, ConstMatRef<T> lower, MatRef<T> 
       }
       // Each entry is finished in turn (left-looking): its updates, in the
       // order the substitution above applies them, summed in registers,
-      // then its division; so the block is stored once per entry rather
+      // then its scaling by the reciprocal; so the block is stored once per entry rather
       // than once per update.
       T acc[kSolveBlock<T>];
       for (spt_nnz j = 0; j < rank; ++j) {
@@ -253,9 +255,9 @@ void cholesky_solve_rows_impl(const Exec& exec, ConstMatRef<T> lower, MatRef<T> 
 #pragma omp simd
           for (int q = 0; q < kSolveBlock<T>; ++q) acc[q] -= c * xr[q];
         }
-        const T d = lj[j];
+        const T d = inverse[j];
 #pragma omp simd
-        for (int q = 0; q < kSolveBlock<T>; ++q) t[j * kSolveBlock<T> + q] = acc[q] / d;
+        for (int q = 0; q < kSolveBlock<T>; ++q) t[j * kSolveBlock<T> + q] = acc[q] * d;
       }
       for (spt_nnz j = rank; j-- > 0;) {
         const T* cj = lt + j * rank;  // column j of L
@@ -267,9 +269,9 @@ void cholesky_solve_rows_impl(const Exec& exec, ConstMatRef<T> lower, MatRef<T> 
 #pragma omp simd
           for (int q = 0; q < kSolveBlock<T>; ++q) acc[q] -= c * xr[q];
         }
-        const T d = cj[j];
+        const T d = inverse[j];
 #pragma omp simd
-        for (int q = 0; q < kSolveBlock<T>; ++q) t[j * kSolveBlock<T> + q] = acc[q] / d;
+        for (int q = 0; q < kSolveBlock<T>; ++q) t[j * kSolveBlock<T> + q] = acc[q] * d;
       }
       for (int q = 0; q < kSolveBlock<T>; ++q) {
         T* x = rows.row(i0 + q);
