@@ -12,8 +12,10 @@ tool and P:
     first;
   - bytes per sweep of factor rows moved between ranks (reduce + expand):
     ours bench_mpi's bytes_reduce_per_iter + bytes_expand_per_iter (measured
-    messages); SPLATT's its "AVG COMMUNICATION VOL" (rows per rank) x P x
-    rank x value size;
+    messages, bytes sent); SPLATT's "AVG COMMUNICATION VOL" x P / 2 x
+    rank x value size (its stats.c counts each rank's rows sent plus rows
+    received, in both exchanges, so the sum over ranks counts every row
+    moved twice);
   - time before the sweeps: ours read + set-up (bench_mpi's read_s +
     setup_s), SPLATT's TOTAL less CPD;
   - the wall clock of the whole mpirun;
@@ -27,6 +29,11 @@ one JSON object per run.
       [--mpirun-flags "--bind-to core --map-by core"] [--out X.jsonl]
 
 A .tns.xz input is decompressed once into $TMPDIR (SPLATT reads plain text).
+A .bin input (SPLATT's binary coordinate format, e.g. written by
+`bench_mpi --synthetic N --write-splatt-bin F`) is given to both as is:
+SPLATT-MPI reads it on rank 0 and sends each rank its share, ours reads it
+in parallel. --first picks which tool runs first at each P (default:
+alternating from one P to the next).
 Environment for both: OMP_NUM_THREADS=threads, OPENBLAS_NUM_THREADS=1,
 OMP_WAIT_POLICY=passive.
 """
@@ -85,7 +92,7 @@ def splatt(args, env, p, path):
     value_size = 4 if args.dtype == "float32" else 8
     return {
         "s_per_iter": statistics.median(sweeps[1:] if len(sweeps) > 1 else sweeps),
-        "bytes_per_iter": int(volume.group(1)) * p * args.rank * value_size if volume else 0.0,
+        "bytes_per_iter": int(volume.group(1)) * p * args.rank * value_size / 2 if volume else 0.0,
         "before_iterations_s": splatt_before_iterations(out),
         "fit": float(fit.group(1)) if fit else None,
         "wall_s": wall,
@@ -97,7 +104,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--bench", required=True, help="our bench_mpi")
     ap.add_argument("--splatt", required=True, help="splatt built with --with-mpi")
-    ap.add_argument("--tensor", action="append", required=True, help="a .tns or .tns.xz file (repeatable)")
+    ap.add_argument("--tensor", action="append", required=True,
+                    help="a .tns, .tns.xz or SPLATT .bin file (repeatable)")
     ap.add_argument("--ranks", default="1,2,4,8,16")
     ap.add_argument("--rank", type=int, default=16)
     ap.add_argument("--iters", type=int, default=10)
@@ -105,6 +113,8 @@ def main():
     ap.add_argument("--dtype", default="float32", choices=["float32", "float64"])
     ap.add_argument("--mpirun", default="mpirun")
     ap.add_argument("--mpirun-flags", default="--bind-to core --map-by core")
+    ap.add_argument("--first", default="alternate", choices=["alternate", "ours", "splatt"],
+                    help="which tool runs first at each P")
     ap.add_argument("--timeout", type=float, default=900)
     ap.add_argument("--out", help="JSON lines file (appended)")
     args = ap.parse_args()
@@ -114,11 +124,14 @@ def main():
     scratch = tempfile.mkdtemp(prefix="mpi-vs-splatt-")
     records = []
     for tensor in args.tensor:
-        name = os.path.basename(tensor).split(".tns")[0]
-        path = plain_text(os.path.dirname(tensor) or ".", name, scratch)
+        if tensor.endswith(".bin"):
+            name, path = os.path.basename(tensor)[:-len(".bin")], tensor
+        else:
+            name = os.path.basename(tensor).split(".tns")[0]
+            path = plain_text(os.path.dirname(tensor) or ".", name, scratch)
         for i, p in enumerate(ranks):
             order = [("ours", ours), ("splatt", splatt)]
-            if i % 2:
+            if args.first == "splatt" or (args.first == "alternate" and i % 2):
                 order.reverse()
             for tool, fn in order:
                 r = fn(args, env, p, path)
