@@ -388,8 +388,7 @@ class HostCpAlsSteps final : public dispatch::CpAlsSteps<T> {
         order_(static_cast<uint32_t>(dims.size())),
         rank_(rank),
         exact_inner_(exact_inner),
-        max_dim_(*std::max_element(dims.begin(), dims.end())),
-        mttkrp_out_(max_dim_, rank),
+        mttkrp_out_(dims.back(), rank),
         grams_(order_, DenseMatrix<T>(rank, rank)),
         hadamard_(rank, rank),
         normal_equations_(rank),
@@ -414,8 +413,12 @@ class HostCpAlsSteps final : public dispatch::CpAlsSteps<T> {
     for (uint32_t m = 0; m < order_; ++m) gram(m);
   }
 
+  // U_n is not an input of its own MTTKRP, so U_n takes its output and the
+  // solution in place, without a copy; only the last mode's B has storage
+  // of its own, as fit_terms reads it after U_n is updated.
   void mttkrp(uint32_t mode) override {
-    last_b_ = MatRef<T>{mttkrp_out_.values.data(), dims_[mode], rank_, rank_};
+    b_in_factor_ = mode + 1 < order_;
+    last_b_ = b_in_factor_ ? factors_[mode] : MatRef<T>{mttkrp_out_.values.data(), dims_[mode], rank_, rank_};
     operand_.mttkrp(ctx_, const_factors_.data(), mode, last_b_);
   }
 
@@ -436,14 +439,13 @@ class HostCpAlsSteps final : public dispatch::CpAlsSteps<T> {
     return info;
   }
 
-  // U_n is not an input of its own MTTKRP, so it can take the solution.
   void solve_cholesky(uint32_t mode) override {
-    std::memcpy(factors_[mode].data, last_b_.data, sizeof(T) * last_b_.rows * rank_);
+    take_b(mode);
     normal_equations_.solve_cholesky(ctx_, factors_[mode]);
   }
 
   int solve_pseudo_inverse(uint32_t mode) override {
-    std::memcpy(factors_[mode].data, last_b_.data, sizeof(T) * last_b_.rows * rank_);
+    take_b(mode);
     return normal_equations_.solve_pseudo_inverse(ctx_, hadamard_.cref(), factors_[mode]);
   }
 
@@ -511,6 +513,11 @@ class HostCpAlsSteps final : public dispatch::CpAlsSteps<T> {
  private:
   static constexpr bool wide_fit = !std::is_same_v<T, double>;
 
+  // U_n = B before the solve (already so unless B has storage of its own).
+  void take_b(uint32_t mode) {
+    if (!b_in_factor_) std::memcpy(factors_[mode].data, last_b_.data, sizeof(T) * last_b_.rows * rank_);
+  }
+
   // float32: subnormals flushed for the run (core/subnormals.hpp).
   std::optional<ScopedFlushSubnormals> flush_subnormals_;
   spt_context_s& ctx_;
@@ -519,10 +526,10 @@ class HostCpAlsSteps final : public dispatch::CpAlsSteps<T> {
   uint32_t order_;
   spt_index rank_;
   const ExactInner<T>& exact_inner_;
-  spt_index max_dim_;
   // Every temporary the sweeps need, allocated once.
   DenseMatrix<T> mttkrp_out_;
   MatRef<T> last_b_;
+  bool b_in_factor_ = false;  // last_b_ is U_n itself
   std::vector<DenseMatrix<T>> grams_;
   DenseMatrix<T> hadamard_;
   NormalEquations<T> normal_equations_;
