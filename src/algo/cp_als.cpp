@@ -720,8 +720,6 @@ void validate_cpd_options(const spt_coo_s& x, const spt_cpd_options& opts) {
 
 namespace {
 
-// cp_als after ||x||^2 (summed_norm_squared, its notes logged), with opts
-// normalised and validated.
 // ||X||^2 as CP-ALS takes it on `operand`: a CSF operand's own, summed in
 // its first tree's order (cp_als_take takes it there without sorting the
 // COO, so both entry points give the same fits), else the COO's.
@@ -731,6 +729,8 @@ double operand_norm_squared(const spt_context_s& ctx, const algo::MttkrpOperand<
   return own ? own->norm_squared : coo_norm_squared;
 }
 
+// cp_als after ||x||^2 (summed_norm_squared, its notes logged), with opts
+// normalised and validated.
 template <typename T>
 spt_status cp_als_normed(spt_context_s& ctx, const spt_coo_s& x, double norm_x_squared, const spt_cpd_options& opts,
                          spt_ktensor_s& out) {

@@ -20,6 +20,7 @@ namespace spt {
 namespace {
 
 using sorting::chunk_begin;
+using sorting::chunk_of;
 
 // At most 2^16 buckets (per-thread counts stay in L2), and on average at
 // least 2^6 nonzeros per bucket.
@@ -220,8 +221,7 @@ template <typename Rest>
 bool count_opened_in_bucket(const Rest* rest, spt_nnz begin, spt_nnz end, const KeyLayout& layout, uint32_t levels,
                             spt_nnz n, int chunks, spt_nnz* opened) {
   if (begin >= end) return false;
-  int c = 0;
-  while (chunk_begin(n, c + 1, chunks) <= begin) ++c;
+  int c = chunk_of(begin, n, chunks);
   spt_nnz chunk_end = chunk_begin(n, c + 1, chunks);
   // first_level[d]: entries whose key first differs from the previous one
   // on level d (d = levels: only on the leaves, or not at all), added up

@@ -18,6 +18,15 @@ inline spt_nnz chunk_begin(spt_nnz n, int c, int chunks) {
   return static_cast<spt_nnz>((static_cast<unsigned __int128>(n) * c) / chunks);
 }
 
+// The chunk c of chunk_begin's split that holds position i (0 <= i < n):
+// from the estimate i * chunks / n, corrected by at most a step or two.
+inline int chunk_of(spt_nnz i, spt_nnz n, int chunks) {
+  int c = static_cast<int>((static_cast<unsigned __int128>(i) * chunks) / n);
+  while (c > 0 && chunk_begin(n, c, chunks) > i) --c;
+  while (c + 1 < chunks && chunk_begin(n, c + 1, chunks) <= i) ++c;
+  return c;
+}
+
 // The positions k in [0, n) with k == 0 or is_start(k), in increasing
 // order, then n; {0} for n == 0. Runs on `chunks` OpenMP threads (at least
 // one); is_start is called from them concurrently and must only read.

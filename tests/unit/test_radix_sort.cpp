@@ -4,7 +4,8 @@
 // the parallel threshold; 1..7 threads (the result may not depend on
 // them); keys whose high digits are all equal (skipped passes); a reused
 // scratch buffer. Then its users: the COO lexicographic and Morton sort
-// permutations equal a stable comparison sort for any thread count.
+// permutations equal a stable comparison sort for any thread count; chunk_of
+// against chunk_begin.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -17,6 +18,7 @@
 #include "common/test_util.hpp"
 #include "core/coo.hpp"
 #include "core/exec.hpp"
+#include "core/group_starts.hpp"
 #include "core/radix_sort.hpp"
 #include "core/sort.hpp"
 
@@ -177,3 +179,16 @@ TEST(RadixSort, CooSortPermutationsEqualAStableComparisonSort) {
 
 }  // namespace
 }  // namespace spt::test
+
+// chunk_of finds the chunk of chunk_begin's split that holds each position.
+TEST(ChunkOf, AgreesWithChunkBegin) {
+  using spt::sorting::chunk_begin;
+  using spt::sorting::chunk_of;
+  for (spt_nnz n : {1, 2, 3, 7, 64, 1000, 4097})
+    for (int chunks : {1, 2, 3, 5, 16, 128})
+      for (spt_nnz i = 0; i < n; ++i) {
+        const int c = chunk_of(i, n, chunks);
+        ASSERT_LE(chunk_begin(n, c, chunks), i) << n << " " << chunks << " " << i;
+        ASSERT_LT(i, chunk_begin(n, c + 1, chunks)) << n << " " << chunks << " " << i;
+      }
+}
